@@ -1,0 +1,166 @@
+"""Where rk keeps its files, and the limits a user may raise.
+
+State: `$RK_STATE_DIR`, else `$XDG_STATE_HOME/rk/cron`, else
+`~/.local/state/rk/cron` (dir 0700, files 0600). Per tmux server `<slug>`:
+`<slug>.yaml` (entries), `<slug>.log` (+ archives `<slug>.log.1`, …),
+`<slug>.cursor.yaml` and `<slug>.lock`.
+
+Settings come from `$XDG_CONFIG_HOME/rk/config.yaml` (or `$RK_CONFIG`) and
+environment variables, which win.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+
+SLUG = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+class ConfigError(ValueError):
+    """A bad path, slug or setting; the message is for the user."""
+
+
+def check_slug(slug: str) -> str:
+    """A tmux socket name usable as a file stem (`a.b`, `a/b`, `..`, spaces and `:` are not)."""
+    if not SLUG.match(slug or ""):
+        raise ConfigError(f"invalid server slug {slug!r}: pass -L with a tmux socket name ([A-Za-z0-9_-])")
+    return slug
+
+
+def _home(env: Mapping[str, str]) -> Path:
+    return Path(env.get("HOME") or os.path.expanduser("~"))
+
+
+def state_dir(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    if env.get("RK_STATE_DIR"):
+        return Path(env["RK_STATE_DIR"])
+    if env.get("XDG_STATE_HOME"):
+        return Path(env["XDG_STATE_HOME"]) / "rk" / "cron"
+    return _home(env) / ".local" / "state" / "rk" / "cron"
+
+
+def config_path(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    if env.get("RK_CONFIG"):
+        return Path(env["RK_CONFIG"])
+    base = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else _home(env) / ".config"
+    return base / "rk" / "config.yaml"
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create `path` (and parents) with mode 0700; tighten it if it exists."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        if path.stat().st_mode & 0o077:
+            path.chmod(0o700)
+    except OSError:
+        pass
+    return path
+
+
+@dataclass(frozen=True)
+class ServerFiles:
+    """The files of one tmux server's schedule."""
+
+    dir: Path
+    slug: str
+
+    @property
+    def entries(self) -> Path:
+        return self.dir / f"{self.slug}.yaml"
+
+    @property
+    def log(self) -> Path:
+        return self.dir / f"{self.slug}.log"
+
+    @property
+    def cursor(self) -> Path:
+        return self.dir / f"{self.slug}.cursor.yaml"
+
+    @property
+    def lock(self) -> Path:
+        return self.dir / f"{self.slug}.lock"
+
+
+def server_files(slug: str, env: Mapping[str, str] | None = None) -> ServerFiles:
+    return ServerFiles(state_dir(env), check_slug(slug))
+
+
+def known_servers(directory: Path) -> list[str]:
+    """Slugs that have an entry file, in filename order (cursor files excluded)."""
+    try:
+        names = sorted(p.name for p in directory.iterdir())
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        if not name.endswith(".yaml") or name.endswith(".cursor.yaml"):
+            continue
+        stem = name[: -len(".yaml")]
+        if SLUG.match(stem):
+            out.append(stem)
+    return out
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Limits with their defaults; each can be raised in the config file or by env."""
+
+    max_entries: int = 50  #: entries per server (RK_MAX_ENTRIES)
+    rate_per_hour: int = 30  #: counted deliveries per target per hour (RK_RATE_PER_HOUR)
+    log_max_bytes: int = 128 * 1024  #: live log size that triggers a rotation (RK_LOG_MAX_BYTES)
+    log_keep: int = 100  #: archives kept; 0 keeps all (RK_LOG_KEEP)
+    tick_interval: int = 30  #: ticker period in seconds (RK_TICK_INTERVAL)
+    respawn_timeout: int = 90  #: seconds a respawn command may run (RK_RESPAWN_TIMEOUT)
+    operator_command: str = "claude"  #: what `rk operator` launches (RK_OPERATOR_COMMAND)
+
+
+_ENV_NAMES = {f.name: "RK_" + f.name.upper() for f in fields(Settings)}
+_MINIMUM = {"max_entries": 1, "rate_per_hour": 0, "log_max_bytes": 4096, "log_keep": 0, "tick_interval": 1, "respawn_timeout": 1}
+
+
+def _coerce(name: str, value: object, source: str) -> object:
+    if name == "operator_command":
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"{source}: {name} must be a non-empty command")
+        return value.strip()
+    if isinstance(value, bool):
+        raise ConfigError(f"{source}: {name} must be a whole number")
+    try:
+        number = int(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ConfigError(f"{source}: {name} must be a whole number, not {value!r}") from None
+    if number < _MINIMUM[name]:
+        raise ConfigError(f"{source}: {name} must be at least {_MINIMUM[name]}")
+    return number
+
+
+def load_settings(env: Mapping[str, str] | None = None) -> Settings:
+    """Defaults, then the config file, then environment variables."""
+    env = os.environ if env is None else env
+    settings = Settings()
+    path = config_path(env)
+    if path.exists():
+        from ruamel.yaml import YAML, YAMLError
+
+        try:
+            data = YAML(typ="safe").load(path.read_text(encoding="utf-8")) or {}
+        except (OSError, YAMLError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path}: cannot read settings: {str(exc).splitlines()[0] if str(exc) else exc}") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: settings must be a mapping")
+        changes = {}
+        for key, value in data.items():
+            if key in _ENV_NAMES:
+                changes[key] = _coerce(key, value, str(path))
+        settings = replace(settings, **changes)
+    changes = {}
+    for key, var in _ENV_NAMES.items():
+        if env.get(var):
+            changes[key] = _coerce(key, env[var], var)
+    return replace(settings, **changes)

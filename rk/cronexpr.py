@@ -1,0 +1,313 @@
+"""Cron expressions and their occurrences in a time zone, with Debian's DST rule.
+
+croniter parses and expands the five fields; this module finds occurrences on
+the UTC instant line, because a wall-clock schedule in a zone with daylight
+saving needs one rule croniter does not have (it fires a daily 01:30 job twice
+on the fall-back day):
+
+* A *fixed-time* expression (neither the minute nor the hour field starts
+  with `*`) whose time falls in a skipped hour fires once, at the first instant
+  after the jump; whose time falls in a repeated hour fires once, on the first
+  pass.
+* Any other expression follows the clock: a wall time that does not exist is
+  skipped, a repeated wall time fires in both passes.
+* Never two fires for one instant, never a fire at a time that does not exist.
+
+That is Debian cron's rule and the cronsim library's (our differential test
+compares against cronsim). Everything is returned as integer unix seconds, so
+callers compare instants, never aware datetimes of one zone (which ignores
+`fold`).
+
+Zone data is read through `zoneinfo`, which treats the tz database as static
+data; no other I/O happens here.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, tzinfo
+from functools import lru_cache
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from croniter import croniter
+from croniter.croniter import CroniterError
+
+#: Largest repeated-hour width we look around (Debian cron assumes clock
+#: changes of less than 3 hours).
+FOLD_MARGIN_MIN = 180
+#: Give up looking for an occurrence after this many years (cronsim does 50).
+SEARCH_YEARS = 50
+
+_EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
+_NAIVE_EPOCH = datetime(1970, 1, 1)
+_DAY_MIN = 1440
+
+_NAMES = {
+    3: "jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec",
+    4: "sun|mon|tue|wed|thu|fri|sat",
+}
+_BOUNDS = [(0, 59), (0, 23), (1, 31), (1, 12), (0, 7)]
+_FIELD_NAMES = ["minute", "hour", "day-of-month", "month", "day-of-week"]
+_MAX_DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+
+
+class CronError(ValueError):
+    """An expression or zone we cannot use; the message says why."""
+
+
+def _term_pattern(index: int) -> re.Pattern:
+    value = r"\d+"
+    if index in _NAMES:
+        value = rf"(?:\d+|{_NAMES[index]})"
+    return re.compile(rf"^(?:\*|{value}(?:-{value})?)(?:/\d+)?$", re.IGNORECASE)
+
+
+_TERMS = [_term_pattern(i) for i in range(5)]
+
+
+def _name_value(index: int, token: str) -> int:
+    if token.isdigit():
+        return int(token)
+    names = _NAMES[index].split("|")
+    return names.index(token.lower()) + (1 if index == 3 else 0)
+
+
+def _check_field(index: int, text: str) -> None:
+    """Reject what standard cron does not accept, before croniter (which is laxer:
+    it takes reversed ranges, `L`, `W`, `#` and `?`)."""
+    lo, hi = _BOUNDS[index]
+    for term in text.split(","):
+        if not _TERMS[index].match(term):
+            raise CronError(f"bad {_FIELD_NAMES[index]} field {text!r}")
+        base, _, step = term.partition("/")
+        if step and int(step) == 0:
+            raise CronError(f"bad {_FIELD_NAMES[index]} field {text!r}: step must be positive")
+        if base == "*":
+            continue
+        start, _, end = base.partition("-")
+        a = _name_value(index, start)
+        b = _name_value(index, end) if end else a
+        if not (lo <= a <= hi and lo <= b <= hi):
+            raise CronError(f"bad {_FIELD_NAMES[index]} field {text!r}: out of range {lo}-{hi}")
+        if b < a:
+            raise CronError(f"bad {_FIELD_NAMES[index]} field {text!r}: range end before start")
+
+
+def _expanded(values: list, lo: int, hi: int) -> frozenset[int]:
+    if values == ["*"]:
+        return frozenset(range(lo, hi + 1))
+    return frozenset(int(v) for v in values)
+
+
+@dataclass(frozen=True)
+class CronExpr:
+    """A parsed 5-field expression. Build with `CronExpr.parse` (cached)."""
+
+    text: str
+    times: tuple[int, ...]  #: sorted minutes of the day (hour*60 + minute)
+    doms: frozenset[int]
+    months: frozenset[int]
+    dows: frozenset[int]  #: 0 = Sunday
+    day_and: bool  #: either day field starts with `*`: both must match (else either)
+    fixed_time: bool  #: neither minute nor hour starts with `*` (the DST rule above)
+
+    @staticmethod
+    @lru_cache(maxsize=4096)
+    def parse(text: str) -> CronExpr:
+        """Parse exactly five whitespace-separated fields; names allowed for month/day."""
+        if not isinstance(text, str) or not text.strip():
+            raise CronError("empty cron expression")
+        fields = text.split()
+        if len(fields) != 5:
+            raise CronError(f"want 5 fields (minute hour day-of-month month day-of-week), got {len(fields)}")
+        for i, f in enumerate(fields):
+            _check_field(i, f)
+        try:
+            expanded, _nth = croniter.expand(" ".join(fields))
+        except (CroniterError, ValueError, KeyError) as exc:
+            raise CronError(str(exc)) from None
+        minutes = _expanded(expanded[0], 0, 59)
+        hours = _expanded(expanded[1], 0, 23)
+        doms = _expanded(expanded[2], 1, 31)
+        months = _expanded(expanded[3], 1, 12)
+        dows = frozenset(d % 7 for d in _expanded(expanded[4], 0, 6))
+        day_and = fields[2].startswith("*") or fields[4].startswith("*")
+        if day_and and not fields[2].startswith("*"):
+            if not any(d <= _MAX_DAYS[m - 1] for m in months for d in doms):
+                raise CronError(f"{text!r} never matches a real date")
+        return CronExpr(
+            text=" ".join(fields),
+            times=tuple(sorted(h * 60 + m for h in hours for m in minutes)),
+            doms=doms,
+            months=months,
+            dows=dows,
+            day_and=day_and,
+            fixed_time=not fields[0].startswith("*") and not fields[1].startswith("*"),
+        )
+
+    # ------------------------------------------------------------ naive calendar
+
+    def _day_matches(self, d: date) -> bool:
+        if d.month not in self.months:
+            return False
+        dom_ok = d.day in self.doms
+        dow_ok = (d.weekday() + 1) % 7 in self.dows
+        return (dom_ok and dow_ok) if self.day_and else (dom_ok or dow_ok)
+
+    def _next_day(self, ordinal: int) -> int | None:
+        """First matching day ordinal >= `ordinal`."""
+        d = date.fromordinal(ordinal)
+        limit = d.year + SEARCH_YEARS
+        while d.year <= limit:
+            if d.month not in self.months:
+                y, m = (d.year + 1, 1) if d.month == 12 else (d.year, d.month + 1)
+                if y > 9999:
+                    return None
+                d = date(y, m, 1)
+                continue
+            if self._day_matches(d):
+                return d.toordinal()
+            if d == date.max:
+                return None
+            d += timedelta(days=1)
+        return None
+
+    def _prev_day(self, ordinal: int) -> int | None:
+        """Last matching day ordinal <= `ordinal`."""
+        d = date.fromordinal(ordinal)
+        limit = d.year - SEARCH_YEARS
+        while d.year >= limit:
+            if d.month not in self.months:
+                first = d.replace(day=1)
+                if first == date.min:
+                    return None
+                d = first - timedelta(days=1)
+                continue
+            if self._day_matches(d):
+                return d.toordinal()
+            if d == date.min:
+                return None
+            d -= timedelta(days=1)
+        return None
+
+    def naive_after(self, n: int) -> int | None:
+        """First matching naive minute strictly after naive minute `n`."""
+        day, mod = divmod(n, _DAY_MIN)
+        ordinal = day + _EPOCH_ORDINAL
+        if self._day_matches(date.fromordinal(ordinal)):
+            i = bisect.bisect_right(self.times, mod)
+            if i < len(self.times):
+                return day * _DAY_MIN + self.times[i]
+        nxt = self._next_day(ordinal + 1)
+        if nxt is None:
+            return None
+        return (nxt - _EPOCH_ORDINAL) * _DAY_MIN + self.times[0]
+
+    def naive_at_or_before(self, n: int) -> int | None:
+        """Last matching naive minute at or before naive minute `n`."""
+        day, mod = divmod(n, _DAY_MIN)
+        ordinal = day + _EPOCH_ORDINAL
+        if self._day_matches(date.fromordinal(ordinal)):
+            i = bisect.bisect_right(self.times, mod)
+            if i > 0:
+                return day * _DAY_MIN + self.times[i - 1]
+        prv = self._prev_day(ordinal - 1)
+        if prv is None:
+            return None
+        return (prv - _EPOCH_ORDINAL) * _DAY_MIN + self.times[-1]
+
+    # ------------------------------------------------------------ instants
+
+    def instants_of(self, n: int, zone: tzinfo) -> tuple[int, ...]:
+        """The unix seconds at which naive minute `n` fires in `zone` (0, 1 or 2)."""
+        naive = _NAIVE_EPOCH + timedelta(minutes=n)
+        off0 = _offset(naive.replace(tzinfo=zone, fold=0))
+        off1 = _offset(naive.replace(tzinfo=zone, fold=1))
+        base = n * 60
+        if off0 == off1:
+            return (base - off0,)
+        if off0 > off1:  # repeated wall time: first pass (fold 0) is earlier
+            return (base - off0,) if self.fixed_time else (base - off0, base - off1)
+        # skipped wall time
+        if not self.fixed_time:
+            return ()
+        return (_gap_end(naive, zone),)
+
+    def next_after(self, t: int, zone: tzinfo) -> int | None:
+        """The first occurrence strictly after unix second `t`."""
+        margin = FOLD_MARGIN_MIN if _fold_near(t, zone) else 0
+        n = _wall_minute(t, zone) - margin - 1
+        best: int | None = None
+        best_n = 0
+        while True:
+            n = self.naive_after(n)
+            if n is None:
+                return best
+            if best is not None and n > best_n + (FOLD_MARGIN_MIN if _fold_near(best, zone) else 0):
+                return best
+            for inst in self.instants_of(n, zone):
+                if inst > t and (best is None or inst < best):
+                    best, best_n = inst, n
+
+    def latest_in(self, lo: int, hi: int, zone: tzinfo) -> int | None:
+        """The latest occurrence `x` with `lo < x <= hi` (unix seconds), or None."""
+        if hi <= lo:
+            return None
+        margin = FOLD_MARGIN_MIN if _fold_near(hi, zone) else 0
+        n = _wall_minute(hi, zone) + margin
+        floor_n = _wall_minute(lo, zone) - (FOLD_MARGIN_MIN if _fold_near(lo, zone) else 0)
+        best: int | None = None
+        best_n = 0
+        while True:
+            n = self.naive_at_or_before(n)
+            if n is None or n < floor_n:
+                return best
+            if best is not None and n < best_n - (FOLD_MARGIN_MIN if _fold_near(best, zone) else 0):
+                return best
+            for inst in self.instants_of(n, zone):
+                if lo < inst <= hi and (best is None or inst > best):
+                    best, best_n = inst, n
+            n -= 1
+
+
+def _offset(dt: datetime) -> int:
+    off = dt.utcoffset()
+    return int(off.total_seconds()) if off is not None else 0
+
+
+def _wall_minute(t: int, zone: tzinfo) -> int:
+    """The naive local minute (minutes since 1970-01-01 00:00 wall time) of instant `t`."""
+    off = _offset(datetime.fromtimestamp(t, zone))
+    return (t + off) // 60
+
+
+def _fold_near(t: int, zone: tzinfo) -> bool:
+    """Whether the zone's offset changes within FOLD_MARGIN of instant `t`."""
+    span = FOLD_MARGIN_MIN * 60
+    a = _offset(datetime.fromtimestamp(t - span, zone))
+    b = _offset(datetime.fromtimestamp(t + span, zone))
+    c = _offset(datetime.fromtimestamp(t, zone))
+    return not (a == b == c)
+
+
+def _gap_end(naive: datetime, zone: tzinfo) -> int:
+    """The first instant after the jump that skipped wall time `naive`."""
+    step = timedelta(minutes=1)
+    probe = naive
+    for _ in range(FOLD_MARGIN_MIN * 8):
+        probe += step
+        aware = probe.replace(tzinfo=zone, fold=0)
+        if _offset(aware) == _offset(probe.replace(tzinfo=zone, fold=1)):
+            return int(aware.timestamp())
+    return int(naive.replace(tzinfo=zone, fold=1).timestamp())  # pragma: no cover - absurd zone
+
+
+@lru_cache(maxsize=256)
+def zone_for(name: str) -> tzinfo:
+    """The IANA zone `name`, or CronError naming it."""
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise CronError(f"unknown time zone {name!r} (use an IANA name like Europe/Berlin)") from None

@@ -1,0 +1,40 @@
+"""Diagnostics: why an entry did or did not fire, in the reference's vocabulary."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class Diag:
+    """The diagnostic reason vocabulary (reference §3.13)."""
+
+    MUTED = "muted"
+    ENTRY_CAP_EXCEEDED = "entry-cap-exceeded"
+    ANCHOR_UNAVAILABLE = "anchor-unavailable"
+    UNKNOWN_SCHEDULE_KIND = "unknown-schedule-kind"
+    UNKNOWN_WAKE_EVENT = "unknown-wake-event"
+    WAKE_COLD_START = "wake-cold-start"
+    WAKE_IGNORED_TRANSITION = "wake-ignored-transition"
+    WAKE_DEBOUNCED = "wake-debounced"
+    TARGET_UNRESOLVED = "target-unresolved"
+    SERVER_NOT_LIVE = "server-not-live"
+    PATH_INVALID = "path-invalid"
+    ENTRY_FILE_UNREADABLE = "entry-file-unreadable"
+    ENTRY_FILE_CORRUPT = "entry-file-corrupt"
+    ENTRY_INVALID = "entry-invalid"
+    ENUMERATION_FAILED = "enumeration-failed"
+    LOG_APPEND_FAILED = "log-append-failed"
+    DELIVERY_HELD = "delivery-held"
+    RESPAWN_UNCOMMANDED = "respawn-uncommanded"
+    NOTIFY_FAILED = "notify-failed"
+    ORPHAN_EXPIRE_FAILED = "orphan-expire-failed"
+    CURSOR_WRITE_FAILED = "cursor-write-failed"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """Why an entry did or did not fire, in one reason word and a detail."""
+
+    entry: str
+    reason: str
+    detail: str = ""

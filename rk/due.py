@@ -1,0 +1,222 @@
+"""`due()`: the pure decision of what fires now.
+
+Given the entries, the delivery log, the panes' facts, each entry's resolved
+target, the wake cursor and now, return the fires (resolved and absent), the
+cron occurrences that went stale (`missed`), diagnostics, and the next
+cursor. No I/O, no clock, no mutation of the inputs: the same inputs always
+give the same outputs, which is what lets a restart lose nothing and lets
+`rk cron simulate` replay a day in a second.
+
+Composition per entry, in order: entry cap → mute → schedule predicate → wake
+predicate → target-unresolved diagnostic → missed → fire (reason `schedule`
+wins over `wake`; one fire per entry per tick).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone, tzinfo
+
+from rk import ladder
+from rk.cronexpr import CronError, CronExpr, zone_for
+from rk.diagnostics import Diag, Diagnostic
+from rk.entry import CATCH_UP_ONCE, WAKE_EVENT, Deliver, Entry, ScheduleKind
+from rk.facts import PaneFact, TargetFact
+from rk.log import LogView, Reason
+from rk.policy import HOLD_WINDOW
+from rk.wake import Observation, WakeVerdict, fingerprint, wake_edge
+
+#: A cron occurrence fires if the tick sees it within this long.
+CRON_GRACE = 120
+#: Default entries evaluated per server; the rest get `entry-cap-exceeded`.
+DEFAULT_MAX_ENTRIES = 50
+
+
+@dataclass(frozen=True)
+class Fire:
+    """A fire: `pane` is "" for an absent fire. `rung` is the backoff rung (0 otherwise)."""
+
+    entry: str
+    reason: str
+    pane: str
+    rung: int
+    due_at: int
+    at: int
+
+
+@dataclass(frozen=True)
+class Missed:
+    """A cron occurrence seen too late to fire, logged once per gap."""
+
+    entry: str
+    occurrence: int
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    fires: tuple[Fire, ...]
+    absent: tuple[Fire, ...]
+    missed: tuple[Missed, ...]
+    diagnostics: tuple[Diagnostic, ...]
+    next_cursor: Mapping[str, Observation]
+
+
+@dataclass(frozen=True)
+class ScheduleVerdict:
+    due: bool = False
+    missed: bool = False
+    due_at: int = 0
+    rung: int = 0
+    occurrence: int = 0
+    diagnostic: Diagnostic | None = None
+
+
+def _stamp(ts: int, zone: tzinfo) -> str:
+    return datetime.fromtimestamp(ts, zone).isoformat()
+
+
+def anchor_of(entry: Entry, log: LogView) -> int:
+    """every/cron anchor: the newest own line of any outcome, else created_by.at."""
+    newest = log.newest(entry.id)
+    return newest.ts if newest is not None else entry.created_by.at
+
+
+def cron_zone(entry: Entry, local_zone: tzinfo) -> tzinfo:
+    return zone_for(entry.schedule.tz) if entry.schedule.tz else local_zone
+
+
+def every_verdict(entry: Entry, log: LogView, now: int) -> ScheduleVerdict:
+    due_at = anchor_of(entry, log) + entry.schedule.interval
+    return ScheduleVerdict(due=now >= due_at, due_at=due_at)
+
+
+def cron_verdict(entry: Entry, log: LogView, now: int, local_zone: tzinfo) -> ScheduleVerdict:
+    sched = entry.schedule
+    try:
+        expr = CronExpr.parse(sched.expr)
+        zone = cron_zone(entry, local_zone)
+    except CronError as exc:
+        return ScheduleVerdict(diagnostic=Diagnostic(entry.id, Diag.UNKNOWN_SCHEDULE_KIND, str(exc)))
+    occurrence = expr.latest_in(anchor_of(entry, log), now, zone)
+    if occurrence is None:
+        return ScheduleVerdict()
+    window = HOLD_WINDOW if entry.policy == Deliver.WHEN_IDLE else CRON_GRACE
+    if now - occurrence <= window:
+        return ScheduleVerdict(due=True, due_at=occurrence, occurrence=occurrence)
+    if sched.catch_up == CATCH_UP_ONCE:
+        return ScheduleVerdict(due=True, due_at=now, occurrence=occurrence)
+    return ScheduleVerdict(missed=True, occurrence=occurrence)
+
+
+def backoff_verdict(entry: Entry, log: LogView, target: TargetFact, now: int) -> ScheduleVerdict:
+    if not target.resolved:
+        why = target.why or "no facts"
+        return ScheduleVerdict(diagnostic=Diagnostic(entry.id, Diag.ANCHOR_UNAVAILABLE, f"backoff target unresolved: {why}"))
+    if target.epoch <= 0:
+        return ScheduleVerdict(
+            diagnostic=Diagnostic(entry.id, Diag.ANCHOR_UNAVAILABLE, "target pane carries no agent-state epoch")
+        )
+    lo, hi = entry.schedule.min, entry.schedule.max
+    position = ladder.join_anchor(target.epoch, log.schedule_history(entry.id), lo, hi)
+    next_fire = position.next_fire(lo, hi)
+    return ScheduleVerdict(due=now >= next_fire, due_at=next_fire, rung=position.rung + 1)
+
+
+def schedule_verdict(entry: Entry, log: LogView, target: TargetFact, now: int, local_zone: tzinfo) -> ScheduleVerdict:
+    kind = entry.schedule.kind
+    if kind == ScheduleKind.EVERY:
+        return every_verdict(entry, log, now)
+    if kind == ScheduleKind.CRON:
+        return cron_verdict(entry, log, now, local_zone)
+    if kind == ScheduleKind.BACKOFF:
+        return backoff_verdict(entry, log, target, now)
+    return ScheduleVerdict(diagnostic=Diagnostic(entry.id, Diag.UNKNOWN_SCHEDULE_KIND, f"unknown schedule kind {kind!r}"))
+
+
+def wake_states(panes: Mapping[str, PaneFact] | Sequence[PaneFact]) -> dict[str, str]:
+    """The server's state map: every pane with a known agent state."""
+    values = panes.values() if isinstance(panes, Mapping) else panes
+    return {p.pane_id: p.state for p in values if p.state}
+
+
+_NO_TARGET = TargetFact(why="no facts for this entry")
+
+
+def due(
+    entries: Sequence[Entry],
+    log: LogView,
+    panes: Mapping[str, PaneFact] | Sequence[PaneFact],
+    targets: Mapping[str, TargetFact],
+    cursor: Mapping[str, Observation],
+    now: int,
+    *,
+    zone: tzinfo = timezone.utc,
+    max_entries: int = DEFAULT_MAX_ENTRIES,
+) -> Evaluation:
+    """Evaluate every entry at `now` (unix seconds).
+
+    `targets` maps entry id → TargetFact (a missing fact counts as unresolved);
+    `zone` is the local zone for cron entries without their own `tz`.
+    """
+    fires: list[Fire] = []
+    absent: list[Fire] = []
+    missed: list[Missed] = []
+    diags: list[Diagnostic] = []
+    next_cursor: dict[str, Observation] = dict(cursor)
+    states = wake_states(panes)
+
+    for index, entry in enumerate(entries):
+        if index >= max_entries:
+            diags.append(Diagnostic(entry.id, Diag.ENTRY_CAP_EXCEEDED, f"entry #{index + 1} is past the cap of {max_entries}"))
+            continue
+        if entry.is_muted(now):
+            detail = "entry is muted" if entry.muted else f"entry is muted until {_stamp(entry.muted_until, zone)}"
+            diags.append(Diagnostic(entry.id, Diag.MUTED, detail))
+            continue
+        target = targets.get(entry.id, _NO_TARGET)
+
+        verdict = schedule_verdict(entry, log, target, now, zone)
+        if verdict.diagnostic is not None:
+            diags.append(verdict.diagnostic)
+
+        wake_due = False
+        if entry.wake_on is not None:
+            if entry.wake_on.event != WAKE_EVENT:
+                diags.append(Diagnostic(entry.id, Diag.UNKNOWN_WAKE_EVENT, f"unknown wake event {entry.wake_on.event!r}"))
+            else:
+                newest = log.newest(entry.id)
+                current = fingerprint(states, exclude=target.pane)
+                edge, observation = wake_edge(
+                    cursor.get(entry.id), current, newest.ts if newest else None, entry.wake_on.debounce, now
+                )
+                next_cursor[entry.id] = observation
+                if edge == WakeVerdict.FIRE:
+                    wake_due = True
+                elif edge != WakeVerdict.UNCHANGED:
+                    diags.append(Diagnostic(entry.id, str(edge), _wake_detail(edge, entry, newest.ts if newest else None, now)))
+
+        if not (verdict.due or wake_due or verdict.missed):
+            continue
+        if not target.resolved and (verdict.due or wake_due):
+            diags.append(Diagnostic(entry.id, Diag.TARGET_UNRESOLVED, target.why))
+        if verdict.missed:
+            missed.append(Missed(entry.id, verdict.occurrence))
+        if not (verdict.due or wake_due):
+            continue
+        if verdict.due:
+            fire = Fire(entry.id, Reason.SCHEDULE, target.pane, verdict.rung, verdict.due_at, now)
+        else:
+            fire = Fire(entry.id, Reason.WAKE, target.pane, 0, now, now)
+        (fires if target.resolved else absent).append(fire)
+
+    return Evaluation(tuple(fires), tuple(absent), tuple(missed), tuple(diags), next_cursor)
+
+
+def _wake_detail(edge: WakeVerdict, entry: Entry, newest_ts: int | None, now: int) -> str:
+    if edge == WakeVerdict.COLD_START:
+        return "first observation of the server; no edge yet"
+    if edge == WakeVerdict.IGNORED:
+        return "panes changed, none became idle or waiting or vanished"
+    held = entry.wake_on.debounce - (now - (newest_ts or now)) if entry.wake_on else 0
+    return f"edge held {held}s more (debounce from the newest own line)"

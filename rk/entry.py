@@ -1,0 +1,418 @@
+"""Entries: the small YAML intents a person or an operator agent writes.
+
+An entry says what to type (payload), where (target), when (schedule, and
+optionally wake_on) and what to do when the agent is busy (deliver) or gone
+(if_absent). Runtime facts (last fire, next fire, rung) are never stored here:
+they are derived from the delivery log and the panes' state options.
+
+This module is pure: decoding, validation and encoding of one entry. Reading
+and writing the file lives in `rk.entryfile`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from rk.cronexpr import CronError, CronExpr, zone_for
+from rk.durations import DurationError, format_duration, parse_duration
+
+
+class ScheduleKind(StrEnum):
+    """How an entry comes due."""
+
+    EVERY = "every"  #: fixed interval since the entry's newest log line
+    BACKOFF = "backoff"  #: doubling ladder since the target's last genuine activity
+    CRON = "cron"  #: wall-clock occurrences of a 5-field expression
+
+
+class Deliver(StrEnum):
+    """What a due fire does when the target agent is busy (active or waiting)."""
+
+    IMMEDIATE = "immediate"  #: send anyway; the state is not read
+    WHEN_IDLE = "when-idle"  #: hold (unlogged) until idle; expire after 2 h as held-expired
+    SKIP_IF_BUSY = "skip-if-busy"  #: drop the fire and log skipped-busy
+
+
+class IfAbsent(StrEnum):
+    """What a due fire does when its target does not resolve to a live pane."""
+
+    SKIP = "skip"  #: log skipped-absent
+    NOTIFY = "notify"  #: tell the server's clients, log notified-absent
+    RESPAWN = "respawn"  #: run the respawn argv, log respawned or respawn-failed
+
+
+class TargetKind(StrEnum):
+    """How an entry names its pane."""
+
+    ROLE = "role"  #: the window whose @rk_win_role equals the role, then its agent pane
+    SESSION = "session"  #: the pane whose @rk_pane_agent_session carries the ref
+    PANE = "pane"  #: a tmux pane id, %N
+
+
+WAKE_EVENT = "agent-state-change"
+WAKE_SCOPE = "server"
+CATCH_UP_ONCE = "once"
+
+_PANE_ID = re.compile(r"^%\d+$")
+_ENTRY_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+class EntryError(ValueError):
+    """An entry that does not pass validation; the message is the user-facing gist."""
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """One schedule; which fields matter depends on `kind`. Durations in seconds."""
+
+    kind: str
+    interval: int = 0
+    min: int = 0
+    max: int = 0
+    expr: str = ""
+    catch_up: str = ""
+    tz: str = ""
+
+    @property
+    def summary(self) -> str:
+        """The listing form: `every 1h`, `backoff 1m→30m`, `cron <expr> (catch-up once)`."""
+        if self.kind == ScheduleKind.EVERY:
+            return f"every {format_duration(self.interval)}"
+        if self.kind == ScheduleKind.BACKOFF:
+            return f"backoff {format_duration(self.min)}→{format_duration(self.max)}"
+        text = f"cron {self.expr}"
+        if self.tz:
+            text += f" {self.tz}"
+        if self.catch_up:
+            text += f" (catch-up {self.catch_up})"
+        return text
+
+    @property
+    def is_flat(self) -> bool:
+        """A backoff ladder with min == max (`--idle-every`)."""
+        return self.kind == ScheduleKind.BACKOFF and self.min == self.max
+
+    def to_yaml(self) -> dict:
+        """The on-disk mapping, durations in short form."""
+        if self.kind == ScheduleKind.EVERY:
+            return {"kind": "every", "interval": format_duration(self.interval)}
+        if self.kind == ScheduleKind.BACKOFF:
+            return {"kind": "backoff", "min": format_duration(self.min), "max": format_duration(self.max)}
+        out: dict = {"kind": "cron", "expr": self.expr}
+        if self.tz:
+            out["tz"] = self.tz
+        if self.catch_up:
+            out["catch_up"] = self.catch_up
+        return out
+
+
+@dataclass(frozen=True)
+class WakeOn:
+    """Fire when another pane on the server becomes idle or waiting, or vanishes."""
+
+    event: str = WAKE_EVENT
+    scope: str = WAKE_SCOPE
+    debounce: int = 0
+
+    def to_yaml(self) -> dict:
+        return {"event": self.event, "scope": self.scope or WAKE_SCOPE, "debounce": format_duration(self.debounce)}
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where the payload goes: a role, an agent session ref, or a pane id."""
+
+    kind: str
+    value: str
+
+    @property
+    def summary(self) -> str:
+        """`role:operator`, `session:<ref>`, `pane:%3`."""
+        return f"{self.kind}:{self.value}"
+
+    def to_yaml(self) -> dict:
+        return {"kind": self.kind, self.kind: self.value}
+
+
+@dataclass(frozen=True)
+class CreatedBy:
+    """Who created the entry and when; `at` anchors every/cron before the first log line."""
+
+    at: int = 0
+    session: str = ""
+    pane: str = ""
+
+    def to_yaml(self) -> dict:
+        out: dict = {}
+        if self.session:
+            out["session"] = self.session
+        if self.pane:
+            out["pane"] = self.pane
+        out["at"] = self.at
+        return out
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One scheduled intent. `deliver` and `if_absent` keep their raw text."""
+
+    id: str
+    schedule: Schedule
+    target: Target
+    payload: str = ""
+    name: str = ""
+    deliver: str = ""
+    if_absent: str = ""
+    respawn: tuple[str, ...] = ()
+    wake_on: WakeOn | None = None
+    pinned: bool = False
+    muted: bool = False
+    muted_until: int = 0
+    created_by: CreatedBy = field(default_factory=CreatedBy)
+
+    @property
+    def policy(self) -> Deliver:
+        """The deliver policy; `""` means immediate."""
+        return Deliver(self.deliver) if self.deliver else Deliver.IMMEDIATE
+
+    @property
+    def absent_policy(self) -> IfAbsent:
+        """The if_absent policy; `""` (and anything unknown in a hand-edited file) means skip."""
+        try:
+            return IfAbsent(self.if_absent) if self.if_absent else IfAbsent.SKIP
+        except ValueError:
+            return IfAbsent.SKIP
+
+    @property
+    def label(self) -> str:
+        """The name if there is one, else the id."""
+        return self.name or self.id
+
+    def is_muted(self, now: int) -> bool:
+        """Effective mute: the flag, or a lease that has not lapsed (`now < muted_until`)."""
+        return self.muted or (self.muted_until > 0 and now < self.muted_until)
+
+    def to_yaml(self) -> dict:
+        """The on-disk mapping in the canonical key order (only intent fields)."""
+        out: dict = {"id": self.id}
+        if self.name:
+            out["name"] = self.name
+        out["schedule"] = self.schedule.to_yaml()
+        if self.wake_on is not None:
+            out["wake_on"] = self.wake_on.to_yaml()
+        out["target"] = self.target.to_yaml()
+        out["payload"] = self.payload
+        if self.deliver:
+            out["deliver"] = self.deliver
+        if self.if_absent:
+            out["if_absent"] = self.if_absent
+        if self.respawn:
+            out["respawn"] = list(self.respawn)
+        if self.pinned:
+            out["pinned"] = True
+        if self.muted:
+            out["muted"] = True
+        if self.muted_until:
+            out["muted_until"] = self.muted_until
+        out["created_by"] = self.created_by.to_yaml()
+        return out
+
+
+# --------------------------------------------------------------------------- decoding
+
+
+def _duration(value: object, what: str) -> int:
+    try:
+        return parse_duration(value)
+    except DurationError as exc:
+        raise EntryError(f"{what}: {exc}") from None
+
+
+def _text(value: object, what: str) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise EntryError(f"{what} must be text")
+    return str(value)
+
+
+def _int(value: object, what: str) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise EntryError(f"{what} must be an integer (unix seconds)")
+    return int(value)
+
+
+def _bool(value: object, what: str) -> bool:
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise EntryError(f"{what} must be true or false")
+    return value
+
+
+def _mapping(value: object, what: str) -> Mapping:
+    if not isinstance(value, Mapping):
+        raise EntryError(f"{what} must be a mapping")
+    return value
+
+
+def decode_schedule(raw: object) -> Schedule:
+    """Decode and validate a `schedule:` mapping."""
+    if raw is None:
+        raise EntryError("missing schedule kind")
+    m = _mapping(raw, "schedule")
+    kind = _text(m.get("kind"), "schedule kind")
+    if not kind:
+        raise EntryError("missing schedule kind")
+    if kind == ScheduleKind.EVERY:
+        interval = _duration(m.get("interval"), "every interval") if m.get("interval") is not None else 0
+        if interval <= 0:
+            raise EntryError("every schedule needs a positive interval")
+        sched = Schedule(kind=kind, interval=interval)
+    elif kind == ScheduleKind.BACKOFF:
+        lo = _duration(m.get("min"), "backoff min") if m.get("min") is not None else 0
+        if lo <= 0:
+            raise EntryError("backoff schedule needs a positive min")
+        hi = _duration(m.get("max"), "backoff max") if m.get("max") is not None else 0
+        if hi < lo:
+            raise EntryError("backoff max must be ≥ min")
+        sched = Schedule(kind=kind, min=lo, max=hi)
+    elif kind == ScheduleKind.CRON:
+        expr = _text(m.get("expr"), "cron expr").strip()
+        try:
+            CronExpr.parse(expr)
+        except CronError as exc:
+            raise EntryError(f"cron expression {expr!r} does not parse: {exc}") from None
+        tz = _text(m.get("tz"), "cron tz").strip()
+        if tz:
+            try:
+                zone_for(tz)
+            except CronError as exc:
+                raise EntryError(str(exc)) from None
+        sched = Schedule(kind=kind, expr=expr, tz=tz)
+    else:
+        raise EntryError(f"unknown schedule kind {kind!r}")
+    catch_up = _text(m.get("catch_up"), "catch_up")
+    if catch_up:
+        if kind != ScheduleKind.CRON:
+            raise EntryError("catch_up only applies to cron schedules")
+        if catch_up != CATCH_UP_ONCE:
+            raise EntryError(f"catch_up must be 'once', not {catch_up!r}")
+        sched = Schedule(kind=kind, expr=sched.expr, tz=sched.tz, catch_up=catch_up)
+    return sched
+
+
+def decode_target(raw: object) -> Target:
+    """Decode and validate a `target:` mapping."""
+    if raw is None:
+        raise EntryError("missing target")
+    m = _mapping(raw, "target")
+    kind = _text(m.get("kind"), "target kind")
+    if kind == TargetKind.ROLE:
+        value = _text(m.get("role"), "role").strip()
+        if not value:
+            raise EntryError("role target needs a role")
+    elif kind == TargetKind.SESSION:
+        value = _text(m.get("session"), "session").strip()
+        if not value:
+            raise EntryError("session target needs a session id")
+    elif kind == TargetKind.PANE:
+        value = _text(m.get("pane"), "pane").strip()
+        if not _PANE_ID.match(value):
+            raise EntryError("pane target needs a %N pane id")
+    elif not kind:
+        raise EntryError("missing target kind")
+    else:
+        raise EntryError(f"unknown target kind {kind!r}")
+    return Target(kind=kind, value=value)
+
+
+def decode_wake_on(raw: object) -> WakeOn | None:
+    """Decode `wake_on:`. The event is not validated here: an unknown event is a
+    runtime diagnostic (`unknown-wake-event`), never a fire, so old files still load."""
+    if raw is None:
+        return None
+    m = _mapping(raw, "wake_on")
+    debounce_raw = m.get("debounce")
+    debounce = _duration(debounce_raw, "wake_on debounce") if debounce_raw is not None else 0
+    return WakeOn(
+        event=_text(m.get("event"), "wake_on event"),
+        scope=_text(m.get("scope"), "wake_on scope") or WAKE_SCOPE,
+        debounce=debounce,
+    )
+
+
+def decode_respawn(raw: object) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    if isinstance(raw, str) or not isinstance(raw, (list, tuple)):
+        raise EntryError("respawn must be a list of strings (argv)")
+    argv = tuple(_text(x, "respawn element") for x in raw)
+    if not argv:
+        raise EntryError("respawn needs at least one element")
+    if not argv[0]:
+        raise EntryError("respawn argv[0] must not be empty")
+    return argv
+
+
+def decode_entry(raw: object) -> Entry:
+    """Decode one element of the `entries:` list, validating in the reference order.
+
+    Unknown keys are ignored (the file keeps them; see `rk.entryfile`).
+    """
+    if not isinstance(raw, Mapping):
+        raise EntryError("entry must be a mapping")
+    entry_id = _text(raw.get("id"), "id").strip()
+    if not entry_id:
+        raise EntryError("missing id")
+    if not _ENTRY_ID.match(entry_id):
+        raise EntryError(f"id {entry_id!r} must be letters, digits, '.', '_' or '-'")
+    schedule = decode_schedule(raw.get("schedule"))
+    deliver = _text(raw.get("deliver"), "deliver")
+    if deliver and deliver not in Deliver.__members__.values():
+        raise EntryError(f"unknown deliver value {deliver!r}")
+    target = decode_target(raw.get("target"))
+    respawn = decode_respawn(raw.get("respawn"))
+    created = raw.get("created_by")
+    if created is None:
+        created_by = CreatedBy()
+    else:
+        cm = _mapping(created, "created_by")
+        created_by = CreatedBy(
+            at=_int(cm.get("at"), "created_by.at"),
+            session=_text(cm.get("session"), "created_by.session"),
+            pane=_text(cm.get("pane"), "created_by.pane"),
+        )
+    return Entry(
+        id=entry_id,
+        name=_text(raw.get("name"), "name"),
+        schedule=schedule,
+        target=target,
+        payload=_text(raw.get("payload"), "payload"),
+        deliver=deliver,
+        if_absent=_text(raw.get("if_absent"), "if_absent"),
+        respawn=respawn,
+        wake_on=decode_wake_on(raw.get("wake_on")),
+        pinned=_bool(raw.get("pinned"), "pinned"),
+        muted=_bool(raw.get("muted"), "muted"),
+        muted_until=_int(raw.get("muted_until"), "muted_until"),
+        created_by=created_by,
+    )
+
+
+def check_respawn_intent(entry: Entry) -> None:
+    """Add/edit-time rule: respawn on a role or pane target needs a command.
+
+    Not part of `decode_entry`, so hand-edited legacy files still load.
+    """
+    if entry.if_absent == IfAbsent.RESPAWN and not entry.respawn and entry.target.kind != TargetKind.SESSION:
+        raise EntryError(
+            "if_absent respawn requires a respawn command — only session targets have a default (resume)"
+        )
+    if entry.if_absent and entry.if_absent not in IfAbsent.__members__.values():
+        raise EntryError(f"unknown if_absent value {entry.if_absent!r}")

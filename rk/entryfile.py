@@ -1,0 +1,327 @@
+"""The per-server entry file `<slug>.yaml`.
+
+Two ways in, on purpose:
+
+* `load_entries` is tolerant (the tick, `list`): a bad element is skipped with
+  an `entry-invalid` diagnostic naming it and the rest load; a corrupt file
+  gives no entries and `entry-file-corrupt`. It never writes.
+* `EntryDocument` is strict (add, edit, rm, mute, pin): a file that does not
+  parse, or whose shape is wrong, is refused and nothing is written. Edits are
+  applied to the round-trip document (ruamel.yaml), so a person's comments, key
+  order and unknown keys survive; unchanged fields keep their exact text
+  (a Go-form `1m0s` stays `1m0s`). Saves are atomic, mode 0600.
+"""
+
+from __future__ import annotations
+
+import io
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rk.diagnostics import Diag, Diagnostic
+from rk.entry import Entry, EntryError, decode_entry
+from rk.fsutil import atomic_write
+
+ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
+ID_LENGTH = 4
+ID_ATTEMPTS = 64
+
+#: Keys the verbs own; every other key in an element is kept untouched.
+INTENT_KEYS = (
+    "id",
+    "name",
+    "schedule",
+    "wake_on",
+    "target",
+    "payload",
+    "deliver",
+    "if_absent",
+    "respawn",
+    "pinned",
+    "muted",
+    "muted_until",
+    "created_by",
+)
+
+
+class EntryFileError(Exception):
+    """The entry file cannot be mutated (corrupt, unreadable, or the change is refused)."""
+
+
+class EntryNotFound(EntryFileError):
+    def __init__(self, entry_id: str) -> None:
+        super().__init__(f"no entry {entry_id}")
+        self.entry_id = entry_id
+
+
+@dataclass
+class LoadResult:
+    entries: list[Entry] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _safe_yaml():
+    from ruamel.yaml import YAML
+
+    return YAML(typ="safe")
+
+
+def decode_elements(elements: Iterable[object]) -> LoadResult:
+    """Decode list elements tolerantly: invalid or duplicate elements become diagnostics."""
+    result = LoadResult()
+    seen: set[str] = set()
+    for i, raw in enumerate(elements, start=1):
+        label = f"entry #{i}"
+        if isinstance(raw, dict) and isinstance(raw.get("id"), str) and raw.get("id"):
+            label += f" (id {raw['id']})"
+        try:
+            entry = decode_entry(raw)
+        except EntryError as exc:
+            result.diagnostics.append(Diagnostic(_raw_id(raw), Diag.ENTRY_INVALID, f"{label}: {exc}"))
+            continue
+        except Exception as exc:  # noqa: BLE001 - a hand-edited file must never crash the tick
+            result.diagnostics.append(Diagnostic(_raw_id(raw), Diag.ENTRY_INVALID, f"{label}: {_first_line(exc)}"))
+            continue
+        if entry.id in seen:
+            result.diagnostics.append(Diagnostic(entry.id, Diag.ENTRY_INVALID, f"{label}: duplicate id {entry.id}"))
+            continue
+        seen.add(entry.id)
+        result.entries.append(entry)
+    return result
+
+
+def _raw_id(raw: object) -> str:
+    if isinstance(raw, dict):
+        value = raw.get("id")
+        if isinstance(value, str):
+            return value
+    return ""
+
+
+def parse_entries_text(text: str) -> LoadResult:
+    """Tolerant parse of the file's text."""
+    try:
+        data = _safe_yaml().load(text)
+    except Exception as exc:  # noqa: BLE001 - any parser failure means corrupt
+        return LoadResult(diagnostics=[Diagnostic("", Diag.ENTRY_FILE_CORRUPT, f"entry file does not parse: {_first_line(exc)}")])
+    if data is None:
+        return LoadResult()
+    if not isinstance(data, dict):
+        return LoadResult(diagnostics=[Diagnostic("", Diag.ENTRY_FILE_CORRUPT, "entry file must be a mapping with an 'entries:' list")])
+    elements = data.get("entries")
+    if elements is None:
+        return LoadResult()
+    if not isinstance(elements, list):
+        return LoadResult(diagnostics=[Diagnostic("", Diag.ENTRY_FILE_CORRUPT, "'entries:' must be a list")])
+    return decode_elements(elements)
+
+
+_CACHE: dict[str, tuple[tuple[int, int, int], LoadResult]] = {}
+
+
+def load_entries(path: Path, *, cache: bool = False) -> LoadResult:
+    """Tolerant load. Absent file → nothing; unreadable → `entry-file-unreadable`.
+
+    With `cache`, a file unchanged since the last load (same inode, size and
+    mtime) is not parsed again: the long-running ticker pays for YAML once.
+    """
+    path = Path(path)
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return LoadResult()
+    except OSError as exc:
+        return LoadResult(diagnostics=[Diagnostic("", Diag.ENTRY_FILE_UNREADABLE, f"{path}: {exc.strerror or exc}")])
+    key = (st.st_ino, st.st_size, st.st_mtime_ns)
+    if cache:
+        hit = _CACHE.get(str(path))
+        if hit and hit[0] == key:
+            return LoadResult(list(hit[1].entries), list(hit[1].diagnostics))
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return LoadResult()
+    except UnicodeDecodeError:
+        return LoadResult(diagnostics=[Diagnostic("", Diag.ENTRY_FILE_CORRUPT, f"{path}: not UTF-8 text")])
+    except OSError as exc:
+        return LoadResult(diagnostics=[Diagnostic("", Diag.ENTRY_FILE_UNREADABLE, f"{path}: {exc.strerror or exc}")])
+    result = parse_entries_text(text)
+    if cache:
+        _CACHE[str(path)] = (key, LoadResult(list(result.entries), list(result.diagnostics)))
+    return result
+
+
+# --------------------------------------------------------------------------- strict, round-trip
+
+
+def _rt_yaml():
+    from ruamel.yaml import YAML
+
+    y = YAML()  # round-trip
+    y.preserve_quotes = True
+    y.width = 4096
+    y.indent(mapping=2, sequence=4, offset=2)
+    return y
+
+
+def _flow(mapping: dict):
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    out = CommentedMap()
+    for k, v in mapping.items():
+        if isinstance(v, list):
+            seq = CommentedSeq(v)
+            seq.fa.set_flow_style()
+            v = seq
+        out[k] = v
+    out.fa.set_flow_style()
+    return out
+
+
+def _yaml_value(key: str, value: object):
+    """A fresh value for `key` in the house style (small maps in flow style)."""
+    from ruamel.yaml.comments import CommentedSeq
+    from ruamel.yaml.scalarstring import LiteralScalarString
+
+    if isinstance(value, dict):
+        return _flow(value)
+    if isinstance(value, list):
+        seq = CommentedSeq(value)
+        seq.fa.set_flow_style()
+        return seq
+    if key == "payload" and isinstance(value, str) and "\n" in value:
+        return LiteralScalarString(value)
+    return value
+
+
+def new_id(taken: Iterable[str]) -> str:
+    """A fresh 4-character id in `a-z0-9`, unique in the file."""
+    taken_set = set(taken)
+    for _ in range(ID_ATTEMPTS):
+        candidate = "".join(secrets.choice(ID_ALPHABET) for _ in range(ID_LENGTH))
+        if candidate not in taken_set:
+            return candidate
+    raise EntryFileError("id space exhausted")
+
+
+class EntryDocument:
+    """A strictly-read, round-trip entry file for one mutation."""
+
+    def __init__(self, path: Path, doc, elements) -> None:
+        self.path = Path(path)
+        self._doc = doc
+        self._elements = elements
+
+    @classmethod
+    def open(cls, path: Path) -> EntryDocument:
+        """Read for mutation; refuse a file that does not parse or has the wrong shape."""
+        from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+        path = Path(path)
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except FileNotFoundError:
+            text = ""
+        except (OSError, UnicodeDecodeError) as exc:
+            raise EntryFileError(f"{path} is unreadable ({_first_line(exc)}); refusing to mutate") from None
+        doc = None
+        if text.strip():
+            try:
+                doc = _rt_yaml().load(text)
+            except Exception as exc:  # noqa: BLE001
+                raise EntryFileError(f"{path} is corrupt ({_first_line(exc)}); refusing to mutate") from None
+        if doc is None:
+            doc = CommentedMap()
+        if not isinstance(doc, dict):
+            raise EntryFileError(f"{path} is corrupt (not a mapping with an 'entries:' list); refusing to mutate")
+        elements = doc.get("entries")
+        if elements is None:
+            elements = CommentedSeq()
+            doc["entries"] = elements
+        if not isinstance(elements, list):
+            raise EntryFileError(f"{path} is corrupt ('entries:' is not a list); refusing to mutate")
+        for i, raw in enumerate(elements, start=1):
+            if not isinstance(raw, dict):
+                raise EntryFileError(f"{path} is corrupt (entry #{i} is not a mapping); refusing to mutate")
+        return cls(path, doc, elements)
+
+    # -- queries
+
+    def ids(self) -> list[str]:
+        return [str(raw.get("id")) for raw in self._elements if raw.get("id") is not None]
+
+    def __len__(self) -> int:
+        return len(self._elements)
+
+    def _index(self, entry_id: str) -> int:
+        for i, raw in enumerate(self._elements):
+            if str(raw.get("id")) == entry_id:
+                return i
+        raise EntryNotFound(entry_id)
+
+    def get(self, entry_id: str) -> Entry:
+        """The decoded entry; EntryError if the element itself is invalid."""
+        return decode_entry(self._elements[self._index(entry_id)])
+
+    def entries(self) -> LoadResult:
+        return decode_elements(self._elements)
+
+    # -- mutations (in memory until save)
+
+    def add(self, entry: Entry, max_entries: int) -> Entry:
+        """Append `entry` under a fresh id; refuse past the cap."""
+        from dataclasses import replace
+
+        if len(self._elements) >= max_entries:
+            raise EntryFileError(f"server already holds the maximum {max_entries} cron entries")
+        entry = replace(entry, id=new_id(self.ids()))
+        raw = {}
+        for key, value in entry.to_yaml().items():
+            raw[key] = _yaml_value(key, value)
+        from ruamel.yaml.comments import CommentedMap
+
+        cm = CommentedMap()
+        for k, v in raw.items():
+            cm[k] = v
+        self._elements.append(cm)
+        return entry
+
+    def remove(self, entry_id: str) -> None:
+        del self._elements[self._index(entry_id)]
+
+    def replace(self, entry: Entry) -> None:
+        """Write `entry`'s intent into its element, touching only changed fields."""
+        raw = self._elements[self._index(entry.id)]
+        try:
+            old = decode_entry(raw)
+        except EntryError:
+            old = None
+        new_yaml = entry.to_yaml()
+        for key in INTENT_KEYS:
+            attr = key
+            unchanged = old is not None and getattr(old, attr) == getattr(entry, attr)
+            if key in new_yaml:
+                if unchanged and key in raw:
+                    continue
+                raw[key] = _yaml_value(key, new_yaml[key])
+            elif key in raw and not unchanged:
+                del raw[key]  # cleared (e.g. respawn after --if-absent skip, an unmute)
+
+    def render(self) -> str:
+        buf = io.StringIO()
+        _rt_yaml().dump(self._doc, buf)
+        return buf.getvalue()
+
+    def save(self) -> None:
+        """Atomic write (temp + fsync + rename), mode 0600, directory 0700."""
+        from rk.config import ensure_private_dir
+
+        ensure_private_dir(self.path.parent)
+        atomic_write(self.path, self.render().encode("utf-8"))

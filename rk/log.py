@@ -1,0 +1,284 @@
+"""The delivery log: one JSON line per outcome, and the queries the core runs on it.
+
+The log plus the panes' state options are the clock's whole memory: every
+anchor (every, cron), the backoff streak, the wake debounce, the rate cap and
+the orphan age are derived from it. This module is pure (parsing, indexing,
+queries, and the choice of lines a rotation must keep); the file itself is
+handled by `rk.logfile`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from rk import ladder
+
+#: Window of the per-target rate cap.
+RATE_WINDOW = 3600
+#: An unresolved session/pane entry is removed after this long without a delivery.
+ORPHAN_TTL = 7 * 86400
+
+
+class Outcome(StrEnum):
+    """The status word that starts every outcome (`failed: <why>` has status `failed`)."""
+
+    DELIVERED = "delivered"  #: sent and submitted
+    FAILED = "failed"  #: send error or state-read error; detail follows
+    SKIPPED_BUSY = "skipped-busy"  #: skip-if-busy met a busy pane; state follows
+    HELD_EXPIRED = "held-expired"  #: when-idle held past 2 h; state follows
+    NO_DELIVERER = "no-deliverer"  #: evaluated without a deliverer
+    RATE_CAPPED = "rate-capped"  #: the per-target cap tripped
+    SKIPPED_ABSENT = "skipped-absent"  #: target absent, if_absent skip
+    NOTIFIED_ABSENT = "notified-absent"  #: target absent, clients notified
+    RESPAWNED = "respawned"  #: target absent, respawn command succeeded
+    RESPAWN_FAILED = "respawn-failed"  #: target absent, respawn command failed
+    MISSED = "missed"  #: a cron occurrence went stale (no catch-up)
+    RESCHEDULED = "rescheduled"  #: schedule or deliver edited; cuts the backoff history
+    EXPIRED_ORPHAN = "expired-orphan"  #: orphan entry removed by GC
+
+
+class Reason(StrEnum):
+    """Why a line was written."""
+
+    SCHEDULE = "schedule"
+    WAKE = "wake"
+    EDIT = "edit"
+    MANUAL = "manual"
+    GC = ""
+
+
+def status_of(outcome: str) -> str:
+    """The status word of an outcome string (`failed: x` → `failed`, `respawned (…)` → `respawned`)."""
+    end = len(outcome)
+    for sep in (":", " "):
+        i = outcome.find(sep)
+        if 0 <= i < end:
+            end = i
+    return outcome[:end]
+
+
+_RATE_COUNTED = frozenset({Outcome.DELIVERED, Outcome.FAILED, Outcome.NOTIFIED_ABSENT, Outcome.RESPAWNED, Outcome.RESPAWN_FAILED})
+
+
+def counts_for_rate(outcome: str) -> bool:
+    """Outcomes that count against the per-target cap: attempts that reached the world."""
+    return status_of(outcome) in _RATE_COUNTED
+
+
+def proves_resolution(outcome: str) -> bool:
+    """Outcomes that show the target was there (end an orphan run)."""
+    return outcome.startswith(Outcome.DELIVERED) or outcome.startswith(Outcome.RESPAWNED)
+
+
+@dataclass(frozen=True, slots=True)
+class LogLine:
+    """One delivery-log line. `ts` is the tick's now, not the due time."""
+
+    ts: int
+    entry: str
+    target: str
+    reason: str
+    outcome: str
+
+    def to_json(self) -> str:
+        """The stored form: compact, keys in contract order, all present."""
+        return json.dumps(
+            {"ts": self.ts, "entry": self.entry, "target": self.target, "reason": self.reason, "outcome": self.outcome},
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+
+    def to_dict(self) -> dict:
+        return {"ts": self.ts, "entry": self.entry, "target": self.target, "reason": self.reason, "outcome": self.outcome}
+
+
+_CANONICAL = re.compile(
+    r'\{"ts":(-?\d+),"entry":"([^"\\]*)","target":"([^"\\]*)","reason":"([^"\\]*)","outcome":"([^"\\]*)"\}\s*'
+)
+
+
+def parse_line(text: str | bytes) -> LogLine | None:
+    """One line → LogLine, or None for a blank, torn or malformed line (never raises)."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    m = _CANONICAL.fullmatch(text)
+    if m:
+        return LogLine(int(m.group(1)), m.group(2), m.group(3), m.group(4), m.group(5))
+    text = text.strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        obj = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(obj, dict):
+        return None
+    ts = obj.get("ts")
+    if isinstance(ts, bool) or not isinstance(ts, int):
+        return None
+    fields = []
+    for key in ("entry", "target", "reason", "outcome"):
+        value = obj.get(key, "")
+        if not isinstance(value, str):
+            return None
+        fields.append(value)
+    if not fields[0]:
+        return None
+    return LogLine(ts, *fields)
+
+
+def parse_lines(chunks: Iterable[str | bytes]) -> list[LogLine]:
+    """Parse many lines, dropping the unreadable ones."""
+    out = []
+    for chunk in chunks:
+        line = parse_line(chunk)
+        if line is not None:
+            out.append(line)
+    return out
+
+
+class LogView:
+    """An index over log lines for the queries of the core.
+
+    The tick mirrors its own appends into the view (`add`) so that a later
+    rate-cap check in the same tick sees them. `due()` only reads it.
+    """
+
+    __slots__ = ("_lines", "_by_entry", "_counted_by_target", "_counted_by_entry")
+
+    def __init__(self, lines: Iterable[LogLine] = ()) -> None:
+        self._lines: list[LogLine] = []
+        self._by_entry: dict[str, list[LogLine]] = {}
+        self._counted_by_target: dict[str, list[int]] = {}
+        self._counted_by_entry: dict[str, list[int]] = {}
+        for line in lines:
+            self.add(line)
+
+    def add(self, line: LogLine) -> None:
+        """Mirror one appended line into the indexes."""
+        self._lines.append(line)
+        self._by_entry.setdefault(line.entry, []).append(line)
+        if counts_for_rate(line.outcome):
+            self._counted_by_target.setdefault(line.target, []).append(line.ts)
+            self._counted_by_entry.setdefault(line.entry, []).append(line.ts)
+
+    def copy(self) -> LogView:
+        """A snapshot (the orphan GC reads the pre-disposition log)."""
+        return LogView(self._lines)
+
+    @property
+    def lines(self) -> Sequence[LogLine]:
+        return tuple(self._lines)
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    def own(self, entry_id: str) -> Sequence[LogLine]:
+        """Every line of `entry_id`, oldest first."""
+        return self._by_entry.get(entry_id, ())
+
+    def newest(self, entry_id: str) -> LogLine | None:
+        """The newest own line of any outcome (anchor of every/cron and the debounce)."""
+        own = self._by_entry.get(entry_id)
+        return own[-1] if own else None
+
+    def schedule_history(self, entry_id: str) -> list[int]:
+        """Timestamps of own lines strictly after the newest own `rescheduled` line."""
+        own = self._by_entry.get(entry_id, ())
+        start = 0
+        for i in range(len(own) - 1, -1, -1):
+            if status_of(own[i].outcome) == Outcome.RESCHEDULED:
+                start = i + 1
+                break
+        return [line.ts for line in own[start:]]
+
+    def rate_count(self, now: int, *, target: str | None = None, entry: str | None = None) -> int:
+        """Counted lines with `ts >= now - 3600`, keyed by pane (resolved fires) or entry (absent)."""
+        if target is not None:
+            stamps = self._counted_by_target.get(target, ())
+        else:
+            stamps = self._counted_by_entry.get(entry or "", ())
+        floor = now - RATE_WINDOW
+        return sum(1 for ts in stamps if ts >= floor)
+
+    def orphaned_since(self, entry_id: str, created_at: int) -> int:
+        """Since when the entry's target has been missing (0 = not orphaned).
+
+        No own lines → `created_at`; only `rescheduled` lines → 0; else the oldest
+        line of the run after the newest `delivered*`/`respawned*` line.
+        """
+        own = self._by_entry.get(entry_id)
+        if not own:
+            return created_at
+        since = 0
+        seen_any = False
+        for line in reversed(own):
+            if status_of(line.outcome) == Outcome.RESCHEDULED:
+                continue
+            seen_any = True
+            if proves_resolution(line.outcome):
+                break
+            since = line.ts
+        if not seen_any:
+            return 0
+        return since
+
+
+def lines_to_keep(
+    lines: Sequence[LogLine],
+    now: int,
+    backoff: Mapping[str, tuple[int, int]],
+) -> list[int]:
+    """Indices of the lines a rotation must keep in the live segment so that every
+    query above answers the same afterwards: each entry's newest line, newest
+    `rescheduled`, newest non-rescheduled line and orphan-run start; every line in
+    the rate window; and for backoff entries (`{id: (min, max)}`) the lines of the
+    current ladder climb plus a few older ones (a later walk can reach one rung
+    further than today's)."""
+    keep: set[int] = set()
+    floor = now - RATE_WINDOW
+    by_entry: dict[str, list[int]] = {}
+    for i, line in enumerate(lines):
+        by_entry.setdefault(line.entry, []).append(i)
+        if line.ts >= floor:
+            keep.add(i)
+    for entry_id, idxs in by_entry.items():
+        keep.add(idxs[-1])
+        cut = 0
+        for pos in range(len(idxs) - 1, -1, -1):
+            if status_of(lines[idxs[pos]].outcome) == Outcome.RESCHEDULED:
+                keep.add(idxs[pos])
+                cut = pos + 1
+                break
+        # orphan run: newest non-rescheduled line and the oldest line of the run
+        run_start = None
+        for pos in range(len(idxs) - 1, -1, -1):
+            line = lines[idxs[pos]]
+            if status_of(line.outcome) == Outcome.RESCHEDULED:
+                continue
+            if run_start is None:
+                keep.add(idxs[pos])
+            if proves_resolution(line.outcome):
+                break
+            run_start = pos
+        if run_start is not None:
+            keep.add(idxs[run_start])
+        if entry_id in backoff:
+            lo, hi = backoff[entry_id]
+            hist = idxs[cut:]
+            if hist:
+                s = ladder.streak([lines[i].ts for i in hist], lo, hi)
+                first = max(0, len(hist) - s - _WALK_MARGIN)
+                keep.update(hist[first:])
+    return sorted(keep)
+
+
+#: Older lines kept beyond today's climb (a later walk can seed one rung higher).
+_WALK_MARGIN = 8

@@ -1,0 +1,131 @@
+"""The delivery log on disk: appends, the live segment, rotation and archives.
+
+Appends are one `write` of whole lines with O_APPEND, then fsync, so a line is
+never torn by another writer; a line torn by a crash is skipped by the reader,
+and the next append starts on a fresh line so it is not glued to the wreck.
+
+The live segment `<slug>.log` rotates into numbered archives `<slug>.log.1`
+(newest) … instead of being trimmed. A rotation keeps in the live segment every
+line a derivation still needs (see `rk.log.lines_to_keep`), so a tick reads only
+the live segment and its cost does not grow with history, while nothing the
+schedule depends on moves out of sight. `read_history` merges archives and the
+live segment back into one chronological stream for `rk cron log`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+
+from rk.fsutil import atomic_write
+from rk.log import LogLine, lines_to_keep, parse_line
+
+
+def append_lines(path: Path, lines: Sequence[LogLine]) -> None:
+    """Append `lines` in a single write and fsync (creates the file 0600)."""
+    if not lines:
+        return
+    data = "".join(line.to_json() + "\n" for line in lines).encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data  # a crash left a torn last line; do not glue onto it
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_live(path: Path) -> list[LogLine]:
+    """Every readable line of the live segment, in file order (absent file → [])."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        return []
+    out = []
+    for raw in data.split(b"\n"):
+        if raw:
+            line = parse_line(raw)
+            if line is not None:
+                out.append(line)
+    return out
+
+
+def archive_path(path: Path, n: int) -> Path:
+    return path.with_name(f"{path.name}.{n}")
+
+
+def archives(path: Path) -> list[Path]:
+    """Existing archives, oldest first (`.N` … `.1`)."""
+    found = []
+    prefix = path.name + "."
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return []
+    for name in names:
+        if name.startswith(prefix) and name[len(prefix) :].isdigit():
+            found.append((int(name[len(prefix) :]), path.parent / name))
+    return [p for _, p in sorted(found, reverse=True)]
+
+
+def read_history(path: Path) -> list[LogLine]:
+    """Archives plus live segment, merged by `ts` (stable), oldest first."""
+    streams = [read_live(p) for p in archives(path)]
+    streams.append(read_live(path))
+    return list(heapq.merge(*streams, key=lambda line: line.ts))
+
+
+def rotate_if_needed(
+    path: Path,
+    now: int,
+    backoff: Mapping[str, tuple[int, int]],
+    max_bytes: int,
+    keep_archives: int,
+) -> bool:
+    """Rotate when the live segment is over `max_bytes` and a rotation frees at
+    least a quarter of it. Returns whether it rotated. Call under the tick lock."""
+    try:
+        size = os.stat(path).st_size
+    except FileNotFoundError:
+        return False
+    if size <= max_bytes:
+        return False
+    with open(path, "rb") as fh:
+        raw_lines = [r for r in fh.read().split(b"\n") if r.strip()]
+    parsed: list[LogLine] = []
+    parsed_at: list[int] = []
+    for i, raw in enumerate(raw_lines):
+        line = parse_line(raw)
+        if line is not None:
+            parsed.append(line)
+            parsed_at.append(i)
+    kept_raw_idx = {parsed_at[j] for j in lines_to_keep(parsed, now, backoff)}
+    kept = [raw for i, raw in enumerate(raw_lines) if i in kept_raw_idx]
+    moved = [raw for i, raw in enumerate(raw_lines) if i not in kept_raw_idx]
+    kept_bytes = sum(len(r) + 1 for r in kept)
+    if not moved or kept_bytes > size * 3 // 4:
+        return False
+    existing = archives(path)
+    numbers = sorted((int(p.name.rsplit(".", 1)[1]) for p in existing), reverse=True)
+    for n in numbers:
+        src = archive_path(path, n)
+        if keep_archives and n + 1 > keep_archives:
+            src.unlink(missing_ok=True)  # past the configured retention
+        else:
+            os.replace(src, archive_path(path, n + 1))
+    atomic_write(archive_path(path, 1), b"".join(r + b"\n" for r in moved))
+    atomic_write(path, b"".join(r + b"\n" for r in kept))
+    return True
+
+
+def iter_tail(lines: Sequence[LogLine], n: int | None) -> Iterator[LogLine]:
+    """The last `n` lines (all when n is None)."""
+    start = 0 if n is None or n >= len(lines) else len(lines) - n
+    yield from lines[start:]

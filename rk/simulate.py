@@ -1,0 +1,186 @@
+"""Replay entries against a scripted pane-state timeline, tick by tick.
+
+The same `due()` and the same policy decisions as the real tick, with tmux
+replaced by a table of pane states and the log kept in memory. A pane can
+have an agent model: a delivered payload makes it active at once and idle
+`busy_for` seconds later, which is exactly the feedback the backoff
+anchor-join exists for. Pure: used by `rk cron simulate`, by the timeline
+scenarios in `specs/scenarios/`, and by property tests.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import timezone, tzinfo
+
+from rk.due import due
+from rk.entry import Entry
+from rk.facts import PaneFact, resolve_all
+from rk.log import LogLine, LogView, Outcome
+from rk.policy import Action, AbsentAction, absent_action, delivery_decision, over_rate_cap
+from rk.wake import Observation
+
+GONE = "gone"  #: a scripted state meaning the pane no longer exists
+UNKNOWN = "unknown"  #: a scripted state meaning the pane shows no agent state (a shell)
+
+
+@dataclass(frozen=True)
+class StateChange:
+    """At `at` (unix seconds) pane `pane` reports `state` (active|waiting|idle|unknown|gone)."""
+
+    at: int
+    pane: str
+    state: str
+
+
+@dataclass(frozen=True)
+class AgentModel:
+    """How a pane's agent answers a delivered payload: active now, idle after `busy_for`."""
+
+    busy_for: int = 20
+
+
+@dataclass(frozen=True)
+class Event:
+    """One thing the simulated ticker did (a log line, a hold, or a diagnostic)."""
+
+    at: int
+    entry: str
+    kind: str  #: "line", "hold" or "diag"
+    reason: str = ""
+    outcome: str = ""
+    pane: str = ""
+    due_at: int = 0
+    rung: int = 0
+
+
+@dataclass
+class Simulation:
+    events: list[Event] = field(default_factory=list)
+    lines: list[LogLine] = field(default_factory=list)
+    #: per tick: (at, {pane: state}) as the tick saw it
+    strip: list[tuple[int, dict[str, str]]] = field(default_factory=list)
+
+    def fires(self, entry: str | None = None) -> list[LogLine]:
+        """Log lines that came from a fire (everything but missed/rescheduled)."""
+        return [
+            line
+            for line in self.lines
+            if (entry is None or line.entry == entry) and line.outcome not in (Outcome.MISSED, Outcome.RESCHEDULED)
+        ]
+
+
+@dataclass
+class _Pane:
+    state: str = UNKNOWN
+    epoch: int = 0
+
+
+def simulate(
+    entries: Sequence[Entry],
+    *,
+    start: int,
+    end: int,
+    tick: int = 30,
+    phase: int = 0,
+    script: Iterable[StateChange] = (),
+    agents: Mapping[str, AgentModel] | None = None,
+    roles: Mapping[str, str] | None = None,
+    sessions: Mapping[str, str] | None = None,
+    zone: tzinfo = timezone.utc,
+    log: Iterable[LogLine] = (),
+    cursor: Mapping[str, Observation] | None = None,
+    rate_per_hour: int = 30,
+    max_entries: int = 50,
+    diagnostics: bool = False,
+) -> Simulation:
+    """Tick from `start + phase` every `tick` seconds while `< end`.
+
+    `roles` maps role → pane id and `sessions` maps session ref → pane id, so
+    role and session targets resolve as they would on a real server.
+    """
+    agents = agents or {}
+    role_of = {pane: role for role, pane in (roles or {}).items()}
+    session_of = {pane: ref for ref, pane in (sessions or {}).items()}
+    queue: list[tuple[int, int, str, str]] = []
+    seq = 0
+    for change in script:
+        heapq.heappush(queue, (change.at, seq, change.pane, change.state))
+        seq += 1
+    panes: dict[str, _Pane] = {}
+    view = LogView(log)
+    obs: dict[str, Observation] = dict(cursor or {})
+    result = Simulation(lines=list(view.lines))
+
+    def emit(line: LogLine, *, due_at: int = 0, rung: int = 0) -> None:
+        view.add(line)
+        result.lines.append(line)
+        result.events.append(Event(line.ts, line.entry, "line", line.reason, line.outcome, line.target, due_at, rung))
+
+    by_id = {e.id: e for e in entries}
+    t = start + phase
+    while t < end:
+        while queue and queue[0][0] <= t:
+            at, _, pane, state = heapq.heappop(queue)
+            if state == GONE:
+                panes.pop(pane, None)
+            else:
+                panes[pane] = _Pane(state=state, epoch=at)
+        facts = [
+            PaneFact(
+                pane_id=p,
+                state="" if s.state == UNKNOWN else s.state,
+                epoch=0 if s.state == UNKNOWN else s.epoch,
+                window_id=f"@{p.lstrip('%')}",
+                role=role_of.get(p, ""),
+                session_ref=session_of.get(p, ""),
+                active=True,
+            )
+            for p, s in sorted(panes.items())
+        ]
+        result.strip.append((t, {p: s.state for p, s in panes.items()}))
+        targets = resolve_all(entries, facts)
+        ev = due(entries, view, facts, targets, obs, t, zone=zone, max_entries=max_entries)
+        for m in ev.missed:
+            emit(LogLine(t, m.entry, "", "schedule", Outcome.MISSED), due_at=m.occurrence)
+        for fire in ev.fires:
+            entry = by_id[fire.entry]
+            if over_rate_cap(view, t, rate_per_hour, target=fire.pane):
+                emit(LogLine(t, fire.entry, fire.pane, fire.reason, Outcome.RATE_CAPPED), due_at=fire.due_at)
+                continue
+            current = panes.get(fire.pane)
+            state = "" if current is None or current.state == UNKNOWN else current.state
+            decision = delivery_decision(entry.policy, state, fire.due_at, t)
+            if decision.action == Action.HOLD:
+                result.events.append(Event(t, fire.entry, "hold", fire.reason, f"held-busy: {state}", fire.pane, fire.due_at))
+                continue
+            if decision.action == Action.LOG:
+                emit(LogLine(t, fire.entry, fire.pane, fire.reason, decision.outcome), due_at=fire.due_at, rung=fire.rung)
+                continue
+            emit(LogLine(t, fire.entry, fire.pane, fire.reason, Outcome.DELIVERED), due_at=fire.due_at, rung=fire.rung)
+            model = agents.get(fire.pane)
+            if model is not None:
+                panes[fire.pane] = _Pane(state="active", epoch=t)
+                heapq.heappush(queue, (t + max(1, model.busy_for), seq, fire.pane, "idle"))
+                seq += 1
+        for fire in ev.absent:
+            entry = by_id[fire.entry]
+            if over_rate_cap(view, t, rate_per_hour, entry=fire.entry):
+                emit(LogLine(t, fire.entry, "", fire.reason, Outcome.RATE_CAPPED), due_at=fire.due_at)
+                continue
+            action = absent_action(entry)
+            outcome = {
+                AbsentAction.SKIP: Outcome.SKIPPED_ABSENT,
+                AbsentAction.NOTIFY: Outcome.NOTIFIED_ABSENT,
+                AbsentAction.NOTIFY_UNCOMMANDED: Outcome.NOTIFIED_ABSENT,
+                AbsentAction.RESPAWN: Outcome.RESPAWNED,
+            }[action]
+            emit(LogLine(t, fire.entry, "", fire.reason, str(outcome)), due_at=fire.due_at)
+        if diagnostics:
+            for d in ev.diagnostics:
+                result.events.append(Event(t, d.entry, "diag", d.reason, d.detail))
+        obs = dict(ev.next_cursor)
+        t += tick
+    return result

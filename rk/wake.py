@@ -1,0 +1,88 @@
+"""wake_on: fire when another pane on the server finished, asked, or vanished.
+
+Each entry keeps its own observation of the server (a fingerprint of every
+pane's agent state, *excluding the entry's own target*, so its own deliveries
+never count as the next edge). A change fires only when it is actionable: some
+pane became idle or waiting (or anything but active), or disappeared. Going
+active is ignored: an agent starting work needs no attention. The debounce is
+measured from the entry's newest own log line, and a held edge stays pending
+(the old observation is kept), so a burst coalesces into one fire.
+
+Pure functions; the cursor file is read and written by `rk.cursor`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What an entry last saw of the server: a fingerprint and when."""
+
+    fingerprint: str
+    observed_at: int
+
+
+class WakeVerdict(StrEnum):
+    """The outcome of comparing an entry's observation with the server now."""
+
+    COLD_START = "wake-cold-start"  #: no prior observation: store, never fire
+    UNCHANGED = "unchanged"  #: same fingerprint: keep the observation
+    IGNORED = "wake-ignored-transition"  #: changed, nothing actionable: advance
+    DEBOUNCED = "wake-debounced"  #: actionable but within debounce: keep (pending)
+    FIRE = "fire"  #: actionable: fire and advance
+
+
+def fingerprint(states: Mapping[str, str], exclude: str = "") -> str:
+    """`pane=state\\n` for every pane with a known state, sorted by pane-id *string*
+    (`%10` before `%9`), leaving out `exclude` (the entry's own target pane)."""
+    return "".join(f"{p}={states[p]}\n" for p in sorted(states) if p != exclude and states[p])
+
+
+def parse_fingerprint(fp: str) -> dict[str, str]:
+    """Back to `{pane: state}`; lines without `=` or with an empty half are skipped."""
+    out: dict[str, str] = {}
+    for line in fp.split("\n"):
+        pane, sep, state = line.partition("=")
+        if sep and pane and state:
+            out[pane] = state
+    return out
+
+
+def actionable(old: Mapping[str, str], new: Mapping[str, str]) -> bool:
+    """True if some pane changed to anything but `active`, or vanished.
+
+    A pane that first appears as idle or waiting is actionable; one that first
+    appears as active, or any change to active, is not.
+    """
+    for pane in old.keys() | new.keys():
+        before = old.get(pane)
+        after = new.get(pane)
+        if after is None:
+            return True  # vanished (or fell back to unknown)
+        if after != before and after != "active":
+            return True
+    return False
+
+
+def wake_edge(
+    previous: Observation | None,
+    current: str,
+    newest_own_ts: int | None,
+    debounce: int,
+    now: int,
+) -> tuple[WakeVerdict, Observation]:
+    """Decide one entry's wake edge; returns the verdict and the observation to store."""
+    observed = Observation(fingerprint=current, observed_at=now)
+    if previous is None:
+        return WakeVerdict.COLD_START, observed
+    if previous.fingerprint == current:
+        return WakeVerdict.UNCHANGED, previous
+    if not actionable(parse_fingerprint(previous.fingerprint), parse_fingerprint(current)):
+        return WakeVerdict.IGNORED, observed
+    if newest_own_ts is not None and now - newest_own_ts < debounce:
+        return WakeVerdict.DEBOUNCED, previous
+    return WakeVerdict.FIRE, observed
