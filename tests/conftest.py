@@ -1,8 +1,68 @@
-"""Shared fixtures. tests/ is on sys.path so helper modules import plainly."""
+"""Shared fixtures. tests/ is on sys.path so helper modules import plainly.
+
+Integration tests run a private tmux server per test on socket
+`rk-test-<pid>-<n>`; the fixture creates it and kills it, and never touches
+the user's default server.
+"""
 
 from __future__ import annotations
 
+import itertools
+import os
+import shutil
+import subprocess
 import sys
+import time
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from rk.tmux import Server, child_env  # noqa: E402
+
+_counter = itertools.count()
+
+
+def wait_for(predicate, timeout: float = 5.0, interval: float = 0.02, message: str = "condition"):
+    """Poll `predicate` until it returns a truthy value; fail the test on timeout."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = predicate()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {message} (last: {last!r})")
+
+
+def _new_server_name() -> str:
+    return f"rk-test-{os.getpid()}-{next(_counter)}"
+
+
+@pytest.fixture
+def tmux_server(tmp_path, monkeypatch):
+    """A private tmux server with session `main` whose first pane runs `cat`.
+
+    Yields an `rk.tmux.Server`; the server is killed afterwards. TMUX_TMPDIR
+    points into tmp_path so no socket of the user's is ever visible.
+    """
+    if shutil.which("tmux") is None:
+        pytest.fail("tmux is required for integration tests")
+    sockdir = tmp_path / "tmux-sockets"
+    sockdir.mkdir()
+    monkeypatch.setenv("TMUX_TMPDIR", str(sockdir))
+    monkeypatch.delenv("TMUX", raising=False)
+    monkeypatch.delenv("TMUX_PANE", raising=False)
+    name = _new_server_name()
+    env = dict(os.environ)
+    server = Server(name=name, env=env)
+    subprocess.run(
+        server.argv("-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", "200", "-y", "50", "cat"),
+        check=True,
+        env=child_env(env),
+    )
+    try:
+        yield server
+    finally:
+        subprocess.run(server.argv("kill-server"), env=child_env(env), capture_output=True)

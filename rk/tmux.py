@@ -1,0 +1,235 @@
+"""The tmux command layer: one explicit server per call, a clean environment,
+a timeout on every command, and a liveness probe that never starts a server.
+
+Every tmux child gets `TMUX` and `TMUX_PANE` removed (or commands would be
+attributed to the caller's pane and server) and a UTF-8 locale (tmux 3.7
+rewrites tabs to `_` for non-UTF-8 clients, which would empty every
+tab-separated listing). A socket is probed with a bare `connect()` before any
+command is sent to it: tmux would resurrect a dead server for some commands,
+and a probe costs no process.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rk.facts import PaneFact, reconcile
+
+DEFAULT_TIMEOUT = 5.0
+FIELD_SEP = "\t"
+
+#: Fields read per pane in the one enumeration a tick makes.
+PANE_FIELDS = (
+    "pane_id",
+    "pane_pid",
+    "pane_current_command",
+    "pane_in_mode",
+    "pane_active",
+    "pane_dead",
+    "window_id",
+    "@rk_win_role",
+    "@rk_pane_agent_state",
+    "@rk_agent_state",
+    "@rk_pane_agent_session",
+)
+PANE_FORMAT = FIELD_SEP.join("#{" + f + "}" for f in PANE_FIELDS)
+
+
+class TmuxError(Exception):
+    """A tmux command failed; the message carries tmux's own words."""
+
+
+def _utf8(value: str) -> bool:
+    v = value.upper().replace("-", "")
+    return "UTF8" in v
+
+
+def child_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for tmux children: no TMUX/TMUX_PANE, a UTF-8 locale."""
+    env = dict(os.environ if base is None else base)
+    env.pop("TMUX", None)
+    env.pop("TMUX_PANE", None)
+    lc_all = env.get("LC_ALL", "")
+    if lc_all and not _utf8(lc_all):
+        env["LC_ALL"] = "C.UTF-8"
+    locale = next((env[k] for k in ("LC_ALL", "LC_CTYPE", "LANG") if env.get(k)), "")
+    if not _utf8(locale):
+        env["LC_CTYPE"] = "C.UTF-8"
+    return env
+
+
+def socket_dir(env: Mapping[str, str] | None = None) -> Path:
+    """`$TMUX_TMPDIR/tmux-<uid>`, else `/tmp/tmux-<uid>` (tmux's own rule)."""
+    env = os.environ if env is None else env
+    return Path(env.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}"
+
+
+def socket_is_live(path: Path | str, timeout: float = 0.5) -> bool:
+    """Whether a tmux server listens on `path` (connect only; nothing is sent)."""
+    try:
+        if not stat.S_ISSOCK(os.stat(path).st_mode):
+            return False
+    except OSError:
+        return False
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(str(path))
+        return True
+    except OSError:
+        return False
+    finally:
+        sock.close()
+
+
+def live_servers(env: Mapping[str, str] | None = None) -> list[str]:
+    """Socket names in the socket dir that have a live server."""
+    directory = socket_dir(env)
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return []
+    return [n for n in names if socket_is_live(directory / n)]
+
+
+def socket_from_tmux_env(value: str) -> str:
+    """The socket path in `$TMUX` (`<path>,<server pid>,<session>`)."""
+    return value.split(",", 1)[0] if value else ""
+
+
+@dataclass(frozen=True)
+class Server:
+    """One tmux server, by socket name (`-L`) or by socket path (`-S`)."""
+
+    name: str = "default"
+    socket_path: str = ""
+    env: Mapping[str, str] | None = None
+
+    @property
+    def path(self) -> Path:
+        if self.socket_path:
+            return Path(self.socket_path)
+        return socket_dir(self.env) / self.name
+
+    def argv(self, *args: str) -> list[str]:
+        if self.socket_path:
+            return ["tmux", "-S", self.socket_path, *args]
+        return ["tmux", "-L", self.name, *args]
+
+    def is_live(self) -> bool:
+        return socket_is_live(self.path)
+
+    def run(self, *args: str, input: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> str:
+        """Run one tmux command; return stdout; TmuxError with tmux's message on failure."""
+        argv = self.argv(*args)
+        try:
+            proc = subprocess.run(
+                argv,
+                input=input.encode("utf-8") if input is not None else None,
+                stdin=None if input is not None else subprocess.DEVNULL,
+                capture_output=True,
+                timeout=timeout,
+                env=child_env(self.env),
+            )
+        except FileNotFoundError:
+            raise TmuxError("tmux is not installed (not on PATH)") from None
+        except subprocess.TimeoutExpired:
+            raise TmuxError(f"tmux {args[0] if args else ''} timed out after {timeout:g}s") from None
+        if proc.returncode != 0:
+            message = proc.stderr.decode("utf-8", "replace").strip() or f"exit status {proc.returncode}"
+            raise TmuxError(f"tmux {args[0] if args else ''}: {message.splitlines()[0]}")
+        return proc.stdout.decode("utf-8", "replace")
+
+    # -- the commands rk uses, one method each
+
+    def list_panes(self) -> list[dict[str, str]]:
+        """Every pane of the server, one `list-panes -a` call, as field dicts."""
+        out = self.run("list-panes", "-a", "-F", PANE_FORMAT)
+        rows = []
+        for line in out.splitlines():
+            if not line:
+                continue
+            values = line.split(FIELD_SEP)
+            if len(values) != len(PANE_FIELDS):
+                raise TmuxError(f"list-panes: unexpected row {line!r} (is the locale UTF-8?)")
+            rows.append(dict(zip(PANE_FIELDS, values)))
+        return rows
+
+    def pane_facts(self) -> list[PaneFact]:
+        """Reconciled facts for every pane, in enumeration order."""
+        facts = []
+        for row in self.list_panes():
+            pane = PaneFact(
+                pane_id=row["pane_id"],
+                command=row["pane_current_command"],
+                window_id=row["window_id"],
+                role=row["@rk_win_role"],
+                active=row["pane_active"] == "1",
+                in_mode=row["pane_in_mode"] == "1",
+                dead=row["pane_dead"] == "1",
+            )
+            facts.append(
+                reconcile(pane, row["@rk_pane_agent_state"], row["@rk_agent_state"], row["@rk_pane_agent_session"], pid_alive)
+            )
+        return facts
+
+    def display(self, target: str, fmt: str) -> str:
+        return self.run("display-message", "-p", "-t", target, fmt).rstrip("\n")
+
+    def set_pane_option(self, pane: str, name: str, value: str) -> None:
+        self.run("set-option", "-p", "-t", pane, name, value)
+
+    def capture(self, pane: str, lines: int = 0) -> str:
+        """The visible screen of `pane` (plus `lines` of history), joined wrapped lines."""
+        args = ["capture-pane", "-p", "-J", "-t", pane]
+        if lines:
+            args[2:2] = ["-S", f"-{lines}"]
+        return self.run(*args)
+
+    def load_buffer(self, name: str, text: str) -> None:
+        """Put `text` in a named buffer through stdin (no argv parsing: a leading `-`
+        or trailing `;` arrives intact, and size is not limited by argv)."""
+        self.run("load-buffer", "-b", name, "-", input=text)
+
+    def paste_buffer(self, name: str, pane: str, bracketed: bool = True) -> None:
+        args = ["paste-buffer", "-d", "-b", name, "-t", pane]
+        if bracketed:
+            args.insert(1, "-p")
+        self.run(*args)
+
+    def send_keys(self, pane: str, *keys: str) -> None:
+        self.run("send-keys", "-t", pane, *keys)
+
+    def cancel_mode(self, pane: str) -> None:
+        self.run("send-keys", "-t", pane, "-X", "cancel")
+
+    def display_message_to_clients(self, text: str) -> None:
+        """Show `text` on every attached client's status line."""
+        clients = [c for c in self.run("list-clients", "-F", "#{client_name}").splitlines() if c]
+        for client in clients:
+            self.run("display-message", "-c", client, text)
+
+
+def pid_alive(pid: int) -> bool:
+    """`kill(pid, 0)`: ESRCH means dead; EPERM means alive (someone else's process)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def servers_for(names: Sequence[str], env: Mapping[str, str] | None = None) -> list[Server]:
+    return [Server(name=n, env=env) for n in names]
