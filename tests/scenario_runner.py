@@ -247,6 +247,11 @@ def _run_timeline(spec: dict, entries, zone) -> list[str]:
         lo, hi = T(spec_after["min"]), T(spec_after["max"])
         if not tail or any(not lo <= g <= hi for g in tail):
             problems.append(f"gaps after {spec_after['from']}: want all in [{lo}, {hi}], got {tail}")
+    if "outcome_counts" in expect:
+        got_counts = collections.Counter(line.outcome for line in lines)
+        want_counts = {str(k): int(v) for k, v in expect["outcome_counts"].items()}
+        if dict(got_counts) != want_counts:
+            problems.append(f"outcome_counts: want {want_counts}, got {dict(got_counts)}")
     if "holds" in expect:
         holds = [e.at for e in sim.events if e.kind == "hold" and e.entry == entry_id]
         want = [T(x) for x in expect["holds"]]
