@@ -1,22 +1,1017 @@
-"""The rk command line (skeleton; the full CLI is declared here)."""
+"""The rk command line, declared in one place.
+
+Exit codes: 0 ok, 1 operational (unknown id, lock contention, a corrupt file,
+tmux trouble), 2 usage (bad or missing flags; the state directory is left
+untouched). Errors are one line on stderr. With `--json`, exactly one JSON
+document goes to stdout: `{"ok": true, "result": …}` or
+`{"ok": false, "error": {"code": "usage"|"not-found"|"operational", "message": …}}`.
+
+`-L/--server NAME` is accepted anywhere (`rk -L work cron list` or
+`rk cron list -L work`); without it, the server of `$TMUX`, else `default`.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from enum import IntEnum
+from pathlib import Path
+from typing import Annotated, Optional
+
 import typer
 
-app = typer.Typer(no_args_is_help=True, add_completion=True, help="rk: schedule prompts into tmux agent panes.")
+try:  # recent typer vendors click
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+except ImportError:  # pragma: no cover - typer on top of click
+    from click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
-try:  # the agent group lives in rk.agent.cli
+from rk import clock, logfile
+from rk.config import ConfigError, ServerFiles, check_slug, load_settings, state_dir
+from rk.cronexpr import CronError, CronExpr, zone_for
+from rk.durations import DurationError, format_go, parse_duration
+from rk.entry import (
+    CATCH_UP_ONCE,
+    WAKE_EVENT,
+    WAKE_SCOPE,
+    CreatedBy,
+    Deliver,
+    Entry,
+    EntryError,
+    IfAbsent,
+    Schedule,
+    ScheduleKind,
+    Target,
+    TargetKind,
+    WakeOn,
+    check_respawn_intent,
+)
+from rk.entryfile import EntryDocument, EntryFileError, EntryNotFound, load_entries
+from rk.log import LogLine, LogView
+from rk.policy import expires_at
+from rk.tmux import Server, TmuxError, socket_from_tmux_env
+
+
+class ExitStatus(IntEnum):
+    OK = 0
+    ERROR = 1  #: operational
+    USAGE = 2
+
+
+class CliError(Exception):
+    """A user-facing failure: one line, an exit status, a JSON error code."""
+
+    def __init__(self, message: str, status: ExitStatus = ExitStatus.ERROR, code: str = "operational") -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.code = code
+
+
+def usage(message: str) -> CliError:
+    return CliError(message, ExitStatus.USAGE, "usage")
+
+
+def not_found(entry_id: str) -> CliError:
+    return CliError(f"no entry {entry_id}", ExitStatus.ERROR, "not-found")
+
+
+@dataclass
+class Environment:
+    """Everything the commands read from the outside world; tests replace it."""
+
+    environ: dict
+    stdout: object
+    stderr: object
+    server_flag: str = ""  #: -L as given ("" = not given)
+    json: bool = False
+
+    @property
+    def server(self) -> str:
+        """-L, else the socket name of $TMUX, else `default` (validated)."""
+        name = self.server_flag or Path(socket_from_tmux_env(self.environ.get("TMUX", ""))).name or "default"
+        try:
+            return check_slug(name)
+        except ConfigError as exc:
+            raise usage(str(exc)) from None
+
+    def now(self) -> int:
+        try:
+            return clock.now(self.environ)
+        except clock.ClockError as exc:
+            raise usage(str(exc)) from None
+
+    def state_dir(self) -> Path:
+        return state_dir(self.environ)
+
+    def files(self) -> ServerFiles:
+        return ServerFiles(self.state_dir(), self.server)
+
+    def settings(self):
+        try:
+            return load_settings(self.environ)
+        except ConfigError as exc:
+            raise CliError(str(exc)) from None
+
+    def zone(self):
+        return clock.local_zone(self.environ)
+
+    def out(self, text: str = "") -> None:
+        print(text, file=self.stdout)
+
+    def err(self, text: str) -> None:
+        print(text, file=self.stderr)
+
+    def result(self, result, human: list[str] | str | None = None) -> None:
+        """Print the JSON envelope, or the human lines."""
+        if self.json:
+            self.out(json.dumps({"ok": True, "result": result}, ensure_ascii=False))
+        elif human is not None:
+            for line in [human] if isinstance(human, str) else human:
+                self.out(line)
+
+
+ENV: Environment = Environment(environ=dict(os.environ), stdout=sys.stdout, stderr=sys.stderr)
+
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
+ServerOpt = Annotated[
+    Optional[str],
+    typer.Option("-L", "--server", help="tmux server (socket name); default: the server of $TMUX, else 'default'."),
+]
+
+
+def _server(value: str | None) -> None:
+    if value:
+        ENV.server_flag = value
+
+
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=True,
+    pretty_exceptions_enable=False,
+    help="rk types prompts into the tmux panes where AI coding agents run, on a schedule.",
+)
+cron_app = typer.Typer(no_args_is_help=True, help="Schedule prompts: add, list, edit, mute, tick, ticker…")
+app.add_typer(cron_app, name="cron")
+
+
+@cron_app.callback()
+def _cron_root(server: ServerOpt = None) -> None:
+    _server(server)
+
+
+@app.callback()
+def _root(server: ServerOpt = None) -> None:
+    _server(server)
+
+
+# --------------------------------------------------------------------------- parsing helpers
+
+
+def _duration(flag: str, value: str, allow_zero: bool = False) -> int:
+    try:
+        seconds = parse_duration(value)
+    except DurationError as exc:
+        raise usage(f"{flag}: {exc}") from None
+    if seconds < 0 or (seconds == 0 and not allow_zero):
+        raise usage(f"{flag} must be positive")
+    return seconds
+
+
+def _schedule_from_flags(
+    every: str | None,
+    idle_every: str | None,
+    backoff: bool,
+    lo: str | None,
+    hi: str | None,
+    cron: str | None,
+    catch_up: str | None,
+    tz: str | None,
+    required: bool,
+) -> Schedule | None:
+    chosen = [name for name, on in (("--every", every), ("--idle-every", idle_every), ("--backoff", backoff), ("--cron", cron)) if on]
+    if (lo or hi) and not backoff:
+        raise usage("--min/--max only apply with --backoff")
+    if catch_up is not None and cron is None:
+        raise usage("--catch-up only applies with --cron")
+    if tz is not None and cron is None:
+        raise usage("--tz only applies with --cron")
+    if len(chosen) > 1:
+        raise usage("exactly one schedule flag is required: --every, --idle-every, --backoff, or --cron")
+    if not chosen:
+        if required:
+            raise usage("exactly one schedule flag is required: --every, --idle-every, --backoff, or --cron")
+        return None
+    if every:
+        return Schedule(kind=ScheduleKind.EVERY, interval=_duration("--every", every))
+    if idle_every:
+        d = _duration("--idle-every", idle_every)
+        return Schedule(kind=ScheduleKind.BACKOFF, min=d, max=d)
+    if backoff:
+        mn = _duration("--min", lo) if lo else 60
+        mx = _duration("--max", hi) if hi else 1800
+        if mx < mn:
+            raise usage("--max must be ≥ --min")
+        return Schedule(kind=ScheduleKind.BACKOFF, min=mn, max=mx)
+    expr = (cron or "").strip()
+    if len(expr.split()) != 5:
+        raise usage(f"--cron needs exactly 5 fields (minute hour day-of-month month day-of-week), got {len(expr.split())}")
+    if catch_up is not None and catch_up != CATCH_UP_ONCE:
+        raise usage("--catch-up only accepts 'once'")
+    if tz:
+        try:
+            zone_for(tz)
+        except CronError as exc:
+            raise usage(str(exc)) from None
+    return Schedule(kind=ScheduleKind.CRON, expr=" ".join(expr.split()), catch_up=catch_up or "", tz=tz or "")
+
+
+def _choice(flag: str, value: str | None, allowed) -> str | None:
+    if value is None:
+        return None
+    values = [str(v) for v in allowed]
+    if value not in values:
+        raise usage(f"{flag} must be one of {', '.join(values)}")
+    return value
+
+
+def _no_space(flag: str, value: str) -> str:
+    if not value or any(c.isspace() for c in value):
+        raise usage(f"{flag} must be non-empty without whitespace")
+    return value
+
+
+def _target_from_flags(role: str | None, session: str | None, pane: str | None) -> Target | None:
+    given = [(n, v) for n, v in (("--role", role), ("--session", session), ("--pane", pane)) if v is not None]
+    if len(given) > 1:
+        raise usage(f"{given[0][0]} and {given[1][0]} are mutually exclusive")
+    if not given:
+        return None
+    name, value = given[0]
+    if name == "--role":
+        return Target(TargetKind.ROLE, _no_space("--role", value))
+    if name == "--session":
+        return Target(TargetKind.SESSION, _no_space("--session", value))
+    if not re.fullmatch(r"%\d+", value):
+        raise usage("--pane must be a tmux pane id like %3")
+    return Target(TargetKind.PANE, value)
+
+
+def _wake_from_flags(wake_on: str | None, scope: str | None, debounce: str | None, allow_off: bool) -> WakeOn | None | str:
+    """WakeOn, None (not given), or "off" (remove; edit only)."""
+    if wake_on is None:
+        if scope is not None or debounce is not None:
+            raise usage("--wake-scope/--wake-debounce only apply with --wake-on")
+        return None
+    if wake_on in ("none", "off"):
+        if not allow_off:
+            raise usage("--wake-on none/off only applies to edit")
+        if scope is not None or debounce is not None:
+            raise usage("--wake-on none cannot take --wake-scope/--wake-debounce")
+        return "off"
+    if wake_on != WAKE_EVENT:
+        raise usage(f"--wake-on must be {WAKE_EVENT}")
+    if scope is not None and scope != WAKE_SCOPE:
+        raise usage(f"--wake-scope must be {WAKE_SCOPE}")
+    secs = _duration("--wake-debounce", debounce, allow_zero=True) if debounce is not None else 60
+    return WakeOn(event=WAKE_EVENT, scope=WAKE_SCOPE, debounce=secs)
+
+
+def _caller_pane() -> str:
+    pane = ENV.environ.get("TMUX_PANE", "")
+    if pane and not re.fullmatch(r"%\d+", pane):
+        raise usage(f"malformed $TMUX_PANE {pane!r}")
+    return pane
+
+
+def _caller_server() -> Server:
+    socket_path = socket_from_tmux_env(ENV.environ.get("TMUX", ""))
+    if socket_path:
+        return Server(socket_path=socket_path, env=ENV.environ)
+    return Server(name=ENV.server, env=ENV.environ)
+
+
+def _default_target(pane: str) -> tuple[Target, str]:
+    """role of the caller's window → its agent session → its pane. Returns (target, session ref)."""
+    server = _caller_server()
+    role = session = ""
+    try:
+        role = server.display(pane, "#{@rk_win_role}").strip()
+    except TmuxError as exc:
+        ENV.err(f"rk: note: could not read the window role ({exc}); trying the agent session")
+    try:
+        session = server.display(pane, "#{@rk_pane_agent_session}").strip()
+    except TmuxError as exc:
+        ENV.err(f"rk: note: could not read the agent session ({exc}); targeting the pane")
+    if role and not any(c.isspace() for c in role):
+        return Target(TargetKind.ROLE, role), session
+    if session and not any(c.isspace() for c in session):
+        return Target(TargetKind.SESSION, session), session
+    return Target(TargetKind.PANE, pane), session
+
+
+def _receipt(entry: Entry) -> dict:
+    return {"id": entry.id, "name": entry.name, "schedule": entry.schedule.summary, "target": entry.target.summary}
+
+
+def _open_doc(files: ServerFiles) -> EntryDocument:
+    try:
+        return EntryDocument.open(files.entries)
+    except EntryFileError as exc:
+        raise CliError(str(exc)) from None
+
+
+def _save(doc: EntryDocument) -> None:
+    try:
+        doc.save()
+    except OSError as exc:
+        raise CliError(f"cannot write {doc.path}: {exc.strerror or exc}") from None
+
+
+def _get(doc: EntryDocument, entry_id: str) -> Entry:
+    try:
+        return doc.get(entry_id)
+    except EntryNotFound:
+        raise not_found(entry_id) from None
+    except EntryError as exc:
+        raise CliError(f"entry {entry_id} is invalid ({exc}); fix it by hand or rm it") from None
+
+
+# --------------------------------------------------------------------------- add / edit
+
+
+@cron_app.command("add")
+def cmd_add(
+    prompt: Annotated[str, typer.Argument(help="The text typed into the agent and submitted (never executed).")],
+    every: Annotated[Optional[str], typer.Option("--every", help="Fixed interval, e.g. 5m.")] = None,
+    idle_every: Annotated[Optional[str], typer.Option("--idle-every", help="After this much quiet, then every this long while quiet (flat backoff).")] = None,
+    backoff: Annotated[bool, typer.Option("--backoff", help="Doubling ladder from the target's last activity.")] = False,
+    lo: Annotated[Optional[str], typer.Option("--min", help="Backoff first gap (default 60s).")] = None,
+    hi: Annotated[Optional[str], typer.Option("--max", help="Backoff largest gap (default 30m).")] = None,
+    cron: Annotated[Optional[str], typer.Option("--cron", help='Five-field cron expression, e.g. "0 9 * * 1-5".')] = None,
+    catch_up: Annotated[Optional[str], typer.Option("--catch-up", help="'once': one late fire after a gap instead of 'missed'.")] = None,
+    tz: Annotated[Optional[str], typer.Option("--tz", help="IANA zone for --cron (default: the ticker's local zone).")] = None,
+    name: Annotated[Optional[str], typer.Option("--name", help="Display name (default: the prompt's first 40 characters).")] = None,
+    deliver: Annotated[Optional[str], typer.Option("--deliver", help="immediate | when-idle | skip-if-busy")] = None,
+    if_absent: Annotated[Optional[str], typer.Option("--if-absent", help="skip | notify | respawn")] = None,
+    respawn: Annotated[Optional[list[str]], typer.Option("--respawn", help="One argv element of the respawn command (repeat). {server} is replaced.")] = None,
+    pinned: Annotated[bool, typer.Option("--pinned", help="Never expire as an orphan.")] = False,
+    role: Annotated[Optional[str], typer.Option("--role", help="Target the window carrying this role.")] = None,
+    session: Annotated[Optional[str], typer.Option("--session", help="Target the pane carrying this agent session.")] = None,
+    pane: Annotated[Optional[str], typer.Option("--pane", help="Target this pane id (%N).")] = None,
+    wake_on: Annotated[Optional[str], typer.Option("--wake-on", help="agent-state-change: also fire when another pane goes idle/waiting or vanishes.")] = None,
+    wake_scope: Annotated[Optional[str], typer.Option("--wake-scope", help="server (the only scope).")] = None,
+    wake_debounce: Annotated[Optional[str], typer.Option("--wake-debounce", help="Hold wake edges this long after the entry's last line (default 60s).")] = None,
+    as_json: JsonOpt = False,
+    server: ServerOpt = None,
+) -> None:
+    """Add an entry. Output: `<id> <name> [<schedule> -> <target>]`."""
+    _server(server)
+    if not prompt.strip():
+        raise usage("the prompt must not be empty")
+    schedule = _schedule_from_flags(every, idle_every, backoff, lo, hi, cron, catch_up, tz, required=True)
+    deliver = _choice("--deliver", deliver, Deliver) or ""
+    if_absent = _choice("--if-absent", if_absent, IfAbsent) or ""
+    target = _target_from_flags(role, session, pane)
+    wake = _wake_from_flags(wake_on, wake_scope, wake_debounce, allow_off=False)
+    argv = tuple(respawn or ())
+    if argv and if_absent != IfAbsent.RESPAWN:
+        raise usage("--respawn only applies with --if-absent respawn")
+    if argv and not argv[0]:
+        raise usage("--respawn: the first element (the program) must not be empty")
+    caller = _caller_pane()
+    files = ENV.files()
+    now = ENV.now()
+    session_ref = ""
+    if target is None:
+        if not caller:
+            raise usage("not inside a tmux pane: pass --role, --pane, or --session")
+        target, session_ref = _default_target(caller)
+    elif caller:
+        try:
+            session_ref = _caller_server().display(caller, "#{@rk_pane_agent_session}").strip()
+        except TmuxError:
+            session_ref = ""
+    if if_absent == IfAbsent.RESPAWN and not argv and target.kind != TargetKind.SESSION:
+        raise usage("--if-absent respawn needs --respawn on role and pane targets (only session targets have a default)")
+    entry = Entry(
+        id="new",
+        name=name if name is not None else prompt[:40],
+        schedule=schedule,
+        target=target,
+        payload=prompt,
+        deliver=deliver,
+        if_absent=if_absent,
+        respawn=argv,
+        wake_on=wake if isinstance(wake, WakeOn) else None,
+        pinned=pinned,
+        created_by=CreatedBy(at=now, session=session_ref, pane=caller),
+    )
+    try:
+        check_respawn_intent(entry)
+    except EntryError as exc:
+        raise usage(str(exc)) from None
+    settings = ENV.settings()
+    doc = _open_doc(files)
+    try:
+        entry = doc.add(entry, settings.max_entries)
+    except EntryFileError as exc:
+        raise CliError(str(exc)) from None
+    try:
+        entry = doc.get(entry.id)  # validates the stored form (e.g. a cron expression that never matches)
+    except EntryError as exc:
+        raise CliError(str(exc)) from None
+    _save(doc)
+    ENV.result(_receipt(entry), f"{entry.id} {entry.name} [{entry.schedule.summary} -> {entry.target.summary}]")
+
+
+@cron_app.command("edit")
+def cmd_edit(
+    entry_id: Annotated[str, typer.Argument(metavar="ID")],
+    every: Annotated[Optional[str], typer.Option("--every")] = None,
+    idle_every: Annotated[Optional[str], typer.Option("--idle-every")] = None,
+    backoff: Annotated[bool, typer.Option("--backoff")] = False,
+    lo: Annotated[Optional[str], typer.Option("--min")] = None,
+    hi: Annotated[Optional[str], typer.Option("--max")] = None,
+    cron: Annotated[Optional[str], typer.Option("--cron")] = None,
+    catch_up: Annotated[Optional[str], typer.Option("--catch-up")] = None,
+    tz: Annotated[Optional[str], typer.Option("--tz")] = None,
+    name: Annotated[Optional[str], typer.Option("--name")] = None,
+    deliver: Annotated[Optional[str], typer.Option("--deliver")] = None,
+    if_absent: Annotated[Optional[str], typer.Option("--if-absent")] = None,
+    respawn: Annotated[Optional[list[str]], typer.Option("--respawn")] = None,
+    wake_on: Annotated[Optional[str], typer.Option("--wake-on", help="agent-state-change, or none/off to remove.")] = None,
+    wake_scope: Annotated[Optional[str], typer.Option("--wake-scope")] = None,
+    wake_debounce: Annotated[Optional[str], typer.Option("--wake-debounce")] = None,
+    as_json: JsonOpt = False,
+    server: ServerOpt = None,
+) -> None:
+    """Change fields of an entry in place, keeping its id and history.
+
+    A schedule or deliver change logs `rescheduled`, which restarts anchors
+    and the backoff climb. Target and creator cannot change (rm + add).
+    """
+    _server(server)
+    schedule = _schedule_from_flags(every, idle_every, backoff, lo, hi, cron, catch_up, tz, required=False)
+    deliver = _choice("--deliver", deliver, Deliver)
+    if_absent = _choice("--if-absent", if_absent, IfAbsent)
+    wake = _wake_from_flags(wake_on, wake_scope, wake_debounce, allow_off=True)
+    if schedule is None and deliver is None and name is None and if_absent is None and respawn is None and wake is None:
+        raise usage("nothing to edit — pass a schedule flag, --deliver, --name, --if-absent, --respawn, or --wake-on")
+    files = ENV.files()
+    from rk.lock import LockHeld, locked
+
+    try:
+        with locked(files.lock, retry_every=0.1, retry_for=2.0):
+            doc = _open_doc(files)
+            old = _get(doc, entry_id)
+            new = old
+            if schedule is not None:
+                new = replace(new, schedule=schedule)
+            if deliver is not None:
+                new = replace(new, deliver=deliver)
+            if name is not None:
+                new = replace(new, name=name)
+            if if_absent is not None:
+                new = replace(new, if_absent=if_absent)
+                if if_absent != IfAbsent.RESPAWN:
+                    new = replace(new, respawn=())
+            if respawn is not None:
+                argv = tuple(respawn)
+                if not argv[0]:
+                    raise usage("--respawn: the first element (the program) must not be empty")
+                if new.if_absent != IfAbsent.RESPAWN:
+                    raise usage("--respawn only applies with --if-absent respawn")
+                new = replace(new, respawn=argv)
+            if wake == "off":
+                new = replace(new, wake_on=None)
+            elif isinstance(wake, WakeOn):
+                new = replace(new, wake_on=wake)
+            try:
+                check_respawn_intent(new)
+            except EntryError as exc:
+                raise usage(str(exc)) from None
+            doc.replace(new)
+            try:
+                new = doc.get(entry_id)
+            except EntryError as exc:
+                raise CliError(f"validation error: {exc}") from None
+            _save(doc)
+            if new.schedule != old.schedule or new.deliver != old.deliver:
+                now = ENV.now()
+                logfile.append_lines(files.log, [LogLine(now, entry_id, "", "edit", "rescheduled")])
+    except LockHeld:
+        raise CliError("cron tick in progress — retry") from None
+    except OSError as exc:
+        raise CliError(f"{exc.filename or files.dir}: {exc.strerror or exc}") from None
+    ENV.result(_receipt(new), f"edited {new.id} {new.name} [{new.schedule.summary} -> {new.target.summary}]")
+
+
+# --------------------------------------------------------------------------- list / show
+
+
+def _flags(entry: Entry, now: int) -> str:
+    flags = []
+    if entry.muted:
+        flags.append("muted")
+    elif entry.muted_until > now:
+        flags.append(f"muted({_short(entry.muted_until - now)})")
+    if entry.pinned:
+        flags.append("pinned")
+    return ",".join(flags) or "-"
+
+
+def _short(seconds: int) -> str:
+    from rk.durations import format_duration
+
+    return format_duration(max(0, seconds))
+
+
+def _rfc3339(ts: int, zone=None) -> str:
+    return datetime.fromtimestamp(ts, zone or ENV.zone()).isoformat(timespec="seconds")
+
+
+def _schedule_json(s: Schedule) -> dict:
+    out: dict = {"kind": s.kind}
+    if s.kind == ScheduleKind.EVERY:
+        out["interval"] = format_go(s.interval)
+    elif s.kind == ScheduleKind.BACKOFF:
+        out["min"] = format_go(s.min)
+        out["max"] = format_go(s.max)
+    else:
+        out["expr"] = s.expr
+        if s.catch_up:
+            out["catch_up"] = s.catch_up
+        if s.tz:
+            out["tz"] = s.tz
+    return out
+
+
+def record(entry: Entry, view: LogView, now: int) -> dict:
+    """One `list --json` record (a cross-tool contract: keys and shapes are stable)."""
+    newest = view.newest(entry.id)
+    since = view.orphaned_since(entry.id, entry.created_by.at) if entry.target.kind != TargetKind.ROLE else 0
+    rec = {
+        "id": entry.id,
+        "name": entry.name,
+        "schedule": _schedule_json(entry.schedule),
+        "schedule_summary": entry.schedule.summary,
+        "wake_on": None
+        if entry.wake_on is None
+        else {"event": entry.wake_on.event, "scope": entry.wake_on.scope, "debounce": format_go(entry.wake_on.debounce)},
+        "target": entry.target.summary,
+        "deliver": entry.deliver,
+        "if_absent": entry.if_absent,
+        "respawn": list(entry.respawn),
+        "pinned": entry.pinned,
+        "muted": entry.is_muted(now),
+        "last_fired": newest.ts if newest else 0,
+        "orphaned_since": since,
+        "expires_at": expires_at(entry, since),
+        "payload": entry.payload,
+    }
+    if entry.muted_until > now:
+        rec["muted_until"] = entry.muted_until
+    return rec
+
+
+def _load_for_listing() -> tuple[list[Entry], LogView, int]:
+    files = ENV.files()
+    loaded = load_entries(files.entries)
+    for diag in loaded.diagnostics:
+        ENV.err(f"rk: {diag.reason}: {diag.detail}")
+    return loaded.entries, LogView(logfile.read_live(files.log)), ENV.now()
+
+
+@cron_app.command("list")
+def cmd_list(as_json: JsonOpt = False, server: ServerOpt = None) -> None:
+    """List entries (reads only files; never runs tmux)."""
+    _server(server)
+    entries, view, now = _load_for_listing()
+    if ENV.json:
+        ENV.result([record(e, view, now) for e in entries])
+        return
+    if not entries:
+        ENV.out(f"no cron entries on server {ENV.server}")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for col in ("ID", "NAME", "SCHEDULE", "TARGET", "DELIVER", "FLAGS", "LAST-FIRED"):
+        table.add_column(col, overflow="fold")
+    for e in entries:
+        newest = view.newest(e.id)
+        table.add_row(
+            e.id,
+            e.name,
+            e.schedule.summary + (" +wake" if e.wake_on else ""),
+            e.target.summary,
+            e.deliver or "immediate",
+            _flags(e, now),
+            _rfc3339(newest.ts) if newest else "-",
+        )
+    Console(file=ENV.stdout, soft_wrap=True, width=200 if not getattr(ENV.stdout, "isatty", lambda: False)() else None).print(table)
+
+
+cron_app.command("ls", hidden=True)(cmd_list)
+
+
+@cron_app.command("show")
+def cmd_show(entry_id: Annotated[str, typer.Argument(metavar="ID")], as_json: JsonOpt = False, server: ServerOpt = None) -> None:
+    """Show one entry in full (reads only files)."""
+    _server(server)
+    entries, view, now = _load_for_listing()
+    entry = next((e for e in entries if e.id == entry_id), None)
+    if entry is None:
+        raise not_found(entry_id)
+    rec = record(entry, view, now)
+    if ENV.json:
+        ENV.result(rec)
+        return
+    lines = [
+        f"id:         {entry.id}",
+        f"name:       {entry.name}",
+        f"schedule:   {entry.schedule.summary}",
+        f"wake_on:    {entry.wake_on.event + ' (debounce ' + _short(entry.wake_on.debounce) + ')' if entry.wake_on else '-'}",
+        f"target:     {entry.target.summary}",
+        f"deliver:    {entry.deliver or 'immediate'}",
+        f"if_absent:  {entry.if_absent or 'skip'}" + (f" {list(entry.respawn)}" if entry.respawn else ""),
+        f"flags:      {_flags(entry, now)}",
+        f"created:    {_rfc3339(entry.created_by.at)}" + (f" from {entry.created_by.pane}" if entry.created_by.pane else ""),
+        f"last fired: {_rfc3339(rec['last_fired']) if rec['last_fired'] else '-'}",
+        f"payload:    {entry.payload}",
+    ]
+    if rec["expires_at"]:
+        lines.append(f"expires:    {_rfc3339(rec['expires_at'])} (target missing since {_rfc3339(rec['orphaned_since'])})")
+    ENV.result(rec, lines)
+
+
+# --------------------------------------------------------------------------- rm / mute / pin
+
+
+@cron_app.command("rm")
+def cmd_rm(entry_id: Annotated[str, typer.Argument(metavar="ID")], as_json: JsonOpt = False, server: ServerOpt = None) -> None:
+    """Remove an entry (its log lines stay)."""
+    _server(server)
+    doc = _open_doc(ENV.files())
+    try:
+        doc.remove(entry_id)
+    except EntryNotFound:
+        raise not_found(entry_id) from None
+    _save(doc)
+    ENV.result({"id": entry_id, "removed": True}, f"removed {entry_id}")
+
+
+@cron_app.command("mute")
+def cmd_mute(
+    entry_id: Annotated[str, typer.Argument(metavar="ID")],
+    for_: Annotated[Optional[str], typer.Option("--for", help="Mute for this long (a lease that lapses by itself).")] = None,
+    off: Annotated[bool, typer.Option("--off", help="Unmute (clears the flag and any lease).")] = False,
+    as_json: JsonOpt = False,
+    server: ServerOpt = None,
+) -> None:
+    """Mute an entry: indefinitely, for a while (--for 30m), or --off."""
+    _server(server)
+    if for_ is not None and off:
+        raise usage("--for and --off are mutually exclusive")
+    lease = _duration("--for", for_) if for_ is not None else 0
+    doc = _open_doc(ENV.files())
+    entry = _get(doc, entry_id)
+    now = ENV.now()
+    if off:
+        entry = replace(entry, muted=False, muted_until=0)
+        result, human = {"id": entry_id, "muted": False}, f"unmuted {entry_id}"
+    elif lease:
+        until = now + lease
+        entry = replace(entry, muted=False, muted_until=until)
+        result, human = {"id": entry_id, "muted": True, "until": until}, f"muted {entry_id} until {_rfc3339(until)}"
+    else:
+        entry = replace(entry, muted=True, muted_until=0)
+        result, human = {"id": entry_id, "muted": True}, f"muted {entry_id}"
+    doc.replace(entry)
+    _save(doc)
+    ENV.result(result, human)
+
+
+@cron_app.command("pin")
+def cmd_pin(
+    entry_id: Annotated[str, typer.Argument(metavar="ID")],
+    off: Annotated[bool, typer.Option("--off", help="Unpin.")] = False,
+    as_json: JsonOpt = False,
+    server: ServerOpt = None,
+) -> None:
+    """Pin an entry so it never expires as an orphan (or --off)."""
+    _server(server)
+    doc = _open_doc(ENV.files())
+    entry = _get(doc, entry_id)
+    doc.replace(replace(entry, pinned=not off))
+    _save(doc)
+    ENV.result({"id": entry_id, "pinned": not off}, f"{'unpinned' if off else 'pinned'} {entry_id}")
+
+
+# --------------------------------------------------------------------------- log / next
+
+
+@cron_app.command("log")
+def cmd_log(
+    entry_id: Annotated[Optional[str], typer.Argument(metavar="[ID]", help="Only this entry's lines.")] = None,
+    n: Annotated[int, typer.Option("-n", help="How many of the newest lines (0 = all).")] = 20,
+    as_json: JsonOpt = False,
+    server: ServerOpt = None,
+) -> None:
+    """The delivery log, archives included, oldest first."""
+    _server(server)
+    if n < 0:
+        raise usage("-n must be ≥ 0")
+    lines = logfile.read_history(ENV.files().log)
+    if entry_id:
+        lines = [line for line in lines if line.entry == entry_id]
+    if n:
+        lines = lines[-n:]
+    if ENV.json:
+        ENV.result([line.to_dict() for line in lines])
+        return
+    if not lines:
+        ENV.out("no log lines" + (f" for {entry_id}" if entry_id else ""))
+        return
+    for line in lines:
+        ENV.out(f"{_rfc3339(line.ts)}  {line.entry:<6} {line.target or '-':<5} {line.reason or '-':<8} {line.outcome}")
+
+
+def _target_fact(entry: Entry):
+    """The target's facts now, if the server is live (backoff needs the epoch)."""
+    from rk.facts import TargetFact, resolve_target
+
+    server = Server(name=ENV.server, env=ENV.environ)
+    if not server.is_live():
+        return TargetFact(why=f"server {ENV.server} is not running")
+    try:
+        return resolve_target(entry.target, server.pane_facts())
+    except TmuxError as exc:
+        return TargetFact(why=str(exc))
+
+
+@cron_app.command("next")
+def cmd_next(
+    entry_id: Annotated[str, typer.Argument(metavar="ID")],
+    n: Annotated[int, typer.Option("-n", help="How many fire times.")] = 5,
+    as_json: JsonOpt = False,
+    server: ServerOpt = None,
+) -> None:
+    """The next fire times in local time and UTC (backoff: if the target stays quiet)."""
+    _server(server)
+    from rk.schedule import upcoming
+
+    if n < 1:
+        raise usage("-n must be ≥ 1")
+    entries, view, now = _load_for_listing()
+    entry = next((e for e in entries if e.id == entry_id), None)
+    if entry is None:
+        raise not_found(entry_id)
+    zone = ENV.zone()
+    if entry.schedule.kind == ScheduleKind.CRON and entry.schedule.tz:
+        zone = zone_for(entry.schedule.tz)
+    target = _target_fact(entry) if entry.schedule.kind == ScheduleKind.BACKOFF else None
+    plan = upcoming(entry, view, now, n, zone=ENV.zone(), target=target)
+    fires = []
+    human = []
+    for item in plan.fires:
+        local = datetime.fromtimestamp(item.ts, zone).isoformat(timespec="seconds")
+        utc = datetime.fromtimestamp(item.ts, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        rec = {"ts": item.ts, "local": local, "utc": utc}
+        if item.rung:
+            rec["rung"] = item.rung
+        fires.append(rec)
+        human.append(f"{local}  ({utc})" + (f"  rung {item.rung}" if item.rung else "") + ("  due now" if item.ts <= now else ""))
+    if plan.note:
+        human.append(plan.note)
+    if entry.is_muted(now):
+        human.insert(0, "muted: " + ("until unmuted" if entry.muted else f"until {_rfc3339(entry.muted_until, zone)}"))
+    ENV.result({"id": entry.id, "fires": fires}, human or ["no upcoming fires"])
+
+
+# --------------------------------------------------------------------------- run / tick / ticker
+
+
+def _runtime():
+    from rk.tick import Runtime
+
+    try:
+        return Runtime.from_environ(ENV.environ)
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+
+
+@cron_app.command("run")
+def cmd_run(entry_id: Annotated[str, typer.Argument(metavar="ID")], as_json: JsonOpt = False, server: ServerOpt = None) -> None:
+    """Fire an entry now through its deliver policy (logged with reason `manual`)."""
+    _server(server)
+    from rk.lock import LockHeld, locked
+    from rk.manual import run_now
+
+    runtime = _runtime()
+    files = ENV.files()
+    try:
+        with locked(files.lock, retry_every=0.1, retry_for=5.0):
+            report = run_now(runtime, files, entry_id)
+    except LockHeld:
+        raise CliError("cron tick in progress — retry") from None
+    except KeyError:
+        raise not_found(entry_id) from None
+    ENV.result(report.to_dict(), report.human)
+    if report.failed:
+        raise typer.Exit(ExitStatus.ERROR)
+
+
+@cron_app.command("tick")
+def cmd_tick(
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Evaluate and print decisions; deliver and write nothing.")] = False,
+    as_json: JsonOpt = False,
+    server: ServerOpt = None,
+) -> None:
+    """One sweep over every live server (or -L one), exactly as a ticker iteration."""
+    _server(server)
+    from rk.tick import sweep
+
+    runtime = _runtime()
+    only = ENV.server if ENV.server_flag else None
+    result = sweep(runtime, only=only, dry_run=dry_run)
+    if all(s.held for s in result.servers) and result.servers and not ENV.json:
+        return  # another tick holds every lock: a quiet no-op
+    human = []
+    if dry_run:
+        for d in result.decisions:
+            human.append(f"would: {d.server} {d.entry} {d.reason} {d.pane or '-'} {d.outcome}")
+    human.append(f"tick: {result.servers_swept} servers swept, {result.fires} fires, {len(result.diagnostics)} diagnostics")
+    ENV.result(result.to_json(), human)
+
+
+@cron_app.command("ticker")
+def cmd_ticker(
+    action: Annotated[Optional[str], typer.Argument(help="start | stop | status (none: run in the foreground)")] = None,
+    interval: Annotated[Optional[float], typer.Option("--interval", help="Seconds between polls (default 30).")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log diagnostics too.")] = False,
+    as_json: JsonOpt = False,
+    server: ServerOpt = None,
+) -> None:
+    """Run the 30-second ticker (foreground), or start/stop/status it in the background."""
+    _server(server)
+    from rk import ticker
+
+    if action not in (None, "start", "stop", "status"):
+        raise usage("ticker action must be start, stop or status")
+    if interval is not None and interval <= 0:
+        raise usage("--interval must be positive")
+    runtime = _runtime()
+    if action is None:
+        ticker.setup_logging(runtime.state_dir, foreground=True, verbose=verbose)
+        loop = ticker.Ticker(runtime, interval)
+        loop.install_signal_handlers()
+        runtime.cache_entries = True
+        try:
+            loop.run()
+        except ticker.TickerError as exc:
+            raise CliError(str(exc)) from None
+        return
+    if action == "start":
+        argv = [sys.executable, "-m", "rk", "cron", "ticker"]
+        if interval is not None:
+            argv += ["--interval", str(interval)]
+        if verbose:
+            argv.append("--verbose")
+        try:
+            rec = ticker.start_background(runtime, argv)
+        except ticker.TickerError as exc:
+            raise CliError(str(exc)) from None
+        ENV.result({"running": True, "pid": rec.pid}, f"ticker started (pid {rec.pid}); log: {runtime.state_dir / ticker.LOG_NAME}")
+        return
+    if action == "stop":
+        try:
+            rec = ticker.stop_background(runtime.state_dir)
+        except ticker.TickerError as exc:
+            raise CliError(str(exc)) from None
+        ENV.result({"stopped": rec is not None, "pid": rec.pid if rec else 0}, f"ticker stopped (pid {rec.pid})" if rec else "no ticker running")
+        return
+    rec = ticker.read_pid(runtime.state_dir)
+    running = rec is not None and rec.alive()
+    if running:
+        ENV.result(
+            {"running": True, "pid": rec.pid, "started_at": rec.started_at},
+            f"ticker running (pid {rec.pid}, since {_rfc3339(rec.started_at)})",
+        )
+    else:
+        ENV.result({"running": False}, "ticker not running")
+
+
+# --------------------------------------------------------------------------- role / operator
+
+
+@app.command("role")
+def cmd_role(
+    name: Annotated[str, typer.Argument(help="A role for the current window (e.g. operator), or 'clear'.")],
+    as_json: JsonOpt = False,
+    server: ServerOpt = None,
+) -> None:
+    """Tag the current tmux window with a role, which cron entries can target."""
+    _server(server)
+    from rk.operator import set_role
+
+    pane = _caller_pane()
+    if not pane:
+        raise usage("not inside a tmux pane: rk role tags the current window")
+    if name != "clear":
+        _no_space("role", name)
+    try:
+        window = set_role(_caller_server(), pane, None if name == "clear" else name)
+    except TmuxError as exc:
+        raise CliError(str(exc)) from None
+    human = f"cleared the role of window {window}" if name == "clear" else f"window {window} is now role:{name}"
+    ENV.result({"window": window, "role": "" if name == "clear" else name}, human)
+
+
+@app.command("operator")
+def cmd_operator(
+    command: Annotated[Optional[str], typer.Option("--command", help="Agent command to run (default: settings operator_command, 'claude').")] = None,
+    as_json: JsonOpt = False,
+    server: ServerOpt = None,
+) -> None:
+    """Ensure this server has one operator window (role operator) running an agent."""
+    _server(server)
+    from rk.operator import ensure_operator
+
+    settings = ENV.settings()
+    target = Server(name=ENV.server, env=ENV.environ)
+    if not ENV.server_flag and ENV.environ.get("TMUX"):
+        target = _caller_server()
+    if not target.is_live():
+        raise CliError(f"no tmux server {ENV.server} is running")
+    try:
+        created, window = ensure_operator(target, command or settings.operator_command, home=ENV.environ.get("HOME", "/"))
+    except (TmuxError, ValueError) as exc:
+        raise CliError(str(exc)) from None
+    human = f"operator window {window} started" if created else "Operator tab already present."
+    ENV.result({"created": created, "window": window}, human)
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None, stdout=None, stderr=None) -> int:
+    """Run the CLI; return the exit status. Never lets a traceback reach the user."""
+    global ENV
+    args = list(sys.argv[1:] if argv is None else argv)
+    ENV = Environment(
+        environ=dict(os.environ if environ is None else environ),
+        stdout=stdout or sys.stdout,
+        stderr=stderr or sys.stderr,
+        json="--json" in args[: args.index("--")] if "--" in args else "--json" in args,
+    )
+    command = typer.main.get_command(app)
+    try:
+        command.main(args=args, prog_name="rk", standalone_mode=False)
+    except CliError as exc:
+        return _fail(exc)
+    except NoArgsIsHelpError as exc:
+        ENV.err(exc.ctx.get_help() if exc.ctx else exc.format_message())
+        return int(ExitStatus.USAGE)
+    except UsageError as exc:
+        return _fail(usage(exc.format_message()))
+    except typer.Exit as exc:
+        return int(exc.exit_code or 0)
+    except (typer.Abort, KeyboardInterrupt):
+        ENV.err("rk: aborted")
+        return int(ExitStatus.ERROR)
+    except ClickException as exc:
+        return _fail(CliError(exc.format_message()))
+    except (CronError, EntryError) as exc:
+        return _fail(CliError(str(exc)))
+    except OSError as exc:
+        return _fail(CliError(f"{str(exc.filename) + ': ' if exc.filename else ''}{exc.strerror or exc}"))
+    except Exception as exc:  # noqa: BLE001 - never a traceback for the user
+        if ENV.environ.get("RK_DEBUG"):
+            raise
+        return _fail(CliError(f"internal error ({type(exc).__name__}: {exc}); rerun with RK_DEBUG=1 for details"))
+    return int(ExitStatus.OK)
+
+
+def _fail(exc: CliError) -> int:
+    message = " ".join(exc.message.split()) if exc.message else "error"
+    if ENV.json:
+        ENV.out(json.dumps({"ok": False, "error": {"code": exc.code, "message": message}}, ensure_ascii=False))
+    else:
+        ENV.err(f"rk: {message}")
+    return int(exc.status)
+
+
+try:  # the agent group lives beside its hook
     from rk.agent.cli import agent_app
 
     app.add_typer(agent_app, name="agent")
 except ImportError:  # pragma: no cover - during bring-up
     pass
-
-
-def main(argv: list[str] | None = None) -> int:
-    try:
-        app(args=argv, prog_name="rk", standalone_mode=True)
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    return 0

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-SLUG = re.compile(r"^[A-Za-z0-9_-]+$")
+SLUG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]*$")
 
 
 class ConfigError(ValueError):

@@ -220,3 +220,45 @@ def _wake_detail(edge: WakeVerdict, entry: Entry, newest_ts: int | None, now: in
         return "panes changed, none became idle or waiting or vanished"
     held = entry.wake_on.debounce - (now - (newest_ts or now)) if entry.wake_on else 0
     return f"edge held {held}s more (debounce from the newest own line)"
+
+
+def next_due(
+    entries: Sequence[Entry],
+    log: LogView,
+    targets: Mapping[str, TargetFact],
+    now: int,
+    *,
+    zone: tzinfo = timezone.utc,
+    max_entries: int = DEFAULT_MAX_ENTRIES,
+) -> int | None:
+    """The earliest instant after `now` at which some schedule comes due, assuming
+    nothing changes meanwhile (the ticker sleeps less than its period for it).
+
+    Wake edges are not predictable; they arrive as nudges or on the next poll.
+    """
+    best: int | None = None
+
+    def consider(t: int | None) -> None:
+        nonlocal best
+        if t is not None and t > now and (best is None or t < best):
+            best = t
+
+    for entry in entries[:max_entries]:
+        if entry.is_muted(now):
+            if not entry.muted:
+                consider(entry.muted_until)
+            continue
+        kind = entry.schedule.kind
+        if kind == ScheduleKind.EVERY:
+            consider(anchor_of(entry, log) + entry.schedule.interval)
+        elif kind == ScheduleKind.CRON:
+            try:
+                consider(CronExpr.parse(entry.schedule.expr).next_after(now, cron_zone(entry, zone)))
+            except CronError:
+                continue
+        elif kind == ScheduleKind.BACKOFF:
+            target = targets.get(entry.id, _NO_TARGET)
+            if target.resolved and target.epoch > 0:
+                verdict = backoff_verdict(entry, log, target, now)
+                consider(verdict.due_at)
+    return best

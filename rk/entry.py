@@ -76,6 +76,9 @@ class Schedule:
     catch_up: str = ""
     tz: str = ""
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", str(self.kind))  # plain text, also when given an enum
+
     @property
     def summary(self) -> str:
         """The listing form: `every 1h`, `backoff 1m→30m`, `cron <expr> (catch-up once)`."""
@@ -128,6 +131,9 @@ class Target:
     kind: str
     value: str
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", str(self.kind))
+
     @property
     def summary(self) -> str:
         """`role:operator`, `session:<ref>`, `pane:%3`."""
@@ -172,6 +178,11 @@ class Entry:
     muted: bool = False
     muted_until: int = 0
     created_by: CreatedBy = field(default_factory=CreatedBy)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "deliver", str(self.deliver))
+        object.__setattr__(self, "if_absent", str(self.if_absent))
+        object.__setattr__(self, "respawn", tuple(str(a) for a in self.respawn))
 
     @property
     def policy(self) -> Deliver:

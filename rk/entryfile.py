@@ -201,6 +201,29 @@ def _yaml_value(key: str, value: object):
     return value
 
 
+def _take_trailing_comment(raw):
+    """Detach the comment that ruamel stores after a mapping's last key."""
+    ca = getattr(raw, "ca", None)
+    if ca is None or not raw:
+        return None
+    last = list(raw.keys())[-1]
+    slot = ca.items.get(last)
+    if not slot or len(slot) < 3 or slot[2] is None:
+        return None
+    token, slot[2] = slot[2], None
+    return token
+
+
+def _put_trailing_comment(raw, token) -> None:
+    if not raw:
+        return
+    last = list(raw.keys())[-1]
+    slot = raw.ca.items.setdefault(last, [None, None, None, None])
+    while len(slot) < 3:
+        slot.append(None)
+    slot[2] = token
+
+
 def new_id(taken: Iterable[str]) -> str:
     """A fresh 4-character id in `a-z0-9`, unique in the file."""
     taken_set = set(taken)
@@ -294,24 +317,39 @@ class EntryDocument:
         return entry
 
     def remove(self, entry_id: str) -> None:
-        del self._elements[self._index(entry_id)]
+        index = self._index(entry_id)
+        raw = self._elements[index]
+        trailing = _take_trailing_comment(raw)  # it sits before the next entry
+        del self._elements[index]
+        if trailing is not None and index > 0:
+            _put_trailing_comment(self._elements[index - 1], trailing)
 
     def replace(self, entry: Entry) -> None:
-        """Write `entry`'s intent into its element, touching only changed fields."""
+        """Write `entry`'s intent into its element, touching only changed fields.
+
+        A comment written after the element's last key belongs to whatever
+        follows (usually the next entry); it is moved so that it stays last.
+        """
         raw = self._elements[self._index(entry.id)]
+        trailing = _take_trailing_comment(raw)
+        try:
+            self._apply(raw, entry)
+        finally:
+            if trailing is not None:
+                _put_trailing_comment(raw, trailing)
+
+    def _apply(self, raw, entry: Entry) -> None:
         try:
             old = decode_entry(raw)
         except EntryError:
             old = None
         new_yaml = entry.to_yaml()
         for key in INTENT_KEYS:
-            attr = key
-            unchanged = old is not None and getattr(old, attr) == getattr(entry, attr)
+            if old is not None and getattr(old, key) == getattr(entry, key):
+                continue  # unchanged: keep the exact text (and absent stays absent)
             if key in new_yaml:
-                if unchanged and key in raw:
-                    continue
                 raw[key] = _yaml_value(key, new_yaml[key])
-            elif key in raw and not unchanged:
+            elif key in raw:
                 del raw[key]  # cleared (e.g. respawn after --if-absent skip, an unmute)
 
     def render(self) -> str:

@@ -39,6 +39,8 @@ PANE_FIELDS = (
     "@rk_pane_agent_session",
 )
 PANE_FORMAT = FIELD_SEP.join("#{" + f + "}" for f in PANE_FIELDS)
+#: Fields read for the fresh state check at delivery time.
+STATE_FORMAT = FIELD_SEP.join(("#{@rk_pane_agent_state}", "#{@rk_agent_state}", "#{pane_current_command}", "#{pane_dead}"))
 
 
 class TmuxError(Exception):
@@ -178,6 +180,18 @@ class Server:
                 reconcile(pane, row["@rk_pane_agent_state"], row["@rk_agent_state"], row["@rk_pane_agent_session"], pid_alive)
             )
         return facts
+
+    def pane_state(self, pane: str) -> str:
+        """The pane's reconciled agent state now ("" = unknown); TmuxError if it is gone."""
+        out = self.display(pane, STATE_FORMAT)
+        values = out.split(FIELD_SEP)
+        if len(values) != 4:
+            raise TmuxError(f"display-message: unexpected reply {out!r}")
+        raw_state, raw_legacy, command, dead = values
+        if dead == "1":
+            raise TmuxError(f"pane {pane} is dead")
+        fact = reconcile(PaneFact(pane_id=pane, command=command), raw_state, raw_legacy, "", pid_alive)
+        return fact.state
 
     def display(self, target: str, fmt: str) -> str:
         return self.run("display-message", "-p", "-t", target, fmt).rstrip("\n")

@@ -1,0 +1,70 @@
+"""`rk cron run <id>`: fire one entry now, through its deliver policy.
+
+The same steps as a tick's fire (rate cap, fresh state read, policy, delivery
+or if_absent disposition), logged with reason `manual`, so a manual run moves
+the entry's anchors exactly like a scheduled one. The caller holds the
+server's tick lock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rk import logfile
+from rk.config import ServerFiles
+from rk.due import Fire
+from rk.entryfile import load_entries
+from rk.facts import resolve_target
+from rk.log import LogLine, LogView, Outcome, Reason
+from rk.tick import Runtime, ServerTick, absent_fire, resolved_fire
+from rk.tmux import TmuxError
+
+
+@dataclass
+class RunReport:
+    entry: str
+    pane: str
+    outcome: str
+    held: bool = False
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome.startswith((Outcome.FAILED, Outcome.RESPAWN_FAILED))
+
+    @property
+    def human(self) -> str:
+        where = self.pane or "(target absent)"
+        if self.held:
+            return f"{self.entry} -> {where}: not sent, {self.outcome} (when-idle holds it; nothing logged)"
+        return f"{self.entry} -> {where}: {self.outcome}"
+
+    def to_dict(self) -> dict:
+        return {"id": self.entry, "pane": self.pane, "reason": str(Reason.MANUAL), "outcome": self.outcome, "logged": not self.held}
+
+
+def run_now(runtime: Runtime, files: ServerFiles, entry_id: str) -> RunReport:
+    """KeyError if there is no such entry; TmuxError-derived outcomes are logged as failed."""
+    entry = next((e for e in load_entries(files.entries).entries if e.id == entry_id), None)
+    if entry is None:
+        raise KeyError(entry_id)
+    server = runtime.server(files.slug)
+    now = runtime.clock()
+    view = LogView(logfile.read_live(files.log))
+    sink = ServerTick(files.slug)
+    try:
+        if not server.is_live():
+            raise TmuxError(f"no tmux server {files.slug} is running")
+        target = resolve_target(entry.target, server.pane_facts())
+    except TmuxError as exc:
+        outcome = f"{Outcome.FAILED}: {exc}"
+        logfile.append_lines(files.log, [LogLine(now, entry.id, "", Reason.MANUAL, outcome)])
+        return RunReport(entry.id, "", outcome)
+    fire = Fire(entry.id, Reason.MANUAL, target.pane, 0, now, now)
+    if target.resolved:
+        outcome = resolved_fire(runtime, server, entry, fire, view, now, sink, dry_run=False)
+        if outcome is None:
+            return RunReport(entry.id, target.pane, sink.decisions[-1].outcome, held=True)
+    else:
+        outcome = absent_fire(runtime, server, entry, fire, view, now, sink, dry_run=False)
+    logfile.append_lines(files.log, [LogLine(now, entry.id, target.pane, Reason.MANUAL, outcome)])
+    return RunReport(entry.id, target.pane, outcome)

@@ -1,0 +1,81 @@
+"""Roles and the operator window.
+
+A role is the window option `@rk_win_role`; entries can target it and it
+re-resolves to whatever window carries it, so a role target never orphans.
+`operator` is a server-wide radio: setting it on one window clears it from
+the others. `rk operator` makes sure one window per server carries it, running
+an agent command (started as argv, not through a shell).
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+
+from rk.tmux import FIELD_SEP, Server, TmuxError
+
+ROLE_OPTION = "@rk_win_role"
+OPERATOR = "operator"
+
+
+def windows(server: Server) -> list[tuple[str, str, str]]:
+    """(window id, role, name) of every window."""
+    out = server.run("list-windows", "-a", "-F", FIELD_SEP.join(("#{window_id}", "#{" + ROLE_OPTION + "}", "#{window_name}")))
+    rows = []
+    for line in out.splitlines():
+        parts = line.split(FIELD_SEP)
+        if len(parts) == 3:
+            rows.append((parts[0], parts[1], parts[2]))
+    return rows
+
+
+def set_role(server: Server, pane: str, role: str | None) -> str:
+    """Set (or, with None, clear) the role of the window holding `pane`; returns the window id."""
+    window = server.display(pane, "#{window_id}").strip()
+    if not window:
+        raise TmuxError(f"no window for pane {pane}")
+    if role is None:
+        server.run("set-option", "-w", "-u", "-t", window, ROLE_OPTION)
+        return window
+    if role == OPERATOR:
+        for other, other_role, _ in windows(server):
+            if other != window and other_role == OPERATOR:
+                server.run("set-option", "-w", "-u", "-t", other, ROLE_OPTION)
+    server.run("set-option", "-w", "-t", window, ROLE_OPTION, role)
+    return window
+
+
+def find_operator(server: Server) -> str | None:
+    """The window carrying role operator, else one named exactly `operator`."""
+    rows = windows(server)
+    for window, role, _ in rows:
+        if role == OPERATOR:
+            return window
+    for window, _, name in rows:
+        if name == OPERATOR:
+            return window
+    return None
+
+
+def ensure_operator(server: Server, command: str, home: str) -> tuple[bool, str]:
+    """Return (created, window id); create the operator window only if none exists."""
+    existing = find_operator(server)
+    if existing:
+        server.run("set-option", "-w", "-t", existing, ROLE_OPTION, OPERATOR)
+        return False, existing
+    argv = shlex.split(command)
+    if not argv:
+        raise ValueError("the operator command is empty")
+    if shutil.which(argv[0], path=(server.env or {}).get("PATH")) is None and "/" not in argv[0]:
+        raise ValueError(f"operator command not found: {argv[0]} (set operator_command in the config or pass --command)")
+    sessions = [s for s in server.run("list-sessions", "-F", "#{session_name}").splitlines() if s]
+    if sessions:
+        window = server.run(
+            "new-window", "-d", "-t", f"={sessions[0]}:", "-n", OPERATOR, "-c", home, "-P", "-F", "#{window_id}", "--", *argv
+        ).strip()
+    else:  # pragma: no cover - a live server always has a session
+        window = server.run(
+            "new-session", "-d", "-s", OPERATOR, "-n", OPERATOR, "-c", home, "-P", "-F", "#{window_id}", "--", *argv
+        ).strip()
+    server.run("set-option", "-w", "-t", window, ROLE_OPTION, OPERATOR)
+    return True, window

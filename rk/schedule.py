@@ -1,0 +1,80 @@
+"""Upcoming fire times of one entry (`rk cron next`), from the same rules as `due()`.
+
+every and cron need only the log; backoff needs the target's agent-state epoch
+and assumes the target stays quiet (each fire attributed, so the ladder climbs).
+A schedule that is due already is listed first with its due time ("due now").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import tzinfo
+
+from rk import ladder
+from rk.cronexpr import CronError, CronExpr
+from rk.due import anchor_of, cron_verdict, cron_zone
+from rk.entry import Entry, ScheduleKind
+from rk.facts import TargetFact
+from rk.log import LogView
+
+
+@dataclass(frozen=True)
+class Upcoming:
+    ts: int
+    rung: int = 0
+
+
+@dataclass
+class Plan:
+    fires: list[Upcoming] = field(default_factory=list)
+    note: str = ""
+
+
+def upcoming(entry: Entry, log: LogView, now: int, n: int, *, zone: tzinfo, target: TargetFact | None = None) -> Plan:
+    plan = Plan()
+    kind = entry.schedule.kind
+    if kind == ScheduleKind.EVERY:
+        t = anchor_of(entry, log) + entry.schedule.interval
+        if t <= now:
+            plan.fires.append(Upcoming(t))
+            t = now + entry.schedule.interval
+        while len(plan.fires) < n:
+            plan.fires.append(Upcoming(t))
+            t += entry.schedule.interval
+        return plan
+    if kind == ScheduleKind.CRON:
+        try:
+            expr = CronExpr.parse(entry.schedule.expr)
+        except CronError as exc:
+            plan.note = str(exc)
+            return plan
+        verdict = cron_verdict(entry, log, now, zone)
+        if verdict.due:
+            plan.fires.append(Upcoming(verdict.due_at))
+        t = now
+        while len(plan.fires) < n:
+            nxt = expr.next_after(t, cron_zone(entry, zone))
+            if nxt is None:
+                plan.note = "the expression has no further occurrences"
+                break
+            plan.fires.append(Upcoming(nxt))
+            t = nxt
+        return plan
+    if kind == ScheduleKind.BACKOFF:
+        if target is None or not target.resolved:
+            plan.note = f"next fire depends on the target's agent state: {target.why if target else 'target unknown'}"
+            return plan
+        if target.epoch <= 0:
+            plan.note = "next fire depends on the target's agent state: the pane reports none (no hooks?)"
+            return plan
+        lo, hi = entry.schedule.min, entry.schedule.max
+        history = log.schedule_history(entry.id)
+        for _ in range(n):
+            position = ladder.join_anchor(target.epoch, history, lo, hi)
+            t = position.next_fire(lo, hi)
+            plan.fires.append(Upcoming(t, position.rung + 1))
+            history = [*history, max(t, now)]
+        plan.note = "assuming the target stays quiet (activity restarts the ladder)"
+        return plan
+    plan.note = f"unknown schedule kind {kind!r}"
+    return plan

@@ -1,0 +1,327 @@
+"""One tick: for each live server with an entry file, evaluate and act.
+
+The pipeline per server (its order matters): take the server's lock (held →
+quiet no-op) → load entries → read every pane in one enumeration → read the
+cursor and the live log → `due()` → append `missed` lines → for each resolved
+fire: rate cap, deliver policy with a fresh state read, delivery, log → for
+each absent fire: rate cap, if_absent disposition, log → orphan GC on the
+pre-disposition log → write the cursor → rotate the log if it is too big.
+
+Every line is appended (and mirrored into the in-memory view) as soon as its
+outcome is known, so a crash loses at most the fire in flight, which the
+next tick re-fires once. A dead server is never sent a tmux command.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import tzinfo
+from pathlib import Path
+
+from rk import absent, clock, cursor, logfile
+from rk.config import ServerFiles, Settings, ensure_private_dir, known_servers
+from rk.diagnostics import Diag, Diagnostic
+from rk.due import Evaluation, Fire, due, next_due
+from rk.entry import Entry, ScheduleKind
+from rk.entryfile import EntryDocument, EntryFileError, load_entries
+from rk.facts import TargetFact, resolve_all
+from rk.lock import release, try_lock
+from rk.log import LogLine, LogView, Outcome, Reason, proves_resolution
+from rk.policy import AbsentAction, Action, absent_action, delivery_decision, over_rate_cap, should_expire
+from rk.tmux import Server, TmuxError
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the sweep did (or, dry-run, would do) with one fire."""
+
+    server: str
+    entry: str
+    reason: str
+    pane: str
+    outcome: str
+
+    def to_dict(self) -> dict:
+        return {"server": self.server, "entry": self.entry, "reason": self.reason, "pane": self.pane, "outcome": self.outcome}
+
+
+@dataclass
+class ServerTick:
+    slug: str
+    held: bool = False
+    swept: bool = False
+    lines: int = 0
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    decisions: list[Decision] = field(default_factory=list)
+    next_due: int | None = None  #: earliest future instant a schedule comes due
+
+
+@dataclass
+class SweepResult:
+    servers: list[ServerTick] = field(default_factory=list)
+
+    @property
+    def servers_swept(self) -> int:
+        return sum(1 for s in self.servers if s.swept)
+
+    @property
+    def fires(self) -> int:
+        return sum(s.lines for s in self.servers)
+
+    @property
+    def diagnostics(self) -> list[tuple[str, Diagnostic]]:
+        return [(s.slug, d) for s in self.servers for d in s.diagnostics]
+
+    @property
+    def decisions(self) -> list[Decision]:
+        return [d for s in self.servers for d in s.decisions]
+
+    @property
+    def next_due(self) -> int | None:
+        times = [s.next_due for s in self.servers if s.next_due is not None]
+        return min(times) if times else None
+
+    def to_json(self) -> dict:
+        return {
+            "servers_swept": self.servers_swept,
+            "fires": self.fires,
+            "diagnostics": [{"server": srv, "entry": d.entry, "reason": d.reason, "detail": d.detail} for srv, d in self.diagnostics],
+            "decisions": [d.to_dict() for d in self.decisions],
+        }
+
+
+def _default_deliver(server: Server, pane: str, payload: str):
+    from rk.delivery import deliver
+
+    return deliver(server, pane, payload)
+
+
+@dataclass
+class Runtime:
+    """Everything a tick touches outside the pure core. Tests replace parts of it."""
+
+    state_dir: Path
+    settings: Settings
+    environ: Mapping[str, str]
+    zone: tzinfo
+    clock: Callable[[], int]
+    deliver: Callable = _default_deliver
+    respawn: Callable = absent.run_respawn
+    notify: Callable = absent.notify
+    cache_entries: bool = False
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str] | None = None, **overrides) -> Runtime:
+        from rk.config import load_settings, state_dir
+
+        env = dict(os.environ if environ is None else environ)
+        runtime = cls(
+            state_dir=state_dir(env),
+            settings=load_settings(env),
+            environ=env,
+            zone=clock.local_zone(env),
+            clock=lambda: clock.now(env),
+        )
+        for key, value in overrides.items():
+            setattr(runtime, key, value)
+        return runtime
+
+    def server(self, slug: str) -> Server:
+        return Server(name=slug, env=self.environ)
+
+
+def sweep(runtime: Runtime, only: str | None = None, dry_run: bool = False) -> SweepResult:
+    """Tick every server that has an entry file (or just `only`)."""
+    result = SweepResult()
+    slugs = known_servers(runtime.state_dir)
+    if only is not None:
+        slugs = [s for s in slugs if s == only]
+    for slug in slugs:
+        result.servers.append(tick_server(runtime, slug, dry_run=dry_run))
+    return result
+
+
+def tick_server(runtime: Runtime, slug: str, dry_run: bool = False) -> ServerTick:
+    """Run the pipeline for one server. Never raises for per-server trouble."""
+    files = ServerFiles(runtime.state_dir, slug)
+    out = ServerTick(slug)
+    server = runtime.server(slug)
+    if not server.is_live():
+        out.diagnostics.append(Diagnostic("", Diag.SERVER_NOT_LIVE, f"no live tmux server on socket {slug}"))
+        return out
+    lock_fd = None
+    if not dry_run:
+        ensure_private_dir(runtime.state_dir)
+        lock_fd = try_lock(files.lock)
+        if lock_fd is None:
+            out.held = True
+            return out
+    try:
+        _pipeline(runtime, server, files, out, dry_run)
+    finally:
+        if lock_fd is not None:
+            release(lock_fd)
+    return out
+
+
+class _Writer:
+    """Appends lines (or, dry-run, only mirrors them) and counts them."""
+
+    def __init__(self, files: ServerFiles, view: LogView, out: ServerTick, dry_run: bool) -> None:
+        self.files, self.view, self.out, self.dry_run = files, view, out, dry_run
+
+    def line(self, line: LogLine) -> None:
+        self.view.add(line)
+        self.out.lines += 1
+        if self.dry_run:
+            return
+        try:
+            logfile.append_lines(self.files.log, [line])
+        except OSError as exc:
+            self.out.diagnostics.append(Diagnostic(line.entry, Diag.LOG_APPEND_FAILED, f"{self.files.log}: {exc.strerror or exc}"))
+
+
+def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerTick, dry_run: bool) -> None:
+    loaded = load_entries(files.entries, cache=runtime.cache_entries)
+    out.diagnostics.extend(loaded.diagnostics)
+    entries = loaded.entries
+    try:
+        panes = server.pane_facts()
+    except TmuxError as exc:
+        # Nothing was gathered: every target would look absent and trigger its
+        # if_absent (respawn storms on a transient error). Skip the server.
+        out.diagnostics.append(Diagnostic("", Diag.ENUMERATION_FAILED, str(exc)))
+        return
+    out.swept = True
+    now = runtime.clock()
+    targets = resolve_all(entries, panes)
+    previous = cursor.read_cursor(files.cursor)
+    view = LogView(logfile.read_live(files.log))
+    ev = due(entries, view, panes, targets, previous, now, zone=runtime.zone, max_entries=runtime.settings.max_entries)
+    out.diagnostics.extend(ev.diagnostics)
+    by_id = {e.id: e for e in entries}
+    orphan_since = {
+        e.id: view.orphaned_since(e.id, e.created_by.at) for e in entries if e.target.kind in ("session", "pane")
+    }
+    writer = _Writer(files, view, out, dry_run)
+
+    for missed in ev.missed:
+        writer.line(LogLine(now, missed.entry, "", Reason.SCHEDULE, Outcome.MISSED))
+        out.decisions.append(Decision(server.name, missed.entry, Reason.SCHEDULE, "", Outcome.MISSED))
+
+    resolved_now: set[str] = set()
+    for fire in ev.fires:
+        outcome = resolved_fire(runtime, server, by_id[fire.entry], fire, view, now, out, dry_run)
+        if outcome is None:
+            continue
+        writer.line(LogLine(now, fire.entry, fire.pane, fire.reason, outcome))
+        if proves_resolution(outcome):
+            resolved_now.add(fire.entry)
+
+    for fire in ev.absent:
+        outcome = absent_fire(runtime, server, by_id[fire.entry], fire, view, now, out, dry_run)
+        writer.line(LogLine(now, fire.entry, "", fire.reason, outcome))
+        if proves_resolution(outcome):
+            resolved_now.add(fire.entry)
+
+    _orphan_gc(runtime, files, entries, targets, orphan_since, resolved_now, writer, now, out, dry_run)
+    out.next_due = next_due(entries, view, targets, now, zone=runtime.zone, max_entries=runtime.settings.max_entries)
+
+    if dry_run:
+        return
+    try:
+        cursor.write_cursor(files.cursor, ev.next_cursor)
+    except OSError as exc:
+        out.diagnostics.append(Diagnostic("", Diag.CURSOR_WRITE_FAILED, f"{files.cursor}: {exc.strerror or exc}"))
+    try:
+        backoff = {e.id: (e.schedule.min, e.schedule.max) for e in entries if e.schedule.kind == ScheduleKind.BACKOFF}
+        logfile.rotate_if_needed(files.log, now, backoff, runtime.settings.log_max_bytes, runtime.settings.log_keep)
+    except OSError as exc:
+        out.diagnostics.append(Diagnostic("", Diag.LOG_APPEND_FAILED, f"rotating {files.log}: {exc.strerror or exc}"))
+
+
+def resolved_fire(runtime, server, entry: Entry, fire: Fire, view: LogView, now: int, out: ServerTick, dry_run: bool) -> str | None:
+    """Deliver one resolved fire; the outcome to log, or None for an (unlogged) hold."""
+    if over_rate_cap(view, now, runtime.settings.rate_per_hour, target=fire.pane):
+        out.decisions.append(Decision(server.name, fire.entry, fire.reason, fire.pane, Outcome.RATE_CAPPED))
+        return str(Outcome.RATE_CAPPED)
+    state: str | None = ""
+    read_error = ""
+    if entry.policy != "immediate":
+        try:
+            state = server.pane_state(fire.pane)
+        except TmuxError as exc:
+            state, read_error = None, str(exc)
+    decision = delivery_decision(entry.policy, state, fire.due_at, now, read_error)
+    if decision.action == Action.HOLD:
+        out.diagnostics.append(Diagnostic(fire.entry, Diag.DELIVERY_HELD, f"{fire.pane} is {state}; held until idle"))
+        out.decisions.append(Decision(server.name, fire.entry, fire.reason, fire.pane, f"held-busy: {state}"))
+        return None
+    if decision.action == Action.LOG:
+        out.decisions.append(Decision(server.name, fire.entry, fire.reason, fire.pane, decision.outcome))
+        return decision.outcome
+    if dry_run:
+        out.decisions.append(Decision(server.name, fire.entry, fire.reason, fire.pane, "would-deliver"))
+        return "would-deliver"
+    result = runtime.deliver(server, fire.pane, entry.payload)
+    out.decisions.append(Decision(server.name, fire.entry, fire.reason, fire.pane, result.outcome))
+    return result.outcome
+
+
+def absent_fire(runtime, server, entry: Entry, fire: Fire, view: LogView, now: int, out: ServerTick, dry_run: bool) -> str:
+    if over_rate_cap(view, now, runtime.settings.rate_per_hour, entry=fire.entry):
+        outcome = str(Outcome.RATE_CAPPED)
+    else:
+        action = absent_action(entry)
+        if action == AbsentAction.SKIP:
+            outcome = str(Outcome.SKIPPED_ABSENT)
+        elif action == AbsentAction.RESPAWN:
+            if dry_run:
+                outcome = "would-respawn"
+            else:
+                outcome = runtime.respawn(entry.respawn, server.name, runtime.settings.respawn_timeout, runtime.environ).outcome
+        else:
+            if action == AbsentAction.NOTIFY_UNCOMMANDED:
+                why = "pane targets cannot be respawned" if entry.target.kind == "pane" else "no respawn command"
+                out.diagnostics.append(Diagnostic(entry.id, Diag.RESPAWN_UNCOMMANDED, f"{why}; notified instead"))
+            if dry_run:
+                outcome = "would-notify"
+            else:
+                error = runtime.notify(server, f"cron: {entry.label}", f"target absent on {server.name}", runtime.environ)
+                if error:
+                    out.diagnostics.append(Diagnostic(entry.id, Diag.NOTIFY_FAILED, error))
+                outcome = str(Outcome.NOTIFIED_ABSENT)
+    out.decisions.append(Decision(server.name, fire.entry, fire.reason, "", outcome))
+    return outcome
+
+
+def _orphan_gc(runtime, files, entries, targets: dict[str, TargetFact], orphan_since, resolved_now, writer: _Writer, now, out, dry_run) -> None:
+    expired = [
+        e for e in entries if should_expire(e, targets.get(e.id), orphan_since.get(e.id, 0), now, e.id in resolved_now)
+    ]
+    for entry in expired:
+        if not dry_run:
+            try:
+                doc = EntryDocument.open(files.entries)
+                doc.remove(entry.id)
+                doc.save()
+            except (EntryFileError, OSError) as exc:
+                out.diagnostics.append(Diagnostic(entry.id, Diag.ORPHAN_EXPIRE_FAILED, str(exc)))
+                continue
+        writer.line(LogLine(now, entry.id, "", Reason.GC, Outcome.EXPIRED_ORPHAN))
+        out.decisions.append(Decision(files.slug, entry.id, Reason.GC, "", Outcome.EXPIRED_ORPHAN))
+
+
+def evaluate_only(runtime: Runtime, slug: str) -> tuple[list[Entry], Evaluation] | None:
+    """Evaluate one server without acting (used by `next`/`show`); None if not live."""
+    files = ServerFiles(runtime.state_dir, slug)
+    server = runtime.server(slug)
+    if not server.is_live():
+        return None
+    entries = load_entries(files.entries).entries
+    panes = server.pane_facts()
+    view = LogView(logfile.read_live(files.log))
+    ev = due(entries, view, panes, resolve_all(entries, panes), cursor.read_cursor(files.cursor), runtime.clock(), zone=runtime.zone)
+    return entries, ev

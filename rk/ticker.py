@@ -1,0 +1,245 @@
+"""The ticker: tick every server once at start, then every 30 s, and at once
+for a server whose pane state just changed (a nudge on `ticker.sock`).
+
+One ticker per state directory (a lock file says so). It sleeps on a
+monotonic clock, but never longer than until the next due instant, so an
+`every 45s` entry fires at 45 s, not 60. Because `due()` derives everything
+from the log and the panes, a clock jump (laptop sleep, SIGSTOP, an NTP step
+either way) yields at most one fire per entry. An exception in one tick is
+logged and the loop goes on; SIGTERM and SIGINT stop it after the tick in
+flight.
+
+`start` runs the same loop detached, with a pid file that records the
+process start time too, so `stop` and `status` never mistake a reused pid for
+ours.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import logging.handlers
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from rk import nudge
+from rk.config import ensure_private_dir
+from rk.lock import release, try_lock
+from rk.tick import Runtime, sweep
+
+LOCK_NAME = "ticker.lock"
+PID_NAME = "ticker.pid"
+LOG_NAME = "ticker.log"
+#: Land this long after a due second so the tick's integer `now` has reached it.
+DUE_SLACK = 0.05
+MIN_SLEEP = 0.2
+
+log = logging.getLogger("rk.ticker")
+
+
+class TickerError(Exception):
+    """The ticker cannot start or be controlled; the message is for the user."""
+
+
+def process_start_time(pid: int) -> str:
+    """The kernel's start time of `pid` (clock ticks since boot); "" if unknown or a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    after = stat.rsplit(")", 1)[-1].split()
+    if not after or after[0] in ("Z", "X"):
+        return ""
+    return after[19] if len(after) > 19 else ""
+
+
+@dataclass(frozen=True)
+class PidRecord:
+    pid: int
+    start_time: str
+    started_at: int
+
+    def alive(self) -> bool:
+        """Alive and the same process (start time matches, so not a reused pid)."""
+        current = process_start_time(self.pid)
+        if current:
+            return current == self.start_time
+        if Path("/proc/self/stat").exists():
+            return False  # /proc works and has no live process by that pid
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return not self.start_time
+
+
+def read_pid(state_dir: Path) -> PidRecord | None:
+    try:
+        data = json.loads((state_dir / PID_NAME).read_text())
+        return PidRecord(int(data["pid"]), str(data.get("start_time", "")), int(data.get("started_at", 0)))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _write_pid(state_dir: Path) -> None:
+    from rk.fsutil import atomic_write
+
+    record = {"pid": os.getpid(), "start_time": process_start_time(os.getpid()), "started_at": int(time.time())}
+    atomic_write(state_dir / PID_NAME, (json.dumps(record) + "\n").encode())
+
+
+class Ticker:
+    """The loop. `stop()` (or SIGTERM/SIGINT when installed) ends it after the tick in flight."""
+
+    def __init__(self, runtime: Runtime, interval: float | None = None) -> None:
+        self.runtime = runtime
+        self.interval = float(interval if interval is not None else runtime.settings.tick_interval)
+        self._stop = False
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_w, False)
+        self.ticks = 0
+        self.errors = 0
+
+    def stop(self, *_args) -> None:
+        self._stop = True
+        try:
+            os.write(self._wake_w, b"x")
+        except OSError:
+            pass
+
+    def install_signal_handlers(self) -> None:
+        signal.signal(signal.SIGTERM, self.stop)
+        signal.signal(signal.SIGINT, self.stop)
+
+    def tick(self, only: str | None = None) -> float | None:
+        """One sweep, exceptions contained. Returns the next due instant (unix s) or None."""
+        try:
+            result = sweep(self.runtime, only=only)
+        except Exception:  # noqa: BLE001 - one bad tick must not end the loop
+            self.errors += 1
+            log.exception("tick failed%s", f" for {only}" if only else "")
+            return None
+        self.ticks += 1
+        for decision in result.decisions:
+            log.info("%s %s %s %s %s", decision.server, decision.entry, decision.reason, decision.pane or "-", decision.outcome)
+        for server, diag in result.diagnostics:
+            log.debug("%s %s %s %s", server, diag.entry or "-", diag.reason, diag.detail)
+        return result.next_due
+
+    def run(self) -> None:
+        """Tick at once, then every interval (sooner for a due instant or a nudge)."""
+        ensure_private_dir(self.runtime.state_dir)
+        lock_fd = try_lock(self.runtime.state_dir / LOCK_NAME)
+        if lock_fd is None:
+            record = read_pid(self.runtime.state_dir)
+            raise TickerError(f"a ticker is already running{f' (pid {record.pid})' if record else ''}")
+        listener = None
+        try:
+            _write_pid(self.runtime.state_dir)
+            try:
+                listener = nudge.Listener(str(self.runtime.state_dir / nudge.SOCKET_NAME))
+            except OSError as exc:
+                log.warning("nudge socket unavailable (%s); polling only", exc)
+            log.info("ticker started (pid %d, interval %gs)", os.getpid(), self.interval)
+            next_poll = time.monotonic()
+            due_wall: float | None = None
+            while not self._stop:
+                now_mono = time.monotonic()
+                if now_mono >= next_poll or (due_wall is not None and time.time() >= due_wall):
+                    next_due = self.tick()
+                    next_poll = time.monotonic() + self.interval
+                    due_wall = next_due + DUE_SLACK if next_due is not None else None
+                    continue
+                timeout = next_poll - now_mono
+                if due_wall is not None:
+                    timeout = min(timeout, due_wall - time.time())
+                timeout = max(MIN_SLEEP, timeout)
+                waitables = [self._wake_r] + ([listener] if listener else [])
+                try:
+                    ready, _, _ = select.select(waitables, [], [], timeout)
+                except InterruptedError:
+                    continue
+                if self._wake_r in ready:
+                    os.read(self._wake_r, 64)
+                if listener is not None and listener in ready:
+                    for slug in sorted(listener.drain()):
+                        if self._stop:
+                            break
+                        self.tick(only=slug)
+            log.info("ticker stopped after %d ticks", self.ticks)
+        finally:
+            if listener is not None:
+                listener.close()
+            record = read_pid(self.runtime.state_dir)
+            if record is not None and record.pid == os.getpid():
+                try:
+                    (self.runtime.state_dir / PID_NAME).unlink()
+                except OSError:
+                    pass
+            release(lock_fd)
+
+
+def setup_logging(state_dir: Path, foreground: bool, verbose: bool = False) -> None:
+    """Foreground: to stderr. Background: to `ticker.log` (rotated at 1 MB)."""
+    root = logging.getLogger("rk")
+    root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    root.handlers.clear()
+    if foreground:
+        handler: logging.Handler = logging.StreamHandler(sys.stderr)
+    else:
+        ensure_private_dir(state_dir)
+        handler = logging.handlers.RotatingFileHandler(state_dir / LOG_NAME, maxBytes=1_000_000, backupCount=1)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    root.addHandler(handler)
+
+
+def start_background(runtime: Runtime, argv: list[str], timeout: float = 10.0) -> PidRecord:
+    """Launch `argv` (the foreground ticker command) detached and wait for its pid file."""
+    state_dir = runtime.state_dir
+    existing = read_pid(state_dir)
+    if existing is not None and existing.alive():
+        raise TickerError(f"ticker already running (pid {existing.pid})")
+    ensure_private_dir(state_dir)
+    log_path = state_dir / LOG_NAME
+    with open(log_path, "ab") as out:
+        os.chmod(log_path, 0o600)
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+            env=dict(runtime.environ),
+            cwd="/",
+        )
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        record = read_pid(state_dir)
+        if record is not None and record.pid == proc.pid and record.alive():
+            return record
+        if proc.poll() is not None:
+            raise TickerError(f"ticker exited at start (status {proc.returncode}); see {log_path}")
+        time.sleep(0.05)
+    raise TickerError(f"ticker did not start within {timeout:g}s; see {log_path}")
+
+
+def stop_background(state_dir: Path, timeout: float = 10.0) -> PidRecord | None:
+    """SIGTERM the recorded ticker and wait for it to exit; None if none was running."""
+    record = read_pid(state_dir)
+    if record is None or not record.alive():
+        return None
+    os.kill(record.pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not record.alive():
+            return record
+        time.sleep(0.05)
+    raise TickerError(f"ticker (pid {record.pid}) did not stop within {timeout:g}s")
