@@ -28,7 +28,7 @@ def append_lines(path: Path, lines: Sequence[LogLine]) -> None:
     if not lines:
         return
     data = "".join(line.to_json() + "\n" for line in lines).encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":

@@ -1,0 +1,223 @@
+"""The tick against real tmux servers: delivery, exclusivity, absent targets,
+respawn, and a dead server that must never be touched."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import wait_for
+from rk.log import LogLine
+from rk.logfile import append_lines, read_live
+
+T0 = 1_800_000_000
+
+
+def rk(args, env, check=False, timeout=60):
+    proc = subprocess.run([sys.executable, "-m", "rk", *args], env=env, capture_output=True, text=True, timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"rk {args} failed ({proc.returncode}): {proc.stderr}")
+    return proc
+
+
+@pytest.fixture
+def env(tmp_path, tmux_server):
+    home = tmp_path / "home"
+    home.mkdir()
+    e = dict(os.environ)
+    e.update(RK_STATE_DIR=str(tmp_path / "state"), HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"))
+    e.pop("TMUX", None)
+    e.pop("TMUX_PANE", None)
+    e.pop("RK_NOW", None)
+    return e
+
+
+def first_pane(server) -> str:
+    return server.run("list-panes", "-t", "main", "-F", "#{pane_id}").split()[0]
+
+
+def submitted_lines(server, pane: str, payload: str) -> int:
+    """How many screen lines equal the payload: 2 per submission into `cat`
+    (the tty's echo of what was typed, then cat's own output)."""
+    return sum(1 for line in server.capture(pane).splitlines() if line.rstrip() == payload)
+
+
+def log_lines(env) -> list[LogLine]:
+    state = Path(env["RK_STATE_DIR"])
+    return [line for p in state.glob("*.log") for line in read_live(p)]
+
+
+def add(env, server, *args) -> str:
+    out = rk(["cron", "add", *args, "--json", "-L", server.name], dict(env, RK_NOW=str(T0)), check=True)
+    return json.loads(out.stdout)["result"]["id"]
+
+
+def test_tick_delivers_and_submits_a_due_payload(env, tmux_server):
+    pane = first_pane(tmux_server)
+    entry = add(env, tmux_server, "status report please", "--every", "1m", "--pane", pane)
+    early = rk(["cron", "tick", "-L", tmux_server.name], dict(env, RK_NOW=str(T0 + 59)), check=True)
+    assert early.stdout.strip() == "tick: 1 servers swept, 0 fires, 0 diagnostics"
+    done = rk(["cron", "tick", "-L", tmux_server.name, "--json"], dict(env, RK_NOW=str(T0 + 60)), check=True)
+    result = json.loads(done.stdout)["result"]
+    assert result["fires"] == 1
+    assert result["decisions"] == [
+        {"server": tmux_server.name, "entry": entry, "reason": "schedule", "pane": pane, "outcome": "delivered"}
+    ]
+    wait_for(lambda: submitted_lines(tmux_server, pane, "status report please") == 2, message="typed echo + cat output")
+    assert log_lines(env) == [LogLine(T0 + 60, entry, pane, "schedule", "delivered")]
+
+
+def test_two_ticks_started_together_deliver_each_fire_once(env, tmux_server):
+    pane = first_pane(tmux_server)
+    add(env, tmux_server, "only once", "--every", "1m", "--pane", pane)
+    run_env = dict(env, RK_NOW=str(T0 + 120))
+    procs = [
+        subprocess.Popen([sys.executable, "-m", "rk", "cron", "tick", "-L", tmux_server.name], env=run_env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    outs = [p.communicate(timeout=60) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    delivered = [line for line in log_lines(env) if line.outcome == "delivered"]
+    assert len(delivered) == 1
+    wait_for(lambda: submitted_lines(tmux_server, pane, "only once") == 2, message="one submission")
+    # a later tick at the same instant finds nothing due
+    rk(["cron", "tick", "-L", tmux_server.name], run_env, check=True)
+    assert len([line for line in log_lines(env) if line.outcome == "delivered"]) == 1
+
+
+def test_a_dead_pane_gets_its_if_absent_outcome(env, tmux_server):
+    skip = add(env, tmux_server, "to nowhere", "--every", "1m", "--pane", "%999")
+    notify = add(env, tmux_server, "to nowhere either", "--every", "1m", "--pane", "%998", "--if-absent", "notify")
+    out = rk(["cron", "tick", "-L", tmux_server.name, "--json"], dict(env, RK_NOW=str(T0 + 60)), check=True)
+    result = json.loads(out.stdout)["result"]
+    outcomes = {(d["entry"], d["outcome"]) for d in result["decisions"]}
+    assert outcomes == {(skip, "skipped-absent"), (notify, "notified-absent")}
+    reasons = {(d["entry"], d["reason"]) for d in result["diagnostics"]}
+    assert (skip, "target-unresolved") in reasons and (notify, "respawn-uncommanded") not in reasons
+    assert {(line.entry, line.target, line.outcome) for line in log_lines(env)} == {
+        (skip, "", "skipped-absent"),
+        (notify, "", "notified-absent"),
+    }
+
+
+def test_a_respawn_argv_runs_without_a_shell_and_logs_respawned(env, tmux_server, tmp_path):
+    marker = tmp_path / "respawned.txt"
+    script = f"import sys; open({str(marker)!r}, 'a').write(' '.join(sys.argv[1:]) + '\\n')"
+    entry = add(
+        env, tmux_server, "wake the worker", "--every", "1m", "--role", "worker", "--if-absent", "respawn",
+        "--respawn", sys.executable, "--respawn", "-c", "--respawn", script,
+        "--respawn", "{server}", "--respawn", "$HOME;echo-not-expanded",
+    )
+    out = rk(["cron", "tick", "-L", tmux_server.name, "--json"], dict(env, RK_NOW=str(T0 + 60)), check=True)
+    decisions = json.loads(out.stdout)["result"]["decisions"]
+    assert decisions == [{"server": tmux_server.name, "entry": entry, "reason": "schedule", "pane": "", "outcome": "respawned"}]
+    assert marker.read_text() == f"{tmux_server.name} $HOME;echo-not-expanded\n"
+    assert [line.outcome for line in log_lines(env)] == ["respawned"]
+
+
+def test_a_failing_respawn_logs_the_output_tail(env, tmux_server):
+    add(
+        env, tmux_server, "wake", "--every", "1m", "--role", "worker", "--if-absent", "respawn",
+        "--respawn", sys.executable, "--respawn", "-c", "--respawn", "import sys; print('x' * 300 + 'END'); sys.exit(3)",
+    )
+    rk(["cron", "tick", "-L", tmux_server.name], dict(env, RK_NOW=str(T0 + 60)), check=True)
+    (line,) = log_lines(env)
+    assert line.outcome.startswith("respawn-failed: exit status 3: …")
+    assert line.outcome.endswith("xEND")
+    assert len(line.outcome.split(": …", 1)[1].encode()) <= 200
+
+
+def _tmux_shim(tmp_path: Path) -> tuple[Path, Path]:
+    """A `tmux` first on PATH that records every argv, then runs the real one."""
+    real = subprocess.run(["which", "tmux"], capture_output=True, text=True, check=True).stdout.strip()
+    bindir = tmp_path / "shim"
+    bindir.mkdir()
+    calls = tmp_path / "tmux-calls.log"
+    shim = bindir / "tmux"
+    shim.write_text(textwrap.dedent(f"""\
+        #!/bin/sh
+        printf '%s\\n' "$*" >> {calls}
+        exec {real} "$@"
+        """))
+    shim.chmod(0o755)
+    return bindir, calls
+
+
+def test_a_dead_servers_socket_is_never_touched(env, tmux_server, tmp_path):
+    # a server that died: its socket file remains, nobody listens
+    sockdir = Path(os.environ["TMUX_TMPDIR"]) / f"tmux-{os.getuid()}"
+    ghost_path = sockdir / "ghost"
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(str(ghost_path))
+    s.close()
+    before = ghost_path.stat()
+    state = Path(env["RK_STATE_DIR"])
+    state.mkdir(mode=0o700, exist_ok=True)
+    (state / "ghost.yaml").write_text(
+        "entries:\n  - {id: gh01, schedule: {kind: every, interval: 1m}, target: {kind: pane, pane: '%1'},"
+        " payload: boo, if_absent: notify}\n"
+    )
+    pane = first_pane(tmux_server)
+    add(env, tmux_server, "alive", "--every", "1m", "--pane", pane)
+    bindir, calls = _tmux_shim(tmp_path)
+    run_env = dict(env, RK_NOW=str(T0 + 60), PATH=f"{bindir}:{env['PATH']}")
+    out = rk(["cron", "tick", "--json"], run_env, check=True)
+    result = json.loads(out.stdout)["result"]
+    assert result["servers_swept"] == 1
+    assert {"server": "ghost", "entry": "", "reason": "server-not-live"} in [
+        {k: d[k] for k in ("server", "entry", "reason")} for d in result["diagnostics"]
+    ]
+    recorded = calls.read_text().splitlines()
+    assert recorded, "the live server was ticked through the shim"
+    assert not [c for c in recorded if "ghost" in c], recorded
+    after = ghost_path.stat()
+    assert stat.S_ISSOCK(after.st_mode) and (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert not (state / "ghost.log").exists() and not (state / "ghost.cursor.yaml").exists()
+
+
+def test_a_held_lock_makes_the_tick_a_quiet_no_op(env, tmux_server):
+    from rk.lock import locked
+
+    pane = first_pane(tmux_server)
+    add(env, tmux_server, "held", "--every", "1m", "--pane", pane)
+    state = Path(env["RK_STATE_DIR"])
+    with locked(state / f"{tmux_server.name}.lock"):
+        out = rk(["cron", "tick", "-L", tmux_server.name], dict(env, RK_NOW=str(T0 + 60)), check=True)
+    assert out.stdout == "" and out.stderr == ""
+    assert log_lines(env) == []
+
+
+def test_dry_run_prints_decisions_and_writes_nothing(env, tmux_server):
+    pane = first_pane(tmux_server)
+    entry = add(env, tmux_server, "dry", "--every", "1m", "--pane", pane)
+    state = Path(env["RK_STATE_DIR"])
+    before = sorted(p.name for p in state.iterdir())
+    out = rk(["cron", "tick", "-L", tmux_server.name, "--dry-run"], dict(env, RK_NOW=str(T0 + 60)), check=True)
+    assert f"would: {tmux_server.name} {entry} schedule {pane} would-deliver" in out.stdout
+    assert sorted(p.name for p in state.iterdir()) == before
+    assert submitted_lines(tmux_server, pane, "dry") == 0
+
+
+def test_when_idle_holds_without_logging_and_skip_if_busy_logs(env, tmux_server):
+    pane = first_pane(tmux_server)
+    tmux_server.set_pane_option(pane, "@rk_pane_agent_state", f"active:{T0}")
+    tmux_server.run("respawn-pane", "-k", "-t", pane, "cat")  # a non-shell command, so the state is not reconciled away
+    hold = add(env, tmux_server, "hold me", "--every", "1m", "--pane", pane, "--deliver", "when-idle")
+    skip = add(env, tmux_server, "skip me", "--every", "1m", "--pane", pane, "--deliver", "skip-if-busy")
+    out = rk(["cron", "tick", "-L", tmux_server.name, "--json"], dict(env, RK_NOW=str(T0 + 60)), check=True)
+    result = json.loads(out.stdout)["result"]
+    assert {(d["entry"], d["outcome"]) for d in result["decisions"]} == {(hold, "held-busy: active"), (skip, "skipped-busy: active")}
+    assert [(line.entry, line.outcome) for line in log_lines(env)] == [(skip, "skipped-busy: active")]
+    tmux_server.set_pane_option(pane, "@rk_pane_agent_state", f"idle:{T0 + 70}")
+    out = rk(["cron", "tick", "-L", tmux_server.name, "--json"], dict(env, RK_NOW=str(T0 + 90)), check=True)
+    assert {(d["entry"], d["outcome"]) for d in json.loads(out.stdout)["result"]["decisions"]} == {(hold, "delivered")}
+    wait_for(lambda: submitted_lines(tmux_server, pane, "hold me") == 2, message="held payload delivered")

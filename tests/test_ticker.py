@@ -1,0 +1,206 @@
+"""The ticker loop: ticks at once, keeps going after a failing tick, stops
+cleanly on SIGTERM, wakes early for a due instant and for a nudge, survives
+clock jumps without bursts, and manages its background copy by pid + start time."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import wait_for
+from rk import nudge
+from rk.config import Settings
+from rk.entry import CreatedBy, Entry, Schedule, Target
+from rk.log import LogLine
+from rk.logfile import read_live
+from rk.tick import Runtime
+from rk.ticker import PID_NAME, PidRecord, Ticker, read_pid
+
+from datetime import timezone
+
+
+class FakeDelivery:
+    def __init__(self, outcome="delivered", fail_first=0):
+        self.calls = []
+        self.outcome = outcome
+        self.fail_first = fail_first
+
+    def __call__(self, server, pane, payload):
+        self.calls.append((pane, payload, time.time()))
+        if len(self.calls) <= self.fail_first:
+            raise RuntimeError("boom")
+        from rk.delivery import DeliveryResult
+
+        return DeliveryResult(ok=True, outcome=self.outcome)
+
+
+def write_entries(state: Path, slug: str, entries: list[Entry]) -> None:
+    state.mkdir(mode=0o700, parents=True, exist_ok=True)
+    (state / f"{slug}.yaml").write_text(json.dumps({"entries": [e.to_yaml() for e in entries]}))  # JSON is YAML
+
+
+def entry(eid: str, pane: str, interval: int, at: int) -> Entry:
+    return Entry(id=eid, schedule=Schedule("every", interval=interval), target=Target("pane", pane), payload=f"p-{eid}",
+                 created_by=CreatedBy(at=at))
+
+
+def make_runtime(state: Path, tmux_server, clock, deliver, interval=30) -> Runtime:
+    return Runtime(
+        state_dir=state,
+        settings=Settings(tick_interval=interval),
+        environ=dict(tmux_server.env),
+        zone=timezone.utc,
+        clock=clock,
+        deliver=deliver,
+    )
+
+
+def pane_of(server) -> str:
+    return server.run("list-panes", "-t", "main", "-F", "#{pane_id}").split()[0]
+
+
+def run_in_thread(loop: Ticker) -> threading.Thread:
+    t = threading.Thread(target=loop.run, daemon=True)
+    t.start()
+    return t
+
+
+def test_ticks_at_start_and_goes_on_after_a_failing_tick(tmp_path, tmux_server):
+    state = tmp_path / "state"
+    pane = pane_of(tmux_server)
+    write_entries(state, tmux_server.name, [entry("e001", pane, 1, 0)])
+    deliver = FakeDelivery(fail_first=1)
+    loop = Ticker(make_runtime(state, tmux_server, lambda: int(time.time()), deliver), interval=0.3)
+    thread = run_in_thread(loop)
+    try:
+        wait_for(lambda: len(deliver.calls) >= 3, timeout=20, message="deliveries after a failed tick")
+    finally:
+        loop.stop()
+        thread.join(10)
+    assert not thread.is_alive()
+    assert loop.errors == 1
+    lines = read_live(state / f"{tmux_server.name}.log")
+    assert lines and all(line.outcome == "delivered" for line in lines)
+
+
+def test_sleeps_less_than_the_interval_when_something_is_due_sooner(tmp_path, tmux_server):
+    state = tmp_path / "state"
+    pane = pane_of(tmux_server)
+    now = int(time.time())
+    write_entries(state, tmux_server.name, [entry("e002", pane, 2, now)])
+    deliver = FakeDelivery()
+    loop = Ticker(make_runtime(state, tmux_server, lambda: int(time.time()), deliver), interval=30)
+    thread = run_in_thread(loop)
+    try:
+        wait_for(lambda: len(deliver.calls) >= 2, timeout=15, message="two fires 2 s apart with a 30 s interval")
+    finally:
+        loop.stop()
+        thread.join(10)
+    first, second = deliver.calls[0][2], deliver.calls[1][2]
+    assert 1.0 <= second - first <= 6.0
+
+
+def test_a_nudge_ticks_the_server_at_once(tmp_path, tmux_server):
+    state = tmp_path / "state"
+    pane = pane_of(tmux_server)
+    # due in the far future: only a nudge-triggered tick after the clock moves can fire it
+    clock = {"now": 1_000}
+    write_entries(state, tmux_server.name, [entry("e003", pane, 600, 1_000)])
+    deliver = FakeDelivery()
+    loop = Ticker(make_runtime(state, tmux_server, lambda: clock["now"], deliver), interval=3600)
+    thread = run_in_thread(loop)
+    try:
+        wait_for(lambda: loop.ticks >= 1, message="first tick")
+        assert deliver.calls == []
+        clock["now"] = 1_600
+        env = {"RK_STATE_DIR": str(state)}
+        wait_for(lambda: nudge.send(tmux_server.name, env) and False or loop.ticks >= 2, timeout=5, message="nudged tick")
+        wait_for(lambda: len(deliver.calls) == 1, timeout=5, message="delivery after the nudge")
+    finally:
+        loop.stop()
+        thread.join(10)
+
+
+def test_clock_jumps_give_at_most_one_fire_per_entry(tmp_path, tmux_server):
+    state = tmp_path / "state"
+    pane = pane_of(tmux_server)
+    clock = {"now": 10_000}
+    write_entries(state, tmux_server.name, [entry("e004", pane, 60, 10_000), entry("e005", pane, 300, 10_000)])
+    deliver = FakeDelivery()
+    loop = Ticker(make_runtime(state, tmux_server, lambda: clock["now"], deliver), interval=3600)
+    loop.tick()
+    assert deliver.calls == []
+    clock["now"] += 10 * 3600  # laptop slept ten hours
+    loop.tick()
+    loop.tick()
+    assert sorted(p for p, _, _ in deliver.calls) == [pane, pane]  # one fire per entry, no burst
+    clock["now"] -= 2 * 3600  # NTP steps back two hours
+    loop.tick()
+    loop.tick()
+    assert len(deliver.calls) == 2
+    lines = read_live(state / f"{tmux_server.name}.log")
+    assert sorted(line.entry for line in lines) == ["e004", "e005"]
+
+
+def rk_env(tmp_path, tmux_server) -> dict:
+    env = dict(tmux_server.env)
+    env.update(RK_STATE_DIR=str(tmp_path / "state"), HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "cfg"))
+    return env
+
+
+def test_foreground_ticker_stops_cleanly_on_sigterm(tmp_path, tmux_server):
+    env = rk_env(tmp_path, tmux_server)
+    pane = pane_of(tmux_server)
+    subprocess.run([sys.executable, "-m", "rk", "cron", "add", "hello from the ticker", "--every", "1h", "--pane", pane,
+                    "-L", tmux_server.name], env=dict(env, RK_NOW="1000"), check=True, capture_output=True)
+    proc = subprocess.Popen([sys.executable, "-m", "rk", "cron", "ticker", "--interval", "1"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    state = Path(env["RK_STATE_DIR"])
+    try:
+        wait_for(lambda: any(line.outcome == "delivered" for line in read_live(state / f"{tmux_server.name}.log")),
+                 timeout=20, message="the first tick delivers the overdue entry")
+        record = read_pid(state)
+        assert record is not None and record.pid == proc.pid and record.alive()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    assert "ticker stopped" in err
+    assert not (state / PID_NAME).exists()
+
+
+def test_background_start_status_stop(tmp_path, tmux_server):
+    env = rk_env(tmp_path, tmux_server)
+    run = lambda *a: subprocess.run([sys.executable, "-m", "rk", "cron", "ticker", *a, "--json"], env=env,
+                                    capture_output=True, text=True, timeout=30)
+    started = run("start", "--interval", "1")
+    assert started.returncode == 0, started.stderr
+    pid = json.loads(started.stdout)["result"]["pid"]
+    try:
+        again = run("start")
+        assert again.returncode == 1 and "already running" in json.loads(again.stdout)["error"]["message"]
+        status = json.loads(run("status").stdout)["result"]
+        assert status["running"] is True and status["pid"] == pid
+    finally:
+        stopped = run("stop")
+    assert json.loads(stopped.stdout)["result"] == {"stopped": True, "pid": pid}
+    wait_for(lambda: not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2],
+             message="ticker process gone")
+    assert json.loads(run("status").stdout)["result"] == {"running": False}
+
+
+def test_a_reused_pid_is_not_mistaken_for_the_ticker(tmp_path):
+    # our own pid, but a start time that is not ours: a different process
+    record = PidRecord(pid=os.getpid(), start_time="1", started_at=0)
+    assert record.alive() is False
+    from rk.ticker import process_start_time
+
+    assert PidRecord(pid=os.getpid(), start_time=process_start_time(os.getpid()), started_at=0).alive() is True
