@@ -1069,7 +1069,9 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
     )
     command = typer.main.get_command(app)
     try:
-        command.main(args=args, prog_name="rk", standalone_mode=False)
+        status = command.main(args=args, prog_name="rk", standalone_mode=False)
+        if isinstance(status, int) and not isinstance(status, bool):
+            return status  # a command's typer.Exit(code), returned in non-standalone mode
     except CliError as exc:
         return _fail(exc)
     except NoArgsIsHelpError as exc:

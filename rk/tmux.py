@@ -40,7 +40,9 @@ PANE_FIELDS = (
 )
 PANE_FORMAT = FIELD_SEP.join("#{" + f + "}" for f in PANE_FIELDS)
 #: Fields read for the fresh state check at delivery time.
-STATE_FORMAT = FIELD_SEP.join(("#{@rk_pane_agent_state}", "#{@rk_agent_state}", "#{pane_current_command}", "#{pane_dead}"))
+STATE_FORMAT = FIELD_SEP.join(
+    ("#{pane_id}", "#{@rk_pane_agent_state}", "#{@rk_agent_state}", "#{pane_current_command}", "#{pane_dead}")
+)
 
 
 class TmuxError(Exception):
@@ -185,15 +187,17 @@ class Server:
         """The pane's reconciled agent state now ("" = unknown); TmuxError if it is gone."""
         out = self.display(pane, STATE_FORMAT)
         values = out.split(FIELD_SEP)
-        if len(values) != 4:
+        if len(values) != 5:
             raise TmuxError(f"display-message: unexpected reply {out!r}")
-        raw_state, raw_legacy, command, dead = values
-        if dead == "1":
+        pane_id, raw_state, raw_legacy, command, dead = values
+        if pane_id != pane or dead == "1":  # tmux 3.3 answers a missing pane with empty fields
             raise TmuxError(f"pane {pane} is dead")
         fact = reconcile(PaneFact(pane_id=pane, command=command), raw_state, raw_legacy, "", pid_alive)
         return fact.state
 
     def display(self, target: str, fmt: str) -> str:
+        """Expand `fmt` for `target`. Note: tmux 3.3 answers a missing target with
+        empty fields and exit 0, so include `#{pane_id}` when existence matters."""
         return self.run("display-message", "-p", "-t", target, fmt).rstrip("\n")
 
     def set_pane_option(self, pane: str, name: str, value: str) -> None:

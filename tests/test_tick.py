@@ -221,3 +221,46 @@ def test_when_idle_holds_without_logging_and_skip_if_busy_logs(env, tmux_server)
     out = rk(["cron", "tick", "-L", tmux_server.name, "--json"], dict(env, RK_NOW=str(T0 + 90)), check=True)
     assert {(d["entry"], d["outcome"]) for d in json.loads(out.stdout)["result"]["decisions"]} == {(hold, "delivered")}
     wait_for(lambda: submitted_lines(tmux_server, pane, "hold me") == 2, message="held payload delivered")
+
+
+def test_kill_9_between_paste_and_enter_then_restart_refires_once_and_cleanly(env, tmux_server, tmp_path):
+    """A ticker killed right after pasting (before Enter) leaves text in the pane;
+    the restart fires the entry again (nothing was logged), clears the leftover
+    first, and the app receives exactly one clean submission."""
+    import signal
+
+    out_file = tmp_path / "received.txt"
+    pane = first_pane(tmux_server)
+    tmux_server.run("respawn-pane", "-k", "-t", pane, f"cat > {out_file}")
+    entry = add(env, tmux_server, "deploy status?", "--every", "1m", "--pane", pane)
+    real = subprocess.run(["which", "tmux"], capture_output=True, text=True, check=True).stdout.strip()
+    bindir = tmp_path / "stallbin"
+    bindir.mkdir()
+    pasted = tmp_path / "pasted.flag"
+    shim = bindir / "tmux"
+    shim.write_text(textwrap.dedent(f"""\
+        #!/bin/sh
+        case "$*" in
+          *paste-buffer*) {real} "$@"; rc=$?; touch {pasted}; sleep 60; exit $rc ;;
+        esac
+        exec {real} "$@"
+        """))
+    shim.chmod(0o755)
+    run_env = dict(env, RK_NOW=str(T0 + 60))
+    victim = subprocess.Popen([sys.executable, "-m", "rk", "cron", "tick", "-L", tmux_server.name],
+                              env=dict(run_env, PATH=f"{bindir}:{env['PATH']}"), start_new_session=True,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(pasted.exists, timeout=30, message="the paste happened")
+        wait_for(lambda: "deploy status?" in tmux_server.capture(pane), message="pasted text on screen")
+    finally:
+        os.killpg(victim.pid, signal.SIGKILL)
+        victim.wait(10)
+    assert log_lines(env) == []  # killed before its outcome was known: nothing logged
+    assert not out_file.read_text()  # and nothing submitted
+    again = rk(["cron", "tick", "-L", tmux_server.name, "--json"], run_env, check=True)
+    assert [d["outcome"] for d in json.loads(again.stdout)["result"]["decisions"]] == ["delivered"]
+    wait_for(lambda: out_file.read_text() == "deploy status?\n", message="exactly one clean submission")
+    assert [(line.entry, line.outcome) for line in log_lines(env)] == [(entry, "delivered")]
+    third = rk(["cron", "tick", "-L", tmux_server.name, "--json"], run_env, check=True)  # same instant
+    assert json.loads(third.stdout)["result"]["decisions"] == []

@@ -1,0 +1,532 @@
+"""`rk agent hook --agent <provider> <token>`: the hook every agent event runs.
+
+It writes the pane option `@rk_pane_agent_state` (and the legacy
+`@rk_agent_state`) = `<state>:<epoch>[:<pid>]` on the pane named by
+`$TMUX_PANE`, on the server named by the first comma field of `$TMUX`, then
+`@rk_pane_agent_session` = `<provider>:<session id>` when the harness's JSON
+payload on stdin carries a session id, then nudges the running ticker.
+
+The contract with the agent harness: never fail (always exit 0, print nothing
+on success), never block (stdin is read only when it is not a terminal, capped
+at 1 MiB and a short timeout, and one JSON object is enough; tmux gets a 5 s
+timeout), do nothing outside tmux, never record a wrong pid (omit it instead).
+
+This module runs on every agent event, so it imports the standard library
+only, and only cheap parts of it: no `subprocess` (tmux is started with
+`os.posix_spawnp`), no `json` package (the C scanner `_json` decodes the
+payload; `json` pulls `re`), no `socket` (the nudge is sent with `_socket`),
+no `rk.tmux`/`rk.facts`/`rk.clock`/`rk.nudge` (pathlib, dataclasses, enum…).
+The few rules shared with those modules are restated here and tests pin the
+parity (child env, RK_NOW, the nudge socket path and datagram).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+STATES = ("active", "waiting", "idle")
+TOKENS = (*STATES, "stamp")
+STATE_OPTION = "@rk_pane_agent_state"
+LEGACY_STATE_OPTION = "@rk_agent_state"
+SESSION_OPTION = "@rk_pane_agent_session"
+
+STDIN_CAP = 1 << 20  #: bytes of payload read at most
+STDIN_TIMEOUT = 0.3  #: seconds to wait for a payload that does not come
+TMUX_TIMEOUT = 5.0
+MAX_HOPS = 5  #: ancestors examined when looking for the agent process
+
+#: `comm` names (as /proc shows them, ≤15 bytes) the agent process of each
+#: provider can have. Gemini CLI and the npm builds run under node.
+AGENT_COMMS: dict[str, tuple[str, ...]] = {
+    "claude": ("claude",),
+    "codex": ("codex",),
+    "gemini": ("node", "gemini"),
+    "opencode": ("opencode", "node", "bun"),
+    "copilot": ("copilot", "node"),
+    "kimi": ("kimi-code", "kimi"),
+    "agy": ("agy", "antigravity"),
+}
+
+#: Payload keys that carry the session id, in order of preference
+#: (claude/codex/gemini: session_id; copilot: sessionId; opencode: sessionID;
+#: agy: conversationId).
+SESSION_KEYS = ("session_id", "sessionId", "sessionID", "conversationId", "conversation_id")
+
+#: `source` values of a SessionStart that fires mid-turn (context compaction):
+#: a stamp then must not write `idle` over the running turn's `active`.
+COMPACT_SOURCES = frozenset({"compact"})
+
+USAGE = "usage: rk agent hook --agent <provider> active|waiting|idle|stamp"
+
+
+# -- pure helpers -----------------------------------------------------------
+
+
+def parse_args(argv: list[str]) -> tuple[str, str]:
+    """`--agent claude idle` (or `--agent=claude`, any order) → (provider, token).
+
+    ValueError with a one-line reason for anything else."""
+    provider = ""
+    token = ""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in ("--agent", "-a"):
+            if i + 1 >= len(argv):
+                raise ValueError("--agent needs a value")
+            provider = argv[i + 1]
+            i += 2
+            continue
+        if arg.startswith("--agent="):
+            provider = arg.split("=", 1)[1]
+        elif arg.startswith("-") and arg != "-":
+            raise ValueError(f"unknown option {arg}")
+        elif token:
+            raise ValueError(f"unexpected argument {arg!r}")
+        else:
+            token = arg
+        i += 1
+    if not token:
+        raise ValueError("missing the state token")
+    if token not in TOKENS:
+        raise ValueError(f"unknown token {token!r} (use active, waiting, idle or stamp)")
+    return provider, token
+
+
+def valid_provider(provider: str) -> bool:
+    """`[a-z][a-z0-9_-]*`, at most 32 characters."""
+    if not provider or len(provider) > 32 or not ("a" <= provider[0] <= "z"):
+        return False
+    return all("a" <= c <= "z" or "0" <= c <= "9" or c in "_-" for c in provider)
+
+
+def valid_session_ref(ref: object) -> bool:
+    """Non-empty, at most 256 characters, no whitespace or control characters."""
+    if not isinstance(ref, str) or not ref or len(ref) > 256:
+        return False
+    return all(c.isprintable() and not c.isspace() for c in ref)
+
+
+def session_id_of(payload: object) -> str:
+    """The session id a harness payload carries, or ""."""
+    if not isinstance(payload, dict):
+        return ""
+    for key in SESSION_KEYS:
+        value = payload.get(key)
+        if valid_session_ref(value):
+            return value
+    return ""
+
+
+def socket_of(tmux_env: str) -> str:
+    """The socket path in `$TMUX` (`<path>,<server pid>,<session>`), or ""."""
+    return tmux_env.split(",", 1)[0].strip() if tmux_env else ""
+
+
+def valid_pane(pane: str) -> bool:
+    return len(pane) > 1 and pane[0] == "%" and pane[1:].isascii() and pane[1:].isdigit()
+
+
+def epoch_now(env) -> int:
+    """Unix seconds: `RK_NOW` (unix seconds or ISO-8601 with an offset) when set,
+    else the wall clock. ValueError for an unreadable RK_NOW."""
+    fixed = (env.get("RK_NOW") or "").strip()
+    if not fixed:
+        return int(time.time())
+    if fixed.lstrip("-").isdigit():
+        return int(fixed)
+    from datetime import datetime  # only for an ISO RK_NOW
+
+    try:
+        dt = datetime.fromisoformat(fixed.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"RK_NOW: cannot read time {fixed!r}") from None
+    if dt.tzinfo is None:
+        raise ValueError(f"RK_NOW: time {fixed!r} needs an offset")
+    return int(dt.timestamp())
+
+
+def state_value(state: str, epoch: int, pid: int = 0) -> str:
+    return f"{state}:{epoch}:{pid}" if pid > 0 else f"{state}:{epoch}"
+
+
+def _utf8(value: str) -> bool:
+    return "UTF8" in value.upper().replace("-", "")
+
+
+def child_env(env) -> dict[str, str]:
+    """Same rule as `rk.tmux.child_env`: no TMUX/TMUX_PANE, a UTF-8 locale."""
+    out = dict(env)
+    out.pop("TMUX", None)
+    out.pop("TMUX_PANE", None)
+    lc_all = out.get("LC_ALL", "")
+    if lc_all and not _utf8(lc_all):
+        out["LC_ALL"] = "C.UTF-8"
+    locale = next((out[k] for k in ("LC_ALL", "LC_CTYPE", "LANG") if out.get(k)), "")
+    if not _utf8(locale):
+        out["LC_CTYPE"] = "C.UTF-8"
+    return out
+
+
+def tmux_commands(pane: str, state: str | None, epoch: int, pid: int, session: str) -> list[str]:
+    """The argv after `tmux -S <socket>`: the state under both names, then the
+    session stamp, as one `;`-chained command list (tmux runs them in order and
+    stops at the first error, so the stamp never lands without the state)."""
+    args: list[str] = []
+    if state:
+        value = state_value(state, epoch, pid)
+        args += ["set-option", "-p", "-t", pane, STATE_OPTION, value, ";",
+                 "set-option", "-p", "-t", pane, LEGACY_STATE_OPTION, value]
+    if session:
+        if args:
+            args.append(";")
+        args += ["set-option", "-p", "-t", pane, SESSION_OPTION, session]
+    return args
+
+
+# -- the agent process ----------------------------------------------------
+
+
+def expected_comms(provider: str) -> tuple[str, ...]:
+    names = AGENT_COMMS.get(provider)
+    if names is None:
+        names = (provider,) if valid_provider(provider) else ()
+    return tuple(n[:15] for n in names)
+
+
+def _proc_step(pid: int, root: str) -> tuple[str, int] | None:
+    """(comm, ppid) of `pid` from `<root>/<pid>/comm` and `…/status`."""
+    try:
+        with open(f"{root}/{pid}/comm", "rb") as fh:
+            comm = fh.read().decode("utf-8", "replace").rstrip("\n")
+        with open(f"{root}/{pid}/status", "rb") as fh:
+            status = fh.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith("PPid:"):
+            try:
+                return comm, int(line.split(":", 1)[1].strip())
+            except ValueError:
+                return None
+    return None
+
+
+def parse_ps_line(text: str) -> tuple[str, int] | None:
+    """`  123 /usr/bin/claude` (ps -o ppid=,comm=) → ("claude", 123)."""
+    text = text.strip()
+    if not text:
+        return None
+    head, _, comm = text.partition(" ")
+    comm = comm.strip()
+    if not head.isdigit() or not comm:
+        return None
+    return os.path.basename(comm)[:15], int(head)
+
+
+def _ps_step(pid: int) -> tuple[str, int] | None:
+    """(comm, ppid) from `ps` where there is no /proc (macOS, BSD)."""
+    import subprocess  # fallback only; the Linux path never pays for it
+
+    try:
+        proc = subprocess.run(
+            ["ps", "-o", "ppid=,comm=", "-p", str(pid)],
+            stdin=subprocess.DEVNULL, capture_output=True, timeout=2.0,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if proc.returncode != 0:
+        return None
+    return parse_ps_line(proc.stdout.decode("utf-8", "replace").splitlines()[0] if proc.stdout else "")
+
+
+def find_agent_pid(provider: str, start: int | None = None, *, proc_root: str = "/proc",
+                   max_hops: int = MAX_HOPS, ps_step=None) -> int:
+    """The pid of the agent process: walk up from `start` (default: our parent),
+    at most `max_hops` processes, to the first whose comm is one the provider's
+    agent runs as. 0 when none validates (a missing pid beats a wrong one).
+
+    /proc is read where it exists; elsewhere `ps` is asked."""
+    names = expected_comms(provider)
+    if not names:
+        return 0
+    pid = os.getppid() if start is None else start
+    use_proc = os.path.exists(f"{proc_root}/{pid}/status")
+    step = (lambda p: _proc_step(p, proc_root)) if use_proc else (ps_step or _ps_step)
+    for _ in range(max_hops):
+        if pid <= 1:
+            return 0
+        found = step(pid)
+        if found is None:
+            return 0
+        comm, ppid = found
+        if comm in names:
+            return pid
+        pid = ppid
+    return 0
+
+
+# -- stdin ------------------------------------------------------------------
+
+
+def read_payload(fd: int = 0, cap: int = STDIN_CAP, timeout: float = STDIN_TIMEOUT) -> object:
+    """One JSON value from `fd`, or None. Never reads a terminal, never waits past
+    `timeout`, stops as soon as one complete JSON value has arrived (no EOF needed).
+    Past the cap the rest is drained (so the harness does not get EPIPE) but ignored."""
+    try:
+        if os.isatty(fd):
+            return None
+    except OSError:
+        return None
+    import select
+
+    deadline = time.monotonic() + timeout
+    buf = b""
+    over = False
+    scan = None
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        try:
+            ready, _, _ = select.select([fd], [], [], left)
+        except (OSError, ValueError):
+            break
+        if not ready:
+            break
+        try:
+            chunk = os.read(fd, 65536)
+        except (BlockingIOError, InterruptedError):
+            continue
+        except OSError:
+            break
+        if not chunk:
+            break
+        if over:
+            continue
+        buf += chunk
+        if len(buf) > cap:
+            over = True
+            buf = b""
+            continue
+        scan = scan or _scanner()
+        value = _decode_one(scan, buf)
+        if value is not _INCOMPLETE:
+            return value
+    return None
+
+
+_INCOMPLETE = object()
+
+
+class _ScanContext:
+    """What the C JSON scanner reads off a decoder: the settings of `json.loads`."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = float
+
+
+def _scanner():
+    """`scan(text, index) -> (value, end)`. The C scanner alone costs ~0.4 ms to
+    import; the `json` package pulls `re` (~6 ms where nothing loaded it yet)."""
+    try:
+        from _json import make_scanner
+
+        return make_scanner(_ScanContext())
+    except Exception:  # noqa: BLE001 - no C accelerator: the real thing
+        import json
+
+        return json.JSONDecoder().scan_once
+
+
+def _decode_one(scan, buf: bytes):
+    text = buf.decode("utf-8", "replace").lstrip()
+    if not text:
+        return _INCOMPLETE
+    try:
+        value, _ = scan(text, 0)
+    except (StopIteration, ValueError, RecursionError):
+        return _INCOMPLETE
+    return value
+
+
+# -- tmux -------------------------------------------------------------------
+
+
+def _spawn_tmux(socket: str, args: list[str], env) -> int:
+    """Start `tmux -S <socket> <args…>` with stdio on /dev/null; its pid, or 0."""
+    argv = ["tmux", "-S", socket, *args]
+    actions = [
+        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+    ]
+    try:
+        return os.posix_spawnp("tmux", argv, child_env(env), file_actions=actions)
+    except OSError:
+        return 0
+
+
+def _reap(pid: int, timeout: float = TMUX_TIMEOUT) -> int | None:
+    """Wait for `pid` at most `timeout` seconds (kill it after that); its exit status."""
+    if pid <= 0:
+        return None
+    deadline = time.monotonic() + timeout
+    pause = 0.0005
+    while True:
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return None
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if time.monotonic() >= deadline:
+            try:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+            return None
+        time.sleep(pause)
+        pause = min(pause * 2, 0.02)
+
+
+def nudge_socket_path(env) -> str:
+    """`rk.nudge.socket_path`, restated (importing rk.nudge pulls `socket`, ~10 ms)."""
+    if env.get("RK_STATE_DIR"):
+        base = env["RK_STATE_DIR"]
+    elif env.get("XDG_STATE_HOME"):
+        base = os.path.join(env["XDG_STATE_HOME"], "rk", "cron")
+    else:
+        home = env.get("HOME") or os.path.expanduser("~")
+        base = os.path.join(home, ".local", "state", "rk", "cron")
+    return os.path.join(base, "ticker.sock")
+
+
+def _nudge(slug: str, env) -> None:
+    """Tell the running ticker to tick server `slug` now: one non-blocking datagram,
+    as `rk.nudge.send` sends it; every failure ignored."""
+    try:
+        import _socket
+    except ImportError:  # not CPython: the module itself
+        try:
+            from rk import nudge
+
+            nudge.send(slug, env)
+        except Exception:  # noqa: BLE001 - best effort by contract
+            pass
+        return
+    try:
+        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_DGRAM)
+    except OSError:
+        return
+    try:
+        sock.setblocking(False)
+        sock.sendto(slug.encode("utf-8", "replace")[:255], nudge_socket_path(env))
+    except OSError:
+        pass
+    finally:
+        sock.close()
+
+
+# -- entry points -----------------------------------------------------------
+
+
+def run(argv: list[str], env=None, stdin_fd: int = 0) -> int:
+    """The hook, with its outside facts passed in (tests call this)."""
+    env = os.environ if env is None else env
+    pane = env.get("TMUX_PANE", "")
+    if not pane:
+        return 0  # not in tmux: nothing to do, and not even an error
+    try:
+        provider, token = parse_args(argv)
+    except ValueError as exc:
+        print(f"rk agent hook: {exc}; {USAGE}", file=sys.stderr)
+        return 0
+    socket = socket_of(env.get("TMUX", ""))
+    if not socket or not valid_pane(pane):
+        return 0  # cannot tell which server's pane this is: writing would risk another pane
+    payload = read_payload(stdin_fd)
+    session_id = session_id_of(payload)
+    session = f"{provider}:{session_id}" if session_id and valid_provider(provider) else ""
+    state: str | None = token
+    if token == "stamp":
+        source = payload.get("source") if isinstance(payload, dict) else None
+        state = None if source in COMPACT_SOURCES else "idle"
+    pid = 0
+    epoch = 0
+    if state:
+        try:
+            epoch = epoch_now(env)
+        except ValueError:
+            epoch = int(time.time())
+        pid = find_agent_pid(provider)
+    args = tmux_commands(pane, state, epoch, pid, session)
+    if not args:
+        return 0
+    if _reap(_spawn_tmux(socket, args, env)) == 0:
+        _nudge(os.path.basename(socket), env)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`rk agent hook …`: always 0, whatever happens."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    if args and args[0] in ("-h", "--help"):
+        print(USAGE)
+        print("Writes @rk_pane_agent_state on $TMUX_PANE; meant to be run by agent hooks "
+              "(install them with `rk agent setup`).")
+        return 0
+    try:
+        return run(args)
+    except BaseException:  # noqa: BLE001 - a hook must never fail the agent
+        return 0
+
+
+def set_state(state: str, pane: str | None = None, env=None, *, pid: int = 0,
+              socket: str | None = None) -> tuple[bool, str]:
+    """`rk agent state`: write `state` on `pane` (default `$TMUX_PANE`) of the
+    server of `$TMUX` (or `socket`), then nudge the ticker. (ok, message)."""
+    env = os.environ if env is None else env
+    if state not in STATES:
+        return False, f"unknown state {state!r} (use active, waiting or idle)"
+    socket = socket or socket_of(env.get("TMUX", ""))
+    if not socket:
+        return False, "not inside tmux ($TMUX is not set): run this from a tmux pane"
+    pane = pane or env.get("TMUX_PANE", "")
+    if not pane:
+        return False, "no pane: $TMUX_PANE is not set; pass --pane %N"
+    if not valid_pane(pane):
+        return False, f"bad pane {pane!r}: use a pane id like %3"
+    if pid < 0:
+        return False, f"bad pid {pid}"
+    try:
+        epoch = epoch_now(env)
+    except ValueError as exc:
+        return False, str(exc)
+    import subprocess
+
+    argv = ["tmux", "-S", socket, *tmux_commands(pane, state, epoch, pid, "")]
+    try:
+        proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=TMUX_TIMEOUT, env=child_env(env))
+    except FileNotFoundError:
+        return False, "tmux is not installed (not on PATH)"
+    except subprocess.TimeoutExpired:
+        return False, f"tmux timed out after {TMUX_TIMEOUT:g}s"
+    except OSError as exc:
+        return False, f"cannot run tmux: {exc}"
+    if proc.returncode != 0:
+        lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        why = lines[0] if lines else f"exit status {proc.returncode}"
+        return False, f"tmux: {why}"
+    from rk import nudge
+
+    nudge.send(os.path.basename(socket), env)
+    return True, f"{pane} {STATE_OPTION}={state_value(state, epoch, pid)}"

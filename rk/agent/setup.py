@@ -1,0 +1,510 @@
+"""`rk agent setup [claude|codex|gemini|opencode] [--dry-run] [--yes] [--uninstall]`.
+
+Installs, in each agent CLI's own configuration, hooks that run
+`rk agent hook --agent <provider> <token>` on the agent's lifecycle events:
+
+| agent    | file                                   | events → token |
+|----------|----------------------------------------|----------------|
+| claude   | ~/.claude/settings.json                | SessionStart→stamp; UserPromptSubmit, PreToolUse→active; Notification(permission_prompt|elicitation_dialog|agent_needs_input)→waiting; Notification(idle_prompt), Stop→idle |
+| codex    | $CODEX_HOME/hooks.json (~/.codex)      | SessionStart→stamp; UserPromptSubmit, PreToolUse→active; PermissionRequest→waiting; Stop, SessionEnd→idle |
+| gemini   | ~/.gemini/settings.json                | SessionStart→stamp; BeforeAgent, BeforeTool→active; Notification(ToolPermission)→waiting; AfterAgent, SessionEnd→idle |
+| opencode | $XDG_CONFIG_HOME/opencode/plugins/rk.js | a whole-file plugin: session.created→stamp; session.status busy→active; permission.updated/asked→waiting; session.idle→idle |
+
+Every hook is the same thin wrapper around the absolute path of the `rk`
+console script (hook PATH is unreliable):
+
+    /bin/sh -c '[ -n "$TMUX_PANE" ] || exit 0; "<rk>" agent hook --agent <p> <t> 2>/dev/null || true'
+
+Rules:
+- Idempotent: in every event list of the file, rk-owned handlers (the command
+  contains ` agent hook `, ` agent-hook ` or `@rk_agent_state` — our own and
+  the Go run-kit's three generations) are removed, then the fresh ones are
+  appended; a re-run that would not change the parsed document writes nothing
+  and says so. Other hooks are never touched.
+- `--uninstall` removes only rk-owned handlers and prunes the groups, event
+  lists and `hooks` object that this emptied. The OpenCode plugin file is
+  deleted only if rk wrote it (its first line is our header).
+- A missing or empty file is an empty object; malformed JSON, or a `hooks`
+  value of an unexpected shape, is an error and nothing at all is written
+  (no target of the run is written when any target fails to plan).
+- Files are replaced atomically with mode 0600 (through a symlink: the link's
+  target is replaced, the link kept); missing directories are created 0700.
+- Consent: `--dry-run` prints a unified diff and writes nothing (it wins over
+  `--yes`); `--yes` writes without asking; otherwise the diff is shown and a
+  `[y/N]` question asked when stdin is a terminal, and the command refuses
+  (exit 2) when it is not — a silent no-op would trap scripts and agents.
+- Which agents: named ones are always processed. With no name, an install
+  covers the agents whose binary (`claude`, `codex`, `gemini`, `opencode`) is
+  on PATH and reports the others as skipped; an uninstall covers all four
+  (removing needs no binary).
+- Exit codes: 0 done or nothing to do, 1 operational (unreadable or malformed
+  file, no rk script found, write failure, answer "no"), 2 usage.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rk.fsutil import atomic_write
+
+PROVIDERS = ("claude", "codex", "gemini", "opencode")
+BINARIES = {"claude": "claude", "codex": "codex", "gemini": "gemini", "opencode": "opencode"}
+#: A hook handler whose command contains one of these belongs to rk (any generation).
+MARKERS = (" agent hook ", " agent-hook ", "@rk_agent_state")
+FORBIDDEN_PATH_CHARS = "'\"$`\\"
+
+#: (event, matcher or None, token) per JSON-configured agent.
+HOOKS: dict[str, tuple[tuple[str, str | None, str], ...]] = {
+    "claude": (
+        ("SessionStart", None, "stamp"),
+        ("UserPromptSubmit", None, "active"),
+        ("PreToolUse", None, "active"),
+        ("Notification", "permission_prompt|elicitation_dialog|agent_needs_input", "waiting"),
+        ("Notification", "idle_prompt", "idle"),
+        ("Stop", None, "idle"),
+    ),
+    "codex": (
+        ("SessionStart", None, "stamp"),
+        ("UserPromptSubmit", None, "active"),
+        ("PreToolUse", None, "active"),
+        ("PermissionRequest", None, "waiting"),
+        ("Stop", None, "idle"),
+        ("SessionEnd", None, "idle"),
+    ),
+    "gemini": (
+        ("SessionStart", None, "stamp"),
+        ("BeforeAgent", None, "active"),
+        ("BeforeTool", None, "active"),
+        ("Notification", "ToolPermission", "waiting"),
+        ("AfterAgent", None, "idle"),
+        ("SessionEnd", None, "idle"),
+    ),
+}
+
+OPENCODE_HEADER = "// rk agent hook plugin: written by `rk agent setup opencode`, removed by `--uninstall`; edits are overwritten."
+
+AFTER_INSTALL = {
+    "claude": "restart running Claude Code sessions to load the hooks",
+    "codex": "open codex, run /hooks and trust the rk entries (they stay inactive until trusted); restart running sessions",
+    "gemini": "restart running Gemini CLI sessions to load the hooks",
+    "opencode": "restart running OpenCode sessions to load the plugin",
+}
+
+
+class SetupError(Exception):
+    """An operational failure; the message is one line for the user."""
+
+
+class UsageError(Exception):
+    """A usage mistake (exit 2)."""
+
+
+# -- paths --------------------------------------------------------------------
+
+
+def _home(env) -> Path:
+    home = env.get("HOME")
+    return Path(home) if home else Path(os.path.expanduser("~"))
+
+
+def config_path(agent: str, env) -> Path:
+    """The file `rk agent setup <agent>` edits."""
+    if agent == "claude":
+        return _home(env) / ".claude" / "settings.json"
+    if agent == "codex":
+        base = env.get("CODEX_HOME")
+        return (Path(base) if base else _home(env) / ".codex") / "hooks.json"
+    if agent == "gemini":
+        return _home(env) / ".gemini" / "settings.json"
+    if agent == "opencode":
+        base = env.get("XDG_CONFIG_HOME")
+        return (Path(base) if base else _home(env) / ".config") / "opencode" / "plugins" / "rk.js"
+    raise UsageError(f"unknown agent {agent!r} (use {', '.join(PROVIDERS)})")
+
+
+def _is_rk_script(path: str) -> bool:
+    """A console script that runs this package (pip/pipx wrappers import rk.__main__)."""
+    try:
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            return False
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    return b"rk.__main__" in head or b"rk.cli" in head
+
+
+def check_rk_path(path: str) -> str:
+    if not os.path.isabs(path):
+        raise SetupError(f"rk path {path!r} is not absolute")
+    bad = sorted({c for c in path if c in FORBIDDEN_PATH_CHARS or not c.isprintable()})
+    if bad:
+        raise SetupError(f"rk path {path!r} contains {' '.join(repr(c) for c in bad)}, "
+                         "which a hook command cannot carry; install rk under a plainer path")
+    return path
+
+
+def find_rk(argv0: str | None = None, executable: str | None = None, env=None) -> str:
+    """The absolute path of the installed `rk` console script, as hooks should call it.
+
+    Tried in order: `argv0` (when rk was started through the script; the path
+    as invoked, so a stable symlink such as ~/.local/bin/rk is kept), the `rk`
+    beside the running interpreter (the venv that has this rk), then `rk` on
+    PATH. Each candidate must be a script that runs this package, so another
+    tool named rk (e.g. the Go run-kit) is never picked by accident."""
+    env = os.environ if env is None else env
+    argv0 = sys.argv[0] if argv0 is None else argv0
+    executable = sys.executable if executable is None else executable
+    candidates: list[str] = []
+    if argv0 and os.path.basename(argv0) == "rk":
+        candidates.append(os.path.abspath(argv0))
+    if executable:
+        candidates.append(os.path.join(os.path.dirname(os.path.abspath(executable)), "rk"))
+    on_path = shutil.which("rk", path=env.get("PATH"))
+    if on_path:
+        candidates.append(os.path.abspath(on_path))
+    for candidate in candidates:
+        if _is_rk_script(candidate):
+            return check_rk_path(candidate)
+    raise SetupError("cannot find the installed `rk` script (looked beside the Python interpreter and on PATH); "
+                     "install rk with pip or pipx first")
+
+
+def wrapper_command(rk: str, provider: str, token: str) -> str:
+    return (f"/bin/sh -c '[ -n \"$TMUX_PANE\" ] || exit 0; \"{rk}\" agent hook --agent {provider} {token}"
+            f" 2>/dev/null || true'")
+
+
+def is_rk_command(command: object) -> bool:
+    return isinstance(command, str) and any(m in command for m in MARKERS)
+
+
+# -- JSON configurations --------------------------------------------------------
+
+
+def load_json(path: Path, data: bytes | None) -> dict:
+    if data is None or not data.strip():
+        return {}
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise SetupError(f"{path}: not valid JSON ({exc}); fix or move it — nothing was written") from None
+    if not isinstance(doc, dict):
+        raise SetupError(f"{path}: the top level is not a JSON object — nothing was written")
+    return doc
+
+
+def dump_json(doc: dict) -> bytes:
+    return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def strip_rk_hooks(doc: dict, path: Path | str = "settings") -> tuple[dict, int]:
+    """A copy of `doc` without rk-owned handlers; groups, event lists and the
+    `hooks` object that this empties are pruned. (doc, handlers removed)."""
+    if "hooks" not in doc:
+        return dict(doc), 0
+    hooks = doc["hooks"]
+    if not isinstance(hooks, dict):
+        raise SetupError(f"{path}: \"hooks\" is not an object — nothing was written")
+    removed = 0
+    new_hooks: dict = {}
+    for event, groups in hooks.items():
+        if not isinstance(groups, list):
+            raise SetupError(f"{path}: \"hooks\".{event!r} is not a list — nothing was written")
+        kept: list = []
+        removed_here = 0
+        for group in groups:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                handlers = [h for h in group["hooks"] if not (isinstance(h, dict) and is_rk_command(h.get("command")))]
+                n = len(group["hooks"]) - len(handlers)
+                if n:
+                    removed_here += n
+                    if not handlers:
+                        continue
+                    group = {**group, "hooks": handlers}
+            kept.append(group)
+        removed += removed_here
+        if removed_here and not kept:
+            continue
+        new_hooks[event] = kept
+    out = dict(doc)
+    if removed and not new_hooks:
+        del out["hooks"]
+    else:
+        out["hooks"] = new_hooks
+    return out, removed
+
+
+def install_hooks(doc: dict, agent: str, rk: str, path: Path | str = "settings") -> dict:
+    """`doc` with rk's hooks for `agent` in place of any earlier rk hooks."""
+    out, _ = strip_rk_hooks(doc, path)
+    hooks = dict(out.get("hooks") or {})
+    for event, matcher, token in HOOKS[agent]:
+        group: dict = {}
+        if matcher is not None:
+            group["matcher"] = matcher
+        group["hooks"] = [{"type": "command", "command": wrapper_command(rk, agent, token)}]
+        hooks[event] = [*hooks.get(event, []), group]
+    out["hooks"] = hooks
+    return out
+
+
+# -- OpenCode plugin ------------------------------------------------------------
+
+
+def opencode_plugin(rk: str) -> str:
+    return OPENCODE_HEADER + "\n" + _OPENCODE_BODY.replace("__RK__", json.dumps(rk))
+
+
+_OPENCODE_BODY = """\
+// Runs `rk agent hook --agent opencode <token>` on session events so rk sees
+// the pane's agent state. Does nothing outside tmux; child sessions (subagents,
+// which carry a parentID) are ignored so they never overwrite the root's state.
+import { spawn } from "node:child_process";
+
+const RK = __RK__;
+let queue = Promise.resolve();
+
+function hook(token, sessionID) {
+  if (!process.env.TMUX_PANE) return;
+  queue = queue.then(() => new Promise((resolve) => {
+    try {
+      const child = spawn(RK, ["agent", "hook", "--agent", "opencode", token], {
+        stdio: ["pipe", "ignore", "ignore"],
+      });
+      child.on("error", () => resolve());
+      child.on("close", () => resolve());
+      child.stdin.on("error", () => {});
+      child.stdin.end(sessionID ? JSON.stringify({ sessionID }) : "");
+    } catch {
+      resolve();
+    }
+  }));
+}
+
+export const RkAgentState = async () => {
+  const children = new Set();
+  return {
+    event: async ({ event }) => {
+      const p = (event && event.properties) || {};
+      switch (event && event.type) {
+        case "session.created": {
+          const info = p.info || {};
+          if (info.parentID) { children.add(info.id); return; }
+          hook("stamp", info.id);
+          return;
+        }
+        case "session.status":
+          if (!children.has(p.sessionID) && p.status && p.status.type === "busy") hook("active", p.sessionID);
+          return;
+        case "session.idle":
+          if (!children.has(p.sessionID)) hook("idle", p.sessionID);
+          return;
+        case "permission.updated":
+        case "permission.asked":
+          if (!children.has(p.sessionID)) hook("waiting", p.sessionID);
+          return;
+      }
+    },
+  };
+};
+"""
+
+
+def is_rk_plugin(data: bytes) -> bool:
+    first = data.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+    return first.startswith("// rk agent hook plugin")
+
+
+# -- planning ---------------------------------------------------------------------
+
+
+@dataclass
+class Plan:
+    agent: str
+    path: Path
+    old: bytes | None  #: current content, None if the file does not exist
+    new: bytes | None  #: content to write, None to delete the file
+    summary: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return self.old != self.new
+
+    def diff(self) -> str:
+        old = (self.old or b"").decode("utf-8", "replace").splitlines(keepends=True)
+        new = (self.new or b"").decode("utf-8", "replace").splitlines(keepends=True)
+        text = "".join(difflib.unified_diff(
+            old, new,
+            fromfile=str(self.path) if self.old is not None else "/dev/null",
+            tofile=str(self.path) if self.new is not None else "/dev/null",
+        ))
+        if text and not text.endswith("\n"):
+            text += "\n"
+        return text
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise SetupError(f"{path} is a directory") from None
+    except OSError as exc:
+        raise SetupError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def plan(agent: str, env, rk: str | None, uninstall: bool) -> Plan:
+    path = config_path(agent, env)
+    old = _read(path)
+    if agent == "opencode":
+        return _plan_opencode(path, old, rk, uninstall)
+    doc = load_json(path, old)
+    if uninstall:
+        new_doc, removed = strip_rk_hooks(doc, path)
+        if not removed:
+            return Plan(agent, path, old, old, f"{agent}: no rk hooks in {path}")
+        return Plan(agent, path, old, dump_json(new_doc), f"{agent}: removed {removed} rk hook(s) from {path}")
+    assert rk is not None
+    new_doc = install_hooks(doc, agent, rk, path)
+    if old is not None and new_doc == doc:
+        return Plan(agent, path, old, old, f"{agent}: hooks already up to date in {path}")
+    return Plan(agent, path, old, dump_json(new_doc),
+                f"{agent}: installed {len(HOOKS[agent])} hooks in {path}", [AFTER_INSTALL[agent]])
+
+
+def _plan_opencode(path: Path, old: bytes | None, rk: str | None, uninstall: bool) -> Plan:
+    ours = old is not None and is_rk_plugin(old)
+    if uninstall:
+        if old is None:
+            return Plan("opencode", path, None, None, f"opencode: no rk plugin at {path}")
+        if not ours:
+            return Plan("opencode", path, old, old, f"opencode: {path} was not written by rk; left as is")
+        return Plan("opencode", path, old, None, f"opencode: removed {path}")
+    if old is not None and not ours:
+        raise SetupError(f"{path} exists and was not written by rk; move it away — nothing was written")
+    assert rk is not None
+    new = opencode_plugin(rk).encode("utf-8")
+    if new == old:
+        return Plan("opencode", path, old, old, f"opencode: plugin already up to date at {path}")
+    return Plan("opencode", path, old, new, f"opencode: installed plugin {path}", [AFTER_INSTALL["opencode"]])
+
+
+def apply(p: Plan) -> None:
+    """Write (or delete) one planned file."""
+    target = Path(os.path.realpath(p.path))  # keep a dotfiles symlink, replace its target
+    try:
+        if p.new is None:
+            if p.old is not None:
+                target.unlink()
+            return
+        if not target.parent.is_dir():
+            os.makedirs(target.parent, mode=0o700, exist_ok=True)
+        atomic_write(target, p.new, 0o600)
+    except OSError as exc:
+        raise SetupError(f"cannot write {p.path}: {exc.strerror or exc}") from None
+
+
+# -- the command -------------------------------------------------------------------
+
+
+def _isatty(stream) -> bool:
+    try:
+        return bool(stream is not None and stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def run_setup(agents=(), *, dry_run: bool = False, yes: bool = False, uninstall: bool = False,
+              env=None, stdin=None, stdout=None, stderr=None,
+              argv0: str | None = None, executable: str | None = None) -> int:
+    """`rk agent setup`; returns the exit code (0 ok, 1 operational, 2 usage)."""
+    env = os.environ if env is None else env
+    stdin = sys.stdin if stdin is None else stdin
+    stdout = sys.stdout if stdout is None else stdout
+    stderr = sys.stderr if stderr is None else stderr
+
+    def fail(message: str, code: int) -> int:
+        print(f"rk agent setup: {message}", file=stderr)
+        return code
+
+    names: list[str] = []
+    for agent in agents or ():
+        if agent not in PROVIDERS:
+            return fail(f"unknown agent {agent!r} (use {', '.join(PROVIDERS)})", 2)
+        if agent not in names:
+            names.append(agent)
+    skipped: list[str] = []
+    if not names:
+        if uninstall:
+            names = list(PROVIDERS)
+        else:
+            for agent in PROVIDERS:
+                if shutil.which(BINARIES[agent], path=env.get("PATH")):
+                    names.append(agent)
+                else:
+                    skipped.append(agent)
+    for agent in skipped:
+        print(f"{agent}: skipped ({BINARIES[agent]} is not on PATH; `rk agent setup {agent}` installs anyway)",
+              file=stdout)
+    if not names:
+        print("nothing to install: none of claude, codex, gemini, opencode is on PATH", file=stdout)
+        return 0
+
+    try:
+        rk = None if uninstall else find_rk(argv0, executable, env)
+        plans = [plan(agent, env, rk, uninstall) for agent in names]
+    except UsageError as exc:
+        return fail(str(exc), 2)
+    except SetupError as exc:
+        return fail(str(exc), 1)
+
+    changes = [p for p in plans if p.changed]
+    if not changes:
+        for p in plans:
+            print(p.summary, file=stdout)
+        print("nothing to change", file=stdout)
+        return 0
+
+    if dry_run:
+        for p in plans:
+            if p.changed:
+                stdout.write(p.diff())
+            else:
+                print(p.summary, file=stdout)
+        print("dry run: nothing written", file=stdout)
+        return 0
+
+    if not yes:
+        if not _isatty(stdin):
+            return fail("not a terminal: pass --yes to write, or --dry-run to see the changes", 2)
+        for p in changes:
+            stdout.write(p.diff())
+        stdout.write(f"Write {len(changes)} file(s)? [y/N] ")
+        stdout.flush()
+        try:
+            answer = stdin.readline()
+        except (OSError, ValueError):
+            answer = ""
+        if answer.strip().lower() not in ("y", "yes"):
+            return fail("aborted: nothing written", 1)
+
+    try:
+        for p in changes:
+            apply(p)
+    except SetupError as exc:
+        return fail(str(exc), 1)
+    for p in plans:
+        print(p.summary, file=stdout)
+    for p in changes:
+        for note in p.notes:
+            print(f"{p.agent}: {note}", file=stdout)
+    return 0

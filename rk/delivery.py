@@ -1,0 +1,580 @@
+"""Verified delivery: type one prompt into one tmux pane and press Enter, or
+report exactly why not.
+
+The one hard problem every tool that nudges agents in tmux reports is "text
+typed, Enter lost, prompt left in the composer" (reference
+`peers-and-user-needs.md` §0.2). The recipe here is run-kit's converged one
+(`agent-state-and-delivery.md` §3), adapted to rk:
+
+1. a per-(server, pane) lock for the whole sequence, so two deliveries (two
+   threads or two rk processes) never interleave keystrokes in one pane;
+2. a pane-mode guard: copy-mode owns the keyboard and would eat our keys;
+3. sanitising: control characters never reach the pane (an `ESC[201~` in the
+   text would end the bracketed paste early and turn the rest into live keys);
+4. a baseline capture of the visible screen;
+5. a named buffer (`load-buffer` from stdin, so a leading `-` or a trailing
+   `;` survive tmux's argv parser) pasted with `-p` (bracketed paste: the agent
+   sees one literal block, a newline inside it is not a submit);
+6. an echo probe *before* Enter, by novelty counting (the needle must occur
+   more often than in the baseline; mere presence false-passes on stale text);
+   no echo means no Enter, and what was pasted is cleared again;
+7. Enter as its own keystroke;
+8. observation of the frame after Enter;
+9. one bounded recovery when the frame did not move at all.
+
+The outcome string is exactly what the delivery log records: `delivered` or
+`failed: <why>`. Nothing here raises for tmux trouble: every TmuxError becomes
+`failed: <tmux's message>`.
+
+Cost: a successful delivery into a pane that is not in a mode and reacts
+promptly spawns five tmux processes (guard+baseline, load+paste, one probe
+capture, Enter, one observation capture). Commands that belong together are
+chained in one tmux invocation with a `;` argument, and the copy-mode guard
+before every keystroke is an `if-shell -F` evaluated inside the server, so it
+costs no process of its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import os
+import re
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from rk.nudge import state_dir
+from rk.tmux import Server, TmuxError
+
+DEFAULT_BUFFER = "rk-cron-send"
+
+DELIVERED = "delivered"
+
+#: Payloads at least this long (or multi-line) may be collapsed by the agent
+#: into a chip instead of being echoed (Claude Code: `[Pasted text #N +M lines]`).
+COLLAPSE_THRESHOLD = 200
+
+#: How many trailing characters of the normalised last line make the needle.
+NEEDLE_LENGTH = 40
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Every delay of the sequence, in seconds, in one place (tests shorten them).
+
+    The defaults are realistic for agent TUIs on a busy machine. The probe and
+    observation values are run-kit's; the others are rk's own.
+    """
+
+    #: The whole sequence once the pane lock is held.
+    deadline: float = 5.0
+    #: Waiting for another delivery into the same pane (one delivery takes at
+    #: most `deadline` plus cleanup, so a little more than that).
+    lock_wait: float = 7.0
+    #: Grace for clearing the composer when the deadline already passed: a
+    #: half-typed payload would jam the next fire, so cleanup gets its own budget.
+    cleanup_grace: float = 1.5
+    #: After the paste, before the first echo capture.
+    settle: float = 0.08
+    #: Echo probe: captures after the settle, this far apart.
+    probe_interval: float = 0.08
+    probe_captures: int = 8
+    #: Observation after Enter: capture at these offsets from the Enter.
+    observe: tuple[float, ...] = (0.04, 0.08, 0.16, 0.32, 0.64)
+    #: Clearing: up to this many C-u, each followed by a few captures.
+    clear_attempts: int = 4
+    clear_interval: float = 0.05
+    clear_captures: int = 3
+    #: Polling step while waiting for a lock held by someone else.
+    lock_poll: float = 0.02
+
+
+@dataclass(frozen=True)
+class DeliveryResult:
+    ok: bool
+    #: `delivered` or `failed: <why>`: exactly the delivery-log outcome string.
+    outcome: str
+    #: Optional extra information for humans and diagnostics.
+    detail: str = ""
+
+
+def _failed(why: str, detail: str = "") -> DeliveryResult:
+    why = " ".join(why.split())  # one line, always
+    if len(why) > 200:
+        why = why[:197] + "..."
+    return DeliveryResult(False, f"failed: {why}", detail)
+
+
+# -- sanitising and normalising (pure) -------------------------------------------------
+
+# C0 except \t and \n, DEL, C1 (0x80-0x9f, which includes the 8-bit CSI 0x9b),
+# and lone surrogates (undecodable input bytes; they cannot be encoded to type).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def sanitize(text: str) -> str:
+    """The text exactly as it will be typed.
+
+    - CRLF and lone CR become LF (a CR typed into a pane is Enter).
+    - Every control character except LF and TAB is removed: C0 (including
+      ESC), DEL, and C1 (including 0x9B, the one-byte CSI). Only the control
+      characters themselves go; what followed an ESC stays as inert, visible
+      text (`ESC[31m` becomes `[31m`). This is what makes the paste safe: an
+      `ESC[201~` inside the text would otherwise close the bracketed paste and
+      the rest would arrive as live keystrokes. Lone surrogates (what
+      `surrogateescape` makes of undecodable bytes) go as well.
+    - Trailing lines that are empty or whitespace-only are dropped, and so is
+      the final newline. A trailing newline is a submit in apps without
+      bracketed paste (the Enter would come before the echo probe) and an
+      empty last line in apps with it (the probe's needle would be blank).
+      Leading lines and whitespace inside lines are kept as written.
+
+    All-control text becomes `""`; `deliver` refuses it.
+    """
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = _CONTROL.sub("", text)
+    lines = text.split("\n")
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return "\n".join(lines)
+
+
+_ANSI = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC
+    r"|\x1b[@-Z\\-_]"  # other two-byte escapes
+)
+# All whitespace, and the box-drawing and block glyphs U+2500-U+259F that TUIs
+# draw around composers (a wrapped line in a bordered composer reads `│ ab │`).
+_NOISE = re.compile(r"[\s\u2500-\u259f]+")
+
+
+def normalise(screen: str) -> str:
+    """A screen (or a line) reduced to what survives wrapping and reflow."""
+    return _NOISE.sub("", _ANSI.sub("", screen))
+
+
+def needle_for(text: str) -> str:
+    """The last `NEEDLE_LENGTH` characters of the last line that has any after
+    normalising; `""` if no line does (nothing we could see echoed)."""
+    for line in reversed(text.split("\n")):
+        norm = normalise(line)
+        if norm:
+            return norm[-NEEDLE_LENGTH:]
+    return ""
+
+
+_CHIP = re.compile(r"\[Pasted (?:text|Content)[^\]\n]*\]")
+
+
+def _chips(screen: str) -> Counter[str]:
+    return Counter(_CHIP.findall(screen))
+
+
+def _fresh_chip(baseline: str, screen: str) -> bool:
+    before = _chips(baseline)
+    return any(n > before[chip] for chip, n in _chips(screen).items())
+
+
+# -- locks -----------------------------------------------------------------------------
+
+_registry_lock = threading.Lock()
+_thread_locks: dict[str, threading.Lock] = {}
+
+
+def _lock_dir() -> str:
+    """`<state dir>/locks` (0700); a private tempdir if the state dir is unusable."""
+    primary = os.path.join(state_dir(), "locks")
+    try:
+        os.makedirs(primary, mode=0o700, exist_ok=True)
+        return primary
+    except OSError:
+        pass
+    fallback = os.path.join(tempfile.gettempdir(), f"rk-locks-{os.getuid()}")
+    os.makedirs(fallback, mode=0o700, exist_ok=True)
+    st = os.lstat(fallback)
+    if st.st_uid != os.getuid() or not os.path.isdir(fallback) or os.path.islink(fallback):
+        raise OSError(errno.EPERM, f"lock directory {fallback} is not ours")
+    return fallback
+
+
+class _LockTimeout(TimeoutError):
+    """A lock was still held by someone else when the wait ran out."""
+
+
+@contextmanager
+def _exclusive(key: str, wait: float, poll: float) -> Iterator[None]:
+    """Hold `key` against other threads (threading.Lock) and other processes
+    (`flock` on `<lock dir>/<hash>.lock`, mode 0600) for the `with` body.
+
+    The threading lock orders the threads of this process (the ticker may
+    deliver from several) before they touch the disk; flock orders separate
+    rk processes (`rk cron run` beside the ticker) and is dropped by the
+    kernel if a holder dies, so a crash never leaves a pane locked. Waiting
+    is bounded; a lock still held after `wait` raises _LockTimeout.
+    """
+    deadline = time.monotonic() + wait
+    with _registry_lock:
+        tlock = _thread_locks.setdefault(key, threading.Lock())
+    if not tlock.acquire(timeout=max(wait, 0.0)):
+        raise _LockTimeout(key)
+    try:
+        name = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:24] + ".lock"
+        fd = os.open(os.path.join(_lock_dir(), name), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise _LockTimeout(key) from None
+                    time.sleep(poll)
+            try:
+                yield
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+    finally:
+        tlock.release()
+
+
+def _server_key(server: Server) -> str:
+    return os.path.realpath(str(server.path))
+
+
+def _pending_path(server: Server, pane: str) -> str:
+    """A marker that exists while text may sit unsubmitted in the pane."""
+    key = f"pending\0{_server_key(server)}\0{pane}"
+    return os.path.join(_lock_dir(), hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:24] + ".pending")
+
+
+def pane_lock(server: Server, pane: str, timeout: float = Timing.lock_wait) -> contextlib.AbstractContextManager[None]:
+    """The lock `deliver` holds on (server, pane) for its whole sequence.
+
+    Anything else in rk that types into a pane should hold it too. `pane`
+    must be the pane id (`%N`) for two spellings of one pane to share a lock.
+    Raises TimeoutError if it cannot be had within `timeout` seconds.
+    """
+    return _exclusive(f"pane\0{_server_key(server)}\0{pane}", timeout, Timing.lock_poll)
+
+
+
+def buffer_lock(server: Server, buffer: str, timeout: float) -> contextlib.AbstractContextManager[None]:
+    """The lock `deliver` holds on (server, buffer name) from load to paste.
+
+    Named buffers are server-global: two deliveries into different panes that
+    use one buffer name would otherwise paste (or `-d`-delete) each other's
+    text. Raises TimeoutError if it cannot be had within `timeout` seconds.
+    """
+    return _exclusive(f"buffer\0{_server_key(server)}\0{buffer}", timeout, Timing.lock_poll)
+
+
+# -- the sequence ----------------------------------------------------------------------
+
+_PANE_ID = re.compile(r"%\d+")
+_FRAME_FORMAT = "#{pane_id}\t#{pane_in_mode}\t#{pane_dead}\t#{cursor_x},#{cursor_y}"
+
+
+@dataclass(frozen=True)
+class _Frame:
+    pane_id: str
+    in_mode: bool
+    dead: bool
+    cursor: str
+    screen: str
+
+    @property
+    def norm(self) -> str:
+        return normalise(self.screen)
+
+    def key(self) -> tuple[str, str]:
+        """What "the frame changed" compares: the normalised text and the cursor.
+        The cursor counts because Enter in a line-mode app that prints nothing
+        (`cat > file`) moves only the cursor."""
+        return (self.norm, self.cursor)
+
+
+class _Deadline(Exception):
+    pass
+
+
+class _Run:
+    """One delivery: the tmux calls, all under one deadline."""
+
+    def __init__(self, server: Server, timing: Timing, buffer: str) -> None:
+        self.server = server
+        self.timing = timing
+        self.buffer = buffer
+        self.deadline = time.monotonic() + timing.deadline
+
+    # -- plumbing
+
+    def remaining(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def tmux(self, *args: str, input: str | None = None) -> str:
+        left = self.remaining()
+        if left <= 0:
+            raise _Deadline()
+        return self.server.run(*args, input=input, timeout=max(min(left, 5.0), 0.2))
+
+    def sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            if self.remaining() <= seconds:
+                raise _Deadline()
+            time.sleep(seconds)
+
+    def frame(self, target: str) -> _Frame:
+        """Mode, liveness, cursor and visible screen in one tmux process.
+
+        `display-message` with an unknown target prints empty fields and exits
+        0 (tmux 3.3a), so the pane id is checked here; `capture-pane` in the
+        same invocation fails loudly for a pane that does not exist."""
+        out = self.tmux(
+            "display-message", "-p", "-t", target, _FRAME_FORMAT, ";",
+            "capture-pane", "-p", "-J", "-t", target,
+        )
+        head, _, screen = out.partition("\n")
+        fields = head.split("\t")
+        if len(fields) != 4 or not _PANE_ID.fullmatch(fields[0]):
+            raise TmuxError(f"can't find pane: {target}")
+        return _Frame(fields[0], fields[1] == "1", fields[2] == "1", fields[3], screen)
+
+    def guarded(self, pane: str, *command: str, input: str | None = None) -> None:
+        """Run `command` right after leaving copy-mode, in one tmux process.
+
+        The guard is re-evaluated inside the server before every keystroke (a
+        human may enter copy-mode at any moment; copy-mode would swallow C-u
+        and treat Enter as "copy selection")."""
+        self.tmux(
+            "if-shell", "-F", "-t", pane, "#{pane_in_mode}", f"send-keys -t {pane} -X cancel", ";",
+            *command, input=input,
+        )
+
+    # -- steps
+
+    def paste(self, pane: str, text: str) -> None:
+        """Load the named buffer from stdin and paste it bracketed, deleting it.
+
+        The buffer is server-global, so load→paste holds a second small lock
+        per (server, buffer) (`buffer_lock`); the load and the paste are one
+        tmux process, so it is held for a few milliseconds."""
+        with buffer_lock(self.server, self.buffer, max(self.remaining(), 0.0)):
+            self.guarded(
+                pane,
+                "load-buffer", "-b", self.buffer, "-", ";",
+                "paste-buffer", "-p", "-d", "-b", self.buffer, "-t", pane,
+                input=text,
+            )
+
+    def probe(self, pane: str, baseline: _Frame, needle: str, collapsible: bool) -> _Frame | None:
+        """Wait for the paste to show: the needle occurs more often than in the
+        baseline (novelty, not presence: a stale copy of the same text, or a
+        short needle like `ok`, must not pass), or, for a paste the agent may
+        collapse, a fresh `[Pasted text #N …]` chip. The frame that proved it,
+        or None."""
+        t = self.timing
+        before = baseline.norm.count(needle)
+        self.sleep(t.settle)
+        for i in range(t.probe_captures):
+            if i:
+                self.sleep(t.probe_interval)
+            f = self.frame(pane)
+            if f.norm.count(needle) > before:
+                return f
+            if collapsible and _fresh_chip(baseline.screen, f.screen):
+                return f
+        return None
+
+    def echo_visible(self, f: _Frame, baseline: _Frame, needle: str, collapsible: bool) -> bool:
+        if f.norm.count(needle) > baseline.norm.count(needle):
+            return True
+        return collapsible and _fresh_chip(baseline.screen, f.screen)
+
+    def enter_and_observe(self, pane: str, pasted: _Frame) -> _Frame | None:
+        """Press Enter alone, then capture at the observation offsets until the
+        frame differs from the post-paste frame. Returns the changed frame, or
+        None if the frame never moved. A change is no proof of submission
+        (spinners and status lines move too); no change is the one piece of
+        evidence that the Enter did nothing."""
+        self.guarded(pane, "send-keys", "-t", pane, "Enter")
+        start = time.monotonic()
+        for offset in self.timing.observe:
+            self.sleep(start + offset - time.monotonic())
+            f = self.frame(pane)
+            if f.key() != pasted.key():
+                return f
+        return None
+
+    def clear(self, pane: str, baseline: _Frame) -> bool:
+        """Send C-u (kill line: readline, canonical ttys and agent composers
+        agree on it) until the normalised screen equals the baseline again.
+
+        Called whenever text may sit in the composer unsubmitted: a payload
+        left half-typed would be submitted glued to the next fire. At least one
+        C-u is always sent, because an app that does not echo shows the
+        baseline while still holding the text. Runs on the cleanup grace if
+        the deadline has passed."""
+        t = self.timing
+        if self.remaining() < t.cleanup_grace:
+            self.deadline = time.monotonic() + t.cleanup_grace
+        for _ in range(t.clear_attempts):
+            self.guarded(pane, "send-keys", "-t", pane, "C-u")
+            for _ in range(t.clear_captures):
+                self.sleep(t.clear_interval)
+                if self.frame(pane).norm == baseline.norm:
+                    return True
+        return False
+
+    def try_clear(self, pane: str, baseline: _Frame) -> bool:
+        try:
+            return self.clear(pane, baseline)
+        except (TmuxError, _Deadline):
+            return False
+
+
+def deliver(
+    server: Server,
+    pane: str,
+    payload: str,
+    *,
+    buffer: str = DEFAULT_BUFFER,
+    timing: Timing | None = None,
+) -> DeliveryResult:
+    """Type `payload` into `pane` on `server` and submit it, verified.
+
+    `pane` should be a pane id (`%N`); any other tmux target is resolved to
+    its pane id first (one extra tmux process) so that the lock and every
+    later command name the pane itself. Never raises for tmux trouble.
+    """
+    timing = timing or Timing()
+    text = sanitize(payload)
+    if not text:
+        return _failed("payload is empty after sanitising")
+    needle = needle_for(text)
+    if not needle:
+        return _failed("payload has nothing visible to verify")
+    collapsible = "\n" in text or len(text) >= COLLAPSE_THRESHOLD
+
+    target = pane
+    if not _PANE_ID.fullmatch(pane):
+        try:
+            target = _Run(server, timing, buffer).frame(pane).pane_id
+        except TmuxError as exc:
+            return _failed(str(exc))
+        except _Deadline:
+            return _failed("deadline exceeded before paste")
+    lock = pane_lock(server, target, timing.lock_wait)
+    try:
+        lock.__enter__()
+    except _LockTimeout:
+        return _failed("pane busy: another delivery into it did not finish")
+    except OSError as exc:
+        return _failed(f"cannot take the pane lock: {exc}")
+    try:
+        marker = _pending_path(server, target)
+        run = _Run(server, timing, buffer)
+        if os.path.exists(marker):
+            # We hold the pane lock, so whoever wrote it died mid-delivery
+            # (kill -9 between paste and Enter): their text may still sit in
+            # the composer and would be submitted glued to ours. Clear it.
+            _clear_leftover(run, target)
+        with open(marker, "w") as fh:
+            fh.write(str(os.getpid()))
+        try:
+            return _deliver_locked(run, target, text, needle, collapsible)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(marker)
+    except OSError as exc:
+        return _failed(f"cannot write the delivery marker: {exc}")
+    finally:
+        lock.__exit__(None, None, None)
+
+
+def _clear_leftover(run: _Run, pane: str) -> None:
+    """Kill whatever line a crashed delivery left in the composer (best effort)."""
+    with contextlib.suppress(TmuxError, _Deadline):
+        for _ in range(2):
+            run.guarded(pane, "send-keys", "-t", pane, "C-u")
+
+
+def _deliver_locked(run: _Run, pane: str, text: str, needle: str, collapsible: bool) -> DeliveryResult:
+    # Where we are decides what a failure means: before the paste nothing was
+    # typed (safe to retry); between paste and Enter our text may sit in the
+    # composer (clear it); after an Enter it may or may not have landed.
+    stage = "before paste"
+    baseline: _Frame | None = None
+    try:
+        # Guard + baseline: one process when the pane is not in a mode.
+        baseline = run.frame(pane)
+        if baseline.pane_id != pane:
+            return _failed(f"can't find pane: {pane}")
+        if baseline.in_mode:
+            run.tmux("send-keys", "-t", pane, "-X", "cancel")
+            baseline = run.frame(pane)  # re-check; also the baseline (cancel repaints)
+            if baseline.in_mode:
+                return _failed("pane is in a mode that did not cancel")
+        if baseline.dead:
+            return _failed(f"pane {pane} is dead")
+
+        stage = "pasted"
+        run.paste(pane, text)
+        shown = run.probe(pane, baseline, needle, collapsible)
+        if shown is None:
+            stage = "cleared"
+            if run.try_clear(pane, baseline):
+                return _failed("echo not seen (payload cleared)")
+            return _failed("echo not seen (could not clear composer)")
+
+        stage = "entered"
+        if run.enter_and_observe(pane, shown) is not None:
+            return DeliveryResult(True, DELIVERED)
+        if not run.echo_visible(shown, baseline, needle, collapsible):
+            return DeliveryResult(True, DELIVERED, "frame unchanged after Enter but the echo is gone")
+
+        # Bounded recovery, once: the frame did not move and our text still
+        # shows. Clear back to the baseline (never a bare second Enter: if the
+        # first one lands late, a second submits whatever is there then),
+        # paste again, probe again, Enter, observe.
+        if not run.clear(pane, baseline):
+            return _failed("submit not confirmed", "recovery could not clear the composer")
+        stage = "pasted"
+        run.paste(pane, text)
+        shown = run.probe(pane, baseline, needle, collapsible)
+        if shown is None:
+            stage = "cleared"
+            cleared = run.try_clear(pane, baseline)
+            return _failed("submit not confirmed", f"echo not seen on retry; cleared={cleared}")
+        stage = "entered"
+        if run.enter_and_observe(pane, shown) is not None:
+            return DeliveryResult(True, DELIVERED, "after one recovery")
+        stage = "cleared"
+        cleared = run.try_clear(pane, baseline)
+        return _failed("submit not confirmed", f"Enter had no visible effect twice; cleared={cleared}")
+    except TmuxError as exc:
+        detail = f"stage: {stage}"
+        if stage == "pasted" and baseline is not None:
+            detail += f"; cleared={run.try_clear(pane, baseline)}"
+        return _failed(str(exc), detail)
+    except _LockTimeout:  # the buffer lock; an OSError subclass, so first
+        return _failed("buffer busy: another delivery held it too long", f"stage: {stage}")
+    except OSError as exc:  # spawning tmux, or the lock directory
+        return _failed(str(exc) or type(exc).__name__, f"stage: {stage}")
+    except _Deadline:
+        if stage == "pasted" and baseline is not None:
+            if run.try_clear(pane, baseline):
+                return _failed("deadline exceeded before Enter (payload cleared)")
+            return _failed("deadline exceeded before Enter (could not clear composer)")
+        if stage == "entered":
+            return _failed("submit not confirmed (deadline exceeded)")
+        return _failed(f"deadline exceeded ({stage})")

@@ -1,0 +1,603 @@
+"""`rk agent hook` and `rk agent state`: parsing, the agent-pid walk, the stdin
+payload, the tmux write on a real private server, the ticker nudge, the
+import diet of the hook path, and the `rk agent state` command."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import wait_for
+from rk import clock, nudge
+from rk import tmux as rktmux
+from rk.agent import hook
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+# -- helpers -------------------------------------------------------------------
+
+
+def fake_agent(directory: Path, name: str = "claude") -> Path:
+    """An executable script called `name` that runs its arguments as a child:
+    the kernel names the process after the script, so it stands in for the agent."""
+    path = directory / name
+    path.write_text(f"#!{sys.executable}\nimport subprocess, sys\nsys.exit(subprocess.run(sys.argv[1:]).returncode)\n")
+    path.chmod(0o755)
+    return path
+
+
+def pane_of(server) -> str:
+    return server.run("display-message", "-p", "-t", "main", "#{pane_id}").strip()
+
+
+def option(server, pane: str, name: str) -> str:
+    return server.run("show-options", "-pqv", "-t", pane, name).strip()
+
+
+def hook_env(server, pane: str, tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(TMUX=f"{server.path},{os.getpid()},0", TMUX_PANE=pane, RK_STATE_DIR=str(tmp_path / "state"))
+    env.update(extra)
+    return env
+
+
+def payload_fd(tmp_path: Path, payload) -> int:
+    path = tmp_path / "payload.json"
+    path.write_text(payload if isinstance(payload, str) else json.dumps(payload))
+    return os.open(path, os.O_RDONLY)
+
+
+def run_hook(argv, env, tmp_path, payload=None) -> int:
+    fd = payload_fd(tmp_path, payload if payload is not None else "")
+    try:
+        return hook.run(argv, env=env, stdin_fd=fd)
+    finally:
+        os.close(fd)
+
+
+# -- pure parts ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--agent", "claude", "idle"], ("claude", "idle")),
+        (["--agent=codex", "active"], ("codex", "active")),
+        (["waiting", "--agent", "gemini"], ("gemini", "waiting")),
+        (["stamp"], ("", "stamp")),
+    ],
+)
+def test_parse_args_accepts_the_installed_shapes(argv, expected):
+    assert hook.parse_args(argv) == expected
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [[], ["--agent", "claude"], ["--agent"], ["--agent", "claude", "busy"], ["idle", "active"], ["--bogus", "idle"]],
+)
+def test_parse_args_rejects_everything_else(argv):
+    with pytest.raises(ValueError):
+        hook.parse_args(argv)
+
+
+def test_provider_and_session_ref_grammar():
+    assert hook.valid_provider("claude") and hook.valid_provider("kimi-code") and hook.valid_provider("a_1")
+    for bad in ("", "Claude", "1abc", "cla ude", "a:b", "x" * 33):
+        assert not hook.valid_provider(bad), bad
+    assert hook.valid_session_ref("6f0d9e2a-1c3b-4f7e-9a2d-8b5c4e1f0a37")
+    for bad in ("", "a b", "a\tb", "a\nb", "\x1b[31m", 42, None, "x" * 257):
+        assert not hook.valid_session_ref(bad), bad
+
+
+def test_session_id_of_reads_each_providers_key():
+    assert hook.session_id_of({"session_id": "abc", "hook_event_name": "Stop"}) == "abc"
+    assert hook.session_id_of({"sessionId": "cop-1"}) == "cop-1"
+    assert hook.session_id_of({"sessionID": "ses_9"}) == "ses_9"
+    assert hook.session_id_of({"conversationId": "conv-2"}) == "conv-2"
+    assert hook.session_id_of({"session_id": "has space", "sessionId": "ok"}) == "ok"
+    assert hook.session_id_of({"other": "x"}) == ""
+    assert hook.session_id_of(["session_id"]) == ""
+    assert hook.session_id_of(None) == ""
+
+
+def test_socket_is_the_first_comma_field_of_TMUX():
+    assert hook.socket_of("/tmp/tmux-0/default,1234,0") == "/tmp/tmux-0/default"
+    assert hook.socket_of("/path/with space/s,1,2") == "/path/with space/s"
+    assert hook.socket_of("") == ""
+
+
+@pytest.mark.parametrize("value", ["1751790000", "2026-09-01T09:00:00+02:00", "2026-09-01T07:00:00Z", "0"])
+def test_epoch_honours_RK_NOW_like_the_rest_of_rk(value):
+    assert hook.epoch_now({"RK_NOW": value}) == clock.now({"RK_NOW": value})
+
+
+def test_epoch_without_RK_NOW_is_the_wall_clock():
+    before = int(time.time())
+    assert before <= hook.epoch_now({}) <= int(time.time())
+
+
+@pytest.mark.parametrize("value", ["2026-09-01T09:00:00", "yesterday"])
+def test_unreadable_RK_NOW_is_an_error_for_state(value):
+    with pytest.raises(ValueError):
+        hook.epoch_now({"RK_NOW": value})
+
+
+@pytest.mark.parametrize(
+    "base",
+    [
+        {"TMUX": "/s,1,0", "TMUX_PANE": "%1", "LANG": "C"},
+        {"LC_ALL": "POSIX", "LANG": "en_US.UTF-8"},
+        {"LC_ALL": "en_US.UTF-8"},
+        {"LC_CTYPE": "de_DE.utf8"},
+        {"LANG": "C.UTF-8"},
+        {},
+    ],
+)
+def test_child_env_matches_the_tmux_layer(base):
+    env = hook.child_env(base)
+    assert env == rktmux.child_env(base)
+    assert "TMUX" not in env and "TMUX_PANE" not in env
+
+
+def test_state_and_legacy_written_in_one_chained_command_then_session():
+    assert hook.tmux_commands("%3", "active", 100, 42, "claude:abc") == [
+        "set-option", "-p", "-t", "%3", "@rk_pane_agent_state", "active:100:42", ";",
+        "set-option", "-p", "-t", "%3", "@rk_agent_state", "active:100:42", ";",
+        "set-option", "-p", "-t", "%3", "@rk_pane_agent_session", "claude:abc",
+    ]
+    assert hook.tmux_commands("%3", "idle", 100, 0, "") == [
+        "set-option", "-p", "-t", "%3", "@rk_pane_agent_state", "idle:100", ";",
+        "set-option", "-p", "-t", "%3", "@rk_agent_state", "idle:100",
+    ]
+    assert hook.tmux_commands("%3", None, 0, 0, "claude:abc") == [
+        "set-option", "-p", "-t", "%3", "@rk_pane_agent_session", "claude:abc",
+    ]
+    assert hook.tmux_commands("%3", None, 0, 0, "") == []
+
+
+# -- the agent pid ----------------------------------------------------------------
+
+
+def fake_proc(root: Path, table: dict[int, tuple[str, int]]) -> str:
+    for pid, (comm, ppid) in table.items():
+        d = root / str(pid)
+        d.mkdir(parents=True)
+        (d / "comm").write_text(comm + "\n")
+        (d / "status").write_text(f"Name:\t{comm}\nState:\tS (sleeping)\nPPid:\t{ppid}\nUid:\t0\n")
+    return str(root)
+
+
+def test_pid_walk_finds_the_agent_above_the_intermediate_shells(tmp_path):
+    root = fake_proc(tmp_path / "proc", {
+        50: ("sh", 40), 40: ("sh", 30), 30: ("claude", 20), 20: ("zsh", 10), 10: ("tmux: server", 1),
+    })
+    assert hook.find_agent_pid("claude", 50, proc_root=root) == 30
+    assert hook.find_agent_pid("codex", 50, proc_root=root) == 0  # no codex above: no pid, never a wrong one
+
+
+def test_pid_walk_is_bounded_to_five_hops(tmp_path):
+    chain = {60: ("sh", 59), 59: ("sh", 58), 58: ("sh", 57), 57: ("sh", 56), 56: ("claude", 1)}
+    root = fake_proc(tmp_path / "proc", chain)
+    assert hook.find_agent_pid("claude", 60, proc_root=root) == 56  # fifth process examined
+    deeper = fake_proc(tmp_path / "proc2", {61: ("sh", 60), **chain})
+    assert hook.find_agent_pid("claude", 61, proc_root=deeper) == 0  # sixth: out of reach
+
+
+def test_pid_walk_expected_names_per_provider(tmp_path):
+    root = fake_proc(tmp_path / "proc", {
+        9: ("sh", 8), 8: ("node", 7), 7: ("opencode", 1), 5: ("sh", 4), 4: ("some-long-agent", 1),
+    })
+    assert hook.find_agent_pid("gemini", 9, proc_root=root) == 8  # Gemini CLI runs as node
+    assert hook.find_agent_pid("claude", 9, proc_root=root) == 0
+    # an unknown but well-formed provider is expected under its own name (truncated like comm)
+    assert hook.find_agent_pid("some-long-agent-cli", 5, proc_root=root) == 4
+    assert hook.find_agent_pid("", 9, proc_root=root) == 0
+
+
+def test_pid_walk_stops_at_a_vanished_process_and_at_init(tmp_path):
+    root = fake_proc(tmp_path / "proc", {70: ("sh", 69), 80: ("sh", 1)})
+    assert hook.find_agent_pid("claude", 70, proc_root=root) == 0
+    assert hook.find_agent_pid("claude", 80, proc_root=root) == 0
+
+
+def test_pid_walk_falls_back_to_ps_without_proc(tmp_path):
+    table = {50: ("sh", 40), 40: ("codex", 30)}
+    calls = []
+
+    def ps_step(pid):
+        calls.append(pid)
+        return table.get(pid)
+
+    assert hook.find_agent_pid("codex", 50, proc_root=str(tmp_path / "no-proc"), ps_step=ps_step) == 40
+    assert calls == [50, 40]
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("  123 /usr/local/bin/claude", ("claude", 123)),
+        ("1 codex", ("codex", 1)),
+        ("77 /Applications/Some Thing.app/Contents/MacOS/node", ("node", 77)),
+        ("", None),
+        ("abc claude", None),
+        ("12", None),
+    ],
+)
+def test_ps_line_parsing(line, expected):
+    assert hook.parse_ps_line(line) == expected
+
+
+WALK = "import sys; from rk.agent.hook import find_agent_pid; print(find_agent_pid('claude', proc_root=sys.argv[1]))"
+
+
+@pytest.mark.parametrize("proc_root", ["/proc", "/nonexistent-proc"], ids=["proc", "ps"])
+def test_pid_walk_on_real_processes(tmp_path, proc_root):
+    agent = fake_agent(tmp_path)
+    direct = subprocess.Popen([agent, sys.executable, "-c", WALK, proc_root], stdout=subprocess.PIPE, text=True)
+    out, _ = direct.communicate(timeout=30)
+    assert int(out) == direct.pid
+    via_shell = subprocess.Popen(
+        [agent, "/bin/sh", "-c", f'"{sys.executable}" -c "{WALK}" {proc_root}; exit $?'],
+        stdout=subprocess.PIPE, text=True,
+    )
+    out, _ = via_shell.communicate(timeout=30)
+    assert int(out) == via_shell.pid
+    plain = subprocess.run([sys.executable, "-c", WALK, proc_root], capture_output=True, text=True, timeout=30)
+    assert int(plain.stdout) == 0
+
+
+# -- stdin -----------------------------------------------------------------------
+
+
+def test_payload_decoded_without_waiting_for_eof():
+    r, w = os.pipe()
+    try:
+        os.write(w, b'{"session_id": "abc", "hook_event_name": "Stop"}\n')
+        start = time.monotonic()
+        value = hook.read_payload(r, timeout=5.0)  # the writer never closes
+        assert time.monotonic() - start < 2.0
+        assert value == {"session_id": "abc", "hook_event_name": "Stop"}
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+def test_payload_split_across_writes():
+    r, w = os.pipe()
+
+    def writer():
+        os.write(w, b'{"session_id": "ab')
+        time.sleep(0.05)
+        os.write(w, b'c", "source": "compact"}')
+
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        assert hook.read_payload(r, timeout=5.0) == {"session_id": "abc", "source": "compact"}
+    finally:
+        t.join()
+        os.close(r)
+        os.close(w)
+
+
+def test_payload_read_gives_up_after_the_timeout():
+    r, w = os.pipe()
+    try:
+        start = time.monotonic()
+        assert hook.read_payload(r, timeout=0.1) is None
+        assert time.monotonic() - start < 2.0
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+def test_payload_never_read_from_a_terminal():
+    master, slave = os.openpty()
+    try:
+        os.write(master, b'{"session_id": "abc"}\n')
+        assert hook.read_payload(slave, timeout=5.0) is None
+    finally:
+        os.close(master)
+        os.close(slave)
+
+
+def test_payload_over_the_cap_is_ignored_but_drained():
+    r, w = os.pipe()
+    big = b'{"session_id": "abc", "x": "' + b"y" * 5000 + b'"}'
+
+    def writer():
+        os.write(w, big)  # would block (EPIPE if we quit) unless the reader drains
+        os.close(w)
+
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        assert hook.read_payload(r, cap=1000, timeout=5.0) is None
+        t.join(timeout=5)
+        assert not t.is_alive()
+    finally:
+        os.close(r)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"session_id": "abc", "n": [1, -2.5e3, true, false, null], "s": "caf\\u00e9 \\" \\n"}',
+        '  \n{"nested": {"a": {"b": []}}, "unicode": "✳ ❯"} {"second": 1}',
+        '"just a string"',
+    ],
+)
+def test_payload_decodes_like_json_loads(tmp_path, text):
+    path = tmp_path / "p"
+    path.write_text(text)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        value = hook.read_payload(fd, timeout=1.0)
+    finally:
+        os.close(fd)
+    expected, _ = json.JSONDecoder().raw_decode(text.lstrip())
+    assert value == expected
+
+
+@pytest.mark.parametrize("data", [b"", b"not json", b"[1, 2", b"\xff\xfe", b'{"a": "\x01"}'])
+def test_payload_garbage_is_none(tmp_path, data):
+    path = tmp_path / "p"
+    path.write_bytes(data)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        assert hook.read_payload(fd, timeout=1.0) is None
+    finally:
+        os.close(fd)
+
+
+# -- the hook against a real tmux server ------------------------------------------------
+
+
+def test_hook_writes_state_under_both_names(tmux_server, tmp_path):
+    pane = pane_of(tmux_server)
+    env = hook_env(tmux_server, pane, tmp_path, RK_NOW="1751790000")
+    assert run_hook(["--agent", "claude", "active"], env, tmp_path, {"session_id": "s-1"}) == 0
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == "active:1751790000"
+    assert option(tmux_server, pane, "@rk_agent_state") == "active:1751790000"
+    assert option(tmux_server, pane, "@rk_pane_agent_session") == "claude:s-1"
+    # each token writes its state; no payload: no session change
+    for token in ("waiting", "idle"):
+        assert run_hook(["--agent", "claude", token], env, tmp_path) == 0
+        assert option(tmux_server, pane, "@rk_pane_agent_state") == f"{token}:1751790000"
+    assert option(tmux_server, pane, "@rk_pane_agent_session") == "claude:s-1"
+
+
+def test_hook_epoch_from_iso_RK_NOW(tmux_server, tmp_path):
+    pane = pane_of(tmux_server)
+    env = hook_env(tmux_server, pane, tmp_path, RK_NOW="2026-09-01T09:00:00+02:00")
+    run_hook(["--agent", "claude", "idle"], env, tmp_path)
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"idle:{clock.parse_instant('2026-09-01T09:00:00+02:00')}"
+
+
+def test_stamp_writes_identity_and_idle_but_not_over_a_compaction(tmux_server, tmp_path):
+    pane = pane_of(tmux_server)
+    env = hook_env(tmux_server, pane, tmp_path, RK_NOW="1751790000")
+    run_hook(["--agent", "claude", "stamp"], env, tmp_path, {"session_id": "one", "source": "startup"})
+    assert option(tmux_server, pane, "@rk_pane_agent_session") == "claude:one"
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == "idle:1751790000"
+    env["RK_NOW"] = "1751790100"
+    run_hook(["--agent", "claude", "active"], env, tmp_path, {"session_id": "one"})
+    env["RK_NOW"] = "1751790200"
+    run_hook(["--agent", "claude", "stamp"], env, tmp_path, {"session_id": "two", "source": "compact"})
+    assert option(tmux_server, pane, "@rk_pane_agent_session") == "claude:two"
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == "active:1751790100"
+    assert option(tmux_server, pane, "@rk_agent_state") == "active:1751790100"
+
+
+def test_hook_records_the_agent_pid(tmux_server, tmp_path):
+    pane = pane_of(tmux_server)
+    env = hook_env(tmux_server, pane, tmp_path, RK_NOW="1751790000")
+    agent = fake_agent(tmp_path)
+    proc = subprocess.Popen([agent, sys.executable, "-m", "rk", "agent", "hook", "--agent", "claude", "idle"],
+                            env=env, stdin=subprocess.DEVNULL, cwd=REPO)
+    assert proc.wait(timeout=30) == 0
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"idle:1751790000:{proc.pid}"
+
+
+def test_hook_does_nothing_outside_tmux(tmux_server, tmp_path, monkeypatch):
+    pane = pane_of(tmux_server)
+    spawned = []
+    monkeypatch.setattr(hook, "_spawn_tmux", lambda *a: spawned.append(a) or 0)
+    env = hook_env(tmux_server, pane, tmp_path)
+    del env["TMUX_PANE"]
+    assert run_hook(["--agent", "claude", "active"], env, tmp_path, {"session_id": "x"}) == 0
+    env = hook_env(tmux_server, pane, tmp_path)
+    del env["TMUX"]  # a pane but no server: writing could hit another server's pane
+    assert run_hook(["--agent", "claude", "active"], env, tmp_path) == 0
+    assert spawned == []
+
+
+def test_hook_with_bad_arguments_writes_nothing_and_exits_0(tmux_server, tmp_path, capsys):
+    pane = pane_of(tmux_server)
+    env = hook_env(tmux_server, pane, tmp_path)
+    assert run_hook(["--agent", "claude", "busy"], env, tmp_path) == 0
+    assert "unknown token" in capsys.readouterr().err
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == ""
+
+
+def test_hook_survives_a_dead_pane_and_a_dead_server(tmux_server, tmp_path):
+    pane = pane_of(tmux_server)
+    env = hook_env(tmux_server, pane, tmp_path, TMUX_PANE="%999")
+    assert run_hook(["--agent", "claude", "idle"], env, tmp_path) == 0
+    env = hook_env(tmux_server, pane, tmp_path, TMUX=f"{tmp_path}/no-such-socket,1,0")
+    assert run_hook(["--agent", "claude", "idle"], env, tmp_path) == 0
+    assert not (tmp_path / "no-such-socket").exists()  # no server was started there
+
+
+def test_session_not_stamped_for_an_invalid_provider(tmux_server, tmp_path):
+    pane = pane_of(tmux_server)
+    env = hook_env(tmux_server, pane, tmp_path, RK_NOW="5")
+    run_hook(["--agent", "Bad:Provider", "idle"], env, tmp_path, {"session_id": "abc"})
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == "idle:5"
+    assert option(tmux_server, pane, "@rk_pane_agent_session") == ""
+
+
+@pytest.mark.parametrize(
+    "env",
+    [{"RK_STATE_DIR": "/s"}, {"XDG_STATE_HOME": "/x", "HOME": "/h"}, {"HOME": "/h"},
+     {"RK_STATE_DIR": "/s", "XDG_STATE_HOME": "/x"}],
+)
+def test_nudge_socket_path_matches_rk_nudge(env):
+    assert hook.nudge_socket_path(env) == nudge.socket_path(env)
+
+
+def test_hook_nudges_the_ticker_after_the_write(tmux_server, tmp_path):
+    pane = pane_of(tmux_server)
+    env = hook_env(tmux_server, pane, tmp_path, RK_NOW="7")
+    os.makedirs(nudge.state_dir(env), exist_ok=True)
+    listener = nudge.Listener(nudge.socket_path(env))
+    try:
+        run_hook(["--agent", "claude", "waiting"], env, tmp_path)
+        assert wait_for(listener.drain, message="a nudge") == {tmux_server.path.name}
+        assert option(tmux_server, pane, "@rk_pane_agent_state") == "waiting:7"
+        # a failed write nudges nobody
+        run_hook(["--agent", "claude", "idle"], hook_env(tmux_server, "%999", tmp_path), tmp_path)
+        assert listener.drain() == set()
+    finally:
+        listener.close()
+
+
+def test_main_never_raises_and_always_returns_0(monkeypatch):
+    def boom(*a, **k):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(hook, "run", boom)
+    assert hook.main(["--agent", "claude", "idle"]) == 0
+    monkeypatch.setattr(hook, "run", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
+    assert hook.main(["--agent", "claude", "idle"]) == 0
+
+
+def test_tmux_that_hangs_is_killed_after_the_timeout(tmp_path):
+    pid = os.posix_spawnp("sleep", ["sleep", "30"], dict(os.environ))
+    start = time.monotonic()
+    assert hook._reap(pid, timeout=0.2) is None
+    assert time.monotonic() - start < 5
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # killed and reaped
+
+
+# -- the import diet -----------------------------------------------------------------
+
+PROBE = """
+import sys
+from rk.__main__ import main
+code = main(["agent", "hook", "--agent", "claude", "active"])
+print(code)
+print(" ".join(sorted(sys.modules)))
+"""
+
+HEAVY = ("typer", "click", "rich", "ruamel", "libtmux", "croniter", "rk.tmux", "rk.facts", "rk.clock",
+         "rk.config", "rk.cli", "rk.entry", "rk.nudge", "subprocess", "pathlib", "dataclasses", "json", "socket",
+         "datetime", "re", "enum")
+
+
+def test_hook_path_imports_nothing_heavy(tmux_server, tmp_path):
+    pane = pane_of(tmux_server)
+    env = hook_env(tmux_server, pane, tmp_path, RK_NOW="1751790000")
+    proc = subprocess.run([sys.executable, "-c", PROBE], env=env, input=json.dumps({"session_id": "diet"}),
+                          capture_output=True, text=True, timeout=30)
+    code, modules = proc.stdout.splitlines()
+    assert code == "0"
+    loaded = set(modules.split())
+    assert "rk.agent.hook" in loaded  # the probe did run the hook
+    assert option(tmux_server, pane, "@rk_pane_agent_session") == "claude:diet"
+    site_loaded = set(subprocess.run([sys.executable, "-c", "import sys; print(' '.join(sys.modules))"],
+                                     capture_output=True, text=True).stdout.split())
+    heavy = sorted(m for m in loaded - site_loaded if m.split(".")[0] in HEAVY or m in HEAVY)
+    assert heavy == []
+
+
+# -- rk agent state -----------------------------------------------------------------------
+
+
+def test_set_state_writes_the_current_pane(tmux_server, tmp_path):
+    pane = pane_of(tmux_server)
+    env = hook_env(tmux_server, pane, tmp_path, RK_NOW="1751790000")
+    ok, message = hook.set_state("waiting", env=env)
+    assert ok, message
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == "waiting:1751790000"
+    assert option(tmux_server, pane, "@rk_agent_state") == "waiting:1751790000"
+    assert pane in message and "waiting:1751790000" in message
+
+
+def test_set_state_on_another_pane_with_a_pid(tmux_server, tmp_path):
+    pane = pane_of(tmux_server)
+    other = tmux_server.run("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", "main", "cat").strip()
+    env = hook_env(tmux_server, pane, tmp_path, RK_NOW="10")
+    ok, _ = hook.set_state("active", other, env=env, pid=4242)
+    assert ok
+    assert option(tmux_server, other, "@rk_pane_agent_state") == "active:10:4242"
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == ""
+
+
+def test_set_state_errors(tmux_server, tmp_path):
+    pane = pane_of(tmux_server)
+    env = hook_env(tmux_server, pane, tmp_path)
+    assert hook.set_state("busy", env=env) == (False, "unknown state 'busy' (use active, waiting or idle)")
+    ok, message = hook.set_state("idle", "%999", env=env)
+    assert not ok and "%999" in message
+    ok, message = hook.set_state("idle", "3", env=env)
+    assert not ok and "bad pane" in message
+    outside = {k: v for k, v in env.items() if k not in ("TMUX", "TMUX_PANE")}
+    ok, message = hook.set_state("idle", env=outside)
+    assert not ok and "not inside tmux" in message
+    ok, message = hook.set_state("idle", env={**env, "RK_NOW": "garbage"})
+    assert not ok and "RK_NOW" in message
+
+
+def rk_cli(*args, env):
+    return subprocess.run([sys.executable, "-m", "rk", *args], env=env, capture_output=True, text=True,
+                          timeout=60, cwd=REPO, stdin=subprocess.DEVNULL)
+
+
+def test_rk_agent_state_command(tmux_server, tmp_path):
+    pane = pane_of(tmux_server)
+    env = hook_env(tmux_server, pane, tmp_path, RK_NOW="1751790000")
+    os.makedirs(nudge.state_dir(env), exist_ok=True)
+    listener = nudge.Listener(nudge.socket_path(env))
+    try:
+        ok = rk_cli("agent", "state", "idle", env=env)
+        assert ok.returncode == 0, ok.stderr
+        assert option(tmux_server, pane, "@rk_pane_agent_state") == "idle:1751790000"
+        assert wait_for(listener.drain, message="a nudge") == {tmux_server.path.name}
+    finally:
+        listener.close()
+
+    bad = rk_cli("agent", "state", "busy", env=env)
+    assert bad.returncode == 2
+    assert bad.stderr.count("\n") == 1 and "unknown state" in bad.stderr and "Traceback" not in bad.stderr
+
+    outside = {k: v for k, v in env.items() if k not in ("TMUX", "TMUX_PANE")}
+    out = rk_cli("agent", "state", "active", env=outside)
+    assert out.returncode == 1
+    assert out.stderr.count("\n") == 1 and "not inside tmux" in out.stderr
+
+    gone = rk_cli("agent", "state", "active", "--pane", "%999", env=env)
+    assert gone.returncode == 1 and "%999" in gone.stderr and gone.stderr.count("\n") == 1
+
+
+def test_rk_agent_hook_through_the_entry_point_prints_nothing(tmux_server, tmp_path):
+    pane = pane_of(tmux_server)
+    env = hook_env(tmux_server, pane, tmp_path, RK_NOW="3")
+    rk = Path(sys.executable).parent / "rk"  # the console script (`make venv` installs it)
+    proc = subprocess.run([str(rk), "agent", "hook", "--agent", "claude", "waiting"],
+                          env=env, input='{"session_id": "q"}', capture_output=True, text=True, timeout=30)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == "waiting:3"
+    outside = {k: v for k, v in env.items() if k != "TMUX_PANE"}
+    proc = subprocess.run([sys.executable, "-m", "rk", "agent", "hook", "--agent", "claude", "bogus"],
+                          env=outside, capture_output=True, text=True, timeout=30, cwd=REPO)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
