@@ -228,6 +228,13 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
 
     _orphan_gc(runtime, files, entries, targets, orphan_since, resolved_now, writer, now, out, dry_run)
     out.next_due = next_due(entries, view, targets, now, zone=runtime.zone, max_entries=runtime.settings.max_entries)
+    for d in ev.diagnostics:  # a held wake edge is due when its debounce ends
+        entry = by_id.get(d.entry)
+        newest = view.newest(d.entry)
+        if d.reason == Diag.WAKE_DEBOUNCED and entry is not None and entry.wake_on and newest is not None:
+            ends = newest.ts + entry.wake_on.debounce
+            if ends > now and (out.next_due is None or ends < out.next_due):
+                out.next_due = ends
 
     if dry_run:
         return

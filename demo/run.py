@@ -1,0 +1,202 @@
+"""`make demo`: rk on a private tmux server with scripted agents, for about a minute.
+
+What happens:
+
+1. a private tmux server `rk-demo` (never your default server) with two fake
+   worker agents and, through `rk operator`, an operator window;
+2. one entry of each kind, with short intervals: `every`, `cron`, `backoff`,
+   and the operator's `--idle-every` + `wake_on`;
+3. the ticker in the background (polling every 5 s, nudged at once by every
+   state change the agents report);
+4. the deliveries and state changes printed live; then `rk cron log` and
+   `rk cron list`; then everything is stopped and removed.
+
+`--attach` (`make demo ARGS=--attach`) opens the server in your terminal so
+you can watch the panes (a `narrator` window prints the live log); detach with
+C-b d and the demo cleans up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SERVER = "rk-demo"
+AGENT = [sys.executable, str(HERE / "fake_agent.py")]
+KINDS = ("every", "cron", "backoff", "wake")
+
+
+#: The environment of every tmux client we run; the server (and so every agent
+#: pane) inherits it, including RK_STATE_DIR, so the agents' state reports
+#: nudge the demo's ticker.
+TMUX_ENV = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+
+
+def tmux(*args: str, check: bool = True) -> str:
+    proc = subprocess.run(["tmux", "-L", SERVER, *args], capture_output=True, text=True, env=TMUX_ENV)
+    if check and proc.returncode != 0:
+        raise SystemExit(f"demo: tmux {' '.join(args)}: {proc.stderr.strip()}")
+    return proc.stdout
+
+
+def rk(*args: str, env: dict, check: bool = True) -> str:
+    proc = subprocess.run([sys.executable, "-m", "rk", *args], capture_output=True, text=True, env=env)
+    if check and proc.returncode != 0:
+        raise SystemExit(f"demo: rk {' '.join(args)} failed: {proc.stderr.strip() or proc.stdout.strip()}")
+    return proc.stdout
+
+
+def panes() -> dict[str, tuple[str, str]]:
+    """window name → (pane id, agent state option)."""
+    out = tmux("list-panes", "-a", "-F", "#{window_name}\t#{pane_id}\t#{@rk_pane_agent_state}", check=False)
+    rows = {}
+    for line in out.splitlines():
+        name, pane, state = (line.split("\t") + ["", ""])[:3]
+        rows[name] = (pane, state.split(":")[0])
+    return rows
+
+
+def wait_until(predicate, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise SystemExit(f"demo: timed out waiting for {what}")
+
+
+def setup(env: dict) -> dict[str, str]:
+    """Start the server and agents, add the entries; return entry id → kind."""
+    tmux("kill-server", check=False)
+    tmux("-f", "/dev/null", "new-session", "-d", "-s", "demo", "-n", "worker-a", "-x", "160", "-y", "40",
+         "--", *AGENT, "worker-a", "--ask-every", "2", "--seed", "1")
+    tmux("new-window", "-d", "-t", "demo:", "-n", "worker-b", "--", *AGENT, "worker-b", "--seed", "2")
+    print(rk("operator", "--command", " ".join([*AGENT, "operator", "--work", "1", "2"]), "-L", SERVER, env=env).strip())
+    wait_until(lambda: all(panes().get(w, ("", ""))[1] for w in ("worker-a", "worker-b", "operator")), 30,
+               "the three agents to report idle")
+    p = panes()
+    kinds = {}
+
+    def add(kind: str, *args: str) -> None:
+        out = rk("cron", "add", *args, "-L", SERVER, "--json", env=env)
+        import json
+
+        entry = json.loads(out)["result"]
+        kinds[entry["id"]] = kind
+        print(f"  added {entry['id']}  {kind:<8} {entry['schedule']:<22} -> {entry['target']:<14} {entry['name']}")
+
+    print("entries:")
+    add("every", "status? (every 20s)", "--every", "20s", "--pane", p["worker-a"][0])
+    add("cron", "minute report (cron * * * * *)", "--cron", "* * * * *", "--deliver", "when-idle", "--pane", p["worker-b"][0])
+    add("backoff", "still there? (backoff 10s→40s)", "--backoff", "--min", "10s", "--max", "40s",
+        "--deliver", "skip-if-busy", "--pane", p["worker-b"][0])
+    add("wake", "check on the workers", "--idle-every", "30s", "--wake-on", "agent-state-change",
+        "--wake-debounce", "5s", "--deliver", "skip-if-busy", "--role", "operator")
+    return kinds
+
+
+def narrate(env: dict, kinds: dict[str, str], minimum: float, maximum: float) -> dict[str, int]:
+    """Print log lines and state changes as they happen; stop once every kind has
+    delivered and `minimum` has passed, or at `maximum`."""
+    from rk.log import parse_line
+
+    log_path = Path(env["RK_STATE_DIR"]) / f"{SERVER}.log"
+    start = time.monotonic()
+    offset = 0
+    states: dict[str, str] = {}
+    delivered = {k: 0 for k in KINDS}
+    names = {pane: name for name, (pane, _) in panes().items()}
+    while True:
+        elapsed = time.monotonic() - start
+        for name, (pane, state) in sorted(panes().items()):
+            if states.get(name) != state:
+                if name in states:
+                    print(f"{elapsed:5.1f}s  {name:<9} is {state or 'unknown'}")
+                states[name] = state
+        try:
+            with open(log_path, "rb") as fh:
+                fh.seek(offset)
+                chunk = fh.read()
+        except FileNotFoundError:
+            chunk = b""
+        if chunk.endswith(b"\n"):
+            offset += len(chunk)
+            for raw in chunk.splitlines():
+                line = parse_line(raw)
+                if line is None:
+                    continue
+                kind = kinds.get(line.entry, "?")
+                label = "wake" if line.reason == "wake" else kind
+                if line.outcome == "delivered":
+                    delivered[kind if kind != "wake" else "wake"] += 1
+                who = names.get(line.target, line.target or "-")
+                print(f"{elapsed:5.1f}s  >>> {label:<8} {line.entry} -> {who:<9} {line.reason:<9} {line.outcome}")
+        done = all(delivered[k] for k in KINDS)
+        if (done and elapsed >= minimum) or elapsed >= maximum:
+            return delivered
+        time.sleep(0.2)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--attach", action="store_true", help="watch the panes in this terminal")
+    parser.add_argument("--min", type=float, default=45, help="seconds to run at least")
+    parser.add_argument("--max", type=float, default=80, help="seconds to run at most")
+    parser.add_argument("--narrator", metavar="STATE_DIR", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if shutil.which("tmux") is None:
+        print("demo: tmux is not installed", file=sys.stderr)
+        return 1
+    if args.narrator:  # running inside the demo server (attach mode)
+        env = dict(os.environ, RK_STATE_DIR=args.narrator)
+        kinds = dict(line.split("=", 1) for line in Path(args.narrator, "kinds").read_text().split())
+        narrate(env, kinds, args.min, args.max)
+        print("\ndemo finished — detach with C-b d to clean up")
+        time.sleep(3600)
+        return 0
+    state = tempfile.mkdtemp(prefix="rk-demo-")
+    env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE", "RK_NOW")}
+    env["RK_STATE_DIR"] = state
+    TMUX_ENV["RK_STATE_DIR"] = state
+    print(f"rk demo: private tmux server '{SERVER}', state in {state}\n")
+    try:
+        kinds = setup(env)
+        print("\n" + rk("cron", "ticker", "start", "--interval", "5", env=env).strip())
+        print("live (seconds since the ticker started):\n")
+        if args.attach:
+            if not sys.stdin.isatty():
+                print("demo: --attach needs a terminal", file=sys.stderr)
+                return 2
+            Path(state, "kinds").write_text("\n".join(f"{k}={v}" for k, v in kinds.items()))
+            tmux("new-window", "-t", "demo:", "-n", "narrator", "--", sys.executable, __file__, "--narrator", state,
+                 "--min", str(args.min), "--max", str(args.max))
+            subprocess.run(["tmux", "-L", SERVER, "attach", "-t", "demo"],
+                           env={k: v for k, v in os.environ.items() if k != "TMUX"})
+            delivered = None
+        else:
+            delivered = narrate(env, kinds, args.min, args.max)
+        print("\n$ rk cron log -n 0\n" + rk("cron", "log", "-n", "0", "-L", SERVER, env=env))
+        print("$ rk cron list\n" + rk("cron", "list", "-L", SERVER, env=env))
+        if delivered is not None:
+            missing = [k for k in KINDS if not delivered[k]]
+            summary = ", ".join(f"{k}: {delivered[k]}" for k in KINDS)
+            print(f"deliveries by kind — {summary}")
+            if missing:
+                print(f"demo: no delivery of {', '.join(missing)} within {args.max:.0f}s", file=sys.stderr)
+                return 1
+        return 0
+    finally:
+        rk("cron", "ticker", "stop", env=env, check=False)
+        tmux("kill-server", check=False)
+        shutil.rmtree(state, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
