@@ -1,0 +1,301 @@
+"""Unit tests of the small pure pieces and the file modules: pane facts and
+resolution, policy decisions, settings, the entry file, the cursor, the clock."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from rk import clock
+from rk.config import ConfigError, Settings, check_slug, known_servers, load_settings
+from rk.cursor import parse_cursor, read_cursor, render_cursor, write_cursor
+from rk.diagnostics import Diag
+from rk.entry import CreatedBy, Deliver, Entry, EntryError, Schedule, Target, check_respawn_intent, decode_entry
+from rk.entryfile import EntryDocument, EntryFileError, EntryNotFound, load_entries, parse_entries_text
+from rk.facts import AgentState, PaneFact, TargetFact, parse_state_option, reconcile, resolve_target
+from rk.log import LogLine, LogView
+from rk.policy import AbsentAction, Action, absent_action, delivery_decision, expires_at, over_rate_cap, should_expire
+from rk.wake import Observation
+
+# ---------------------------------------------------------------- pane facts
+
+
+@pytest.mark.parametrize("value, want", [
+    ("idle:1751790042", AgentState("idle", 1751790042)),
+    ("active:1751790100:48213", AgentState("active", 1751790100, 48213)),
+    (" waiting:5 ", AgentState("waiting", 5)),
+    ("busy:5", AgentState()),
+    ("idle", AgentState()),
+    ("idle:", AgentState()),
+    (":5", AgentState()),
+    ("idle:5x", AgentState()),
+    ("idle:-5", AgentState()),
+    ("idle:5:0", AgentState()),
+    ("idle:5:abc", AgentState()),
+    ("idle:5:6:7", AgentState()),
+    ("", AgentState()),
+])
+def test_state_option_grammar_is_all_or_nothing(value, want):
+    assert parse_state_option(value) == want
+
+
+def test_reconciler_uses_the_pid_when_there_is_one_else_the_shell_rule():
+    alive = {100}
+    live = lambda pid: pid in alive  # noqa: E731
+    shell = PaneFact("%1", command="bash")
+    agent = PaneFact("%2", command="claude")
+    # a recorded pid decides, whatever the command (a wrapped launch shows bash)
+    assert reconcile(shell, "active:5:100", "", "claude:s1", live).state == "active"
+    dead = reconcile(agent, "active:5:200", "", "claude:s1", live)
+    assert (dead.state, dead.epoch, dead.session_ref) == ("", 0, "")
+    # no pid: a plain shell means the agent is gone
+    assert reconcile(shell, "idle:5", "", "claude:s1", live).state == ""
+    assert reconcile(agent, "idle:5", "", "claude:s1", live).session_ref == "claude:s1"
+    # legacy option when the canonical one is absent
+    assert reconcile(agent, "", "waiting:9", "", live).state == "waiting"
+
+
+def test_role_resolves_to_the_windows_agent_pane():
+    panes = [
+        PaneFact("%1", window_id="@1", role="worker", state="idle", epoch=1, active=True),
+        PaneFact("%2", window_id="@2", role="operator", active=True),
+        PaneFact("%3", window_id="@2", role="operator", state="idle", epoch=7, active=False),
+        PaneFact("%4", window_id="@2", role="operator", state="active", epoch=9, active=False),
+    ]
+    assert resolve_target(Target("role", "operator"), panes) == TargetFact(pane="%3", state="idle", epoch=7)
+    panes[3] = PaneFact("%4", window_id="@2", role="operator", state="active", epoch=9, active=True)
+    assert resolve_target(Target("role", "operator"), panes).pane == "%4"  # known state and active wins
+    assert resolve_target(Target("role", "nobody"), panes).why == "no window carries role nobody"
+    bare = [PaneFact("%8", window_id="@3", role="r", active=False), PaneFact("%9", window_id="@3", role="r", active=True)]
+    assert resolve_target(Target("role", "r"), bare).pane == "%9"  # no states: the active pane
+
+
+def test_session_and_pane_targets():
+    panes = [PaneFact("%1", session_ref="claude:abc"), PaneFact("%2", dead=True)]
+    assert resolve_target(Target("session", "abc"), panes).pane == "%1"
+    assert resolve_target(Target("session", "claude:abc"), panes).pane == "%1"
+    assert resolve_target(Target("session", "zzz"), panes).why == "no live pane carries session zzz"
+    assert resolve_target(Target("pane", "%2"), panes).why == "pane %2 is dead"
+
+
+# ---------------------------------------------------------------- policy
+
+
+def test_deliver_policy_table():
+    imm, idle, skip = Deliver.IMMEDIATE, Deliver.WHEN_IDLE, Deliver.SKIP_IF_BUSY
+    assert delivery_decision(imm, None, 0, 10).action == Action.SEND  # immediate never reads
+    for policy in (idle, skip):
+        assert delivery_decision(policy, "idle", 0, 10).action == Action.SEND
+        assert delivery_decision(policy, "", 0, 10).action == Action.SEND  # unknown delivers
+        failed = delivery_decision(policy, None, 0, 10, "tmux: no server")
+        assert (failed.action, failed.outcome) == (Action.LOG, "failed: agent-state read: tmux: no server")
+    assert delivery_decision(idle, "active", 1000, 1000 + 7200).action == Action.HOLD  # 2 h exactly: still held
+    expired = delivery_decision(idle, "waiting", 1000, 1000 + 7201)
+    assert (expired.action, expired.outcome) == (Action.LOG, "held-expired: waiting")
+    skipped = delivery_decision(skip, "waiting", 1000, 10**9)
+    assert (skipped.action, skipped.outcome) == (Action.LOG, "skipped-busy: waiting")
+
+
+def test_rate_cap_trips_at_the_limit():
+    now = 100_000
+    view = LogView([LogLine(now - i, "e", "%1", "schedule", "delivered") for i in range(29)])
+    assert not over_rate_cap(view, now, 30, target="%1")
+    view.add(LogLine(now, "e", "%1", "schedule", "failed: x"))
+    assert over_rate_cap(view, now, 30, target="%1")
+    assert not over_rate_cap(view, now, 0, target="%1")  # 0 disables
+
+
+def _entry(kind="pane", **kw):
+    value = {"pane": "%1", "session": "s1", "role": "op"}[kind]
+    return Entry(id="e1", schedule=Schedule("every", interval=60), target=Target(kind, value), **kw)
+
+
+def test_orphan_expiry_rules():
+    week = 7 * 86400
+    gone = TargetFact(why="gone")
+    assert should_expire(_entry(), gone, since=100, now=100 + week, resolved_this_tick=False)
+    assert not should_expire(_entry(), gone, since=100, now=100 + week - 1, resolved_this_tick=False)
+    assert should_expire(_entry(muted=True), gone, since=100, now=100 + week, resolved_this_tick=False)
+    assert not should_expire(_entry(pinned=True), gone, since=100, now=100 + week, resolved_this_tick=False)
+    assert not should_expire(_entry("role"), gone, since=100, now=10**9, resolved_this_tick=False)
+    assert not should_expire(_entry(), gone, since=100, now=10**9, resolved_this_tick=True)
+    assert not should_expire(_entry(), TargetFact(pane="%1"), since=100, now=10**9, resolved_this_tick=False)
+    assert not should_expire(_entry(), gone, since=0, now=10**9, resolved_this_tick=False)
+    assert not should_expire(_entry(), None, since=100, now=10**9, resolved_this_tick=False)
+    assert expires_at(_entry(), 100) == 100 + week
+    assert expires_at(_entry(pinned=True), 100) == 0 and expires_at(_entry("role"), 100) == 0
+
+
+def test_absent_action_matrix():
+    assert absent_action(_entry()) == AbsentAction.SKIP
+    assert absent_action(_entry(if_absent="notify")) == AbsentAction.NOTIFY
+    assert absent_action(_entry("session", if_absent="respawn", respawn=("x",))) == AbsentAction.RESPAWN
+    assert absent_action(_entry("role", if_absent="respawn", respawn=("x",))) == AbsentAction.RESPAWN
+    assert absent_action(_entry("pane", if_absent="respawn", respawn=("x",))) == AbsentAction.NOTIFY_UNCOMMANDED
+    assert absent_action(_entry("session", if_absent="respawn")) == AbsentAction.NOTIFY_UNCOMMANDED
+
+
+def test_respawn_intent_is_an_add_time_rule():
+    with pytest.raises(EntryError, match="requires a respawn command"):
+        check_respawn_intent(_entry("role", if_absent="respawn"))
+    check_respawn_intent(_entry("session", if_absent="respawn"))  # sessions may omit it
+
+
+# ---------------------------------------------------------------- settings and slugs
+
+
+def test_settings_defaults_file_and_env(tmp_path):
+    env = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    assert load_settings(env) == Settings()
+    cfg = tmp_path / "cfg" / "rk"
+    cfg.mkdir(parents=True)
+    (cfg / "config.yaml").write_text("max_entries: 80\nrate_per_hour: 60\nunknown: 1\n")
+    assert load_settings(env).max_entries == 80
+    assert load_settings({**env, "RK_MAX_ENTRIES": "99"}).max_entries == 99
+    with pytest.raises(ConfigError, match="RK_RATE_PER_HOUR"):
+        load_settings({**env, "RK_RATE_PER_HOUR": "lots"})
+    (cfg / "config.yaml").write_text("max_entries: [1\n")
+    with pytest.raises(ConfigError):
+        load_settings(env)
+
+
+@pytest.mark.parametrize("slug", ["default", "work", "rk-test-1", "a_b"])
+def test_good_slugs(slug):
+    assert check_slug(slug) == slug
+
+
+@pytest.mark.parametrize("slug", ["", "a.b", "a/b", "..", "a b", "a:b", "-L", "é"])
+def test_bad_slugs(slug):
+    with pytest.raises(ConfigError):
+        check_slug(slug)
+
+
+def test_known_servers_skip_cursors_and_bad_stems(tmp_path):
+    for name in ("work.yaml", "work.cursor.yaml", "default.yaml", "a.b.yaml", "notes.txt"):
+        (tmp_path / name).write_text("")
+    assert known_servers(tmp_path) == ["default", "work"]
+
+
+# ---------------------------------------------------------------- entry file
+
+GOOD = "{id: ok01, schedule: {kind: every, interval: 5m}, target: {kind: pane, pane: '%1'}, payload: hi}"
+
+
+def test_tolerant_load_skips_bad_elements_and_names_them():
+    text = f"""entries:
+  - {GOOD}
+  - {{id: bad1, schedule: {{kind: every, interval: soon}}, target: {{kind: pane, pane: '%1'}}}}
+  - just a string
+  - {GOOD}
+  - {{id: ok02, schedule: {{kind: cron, expr: "0 9 * * *"}}, target: {{kind: role, role: op}}, retired_key: x}}
+"""
+    result = parse_entries_text(text)
+    assert [e.id for e in result.entries] == ["ok01", "ok02"]
+    details = [(d.reason, d.detail) for d in result.diagnostics]
+    assert details[0][0] == Diag.ENTRY_INVALID and details[0][1].startswith("entry #2 (id bad1): every interval")
+    assert details[1][1].startswith("entry #3: entry must be a mapping")
+    assert details[2][1] == "entry #4 (id ok01): duplicate id ok01"
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("entries: [", Diag.ENTRY_FILE_CORRUPT),
+    ("- a\n- b\n", Diag.ENTRY_FILE_CORRUPT),
+    ("entries: 5\n", Diag.ENTRY_FILE_CORRUPT),
+])
+def test_a_corrupt_file_loads_nothing_with_a_diagnostic(text, reason):
+    result = parse_entries_text(text)
+    assert result.entries == [] and [d.reason for d in result.diagnostics] == [reason]
+
+
+def test_absent_and_empty_files_load_nothing_silently(tmp_path):
+    assert load_entries(tmp_path / "none.yaml").diagnostics == []
+    (tmp_path / "e.yaml").write_text("")
+    assert load_entries(tmp_path / "e.yaml").entries == []
+
+
+def test_strict_open_refuses_corrupt_files_and_writes_nothing(tmp_path):
+    path = tmp_path / "s.yaml"
+    for text in ("entries: [", "entries: {a: 1}", "entries:\n  - 5\n", "[1, 2]"):
+        path.write_text(text)
+        with pytest.raises(EntryFileError, match="refusing to mutate"):
+            EntryDocument.open(path)
+        assert path.read_text() == text
+
+
+def test_saves_are_private_and_keep_comments_unknown_keys_and_exact_text(tmp_path):
+    path = tmp_path / "s.yaml"
+    original = """# top comment
+entries:
+  # first
+  - id: aaaa
+    schedule: {kind: every, interval: 1m0s}   # Go form stays
+    target: {kind: pane, pane: '%1'}
+    payload: one
+    legacy: keep-me
+  # second
+  - id: bbbb
+    schedule: {kind: every, interval: 5m}
+    target: {kind: pane, pane: '%2'}
+    payload: two
+"""
+    path.write_text(original)
+    doc = EntryDocument.open(path)
+    b = doc.get("bbbb")
+    from dataclasses import replace
+
+    doc.replace(replace(b, muted=True))
+    doc.save()
+    text = path.read_text()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert text.startswith(original.split("  # second")[0])  # the other entry, byte for byte
+    assert "# second" in text and "muted: true" in text
+    doc = EntryDocument.open(path)
+    doc.replace(replace(doc.get("bbbb"), muted=False))
+    doc.save()
+    assert path.read_text() == original
+
+
+def test_add_assigns_a_fresh_id_and_respects_the_cap(tmp_path):
+    path = tmp_path / "s.yaml"
+    doc = EntryDocument.open(path)
+    e = decode_entry({"id": "x", "schedule": {"kind": "every", "interval": "1m"}, "target": {"kind": "pane", "pane": "%1"}})
+    added = [doc.add(e, 3).id for _ in range(3)]
+    assert len(set(added)) == 3 and all(len(i) == 4 and i.isalnum() for i in added)
+    with pytest.raises(EntryFileError, match="maximum 3"):
+        doc.add(e, 3)
+    with pytest.raises(EntryNotFound):
+        doc.remove("nope")
+
+
+# ---------------------------------------------------------------- cursor and clock
+
+
+def test_cursor_round_trip_and_garbage(tmp_path):
+    cursor = {"op01": Observation("%1=idle\n%2=active\n", 1000)}
+    path = tmp_path / "c.yaml"
+    write_cursor(path, cursor)
+    assert read_cursor(path) == cursor
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    go_yaml = 'entries:\n  op01:\n    fingerprint: "%1=idle\\n"\n    observed_at: 5\n'
+    assert parse_cursor(go_yaml) == {"op01": Observation("%1=idle\n", 5)}
+    for bad in ("", "[", "entries: 3", '{"entries": {"x": {"fingerprint": 1, "observed_at": 2}}}', "\x00\x01"):
+        assert parse_cursor(bad) == {}
+    assert read_cursor(tmp_path / "missing") == {}
+    assert render_cursor({}) == '{\n "entries": {}\n}\n'
+
+
+def test_clock_reads_rk_now_in_both_forms():
+    assert clock.now({"RK_NOW": "1800000000"}) == 1_800_000_000
+    assert clock.now({"RK_NOW": "2027-01-15T09:00:00+01:00"}) == 1_800_000_000
+    assert clock.parse_instant("2026-01-01T00:00:00Z") == 1767225600
+    assert clock.parse_instant("2026-01-01T01:00:00+01:00") == 1767225600
+    for bad in ("soon", "2026-01-01T00:00:00", ""):
+        with pytest.raises(clock.ClockError):
+            clock.parse_instant(bad)
+
+
+def test_local_zone_prefers_tz():
+    assert clock.zone_name(clock.local_zone({"TZ": "Europe/Berlin"})) == "Europe/Berlin"
+    assert clock.zone_name(clock.local_zone({"TZ": ":America/New_York"})) == "America/New_York"
