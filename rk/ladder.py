@@ -78,29 +78,65 @@ def _seed_rung(g: int, lo: int, hi: int) -> int:
         r += 1
 
 
-def streak(history: Sequence[int], lo: int, hi: int) -> int:
-    """How many of the newest lines of `history` form one climb of the ladder
-    (walking back from the newest gap). 1 when only the newest line counts."""
+#: The walk looks at no more than this many of the newest lines. A climb that
+#: fills them all is placed by its oldest visible line (see `join_anchor`), so
+#: the result never depends on older lines and log rotation can drop them.
+WALK_LIMIT = 64
+
+
+def _walk(history: Sequence[int], lo: int, hi: int) -> tuple[int, int, bool]:
+    """Walk back from the newest gap over at most WALK_LIMIT lines.
+
+    Returns (streak, expect, exhausted): how many newest lines form one climb,
+    the rung the walk assigns to the oldest of them, and whether the climb ran
+    through every line the walk may look at (the limit, not a break, ended it).
+    """
     hi = max(hi, lo)
     n = len(history)
+    first = max(1, n - WALK_LIMIT + 1)
     count = 1
     expect = 0
-    for i in range(n - 1, 0, -1):
+    for i in range(n - 1, first - 1, -1):
         g = history[i] - history[i - 1]
         if expect == 0:
             expect = _seed_rung(g, lo, hi)
             if expect == 0:
-                break
+                return count, 1, False
             count += 1
             continue
         if gap(expect, lo, hi) >= hi and g >= hi - ATTRIBUTION_WINDOW:
             count += 1  # one more rung at the cap
             continue
+        if expect - 1 < 1 or g < gap(expect - 1, lo, hi) - ATTRIBUTION_WINDOW:
+            return count, expect, False
         expect -= 1
-        if expect < 1 or g < gap(expect, lo, hi) - ATTRIBUTION_WINDOW:
-            break
         count += 1
-    return count
+    return count, max(expect, 1), n > WALK_LIMIT
+
+
+def _beyond_view(history: Sequence[int], lo: int, hi: int, rung: int) -> Ladder:
+    """Place a climb longer than the walk's view.
+
+    Such a climb has long been at the cap, and the unbounded walk would put the
+    next rung on the grid that starts where the climb began: `max` after each
+    fire, less that fire's lateness. Every capped line i of the view predicts
+    that grid point as `H[i] + (n - i)·max` plus its own lateness (under one
+    poll), so the earliest prediction is within one poll of it, needs no line
+    outside the view, and never pulls the ladder below the cap.
+    """
+    n = len(history)
+    best = history[-1] + hi
+    i = n - 2
+    while i >= n - WALK_LIMIT and history[i + 1] - history[i] >= hi - SEED_SKEW:
+        best = min(best, history[i] + (n - i) * hi)
+        i -= 1
+    return Ladder(anchor=best - offset(rung, lo, hi), rung=rung)
+
+
+def streak(history: Sequence[int], lo: int, hi: int) -> int:
+    """How many of the newest lines of `history` form one climb of the ladder
+    (walking back from the newest gap). 1 when only the newest line counts."""
+    return _walk(history, lo, hi)[0]
 
 
 def join_anchor(epoch: int, history: Sequence[int], lo: int, hi: int) -> Ladder:
@@ -109,8 +145,11 @@ def join_anchor(epoch: int, history: Sequence[int], lo: int, hi: int) -> Ladder:
     hi = max(hi, lo)
     if not history or epoch > history[-1] + ATTRIBUTION_WINDOW:
         return Ladder(anchor=epoch, rung=0)
-    s = streak(history, lo, hi)
-    ladder = Ladder(anchor=history[len(history) - s] - lo, rung=s)
+    count, expect, exhausted = _walk(history, lo, hi)
+    if exhausted:
+        ladder = _beyond_view(history, lo, hi, expect - 1 + count)
+    else:
+        ladder = Ladder(anchor=history[len(history) - count] - lo, rung=count)
     newest = history[-1]
     if ladder.next_fire(lo, hi) < newest + lo:  # consistency floor
         ladder = Ladder(anchor=newest - lo, rung=1)

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from enum import StrEnum
 
 from rk import ladder
@@ -51,6 +52,7 @@ class Reason(StrEnum):
     GC = ""
 
 
+@lru_cache(maxsize=4096)
 def status_of(outcome: str) -> str:
     """The status word of an outcome string (`failed: x` → `failed`, `respawned (…)` → `respawned`)."""
     end = len(outcome)
@@ -64,6 +66,7 @@ def status_of(outcome: str) -> str:
 _RATE_COUNTED = frozenset({Outcome.DELIVERED, Outcome.FAILED, Outcome.NOTIFIED_ABSENT, Outcome.RESPAWNED, Outcome.RESPAWN_FAILED})
 
 
+@lru_cache(maxsize=4096)
 def counts_for_rate(outcome: str) -> bool:
     """Outcomes that count against the per-target cap: attempts that reached the world."""
     return status_of(outcome) in _RATE_COUNTED
@@ -231,17 +234,12 @@ class LogView:
         return since
 
 
-def lines_to_keep(
-    lines: Sequence[LogLine],
-    now: int,
-    backoff: Mapping[str, tuple[int, int]],
-) -> list[int]:
+def lines_to_keep(lines: Sequence[LogLine], now: int, backoff: Collection[str]) -> list[int]:
     """Indices of the lines a rotation must keep in the live segment so that every
     query above answers the same afterwards: each entry's newest line, newest
     `rescheduled`, newest non-rescheduled line and orphan-run start; every line in
-    the rate window; and for backoff entries (`{id: (min, max)}`) the lines of the
-    current ladder climb plus a few older ones (a later walk can reach one rung
-    further than today's)."""
+    the rate window; and for backoff entries (ids in `backoff`) the newest
+    `WALK_LIMIT + 1` lines of the schedule history, all the streak walk may look at."""
     keep: set[int] = set()
     floor = now - RATE_WINDOW
     by_entry: dict[str, list[int]] = {}
@@ -271,14 +269,5 @@ def lines_to_keep(
         if run_start is not None:
             keep.add(idxs[run_start])
         if entry_id in backoff:
-            lo, hi = backoff[entry_id]
-            hist = idxs[cut:]
-            if hist:
-                s = ladder.streak([lines[i].ts for i in hist], lo, hi)
-                first = max(0, len(hist) - s - _WALK_MARGIN)
-                keep.update(hist[first:])
+            keep.update(idxs[cut:][-(ladder.WALK_LIMIT + 1) :])
     return sorted(keep)
-
-
-#: Older lines kept beyond today's climb (a later walk can seed one rung higher).
-_WALK_MARGIN = 8

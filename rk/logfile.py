@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import heapq
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 
 from rk.fsutil import atomic_write
@@ -85,7 +85,7 @@ def read_history(path: Path) -> list[LogLine]:
 def rotate_if_needed(
     path: Path,
     now: int,
-    backoff: Mapping[str, tuple[int, int]],
+    backoff: Collection[str],
     max_bytes: int,
     keep_archives: int,
 ) -> bool:

@@ -243,7 +243,7 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
     except OSError as exc:
         out.diagnostics.append(Diagnostic("", Diag.CURSOR_WRITE_FAILED, f"{files.cursor}: {exc.strerror or exc}"))
     try:
-        backoff = {e.id: (e.schedule.min, e.schedule.max) for e in entries if e.schedule.kind == ScheduleKind.BACKOFF}
+        backoff = {e.id for e in entries if e.schedule.kind == ScheduleKind.BACKOFF}
         logfile.rotate_if_needed(files.log, now, backoff, runtime.settings.log_max_bytes, runtime.settings.log_keep)
     except OSError as exc:
         out.diagnostics.append(Diagnostic("", Diag.LOG_APPEND_FAILED, f"rotating {files.log}: {exc.strerror or exc}"))
