@@ -15,6 +15,7 @@ Two ways in, on purpose:
 from __future__ import annotations
 
 import io
+import re
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -67,10 +68,16 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _safe_yaml():
+def _safe_load(text: str):
+    """Parse with the fast C loader; fall back to ruamel's own parser, which
+    accepts YAML 1.2 that libyaml refuses (e.g. `{session: claude:6f0d}` as
+    earlier rk versions and other tools write it)."""
     from ruamel.yaml import YAML
 
-    return YAML(typ="safe")
+    try:
+        return YAML(typ="safe").load(text)
+    except Exception:  # noqa: BLE001 - retried below; the second error is reported
+        return YAML(typ="safe", pure=True).load(text)
 
 
 def decode_elements(elements: Iterable[object]) -> LoadResult:
@@ -108,7 +115,7 @@ def _raw_id(raw: object) -> str:
 def parse_entries_text(text: str) -> LoadResult:
     """Tolerant parse of the file's text."""
     try:
-        data = _safe_yaml().load(text)
+        data = _safe_load(text)
     except Exception as exc:  # noqa: BLE001 - any parser failure means corrupt
         return LoadResult(diagnostics=[Diagnostic("", Diag.ENTRY_FILE_CORRUPT, f"entry file does not parse: {_first_line(exc)}")])
     if data is None:
@@ -171,31 +178,45 @@ def _rt_yaml():
     return y
 
 
+_PLAIN = re.compile(r"^[A-Za-z0-9_.+/-]+$")
+
+
+def _flow_scalar(value):
+    """Quote text that a strict YAML 1.1 reader (libyaml) would trip over inside
+    `{…}` or `[…]`, such as `claude:6f0d…` or `0 9 * * 1-5`."""
+    from ruamel.yaml.scalarstring import SingleQuotedScalarString
+
+    if isinstance(value, str) and not _PLAIN.match(value):
+        return SingleQuotedScalarString(value)
+    return value
+
+
+def _flow_seq(values: list):
+    from ruamel.yaml.comments import CommentedSeq
+
+    seq = CommentedSeq(_flow_scalar(v) for v in values)
+    seq.fa.set_flow_style()
+    return seq
+
+
 def _flow(mapping: dict):
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    from ruamel.yaml.comments import CommentedMap
 
     out = CommentedMap()
     for k, v in mapping.items():
-        if isinstance(v, list):
-            seq = CommentedSeq(v)
-            seq.fa.set_flow_style()
-            v = seq
-        out[k] = v
+        out[k] = _flow_seq(v) if isinstance(v, list) else _flow_scalar(v)
     out.fa.set_flow_style()
     return out
 
 
 def _yaml_value(key: str, value: object):
     """A fresh value for `key` in the house style (small maps in flow style)."""
-    from ruamel.yaml.comments import CommentedSeq
     from ruamel.yaml.scalarstring import LiteralScalarString
 
     if isinstance(value, dict):
         return _flow(value)
     if isinstance(value, list):
-        seq = CommentedSeq(value)
-        seq.fa.set_flow_style()
-        return seq
+        return _flow_seq(value)
     if key == "payload" and isinstance(value, str) and "\n" in value:
         return LiteralScalarString(value)
     return value

@@ -299,3 +299,22 @@ def test_clock_reads_rk_now_in_both_forms():
 def test_local_zone_prefers_tz():
     assert clock.zone_name(clock.local_zone({"TZ": "Europe/Berlin"})) == "Europe/Berlin"
     assert clock.zone_name(clock.local_zone({"TZ": ":America/New_York"})) == "America/New_York"
+
+
+def test_values_with_colons_in_flow_maps_round_trip_and_load(tmp_path):
+    """`claude:6f0d…` inside `{…}` is YAML 1.2 that libyaml (the fast loader)
+    refuses: rk quotes it when writing and falls back when reading."""
+    path = tmp_path / "s.yaml"
+    doc = EntryDocument.open(path)
+    entry = decode_entry({"id": "x", "schedule": {"kind": "cron", "expr": "0 9 * * 1-5"},
+                          "target": {"kind": "session", "session": "claude:6f0d"},
+                          "respawn": ["claude", "--resume", "a:b"], "if_absent": "respawn",
+                          "created_by": {"session": "claude:6f0d", "pane": "%0", "at": 5}})
+    added = doc.add(entry, 50)
+    doc.save()
+    loaded = load_entries(path)
+    assert loaded.diagnostics == [] and loaded.entries[0].target.value == "claude:6f0d"
+    assert loaded.entries[0].created_by.session == "claude:6f0d" and loaded.entries[0].respawn[-1] == "a:b"
+    hand = "entries:\n  - {id: h1, schedule: {kind: every, interval: 1m}, target: {kind: session, session: claude:1}}\n"
+    assert [e.target.value for e in parse_entries_text(hand).entries] == ["claude:1"]
+    assert added.id in path.read_text()
