@@ -874,6 +874,7 @@ def cmd_ticker(
         loop = ticker.Ticker(runtime, interval)
         loop.install_signal_handlers()
         runtime.cache_entries = True
+        runtime.log_cache = logfile.LiveLogCache()
         try:
             loop.run()
         except ticker.TickerError as exc:

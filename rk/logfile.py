@@ -41,13 +41,7 @@ def append_lines(path: Path, lines: Sequence[LogLine]) -> None:
         os.close(fd)
 
 
-def read_live(path: Path) -> list[LogLine]:
-    """Every readable line of the live segment, in file order (absent file → [])."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except FileNotFoundError:
-        return []
+def _parse_chunk(data: bytes) -> list[LogLine]:
     out = []
     for raw in data.split(b"\n"):
         if raw:
@@ -55,6 +49,69 @@ def read_live(path: Path) -> list[LogLine]:
             if line is not None:
                 out.append(line)
     return out
+
+
+def read_live(path: Path) -> list[LogLine]:
+    """Every readable line of the live segment, in file order (absent file → [])."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        return []
+    return _parse_chunk(data)
+
+
+_TAIL = 64
+
+
+class LiveLogCache:
+    """The live segment, parsed once and then read only where it grew.
+
+    For the long-running ticker: the log only ever grows by appends or is
+    replaced by a rotation (a new inode), so a tick can parse just the bytes
+    appended since the last one. Any other change (same inode but shorter, or
+    different first or last bytes of what was parsed) falls back to a full read.
+    """
+
+    def __init__(self) -> None:
+        self._files: dict[str, tuple[tuple[int, int], int, bytes, list[LogLine]]] = {}
+
+    def read(self, path: Path) -> list[LogLine]:
+        key = str(path)
+        try:
+            fh = open(path, "rb")
+        except FileNotFoundError:
+            self._files.pop(key, None)
+            return []
+        with fh:
+            st = os.fstat(fh.fileno())
+            ident = (st.st_dev, st.st_ino)
+            cached = self._files.get(key)
+            lines: list[LogLine]
+            if cached and cached[0] == ident and cached[1] <= st.st_size and self._same_tail(fh, cached):
+                _, offset, _, lines = cached
+                fh.seek(offset)
+                data = fh.read()
+            else:
+                offset, lines, data = 0, [], fh.read()
+            end = data.rfind(b"\n") + 1  # a torn or in-progress last line waits
+            lines = lines + _parse_chunk(data[:end])
+            offset += end
+            fh.seek(0)
+            head = fh.read(min(_TAIL, offset))
+            fh.seek(max(0, offset - _TAIL))
+            tail = head + fh.read(min(_TAIL, offset))
+        self._files[key] = (ident, offset, tail, lines)
+        return list(lines)
+
+    @staticmethod
+    def _same_tail(fh, cached) -> bool:
+        _, offset, marks, _ = cached
+        size = min(_TAIL, offset)
+        fh.seek(0)
+        head = fh.read(size)
+        fh.seek(max(0, offset - size))
+        return head + fh.read(size) == marks
 
 
 def archive_path(path: Path, n: int) -> Path:

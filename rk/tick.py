@@ -110,7 +110,9 @@ class Runtime:
     deliver: Callable = _default_deliver
     respawn: Callable = absent.run_respawn
     notify: Callable = absent.notify
+    #: keep parsed files between ticks (the long-running ticker)
     cache_entries: bool = False
+    log_cache: logfile.LiveLogCache | None = None
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None, **overrides) -> Runtime:
@@ -198,7 +200,8 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
     now = runtime.clock()
     targets = resolve_all(entries, panes)
     previous = cursor.read_cursor(files.cursor)
-    view = LogView(logfile.read_live(files.log))
+    live = runtime.log_cache.read(files.log) if runtime.log_cache is not None else logfile.read_live(files.log)
+    view = LogView(live)
     ev = due(entries, view, panes, targets, previous, now, zone=runtime.zone, max_entries=runtime.settings.max_entries)
     out.diagnostics.extend(ev.diagnostics)
     by_id = {e.id: e for e in entries}

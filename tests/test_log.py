@@ -191,3 +191,27 @@ def test_the_kept_lines_answer_every_query_as_the_whole_log_does(case):
             assert ladder.join_anchor(epoch, part, lo, hi).next_fire(lo, hi) == ladder.join_anchor(epoch, full, lo, hi).next_fire(lo, hi)
         else:
             assert part == []
+
+
+def test_the_live_log_cache_reads_only_what_was_appended_and_notices_rotation(tmp_path):
+    from rk.logfile import LiveLogCache
+
+    path = tmp_path / "s.log"
+    cache = LiveLogCache()
+    assert cache.read(path) == []
+    append_lines(path, [L(1), L(2)])
+    assert cache.read(path) == [L(1), L(2)]
+    append_lines(path, [L(3)])
+    with open(path, "a") as fh:
+        fh.write('{"ts":4,"entry":"e1"')  # a line still being written
+    assert cache.read(path) == [L(1), L(2), L(3)]
+    with open(path, "a") as fh:
+        fh.write(',"target":"%1","reason":"schedule","outcome":"delivered"}\n')
+    assert cache.read(path) == [L(1), L(2), L(3), L(4)]
+    _fill(path, 3000, start=100)
+    rotate_if_needed(path, 3100 * 60, {}, max_bytes=32 * 1024, keep_archives=0)  # a new inode
+    assert cache.read(path) == read_live(path)
+    path.write_text(L(9).to_json() + "\n")  # rewritten in place, shorter
+    assert cache.read(path) == [L(9)]
+    path.write_text(L(8).to_json() + "\n" + L(7).to_json() + "\n")  # same inode, longer, different bytes
+    assert cache.read(path) == [L(8), L(7)]
