@@ -93,6 +93,7 @@ class LiveLogCache:
                 fh.seek(offset)
                 data = fh.read()
             else:
+                fh.seek(0)
                 offset, lines, data = 0, [], fh.read()
             end = data.rfind(b"\n") + 1  # a torn or in-progress last line waits
             lines = lines + _parse_chunk(data[:end])
