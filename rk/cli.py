@@ -148,6 +148,7 @@ ServerOpt = Annotated[
 def _server(value: str | None) -> None:
     if value:
         ENV.server_flag = value
+        ENV.server  # validates the slug now: a bad -L is a usage error for every command
 
 
 app = typer.Typer(
@@ -464,38 +465,44 @@ def cmd_edit(
     if schedule is None and deliver is None and name is None and if_absent is None and respawn is None and wake is None:
         raise usage("nothing to edit — pass a schedule flag, --deliver, --name, --if-absent, --respawn, or --wake-on")
     files = ENV.files()
+    now = ENV.now()
     from rk.lock import LockHeld, locked
 
+    def edited(old: Entry) -> Entry:
+        new = old
+        if schedule is not None:
+            new = replace(new, schedule=schedule)
+        if deliver is not None:
+            new = replace(new, deliver=deliver)
+        if name is not None:
+            new = replace(new, name=name)
+        if if_absent is not None:
+            new = replace(new, if_absent=if_absent)
+            if if_absent != IfAbsent.RESPAWN:
+                new = replace(new, respawn=())
+        if respawn is not None:
+            argv = tuple(respawn)
+            if not argv[0]:
+                raise usage("--respawn: the first element (the program) must not be empty")
+            if new.if_absent != IfAbsent.RESPAWN:
+                raise usage("--respawn only applies with --if-absent respawn")
+            new = replace(new, respawn=argv)
+        if wake == "off":
+            new = replace(new, wake_on=None)
+        elif isinstance(wake, WakeOn):
+            new = replace(new, wake_on=wake)
+        try:
+            check_respawn_intent(new)
+        except EntryError as exc:
+            raise usage(str(exc)) from None
+        return new
+
+    edited(_get(_open_doc(files), entry_id))  # usage errors and unknown ids before any file is touched
     try:
         with locked(files.lock, retry_every=0.1, retry_for=2.0):
             doc = _open_doc(files)
             old = _get(doc, entry_id)
-            new = old
-            if schedule is not None:
-                new = replace(new, schedule=schedule)
-            if deliver is not None:
-                new = replace(new, deliver=deliver)
-            if name is not None:
-                new = replace(new, name=name)
-            if if_absent is not None:
-                new = replace(new, if_absent=if_absent)
-                if if_absent != IfAbsent.RESPAWN:
-                    new = replace(new, respawn=())
-            if respawn is not None:
-                argv = tuple(respawn)
-                if not argv[0]:
-                    raise usage("--respawn: the first element (the program) must not be empty")
-                if new.if_absent != IfAbsent.RESPAWN:
-                    raise usage("--respawn only applies with --if-absent respawn")
-                new = replace(new, respawn=argv)
-            if wake == "off":
-                new = replace(new, wake_on=None)
-            elif isinstance(wake, WakeOn):
-                new = replace(new, wake_on=wake)
-            try:
-                check_respawn_intent(new)
-            except EntryError as exc:
-                raise usage(str(exc)) from None
+            new = edited(old)
             doc.replace(new)
             try:
                 new = doc.get(entry_id)
@@ -503,7 +510,6 @@ def cmd_edit(
                 raise CliError(f"validation error: {exc}") from None
             _save(doc)
             if new.schedule != old.schedule or new.deliver != old.deliver:
-                now = ENV.now()
                 logfile.append_lines(files.log, [LogLine(now, entry_id, "", "edit", "rescheduled")])
     except LockHeld:
         raise CliError("cron tick in progress — retry") from None
@@ -573,7 +579,6 @@ def record(entry: Entry, view: LogView, now: int) -> dict:
         "last_fired": newest.ts if newest else 0,
         "orphaned_since": since,
         "expires_at": expires_at(entry, since),
-        "payload": entry.payload,
     }
     if entry.muted_until > now:
         rec["muted_until"] = entry.muted_until
@@ -778,17 +783,20 @@ def cmd_next(
     if entry.schedule.kind == ScheduleKind.CRON and entry.schedule.tz:
         zone = zone_for(entry.schedule.tz)
     target = _target_fact(entry) if entry.schedule.kind == ScheduleKind.BACKOFF else None
-    plan = upcoming(entry, view, now, n, zone=ENV.zone(), target=target)
+    plan = upcoming(entry, view, now, n + 1, zone=ENV.zone(), target=target)
     fires = []
     human = []
-    for item in plan.fires:
+    overdue = [item for item in plan.fires if item.ts <= now]
+    if overdue:
+        human.append(f"due now (since {datetime.fromtimestamp(overdue[0].ts, zone).isoformat(timespec='seconds')}); fires on the next tick")
+    for item in [item for item in plan.fires if item.ts > now][:n]:
         local = datetime.fromtimestamp(item.ts, zone).isoformat(timespec="seconds")
         utc = datetime.fromtimestamp(item.ts, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         rec = {"ts": item.ts, "local": local, "utc": utc}
         if item.rung:
             rec["rung"] = item.rung
         fires.append(rec)
-        human.append(f"{local}  ({utc})" + (f"  rung {item.rung}" if item.rung else "") + ("  due now" if item.ts <= now else ""))
+        human.append(f"{local}  ({utc})" + (f"  rung {item.rung}" if item.rung else ""))
     if plan.note:
         human.append(plan.note)
     if entry.is_muted(now):
@@ -802,6 +810,7 @@ def cmd_next(
 def _runtime():
     from rk.tick import Runtime
 
+    ENV.now()  # an unreadable RK_NOW is a usage error, before anything runs
     try:
         return Runtime.from_environ(ENV.environ)
     except ConfigError as exc:
@@ -817,6 +826,8 @@ def cmd_run(entry_id: Annotated[str, typer.Argument(metavar="ID")], as_json: Jso
 
     runtime = _runtime()
     files = ENV.files()
+    if not any(e.id == entry_id for e in load_entries(files.entries).entries):
+        raise not_found(entry_id)
     try:
         with locked(files.lock, retry_every=0.1, retry_for=5.0):
             report = run_now(runtime, files, entry_id)
@@ -1075,9 +1086,8 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
             return status  # a command's typer.Exit(code), returned in non-standalone mode
     except CliError as exc:
         return _fail(exc)
-    except NoArgsIsHelpError as exc:
-        ENV.err(exc.ctx.get_help() if exc.ctx else exc.format_message())
-        return int(ExitStatus.USAGE)
+    except NoArgsIsHelpError:
+        return int(ExitStatus.USAGE)  # the help was printed
     except UsageError as exc:
         return _fail(usage(exc.format_message()))
     except typer.Exit as exc:

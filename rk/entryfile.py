@@ -222,27 +222,76 @@ def _yaml_value(key: str, value: object):
     return value
 
 
-def _take_trailing_comment(raw):
-    """Detach the comment that ruamel stores after a mapping's last key."""
+def _last_slot(raw):
+    """ruamel's comment slot of a mapping's last key: its index 2 holds the key's
+    end-of-line comment followed by the full-line comments after the mapping."""
     ca = getattr(raw, "ca", None)
     if ca is None or not raw:
         return None
-    last = list(raw.keys())[-1]
-    slot = ca.items.get(last)
-    if not slot or len(slot) < 3 or slot[2] is None:
-        return None
-    token, slot[2] = slot[2], None
-    return token
-
-
-def _put_trailing_comment(raw, token) -> None:
-    if not raw:
-        return
-    last = list(raw.keys())[-1]
-    slot = raw.ca.items.setdefault(last, [None, None, None, None])
+    slot = ca.items.setdefault(list(raw.keys())[-1], [None, None, None, None])
     while len(slot) < 3:
         slot.append(None)
-    slot[2] = token
+    return slot
+
+
+def _take_following_lines(raw) -> str:
+    """Detach the comment lines after the element (they belong to what follows);
+    its last key's own end-of-line comment stays where it is."""
+    slot = _last_slot(raw)
+    token = slot[2] if slot else None
+    if token is None:
+        return ""
+    value = token.value
+    if value.startswith("\n"):
+        eol, rest = "", value[1:]
+    else:
+        first, _, rest = value.partition("\n")
+        eol = first + "\n"
+    if eol:
+        token.value = eol
+    else:
+        slot[2] = None
+    return rest
+
+
+def _put_following_lines(raw, lines: str) -> None:
+    """Attach comment lines after the element (after its last key's own comment)."""
+    if not lines:
+        return
+    from ruamel.yaml.error import CommentMark
+    from ruamel.yaml.tokens import CommentToken
+
+    slot = _last_slot(raw)
+    if slot is None:
+        return
+    if slot[2] is not None:
+        slot[2].value = slot[2].value + lines
+    else:
+        slot[2] = CommentToken("\n" + lines, CommentMark(0))
+
+
+def _put_lines_before_first(doc, seq, lines: str) -> None:
+    """Comment lines before the sequence's first element (ruamel keeps them on
+    the parent's `entries` key when there were some already, else on the seq)."""
+    from ruamel.yaml.error import CommentMark
+    from ruamel.yaml.tokens import CommentToken
+
+    tokens = []
+    for line in lines.splitlines():
+        stripped = line.lstrip()
+        if stripped:
+            tokens.append(CommentToken(stripped + "\n", CommentMark(len(line) - len(stripped))))
+    if not tokens:
+        return
+    parent = doc.ca.items.get("entries") if hasattr(doc, "ca") else None
+    if parent and len(parent) > 3 and parent[3]:
+        parent[3] = list(parent[3]) + tokens
+        return
+    current = seq.ca.comment or [None, []]
+    while len(current) < 2:
+        current.append([])
+    current[1] = list(current[1] or []) + tokens
+    seq.ca.comment = current
 
 
 def new_id(taken: Iterable[str]) -> str:
@@ -338,26 +387,29 @@ class EntryDocument:
         return entry
 
     def remove(self, entry_id: str) -> None:
+        """Delete one element. Only its own lines go: the comment lines after it
+        (which describe what follows) move onto the element before it."""
         index = self._index(entry_id)
-        raw = self._elements[index]
-        trailing = _take_trailing_comment(raw)  # it sits before the next entry
+        following = _take_following_lines(self._elements[index])
         del self._elements[index]
-        if trailing is not None and index > 0:
-            _put_trailing_comment(self._elements[index - 1], trailing)
+        if index > 0:
+            _put_following_lines(self._elements[index - 1], following)
+        elif len(self._elements):
+            _put_lines_before_first(self._doc, self._elements, following)
 
     def replace(self, entry: Entry) -> None:
         """Write `entry`'s intent into its element, touching only changed fields.
 
-        A comment written after the element's last key belongs to whatever
-        follows (usually the next entry); it is moved so that it stays last.
+        Comment lines after the element's last key belong to whatever follows
+        (usually the next entry), so they stay after the element when keys are
+        added or removed; the last key's own end-of-line comment stays on it.
         """
         raw = self._elements[self._index(entry.id)]
-        trailing = _take_trailing_comment(raw)
+        following = _take_following_lines(raw)
         try:
             self._apply(raw, entry)
         finally:
-            if trailing is not None:
-                _put_trailing_comment(raw, trailing)
+            _put_following_lines(raw, following)
 
     def _apply(self, raw, entry: Entry) -> None:
         try:
