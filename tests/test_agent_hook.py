@@ -601,3 +601,19 @@ def test_rk_agent_hook_through_the_entry_point_prints_nothing(tmux_server, tmp_p
     proc = subprocess.run([sys.executable, "-m", "rk", "agent", "hook", "--agent", "claude", "bogus"],
                           env=outside, capture_output=True, text=True, timeout=30, cwd=REPO)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+
+
+def test_agent_state_with_a_global_server_flag_targets_that_server(tmux_server, tmp_path):
+    import subprocess
+    import sys
+
+    pane = tmux_server.run("list-panes", "-t", "main", "-F", "#{pane_id}").split()[0]
+    env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+    env.update(RK_STATE_DIR=str(tmp_path / "state"), RK_NOW="1800000000")
+    out = subprocess.run([sys.executable, "-m", "rk", "-L", tmux_server.name, "agent", "state", "waiting", "--pane", pane],
+                         env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert tmux_server.run("show-options", "-pqv", "-t", pane, "@rk_pane_agent_state").strip() == "waiting:1800000000"
+    missing = subprocess.run([sys.executable, "-m", "rk", "-L", tmux_server.name, "agent", "state", "idle"],
+                             env=env, capture_output=True, text=True)
+    assert missing.returncode == 2 and "--pane" in missing.stderr

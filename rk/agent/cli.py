@@ -46,7 +46,18 @@ def state_command(
         raise _error("state", f"bad pane {pane!r}: use a pane id like %3", 2)
     if pid is not None and pid <= 0:
         raise _error("state", f"bad pid {pid}: must be a positive integer", 2)
-    ok, message = hook.set_state(state, pane, pid=pid or 0)
+    socket = None
+    try:  # a global -L names the server (then --pane says which pane)
+        from rk.cli import ENV
+        from rk.tmux import socket_dir
+
+        if ENV.server_flag:
+            socket = str(socket_dir(ENV.environ) / ENV.server)
+            if pane is None:
+                raise _error("state", "with -L, pass --pane %N (the pane on that server)", 2)
+    except ImportError:  # pragma: no cover - agent_app mounted elsewhere
+        pass
+    ok, message = hook.set_state(state, pane, pid=pid or 0, socket=socket)
     if not ok:
         raise _error("state", message, 1)
     typer.echo(message)
