@@ -24,12 +24,24 @@ ATTRIBUTION_WINDOW = 120
 SEED_SKEW = 30
 
 
+#: The shortest gap a 30-second poll can observe; a smaller `min` counts as this.
+MIN_OBSERVABLE = 30
+
+
+def bounds(lo: int, hi: int) -> tuple[int, int]:
+    """The ladder's effective (min, max): min at least one poll, max at least min."""
+    lo = max(lo, MIN_OBSERVABLE)
+    return lo, max(hi, lo)
+
+
 def gap(rung: int, lo: int, hi: int) -> int:
     """Seconds between rung `rung` and rung `rung + 1`: `lo·2^rung`, capped at `hi`.
 
-    `hi < lo` is treated as `hi == lo` (a flat ladder).
+    `hi < lo` is treated as `hi == lo` (a flat ladder). A `lo` below one poll
+    counts as one poll: the ticks could not tell such rungs apart, and the walk
+    would never see the ladder climb (it would ping every poll forever).
     """
-    hi = max(hi, lo)
+    lo, hi = bounds(lo, hi)
     if rung <= 0:
         return lo
     if rung >= 62 or lo << rung >= hi:
@@ -39,13 +51,13 @@ def gap(rung: int, lo: int, hi: int) -> int:
 
 def offset(rung: int, lo: int, hi: int) -> int:
     """Sum of gap(0) … gap(rung): how far rung `rung + 1` lies from the anchor."""
-    hi = max(hi, lo)
+    top = gap(64, lo, hi)
     total = 0
     r = 0
     while r <= rung:
         g = gap(r, lo, hi)
-        if g >= hi:
-            return total + hi * (rung - r + 1)
+        if g >= top:
+            return total + top * (rung - r + 1)
         total += g
         r += 1
     return total
@@ -66,6 +78,7 @@ class Ladder:
 def _seed_rung(g: int, lo: int, hi: int) -> int:
     """Largest rung r >= 1 whose gap fits the newest observed gap plus one poll of
     skew; a saturated rung stops the scan (the smallest saturated rung wins)."""
+    lo, hi = bounds(lo, hi)
     best = 0
     r = 1
     while True:
@@ -73,7 +86,7 @@ def _seed_rung(g: int, lo: int, hi: int) -> int:
         if gr > g + SEED_SKEW:
             return best
         best = r
-        if gr >= max(hi, lo):
+        if gr >= hi:
             return best
         r += 1
 
@@ -90,28 +103,58 @@ def _walk(history: Sequence[int], lo: int, hi: int) -> tuple[int, int, bool]:
     Returns (streak, expect, exhausted): how many newest lines form one climb,
     the rung the walk assigns to the oldest of them, and whether the climb ran
     through every line the walk may look at (the limit, not a break, ended it).
+
+    The reference walk, with one repair. When the last rung below the cap is
+    within 120 s of the cap (min 2m max 8m20s: …, 4m, 8m, 8m20s), a gap of that
+    rung also passes for a gap at the cap, and the reference walk then stops one
+    rung early and the floor drops the ladder to 2·min right after it reached
+    max, over and over. So where a gap could be either, both readings are
+    followed and the longer climb wins (the reference's reading on a tie).
     """
-    hi = max(hi, lo)
+    lo, hi = bounds(lo, hi)
     n = len(history)
     first = max(1, n - WALK_LIMIT + 1)
-    count = 1
-    expect = 0
-    for i in range(n - 1, first - 1, -1):
-        g = history[i] - history[i - 1]
-        if expect == 0:
-            expect = _seed_rung(g, lo, hi)
-            if expect == 0:
-                return count, 1, False
-            count += 1
-            continue
-        if gap(expect, lo, hi) >= hi and g >= hi - ATTRIBUTION_WINDOW:
+    gaps = [history[i] - history[i - 1] for i in range(n - 1, first - 1, -1)]  # newest first
+    if not gaps:
+        return 1, 1, False
+    seed = _seed_rung(gaps[0], lo, hi)
+    if seed == 0:
+        return 1, 1, False
+    ramp_top = gap(seed - 1, lo, hi) if seed >= 2 else 0
+    near_cap = gap(seed, lo, hi) >= hi and ramp_top >= hi - ATTRIBUTION_WINDOW
+    best = _descend(gaps, 1, seed, 2, lo, hi, capped_steps=None)
+    if near_cap:
+        # the newest gap itself may be the ramp's last rung
+        alt = _descend(gaps, 1, seed - 1, 2, lo, hi, capped_steps=0)
+        if alt[0] > best[0]:
+            best = alt
+        # or any later capped-looking gap may be
+        for steps in range(0, len(gaps)):
+            alt = _descend(gaps, 1, seed, 2, lo, hi, capped_steps=steps)
+            if alt[0] > best[0]:
+                best = alt
+    count, expect, ran_out = best
+    return count, max(expect, 1), ran_out and n > WALK_LIMIT
+
+
+def _descend(gaps, i: int, expect: int, count: int, lo: int, hi: int, capped_steps: int | None):
+    """Continue the walk at gaps[i] with the rung `expect` assigned to the line
+    after that gap. `capped_steps`: None follows the reference (a gap that can be
+    capped is); a number allows exactly that many capped gaps, then descends."""
+    taken = 0
+    while i < len(gaps):
+        g = gaps[i]
+        if gap(expect, lo, hi) >= hi and g >= hi - ATTRIBUTION_WINDOW and (capped_steps is None or taken < capped_steps):
             count += 1  # one more rung at the cap
+            taken += 1
+            i += 1
             continue
         if expect - 1 < 1 or g < gap(expect - 1, lo, hi) - ATTRIBUTION_WINDOW:
             return count, expect, False
         expect -= 1
         count += 1
-    return count, max(expect, 1), n > WALK_LIMIT
+        i += 1
+    return count, expect, True
 
 
 def _beyond_view(history: Sequence[int], lo: int, hi: int, rung: int) -> Ladder:
@@ -124,6 +167,7 @@ def _beyond_view(history: Sequence[int], lo: int, hi: int, rung: int) -> Ladder:
     poll), so the earliest prediction is within one poll of it, needs no line
     outside the view, and never pulls the ladder below the cap.
     """
+    lo, hi = bounds(lo, hi)
     n = len(history)
     best = history[-1] + hi
     i = n - 2
@@ -142,7 +186,7 @@ def streak(history: Sequence[int], lo: int, hi: int) -> int:
 def join_anchor(epoch: int, history: Sequence[int], lo: int, hi: int) -> Ladder:
     """The ladder position from the pane's state epoch and the entry's schedule
     history (timestamps of own lines after the newest `rescheduled`, oldest first)."""
-    hi = max(hi, lo)
+    lo, hi = bounds(lo, hi)
     if not history or epoch > history[-1] + ATTRIBUTION_WINDOW:
         return Ladder(anchor=epoch, rung=0)
     count, expect, exhausted = _walk(history, lo, hi)

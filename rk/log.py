@@ -234,12 +234,18 @@ class LogView:
         return since
 
 
-def lines_to_keep(lines: Sequence[LogLine], now: int, backoff: Collection[str]) -> list[int]:
+def lines_to_keep(
+    lines: Sequence[LogLine], now: int, backoff: Collection[str], live: Collection[str] | None = None
+) -> list[int]:
     """Indices of the lines a rotation must keep in the live segment so that every
     query above answers the same afterwards: each entry's newest line, newest
     `rescheduled`, newest non-rescheduled line and orphan-run start; every line in
     the rate window; and for backoff entries (ids in `backoff`) the newest
-    `WALK_LIMIT + 1` lines of the schedule history, all the streak walk may look at."""
+    `WALK_LIMIT + 1` lines of the schedule history, all the streak walk may look at.
+
+    With `live` (the ids in the entry file), lines of removed entries keep only
+    their part in the rate window, so entries that come and go do not pile up.
+    """
     keep: set[int] = set()
     floor = now - RATE_WINDOW
     by_entry: dict[str, list[int]] = {}
@@ -248,6 +254,8 @@ def lines_to_keep(lines: Sequence[LogLine], now: int, backoff: Collection[str]) 
         if line.ts >= floor:
             keep.add(i)
     for entry_id, idxs in by_entry.items():
+        if live is not None and entry_id not in live:
+            continue
         keep.add(idxs[-1])
         cut = 0
         for pos in range(len(idxs) - 1, -1, -1):

@@ -146,9 +146,11 @@ def rotate_if_needed(
     backoff: Collection[str],
     max_bytes: int,
     keep_archives: int,
+    live: Collection[str] | None = None,
 ) -> bool:
     """Rotate when the live segment is over `max_bytes` and a rotation frees at
-    least a quarter of it. Returns whether it rotated. Call under the tick lock."""
+    least a quarter of it. `live`: the entry ids of the file (see `lines_to_keep`).
+    Returns whether it rotated. Call under the tick lock."""
     try:
         size = os.stat(path).st_size
     except FileNotFoundError:
@@ -164,7 +166,7 @@ def rotate_if_needed(
         if line is not None:
             parsed.append(line)
             parsed_at.append(i)
-    kept_raw_idx = {parsed_at[j] for j in lines_to_keep(parsed, now, backoff)}
+    kept_raw_idx = {parsed_at[j] for j in lines_to_keep(parsed, now, backoff, live)}
     kept = [raw for i, raw in enumerate(raw_lines) if i in kept_raw_idx]
     moved = [raw for i, raw in enumerate(raw_lines) if i not in kept_raw_idx]
     kept_bytes = sum(len(r) + 1 for r in kept)

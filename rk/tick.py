@@ -245,9 +245,14 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
         cursor.write_cursor(files.cursor, ev.next_cursor)
     except OSError as exc:
         out.diagnostics.append(Diagnostic("", Diag.CURSOR_WRITE_FAILED, f"{files.cursor}: {exc.strerror or exc}"))
+    if any(d.reason in (Diag.ENTRY_FILE_CORRUPT, Diag.ENTRY_FILE_UNREADABLE) for d in loaded.diagnostics):
+        return  # without the entry list, a rotation could not tell which anchors still matter
     try:
         backoff = {e.id for e in entries if e.schedule.kind == ScheduleKind.BACKOFF}
-        logfile.rotate_if_needed(files.log, now, backoff, runtime.settings.log_max_bytes, runtime.settings.log_keep)
+        live = {e.id for e in entries} | {d.entry for d in loaded.diagnostics if d.entry}  # invalid ones too
+        logfile.rotate_if_needed(
+            files.log, now, backoff, runtime.settings.log_max_bytes, runtime.settings.log_keep, live=live
+        )
     except OSError as exc:
         out.diagnostics.append(Diagnostic("", Diag.LOG_APPEND_FAILED, f"rotating {files.log}: {exc.strerror or exc}"))
 
