@@ -21,7 +21,13 @@ def parse_cursor(text: str) -> dict[str, Observation]:
     """Observations from the file text; {} for anything unreadable."""
     try:
         data = json.loads(text)
+    except RecursionError:
+        return {}
     except ValueError:
+        from rk.yamlguard import too_deep
+
+        if too_deep(text):
+            return {}
         try:
             from ruamel.yaml import YAML
 

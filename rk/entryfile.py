@@ -74,6 +74,10 @@ def _safe_load(text: str):
     earlier rk versions and other tools write it)."""
     from ruamel.yaml import YAML
 
+    from rk.yamlguard import MAX_DEPTH, too_deep
+
+    if too_deep(text):
+        raise ValueError(f"nested more than {MAX_DEPTH} levels deep")
     try:
         return YAML(typ="safe").load(text)
     except Exception:  # noqa: BLE001 - retried below; the second error is reported
@@ -179,6 +183,18 @@ def _rt_yaml():
 
 
 _PLAIN = re.compile(r"^[A-Za-z0-9_.+/-]+$")
+#: Characters a YAML reader would not give back as written outside double
+#: quotes: C0/C1 controls (tab and newline aside), DEL, and NEL/LS/PS, which
+#: YAML folds as line breaks.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff]")
+
+
+def _double_if_unsafe(value):
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+
+    if isinstance(value, str) and _UNSAFE.search(value):
+        return DoubleQuotedScalarString(value)  # escaped, so it reads back exactly
+    return value
 
 
 def _flow_scalar(value):
@@ -186,6 +202,8 @@ def _flow_scalar(value):
     `{…}` or `[…]`, such as `claude:6f0d…` or `0 9 * * 1-5`."""
     from ruamel.yaml.scalarstring import SingleQuotedScalarString
 
+    if isinstance(value, str) and _UNSAFE.search(value):
+        return _double_if_unsafe(value)
     if isinstance(value, str) and not _PLAIN.match(value):
         return SingleQuotedScalarString(value)
     return value
@@ -217,8 +235,10 @@ def _yaml_value(key: str, value: object):
         return _flow(value)
     if isinstance(value, list):
         return _flow_seq(value)
+    if isinstance(value, str) and _UNSAFE.search(value):
+        return _double_if_unsafe(value)
     if key == "payload" and isinstance(value, str) and "\n" in value:
-        return LiteralScalarString(value)
+        return LiteralScalarString(value)  # a multi-line prompt stays readable
     return value
 
 
@@ -326,6 +346,10 @@ class EntryDocument:
             raise EntryFileError(f"{path} is unreadable ({_first_line(exc)}); refusing to mutate") from None
         doc = None
         if text.strip():
+            from rk.yamlguard import too_deep
+
+            if too_deep(text):
+                raise EntryFileError(f"{path} is corrupt (nested too deeply); refusing to mutate")
             try:
                 doc = _rt_yaml().load(text)
             except Exception as exc:  # noqa: BLE001
@@ -431,8 +455,18 @@ class EntryDocument:
         return buf.getvalue()
 
     def save(self) -> None:
-        """Atomic write (temp + fsync + rename), mode 0600, directory 0700."""
+        """Atomic write (temp + fsync + rename), mode 0600, directory 0700.
+
+        The text is read back first: a file that would not load as the entries
+        in memory is refused, so a save never turns a good file into a corrupt one.
+        """
         from rk.config import ensure_private_dir
 
+        text = self.render()
+        want = decode_elements(self._elements)
+        got = parse_entries_text(text)
+        if got.entries != want.entries or len(got.diagnostics) != len(want.diagnostics):
+            problem = got.diagnostics[0].detail if got.diagnostics else "entries differ after a round trip"
+            raise EntryFileError(f"refusing to write {self.path}: it would not read back ({problem})")
         ensure_private_dir(self.path.parent)
-        atomic_write(self.path, self.render().encode("utf-8"))
+        atomic_write(self.path, text.encode("utf-8"))

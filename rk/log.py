@@ -100,7 +100,7 @@ class LogLine:
 
 
 _CANONICAL = re.compile(
-    r'\{"ts":(-?\d+),"entry":"([^"\\]*)","target":"([^"\\]*)","reason":"([^"\\]*)","outcome":"([^"\\]*)"\}\s*'
+    r'\{"ts":(-?[0-9]{1,19}),"entry":"([^"\\]+)","target":"([^"\\]*)","reason":"([^"\\]*)","outcome":"([^"\\]*)"\}\s*'
 )
 
 
@@ -124,7 +124,7 @@ def parse_line(text: str | bytes) -> LogLine | None:
     if not isinstance(obj, dict):
         return None
     ts = obj.get("ts")
-    if isinstance(ts, bool) or not isinstance(ts, int):
+    if isinstance(ts, bool) or not isinstance(ts, int) or not -(2**63) <= ts < 2**63:
         return None
     fields = []
     for key in ("entry", "target", "reason", "outcome"):
