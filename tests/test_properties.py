@@ -115,10 +115,11 @@ def test_unattributed_epoch_restarts_the_ladder(mm, history, skew):
 
 def near_cap(lo: int, hi: int) -> bool:
     """A rung just under the cap (max − 120 s ≤ min·2^k < max, k ≥ 1), e.g. min 2m
-    max 8m20s, min 1m max 16m40s. The streak walk miscounts such a climb (the
-    seed lands on the capped rung, or the near-cap gap counts as "at the cap")
-    and the consistency floor then drops the ladder back to 2·min right after it
-    reached max — over and over. The tests marked `fails:` below show it."""
+    max 8m20s, min 1m max 16m40s. The reference walk miscounted such a climb (the
+    seed landed on the capped rung, or the near-cap gap counted as "at the cap")
+    and the consistency floor then dropped the ladder back to 2·min right after
+    it reached max, over and over; rk follows both readings. The examples marked
+    `was:` below are those regressions."""
     return any(hi - 120 <= ladder.gap(k, lo, hi) < hi for k in range(1, 64))
 
 
@@ -130,8 +131,8 @@ def near_cap(lo: int, hi: int) -> bool:
     epoch0=st.integers(1_700_000_000, 1_800_000_000),
 )
 @example(mm=(60, 1800), fired=9, busy=20, epoch0=1_750_000_000)
-@example(mm=(120, 500), fired=3, busy=20, epoch0=1_750_000_000)  # fails: next is newest + 240, not + 500
-@example(mm=(31, 249), fired=4, busy=0, epoch0=1_700_000_000)  # fails: next is newest + 62, not + 249
+@example(mm=(120, 500), fired=3, busy=20, epoch0=1_750_000_000)  # was: next is newest + 240, not + 500
+@example(mm=(31, 249), fired=4, busy=0, epoch0=1_700_000_000)  # was: next is newest + 62, not + 249
 def test_walk_reconstructs_an_exact_climb(mm, fired, busy, epoch0):
     """Fires exactly on each rung since epoch E (E+gap0, then +gap1, …) and an
     attributed epoch: the join finds the whole streak and the next fire is
@@ -190,9 +191,9 @@ def _span_to_cap(lo: int, hi: int, extra_gaps: int) -> int:
 @example(mm=(60, 300), phase=11, busy=30)  # reference bug 3
 @example(mm=(1, 33), phase=0, busy=1)  # min and max about one poll: a fire every tick
 @example(mm=(34, 946), phase=8, busy=93)  # at the cap: 960, 930, 960, … (one poll of jitter)
-@example(mm=(120, 500), phase=0, busy=20)  # fails: 240, 480, 240, 480, … never reaches 500
-@example(mm=(60, 1000), phase=0, busy=20)  # fails: 120 … 960, 1020, then 120 again
-@example(mm=(20, 780), phase=23, busy=15)  # fails: 60, 60, 180, 300, 660, 780, then 60 again
+@example(mm=(120, 500), phase=0, busy=20)  # was: 240, 480, 240, 480, … never reaches 500
+@example(mm=(60, 1000), phase=0, busy=20)  # was: 120 … 960, 1020, then 120 again
+@example(mm=(20, 780), phase=23, busy=15)  # was: 60, 60, 180, 300, 660, 780, then 60 again
 def test_quiet_pane_gaps_never_shrink_and_never_exceed_max(mm, phase, busy):
     """A quiet pane whose agent answers each delivery (active at once, idle `busy`
     s later, an attributed epoch): the gaps between fires never fall back — no
@@ -215,8 +216,8 @@ def test_quiet_pane_gaps_never_shrink_and_never_exceed_max(mm, phase, busy):
 @settings(max_examples=80, deadline=None)
 @given(mm=min_max(), phase=st.integers(0, TICK - 1), busy=st.integers(1, 119))
 @example(mm=(60, 1800), phase=17, busy=45)
-@example(mm=(1, 1800), phase=0, busy=20)  # fails: every 30 s, forever
-@example(mm=(120, 500), phase=0, busy=20)  # fails: 240, 480, 240, 480, …
+@example(mm=(1, 1800), phase=0, busy=20)  # was: every 30 s, forever
+@example(mm=(120, 500), phase=0, busy=20)  # was: 240, 480, 240, 480, …
 def test_quiet_pane_backs_off_to_max(mm, phase, busy):
     """The point of a backoff ladder: once the climb is over, a quiet pane is
     pinged once per max (± one poll, see above), whatever min is — the reference
