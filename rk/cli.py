@@ -145,6 +145,34 @@ ServerOpt = Annotated[
 ]
 
 
+# The flags shared by add, edit and simulate, declared once.
+EveryOpt = Annotated[Optional[str], typer.Option("--every", help="Fixed interval, e.g. 5m.")]
+IdleEveryOpt = Annotated[
+    Optional[str], typer.Option("--idle-every", help="After this much quiet, then every this long while quiet (flat backoff).")
+]
+BackoffOpt = Annotated[bool, typer.Option("--backoff", help="Doubling ladder from the target's last activity.")]
+MinOpt = Annotated[Optional[str], typer.Option("--min", help="Backoff first gap (default 60s).")]
+MaxOpt = Annotated[Optional[str], typer.Option("--max", help="Backoff largest gap (default 30m).")]
+CronOpt = Annotated[Optional[str], typer.Option("--cron", help='Five-field cron expression, e.g. "0 9 * * 1-5".')]
+CatchUpOpt = Annotated[Optional[str], typer.Option("--catch-up", help="'once': one late fire after a gap instead of 'missed'.")]
+TzOpt = Annotated[Optional[str], typer.Option("--tz", help="IANA zone for --cron (default: the ticker's local zone).")]
+NameOpt = Annotated[Optional[str], typer.Option("--name", help="Display name (default: the prompt's first 40 characters).")]
+DeliverOpt = Annotated[Optional[str], typer.Option("--deliver", help="immediate | when-idle | skip-if-busy")]
+IfAbsentOpt = Annotated[Optional[str], typer.Option("--if-absent", help="skip | notify | respawn")]
+RespawnOpt = Annotated[
+    Optional[list[str]],
+    typer.Option("--respawn", help="One argv element of the respawn command (repeat). {server} is replaced."),
+]
+WakeOnOpt = Annotated[
+    Optional[str],
+    typer.Option("--wake-on", help="agent-state-change: also fire when another pane goes idle/waiting or vanishes (edit: none/off removes it)."),
+]
+WakeScopeOpt = Annotated[Optional[str], typer.Option("--wake-scope", help="server (the only scope).")]
+WakeDebounceOpt = Annotated[
+    Optional[str], typer.Option("--wake-debounce", help="Hold wake edges this long after the entry's last line (default 60s).")
+]
+
+
 def _server(value: str | None) -> None:
     if value:
         ENV.server_flag = value
@@ -349,25 +377,25 @@ def _get(doc: EntryDocument, entry_id: str) -> Entry:
 @cron_app.command("add")
 def cmd_add(
     prompt: Annotated[str, typer.Argument(help="The text typed into the agent and submitted (never executed).")],
-    every: Annotated[Optional[str], typer.Option("--every", help="Fixed interval, e.g. 5m.")] = None,
-    idle_every: Annotated[Optional[str], typer.Option("--idle-every", help="After this much quiet, then every this long while quiet (flat backoff).")] = None,
-    backoff: Annotated[bool, typer.Option("--backoff", help="Doubling ladder from the target's last activity.")] = False,
-    lo: Annotated[Optional[str], typer.Option("--min", help="Backoff first gap (default 60s).")] = None,
-    hi: Annotated[Optional[str], typer.Option("--max", help="Backoff largest gap (default 30m).")] = None,
-    cron: Annotated[Optional[str], typer.Option("--cron", help='Five-field cron expression, e.g. "0 9 * * 1-5".')] = None,
-    catch_up: Annotated[Optional[str], typer.Option("--catch-up", help="'once': one late fire after a gap instead of 'missed'.")] = None,
-    tz: Annotated[Optional[str], typer.Option("--tz", help="IANA zone for --cron (default: the ticker's local zone).")] = None,
-    name: Annotated[Optional[str], typer.Option("--name", help="Display name (default: the prompt's first 40 characters).")] = None,
-    deliver: Annotated[Optional[str], typer.Option("--deliver", help="immediate | when-idle | skip-if-busy")] = None,
-    if_absent: Annotated[Optional[str], typer.Option("--if-absent", help="skip | notify | respawn")] = None,
-    respawn: Annotated[Optional[list[str]], typer.Option("--respawn", help="One argv element of the respawn command (repeat). {server} is replaced.")] = None,
+    every: EveryOpt = None,
+    idle_every: IdleEveryOpt = None,
+    backoff: BackoffOpt = False,
+    lo: MinOpt = None,
+    hi: MaxOpt = None,
+    cron: CronOpt = None,
+    catch_up: CatchUpOpt = None,
+    tz: TzOpt = None,
+    name: NameOpt = None,
+    deliver: DeliverOpt = None,
+    if_absent: IfAbsentOpt = None,
+    respawn: RespawnOpt = None,
     pinned: Annotated[bool, typer.Option("--pinned", help="Never expire as an orphan.")] = False,
     role: Annotated[Optional[str], typer.Option("--role", help="Target the window carrying this role.")] = None,
     session: Annotated[Optional[str], typer.Option("--session", help="Target the pane carrying this agent session.")] = None,
     pane: Annotated[Optional[str], typer.Option("--pane", help="Target this pane id (%N).")] = None,
-    wake_on: Annotated[Optional[str], typer.Option("--wake-on", help="agent-state-change: also fire when another pane goes idle/waiting or vanishes.")] = None,
-    wake_scope: Annotated[Optional[str], typer.Option("--wake-scope", help="server (the only scope).")] = None,
-    wake_debounce: Annotated[Optional[str], typer.Option("--wake-debounce", help="Hold wake edges this long after the entry's last line (default 60s).")] = None,
+    wake_on: WakeOnOpt = None,
+    wake_scope: WakeScopeOpt = None,
+    wake_debounce: WakeDebounceOpt = None,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
@@ -434,21 +462,21 @@ def cmd_add(
 @cron_app.command("edit")
 def cmd_edit(
     entry_id: Annotated[str, typer.Argument(metavar="ID")],
-    every: Annotated[Optional[str], typer.Option("--every")] = None,
-    idle_every: Annotated[Optional[str], typer.Option("--idle-every")] = None,
-    backoff: Annotated[bool, typer.Option("--backoff")] = False,
-    lo: Annotated[Optional[str], typer.Option("--min")] = None,
-    hi: Annotated[Optional[str], typer.Option("--max")] = None,
-    cron: Annotated[Optional[str], typer.Option("--cron")] = None,
-    catch_up: Annotated[Optional[str], typer.Option("--catch-up")] = None,
-    tz: Annotated[Optional[str], typer.Option("--tz")] = None,
-    name: Annotated[Optional[str], typer.Option("--name")] = None,
-    deliver: Annotated[Optional[str], typer.Option("--deliver")] = None,
-    if_absent: Annotated[Optional[str], typer.Option("--if-absent")] = None,
-    respawn: Annotated[Optional[list[str]], typer.Option("--respawn")] = None,
-    wake_on: Annotated[Optional[str], typer.Option("--wake-on", help="agent-state-change, or none/off to remove.")] = None,
-    wake_scope: Annotated[Optional[str], typer.Option("--wake-scope")] = None,
-    wake_debounce: Annotated[Optional[str], typer.Option("--wake-debounce")] = None,
+    every: EveryOpt = None,
+    idle_every: IdleEveryOpt = None,
+    backoff: BackoffOpt = False,
+    lo: MinOpt = None,
+    hi: MaxOpt = None,
+    cron: CronOpt = None,
+    catch_up: CatchUpOpt = None,
+    tz: TzOpt = None,
+    name: NameOpt = None,
+    deliver: DeliverOpt = None,
+    if_absent: IfAbsentOpt = None,
+    respawn: RespawnOpt = None,
+    wake_on: WakeOnOpt = None,
+    wake_scope: WakeScopeOpt = None,
+    wake_debounce: WakeDebounceOpt = None,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
@@ -930,17 +958,17 @@ def cmd_simulate(
     tick: Annotated[str, typer.Option("--tick", help="Poll interval.")] = "30s",
     busy: Annotated[str, typer.Option("--busy", help="How long the target stays active after each delivery (0s: it does not react).")] = "20s",
     start: Annotated[Optional[str], typer.Option("--start", help="Start instant (ISO-8601 or unix seconds; default now).")] = None,
-    every: Annotated[Optional[str], typer.Option("--every")] = None,
-    idle_every: Annotated[Optional[str], typer.Option("--idle-every")] = None,
-    backoff: Annotated[bool, typer.Option("--backoff")] = False,
-    lo: Annotated[Optional[str], typer.Option("--min")] = None,
-    hi: Annotated[Optional[str], typer.Option("--max")] = None,
-    cron: Annotated[Optional[str], typer.Option("--cron")] = None,
-    catch_up: Annotated[Optional[str], typer.Option("--catch-up")] = None,
-    tz: Annotated[Optional[str], typer.Option("--tz")] = None,
-    deliver: Annotated[Optional[str], typer.Option("--deliver")] = None,
-    wake_on: Annotated[Optional[str], typer.Option("--wake-on")] = None,
-    wake_debounce: Annotated[Optional[str], typer.Option("--wake-debounce")] = None,
+    every: EveryOpt = None,
+    idle_every: IdleEveryOpt = None,
+    backoff: BackoffOpt = False,
+    lo: MinOpt = None,
+    hi: MaxOpt = None,
+    cron: CronOpt = None,
+    catch_up: CatchUpOpt = None,
+    tz: TzOpt = None,
+    deliver: DeliverOpt = None,
+    wake_on: WakeOnOpt = None,
+    wake_debounce: WakeDebounceOpt = None,
     width: Annotated[Optional[int], typer.Option("--width", help="Columns for the drawing (default: the terminal's).")] = None,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
