@@ -95,7 +95,7 @@ def setup(env: dict) -> dict[str, str]:
     print("entries:")
     add("every", "status? (every 20s)", "--every", "20s", "--pane", p["worker-a"][0])
     add("cron", "minute report (cron * * * * *)", "--cron", "* * * * *", "--deliver", "when-idle", "--pane", p["worker-b"][0])
-    add("backoff", "still there? (backoff 10s→40s)", "--backoff", "--min", "10s", "--max", "40s",
+    add("backoff", "still there? (backoff 30s→2m)", "--backoff", "--min", "30s", "--max", "2m",
         "--deliver", "skip-if-busy", "--pane", p["worker-b"][0])
     add("wake", "check on the workers", "--idle-every", "30s", "--wake-on", "agent-state-change",
         "--wake-debounce", "5s", "--deliver", "skip-if-busy", "--role", "operator")

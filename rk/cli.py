@@ -240,12 +240,14 @@ def _schedule_from_flags(
         return Schedule(kind=ScheduleKind.EVERY, interval=_duration("--every", every))
     if idle_every:
         d = _duration("--idle-every", idle_every)
+        _note_short_rung(d)
         return Schedule(kind=ScheduleKind.BACKOFF, min=d, max=d)
     if backoff:
         mn = _duration("--min", lo) if lo else 60
         mx = _duration("--max", hi) if hi else 1800
         if mx < mn:
             raise usage("--max must be ≥ --min")
+        _note_short_rung(mn)
         return Schedule(kind=ScheduleKind.BACKOFF, min=mn, max=mx)
     expr = (cron or "").strip()
     if len(expr.split()) != 5:
@@ -258,6 +260,13 @@ def _schedule_from_flags(
         except CronError as exc:
             raise usage(str(exc)) from None
     return Schedule(kind=ScheduleKind.CRON, expr=" ".join(expr.split()), catch_up=catch_up or "", tz=tz or "")
+
+
+def _note_short_rung(seconds: int) -> None:
+    from rk.ladder import MIN_OBSERVABLE
+
+    if seconds < MIN_OBSERVABLE and not ENV.json:
+        ENV.err(f"rk: note: a backoff step under {MIN_OBSERVABLE}s cannot be observed by the poll; it counts as {MIN_OBSERVABLE}s")
 
 
 def _choice(flag: str, value: str | None, allowed) -> str | None:
