@@ -12,8 +12,8 @@ a. `due()` at 50 and at 1,000 entries with 100 panes: a realistic mix of
 b. A tick's log read — `rk.logfile.read_live` + `rk.log.LogView` — with 1,000
    versus 1,000,000 lines of history. The history is written the way ticks
    write it: `append_lines` in batches, each followed by
-   `rotate_if_needed(path, now, backoff={}, max_bytes=Settings().log_max_bytes,
-   keep_archives=0)`. Lines come from a simulated server: 50 entries firing on
+   `rotate_if_needed(path, now, backoff=<backoff ids>, max_bytes=Settings().log_max_bytes,
+   keep_archives=0, live=<ids in the entry file>)`, as the tick calls it. Lines come from a simulated server: 50 entries firing on
    their schedules (every, cron-like grid, backoff climbs), with the outcomes
    a real log has (delivered, skipped-busy, failed, missed, rescheduled, and
    for an entry whose target died, skipped-absent until orphan GC). Two
@@ -298,7 +298,9 @@ def build_history(path: Path, total: int, churn_per_day: float, batch: int = 250
         append_lines(path, chunk)
         written += len(chunk)
         r0 = time.perf_counter()
-        rotated = rotate_if_needed(path, chunk[-1].ts, backoff={}, max_bytes=max_bytes, keep_archives=0)
+        alive = {eid for eid, info in history.info.items() if info["alive"]}  # the tick passes the file's ids
+        climbing = {eid for eid in alive if history.info[eid]["kind"] == "backoff"}
+        rotated = rotate_if_needed(path, chunk[-1].ts, backoff=climbing, max_bytes=max_bytes, keep_archives=0, live=alive)
         spent = time.perf_counter() - r0
         rotations += rotated
         if written > total * 3 // 4:

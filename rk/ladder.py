@@ -94,7 +94,7 @@ def _seed_rung(g: int, lo: int, hi: int) -> int:
 #: The walk looks at no more than this many of the newest lines. A climb that
 #: fills them all is placed by its oldest visible line (see `join_anchor`), so
 #: the result never depends on older lines and log rotation can drop them.
-WALK_LIMIT = 64
+WALK_LIMIT = 32
 
 
 def _walk(history: Sequence[int], lo: int, hi: int) -> tuple[int, int, bool]:
@@ -120,36 +120,32 @@ def _walk(history: Sequence[int], lo: int, hi: int) -> tuple[int, int, bool]:
     seed = _seed_rung(gaps[0], lo, hi)
     if seed == 0:
         return 1, 1, False
-    ramp_top = gap(seed - 1, lo, hi) if seed >= 2 else 0
-    near_cap = gap(seed, lo, hi) >= hi and ramp_top >= hi - ATTRIBUTION_WINDOW
-    best = _descend(gaps, 1, seed, 2, lo, hi, capped_steps=None)
-    if near_cap:
-        # the newest gap itself may be the ramp's last rung
-        alt = _descend(gaps, 1, seed - 1, 2, lo, hi, capped_steps=0)
-        if alt[0] > best[0]:
-            best = alt
-        # or any later capped-looking gap may be
-        for steps in range(0, len(gaps)):
-            alt = _descend(gaps, 1, seed, 2, lo, hi, capped_steps=steps)
-            if alt[0] > best[0]:
-                best = alt
-    count, expect, ran_out = best
-    return count, max(expect, 1), ran_out and n > WALK_LIMIT
-
-
-def _descend(gaps, i: int, expect: int, count: int, lo: int, hi: int, capped_steps: int | None):
-    """Continue the walk at gaps[i] with the rung `expect` assigned to the line
-    after that gap. `capped_steps`: None follows the reference (a gap that can be
-    capped is); a number allows exactly that many capped gaps, then descends."""
-    taken = 0
+    near_cap = gap(seed, lo, hi) >= hi and seed >= 2 and gap(seed - 1, lo, hi) >= hi - ATTRIBUTION_WINDOW
+    best = (0, 1, False)
+    if near_cap:  # the newest gap itself may be the ramp's last rung
+        best = _descend(gaps, 1, seed - 1, 2, lo, hi)
+    i, expect, count = 1, seed, 2
     while i < len(gaps):
         g = gaps[i]
-        if gap(expect, lo, hi) >= hi and g >= hi - ATTRIBUTION_WINDOW and (capped_steps is None or taken < capped_steps):
+        if gap(expect, lo, hi) >= hi and g >= hi - ATTRIBUTION_WINDOW:
+            if near_cap:  # or this gap is the ramp's last rung: descend from here
+                alt = _descend(gaps, i, expect, count, lo, hi)
+                if alt[0] > best[0]:
+                    best = alt
             count += 1  # one more rung at the cap
-            taken += 1
             i += 1
             continue
-        if expect - 1 < 1 or g < gap(expect - 1, lo, hi) - ATTRIBUTION_WINDOW:
+        found = _descend(gaps, i, expect, count, lo, hi)
+        return found if found[0] >= best[0] else best
+    found = (count, expect, True)
+    return found if found[0] >= best[0] else best
+
+
+def _descend(gaps, i: int, expect: int, count: int, lo: int, hi: int) -> tuple[int, int, bool]:
+    """Continue down the ramp from gaps[i], whose later line has rung `expect`.
+    Returns (streak, rung of the oldest line counted, whether the gaps ran out)."""
+    while i < len(gaps):
+        if expect - 1 < 1 or gaps[i] < gap(expect - 1, lo, hi) - ATTRIBUTION_WINDOW:
             return count, expect, False
         expect -= 1
         count += 1
@@ -189,8 +185,8 @@ def join_anchor(epoch: int, history: Sequence[int], lo: int, hi: int) -> Ladder:
     lo, hi = bounds(lo, hi)
     if not history or epoch > history[-1] + ATTRIBUTION_WINDOW:
         return Ladder(anchor=epoch, rung=0)
-    count, expect, exhausted = _walk(history, lo, hi)
-    if exhausted:
+    count, expect, ran_out = _walk(history, lo, hi)
+    if ran_out and len(history) > WALK_LIMIT:
         ladder = _beyond_view(history, lo, hi, expect - 1 + count)
     else:
         ladder = Ladder(anchor=history[len(history) - count] - lo, rung=count)
