@@ -244,15 +244,14 @@ class CronExpr:
 
     def next_after(self, t: int, zone: tzinfo) -> int | None:
         """The first occurrence strictly after unix second `t`."""
-        margin = FOLD_MARGIN_MIN if _fold_near(t, zone) else 0
-        n = _wall_minute(t, zone) - margin - 1
+        n = _wall_minute(t, zone) - _fold_margin(t, zone) - 1
         best: int | None = None
         best_n = 0
         while True:
             n = self.naive_after(n)
             if n is None:
                 return best
-            if best is not None and n > best_n + (FOLD_MARGIN_MIN if _fold_near(best, zone) else 0):
+            if best is not None and n > best_n + _fold_margin(best, zone):
                 return best
             for inst in self.instants_of(n, zone):
                 if inst > t and (best is None or inst < best):
@@ -262,16 +261,15 @@ class CronExpr:
         """The latest occurrence `x` with `lo < x <= hi` (unix seconds), or None."""
         if hi <= lo:
             return None
-        margin = FOLD_MARGIN_MIN if _fold_near(hi, zone) else 0
-        n = _wall_minute(hi, zone) + margin
-        floor_n = _wall_minute(lo, zone) - (FOLD_MARGIN_MIN if _fold_near(lo, zone) else 0)
+        n = _wall_minute(hi, zone) + _fold_margin(hi, zone)
+        floor_n = _wall_minute(lo, zone) - _fold_margin(lo, zone)
         best: int | None = None
         best_n = 0
         while True:
             n = self.naive_at_or_before(n)
             if n is None or n < floor_n:
                 return best
-            if best is not None and n < best_n - (FOLD_MARGIN_MIN if _fold_near(best, zone) else 0):
+            if best is not None and n < best_n - _fold_margin(best, zone):
                 return best
             for inst in self.instants_of(n, zone):
                 if lo < inst <= hi and (best is None or inst > best):
@@ -290,13 +288,19 @@ def _wall_minute(t: int, zone: tzinfo) -> int:
     return (t + off) // 60
 
 
-def _fold_near(t: int, zone: tzinfo) -> bool:
-    """Whether the zone's offset changes within FOLD_MARGIN of instant `t`."""
+def _fold_margin(t: int, zone: tzinfo) -> int:
+    """Minutes to look around instant `t` for a repeated wall time: the size of a
+    fall-back transition within FOLD_MARGIN of `t`, else 0. A spring-forward gap
+    needs no margin (walls map to instants in order there)."""
     span = FOLD_MARGIN_MIN * 60
-    a = _offset(datetime.fromtimestamp(t - span, zone))
-    b = _offset(datetime.fromtimestamp(t + span, zone))
-    c = _offset(datetime.fromtimestamp(t, zone))
-    return not (a == b == c)
+    before = _offset(datetime.fromtimestamp(t - span, zone))
+    at = _offset(datetime.fromtimestamp(t, zone))
+    after = _offset(datetime.fromtimestamp(t + span, zone))
+    if before <= at <= after:
+        return 0  # no transition, or only forward jumps
+    if before > at >= after or before >= at > after:
+        return min(FOLD_MARGIN_MIN, (before - after) // 60 + 1)
+    return FOLD_MARGIN_MIN  # two transitions within hours: look the whole way
 
 
 def _gap_end(naive: datetime, zone: tzinfo) -> int:
