@@ -25,7 +25,7 @@ from rk.entry import CATCH_UP_ONCE, WAKE_EVENT, Deliver, Entry, ScheduleKind
 from rk.facts import PaneFact, TargetFact
 from rk.log import LogView, Reason
 from rk.policy import HOLD_WINDOW
-from rk.wake import Observation, WakeVerdict, fingerprint, wake_edge
+from rk.wake import Fingerprints, Observation, WakeVerdict, wake_edge
 
 #: A cron occurrence fires if the tick sees it within this long.
 CRON_GRACE = 120
@@ -164,7 +164,7 @@ def due(
     missed: list[Missed] = []
     diags: list[Diagnostic] = []
     next_cursor: dict[str, Observation] = dict(cursor)
-    states = wake_states(panes)
+    prints = Fingerprints(wake_states(panes))
 
     for index, entry in enumerate(entries):
         if index >= max_entries:
@@ -186,7 +186,7 @@ def due(
                 diags.append(Diagnostic(entry.id, Diag.UNKNOWN_WAKE_EVENT, f"unknown wake event {entry.wake_on.event!r}"))
             else:
                 newest = log.newest(entry.id)
-                current = fingerprint(states, exclude=target.pane)
+                current = prints.without(target.pane)
                 edge, observation = wake_edge(
                     cursor.get(entry.id), current, newest.ts if newest else None, entry.wake_on.debounce, now
                 )

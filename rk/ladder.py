@@ -104,12 +104,13 @@ def _walk(history: Sequence[int], lo: int, hi: int) -> tuple[int, int, bool]:
     the rung the walk assigns to the oldest of them, and whether the climb ran
     through every line the walk may look at (the limit, not a break, ended it).
 
-    The reference walk, with one repair. When the last rung below the cap is
-    within 120 s of the cap (min 2m max 8m20s: …, 4m, 8m, 8m20s), a gap of that
-    rung also passes for a gap at the cap, and the reference walk then stops one
-    rung early and the floor drops the ladder to 2·min right after it reached
-    max, over and over. So where a gap could be either, both readings are
-    followed and the longer climb wins (the reference's reading on a tie).
+    The reference walk, with one repair. When the last rung below the cap lies
+    within 150 s of it (120 s of tolerance plus a poll of lateness; min 2m
+    max 8m20s: …, 4m, 8m, 8m20s), a gap of that rung also passes for a gap at
+    the cap, and the reference walk then stops one rung early and the floor
+    drops the ladder to 2·min right after it reached max, over and over. So
+    where a gap could be either, both readings are followed and the longer
+    climb wins (the reference's reading on a tie).
     """
     lo, hi = bounds(lo, hi)
     n = len(history)
@@ -120,15 +121,21 @@ def _walk(history: Sequence[int], lo: int, hi: int) -> tuple[int, int, bool]:
     seed = _seed_rung(gaps[0], lo, hi)
     if seed == 0:
         return 1, 1, False
-    near_cap = gap(seed, lo, hi) >= hi and seed >= 2 and gap(seed - 1, lo, hi) >= hi - ATTRIBUTION_WINDOW
+    ramp_top = gap(seed - 1, lo, hi) if seed >= 2 else 0  # the last rung below the cap
+
+    def could_be_ramp_top(g: int) -> bool:
+        """A gap read as capped that could as well be the ramp's last rung (no
+        longer than that rung plus one poll of lateness)."""
+        return ramp_top > 0 and g <= ramp_top + SEED_SKEW
+
     best = (0, 1, False)
-    if near_cap:  # the newest gap itself may be the ramp's last rung
+    if gap(seed, lo, hi) >= hi and could_be_ramp_top(gaps[0]):
         best = _descend(gaps, 1, seed - 1, 2, lo, hi)
     i, expect, count = 1, seed, 2
     while i < len(gaps):
         g = gaps[i]
         if gap(expect, lo, hi) >= hi and g >= hi - ATTRIBUTION_WINDOW:
-            if near_cap:  # or this gap is the ramp's last rung: descend from here
+            if could_be_ramp_top(g):  # the other reading: descend from here
                 alt = _descend(gaps, i, expect, count, lo, hi)
                 if alt[0] > best[0]:
                     best = alt

@@ -42,6 +42,27 @@ def fingerprint(states: Mapping[str, str], exclude: str = "") -> str:
     return "".join(f"{p}={states[p]}\n" for p in sorted(states) if p != exclude and states[p])
 
 
+class Fingerprints:
+    """The server's fingerprint built once per evaluation, with each entry's own
+    target cut out by slicing (a thousand wake entries would otherwise sort and
+    join every pane a thousand times)."""
+
+    def __init__(self, states: Mapping[str, str]) -> None:
+        parts = [f"{p}={states[p]}\n" for p in sorted(states) if states[p]]
+        self.full = "".join(parts)
+        self._spans: dict[str, tuple[int, int]] = {}
+        at = 0
+        for p, part in zip((p for p in sorted(states) if states[p]), parts):
+            self._spans[p] = (at, at + len(part))
+            at += len(part)
+
+    def without(self, pane: str) -> str:
+        span = self._spans.get(pane)
+        if span is None:
+            return self.full
+        return self.full[: span[0]] + self.full[span[1] :]
+
+
 def parse_fingerprint(fp: str) -> dict[str, str]:
     """Back to `{pane: state}`; lines without `=` or with an empty half are skipped."""
     out: dict[str, str] = {}

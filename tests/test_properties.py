@@ -728,3 +728,11 @@ def test_rotation_keeps_the_live_segment_bounded_while_entries_come_and_go(tmp_p
         f"live segment {size} bytes (max_bytes {max_bytes}) holding lines of {len(ids)} ids, "
         f"{len(ids - set(live))} of them removed entries"
     )
+
+
+@settings(max_examples=200, deadline=None)
+@given(states=st.dictionaries(st.sampled_from(PANE_IDS), st.sampled_from(STATES)), exclude=st.sampled_from([*PANE_IDS, ""]))
+def test_the_sliced_fingerprint_equals_the_built_one(states, exclude):
+    from rk.wake import Fingerprints, fingerprint
+
+    assert Fingerprints(states).without(exclude) == fingerprint(states, exclude=exclude)
