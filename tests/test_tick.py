@@ -264,3 +264,50 @@ def test_kill_9_between_paste_and_enter_then_restart_refires_once_and_cleanly(en
     assert [(line.entry, line.outcome) for line in log_lines(env)] == [(entry, "delivered")]
     third = rk(["cron", "tick", "-L", tmux_server.name, "--json"], run_env, check=True)  # same instant
     assert json.loads(third.stdout)["result"]["decisions"] == []
+
+
+def test_kill_9_of_the_ticker_mid_delivery_then_a_restart_refires_at_most_once(env, tmux_server, tmp_path):
+    """The same crash, on the background ticker itself: killed between paste and
+    Enter, restarted, and the app sees one clean submission, the log one line."""
+    import signal
+
+    out_file = tmp_path / "received.txt"
+    pane = first_pane(tmux_server)
+    tmux_server.run("respawn-pane", "-k", "-t", pane, f"cat > {out_file}")
+    entry = add(env, tmux_server, "nightly summary", "--every", "1h", "--pane", pane)
+    real = subprocess.run(["which", "tmux"], capture_output=True, text=True, check=True).stdout.strip()
+    bindir = tmp_path / "stallbin"
+    bindir.mkdir()
+    pasted = tmp_path / "pasted.flag"
+    (bindir / "tmux").write_text(textwrap.dedent(f"""\
+        #!/bin/sh
+        case "$*" in
+          *paste-buffer*) {real} "$@"; rc=$?; touch {pasted}; sleep 60; exit $rc ;;
+        esac
+        exec {real} "$@"
+        """))
+    (bindir / "tmux").chmod(0o755)
+    ticker_env = dict(env, RK_NOW=str(T0 + 3600))
+    victim = subprocess.Popen([sys.executable, "-m", "rk", "cron", "ticker", "--interval", "1"],
+                              env=dict(ticker_env, PATH=f"{bindir}:{env['PATH']}"), start_new_session=True,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(pasted.exists, timeout=30, message="the ticker pasted")
+    finally:
+        os.killpg(victim.pid, signal.SIGKILL)
+        victim.wait(10)
+    assert log_lines(env) == [] and not out_file.read_text()
+    restarted = subprocess.Popen([sys.executable, "-m", "rk", "cron", "ticker", "--interval", "1"], env=ticker_env,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: out_file.read_text() == "nightly summary\n", timeout=30, message="one clean submission")
+        wait_for(lambda: [(line.entry, line.outcome) for line in log_lines(env)] == [(entry, "delivered")],
+                 message="exactly one delivered line")
+        cursor = Path(env["RK_STATE_DIR"]) / f"{tmux_server.name}.cursor.yaml"
+        mtime = cursor.stat().st_mtime_ns
+        wait_for(lambda: cursor.stat().st_mtime_ns != mtime, message="a later tick ran")  # and fired nothing more
+    finally:
+        restarted.send_signal(signal.SIGTERM)
+        restarted.communicate(timeout=20)
+    assert [(line.entry, line.outcome) for line in log_lines(env)] == [(entry, "delivered")]
+    assert out_file.read_text() == "nightly summary\n"
