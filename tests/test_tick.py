@@ -304,6 +304,7 @@ def test_kill_9_of_the_ticker_mid_delivery_then_a_restart_refires_at_most_once(e
         wait_for(lambda: [(line.entry, line.outcome) for line in log_lines(env)] == [(entry, "delivered")],
                  message="exactly one delivered line")
         cursor = Path(env["RK_STATE_DIR"]) / f"{tmux_server.name}.cursor.yaml"
+        wait_for(cursor.exists, message="the first tick finished")
         mtime = cursor.stat().st_mtime_ns
         wait_for(lambda: cursor.stat().st_mtime_ns != mtime, message="a later tick ran")  # and fired nothing more
     finally:
