@@ -180,12 +180,6 @@ def _beyond_view(history: Sequence[int], lo: int, hi: int, rung: int) -> Ladder:
     return Ladder(anchor=best - offset(rung, lo, hi), rung=rung)
 
 
-def streak(history: Sequence[int], lo: int, hi: int) -> int:
-    """How many of the newest lines of `history` form one climb of the ladder
-    (walking back from the newest gap). 1 when only the newest line counts."""
-    return _walk(history, lo, hi)[0]
-
-
 def join_anchor(epoch: int, history: Sequence[int], lo: int, hi: int) -> Ladder:
     """The ladder position from the pane's state epoch and the entry's schedule
     history (timestamps of own lines after the newest `rescheduled`, oldest first)."""

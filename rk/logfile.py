@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import heapq
 import os
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from rk.fsutil import atomic_write
@@ -183,9 +183,3 @@ def rotate_if_needed(
     atomic_write(archive_path(path, 1), b"".join(r + b"\n" for r in moved))
     atomic_write(path, b"".join(r + b"\n" for r in kept))
     return True
-
-
-def iter_tail(lines: Sequence[LogLine], n: int | None) -> Iterator[LogLine]:
-    """The last `n` lines (all when n is None)."""
-    start = 0 if n is None or n >= len(lines) else len(lines) - n
-    yield from lines[start:]

@@ -23,7 +23,7 @@ from pathlib import Path
 from rk import absent, clock, cursor, logfile
 from rk.config import ServerFiles, Settings, ensure_private_dir, known_servers
 from rk.diagnostics import Diag, Diagnostic
-from rk.due import Evaluation, Fire, due, next_due
+from rk.due import Fire, due, next_due
 from rk.entry import Entry, ScheduleKind
 from rk.entryfile import EntryDocument, EntryFileError, load_entries
 from rk.facts import TargetFact, resolve_all
@@ -327,16 +327,3 @@ def _orphan_gc(runtime, files, entries, targets: dict[str, TargetFact], orphan_s
                 continue
         writer.line(LogLine(now, entry.id, "", Reason.GC, Outcome.EXPIRED_ORPHAN))
         out.decisions.append(Decision(files.slug, entry.id, Reason.GC, "", Outcome.EXPIRED_ORPHAN))
-
-
-def evaluate_only(runtime: Runtime, slug: str) -> tuple[list[Entry], Evaluation] | None:
-    """Evaluate one server without acting (used by `next`/`show`); None if not live."""
-    files = ServerFiles(runtime.state_dir, slug)
-    server = runtime.server(slug)
-    if not server.is_live():
-        return None
-    entries = load_entries(files.entries).entries
-    panes = server.pane_facts()
-    view = LogView(logfile.read_live(files.log))
-    ev = due(entries, view, panes, resolve_all(entries, panes), cursor.read_cursor(files.cursor), runtime.clock(), zone=runtime.zone)
-    return entries, ev

@@ -15,7 +15,7 @@ import os
 import socket
 import stat
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -90,16 +90,6 @@ def socket_is_live(path: Path | str, timeout: float = 0.5) -> bool:
         return False
     finally:
         sock.close()
-
-
-def live_servers(env: Mapping[str, str] | None = None) -> list[str]:
-    """Socket names in the socket dir that have a live server."""
-    directory = socket_dir(env)
-    try:
-        names = sorted(os.listdir(directory))
-    except OSError:
-        return []
-    return [n for n in names if socket_is_live(directory / n)]
 
 
 def socket_from_tmux_env(value: str) -> str:
@@ -247,7 +237,3 @@ def pid_alive(pid: int) -> bool:
     except OSError:
         return False
     return True
-
-
-def servers_for(names: Sequence[str], env: Mapping[str, str] | None = None) -> list[Server]:
-    return [Server(name=n, env=env) for n in names]

@@ -233,19 +233,7 @@ def test_kill_9_between_paste_and_enter_then_restart_refires_once_and_cleanly(en
     pane = first_pane(tmux_server)
     tmux_server.run("respawn-pane", "-k", "-t", pane, f"cat > {out_file}")
     entry = add(env, tmux_server, "deploy status?", "--every", "1m", "--pane", pane)
-    real = subprocess.run(["which", "tmux"], capture_output=True, text=True, check=True).stdout.strip()
-    bindir = tmp_path / "stallbin"
-    bindir.mkdir()
-    pasted = tmp_path / "pasted.flag"
-    shim = bindir / "tmux"
-    shim.write_text(textwrap.dedent(f"""\
-        #!/bin/sh
-        case "$*" in
-          *paste-buffer*) {real} "$@"; rc=$?; touch {pasted}; sleep 60; exit $rc ;;
-        esac
-        exec {real} "$@"
-        """))
-    shim.chmod(0o755)
+    bindir, pasted = _stalling_tmux(tmp_path)
     run_env = dict(env, RK_NOW=str(T0 + 60))
     victim = subprocess.Popen([sys.executable, "-m", "rk", "cron", "tick", "-L", tmux_server.name],
                               env=dict(run_env, PATH=f"{bindir}:{env['PATH']}"), start_new_session=True,
@@ -275,18 +263,7 @@ def test_kill_9_of_the_ticker_mid_delivery_then_a_restart_refires_at_most_once(e
     pane = first_pane(tmux_server)
     tmux_server.run("respawn-pane", "-k", "-t", pane, f"cat > {out_file}")
     entry = add(env, tmux_server, "nightly summary", "--every", "1h", "--pane", pane)
-    real = subprocess.run(["which", "tmux"], capture_output=True, text=True, check=True).stdout.strip()
-    bindir = tmp_path / "stallbin"
-    bindir.mkdir()
-    pasted = tmp_path / "pasted.flag"
-    (bindir / "tmux").write_text(textwrap.dedent(f"""\
-        #!/bin/sh
-        case "$*" in
-          *paste-buffer*) {real} "$@"; rc=$?; touch {pasted}; sleep 60; exit $rc ;;
-        esac
-        exec {real} "$@"
-        """))
-    (bindir / "tmux").chmod(0o755)
+    bindir, pasted = _stalling_tmux(tmp_path)
     ticker_env = dict(env, RK_NOW=str(T0 + 3600))
     victim = subprocess.Popen([sys.executable, "-m", "rk", "cron", "ticker", "--interval", "1"],
                               env=dict(ticker_env, PATH=f"{bindir}:{env['PATH']}"), start_new_session=True,
@@ -312,3 +289,21 @@ def test_kill_9_of_the_ticker_mid_delivery_then_a_restart_refires_at_most_once(e
         restarted.communicate(timeout=20)
     assert [(line.entry, line.outcome) for line in log_lines(env)] == [(entry, "delivered")]
     assert out_file.read_text() == "nightly summary\n"
+
+
+def _stalling_tmux(tmp_path: Path) -> tuple[Path, Path]:
+    """A `tmux` first on PATH that pastes, touches a flag, then hangs: the caller
+    is caught between paste and Enter, where a crash leaves text in the pane."""
+    real = subprocess.run(["which", "tmux"], capture_output=True, text=True, check=True).stdout.strip()
+    bindir = tmp_path / "stallbin"
+    bindir.mkdir()
+    pasted = tmp_path / "pasted.flag"
+    (bindir / "tmux").write_text(textwrap.dedent(f"""\
+        #!/bin/sh
+        case "$*" in
+          *paste-buffer*) {real} "$@"; rc=$?; touch {pasted}; sleep 60; exit $rc ;;
+        esac
+        exec {real} "$@"
+        """))
+    (bindir / "tmux").chmod(0o755)
+    return bindir, pasted
