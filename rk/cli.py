@@ -1154,9 +1154,6 @@ def _fail(exc: CliError) -> int:
     return int(exc.status)
 
 
-try:  # the agent group lives beside its hook
-    from rk.agent.cli import agent_app
+from rk.agent.cli import agent_app  # noqa: E402 - the agent group lives beside its hook
 
-    app.add_typer(agent_app, name="agent")
-except ImportError:  # pragma: no cover - during bring-up
-    pass
+app.add_typer(agent_app, name="agent")
