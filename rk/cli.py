@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -49,6 +48,7 @@ from rk.entry import (
     TargetKind,
     WakeOn,
     check_respawn_intent,
+    is_pane_id,
 )
 from rk.entryfile import EntryDocument, EntryFileError, EntryNotFound, load_entries
 from rk.log import LogLine, LogView
@@ -295,7 +295,7 @@ def _target_from_flags(role: str | None, session: str | None, pane: str | None) 
         return Target(TargetKind.ROLE, _no_space("--role", value))
     if name == "--session":
         return Target(TargetKind.SESSION, _no_space("--session", value))
-    if not re.fullmatch(r"%\d+", value):
+    if not is_pane_id(value):
         raise usage("--pane must be a tmux pane id like %3")
     return Target(TargetKind.PANE, value)
 
@@ -322,7 +322,7 @@ def _wake_from_flags(wake_on: str | None, scope: str | None, debounce: str | Non
 
 def _caller_pane() -> str:
     pane = ENV.environ.get("TMUX_PANE", "")
-    if pane and not re.fullmatch(r"%\d+", pane):
+    if pane and not is_pane_id(pane):
         raise usage(f"malformed $TMUX_PANE {pane!r}")
     return pane
 

@@ -146,16 +146,13 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     settings = Settings()
     path = config_path(env)
     if path.exists():
-        from ruamel.yaml import YAML, YAMLError
+        from ruamel.yaml import YAMLError
 
-        from rk.yamlguard import too_deep
+        from rk.yamlguard import safe_load
 
         try:
-            text = path.read_text(encoding="utf-8")
-            if too_deep(text):
-                raise ConfigError(f"{path}: cannot read settings: nested too deeply")
-            data = YAML(typ="safe", pure=True).load(text) or {}
-        except (OSError, YAMLError, UnicodeDecodeError, RecursionError) as exc:
+            data = safe_load(path.read_text(encoding="utf-8")) or {}
+        except (OSError, YAMLError, ValueError, RecursionError) as exc:
             raise ConfigError(f"{path}: cannot read settings: {str(exc).splitlines()[0] if str(exc) else exc}") from None
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: settings must be a mapping")

@@ -24,14 +24,10 @@ def parse_cursor(text: str) -> dict[str, Observation]:
     except RecursionError:
         return {}
     except ValueError:
-        from rk.yamlguard import too_deep
+        from rk.yamlguard import safe_load
 
-        if too_deep(text):
-            return {}
         try:
-            from ruamel.yaml import YAML
-
-            data = YAML(typ="safe").load(text)
+            data = safe_load(text)
         except Exception:  # noqa: BLE001 - a droppable cache never breaks a tick
             return {}
     if not isinstance(data, dict) or not isinstance(data.get("entries"), dict):

@@ -50,6 +50,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from rk.entry import is_pane_id
 from rk.nudge import state_dir
 from rk.tmux import Server, TmuxError
 
@@ -280,7 +281,6 @@ def buffer_lock(server: Server, buffer: str, timeout: float) -> contextlib.Abstr
 
 # -- the sequence ----------------------------------------------------------------------
 
-_PANE_ID = re.compile(r"%\d+")
 _FRAME_FORMAT = "#{pane_id}\t#{pane_in_mode}\t#{pane_dead}\t#{cursor_x},#{cursor_y}"
 
 
@@ -345,7 +345,7 @@ class _Run:
         )
         head, _, screen = out.partition("\n")
         fields = head.split("\t")
-        if len(fields) != 4 or not _PANE_ID.fullmatch(fields[0]):
+        if len(fields) != 4 or not is_pane_id(fields[0]):
             raise TmuxError(f"can't find pane: {target}")
         return _Frame(fields[0], fields[1] == "1", fields[2] == "1", fields[3], screen)
 
@@ -466,7 +466,7 @@ def deliver(
     collapsible = "\n" in text or len(text) >= COLLAPSE_THRESHOLD
 
     target = pane
-    if not _PANE_ID.fullmatch(pane):
+    if not is_pane_id(pane):
         try:
             target = _Run(server, timing, buffer).frame(pane).pane_id
         except TmuxError as exc:

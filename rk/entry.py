@@ -56,8 +56,13 @@ WAKE_EVENT = "agent-state-change"
 WAKE_SCOPE = "server"
 CATCH_UP_ONCE = "once"
 
-_PANE_ID = re.compile(r"^%\d+$")
+_PANE_ID = re.compile(r"%[0-9]+")
 _ENTRY_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+def is_pane_id(text: str) -> bool:
+    """A tmux pane id: `%` and digits."""
+    return bool(_PANE_ID.fullmatch(text))
 
 
 class EntryError(ValueError):
@@ -334,7 +339,7 @@ def decode_target(raw: object) -> Target:
             raise EntryError("session target needs a session id")
     elif kind == TargetKind.PANE:
         value = _text(m.get("pane"), "pane").strip()
-        if not _PANE_ID.match(value):
+        if not is_pane_id(value):
             raise EntryError("pane target needs a %N pane id")
     elif not kind:
         raise EntryError("missing target kind")

@@ -24,6 +24,7 @@ from pathlib import Path
 from rk.diagnostics import Diag, Diagnostic
 from rk.entry import Entry, EntryError, decode_entry
 from rk.fsutil import atomic_write
+from rk.yamlguard import safe_load, too_deep
 
 ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
 ID_LENGTH = 4
@@ -68,22 +69,6 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _safe_load(text: str):
-    """Parse with the fast C loader; fall back to ruamel's own parser, which
-    accepts YAML 1.2 that libyaml refuses (e.g. `{session: claude:6f0d}` as
-    earlier rk versions and other tools write it)."""
-    from ruamel.yaml import YAML
-
-    from rk.yamlguard import MAX_DEPTH, too_deep
-
-    if too_deep(text):
-        raise ValueError(f"nested more than {MAX_DEPTH} levels deep")
-    try:
-        return YAML(typ="safe").load(text)
-    except Exception:  # noqa: BLE001 - retried below; the second error is reported
-        return YAML(typ="safe", pure=True).load(text)
-
-
 def decode_elements(elements: Iterable[object]) -> LoadResult:
     """Decode list elements tolerantly: invalid or duplicate elements become diagnostics."""
     result = LoadResult()
@@ -119,7 +104,7 @@ def _raw_id(raw: object) -> str:
 def parse_entries_text(text: str) -> LoadResult:
     """Tolerant parse of the file's text."""
     try:
-        data = _safe_load(text)
+        data = safe_load(text)
     except Exception as exc:  # noqa: BLE001 - any parser failure means corrupt
         return LoadResult(diagnostics=[Diagnostic("", Diag.ENTRY_FILE_CORRUPT, f"entry file does not parse: {_first_line(exc)}")])
     if data is None:
@@ -346,8 +331,6 @@ class EntryDocument:
             raise EntryFileError(f"{path} is unreadable ({_first_line(exc)}); refusing to mutate") from None
         doc = None
         if text.strip():
-            from rk.yamlguard import too_deep
-
             if too_deep(text):
                 raise EntryFileError(f"{path} is corrupt (nested too deeply); refusing to mutate")
             try:

@@ -1,4 +1,4 @@
-"""A depth check before a YAML file reaches libyaml.
+"""Loading untrusted YAML: a depth check before the file reaches libyaml.
 
 The fast C loader recurses on the C stack: a file nested some 25,000 levels
 deep (`[[[[…`, or `- - - - …`) kills the whole process with a segmentation
@@ -65,3 +65,18 @@ def nesting_depth(text: str, stop_at: int = MAX_DEPTH) -> int:
 
 def too_deep(text: str) -> bool:
     return nesting_depth(text) > MAX_DEPTH
+
+
+def safe_load(text: str):
+    """Load untrusted YAML: refuse it if too deep (ValueError), parse it with the
+    fast C loader, and fall back to ruamel's own parser, which accepts YAML 1.2
+    that libyaml refuses (e.g. `{session: claude:6f0d}` as earlier rk versions
+    and other tools write it). Any parser error propagates."""
+    from ruamel.yaml import YAML
+
+    if too_deep(text):
+        raise ValueError(f"nested more than {MAX_DEPTH} levels deep")
+    try:
+        return YAML(typ="safe").load(text)
+    except Exception:  # noqa: BLE001 - retried below; the second error is reported
+        return YAML(typ="safe", pure=True).load(text)
