@@ -52,7 +52,7 @@ from rk.entry import (
 )
 from rk.entryfile import EntryDocument, EntryFileError, EntryNotFound, load_entries
 from rk.log import LogLine, LogView
-from rk.policy import expires_at
+from rk.orphan import expires_at
 from rk.tmux import Server, TmuxError, socket_from_tmux_env
 
 

@@ -24,11 +24,13 @@ from rk.diagnostics import Diag, Diagnostic
 from rk.entry import CATCH_UP_ONCE, WAKE_EVENT, Deliver, Entry, ScheduleKind
 from rk.facts import PaneFact, TargetFact
 from rk.log import LogView, Reason
-from rk.policy import HOLD_WINDOW
 from rk.wake import Fingerprints, Observation, WakeVerdict, wake_edge
 
 #: A cron occurrence fires if the tick sees it within this long.
 CRON_GRACE = 120
+#: A when-idle fire held longer than this past its due time is dropped (and a
+#: when-idle cron occurrence is due this long, instead of CRON_GRACE).
+HOLD_WINDOW = 2 * 3600
 #: Default entries evaluated per server; the rest get `entry-cap-exceeded`.
 DEFAULT_MAX_ENTRIES = 50
 
@@ -60,6 +62,11 @@ class Evaluation:
     missed: tuple[Missed, ...]
     diagnostics: tuple[Diagnostic, ...]
     next_cursor: Mapping[str, Observation]
+
+    @property
+    def debounced(self) -> tuple[str, ...]:
+        """Entries whose wake edge is pending behind its debounce."""
+        return tuple(d.entry for d in self.diagnostics if d.reason == Diag.WAKE_DEBOUNCED)
 
 
 @dataclass(frozen=True)
@@ -230,11 +237,14 @@ def next_due(
     *,
     zone: tzinfo = timezone.utc,
     max_entries: int = DEFAULT_MAX_ENTRIES,
+    debounced: Sequence[str] = (),
 ) -> int | None:
     """The earliest instant after `now` at which some schedule comes due, assuming
     nothing changes meanwhile (the ticker sleeps less than its period for it).
 
-    Wake edges are not predictable; they arrive as nudges or on the next poll.
+    A wake edge held by its debounce (`debounced`: `Evaluation.debounced`) is
+    due when the debounce ends: newest own line + debounce. New wake edges are
+    not predictable; they arrive as nudges or on the next poll.
     """
     best: int | None = None
 
@@ -261,4 +271,9 @@ def next_due(
             if target.resolved and target.epoch > 0:
                 verdict = backoff_verdict(entry, log, target, now)
                 consider(verdict.due_at)
+    held = set(debounced)
+    for entry in entries[:max_entries]:
+        newest = log.newest(entry.id) if entry.id in held and entry.wake_on else None
+        if newest is not None and entry.wake_on is not None:
+            consider(newest.ts + entry.wake_on.debounce)
     return best

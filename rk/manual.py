@@ -16,7 +16,7 @@ from rk.due import Fire
 from rk.entryfile import load_entries
 from rk.facts import resolve_target
 from rk.log import LogLine, LogView, Outcome, Reason
-from rk.tick import Runtime, ServerTick, absent_fire, resolved_fire
+from rk.tick import Runtime, ServerTick, fire_outcome
 from rk.tmux import TmuxError
 
 
@@ -60,11 +60,8 @@ def run_now(runtime: Runtime, files: ServerFiles, entry_id: str) -> RunReport:
         logfile.append_lines(files.log, [LogLine(now, entry.id, "", Reason.MANUAL, outcome)])
         return RunReport(entry.id, "", outcome)
     fire = Fire(entry.id, Reason.MANUAL, target.pane, 0, now, now)
-    if target.resolved:
-        outcome = resolved_fire(runtime, server, entry, fire, view, now, sink, dry_run=False)
-        if outcome is None:
-            return RunReport(entry.id, target.pane, sink.decisions[-1].outcome, held=True)
-    else:
-        outcome = absent_fire(runtime, server, entry, fire, view, now, sink, dry_run=False)
+    outcome = fire_outcome(runtime, server, entry, fire, view, now, sink, dry_run=False)
+    if outcome is None:
+        return RunReport(entry.id, target.pane, sink.decisions[-1].outcome, held=True)
     logfile.append_lines(files.log, [LogLine(now, entry.id, target.pane, Reason.MANUAL, outcome)])
     return RunReport(entry.id, target.pane, outcome)

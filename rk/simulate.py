@@ -19,11 +19,19 @@ from rk.due import due
 from rk.entry import Entry
 from rk.facts import PaneFact, resolve_all
 from rk.log import LogLine, LogView, Outcome
-from rk.policy import Action, AbsentAction, absent_action, delivery_decision, over_rate_cap
+from rk.dispose import Act, Seen, dispose
 from rk.wake import Observation
 
 GONE = "gone"  #: a scripted state meaning the pane no longer exists
 UNKNOWN = "unknown"  #: a scripted state meaning the pane shows no agent state (a shell)
+
+
+#: What each executed act logs in the simulator (a send always lands, a respawn always succeeds).
+_SIMULATED = {
+    Act.SEND: Outcome.DELIVERED,
+    Act.NOTIFY: Outcome.NOTIFIED_ABSENT,
+    Act.RESPAWN: Outcome.RESPAWNED,
+}
 
 
 @dataclass(frozen=True)
@@ -145,39 +153,24 @@ def simulate(
         ev = due(entries, view, facts, targets, obs, t, zone=zone, max_entries=max_entries)
         for m in ev.missed:
             emit(LogLine(t, m.entry, "", "schedule", Outcome.MISSED), due_at=m.occurrence)
-        for fire in ev.fires:
+        for fire in (*ev.fires, *ev.absent):
             entry = by_id[fire.entry]
-            if over_rate_cap(view, t, rate_per_hour, target=fire.pane):
-                emit(LogLine(t, fire.entry, fire.pane, fire.reason, Outcome.RATE_CAPPED), due_at=fire.due_at)
+            seen = None
+            if fire.pane:
+                current = panes.get(fire.pane)
+                seen = Seen(state="" if current is None or current.state == UNKNOWN else current.state)
+            disposition = dispose(fire, entry, view, t, rate_per_hour, seen)
+            if disposition.act == Act.HOLD:
+                result.events.append(Event(t, fire.entry, "hold", fire.reason, disposition.outcome, fire.pane, fire.due_at))
                 continue
-            current = panes.get(fire.pane)
-            state = "" if current is None or current.state == UNKNOWN else current.state
-            decision = delivery_decision(entry.policy, state, fire.due_at, t)
-            if decision.action == Action.HOLD:
-                result.events.append(Event(t, fire.entry, "hold", fire.reason, f"held-busy: {state}", fire.pane, fire.due_at))
-                continue
-            if decision.action == Action.LOG:
-                emit(LogLine(t, fire.entry, fire.pane, fire.reason, decision.outcome), due_at=fire.due_at, rung=fire.rung)
-                continue
-            emit(LogLine(t, fire.entry, fire.pane, fire.reason, Outcome.DELIVERED), due_at=fire.due_at, rung=fire.rung)
+            outcome = disposition.outcome if disposition.act == Act.LOG else str(_SIMULATED[disposition.act])
+            emit(LogLine(t, fire.entry, fire.pane, fire.reason, outcome), due_at=fire.due_at,
+                 rung=fire.rung if fire.pane else 0)
             model = agents.get(fire.pane)
-            if model is not None:
+            if disposition.act == Act.SEND and model is not None:
                 panes[fire.pane] = _Pane(state="active", epoch=t)
                 heapq.heappush(queue, (t + max(1, model.busy_for), seq, fire.pane, "idle"))
                 seq += 1
-        for fire in ev.absent:
-            entry = by_id[fire.entry]
-            if over_rate_cap(view, t, rate_per_hour, entry=fire.entry):
-                emit(LogLine(t, fire.entry, "", fire.reason, Outcome.RATE_CAPPED), due_at=fire.due_at)
-                continue
-            action = absent_action(entry)
-            outcome = {
-                AbsentAction.SKIP: Outcome.SKIPPED_ABSENT,
-                AbsentAction.NOTIFY: Outcome.NOTIFIED_ABSENT,
-                AbsentAction.NOTIFY_UNCOMMANDED: Outcome.NOTIFIED_ABSENT,
-                AbsentAction.RESPAWN: Outcome.RESPAWNED,
-            }[action]
-            emit(LogLine(t, fire.entry, "", fire.reason, str(outcome)), due_at=fire.due_at)
         if diagnostics:
             for d in ev.diagnostics:
                 result.events.append(Event(t, d.entry, "diag", d.reason, d.detail))

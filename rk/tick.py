@@ -29,7 +29,8 @@ from rk.entryfile import EntryDocument, EntryFileError, load_entries
 from rk.facts import TargetFact, resolve_all
 from rk.lock import release, try_lock
 from rk.log import LogLine, LogView, Outcome, Reason, proves_resolution
-from rk.policy import AbsentAction, Action, absent_action, delivery_decision, over_rate_cap, should_expire
+from rk.dispose import Act, Disposition, Seen, dispose, needs_state
+from rk.orphan import should_expire
 from rk.tmux import Server, TmuxError
 
 
@@ -215,29 +216,17 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
         out.decisions.append(Decision(server.name, missed.entry, Reason.SCHEDULE, "", Outcome.MISSED))
 
     resolved_now: set[str] = set()
-    for fire in ev.fires:
-        outcome = resolved_fire(runtime, server, by_id[fire.entry], fire, view, now, out, dry_run)
+    for fire in (*ev.fires, *ev.absent):
+        outcome = fire_outcome(runtime, server, by_id[fire.entry], fire, view, now, out, dry_run)
         if outcome is None:
             continue
         writer.line(LogLine(now, fire.entry, fire.pane, fire.reason, outcome))
         if proves_resolution(outcome):
             resolved_now.add(fire.entry)
 
-    for fire in ev.absent:
-        outcome = absent_fire(runtime, server, by_id[fire.entry], fire, view, now, out, dry_run)
-        writer.line(LogLine(now, fire.entry, "", fire.reason, outcome))
-        if proves_resolution(outcome):
-            resolved_now.add(fire.entry)
-
     _orphan_gc(runtime, files, entries, targets, orphan_since, resolved_now, writer, now, out, dry_run)
-    out.next_due = next_due(entries, view, targets, now, zone=runtime.zone, max_entries=runtime.settings.max_entries)
-    for d in ev.diagnostics:  # a held wake edge is due when its debounce ends
-        entry = by_id.get(d.entry)
-        newest = view.newest(d.entry)
-        if d.reason == Diag.WAKE_DEBOUNCED and entry is not None and entry.wake_on and newest is not None:
-            ends = newest.ts + entry.wake_on.debounce
-            if ends > now and (out.next_due is None or ends < out.next_due):
-                out.next_due = ends
+    out.next_due = next_due(entries, view, targets, now, zone=runtime.zone, max_entries=runtime.settings.max_entries,
+                            debounced=ev.debounced)
 
     if dry_run:
         return
@@ -257,59 +246,47 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
         out.diagnostics.append(Diagnostic("", Diag.LOG_APPEND_FAILED, f"rotating {files.log}: {exc.strerror or exc}"))
 
 
-def resolved_fire(runtime, server, entry: Entry, fire: Fire, view: LogView, now: int, out: ServerTick, dry_run: bool) -> str | None:
-    """Deliver one resolved fire; the outcome to log, or None for an (unlogged) hold."""
-    if over_rate_cap(view, now, runtime.settings.rate_per_hour, target=fire.pane):
-        out.decisions.append(Decision(server.name, fire.entry, fire.reason, fire.pane, Outcome.RATE_CAPPED))
-        return str(Outcome.RATE_CAPPED)
-    state: str | None = ""
-    read_error = ""
-    if entry.policy != "immediate":
+def fire_outcome(runtime: Runtime, server: Server, entry: Entry, fire: Fire, view: LogView, now: int,
+                 out: ServerTick, dry_run: bool) -> str | None:
+    """Dispose of one fire and execute the disposition; the outcome to log, or
+    None for an (unlogged) hold."""
+    seen = None
+    if fire.pane and needs_state(entry):
         try:
-            state = server.pane_state(fire.pane)
+            seen = Seen(state=server.pane_state(fire.pane))
         except TmuxError as exc:
-            state, read_error = None, str(exc)
-    decision = delivery_decision(entry.policy, state, fire.due_at, now, read_error)
-    if decision.action == Action.HOLD:
-        out.diagnostics.append(Diagnostic(fire.entry, Diag.DELIVERY_HELD, f"{fire.pane} is {state}; held until idle"))
-        out.decisions.append(Decision(server.name, fire.entry, fire.reason, fire.pane, f"held-busy: {state}"))
-        return None
-    if decision.action == Action.LOG:
-        out.decisions.append(Decision(server.name, fire.entry, fire.reason, fire.pane, decision.outcome))
-        return decision.outcome
-    if dry_run:
-        out.decisions.append(Decision(server.name, fire.entry, fire.reason, fire.pane, "would-deliver"))
-        return "would-deliver"
-    result = runtime.deliver(server, fire.pane, entry.payload)
-    out.decisions.append(Decision(server.name, fire.entry, fire.reason, fire.pane, result.outcome))
-    return result.outcome
-
-
-def absent_fire(runtime, server, entry: Entry, fire: Fire, view: LogView, now: int, out: ServerTick, dry_run: bool) -> str:
-    if over_rate_cap(view, now, runtime.settings.rate_per_hour, entry=fire.entry):
-        outcome = str(Outcome.RATE_CAPPED)
-    else:
-        action = absent_action(entry)
-        if action == AbsentAction.SKIP:
-            outcome = str(Outcome.SKIPPED_ABSENT)
-        elif action == AbsentAction.RESPAWN:
-            if dry_run:
-                outcome = "would-respawn"
-            else:
-                outcome = runtime.respawn(entry.respawn, server.name, runtime.settings.respawn_timeout, runtime.environ).outcome
-        else:
-            if action == AbsentAction.NOTIFY_UNCOMMANDED:
-                why = "pane targets cannot be respawned" if entry.target.kind == "pane" else "no respawn command"
-                out.diagnostics.append(Diagnostic(entry.id, Diag.RESPAWN_UNCOMMANDED, f"{why}; notified instead"))
-            if dry_run:
-                outcome = "would-notify"
-            else:
-                error = runtime.notify(server, f"cron: {entry.label}", f"target absent on {server.name}", runtime.environ)
-                if error:
-                    out.diagnostics.append(Diagnostic(entry.id, Diag.NOTIFY_FAILED, error))
-                outcome = str(Outcome.NOTIFIED_ABSENT)
-    out.decisions.append(Decision(server.name, fire.entry, fire.reason, "", outcome))
+            seen = Seen(error=str(exc))
+    disposition = dispose(fire, entry, view, now, runtime.settings.rate_per_hour, seen)
+    outcome = execute(runtime, server, entry, fire, disposition, out, dry_run)
+    out.decisions.append(Decision(server.name, fire.entry, fire.reason, fire.pane, outcome or disposition.outcome))
     return outcome
+
+
+def execute(runtime: Runtime, server: Server, entry: Entry, fire: Fire, disposition: Disposition,
+            out: ServerTick, dry_run: bool) -> str | None:
+    """Carry out one disposition: the outcome to log, or None for a hold."""
+    act = disposition.act
+    if disposition.note is not None:
+        out.diagnostics.append(disposition.note)
+    if act == Act.HOLD:
+        out.diagnostics.append(Diagnostic(fire.entry, Diag.DELIVERY_HELD, f"{fire.pane}: {disposition.outcome}; held until idle"))
+        return None
+    if act == Act.LOG:
+        return disposition.outcome
+    if act == Act.SEND:
+        if dry_run:
+            return "would-deliver"
+        return runtime.deliver(server, fire.pane, entry.payload).outcome
+    if act == Act.RESPAWN:
+        if dry_run:
+            return "would-respawn"
+        return runtime.respawn(entry.respawn, server.name, runtime.settings.respawn_timeout, runtime.environ).outcome
+    if dry_run:
+        return "would-notify"
+    error = runtime.notify(server, f"cron: {entry.label}", f"target absent on {server.name}", runtime.environ)
+    if error:
+        out.diagnostics.append(Diagnostic(entry.id, Diag.NOTIFY_FAILED, error))
+    return str(Outcome.NOTIFIED_ABSENT)
 
 
 def _orphan_gc(runtime, files, entries, targets: dict[str, TargetFact], orphan_since, resolved_now, writer: _Writer, now, out, dry_run) -> None:

@@ -16,7 +16,8 @@ from rk.entry import CreatedBy, Deliver, Entry, EntryError, Schedule, Target, ch
 from rk.entryfile import EntryDocument, EntryFileError, EntryNotFound, load_entries, parse_entries_text
 from rk.facts import AgentState, PaneFact, TargetFact, parse_state_option, reconcile, resolve_target
 from rk.log import LogLine, LogView
-from rk.policy import AbsentAction, Action, absent_action, delivery_decision, expires_at, over_rate_cap, should_expire
+from rk.dispose import Act, Seen, absent_disposition, deliver_policy, over_rate_cap
+from rk.orphan import expires_at, should_expire
 from rk.wake import Observation
 
 # ---------------------------------------------------------------- pane facts
@@ -85,17 +86,17 @@ def test_session_and_pane_targets():
 
 def test_deliver_policy_table():
     imm, idle, skip = Deliver.IMMEDIATE, Deliver.WHEN_IDLE, Deliver.SKIP_IF_BUSY
-    assert delivery_decision(imm, None, 0, 10).action == Action.SEND  # immediate never reads
+    assert deliver_policy(imm, Seen(error="not read"), 0, 10).act == Act.SEND  # immediate never reads
     for policy in (idle, skip):
-        assert delivery_decision(policy, "idle", 0, 10).action == Action.SEND
-        assert delivery_decision(policy, "", 0, 10).action == Action.SEND  # unknown delivers
-        failed = delivery_decision(policy, None, 0, 10, "tmux: no server")
-        assert (failed.action, failed.outcome) == (Action.LOG, "failed: agent-state read: tmux: no server")
-    assert delivery_decision(idle, "active", 1000, 1000 + 7200).action == Action.HOLD  # 2 h exactly: still held
-    expired = delivery_decision(idle, "waiting", 1000, 1000 + 7201)
-    assert (expired.action, expired.outcome) == (Action.LOG, "held-expired: waiting")
-    skipped = delivery_decision(skip, "waiting", 1000, 10**9)
-    assert (skipped.action, skipped.outcome) == (Action.LOG, "skipped-busy: waiting")
+        assert deliver_policy(policy, Seen("idle"), 0, 10).act == Act.SEND
+        assert deliver_policy(policy, Seen(""), 0, 10).act == Act.SEND  # unknown delivers
+        failed = deliver_policy(policy, Seen(error="tmux: no server"), 0, 10)
+        assert (failed.act, failed.outcome) == (Act.LOG, "failed: agent-state read: tmux: no server")
+    assert deliver_policy(idle, Seen("active"), 1000, 1000 + 7200).act == Act.HOLD  # 2 h exactly: still held
+    expired = deliver_policy(idle, Seen("waiting"), 1000, 1000 + 7201)
+    assert (expired.act, expired.outcome) == (Act.LOG, "held-expired: waiting")
+    skipped = deliver_policy(skip, Seen("waiting"), 1000, 10**9)
+    assert (skipped.act, skipped.outcome) == (Act.LOG, "skipped-busy: waiting")
 
 
 def test_rate_cap_trips_at_the_limit():
@@ -110,6 +111,30 @@ def test_rate_cap_trips_at_the_limit():
 def _entry(kind="pane", **kw):
     value = {"pane": "%1", "session": "s1", "role": "op"}[kind]
     return Entry(id="e1", schedule=Schedule("every", interval=60), target=Target(kind, value), **kw)
+
+
+def test_next_due_is_the_earliest_coming_instant_including_a_debounce_end():
+    from rk.due import due, next_due
+    from rk.entry import WakeOn
+
+    now = 10_000
+    every = Entry(id="ev", schedule=Schedule("every", interval=600), target=Target("pane", "%1"),
+                  created_by=CreatedBy(at=now - 100))
+    leased = Entry(id="mu", schedule=Schedule("every", interval=60), target=Target("pane", "%1"), muted_until=now + 300)
+    waker = Entry(id="wk", schedule=Schedule("every", interval=86400), target=Target("pane", "%1"),
+                  wake_on=WakeOn(debounce=120), created_by=CreatedBy(at=now))
+    targets = {e.id: TargetFact(pane="%1", state="idle", epoch=1) for e in (every, leased, waker)}
+    assert next_due([every], LogView(), targets, now) == now + 500
+    assert next_due([every, leased], LogView(), targets, now) == now + 300  # a lease lapsing is a due time
+    # A wake edge that arrives 30 s after the entry's own line is held 90 s more,
+    # and the held edge is due when the debounce ends (not at the next poll).
+    view = LogView([LogLine(now - 30, "wk", "%1", "wake", "delivered")])
+    panes = [PaneFact("%1", state="idle", epoch=1), PaneFact("%2", state="idle", epoch=now)]
+    cursor = {"wk": Observation("%2=active\n", now - 60)}
+    ev = due([waker], view, panes, targets, cursor, now)
+    assert ev.debounced == ("wk",) and not ev.fires
+    assert next_due([waker], view, targets, now) == now - 30 + 86400  # the every anchor: its newest line
+    assert next_due([waker], view, targets, now, debounced=ev.debounced) == now - 30 + 120
 
 
 def test_orphan_expiry_rules():
@@ -128,13 +153,17 @@ def test_orphan_expiry_rules():
     assert expires_at(_entry(pinned=True), 100) == 0 and expires_at(_entry("role"), 100) == 0
 
 
-def test_absent_action_matrix():
-    assert absent_action(_entry()) == AbsentAction.SKIP
-    assert absent_action(_entry(if_absent="notify")) == AbsentAction.NOTIFY
-    assert absent_action(_entry("session", if_absent="respawn", respawn=("x",))) == AbsentAction.RESPAWN
-    assert absent_action(_entry("role", if_absent="respawn", respawn=("x",))) == AbsentAction.RESPAWN
-    assert absent_action(_entry("pane", if_absent="respawn", respawn=("x",))) == AbsentAction.NOTIFY_UNCOMMANDED
-    assert absent_action(_entry("session", if_absent="respawn")) == AbsentAction.NOTIFY_UNCOMMANDED
+def test_absent_disposition_matrix():
+    def act(entry):
+        d = absent_disposition(entry)
+        return d.act, d.outcome, d.note.reason if d.note else None
+
+    assert act(_entry()) == (Act.LOG, "skipped-absent", None)
+    assert act(_entry(if_absent="notify")) == (Act.NOTIFY, "", None)
+    assert act(_entry("session", if_absent="respawn", respawn=("x",))) == (Act.RESPAWN, "", None)
+    assert act(_entry("role", if_absent="respawn", respawn=("x",))) == (Act.RESPAWN, "", None)
+    assert act(_entry("pane", if_absent="respawn", respawn=("x",))) == (Act.NOTIFY, "", "respawn-uncommanded")
+    assert act(_entry("session", if_absent="respawn")) == (Act.NOTIFY, "", "respawn-uncommanded")
 
 
 def test_respawn_intent_is_an_add_time_rule():
