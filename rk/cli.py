@@ -167,6 +167,10 @@ WakeOnOpt = Annotated[
     Optional[str],
     typer.Option("--wake-on", help="agent-state-change: also fire when another pane goes idle/waiting or vanishes (edit: none/off removes it)."),
 ]
+AnyProgramOpt = Annotated[
+    bool,
+    typer.Option("--any-program", help="Also type into a program rk does not know as an agent (a REPL, a TUI). Never a shell."),
+]
 WakeScopeOpt = Annotated[Optional[str], typer.Option("--wake-scope", help="server (the only scope).")]
 WakeDebounceOpt = Annotated[
     Optional[str], typer.Option("--wake-debounce", help="Hold wake edges this long after the entry's last line (default 60s).")
@@ -399,6 +403,7 @@ def cmd_add(
     if_absent: IfAbsentOpt = None,
     respawn: RespawnOpt = None,
     pinned: Annotated[bool, typer.Option("--pinned", help="Never expire as an orphan.")] = False,
+    any_program: AnyProgramOpt = False,
     role: Annotated[Optional[str], typer.Option("--role", help="Target the window carrying this role.")] = None,
     session: Annotated[Optional[str], typer.Option("--session", help="Target the pane carrying this agent session.")] = None,
     pane: Annotated[Optional[str], typer.Option("--pane", help="Target this pane id (%N).")] = None,
@@ -448,6 +453,7 @@ def cmd_add(
         respawn=argv,
         wake_on=wake if isinstance(wake, WakeOn) else None,
         pinned=pinned,
+        any_program=any_program,
         created_by=CreatedBy(at=now, session=session_ref, pane=caller),
     )
     try:
@@ -486,6 +492,10 @@ def cmd_edit(
     wake_on: WakeOnOpt = None,
     wake_scope: WakeScopeOpt = None,
     wake_debounce: WakeDebounceOpt = None,
+    any_program: Annotated[
+        Optional[bool],
+        typer.Option("--any-program/--agents-only", help="Allow typing into a program that is not a known agent, or not."),
+    ] = None,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
@@ -499,8 +509,9 @@ def cmd_edit(
     deliver = _choice("--deliver", deliver, Deliver)
     if_absent = _choice("--if-absent", if_absent, IfAbsent)
     wake = _wake_from_flags(wake_on, wake_scope, wake_debounce, allow_off=True)
-    if schedule is None and deliver is None and name is None and if_absent is None and respawn is None and wake is None:
-        raise usage("nothing to edit — pass a schedule flag, --deliver, --name, --if-absent, --respawn, or --wake-on")
+    if all(v is None for v in (schedule, deliver, name, if_absent, respawn, wake, any_program)):
+        raise usage("nothing to edit — pass a schedule flag, --deliver, --name, --if-absent, --respawn, --wake-on, "
+                    "or --any-program/--agents-only")
     files = ENV.files()
     now = ENV.now()
     from rk.lock import LockHeld, locked
@@ -528,6 +539,8 @@ def cmd_edit(
             new = replace(new, wake_on=None)
         elif isinstance(wake, WakeOn):
             new = replace(new, wake_on=wake)
+        if any_program is not None:
+            new = replace(new, any_program=any_program)
         try:
             check_respawn_intent(new)
         except EntryError as exc:
@@ -566,6 +579,8 @@ def _flags(entry: Entry, now: int) -> str:
         flags.append(f"muted({_short(entry.muted_until - now)})")
     if entry.pinned:
         flags.append("pinned")
+    if entry.any_program:
+        flags.append("any-program")
     return ",".join(flags) or "-"
 
 
@@ -612,6 +627,7 @@ def record(entry: Entry, view: LogView, now: int) -> dict:
         "if_absent": entry.if_absent,
         "respawn": list(entry.respawn),
         "pinned": entry.pinned,
+        "any_program": entry.any_program,
         "muted": entry.is_muted(now),
         "last_fired": newest.ts if newest else 0,
         "orphaned_since": since,
@@ -685,6 +701,7 @@ def cmd_show(entry_id: Annotated[str, typer.Argument(metavar="ID")], as_json: Js
         f"deliver:    {entry.deliver or 'immediate'}",
         f"if_absent:  {entry.if_absent or 'skip'}" + (f" {list(entry.respawn)}" if entry.respawn else ""),
         f"flags:      {_flags(entry, now)}",
+        f"types into: {'any program but a shell (any_program)' if entry.any_program else 'agents only'}",
         f"created:    {_rfc3339(entry.created_by.at)}" + (f" from {entry.created_by.pane}" if entry.created_by.pane else ""),
         f"last fired: {_rfc3339(rec['last_fired']) if rec['last_fired'] else '-'}",
         f"payload:    {entry.payload}",

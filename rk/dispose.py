@@ -48,6 +48,7 @@ class Seen:
 
     state: str = ""  #: reconciled agent state; "" = unknown (delivers like idle)
     error: str = ""  #: the read failed, and why
+    refused: str = ""  #: the pane is no longer typed into (`shell in pane`): it counts as absent
 
 
 def over_rate_cap(view: LogView, now: int, limit: int, *, target: str | None = None, entry: str | None = None) -> bool:
@@ -85,32 +86,34 @@ def deliver_policy(policy: Deliver, seen: Seen, due_at: int, now: int) -> Dispos
     return _log(f"{Outcome.SKIPPED_BUSY}: {seen.state}")
 
 
-def absent_disposition(entry: Entry) -> Disposition:
+def absent_disposition(entry: Entry, refused: str = "") -> Disposition:
     """if_absent for a target that is not there. Respawn needs a command on a
-    role or session target; anything else asked to respawn notifies instead."""
+    role or session target; anything else asked to respawn notifies instead.
+    A pane that is there but refused (`shell in pane`) is absent too, and its
+    `skipped-absent` / `notified-absent` line says why."""
     policy = entry.absent_policy
+    suffix = f": {refused}" if refused else ""
     if policy == IfAbsent.SKIP:
-        return _log(str(Outcome.SKIPPED_ABSENT))
+        return _log(f"{Outcome.SKIPPED_ABSENT}{suffix}")
     if policy == IfAbsent.NOTIFY:
-        return Disposition(Act.NOTIFY)
+        return Disposition(Act.NOTIFY, f"{Outcome.NOTIFIED_ABSENT}{suffix}")
     if entry.target.kind == TargetKind.PANE or not entry.respawn:
         why = "pane targets cannot be respawned" if entry.target.kind == TargetKind.PANE else "no respawn command"
-        return Disposition(Act.NOTIFY, note=Diagnostic(entry.id, Diag.RESPAWN_UNCOMMANDED, f"{why}; notified instead"))
+        note = Diagnostic(entry.id, Diag.RESPAWN_UNCOMMANDED, f"{why}; notified instead")
+        return Disposition(Act.NOTIFY, f"{Outcome.NOTIFIED_ABSENT}{suffix}", note)
     return Disposition(Act.RESPAWN)
 
 
 def dispose(fire: Fire, entry: Entry, view: LogView, now: int, rate_per_hour: int, seen: Seen | None = None) -> Disposition:
-    """The disposition of one fire. `seen` is the target pane read at delivery
-    time; it is needed for a resolved fire whose policy reads the state."""
+    """The disposition of one fire. `seen` is the target pane read right before
+    typing (a resolved fire only): a pane that turned out to be refused is absent."""
     if not fire.pane:
         if over_rate_cap(view, now, rate_per_hour, entry=fire.entry):
             return _log(str(Outcome.RATE_CAPPED))
-        return absent_disposition(entry)
+        return absent_disposition(entry, fire.refused)
     if over_rate_cap(view, now, rate_per_hour, target=fire.pane):
         return _log(str(Outcome.RATE_CAPPED))
-    return deliver_policy(entry.policy, seen or Seen(), fire.due_at, now)
-
-
-def needs_state(entry: Entry) -> bool:
-    """Whether the executor must read the pane's state before `dispose` (immediate never reads it)."""
-    return entry.policy != Deliver.IMMEDIATE
+    seen = seen or Seen()
+    if seen.refused:
+        return absent_disposition(entry, seen.refused)
+    return deliver_policy(entry.policy, seen, fire.due_at, now)

@@ -37,7 +37,8 @@ DEFAULT_MAX_ENTRIES = 50
 
 @dataclass(frozen=True)
 class Fire:
-    """A fire: `pane` is "" for an absent fire. `rung` is the backoff rung (0 otherwise)."""
+    """A fire: `pane` is "" for an absent fire. `rung` is the backoff rung (0 otherwise).
+    `refused` says why an absent fire's pane, though present, is not typed into."""
 
     entry: str
     reason: str
@@ -45,6 +46,7 @@ class Fire:
     rung: int
     due_at: int
     at: int
+    refused: str = ""
 
 
 @dataclass(frozen=True)
@@ -212,9 +214,9 @@ def due(
         if not (verdict.due or wake_due):
             continue
         if verdict.due:
-            fire = Fire(entry.id, Reason.SCHEDULE, target.pane, verdict.rung, verdict.due_at, now)
+            fire = Fire(entry.id, Reason.SCHEDULE, target.pane, verdict.rung, verdict.due_at, now, target.refused)
         else:
-            fire = Fire(entry.id, Reason.WAKE, target.pane, 0, now, now)
+            fire = Fire(entry.id, Reason.WAKE, target.pane, 0, now, now, target.refused)
         (fires if target.resolved else absent).append(fire)
 
     return Evaluation(tuple(fires), tuple(absent), tuple(missed), tuple(diags), next_cursor)

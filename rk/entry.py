@@ -180,6 +180,8 @@ class Entry:
     respawn: tuple[str, ...] = ()
     wake_on: WakeOn | None = None
     pinned: bool = False
+    #: type into a program rk does not know as an agent (a REPL, a TUI); never a shell
+    any_program: bool = False
     muted: bool = False
     muted_until: int = 0
     created_by: CreatedBy = field(default_factory=CreatedBy)
@@ -229,6 +231,8 @@ class Entry:
             out["respawn"] = list(self.respawn)
         if self.pinned:
             out["pinned"] = True
+        if self.any_program:
+            out["any_program"] = True
         if self.muted:
             out["muted"] = True
         if self.muted_until:
@@ -415,6 +419,7 @@ def decode_entry(raw: object) -> Entry:
         respawn=respawn,
         wake_on=decode_wake_on(raw.get("wake_on")),
         pinned=_bool(raw.get("pinned"), "pinned"),
+        any_program=_bool(raw.get("any_program"), "any_program"),
         muted=_bool(raw.get("muted"), "muted"),
         muted_until=_int(raw.get("muted_until"), "muted_until"),
         created_by=created_by,

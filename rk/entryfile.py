@@ -42,6 +42,7 @@ INTENT_KEYS = (
     "if_absent",
     "respawn",
     "pinned",
+    "any_program",
     "muted",
     "muted_until",
     "created_by",

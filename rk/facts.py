@@ -11,13 +11,35 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from enum import StrEnum
 
 from rk.entry import Target, TargetKind
+from rk.process import ProcessInfo
 
 AGENT_STATES = frozenset({"active", "waiting", "idle"})
 BUSY_STATES = frozenset({"active", "waiting"})
-#: A pane whose foreground command is one of these runs no agent.
-SHELLS = frozenset({"bash", "zsh", "fish", "sh", "dash"})
+
+#: Foreground commands that are plain shells: a payload typed there would be
+#: executed, so such a pane never receives one (tmux reports the basename of
+#: argv[0] without a login shell's leading `-`).
+SHELLS = frozenset({
+    "bash", "zsh", "fish", "sh", "dash", "ksh", "mksh", "oksh", "pdksh", "tcsh", "csh", "ash", "busybox",
+    "nu", "xonsh", "elvish", "pwsh", "yash", "osh", "ysh", "rc", "es", "ion", "murex",
+})
+#: Foreground commands rk knows as agent CLIs (the native binaries; an npm
+#: build may run under `node`, which the hook's recorded pid vouches for).
+AGENT_COMMANDS = frozenset({
+    "claude", "codex", "gemini", "opencode", "copilot", "kimi", "kimi-code", "agy", "antigravity",
+    "aider", "goose", "qwen", "amp", "crush", "cursor-agent", "droid", "auggie",
+})
+
+
+class PaneKind(StrEnum):
+    """What a pane's keyboard reaches, which decides whether rk may type there."""
+
+    AGENT = "agent"  #: a known agent CLI, or a program that reported a state: typed into
+    SHELL = "shell"  #: a plain shell at its prompt: never typed into (it would execute the payload)
+    PROGRAM = "program"  #: anything else (a REPL, a TUI): typed into only when the entry opts in
 
 
 @dataclass(frozen=True)
@@ -60,11 +82,30 @@ def parse_state_option(value: str | None) -> AgentState:
     return AgentState(state=state, epoch=int(epoch), pid=pid)
 
 
-def is_stale(state: AgentState, command: str, pid_alive: Callable[[int], bool]) -> bool:
-    """The reconciler: a recorded pid that is dead, or (without a pid) a pane that
+def pane_kind(state: AgentState, command: str, agent_in_front: bool) -> PaneKind:
+    """What the pane's keyboard reaches.
+
+    A recorded agent pid that is alive and owns the pane's foreground makes it
+    an agent whatever the command (a wrapper script shows `bash`). Otherwise
+    the foreground command decides: a plain shell is a shell, a known agent
+    CLI is an agent, and any other program is an agent only if it reported a
+    state of its own (a state without a pid, such as `rk agent state idle`).
+    """
+    if agent_in_front:
+        return PaneKind.AGENT
+    if command in SHELLS:
+        return PaneKind.SHELL
+    if command in AGENT_COMMANDS or (state.state and not state.pid):
+        return PaneKind.AGENT
+    return PaneKind.PROGRAM
+
+
+def is_stale(state: AgentState, command: str, agent_in_front: bool) -> bool:
+    """The reconciler: a recorded pid that is not the pane's live foreground agent
+    (dead, suspended, or behind another program), or (without a pid) a pane that
     fell back to a plain shell, makes the pane's agent state and session stale."""
     if state.pid:
-        return not pid_alive(state.pid)
+        return not agent_in_front
     return command in SHELLS
 
 
@@ -83,6 +124,8 @@ class PaneFact:
     active: bool = False  #: the window's active pane
     in_mode: bool = False  #: copy-mode or another pane mode owns the keyboard
     dead: bool = False  #: remain-on-exit pane whose process ended
+    kind: PaneKind = PaneKind.AGENT  #: what its keyboard reaches (set by `reconcile`)
+    tty: int = 0  #: device number of the pane's tty (0: unknown)
 
 
 def reconcile(
@@ -90,15 +133,19 @@ def reconcile(
     raw_state: str,
     raw_legacy: str,
     raw_session: str,
-    pid_alive: Callable[[int], bool],
+    probe: Callable[[int], ProcessInfo],
 ) -> PaneFact:
-    """Fill a pane's state and session from its raw options (canonical first, then
-    the legacy name), clearing both when the reconciler calls them stale."""
+    """Fill a pane's state, session and kind from its raw options (canonical first,
+    then the legacy name), clearing state and session when the reconciler calls
+    them stale. `probe` tells whether the recorded pid is alive and in front of
+    the pane's tty (`pane.tty`)."""
     state = parse_state_option(raw_state) if raw_state else parse_state_option(raw_legacy)
     session = raw_session.strip()
-    if is_stale(state, pane.command, pid_alive):
+    in_front = bool(state.pid) and probe(state.pid).fronts(pane.tty)
+    kind = pane_kind(state, pane.command, in_front)
+    if is_stale(state, pane.command, in_front):
         state, session = UNKNOWN, ""
-    return replace(pane, state=state.state, epoch=state.epoch, pid=state.pid, session_ref=session)
+    return replace(pane, state=state.state, epoch=state.epoch, pid=state.pid, session_ref=session, kind=kind)
 
 
 def session_ref_of(value: str) -> str:
@@ -110,12 +157,16 @@ def session_ref_of(value: str) -> str:
 
 @dataclass(frozen=True)
 class TargetFact:
-    """An entry's target this tick: the pane it resolved to, or why it did not."""
+    """An entry's target this tick: the pane it resolved to, or why it did not.
+
+    `refused` is set when the pane is there but rk will not type into it (a
+    shell, or a program the entry did not opt into); it then counts as absent."""
 
     pane: str = ""
     state: str = ""
     epoch: int = 0
     why: str = ""
+    refused: str = ""
 
     @property
     def resolved(self) -> bool:
@@ -123,44 +174,60 @@ class TargetFact:
 
 
 def _agent_pane(panes: Sequence[PaneFact]) -> PaneFact:
-    """A window's agent pane: one with a known state, the active one first; else the active pane."""
-    known = [p for p in panes if p.state]
-    for p in known:
-        if p.active:
-            return p
-    if known:
-        return known[0]
+    """A window's agent pane: one with a known state, the active one first; then an
+    agent pane without a state, the active one first; else the active pane."""
+    for group in ([p for p in panes if p.state], [p for p in panes if p.kind == PaneKind.AGENT]):
+        for p in group:
+            if p.active:
+                return p
+        if group:
+            return group[0]
     for p in panes:
         if p.active:
             return p
     return panes[0]
 
 
-def _fact(p: PaneFact) -> TargetFact:
+def refusal(pane: PaneFact, any_program: bool = False) -> str:
+    """Why rk will not type into this pane ("" when it will)."""
+    if pane.kind == PaneKind.SHELL:
+        return "shell in pane"
+    if pane.kind == PaneKind.PROGRAM and not any_program:
+        return f"no agent in pane ({pane.command or 'unknown program'})"
+    return ""
+
+
+def _fact(p: PaneFact, any_program: bool) -> TargetFact:
+    refused = refusal(p, any_program)
+    if refused:
+        return TargetFact(why=f"{p.pane_id}: {refused}", refused=refused)
     return TargetFact(pane=p.pane_id, state=p.state, epoch=p.epoch)
 
 
-def resolve_target(target: Target, panes: Sequence[PaneFact]) -> TargetFact:
-    """Resolve a target against one server's panes (in enumeration order)."""
+def resolve_target(target: Target, panes: Sequence[PaneFact], any_program: bool = False) -> TargetFact:
+    """Resolve a target against one server's panes (in enumeration order).
+
+    A pane that is found but is a shell, or a program the entry did not opt
+    into with `any_program`, is unresolved with `refused` set."""
     live = [p for p in panes if not p.dead]
     if target.kind == TargetKind.PANE:
         for p in live:
             if p.pane_id == target.value:
-                return _fact(p)
+                return _fact(p, any_program)
         return TargetFact(why=f"pane {target.value} is dead")
     if target.kind == TargetKind.SESSION:
         for p in live:
             if p.session_ref and (p.session_ref == target.value or session_ref_of(p.session_ref) == target.value):
-                return _fact(p)
+                return _fact(p, any_program)
         return TargetFact(why=f"no live pane carries session {target.value}")
     if target.kind == TargetKind.ROLE:
         window = next((p.window_id for p in live if p.role == target.value), None)
         if window is None:
             return TargetFact(why=f"no window carries role {target.value}")
-        return _fact(_agent_pane([p for p in live if p.window_id == window]))
+        return _fact(_agent_pane([p for p in live if p.window_id == window]), any_program)
     return TargetFact(why=f"unknown target kind {target.kind}")
 
 
 def resolve_all(entries: Iterable, panes: Sequence[PaneFact]) -> dict[str, TargetFact]:
     """`{entry id: TargetFact}` for every entry."""
-    return {e.id: resolve_target(e.target, panes) for e in entries}
+    return {e.id: resolve_target(e.target, panes, e.any_program) for e in entries}

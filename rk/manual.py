@@ -54,12 +54,12 @@ def run_now(runtime: Runtime, files: ServerFiles, entry_id: str) -> RunReport:
     try:
         if not server.is_live():
             raise TmuxError(f"no tmux server {files.slug} is running")
-        target = resolve_target(entry.target, server.pane_facts())
+        target = resolve_target(entry.target, server.pane_facts(), entry.any_program)
     except TmuxError as exc:
         outcome = f"{Outcome.FAILED}: {exc}"
         logfile.append_lines(files.log, [LogLine(now, entry.id, "", Reason.MANUAL, outcome)])
         return RunReport(entry.id, "", outcome)
-    fire = Fire(entry.id, Reason.MANUAL, target.pane, 0, now, now)
+    fire = Fire(entry.id, Reason.MANUAL, target.pane, 0, now, now, target.refused)
     outcome = fire_outcome(runtime, server, entry, fire, view, now, sink, dry_run=False)
     if outcome is None:
         return RunReport(entry.id, target.pane, sink.decisions[-1].outcome, held=True)

@@ -26,10 +26,10 @@ from rk.diagnostics import Diag, Diagnostic
 from rk.due import Fire, due, next_due
 from rk.entry import Entry, ScheduleKind
 from rk.entryfile import EntryDocument, EntryFileError, load_entries
-from rk.facts import TargetFact, resolve_all
+from rk.facts import TargetFact, refusal, resolve_all
 from rk.lock import release, try_lock
 from rk.log import LogLine, LogView, Outcome, Reason, proves_resolution
-from rk.dispose import Act, Disposition, Seen, dispose, needs_state
+from rk.dispose import Act, Disposition, Seen, dispose
 from rk.orphan import should_expire
 from rk.tmux import Server, TmuxError
 
@@ -251,9 +251,10 @@ def fire_outcome(runtime: Runtime, server: Server, entry: Entry, fire: Fire, vie
     """Dispose of one fire and execute the disposition; the outcome to log, or
     None for an (unlogged) hold."""
     seen = None
-    if fire.pane and needs_state(entry):
+    if fire.pane:
         try:
-            seen = Seen(state=server.pane_state(fire.pane))
+            pane = server.pane_state(fire.pane)
+            seen = Seen(state=pane.state, refused=refusal(pane, entry.any_program))
         except TmuxError as exc:
             seen = Seen(error=str(exc))
     disposition = dispose(fire, entry, view, now, runtime.settings.rate_per_hour, seen)
@@ -283,10 +284,11 @@ def execute(runtime: Runtime, server: Server, entry: Entry, fire: Fire, disposit
         return runtime.respawn(entry.respawn, server.name, runtime.settings.respawn_timeout, runtime.environ).outcome
     if dry_run:
         return "would-notify"
-    error = runtime.notify(server, f"cron: {entry.label}", f"target absent on {server.name}", runtime.environ)
+    why = disposition.outcome.partition(": ")[2] or "target absent"
+    error = runtime.notify(server, f"cron: {entry.label}", f"{why} on {server.name}", runtime.environ)
     if error:
         out.diagnostics.append(Diagnostic(entry.id, Diag.NOTIFY_FAILED, error))
-    return str(Outcome.NOTIFIED_ABSENT)
+    return disposition.outcome
 
 
 def _orphan_gc(runtime, files, entries, targets: dict[str, TargetFact], orphan_since, resolved_now, writer: _Writer, now, out, dry_run) -> None:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rk.facts import PaneFact, reconcile
+from rk.process import process_info, tty_device
 
 DEFAULT_TIMEOUT = 5.0
 FIELD_SEP = "\t"
@@ -28,6 +29,7 @@ FIELD_SEP = "\t"
 PANE_FIELDS = (
     "pane_id",
     "pane_pid",
+    "pane_tty",
     "pane_current_command",
     "pane_in_mode",
     "pane_active",
@@ -41,7 +43,8 @@ PANE_FIELDS = (
 PANE_FORMAT = FIELD_SEP.join("#{" + f + "}" for f in PANE_FIELDS)
 #: Fields read for the fresh state check at delivery time.
 STATE_FORMAT = FIELD_SEP.join(
-    ("#{pane_id}", "#{@rk_pane_agent_state}", "#{@rk_agent_state}", "#{pane_current_command}", "#{pane_dead}")
+    ("#{pane_id}", "#{@rk_pane_agent_state}", "#{@rk_agent_state}", "#{pane_current_command}", "#{pane_dead}",
+     "#{pane_tty}")
 )
 
 
@@ -167,23 +170,24 @@ class Server:
                 active=row["pane_active"] == "1",
                 in_mode=row["pane_in_mode"] == "1",
                 dead=row["pane_dead"] == "1",
+                tty=tty_device(row["pane_tty"]),
             )
             facts.append(
-                reconcile(pane, row["@rk_pane_agent_state"], row["@rk_agent_state"], row["@rk_pane_agent_session"], pid_alive)
+                reconcile(pane, row["@rk_pane_agent_state"], row["@rk_agent_state"], row["@rk_pane_agent_session"], process_info)
             )
         return facts
 
-    def pane_state(self, pane: str) -> str:
-        """The pane's reconciled agent state now ("" = unknown); TmuxError if it is gone."""
+    def pane_state(self, pane: str) -> PaneFact:
+        """The pane's reconciled state and kind now; TmuxError if it is gone."""
         out = self.display(pane, STATE_FORMAT)
         values = out.split(FIELD_SEP)
-        if len(values) != 5:
+        if len(values) != 6:
             raise TmuxError(f"display-message: unexpected reply {out!r}")
-        pane_id, raw_state, raw_legacy, command, dead = values
+        pane_id, raw_state, raw_legacy, command, dead, tty = values
         if pane_id != pane or dead == "1":  # tmux 3.3 answers a missing pane with empty fields
             raise TmuxError(f"pane {pane} is dead")
-        fact = reconcile(PaneFact(pane_id=pane, command=command), raw_state, raw_legacy, "", pid_alive)
-        return fact.state
+        fact = PaneFact(pane_id=pane, command=command, tty=tty_device(tty))
+        return reconcile(fact, raw_state, raw_legacy, "", process_info)
 
     def display(self, target: str, fmt: str) -> str:
         """Expand `fmt` for `target`. Note: tmux 3.3 answers a missing target with
@@ -222,18 +226,3 @@ class Server:
         clients = [c for c in self.run("list-clients", "-F", "#{client_name}").splitlines() if c]
         for client in clients:
             self.run("display-message", "-c", client, text)
-
-
-def pid_alive(pid: int) -> bool:
-    """`kill(pid, 0)`: ESRCH means dead; EPERM means alive (someone else's process)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OSError:
-        return False
-    return True

@@ -115,7 +115,7 @@ EV = ("--every", "5m")
 ONE_SCHEDULE = "exactly one schedule flag is required: --every, --idle-every, --backoff, or --cron"
 MINMAX = "--min/--max only apply with --backoff"
 RESPAWN_ONLY = "--respawn only applies with --if-absent respawn"
-NOTHING = "nothing to edit — pass a schedule flag, --deliver, --name, --if-absent, --respawn, or --wake-on"
+NOTHING = "nothing to edit — pass a schedule flag, --deliver, --name, --if-absent, --respawn, --wake-on, or --any-program/--agents-only"
 SLUG = "invalid server slug"
 
 USAGE_CASES = [
@@ -706,7 +706,7 @@ def test_add_without_wake_on_writes_no_wake_on_key(tmp_path):
 
 LIST_KEYS = {
     "id", "name", "schedule", "schedule_summary", "wake_on", "target", "deliver", "if_absent",
-    "respawn", "pinned", "muted", "last_fired", "orphaned_since", "expires_at",
+    "respawn", "pinned", "any_program", "muted", "last_fired", "orphaned_since", "expires_at",
 }
 
 

@@ -78,7 +78,7 @@ def test_operator_refuses_a_command_that_does_not_exist(tmp_path, tmux_server):
 def test_run_fires_now_through_the_deliver_policy_and_logs_manual(tmp_path, tmux_server):
     env = base_env(tmp_path)
     pane = tmux_server.run("list-panes", "-t", "main", "-F", "#{pane_id}").split()[0]
-    added = rk(["cron", "add", "run me now", "--every", "24h", "--pane", pane, "-L", tmux_server.name, "--json"],
+    added = rk(["cron", "add", "run me now", "--every", "24h", "--pane", pane, "--any-program", "-L", tmux_server.name, "--json"],
                dict(env, RK_NOW="1800000000"), check=True)
     entry = json.loads(added.stdout)["result"]["id"]
     out = rk(["cron", "run", entry, "-L", tmux_server.name, "--json"], dict(env, RK_NOW="1800000100"), check=True)

@@ -56,7 +56,8 @@ def log_lines(env) -> list[LogLine]:
 
 
 def add(env, server, *args) -> str:
-    out = rk(["cron", "add", *args, "--json", "-L", server.name], dict(env, RK_NOW=str(T0)), check=True)
+    """Add an entry; the panes here run `cat`, a program, so the entries opt in with --any-program."""
+    out = rk(["cron", "add", *args, "--any-program", "--json", "-L", server.name], dict(env, RK_NOW=str(T0)), check=True)
     return json.loads(out.stdout)["result"]["id"]
 
 
@@ -231,7 +232,7 @@ def test_kill_9_between_paste_and_enter_then_restart_refires_once_and_cleanly(en
 
     out_file = tmp_path / "received.txt"
     pane = first_pane(tmux_server)
-    tmux_server.run("respawn-pane", "-k", "-t", pane, f"cat > {out_file}")
+    tmux_server.run("respawn-pane", "-k", "-t", pane, f"exec cat > {out_file}")  # exec: cat, not bash, owns the pane
     entry = add(env, tmux_server, "deploy status?", "--every", "1m", "--pane", pane)
     bindir, pasted = _stalling_tmux(tmp_path)
     run_env = dict(env, RK_NOW=str(T0 + 60))
@@ -261,7 +262,7 @@ def test_kill_9_of_the_ticker_mid_delivery_then_a_restart_refires_at_most_once(e
 
     out_file = tmp_path / "received.txt"
     pane = first_pane(tmux_server)
-    tmux_server.run("respawn-pane", "-k", "-t", pane, f"cat > {out_file}")
+    tmux_server.run("respawn-pane", "-k", "-t", pane, f"exec cat > {out_file}")  # exec: cat, not bash, owns the pane
     entry = add(env, tmux_server, "nightly summary", "--every", "1h", "--pane", pane)
     bindir, pasted = _stalling_tmux(tmp_path)
     ticker_env = dict(env, RK_NOW=str(T0 + 3600))

@@ -48,8 +48,9 @@ def write_entries(state: Path, slug: str, entries: list[Entry]) -> None:
 
 
 def entry(eid: str, pane: str, interval: int, at: int) -> Entry:
+    """An entry for the fixture's `cat` pane (a program, hence any_program)."""
     return Entry(id=eid, schedule=Schedule("every", interval=interval), target=Target("pane", pane), payload=f"p-{eid}",
-                 created_by=CreatedBy(at=at))
+                 any_program=True, created_by=CreatedBy(at=at))
 
 
 def make_runtime(state: Path, tmux_server, clock, deliver, interval=30) -> Runtime:
@@ -159,7 +160,7 @@ def rk_env(tmp_path, tmux_server) -> dict:
 def test_foreground_ticker_stops_cleanly_on_sigterm(tmp_path, tmux_server):
     env = rk_env(tmp_path, tmux_server)
     pane = pane_of(tmux_server)
-    subprocess.run([sys.executable, "-m", "rk", "cron", "add", "hello from the ticker", "--every", "1h", "--pane", pane,
+    subprocess.run([sys.executable, "-m", "rk", "cron", "add", "hello from the ticker", "--every", "1h", "--pane", pane, "--any-program",
                     "-L", tmux_server.name], env=dict(env, RK_NOW="1000"), check=True, capture_output=True)
     proc = subprocess.Popen([sys.executable, "-m", "rk", "cron", "ticker", "--interval", "1"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -14,7 +14,8 @@ from rk.cursor import parse_cursor, read_cursor, render_cursor, write_cursor
 from rk.diagnostics import Diag
 from rk.entry import CreatedBy, Deliver, Entry, EntryError, Schedule, Target, check_respawn_intent, decode_entry
 from rk.entryfile import EntryDocument, EntryFileError, EntryNotFound, load_entries, parse_entries_text
-from rk.facts import AgentState, PaneFact, TargetFact, parse_state_option, reconcile, resolve_target
+from rk.facts import AgentState, PaneFact, PaneKind, TargetFact, parse_state_option, reconcile, refusal, resolve_target
+from rk.process import ProcessInfo, parse_stat, process_info
 from rk.log import LogLine, LogView
 from rk.dispose import Act, Seen, absent_disposition, deliver_policy, over_rate_cap
 from rk.orphan import expires_at, should_expire
@@ -42,13 +43,24 @@ def test_state_option_grammar_is_all_or_nothing(value, want):
     assert parse_state_option(value) == want
 
 
+def _probe(front=(), behind=(), tty=7):
+    """A process probe: pids in `front` own tty `tty`'s foreground, pids in `behind` are alive but not."""
+    def probe(pid):
+        if pid in front:
+            return ProcessInfo(alive=True, tty=tty, pgrp=pid, tpgid=pid)
+        if pid in behind:
+            return ProcessInfo(alive=True, tty=tty, pgrp=pid, tpgid=pid + 1)
+        return ProcessInfo()
+    return probe
+
+
 def test_reconciler_uses_the_pid_when_there_is_one_else_the_shell_rule():
-    alive = {100}
-    live = lambda pid: pid in alive  # noqa: E731
-    shell = PaneFact("%1", command="bash")
-    agent = PaneFact("%2", command="claude")
-    # a recorded pid decides, whatever the command (a wrapped launch shows bash)
-    assert reconcile(shell, "active:5:100", "", "claude:s1", live).state == "active"
+    live = _probe(front={100})
+    shell = PaneFact("%1", command="bash", tty=7)
+    agent = PaneFact("%2", command="claude", tty=7)
+    # a recorded pid in front of the pane decides, whatever the command (a wrapped launch shows bash)
+    wrapped = reconcile(shell, "active:5:100", "", "claude:s1", live)
+    assert (wrapped.state, wrapped.kind) == ("active", PaneKind.AGENT)
     dead = reconcile(agent, "active:5:200", "", "claude:s1", live)
     assert (dead.state, dead.epoch, dead.session_ref) == ("", 0, "")
     # no pid: a plain shell means the agent is gone
@@ -56,6 +68,49 @@ def test_reconciler_uses_the_pid_when_there_is_one_else_the_shell_rule():
     assert reconcile(agent, "idle:5", "", "claude:s1", live).session_ref == "claude:s1"
     # legacy option when the canonical one is absent
     assert reconcile(agent, "", "waiting:9", "", live).state == "waiting"
+
+
+def test_pane_kind_decides_what_may_be_typed_into():
+    probe = _probe(front={100}, behind={300})
+    kind = lambda command, raw="", tty=7: reconcile(PaneFact("%1", command=command, tty=tty), raw, "", "", probe)  # noqa: E731
+    for sh in ("bash", "zsh", "fish", "sh", "dash", "ksh", "tcsh", "nu"):
+        assert kind(sh).kind == PaneKind.SHELL
+        assert kind(sh, "idle:5").kind == PaneKind.SHELL  # a leftover state does not make a shell an agent
+    assert kind("claude").kind == PaneKind.AGENT  # known agent CLI, no hooks yet
+    assert kind("node", "idle:5:100").kind == PaneKind.AGENT  # an npm build, vouched for by its recorded pid
+    assert kind("python3").kind == PaneKind.PROGRAM  # a REPL that never reported a state
+    assert kind("python3", "idle:5").kind == PaneKind.AGENT  # ...that reported one by hand
+    # the agent is alive but suspended (Ctrl-Z) and the shell has the keyboard again
+    suspended = kind("bash", "idle:5:300")
+    assert (suspended.kind, suspended.state) == (PaneKind.SHELL, "")
+    # the agent is alive but another program is in front of it
+    assert kind("vim", "idle:5:300").kind == PaneKind.PROGRAM
+    # the recorded pid fronts another terminal, not this pane's
+    assert kind("bash", "idle:5:100", tty=8).kind == PaneKind.SHELL
+    assert refusal(kind("bash")) == "shell in pane"
+    assert refusal(kind("python3")) == "no agent in pane (python3)"
+    assert refusal(kind("python3"), any_program=True) == ""
+    assert refusal(kind("bash"), any_program=True) == "shell in pane"  # never a shell
+
+
+def test_a_refused_target_is_unresolved_and_says_why():
+    panes = [PaneFact("%1", command="bash", kind=PaneKind.SHELL), PaneFact("%2", command="python3", kind=PaneKind.PROGRAM)]
+    shell = resolve_target(Target("pane", "%1"), panes)
+    assert (shell.resolved, shell.refused, shell.why) == (False, "shell in pane", "%1: shell in pane")
+    repl = resolve_target(Target("pane", "%2"), panes)
+    assert (repl.resolved, repl.refused) == (False, "no agent in pane (python3)")
+    assert resolve_target(Target("pane", "%2"), panes, any_program=True).pane == "%2"
+    assert resolve_target(Target("pane", "%1"), panes, any_program=True).refused == "shell in pane"
+
+
+def test_process_stat_parsing():
+    line = "4242 (my (odd) prog) S 1 4242 4242 34816 4242 4194304 0 0"
+    assert parse_stat(line) == ProcessInfo(alive=True, tty=34816, pgrp=4242, tpgid=4242)
+    assert parse_stat(line).fronts(34816) and not parse_stat(line).fronts(1)
+    assert parse_stat("9 (bash) S 1 9 9 34816 77 0").fronts(34816) is False  # another group owns the tty
+    assert parse_stat("9 (x) Z 1 9 9 0 -1 0") == ProcessInfo()  # a zombie is dead
+    assert parse_stat("garbage") == ProcessInfo()
+    assert process_info(os.getpid()).alive and not process_info(0).alive
 
 
 def test_role_resolves_to_the_windows_agent_pane():
@@ -159,11 +214,14 @@ def test_absent_disposition_matrix():
         return d.act, d.outcome, d.note.reason if d.note else None
 
     assert act(_entry()) == (Act.LOG, "skipped-absent", None)
-    assert act(_entry(if_absent="notify")) == (Act.NOTIFY, "", None)
+    assert act(_entry(if_absent="notify")) == (Act.NOTIFY, "notified-absent", None)
     assert act(_entry("session", if_absent="respawn", respawn=("x",))) == (Act.RESPAWN, "", None)
     assert act(_entry("role", if_absent="respawn", respawn=("x",))) == (Act.RESPAWN, "", None)
-    assert act(_entry("pane", if_absent="respawn", respawn=("x",))) == (Act.NOTIFY, "", "respawn-uncommanded")
-    assert act(_entry("session", if_absent="respawn")) == (Act.NOTIFY, "", "respawn-uncommanded")
+    assert act(_entry("pane", if_absent="respawn", respawn=("x",))) == (Act.NOTIFY, "notified-absent", "respawn-uncommanded")
+    assert act(_entry("session", if_absent="respawn")) == (Act.NOTIFY, "notified-absent", "respawn-uncommanded")
+    # a pane that is there but refused is absent, and the line says why
+    assert absent_disposition(_entry(), "shell in pane").outcome == "skipped-absent: shell in pane"
+    assert absent_disposition(_entry(if_absent="notify"), "shell in pane").outcome == "notified-absent: shell in pane"
 
 
 def test_respawn_intent_is_an_add_time_rule():
