@@ -172,7 +172,8 @@ def needle_for(text: str) -> str:
     return ""
 
 
-_CHIP = re.compile(r"\[Pasted (?:text|Content)[^\]\n]*\]")
+#: Claude Code `[Pasted text #1 +39 lines]`, others `[Pasted Content …]`, OpenCode `[Pasted ~3 lines]`.
+_CHIP = re.compile(r"\[Pasted (?:text|Content|~)[^\]\n]*\]")
 
 
 def _chips(screen: str) -> Counter[str]:

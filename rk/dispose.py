@@ -15,12 +15,13 @@ rate cap (keyed on the entry), then `if_absent`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from enum import StrEnum
 
 from rk.diagnostics import Diag, Diagnostic
 from rk.due import HOLD_WINDOW, Fire
 from rk.entry import Deliver, Entry, IfAbsent, TargetKind
-from rk.facts import BUSY_STATES
+from rk.facts import BUSY_STATES, LIMITED
 from rk.log import LogView, Outcome
 
 class Act(StrEnum):
@@ -44,11 +45,27 @@ class Disposition:
 
 @dataclass(frozen=True)
 class Seen:
-    """The target pane as read right before typing."""
+    """The target pane as read right before typing: its state (the hooks', as the
+    screen corrected it) and what its screen shows."""
 
-    state: str = ""  #: reconciled agent state; "" = unknown (delivers like idle)
+    state: str = ""  #: agent state; "" = unknown (delivers like idle)
+    reset_at: int = 0  #: `limited`: when the limit resets (0: not known)
+    dialog: bool = False  #: the screen shows a permission or question dialog
+    draft: bool = False  #: the composer holds text that rk did not type
     error: str = ""  #: the read failed, and why
     refused: str = ""  #: the pane is no longer typed into (`shell in pane`): it counts as absent
+
+    @property
+    def blocker(self) -> str:
+        """What stands between the payload and the agent, most binding first:
+        `limited`, `waiting` (a dialog, or the hooks say so), `draft`, `active`; "" if nothing."""
+        if self.state == LIMITED:
+            return LIMITED
+        if self.dialog or self.state == "waiting":
+            return "waiting"
+        if self.draft:
+            return "draft"
+        return self.state if self.state in BUSY_STATES else ""
 
 
 def over_rate_cap(view: LogView, now: int, limit: int, *, target: str | None = None, entry: str | None = None) -> bool:
@@ -66,24 +83,46 @@ def _log(outcome: str) -> Disposition:
     return Disposition(Act.LOG, outcome)
 
 
+def _utc(ts: int) -> str:
+    return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _hold(blocker: str, since: int, now: int) -> Disposition:
+    """Hold (unlogged) until the blocker goes; drop the fire once it has waited
+    more than HOLD_WINDOW since `since`."""
+    if now - since > HOLD_WINDOW:
+        return _log(f"{Outcome.HELD_EXPIRED}: {blocker}")
+    return Disposition(Act.HOLD, f"held-busy: {blocker}")
+
+
 def deliver_policy(policy: Deliver, seen: Seen, due_at: int, now: int) -> Disposition:
     """The deliver policy against the pane as seen at delivery time.
 
-    `immediate` sends whatever the state; `when-idle` holds a busy pane and
-    drops the fire once it is more than HOLD_WINDOW past due; `skip-if-busy`
-    logs a busy pane. Idle and unknown states deliver under every policy.
+    Nothing is ever typed into a limited agent, into a dialog, or over a
+    human's draft: `skip-if-busy` logs them (`skipped-limited`,
+    `skipped-busy: waiting|draft`); `when-idle` holds them, a limit until its
+    reset, and drops the fire once it waited HOLD_WINDOW (from the reset, for a
+    limit); `immediate` logs a limit and holds a dialog or a draft like
+    when-idle. A working agent (`active`, or `waiting` by its hooks alone) is
+    sent to by `immediate`, held by `when-idle`, skipped by `skip-if-busy`.
+    Idle and unknown states deliver under every policy.
     """
-    if policy == Deliver.IMMEDIATE:
-        return Disposition(Act.SEND)
-    if seen.error:
+    if seen.error and policy != Deliver.IMMEDIATE:
         return _log(f"{Outcome.FAILED}: agent-state read: {seen.error}")
-    if seen.state not in BUSY_STATES:
+    blocker = seen.blocker
+    if not blocker:
         return Disposition(Act.SEND)
-    if policy == Deliver.WHEN_IDLE:
-        if now - due_at > HOLD_WINDOW:
-            return _log(f"{Outcome.HELD_EXPIRED}: {seen.state}")
-        return Disposition(Act.HOLD, f"held-busy: {seen.state}")
-    return _log(f"{Outcome.SKIPPED_BUSY}: {seen.state}")
+    if blocker == LIMITED and policy != Deliver.WHEN_IDLE:
+        return _log(f"{Outcome.SKIPPED_LIMITED}: resets {_utc(seen.reset_at)}" if seen.reset_at else str(Outcome.SKIPPED_LIMITED))
+    if policy == Deliver.SKIP_IF_BUSY:
+        return _log(f"{Outcome.SKIPPED_BUSY}: {blocker}")
+    if policy == Deliver.IMMEDIATE:
+        if seen.dialog:
+            return _hold("waiting", due_at, now)
+        if seen.draft:
+            return _hold("draft", due_at, now)
+        return Disposition(Act.SEND)  # a working agent queues it; the hooks' waiting alone shows no dialog to answer
+    return _hold(blocker, max(due_at, seen.reset_at) if blocker == LIMITED else due_at, now)
 
 
 def absent_disposition(entry: Entry, refused: str = "") -> Disposition:

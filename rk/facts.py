@@ -16,8 +16,11 @@ from enum import StrEnum
 from rk.entry import Target, TargetKind
 from rk.process import ProcessInfo
 
-AGENT_STATES = frozenset({"active", "waiting", "idle"})
+AGENT_STATES = frozenset({"active", "waiting", "idle", "limited"})
+#: States in which a turn runs or a human is asked: skip-if-busy skips, when-idle holds.
 BUSY_STATES = frozenset({"active", "waiting"})
+#: A usage or rate limit: nothing is typed until it resets.
+LIMITED = "limited"
 
 #: Foreground commands that are plain shells: a payload typed there would be
 #: executed, so such a pane never receives one (tmux reports the basename of
@@ -57,6 +60,40 @@ class AgentState:
 
 
 UNKNOWN = AgentState()
+
+
+class Source(StrEnum):
+    """Who wrote a pane's state."""
+
+    HOOK = "hook"  #: an agent hook (no note, or a note for another epoch)
+    SCREEN = "screen"  #: rk read the pane's screen and corrected the state
+    MANUAL = "manual"  #: `rk agent state`
+
+
+@dataclass(frozen=True)
+class SourceNote:
+    """`@rk_pane_agent_source` = `<source>:<state epoch>[:<reset epoch>]`: who wrote the
+    state of that epoch, and for `limited` when it resets (0: not known)."""
+
+    source: Source
+    epoch: int
+    reset_at: int = 0
+
+    def render(self) -> str:
+        text = f"{self.source}:{self.epoch}"
+        return f"{text}:{self.reset_at}" if self.reset_at else text
+
+
+def parse_source_option(value: str | None) -> SourceNote | None:
+    """The note, or None when absent or malformed (then the state is a hook's)."""
+    if not value:
+        return None
+    parts = value.strip().split(":")
+    if len(parts) not in (2, 3) or parts[0] not in Source.__members__.values():
+        return None
+    if not all(_digits(p) and len(p) <= 12 for p in parts[1:]):
+        return None
+    return SourceNote(Source(parts[0]), int(parts[1]), int(parts[2]) if len(parts) == 3 else 0)
 
 
 def _digits(text: str) -> bool:
@@ -126,6 +163,8 @@ class PaneFact:
     dead: bool = False  #: remain-on-exit pane whose process ended
     kind: PaneKind = PaneKind.AGENT  #: what its keyboard reaches (set by `reconcile`)
     tty: int = 0  #: device number of the pane's tty (0: unknown)
+    source: str = ""  #: who wrote the state (a Source; "" when there is none)
+    reset_at: int = 0  #: `limited`: when the limit resets (0: not known)
 
 
 def reconcile(
@@ -134,18 +173,28 @@ def reconcile(
     raw_legacy: str,
     raw_session: str,
     probe: Callable[[int], ProcessInfo],
+    raw_source: str = "",
 ) -> PaneFact:
-    """Fill a pane's state, session and kind from its raw options (canonical first,
-    then the legacy name), clearing state and session when the reconciler calls
-    them stale. `probe` tells whether the recorded pid is alive and in front of
-    the pane's tty (`pane.tty`)."""
+    """Fill a pane's state, session, kind and source from its raw options
+    (canonical first, then the legacy name), clearing state and session when
+    the reconciler calls them stale. `probe` tells whether the recorded pid is
+    alive and in front of the pane's tty (`pane.tty`). The source note counts
+    only for the state epoch it names."""
     state = parse_state_option(raw_state) if raw_state else parse_state_option(raw_legacy)
     session = raw_session.strip()
     in_front = bool(state.pid) and probe(state.pid).fronts(pane.tty)
     kind = pane_kind(state, pane.command, in_front)
     if is_stale(state, pane.command, in_front):
         state, session = UNKNOWN, ""
-    return replace(pane, state=state.state, epoch=state.epoch, pid=state.pid, session_ref=session, kind=kind)
+    source, reset_at = "", 0
+    if state.state:
+        note = parse_source_option(raw_source)
+        if note is not None and note.epoch == state.epoch:
+            source, reset_at = note.source, note.reset_at if state.state == LIMITED else 0
+        else:
+            source = Source.HOOK
+    return replace(pane, state=state.state, epoch=state.epoch, pid=state.pid, session_ref=session, kind=kind,
+                   source=str(source), reset_at=reset_at)
 
 
 def session_ref_of(value: str) -> str:

@@ -39,6 +39,7 @@ PANE_FIELDS = (
     "@rk_pane_agent_state",
     "@rk_agent_state",
     "@rk_pane_agent_session",
+    "@rk_pane_agent_source",
 )
 PANE_FORMAT = FIELD_SEP.join("#{" + f + "}" for f in PANE_FIELDS)
 #: Fields read for the fresh state check at delivery time.
@@ -173,7 +174,8 @@ class Server:
                 tty=tty_device(row["pane_tty"]),
             )
             facts.append(
-                reconcile(pane, row["@rk_pane_agent_state"], row["@rk_agent_state"], row["@rk_pane_agent_session"], process_info)
+                reconcile(pane, row["@rk_pane_agent_state"], row["@rk_agent_state"], row["@rk_pane_agent_session"],
+                          process_info, row["@rk_pane_agent_source"])
             )
         return facts
 

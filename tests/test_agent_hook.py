@@ -375,6 +375,51 @@ def test_hook_writes_state_under_both_names(tmux_server, tmp_path):
     assert option(tmux_server, pane, "@rk_pane_agent_session") == "claude:s-1"
 
 
+@pytest.mark.parametrize("payload, state", [
+    ({"error": "rate_limit"}, "limited"),  # Claude's StopFailure after a 429
+    ({"error": "billing_error"}, "limited"),  # Claude: "usage limit reached"
+    ({"error": {"type": "rate_limit_error", "message": "slow down"}}, "limited"),
+    ({"error": {"code": 429}}, "limited"),
+    ({"error": "RESOURCE_EXHAUSTED"}, "limited"),
+    ({"error": "server_error"}, "idle"),  # the turn is over; nothing is limited
+    ({"error": "overloaded"}, "idle"),
+    ({"error": "unknown"}, "idle"),
+    ({}, "idle"),
+    (None, "idle"),
+    # Codex's PostModelRequest fires after every model request; only a failed one changes the state
+    ({"status": "completed"}, None),
+    ({"status": "cancelled"}, None),  # Esc: Interrupt follows and says idle
+    ({"status": "failed", "error": "exceeded retry limit, last status: 429 Too Many Requests"}, "limited"),
+    ({"status": "failed", "error": "Quota exceeded. Check your plan and billing details."}, "limited"),
+    ({"status": "failed", "error": "We’re currently experiencing high demand, which may cause temporary errors."}, "idle"),
+    ({"status": "failed", "error": "Selected model is at capacity. Please try a different model."}, "idle"),
+])
+def test_a_failed_turn_is_limited_only_for_a_limit(payload, state):
+    assert hook.failed_state(payload) == state
+
+
+def test_failed_and_limited_tokens_write_their_state(tmux_server, tmp_path):
+    pane = pane_of(tmux_server)
+    env = hook_env(tmux_server, pane, tmp_path, RK_NOW="1751790000")
+    run_hook(["--agent", "claude", "active"], env, tmp_path, {"session_id": "s-1"})
+    run_hook(["--agent", "claude", "failed"], env, tmp_path, {"session_id": "s-1", "error": "rate_limit"})
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == "limited:1751790000"
+    run_hook(["--agent", "claude", "failed"], env, tmp_path, {"session_id": "s-1", "error": "server_error"})
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == "idle:1751790000"
+    run_hook(["--agent", "codex", "limited"], env, tmp_path)
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == "limited:1751790000"
+    assert option(tmux_server, pane, "@rk_pane_agent_source") == ""  # a hook write carries no source note
+
+
+def test_set_state_limited_records_the_reset_as_a_manual_note(tmux_server, tmp_path):
+    pane = pane_of(tmux_server)
+    env = hook_env(tmux_server, pane, tmp_path, RK_NOW="1751790000")
+    ok, message = hook.set_state("limited", env=env, until=1751800000)
+    assert ok, message
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == "limited:1751790000"
+    assert option(tmux_server, pane, "@rk_pane_agent_source") == "manual:1751790000:1751800000"
+
+
 def test_hook_epoch_from_iso_RK_NOW(tmux_server, tmp_path):
     pane = pane_of(tmux_server)
     env = hook_env(tmux_server, pane, tmp_path, RK_NOW="2026-09-01T09:00:00+02:00")
@@ -546,7 +591,8 @@ def test_set_state_on_another_pane_with_a_pid(tmux_server, tmp_path):
 def test_set_state_errors(tmux_server, tmp_path):
     pane = pane_of(tmux_server)
     env = hook_env(tmux_server, pane, tmp_path)
-    assert hook.set_state("busy", env=env) == (False, "unknown state 'busy' (use active, waiting or idle)")
+    assert hook.set_state("busy", env=env) == (False, "unknown state 'busy' (use active, waiting, idle or limited)")
+    assert hook.set_state("idle", env=env, until=99) == (False, "a reset time only goes with the state limited")
     ok, message = hook.set_state("idle", "%999", env=env)
     assert not ok and "%999" in message
     ok, message = hook.set_state("idle", "3", env=env)

@@ -118,7 +118,7 @@ USER_DOC = {
             ]},
         ],
         "SubagentStop": [{"hooks": [{"type": "command", "command": "/old/rk agent hook --agent claude idle"}]}],
-        "PostToolUse": [],
+        "PreCompact": [],
     },
 }
 
@@ -140,7 +140,7 @@ def test_install_merges_into_existing_settings_and_replaces_older_rk_entries(tmp
     # user hooks untouched, in place
     assert doc["hooks"]["Stop"][0] == {"hooks": [{"type": "command", "command": "notify-send done"}]}
     assert doc["hooks"]["PreToolUse"][0] == {"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]}
-    assert doc["hooks"]["PostToolUse"] == []
+    assert doc["hooks"]["PreCompact"] == []
     # every old-generation rk entry is gone, including from events we no longer hook
     assert "SubagentStop" not in doc["hooks"]
     assert not any("agent-hook" in c or "@rk_agent_state" in c for e in doc["hooks"] for c in commands(doc, e))
@@ -149,11 +149,17 @@ def test_install_merges_into_existing_settings_and_replaces_older_rk_entries(tmp
         ("SessionStart", None): [w("stamp")],
         ("UserPromptSubmit", None): [w("active")],
         ("PreToolUse", None): [w("active")],
-        ("Notification", "permission_prompt|elicitation_dialog|agent_needs_input"): [w("waiting")],
+        ("PostToolUse", None): [w("active")],
+        ("PostToolUseFailure", None): [w("active")],
+        ("PermissionRequest", None): [w("waiting")],
+        ("Elicitation", None): [w("waiting")],
+        ("ElicitationResult", None): [w("active")],
+        ("Notification", "elicitation_dialog|agent_needs_input"): [w("waiting")],
         ("Notification", "idle_prompt"): [w("idle")],
         ("Stop", None): [w("idle")],
+        ("StopFailure", None): [w("failed")],
     }
-    assert "claude: installed 6 hooks" in out
+    assert "claude: installed 12 hooks" in out
 
 
 def test_second_run_changes_nothing_and_says_so(tmp_path):
@@ -165,7 +171,7 @@ def test_second_run_changes_nothing_and_says_so(tmp_path):
     assert "already up to date" in out and "nothing to change" in out
     assert path.read_bytes() == first
     doc = json.loads(first)
-    assert len(rk_groups(doc)) == 6  # no duplicates
+    assert len(rk_groups(doc)) == len(setup.HOOKS["claude"]) == 12  # no duplicates
 
 
 def test_new_rk_path_replaces_the_old_entries_in_place(tmp_path):
@@ -173,8 +179,43 @@ def test_new_rk_path_replaces_the_old_entries_in_place(tmp_path):
     assert run(tmp_path, "claude", yes=True)[0] == 0
     doc = json.loads(path.read_text())
     doc2 = setup.install_hooks(doc, "claude", "/new/place/rk")
-    assert len(rk_groups(doc2)) == 6
+    assert len(rk_groups(doc2)) == 12
     assert all('"/new/place/rk"' in c for cs in rk_groups(doc2).values() for c in cs)
+
+
+def test_rerunning_setup_upgrades_an_older_install_in_place(tmp_path):
+    """What the previous rk wrote (six Claude events, the permission Notification
+    mapped to waiting) becomes today's mapping: no duplicates, nothing stale left,
+    the user's own hooks where they were."""
+    w = lambda token: setup.wrapper_command(RK, "claude", token)  # noqa: E731
+    older = {"hooks": {
+        "SessionStart": [{"hooks": [{"type": "command", "command": w("stamp")}]}],
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": w("active")}]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]},
+                       {"hooks": [{"type": "command", "command": w("active")}]}],
+        "Notification": [{"matcher": "permission_prompt|elicitation_dialog|agent_needs_input",
+                          "hooks": [{"type": "command", "command": w("waiting")}]},
+                         {"matcher": "idle_prompt", "hooks": [{"type": "command", "command": w("idle")}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": w("idle")}]}],
+    }}
+    path = write_settings(tmp_path, older)
+    code, out, err = run(tmp_path, "claude", yes=True)
+    assert (code, err) == (0, "") and "claude: installed 12 hooks" in out
+    doc = json.loads(path.read_text())
+    assert rk_groups(doc) == rk_groups(setup.install_hooks({}, "claude", RK))
+    assert ("Notification", "permission_prompt|elicitation_dialog|agent_needs_input") not in rk_groups(doc)
+    assert doc["hooks"]["PreToolUse"][0] == {"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]}
+    again = run(tmp_path, "claude", yes=True)
+    assert again[0] == 0 and "already up to date" in again[1]
+
+
+def test_gemini_handlers_carry_a_short_name():
+    """Gemini draws a running hook's name; without one it draws the whole command line."""
+    doc = setup.install_hooks({}, "gemini", RK)
+    handlers = [h for groups in doc["hooks"].values() for g in groups for h in g["hooks"]]
+    assert handlers and all(h.get("name") == "rk" for h in handlers)
+    claude = setup.install_hooks({}, "claude", RK)
+    assert all("name" not in h for groups in claude["hooks"].values() for g in groups for h in g["hooks"])
 
 
 def test_mixed_group_keeps_the_users_handler():
@@ -202,10 +243,10 @@ def test_uninstall_removes_only_rk_entries_and_prunes_what_it_emptied(tmp_path):
         "hooks": {
             "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
             "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]}],
-            "PostToolUse": [],  # the user's own empty list is not ours to prune
+            "PreCompact": [],  # the user's own empty list is not ours to prune
         },
     }
-    assert "removed 6 rk hook(s)" in out
+    assert "removed 12 rk hook(s)" in out
 
 
 def test_uninstall_drops_the_hooks_object_it_emptied(tmp_path):
@@ -252,7 +293,7 @@ def test_empty_file_is_an_empty_object(tmp_path):
     path.parent.mkdir(parents=True)
     path.write_text("  \n")
     assert run(tmp_path, "claude", yes=True)[0] == 0
-    assert len(rk_groups(json.loads(path.read_text()))) == 6
+    assert len(rk_groups(json.loads(path.read_text()))) == 12
 
 
 def test_written_with_mode_0600(tmp_path):
@@ -274,7 +315,7 @@ def test_a_symlinked_settings_file_stays_a_symlink(tmp_path):
     link.symlink_to(real)
     assert run(tmp_path, "claude", yes=True)[0] == 0
     assert link.is_symlink()
-    assert len(rk_groups(json.loads(real.read_text()))) == 6
+    assert len(rk_groups(json.loads(real.read_text()))) == 12
 
 
 def test_dry_run_prints_a_diff_and_writes_nothing(tmp_path):
@@ -307,7 +348,7 @@ def test_terminal_asks_and_honours_the_answer(tmp_path):
     code, out, err = run(tmp_path, "claude", stdin=Tty("y\n"))
     assert (code, err) == (0, "")
     assert "+++ " in out  # the diff was shown before asking
-    assert len(rk_groups(json.loads(settings(tmp_path).read_text()))) == 6
+    assert len(rk_groups(json.loads(settings(tmp_path).read_text()))) == 12
 
 
 def test_unknown_agent_is_a_usage_error(tmp_path):
@@ -328,8 +369,8 @@ def test_without_names_installs_only_agents_on_path(tmp_path):
     code, out, err = run(tmp_path, env=env, yes=True)
     assert (code, err) == (0, "")
     doc = json.loads((tmp_path / "codex" / "hooks.json").read_text())
-    assert set(doc["hooks"]) == {"SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "Stop",
-                                 "SessionEnd"}
+    assert set(doc["hooks"]) == {"SessionStart", "UserPromptSubmit", "PreModelRequest", "PreToolUse", "PostToolUse",
+                                 "PermissionRequest", "PostModelRequest", "Interrupt", "Stop", "SessionEnd"}
     assert not settings(tmp_path).exists()
     assert "claude: skipped" in out and "gemini: skipped" in out and "opencode: skipped" in out
     assert "/hooks" in out  # codex needs its entries trusted
@@ -346,8 +387,8 @@ def test_named_agent_installs_without_its_binary(tmp_path):
     assert code == 0
     doc = json.loads((tmp_path / "home/.gemini/settings.json").read_text())
     assert rk_groups(doc).keys() == {
-        ("SessionStart", None), ("BeforeAgent", None), ("BeforeTool", None), ("Notification", "ToolPermission"),
-        ("AfterAgent", None), ("SessionEnd", None),
+        ("SessionStart", None), ("BeforeAgent", None), ("BeforeModel", None), ("BeforeTool", None), ("AfterTool", None),
+        ("Notification", "ToolPermission"), ("AfterAgent", None), ("SessionEnd", None),
     }
 
 

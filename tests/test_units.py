@@ -17,7 +17,7 @@ from rk.entryfile import EntryDocument, EntryFileError, EntryNotFound, load_entr
 from rk.facts import AgentState, PaneFact, PaneKind, TargetFact, parse_state_option, reconcile, refusal, resolve_target
 from rk.process import ProcessInfo, parse_stat, process_info
 from rk.log import LogLine, LogView
-from rk.dispose import Act, Seen, absent_disposition, deliver_policy, over_rate_cap
+from rk.dispose import Act, Disposition, Seen, absent_disposition, deliver_policy, over_rate_cap
 from rk.orphan import expires_at, should_expire
 from rk.wake import Observation
 
@@ -152,6 +152,31 @@ def test_deliver_policy_table():
     assert (expired.act, expired.outcome) == (Act.LOG, "held-expired: waiting")
     skipped = deliver_policy(skip, Seen("waiting"), 1000, 10**9)
     assert (skipped.act, skipped.outcome) == (Act.LOG, "skipped-busy: waiting")
+
+
+def test_nothing_is_typed_into_a_limit_a_dialog_or_a_draft():
+    imm, idle, skip = Deliver.IMMEDIATE, Deliver.WHEN_IDLE, Deliver.SKIP_IF_BUSY
+    due, now = 1000, 1100
+    limited = Seen("limited", reset_at=5000)
+    assert deliver_policy(imm, limited, due, now).outcome == "skipped-limited: resets 1970-01-01T01:23:20Z"
+    assert deliver_policy(skip, Seen("limited"), due, now).outcome == "skipped-limited"
+    assert deliver_policy(idle, limited, due, now) == Disposition(Act.HOLD, "held-busy: limited")
+    # when-idle holds a limit until its reset and HOLD_WINDOW after it, not after the due time
+    assert deliver_policy(idle, limited, due, due + 7201).act == Act.HOLD
+    assert deliver_policy(idle, limited, due, 5000 + 7201).outcome == "held-expired: limited"
+    assert deliver_policy(idle, Seen("limited"), due, due + 7201).outcome == "held-expired: limited"
+    dialog = Seen("waiting", dialog=True)
+    assert deliver_policy(imm, dialog, due, now) == Disposition(Act.HOLD, "held-busy: waiting")
+    assert deliver_policy(imm, Seen("waiting"), due, now).act == Act.SEND  # hooks alone: send anyway, as before
+    assert deliver_policy(skip, dialog, due, now).outcome == "skipped-busy: waiting"
+    for state in ("idle", "active", "waiting", ""):
+        draft = Seen(state, draft=True)
+        assert deliver_policy(imm, draft, due, now).act == Act.HOLD, state
+        assert deliver_policy(idle, draft, due, now).act == Act.HOLD, state
+        assert deliver_policy(imm, draft, due, due + 7201).outcome == "held-expired: draft", state
+    assert deliver_policy(skip, Seen("idle", draft=True), due, now).outcome == "skipped-busy: draft"
+    assert deliver_policy(idle, Seen("idle", draft=True), due, due + 7201).outcome == "held-expired: draft"
+    assert deliver_policy(imm, Seen("active"), due, now).act == Act.SEND
 
 
 def test_rate_cap_trips_at_the_limit():

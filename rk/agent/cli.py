@@ -31,17 +31,32 @@ def _error(command: str, message: str, code: int) -> Exception:
 
 @agent_app.command("state")
 def state_command(
-    state: str = typer.Argument(..., metavar="active|waiting|idle", help="The state to record."),
+    state: str = typer.Argument(..., metavar="active|waiting|idle|limited", help="The state to record."),
     pane: Optional[str] = typer.Option(None, "--pane", "-t", metavar="%N",
                                        help="Pane id on the current server (default: $TMUX_PANE)."),
     pid: Optional[int] = typer.Option(None, "--pid", metavar="PID",
                                       help="Record this agent pid with the state (liveness check)."),
+    until: Optional[str] = typer.Option(None, "--until", metavar="TIME",
+                                        help="With limited: when the limit resets (ISO-8601 or unix seconds)."),
 ) -> None:
-    """Write @rk_pane_agent_state on the current pane (or --pane) and nudge the ticker."""
+    """Write @rk_pane_agent_state on the current pane (or --pane) and nudge the ticker.
+
+    Example: rk agent state limited --until 2026-12-01T15:00:00+01:00 --pane %3
+    """
     from rk.agent import hook
 
     if state not in hook.STATES:
-        raise _error("state", f"unknown state {state!r} (use active, waiting or idle)", 2)
+        raise _error("state", f"unknown state {state!r} (use active, waiting, idle or limited)", 2)
+    reset = 0
+    if until is not None:
+        if state != "limited":
+            raise _error("state", "--until only goes with the state limited", 2)
+        from rk.clock import ClockError, parse_instant
+
+        try:
+            reset = parse_instant(until)
+        except ClockError as exc:
+            raise _error("state", f"--until: {exc}", 2) from None
     if pane is not None and not hook.valid_pane(pane):
         raise _error("state", f"bad pane {pane!r}: use a pane id like %3", 2)
     if pid is not None and pid <= 0:
@@ -57,7 +72,7 @@ def state_command(
                 raise _error("state", "with -L, pass --pane %N (the pane on that server)", 2)
     except ImportError:  # pragma: no cover - agent_app mounted elsewhere
         pass
-    ok, message = hook.set_state(state, pane, pid=pid or 0, socket=socket)
+    ok, message = hook.set_state(state, pane, pid=pid or 0, socket=socket, until=reset)
     if not ok:
         raise _error("state", message, 1)
     typer.echo(message)

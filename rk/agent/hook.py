@@ -26,11 +26,31 @@ import os
 import sys
 import time
 
-STATES = ("active", "waiting", "idle")
-TOKENS = (*STATES, "stamp")
+STATES = ("active", "waiting", "idle", "limited")
+#: `stamp`: the session identity plus a boot-ready idle; `failed`: a turn that
+#: ended on an error, whose payload's error says whether it hit a limit.
+TOKENS = (*STATES, "stamp", "failed")
 STATE_OPTION = "@rk_pane_agent_state"
 LEGACY_STATE_OPTION = "@rk_agent_state"
 SESSION_OPTION = "@rk_pane_agent_session"
+#: `<source>:<state epoch>[:<reset epoch>]`, written beside a state that did not
+#: come from a hook (the screen, or `rk agent state`). It applies only while its
+#: epoch equals the state's, so any later hook write voids it without touching it.
+SOURCE_OPTION = "@rk_pane_agent_source"
+
+#: Error words in a failed turn's payload that mean a usage or rate limit
+#: (Claude's StopFailure `error`: rate_limit, billing_error "usage limit
+#: reached"; API codes others report). Any other failure ends the turn: idle.
+LIMIT_ERRORS = frozenset({
+    "rate_limit", "billing_error", "rate_limit_error", "rate_limit_exceeded", "usage_limit_reached",
+    "usage_limit_exceeded", "quota_exceeded", "insufficient_quota", "resource_exhausted", "429",
+})
+#: Phrases of a failed request's error message that mean a limit (Codex's
+#: PostModelRequest: "exceeded retry limit, last status: 429 Too Many Requests",
+#: "Quota exceeded. Check your plan…", "You've hit your usage limit…").
+LIMIT_PHRASES = ("429", "too many requests", "rate limit", "rate_limit", "usage limit", "quota", "resource_exhausted")
+#: `status` values of a request-end payload that are not a failure (no state change).
+NOT_FAILED = frozenset({"completed", "complete", "succeeded", "success", "ok", "cancelled", "canceled"})
 
 STDIN_CAP = 1 << 20  #: bytes of payload read at most
 STDIN_TIMEOUT = 0.3  #: seconds to wait for a payload that does not come
@@ -58,7 +78,7 @@ SESSION_KEYS = ("session_id", "sessionId", "sessionID", "conversationId", "conve
 #: a stamp then must not write `idle` over the running turn's `active`.
 COMPACT_SOURCES = frozenset({"compact"})
 
-USAGE = "usage: rk agent hook --agent <provider> active|waiting|idle|stamp"
+USAGE = "usage: rk agent hook --agent <provider> active|waiting|idle|limited|stamp|failed"
 
 
 # -- pure helpers -----------------------------------------------------------
@@ -91,7 +111,7 @@ def parse_args(argv: list[str]) -> tuple[str, str]:
     if not token:
         raise ValueError("missing the state token")
     if token not in TOKENS:
-        raise ValueError(f"unknown token {token!r} (use active, waiting, idle or stamp)")
+        raise ValueError(f"unknown token {token!r} (use active, waiting, idle, limited, stamp or failed)")
     return provider, token
 
 
@@ -118,6 +138,38 @@ def session_id_of(payload: object) -> str:
         if valid_session_ref(value):
             return value
     return ""
+
+
+def _error_words(value: object, depth: int = 0) -> list[str]:
+    """The error identifiers a payload's `error` value carries, lower-cased: a
+    string, or the `type`/`code`/`status` members of an object (one level deep)."""
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, (str, int)):
+        return [str(value).strip().lower()]
+    if isinstance(value, dict) and depth < 2:
+        words: list[str] = []
+        for key in ("type", "code", "status", "error"):
+            if key in value:
+                words += _error_words(value[key], depth + 1)
+        return words
+    return []
+
+
+def failed_state(payload: object) -> str | None:
+    """The state after a turn (or a model request) that ended on an error:
+    `limited` for a usage or rate limit, else `idle` (the turn is over; the
+    agent waits for a prompt). None when the payload's `status` says the
+    request did not fail (Codex's PostModelRequest fires for every request)."""
+    if not isinstance(payload, dict):
+        return "idle"
+    status = payload.get("status")
+    if isinstance(status, str) and status.strip().lower() in NOT_FAILED:
+        return None
+    words = _error_words(payload.get("error")) + _error_words(payload.get("error_type"))
+    if any(w in LIMIT_ERRORS or any(p in w for p in LIMIT_PHRASES) for w in words):
+        return "limited"
+    return "idle"
 
 
 def socket_of(tmux_env: str) -> str:
@@ -170,15 +222,18 @@ def child_env(env) -> dict[str, str]:
     return out
 
 
-def tmux_commands(pane: str, state: str | None, epoch: int, pid: int, session: str) -> list[str]:
-    """The argv after `tmux -S <socket>`: the state under both names, then the
-    session stamp, as one `;`-chained command list (tmux runs them in order and
-    stops at the first error, so the stamp never lands without the state)."""
+def tmux_commands(pane: str, state: str | None, epoch: int, pid: int, session: str, source: str = "") -> list[str]:
+    """The argv after `tmux -S <socket>`: the state under both names (and, for a
+    state not from a hook, its source note), then the session stamp, as one
+    `;`-chained command list (tmux runs them in order and stops at the first
+    error, so the stamp never lands without the state)."""
     args: list[str] = []
     if state:
         value = state_value(state, epoch, pid)
         args += ["set-option", "-p", "-t", pane, STATE_OPTION, value, ";",
                  "set-option", "-p", "-t", pane, LEGACY_STATE_OPTION, value]
+        if source:
+            args += [";", "set-option", "-p", "-t", pane, SOURCE_OPTION, source]
     if session:
         if args:
             args.append(";")
@@ -459,6 +514,8 @@ def run(argv: list[str], env=None, stdin_fd: int = 0) -> int:
     if token == "stamp":
         source = payload.get("source") if isinstance(payload, dict) else None
         state = None if source in COMPACT_SOURCES else "idle"
+    elif token == "failed":
+        state = failed_state(payload)
     pid = 0
     epoch = 0
     if state:
@@ -490,12 +547,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def set_state(state: str, pane: str | None = None, env=None, *, pid: int = 0,
-              socket: str | None = None) -> tuple[bool, str]:
+              socket: str | None = None, until: int = 0) -> tuple[bool, str]:
     """`rk agent state`: write `state` on `pane` (default `$TMUX_PANE`) of the
-    server of `$TMUX` (or `socket`), then nudge the ticker. (ok, message)."""
+    server of `$TMUX` (or `socket`), noted as a manual report (with the reset
+    instant `until` for `limited`), then nudge the ticker. (ok, message)."""
     env = os.environ if env is None else env
     if state not in STATES:
-        return False, f"unknown state {state!r} (use active, waiting or idle)"
+        return False, f"unknown state {state!r} (use active, waiting, idle or limited)"
+    if until and state != "limited":
+        return False, "a reset time only goes with the state limited"
     socket = socket or socket_of(env.get("TMUX", ""))
     if not socket:
         return False, "not inside tmux ($TMUX is not set): run this from a tmux pane"
@@ -512,7 +572,8 @@ def set_state(state: str, pane: str | None = None, env=None, *, pid: int = 0,
         return False, str(exc)
     import subprocess
 
-    argv = ["tmux", "-S", socket, *tmux_commands(pane, state, epoch, pid, "")]
+    source = f"manual:{epoch}" + (f":{until}" if until else "")
+    argv = ["tmux", "-S", socket, *tmux_commands(pane, state, epoch, pid, "", source)]
     try:
         proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True,
                               timeout=TMUX_TIMEOUT, env=child_env(env))

@@ -5,10 +5,10 @@ Installs, in each agent CLI's own configuration, hooks that run
 
 | agent    | file                                   | events → token |
 |----------|----------------------------------------|----------------|
-| claude   | ~/.claude/settings.json                | SessionStart→stamp; UserPromptSubmit, PreToolUse→active; Notification(permission_prompt|elicitation_dialog|agent_needs_input)→waiting; Notification(idle_prompt), Stop→idle |
-| codex    | $CODEX_HOME/hooks.json (~/.codex)      | SessionStart→stamp; UserPromptSubmit, PreToolUse→active; PermissionRequest→waiting; Stop, SessionEnd→idle |
-| gemini   | ~/.gemini/settings.json                | SessionStart→stamp; BeforeAgent, BeforeTool→active; Notification(ToolPermission)→waiting; AfterAgent, SessionEnd→idle |
-| opencode | $XDG_CONFIG_HOME/opencode/plugins/rk.js | a whole-file plugin: session.created→stamp; session.status busy→active; permission.updated/asked→waiting; session.idle→idle |
+| claude   | ~/.claude/settings.json                | SessionStart→stamp; UserPromptSubmit, PreToolUse, PostToolUse(Failure), ElicitationResult→active; PermissionRequest, Elicitation, Notification(elicitation_dialog|agent_needs_input)→waiting; Notification(idle_prompt), Stop→idle; StopFailure→failed (limited for rate_limit/billing_error, else idle) |
+| codex    | $CODEX_HOME/hooks.json (~/.codex)      | SessionStart→stamp; UserPromptSubmit, PreModelRequest, PreToolUse, PostToolUse→active; PermissionRequest→waiting; PostModelRequest→failed (only when its status is failed); Interrupt, Stop, SessionEnd→idle |
+| gemini   | ~/.gemini/settings.json                | SessionStart→stamp; BeforeAgent, BeforeModel, BeforeTool, AfterTool→active; Notification(ToolPermission)→waiting; AfterAgent, SessionEnd→idle |
+| opencode | $XDG_CONFIG_HOME/opencode/plugins/rk.js | a whole-file plugin: session.created→stamp; session.status busy, permission.replied→active; permission.asked/updated→waiting; session.idle→idle, or limited after a session.error that was a 429 or a limit |
 
 Every hook is the same thin wrapper around the absolute path of the `rk`
 console script (hook PATH is unreliable):
@@ -61,31 +61,58 @@ FORBIDDEN_PATH_CHARS = "'\"$`\\"
 
 #: (event, matcher or None, token) per JSON-configured agent.
 HOOKS: dict[str, tuple[tuple[str, str | None, str], ...]] = {
+    # Claude Code 2.1: PermissionRequest comes ~0.1 s after the dialog (its
+    # permission_prompt Notification only 6 s later, possibly after an approval,
+    # so it is not used); PostToolUse marks the turn running again after an
+    # approved dialog; StopFailure replaces Stop when an API error ends the turn.
+    # Esc and a denied dialog fire nothing: the screen catches them.
     "claude": (
         ("SessionStart", None, "stamp"),
         ("UserPromptSubmit", None, "active"),
         ("PreToolUse", None, "active"),
-        ("Notification", "permission_prompt|elicitation_dialog|agent_needs_input", "waiting"),
+        ("PostToolUse", None, "active"),
+        ("PostToolUseFailure", None, "active"),
+        ("PermissionRequest", None, "waiting"),
+        ("Elicitation", None, "waiting"),
+        ("ElicitationResult", None, "active"),
+        ("Notification", "elicitation_dialog|agent_needs_input", "waiting"),
         ("Notification", "idle_prompt", "idle"),
         ("Stop", None, "idle"),
+        ("StopFailure", None, "failed"),
     ),
+    # Codex 0.171: an error turn fires no Stop, only PostModelRequest with
+    # status "failed" (each retry has its own Pre/PostModelRequest, so a retry
+    # marks it active again); Esc and a denied dialog fire Interrupt.
     "codex": (
         ("SessionStart", None, "stamp"),
         ("UserPromptSubmit", None, "active"),
+        ("PreModelRequest", None, "active"),
         ("PreToolUse", None, "active"),
+        ("PostToolUse", None, "active"),
         ("PermissionRequest", None, "waiting"),
+        ("PostModelRequest", None, "failed"),
+        ("Interrupt", None, "idle"),
         ("Stop", None, "idle"),
         ("SessionEnd", None, "idle"),
     ),
+    # Gemini CLI 0.61: AfterAgent ends every turn (errors and Esc included; no
+    # payload says which); a quota dialog fires nothing: the screen catches it.
     "gemini": (
         ("SessionStart", None, "stamp"),
         ("BeforeAgent", None, "active"),
+        ("BeforeModel", None, "active"),
         ("BeforeTool", None, "active"),
+        ("AfterTool", None, "active"),
         ("Notification", "ToolPermission", "waiting"),
         ("AfterAgent", None, "idle"),
         ("SessionEnd", None, "idle"),
     ),
 }
+
+#: Extra keys of each hook handler, per agent: Gemini draws a running hook's
+#: name on screen, and without one it draws the whole command (which wraps and
+#: leaves garbage at narrow widths).
+HANDLER_EXTRA: dict[str, dict[str, str]] = {"gemini": {"name": "rk"}}
 
 OPENCODE_HEADER = "// rk agent hook plugin: written by `rk agent setup opencode`, removed by `--uninstall`; edits are overwritten."
 
@@ -249,7 +276,7 @@ def install_hooks(doc: dict, agent: str, rk: str, path: Path | str = "settings")
         group: dict = {}
         if matcher is not None:
             group["matcher"] = matcher
-        group["hooks"] = [{"type": "command", "command": wrapper_command(rk, agent, token)}]
+        group["hooks"] = [{"type": "command", "command": wrapper_command(rk, agent, token), **HANDLER_EXTRA.get(agent, {})}]
         hooks[event] = [*hooks.get(event, []), group]
     out["hooks"] = hooks
     return out
@@ -288,11 +315,22 @@ function hook(token, sessionID) {
   }));
 }
 
+// A turn that ended on a usage or rate limit (an APIError with status 429, or a
+// limit/quota message) is reported as `limited` on the session.idle that
+// OpenCode sends after every turn, errors included.
+function isLimit(error) {
+  if (!error || error.name !== "APIError") return false;
+  const data = error.data || {};
+  return data.statusCode === 429 || /rate.?limit|quota|usage limit/i.test(String(data.message || ""));
+}
+
 export const RkAgentState = async () => {
   const children = new Set();
+  const limited = new Set();
   return {
     event: async ({ event }) => {
       const p = (event && event.properties) || {};
+      const sid = p.sessionID;
       switch (event && event.type) {
         case "session.created": {
           const info = p.info || {};
@@ -301,14 +339,20 @@ export const RkAgentState = async () => {
           return;
         }
         case "session.status":
-          if (!children.has(p.sessionID) && p.status && p.status.type === "busy") hook("active", p.sessionID);
+          if (!children.has(sid) && p.status && p.status.type === "busy") { limited.delete(sid); hook("active", sid); }
+          return;
+        case "session.error":
+          if (!children.has(sid) && isLimit(p.error)) limited.add(sid);
           return;
         case "session.idle":
-          if (!children.has(p.sessionID)) hook("idle", p.sessionID);
+          if (!children.has(sid)) hook(limited.has(sid) ? "limited" : "idle", sid);
           return;
         case "permission.updated":
         case "permission.asked":
-          if (!children.has(p.sessionID)) hook("waiting", p.sessionID);
+          if (!children.has(sid)) hook("waiting", sid);
+          return;
+        case "permission.replied":
+          if (!children.has(sid)) hook("active", sid);
           return;
       }
     },
