@@ -35,7 +35,6 @@ from rk.cronexpr import CronError, CronExpr, zone_for
 from rk.durations import DurationError, format_go, parse_duration
 from rk.entry import (
     CATCH_UP_ONCE,
-    WAKE_EVENT,
     WAKE_SCOPE,
     CreatedBy,
     Deliver,
@@ -46,6 +45,7 @@ from rk.entry import (
     ScheduleKind,
     Target,
     TargetKind,
+    WakeEvent,
     WakeOn,
     check_respawn_intent,
     is_pane_id,
@@ -165,7 +165,12 @@ RespawnOpt = Annotated[
 ]
 WakeOnOpt = Annotated[
     Optional[str],
-    typer.Option("--wake-on", help="agent-state-change: also fire when another pane goes idle/waiting or vanishes (edit: none/off removes it)."),
+    typer.Option(
+        "--wake-on",
+        help="agent-state-change: also fire when another pane goes idle/waiting or vanishes; limit-reset: fire when this "
+        "target's usage limit has reset and it is at rest. Without a schedule flag the entry fires on the event only "
+        "(edit: none/off removes it).",
+    ),
 ]
 AnyProgramOpt = Annotated[
     bool,
@@ -238,7 +243,8 @@ def _schedule_from_flags(
         raise usage("exactly one schedule flag is required: --every, --idle-every, --backoff, or --cron")
     if not chosen:
         if required:
-            raise usage("exactly one schedule flag is required: --every, --idle-every, --backoff, or --cron")
+            raise usage("exactly one schedule flag is required: --every, --idle-every, --backoff, or --cron "
+                        "(or --wake-on alone)")
         return None
     if every:
         return Schedule(kind=ScheduleKind.EVERY, interval=_duration("--every", every))
@@ -316,12 +322,12 @@ def _wake_from_flags(wake_on: str | None, scope: str | None, debounce: str | Non
         if scope is not None or debounce is not None:
             raise usage("--wake-on none cannot take --wake-scope/--wake-debounce")
         return "off"
-    if wake_on != WAKE_EVENT:
-        raise usage(f"--wake-on must be {WAKE_EVENT}")
+    if wake_on not in WakeEvent.__members__.values():
+        raise usage(f"--wake-on must be one of {', '.join(WakeEvent)}")
     if scope is not None and scope != WAKE_SCOPE:
         raise usage(f"--wake-scope must be {WAKE_SCOPE}")
     secs = _duration("--wake-debounce", debounce, allow_zero=True) if debounce is not None else 60
-    return WakeOn(event=WAKE_EVENT, scope=WAKE_SCOPE, debounce=secs)
+    return WakeOn(event=wake_on, scope=WAKE_SCOPE, debounce=secs)
 
 
 def _caller_pane() -> str:
@@ -417,11 +423,12 @@ def cmd_add(
     _server(server)
     if not prompt.strip():
         raise usage("the prompt must not be empty")
-    schedule = _schedule_from_flags(every, idle_every, backoff, lo, hi, cron, catch_up, tz, required=True)
+    wake = _wake_from_flags(wake_on, wake_scope, wake_debounce, allow_off=False)
+    schedule = _schedule_from_flags(every, idle_every, backoff, lo, hi, cron, catch_up, tz, required=wake is None)
+    schedule = schedule or Schedule(kind=ScheduleKind.NONE)  # fires on its wake event only
     deliver = _choice("--deliver", deliver, Deliver) or ""
     if_absent = _choice("--if-absent", if_absent, IfAbsent) or ""
     target = _target_from_flags(role, session, pane)
-    wake = _wake_from_flags(wake_on, wake_scope, wake_debounce, allow_off=False)
     argv = tuple(respawn or ())
     if argv and if_absent != IfAbsent.RESPAWN:
         raise usage("--respawn only applies with --if-absent respawn")
@@ -601,7 +608,7 @@ def _schedule_json(s: Schedule) -> dict:
     elif s.kind == ScheduleKind.BACKOFF:
         out["min"] = format_go(s.min)
         out["max"] = format_go(s.max)
-    else:
+    elif s.kind == ScheduleKind.CRON:
         out["expr"] = s.expr
         if s.catch_up:
             out["catch_up"] = s.catch_up

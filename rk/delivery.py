@@ -46,7 +46,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -104,6 +104,8 @@ class DeliveryResult:
     outcome: str
     #: Optional extra information for humans and diagnostics.
     detail: str = ""
+    #: What the guard said instead of typing (nothing was typed); `outcome` is "" then.
+    refused: object = None
 
 
 def _failed(why: str, detail: str = "") -> DeliveryResult:
@@ -282,16 +284,32 @@ def buffer_lock(server: Server, buffer: str, timeout: float) -> contextlib.Abstr
 
 # -- the sequence ----------------------------------------------------------------------
 
-_FRAME_FORMAT = "#{pane_id}\t#{pane_in_mode}\t#{pane_dead}\t#{cursor_x},#{cursor_y}"
+#: What every frame reads beside the screen: mode, liveness and cursor, and
+#: what the guard needs to judge the pane (its command and tty, the state
+#: options, and the title, last because a program sets it freely).
+_FRAME_FIELDS = (
+    "pane_id", "pane_in_mode", "pane_dead", "cursor_x", "cursor_y", "pane_current_command", "pane_tty",
+    "@rk_pane_agent_state", "@rk_agent_state", "@rk_pane_agent_session", "@rk_pane_agent_source", "pane_title",
+)
+_FRAME_FORMAT = "\t".join("#{" + f + "}" for f in _FRAME_FIELDS)
+_SGR = re.compile(r"\x1b\[[0-9;:?]*[@-~]")
 
 
 @dataclass(frozen=True)
-class _Frame:
+class Frame:
+    """One look at the pane: its screen (plain, and with styles when asked) and facts."""
+
     pane_id: str
     in_mode: bool
     dead: bool
     cursor: str
     screen: str
+    styled: str = ""  #: the screen with its SGR styles (the baseline frame only)
+    fields: tuple[str, ...] = ()  #: the values of _FRAME_FIELDS
+
+    def field(self, name: str) -> str:
+        i = _FRAME_FIELDS.index(name)
+        return self.fields[i] if i < len(self.fields) else ""
 
     @property
     def norm(self) -> str:
@@ -334,21 +352,22 @@ class _Run:
                 raise _Deadline()
             time.sleep(seconds)
 
-    def frame(self, target: str) -> _Frame:
-        """Mode, liveness, cursor and visible screen in one tmux process.
+    def frame(self, target: str, styled: bool = False) -> Frame:
+        """Mode, liveness, cursor, the guard's facts and the visible screen in one
+        tmux process (with `styled`, the screen keeps its SGR styles too).
 
         `display-message` with an unknown target prints empty fields and exits
         0 (tmux 3.3a), so the pane id is checked here; `capture-pane` in the
         same invocation fails loudly for a pane that does not exist."""
-        out = self.tmux(
-            "display-message", "-p", "-t", target, _FRAME_FORMAT, ";",
-            "capture-pane", "-p", "-J", "-t", target,
-        )
+        capture = ["capture-pane", "-p", "-J", *(["-e"] if styled else []), "-t", target]
+        out = self.tmux("display-message", "-p", "-t", target, _FRAME_FORMAT, ";", *capture)
         head, _, screen = out.partition("\n")
-        fields = head.split("\t")
-        if len(fields) != 4 or not is_pane_id(fields[0]):
+        fields = tuple(head.split("\t", len(_FRAME_FIELDS) - 1))
+        if len(fields) != len(_FRAME_FIELDS) or not is_pane_id(fields[0]):
             raise TmuxError(f"can't find pane: {target}")
-        return _Frame(fields[0], fields[1] == "1", fields[2] == "1", fields[3], screen)
+        plain = _SGR.sub("", screen) if styled else screen
+        return Frame(fields[0], fields[1] == "1", fields[2] == "1", f"{fields[3]},{fields[4]}", plain,
+                     screen if styled else "", fields)
 
     def guarded(self, pane: str, *command: str, input: str | None = None) -> None:
         """Run `command` right after leaving copy-mode, in one tmux process.
@@ -377,7 +396,7 @@ class _Run:
                 input=text,
             )
 
-    def probe(self, pane: str, baseline: _Frame, needle: str, collapsible: bool) -> _Frame | None:
+    def probe(self, pane: str, baseline: Frame, needle: str, collapsible: bool) -> Frame | None:
         """Wait for the paste to show: the needle occurs more often than in the
         baseline (novelty, not presence: a stale copy of the same text, or a
         short needle like `ok`, must not pass), or, for a paste the agent may
@@ -396,12 +415,12 @@ class _Run:
                 return f
         return None
 
-    def echo_visible(self, f: _Frame, baseline: _Frame, needle: str, collapsible: bool) -> bool:
+    def echo_visible(self, f: Frame, baseline: Frame, needle: str, collapsible: bool) -> bool:
         if f.norm.count(needle) > baseline.norm.count(needle):
             return True
         return collapsible and _fresh_chip(baseline.screen, f.screen)
 
-    def enter_and_observe(self, pane: str, pasted: _Frame) -> _Frame | None:
+    def enter_and_observe(self, pane: str, pasted: Frame) -> Frame | None:
         """Press Enter alone, then capture at the observation offsets until the
         frame differs from the post-paste frame. Returns the changed frame, or
         None if the frame never moved. A change is no proof of submission
@@ -416,7 +435,7 @@ class _Run:
                 return f
         return None
 
-    def clear(self, pane: str, baseline: _Frame) -> bool:
+    def clear(self, pane: str, baseline: Frame) -> bool:
         """Send C-u (kill line: readline, canonical ttys and agent composers
         agree on it) until the normalised screen equals the baseline again.
 
@@ -436,11 +455,16 @@ class _Run:
                     return True
         return False
 
-    def try_clear(self, pane: str, baseline: _Frame) -> bool:
+    def try_clear(self, pane: str, baseline: Frame) -> bool:
         try:
             return self.clear(pane, baseline)
         except (TmuxError, _Deadline):
             return False
+
+
+#: A guard sees the baseline frame (taken under the pane lock, right before
+#: the paste) and returns None to go on, or anything else to type nothing.
+Guard = Callable[[Frame], object]
 
 
 def deliver(
@@ -450,12 +474,15 @@ def deliver(
     *,
     buffer: str = DEFAULT_BUFFER,
     timing: Timing | None = None,
+    guard: Guard | None = None,
 ) -> DeliveryResult:
     """Type `payload` into `pane` on `server` and submit it, verified.
 
     `pane` should be a pane id (`%N`); any other tmux target is resolved to
     its pane id first (one extra tmux process) so that the lock and every
-    later command name the pane itself. Never raises for tmux trouble.
+    later command name the pane itself. `guard` gets the last word on what
+    the screen shows, under the lock, before anything is typed. Never raises
+    for tmux trouble.
     """
     timing = timing or Timing()
     text = sanitize(payload)
@@ -492,7 +519,7 @@ def deliver(
         with open(marker, "w") as fh:
             fh.write(str(os.getpid()))
         try:
-            return _deliver_locked(run, target, text, needle, collapsible)
+            return _deliver_locked(run, target, text, needle, collapsible, guard)
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(marker)
@@ -509,24 +536,29 @@ def _clear_leftover(run: _Run, pane: str) -> None:
             run.guarded(pane, "send-keys", "-t", pane, "C-u")
 
 
-def _deliver_locked(run: _Run, pane: str, text: str, needle: str, collapsible: bool) -> DeliveryResult:
+def _deliver_locked(run: _Run, pane: str, text: str, needle: str, collapsible: bool, guard: Guard | None) -> DeliveryResult:
     # Where we are decides what a failure means: before the paste nothing was
     # typed (safe to retry); between paste and Enter our text may sit in the
     # composer (clear it); after an Enter it may or may not have landed.
     stage = "before paste"
-    baseline: _Frame | None = None
+    baseline: Frame | None = None
     try:
-        # Guard + baseline: one process when the pane is not in a mode.
-        baseline = run.frame(pane)
+        # Mode guard + baseline (with styles, for the guard): one process when
+        # the pane is not in a mode.
+        baseline = run.frame(pane, styled=True)
         if baseline.pane_id != pane:
             return _failed(f"can't find pane: {pane}")
         if baseline.in_mode:
             run.tmux("send-keys", "-t", pane, "-X", "cancel")
-            baseline = run.frame(pane)  # re-check; also the baseline (cancel repaints)
+            baseline = run.frame(pane, styled=True)  # re-check; also the baseline (cancel repaints)
             if baseline.in_mode:
                 return _failed("pane is in a mode that did not cancel")
         if baseline.dead:
             return _failed(f"pane {pane} is dead")
+        if guard is not None:
+            refused = guard(baseline)
+            if refused is not None:
+                return DeliveryResult(False, "", "refused before typing", refused)
 
         stage = "pasted"
         run.paste(pane, text)

@@ -17,6 +17,7 @@ class Diag:
     WAKE_IGNORED_TRANSITION = "wake-ignored-transition"
     WAKE_DEBOUNCED = "wake-debounced"
     TARGET_UNRESOLVED = "target-unresolved"
+    TARGET_ACTIVE = "target-active"
     SERVER_NOT_LIVE = "server-not-live"
     PATH_INVALID = "path-invalid"
     ENTRY_FILE_UNREADABLE = "entry-file-unreadable"

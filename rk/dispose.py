@@ -52,6 +52,7 @@ class Seen:
     reset_at: int = 0  #: `limited`: when the limit resets (0: not known)
     dialog: bool = False  #: the screen shows a permission or question dialog
     draft: bool = False  #: the composer holds text that rk did not type
+    unreadable: bool = False  #: the screen of an agent rk can read matched none of its layouts
     error: str = ""  #: the read failed, and why
     refused: str = ""  #: the pane is no longer typed into (`shell in pane`): it counts as absent
 
@@ -65,6 +66,8 @@ class Seen:
             return "waiting"
         if self.draft:
             return "draft"
+        if self.unreadable:
+            return "unreadable"
         return self.state if self.state in BUSY_STATES else ""
 
 
@@ -103,7 +106,8 @@ def deliver_policy(policy: Deliver, seen: Seen, due_at: int, now: int) -> Dispos
     `skipped-busy: waiting|draft`); `when-idle` holds them, a limit until its
     reset, and drops the fire once it waited HOLD_WINDOW (from the reset, for a
     limit); `immediate` logs a limit and holds a dialog or a draft like
-    when-idle. A working agent (`active`, or `waiting` by its hooks alone) is
+    when-idle. A screen rk should read but cannot (`unreadable`) is treated
+    as a draft: nothing is typed blind. A working agent (`active`, or `waiting` by its hooks alone) is
     sent to by `immediate`, held by `when-idle`, skipped by `skip-if-busy`.
     Idle and unknown states deliver under every policy.
     """
@@ -119,8 +123,8 @@ def deliver_policy(policy: Deliver, seen: Seen, due_at: int, now: int) -> Dispos
     if policy == Deliver.IMMEDIATE:
         if seen.dialog:
             return _hold("waiting", due_at, now)
-        if seen.draft:
-            return _hold("draft", due_at, now)
+        if seen.draft or seen.unreadable:
+            return _hold("draft" if seen.draft else "unreadable", due_at, now)
         return Disposition(Act.SEND)  # a working agent queues it; the hooks' waiting alone shows no dialog to answer
     return _hold(blocker, max(due_at, seen.reset_at) if blocker == LIMITED else due_at, now)
 

@@ -21,10 +21,10 @@ from datetime import datetime, timezone, tzinfo
 from rk import ladder
 from rk.cronexpr import CronError, CronExpr, zone_for
 from rk.diagnostics import Diag, Diagnostic
-from rk.entry import CATCH_UP_ONCE, WAKE_EVENT, Deliver, Entry, ScheduleKind
+from rk.entry import CATCH_UP_ONCE, Deliver, Entry, ScheduleKind, WakeEvent
 from rk.facts import PaneFact, TargetFact
 from rk.log import LogView, Reason
-from rk.wake import Fingerprints, Observation, WakeVerdict, wake_edge
+from rk.wake import Fingerprints, Observation, WakeVerdict, limit_edge, wake_edge
 
 #: A cron occurrence fires if the tick sees it within this long.
 CRON_GRACE = 120
@@ -126,6 +126,8 @@ def backoff_verdict(entry: Entry, log: LogView, target: TargetFact, now: int) ->
         return ScheduleVerdict(
             diagnostic=Diagnostic(entry.id, Diag.ANCHOR_UNAVAILABLE, "target pane carries no agent-state epoch")
         )
+    if target.state == "active":  # quiet means quiet: a working agent is not nudged
+        return ScheduleVerdict(diagnostic=Diagnostic(entry.id, Diag.TARGET_ACTIVE, "target is working; the ladder waits"))
     lo, hi = entry.schedule.min, entry.schedule.max
     position = ladder.join_anchor(target.epoch, log.schedule_history(entry.id), lo, hi)
     next_fire = position.next_fire(lo, hi)
@@ -140,6 +142,8 @@ def schedule_verdict(entry: Entry, log: LogView, target: TargetFact, now: int, l
         return cron_verdict(entry, log, now, local_zone)
     if kind == ScheduleKind.BACKOFF:
         return backoff_verdict(entry, log, target, now)
+    if kind == ScheduleKind.NONE:
+        return ScheduleVerdict()  # fires on its wake event only
     return ScheduleVerdict(diagnostic=Diagnostic(entry.id, Diag.UNKNOWN_SCHEDULE_KIND, f"unknown schedule kind {kind!r}"))
 
 
@@ -191,14 +195,18 @@ def due(
 
         wake_due = False
         if entry.wake_on is not None:
-            if entry.wake_on.event != WAKE_EVENT:
-                diags.append(Diagnostic(entry.id, Diag.UNKNOWN_WAKE_EVENT, f"unknown wake event {entry.wake_on.event!r}"))
+            event = entry.wake_on.event
+            if event not in WakeEvent.__members__.values():
+                diags.append(Diagnostic(entry.id, Diag.UNKNOWN_WAKE_EVENT, f"unknown wake event {event!r}"))
             else:
                 newest = log.newest(entry.id)
-                current = prints.without(target.pane)
-                edge, observation = wake_edge(
-                    cursor.get(entry.id), current, newest.ts if newest else None, entry.wake_on.debounce, now
-                )
+                newest_ts = newest.ts if newest else None
+                if event == WakeEvent.LIMIT_RESET:
+                    state = target.state if target.resolved else None
+                    edge, observation = limit_edge(cursor.get(entry.id), state, newest_ts, entry.wake_on.debounce, now)
+                else:
+                    current = prints.without(target.pane)
+                    edge, observation = wake_edge(cursor.get(entry.id), current, newest_ts, entry.wake_on.debounce, now)
                 next_cursor[entry.id] = observation
                 if edge == WakeVerdict.FIRE:
                     wake_due = True
@@ -226,6 +234,8 @@ def _wake_detail(edge: WakeVerdict, entry: Entry, newest_ts: int | None, now: in
     if edge == WakeVerdict.COLD_START:
         return "first observation of the server; no edge yet"
     if edge == WakeVerdict.IGNORED:
+        if entry.wake_on is not None and entry.wake_on.event == WakeEvent.LIMIT_RESET:
+            return "the target changed, but not from a limit to rest"
         return "panes changed, none became idle or waiting or vanished"
     held = entry.wake_on.debounce - (now - (newest_ts or now)) if entry.wake_on else 0
     return f"edge held {held}s more (debounce from the newest own line)"

@@ -26,6 +26,14 @@ class ScheduleKind(StrEnum):
     EVERY = "every"  #: fixed interval since the entry's newest log line
     BACKOFF = "backoff"  #: doubling ladder since the target's last genuine activity
     CRON = "cron"  #: wall-clock occurrences of a 5-field expression
+    NONE = "none"  #: no schedule of its own: the entry fires on its wake_on event only (no `schedule:` key)
+
+
+class WakeEvent(StrEnum):
+    """What a wake_on entry reacts to."""
+
+    AGENT_STATE_CHANGE = "agent-state-change"  #: another pane of the server became idle or waiting, or vanished
+    LIMIT_RESET = "limit-reset"  #: the entry's own target left a usage limit and is at rest
 
 
 class Deliver(StrEnum):
@@ -52,7 +60,7 @@ class TargetKind(StrEnum):
     PANE = "pane"  #: a tmux pane id, %N
 
 
-WAKE_EVENT = "agent-state-change"
+WAKE_EVENT = WakeEvent.AGENT_STATE_CHANGE
 WAKE_SCOPE = "server"
 CATCH_UP_ONCE = "once"
 
@@ -87,6 +95,8 @@ class Schedule:
     @property
     def summary(self) -> str:
         """The listing form: `every 1h`, `backoff 1m→30m`, `cron <expr> (catch-up once)`."""
+        if self.kind == ScheduleKind.NONE:
+            return "wake only"
         if self.kind == ScheduleKind.EVERY:
             return f"every {format_duration(self.interval)}"
         if self.kind == ScheduleKind.BACKOFF:
@@ -218,7 +228,8 @@ class Entry:
         out: dict = {"id": self.id}
         if self.name:
             out["name"] = self.name
-        out["schedule"] = self.schedule.to_yaml()
+        if self.schedule.kind != ScheduleKind.NONE:
+            out["schedule"] = self.schedule.to_yaml()
         if self.wake_on is not None:
             out["wake_on"] = self.wake_on.to_yaml()
         out["target"] = self.target.to_yaml()
@@ -392,7 +403,10 @@ def decode_entry(raw: object) -> Entry:
         raise EntryError("missing id")
     if not _ENTRY_ID.match(entry_id):
         raise EntryError(f"id {entry_id!r} must be letters, digits, '.', '_' or '-'")
-    schedule = decode_schedule(raw.get("schedule"))
+    if raw.get("schedule") is None and raw.get("wake_on") is not None:
+        schedule = Schedule(kind=ScheduleKind.NONE)  # fires on its wake event only
+    else:
+        schedule = decode_schedule(raw.get("schedule"))
     deliver = _text(raw.get("deliver"), "deliver")
     if deliver and deliver not in Deliver.__members__.values():
         raise EntryError(f"unknown deliver value {deliver!r}")

@@ -165,6 +165,15 @@ class PaneFact:
     tty: int = 0  #: device number of the pane's tty (0: unknown)
     source: str = ""  #: who wrote the state (a Source; "" when there is none)
     reset_at: int = 0  #: `limited`: when the limit resets (0: not known)
+    title: str = ""  #: the pane's title (agents put a spinner there while they work)
+
+    @property
+    def provider(self) -> str:
+        """The agent CLI the pane runs, as far as its session stamp or command tells."""
+        prefix, sep, _ = self.session_ref.partition(":")
+        if sep and prefix:
+            return prefix
+        return self.command if self.command in AGENT_COMMANDS else ""
 
 
 def reconcile(

@@ -16,6 +16,7 @@ from rk.due import Fire
 from rk.entryfile import load_entries
 from rk.facts import resolve_target
 from rk.log import LogLine, LogView, Outcome, Reason
+from rk.observe import look_around
 from rk.tick import Runtime, ServerTick, fire_outcome
 from rk.tmux import TmuxError
 
@@ -54,13 +55,15 @@ def run_now(runtime: Runtime, files: ServerFiles, entry_id: str) -> RunReport:
     try:
         if not server.is_live():
             raise TmuxError(f"no tmux server {files.slug} is running")
-        target = resolve_target(entry.target, server.pane_facts(), entry.any_program)
+        panes = look_around(server, [entry], server.pane_facts(), now, runtime.zone)
+        target = resolve_target(entry.target, panes, entry.any_program)
     except TmuxError as exc:
         outcome = f"{Outcome.FAILED}: {exc}"
         logfile.append_lines(files.log, [LogLine(now, entry.id, "", Reason.MANUAL, outcome)])
         return RunReport(entry.id, "", outcome)
     fire = Fire(entry.id, Reason.MANUAL, target.pane, 0, now, now, target.refused)
-    outcome = fire_outcome(runtime, server, entry, fire, view, now, sink, dry_run=False)
+    pane = next((p for p in panes if p.pane_id == target.pane), None)
+    outcome = fire_outcome(runtime, server, entry, fire, view, now, sink, dry_run=False, pane=pane)
     if outcome is None:
         return RunReport(entry.id, target.pane, sink.decisions[-1].outcome, held=True)
     logfile.append_lines(files.log, [LogLine(now, entry.id, target.pane, Reason.MANUAL, outcome)])

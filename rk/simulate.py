@@ -17,26 +17,32 @@ from datetime import timezone, tzinfo
 
 from rk.due import due
 from rk.entry import Entry
-from rk.facts import PaneFact, resolve_all
+from rk.facts import PaneFact, PaneKind, resolve_all
 from rk.log import LogLine, LogView, Outcome
 from rk.dispose import Act, Seen, dispose
 from rk.wake import Observation
 
 GONE = "gone"  #: a scripted state meaning the pane no longer exists
-UNKNOWN = "unknown"  #: a scripted state meaning the pane shows no agent state (a shell)
+UNKNOWN = "unknown"  #: a scripted state meaning the pane shows no agent state (an agent without hooks)
+SHELL = "shell"  #: the pane's agent exited: a shell is in front (never typed into)
+DRAFT = "draft"  #: idle, with a human's unsent text in the composer
+DIALOG = "dialog"  #: waiting, with a permission or question dialog on screen
+#: Scripted states that stand for an agent state plus what the screen shows.
+_SCREEN_STATES = {SHELL: "", DRAFT: "idle", DIALOG: "waiting"}
 
 
-#: What each executed act logs in the simulator (a send always lands, a respawn always succeeds).
+#: What a send and a respawn log in the simulator (a send always lands, a respawn always
+#: succeeds); a log or a notification logs the disposition's own outcome.
 _SIMULATED = {
     Act.SEND: Outcome.DELIVERED,
-    Act.NOTIFY: Outcome.NOTIFIED_ABSENT,
     Act.RESPAWN: Outcome.RESPAWNED,
 }
 
 
 @dataclass(frozen=True)
 class StateChange:
-    """At `at` (unix seconds) pane `pane` reports `state` (active|waiting|idle|unknown|gone)."""
+    """At `at` (unix seconds) pane `pane` reports `state`
+    (active|waiting|idle|limited|unknown|gone, or shell|draft|dialog)."""
 
     at: int
     pane: str
@@ -84,6 +90,31 @@ class Simulation:
 class _Pane:
     state: str = UNKNOWN
     epoch: int = 0
+
+
+def _agent_state(scripted: str) -> str:
+    return "" if scripted == UNKNOWN else _SCREEN_STATES.get(scripted, scripted)
+
+
+def _fact(pane_id: str, pane: _Pane, role: str, session: str) -> PaneFact:
+    """A scripted pane as the tick's enumeration would see it (a shell is a shell)."""
+    state = _agent_state(pane.state)
+    return PaneFact(
+        pane_id=pane_id,
+        state=state,
+        epoch=pane.epoch if state else 0,
+        window_id=f"@{pane_id.lstrip('%')}",
+        role=role,
+        session_ref=session,
+        active=True,
+        kind=PaneKind.SHELL if pane.state == SHELL else PaneKind.AGENT,
+    )
+
+
+def _seen(pane: _Pane) -> Seen:
+    """A scripted pane as the look right before typing would see it."""
+    return Seen(state=_agent_state(pane.state), draft=pane.state == DRAFT, dialog=pane.state == DIALOG,
+                refused="shell in pane" if pane.state == SHELL else "")
 
 
 def simulate(
@@ -136,18 +167,7 @@ def simulate(
                 panes.pop(pane, None)
             else:
                 panes[pane] = _Pane(state=state, epoch=at)
-        facts = [
-            PaneFact(
-                pane_id=p,
-                state="" if s.state == UNKNOWN else s.state,
-                epoch=0 if s.state == UNKNOWN else s.epoch,
-                window_id=f"@{p.lstrip('%')}",
-                role=role_of.get(p, ""),
-                session_ref=session_of.get(p, ""),
-                active=True,
-            )
-            for p, s in sorted(panes.items())
-        ]
+        facts = [_fact(p, s, role_of.get(p, ""), session_of.get(p, "")) for p, s in sorted(panes.items())]
         result.strip.append((t, {p: s.state for p, s in panes.items()}))
         targets = resolve_all(entries, facts)
         ev = due(entries, view, facts, targets, obs, t, zone=zone, max_entries=max_entries)
@@ -155,15 +175,13 @@ def simulate(
             emit(LogLine(t, m.entry, "", "schedule", Outcome.MISSED), due_at=m.occurrence)
         for fire in (*ev.fires, *ev.absent):
             entry = by_id[fire.entry]
-            seen = None
-            if fire.pane:
-                current = panes.get(fire.pane)
-                seen = Seen(state="" if current is None or current.state == UNKNOWN else current.state)
+            current = panes.get(fire.pane)
+            seen = _seen(current) if fire.pane and current is not None else None
             disposition = dispose(fire, entry, view, t, rate_per_hour, seen)
             if disposition.act == Act.HOLD:
                 result.events.append(Event(t, fire.entry, "hold", fire.reason, disposition.outcome, fire.pane, fire.due_at))
                 continue
-            outcome = disposition.outcome if disposition.act == Act.LOG else str(_SIMULATED[disposition.act])
+            outcome = disposition.outcome if disposition.act in (Act.LOG, Act.NOTIFY) else str(_SIMULATED[disposition.act])
             emit(LogLine(t, fire.entry, fire.pane, fire.reason, outcome), due_at=fire.due_at,
                  rung=fire.rung if fire.pane else 0)
             model = agents.get(fire.pane)

@@ -26,10 +26,12 @@ from rk.diagnostics import Diag, Diagnostic
 from rk.due import Fire, due, next_due
 from rk.entry import Entry, ScheduleKind
 from rk.entryfile import EntryDocument, EntryFileError, load_entries
-from rk.facts import TargetFact, refusal, resolve_all
+from rk.facts import PaneFact, TargetFact, resolve_all
 from rk.lock import release, try_lock
 from rk.log import LogLine, LogView, Outcome, Reason, proves_resolution
 from rk.dispose import Act, Disposition, Seen, dispose
+from rk.look import seen_before_typing
+from rk.observe import LookReport, look_around, pane_of_frame, read_screen
 from rk.orphan import should_expire
 from rk.tmux import Server, TmuxError
 
@@ -57,6 +59,7 @@ class ServerTick:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     decisions: list[Decision] = field(default_factory=list)
     next_due: int | None = None  #: earliest future instant a schedule comes due
+    looks: LookReport = field(default_factory=LookReport)  #: captures taken and corrections made
 
 
 @dataclass
@@ -93,10 +96,10 @@ class SweepResult:
         }
 
 
-def _default_deliver(server: Server, pane: str, payload: str):
+def _default_deliver(server: Server, pane: str, payload: str, guard=None):
     from rk.delivery import deliver
 
-    return deliver(server, pane, payload)
+    return deliver(server, pane, payload, guard=guard)
 
 
 @dataclass
@@ -199,6 +202,8 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
         return
     out.swept = True
     now = runtime.clock()
+    panes = look_around(server, entries, panes, now, runtime.zone, report=out.looks, write=not dry_run)
+    by_pane = {p.pane_id: p for p in panes}
     targets = resolve_all(entries, panes)
     previous = cursor.read_cursor(files.cursor)
     live = runtime.log_cache.read(files.log) if runtime.log_cache is not None else logfile.read_live(files.log)
@@ -217,7 +222,7 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
 
     resolved_now: set[str] = set()
     for fire in (*ev.fires, *ev.absent):
-        outcome = fire_outcome(runtime, server, by_id[fire.entry], fire, view, now, out, dry_run)
+        outcome = fire_outcome(runtime, server, by_id[fire.entry], fire, view, now, out, dry_run, by_pane.get(fire.pane))
         if outcome is None:
             continue
         writer.line(LogLine(now, fire.entry, fire.pane, fire.reason, outcome))
@@ -247,25 +252,39 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
 
 
 def fire_outcome(runtime: Runtime, server: Server, entry: Entry, fire: Fire, view: LogView, now: int,
-                 out: ServerTick, dry_run: bool) -> str | None:
+                 out: ServerTick, dry_run: bool, pane: PaneFact | None = None) -> str | None:
     """Dispose of one fire and execute the disposition; the outcome to log, or
-    None for an (unlogged) hold."""
-    seen = None
-    if fire.pane:
-        try:
-            pane = server.pane_state(fire.pane)
-            seen = Seen(state=pane.state, refused=refusal(pane, entry.any_program))
-        except TmuxError as exc:
-            seen = Seen(error=str(exc))
-    disposition = dispose(fire, entry, view, now, runtime.settings.rate_per_hour, seen)
-    outcome = execute(runtime, server, entry, fire, disposition, out, dry_run)
+    None for an (unlogged) hold. `pane` is the target as this tick's
+    enumeration and looks saw it; right before typing, the delivery's guard
+    looks again and may still refuse."""
+    seen = seen_before_typing(pane, None, now, entry.any_program) if pane is not None else Seen()
+    disposition = dispose(fire, entry, view, now, runtime.settings.rate_per_hour, seen if fire.pane else None)
+    outcome = execute(runtime, server, entry, fire, disposition, out, dry_run, view, now)
+    return outcome
+
+
+def _guard(runtime: Runtime, entry: Entry, fire: Fire, view: LogView, now: int):
+    """The last look before typing: the pane's facts and screen in the baseline
+    frame decide again; anything but a send is returned instead of typing."""
+    def guard(frame):
+        pane = pane_of_frame(frame)
+        screen = read_screen(pane, frame.styled, frame.field("pane_title"), now, runtime.zone)
+        seen = seen_before_typing(pane, screen, now, entry.any_program)
+        disposition = dispose(fire, entry, view, now, runtime.settings.rate_per_hour, seen)
+        return None if disposition.act == Act.SEND else disposition
+    return guard
+
+
+def execute(runtime: Runtime, server: Server, entry: Entry, fire: Fire, disposition: Disposition,
+            out: ServerTick, dry_run: bool, view: LogView, now: int) -> str | None:
+    """Carry out one disposition: the outcome to log, or None for a hold."""
+    outcome = _carry_out(runtime, server, entry, fire, disposition, out, dry_run, view, now)
     out.decisions.append(Decision(server.name, fire.entry, fire.reason, fire.pane, outcome or disposition.outcome))
     return outcome
 
 
-def execute(runtime: Runtime, server: Server, entry: Entry, fire: Fire, disposition: Disposition,
-            out: ServerTick, dry_run: bool) -> str | None:
-    """Carry out one disposition: the outcome to log, or None for a hold."""
+def _carry_out(runtime: Runtime, server: Server, entry: Entry, fire: Fire, disposition: Disposition,
+               out: ServerTick, dry_run: bool, view: LogView, now: int) -> str | None:
     act = disposition.act
     if disposition.note is not None:
         out.diagnostics.append(disposition.note)
@@ -277,7 +296,10 @@ def execute(runtime: Runtime, server: Server, entry: Entry, fire: Fire, disposit
     if act == Act.SEND:
         if dry_run:
             return "would-deliver"
-        return runtime.deliver(server, fire.pane, entry.payload).outcome
+        result = runtime.deliver(server, fire.pane, entry.payload, guard=_guard(runtime, entry, fire, view, now))
+        if result.refused is not None:  # the last look said no: nothing was typed
+            return _carry_out(runtime, server, entry, fire, result.refused, out, dry_run, view, now)
+        return result.outcome
     if act == Act.RESPAWN:
         if dry_run:
             return "would-respawn"

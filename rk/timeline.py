@@ -14,15 +14,19 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 
 from rk.durations import DurationError, format_duration, parse_duration
-from rk.simulate import GONE, UNKNOWN, Simulation, StateChange
+from rk.simulate import DIALOG, DRAFT, GONE, SHELL, UNKNOWN, Simulation, StateChange
 
-STATES = ("active", "waiting", "idle", UNKNOWN, GONE)
+STATES = ("active", "waiting", "idle", "limited", DRAFT, DIALOG, SHELL, UNKNOWN, GONE)
 
 #: state → (glyph, style) for the strip
 STATE_GLYPH = {
     "idle": ("▁", "green"),
     "active": ("█", "yellow"),
     "waiting": ("▆", "red"),
+    "limited": ("L", "magenta"),
+    DRAFT: ("d", "cyan"),
+    DIALOG: ("?", "red"),
+    SHELL: ("$", "dim"),
     UNKNOWN: ("·", "dim"),
     GONE: (" ", ""),
 }
@@ -31,6 +35,7 @@ STATE_GLYPH = {
 EVENT_GLYPH = {
     "delivered": ("▲", "bold green", 5),
     "skipped-busy": ("s", "yellow", 4),
+    "skipped-limited": ("l", "magenta", 4),
     "held-expired": ("x", "red", 4),
     "missed": ("m", "magenta", 4),
     "rate-capped": ("c", "red", 4),
@@ -135,8 +140,9 @@ def render(sim: Simulation, *, title: str, pane: str, others: list[str], start: 
         else:
             row.append(" ")
     lines.append(row)
-    lines.append(Text(f"one column = {format_duration(per)}; ▁ idle █ active ▆ waiting · unknown; "
-                      "▲ delivered h held s skipped-busy m missed x held-expired ! failed", style="dim"))
+    lines.append(Text(f"one column = {format_duration(per)}; ▁ idle █ active ▆ waiting L limited d draft ? dialog "
+                      "$ shell · unknown; ▲ delivered h held s skipped-busy l skipped-limited a skipped-absent "
+                      "m missed x held-expired ! failed", style="dim"))
     lines.append(Text(""))
     events = [ev for ev in sim.events if ev.kind in ("line", "hold")]
     i = 0

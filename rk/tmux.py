@@ -24,6 +24,9 @@ from rk.process import process_info, tty_device
 
 DEFAULT_TIMEOUT = 5.0
 FIELD_SEP = "\t"
+STATE_OPTION = "@rk_pane_agent_state"
+LEGACY_STATE_OPTION = "@rk_agent_state"
+SOURCE_OPTION = "@rk_pane_agent_source"
 
 #: Fields read per pane in the one enumeration a tick makes.
 PANE_FIELDS = (
@@ -40,6 +43,7 @@ PANE_FIELDS = (
     "@rk_agent_state",
     "@rk_pane_agent_session",
     "@rk_pane_agent_source",
+    "pane_title",  # last: a title is the one field a program sets freely
 )
 PANE_FORMAT = FIELD_SEP.join("#{" + f + "}" for f in PANE_FIELDS)
 #: Fields read for the fresh state check at delivery time.
@@ -153,7 +157,7 @@ class Server:
         for line in out.splitlines():
             if not line:
                 continue
-            values = line.split(FIELD_SEP)
+            values = line.split(FIELD_SEP, len(PANE_FIELDS) - 1)
             if len(values) != len(PANE_FIELDS):
                 raise TmuxError(f"list-panes: unexpected row {line!r} (is the locale UTF-8?)")
             rows.append(dict(zip(PANE_FIELDS, values)))
@@ -172,6 +176,7 @@ class Server:
                 in_mode=row["pane_in_mode"] == "1",
                 dead=row["pane_dead"] == "1",
                 tty=tty_device(row["pane_tty"]),
+                title=row["pane_title"],
             )
             facts.append(
                 reconcile(pane, row["@rk_pane_agent_state"], row["@rk_agent_state"], row["@rk_pane_agent_session"],
@@ -198,6 +203,23 @@ class Server:
 
     def set_pane_option(self, pane: str, name: str, value: str) -> None:
         self.run("set-option", "-p", "-t", pane, name, value)
+
+    def look(self, pane: str) -> tuple[str, str]:
+        """(title, visible screen with its styles) of `pane`, in one tmux process.
+        The styles matter: a placeholder differs from typed text only by them."""
+        out = self.run("display-message", "-p", "-t", pane, "#{pane_id}\t#{pane_title}", ";",
+                       "capture-pane", "-p", "-J", "-e", "-t", pane)
+        head, _, screen = out.partition("\n")
+        pane_id, _, title = head.partition("\t")
+        if pane_id != pane:
+            raise TmuxError(f"can't find pane: {pane}")
+        return title, screen
+
+    def write_state(self, pane: str, value: str, note: str) -> None:
+        """Set the pane's agent state (both names) and its source note, in one process."""
+        self.run("set-option", "-p", "-t", pane, STATE_OPTION, value, ";",
+                 "set-option", "-p", "-t", pane, LEGACY_STATE_OPTION, value, ";",
+                 "set-option", "-p", "-t", pane, SOURCE_OPTION, note)
 
     def capture(self, pane: str, lines: int = 0) -> str:
         """The visible screen of `pane` (plus `lines` of history), joined wrapped lines."""

@@ -107,3 +107,30 @@ def wake_edge(
     if newest_own_ts is not None and now - newest_own_ts < debounce:
         return WakeVerdict.DEBOUNCED, previous
     return WakeVerdict.FIRE, observed
+
+
+#: What a limit-reset entry remembers of its target: its state, or these.
+LIMITED, GONE, UNKNOWN = "limited", "gone", "unknown"
+
+
+def limit_edge(
+    previous: Observation | None,
+    target_state: str | None,
+    newest_own_ts: int | None,
+    debounce: int,
+    now: int,
+) -> tuple[WakeVerdict, Observation]:
+    """`limit-reset`: fire once when the entry's own target goes from `limited` to
+    at rest (`idle`). `target_state` is None when the target does not resolve.
+    Going from the limit to work (a human resumed it) consumes the edge."""
+    current = GONE if target_state is None else (target_state or UNKNOWN)
+    observed = Observation(fingerprint=current, observed_at=now)
+    if previous is None:
+        return WakeVerdict.COLD_START, observed
+    if previous.fingerprint == current:
+        return WakeVerdict.UNCHANGED, previous
+    if previous.fingerprint != LIMITED or current != "idle":
+        return WakeVerdict.IGNORED, observed
+    if newest_own_ts is not None and now - newest_own_ts < debounce:
+        return WakeVerdict.DEBOUNCED, previous
+    return WakeVerdict.FIRE, observed

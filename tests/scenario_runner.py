@@ -22,7 +22,7 @@ from rk.cronexpr import zone_for
 from rk.due import due
 from rk.durations import DurationError, parse_duration
 from rk.entry import decode_entry
-from rk.facts import PaneFact, TargetFact, resolve_all
+from rk.facts import PaneFact, PaneKind, TargetFact, resolve_all
 from rk.log import LogLine, LogView
 from rk.simulate import AgentModel, StateChange, simulate
 from rk.wake import Observation
@@ -77,6 +77,7 @@ def _panes(raw: dict | None) -> list[PaneFact]:
                 role=str(spec.get("role", "")),
                 active=bool(spec.get("active", True)),
                 dead=bool(spec.get("dead", False)),
+                kind=PaneKind(str(spec.get("kind", "agent"))),
             )
         )
     return out

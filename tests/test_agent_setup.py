@@ -598,11 +598,19 @@ def test_end_to_end_claude(tmux_server, tmp_path):
     assert show("@rk_pane_agent_session") == "claude:after-compact"
     pid = fire(command_for("PreToolUse"), "PreToolUse", 1751790020, tool_name="Bash", tool_input={"command": "ls"})
     assert show("@rk_pane_agent_state") == f"active:1751790020:{pid}"
-    pid = fire(command_for("Notification", "permission_prompt"), "Notification", 1751790030,
-               notification_type="permission_prompt", message="Claude needs your permission to use Bash")
+    pid = fire(command_for("PermissionRequest"), "PermissionRequest", 1751790030,
+               tool_name="Bash", tool_input={"command": "touch x"})  # the dialog is up: waiting at once
     assert show("@rk_pane_agent_state") == f"waiting:1751790030:{pid}"
+    pid = fire(command_for("PostToolUse"), "PostToolUse", 1751790033, tool_name="Bash")  # approved, the tool ran
+    assert show("@rk_pane_agent_state") == f"active:1751790033:{pid}"
     pid = fire(command_for("Stop"), "Stop", 1751790040, stop_hook_active=False)
     assert show("@rk_pane_agent_state") == f"idle:1751790040:{pid}"
+    pid = fire(command_for("UserPromptSubmit"), "UserPromptSubmit", 1751790045, prompt="over the limit")
+    pid = fire(command_for("StopFailure"), "StopFailure", 1751790046, error="rate_limit",
+               last_assistant_message="API Error: Request rejected (429)")  # only StopFailure ends such a turn
+    assert show("@rk_pane_agent_state") == f"limited:1751790046:{pid}"
+    pid = fire(command_for("StopFailure"), "StopFailure", 1751790047, error="server_error")
+    assert show("@rk_pane_agent_state") == f"idle:1751790047:{pid}"
     pid = fire(command_for("UserPromptSubmit"), "UserPromptSubmit", 1751790050, prompt="again")
     pid = fire(command_for("Notification", "idle_prompt"), "Notification", 1751790100,
                notification_type="idle_prompt")  # the backstop after an Esc-interrupt (no Stop)

@@ -112,7 +112,7 @@ class U:
 ADD = ("cron", "add", "hi")
 ROLE = ("--role", "op")
 EV = ("--every", "5m")
-ONE_SCHEDULE = "exactly one schedule flag is required: --every, --idle-every, --backoff, or --cron"
+ONE_SCHEDULE = "exactly one schedule flag is required: --every, --idle-every, --backoff, or --cron (or --wake-on alone)"
 MINMAX = "--min/--max only apply with --backoff"
 RESPAWN_ONLY = "--respawn only applies with --if-absent respawn"
 NOTHING = "nothing to edit — pass a schedule flag, --deliver, --name, --if-absent, --respawn, --wake-on, or --any-program/--agents-only"

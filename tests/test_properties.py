@@ -162,6 +162,14 @@ def _backoff(lo: int, hi: int) -> Entry:
     )
 
 
+def _quick(busy: int, lo: int) -> int:
+    """An answer time shorter than the first gap (min, at least one poll): the
+    agent is at rest again before its next rung comes due, so the ladder's own
+    timing shows. (A longer turn delays the fire until the turn ends: quiet
+    means quiet, see test_backoff_never_fires_into_a_working_agent.)"""
+    return max(1, min(busy, max(lo, TICK) - 1))
+
+
 def _quiet_pane_fires(lo: int, hi: int, phase: int, busy: int, span: int) -> list[int]:
     start = 1_750_000_000
     sim = simulate(
@@ -205,7 +213,7 @@ def test_quiet_pane_gaps_never_shrink_and_never_exceed_max(mm, phase, busy):
     tick is paid back by the next gap — at the cap the gaps of min 34 s max 946 s
     are 960, 930, 960, …, averaging max. A drop of more than 30 s is a reset."""
     lo, hi = mm
-    times = _quiet_pane_fires(lo, hi, phase, busy, _span_to_cap(lo, hi, 6))
+    times = _quiet_pane_fires(lo, hi, phase, _quick(busy, lo), _span_to_cap(lo, hi, 6))
     gaps = [b - a for a, b in zip(times, times[1:])]
     assert len(gaps) >= 6, times
     drops = [(i, a, b) for i, (a, b) in enumerate(zip(gaps, gaps[1:])) if b < a - TICK]
@@ -224,7 +232,7 @@ def test_quiet_pane_backs_off_to_max(mm, phase, busy):
     allows a min under one poll (§3.4 "min < 30 s is allowed by validation"), it
     just cannot time the first rungs precisely."""
     lo, hi = mm
-    times = _quiet_pane_fires(lo, hi, phase, busy, _span_to_cap(lo, hi, 6))
+    times = _quiet_pane_fires(lo, hi, phase, _quick(busy, lo), _span_to_cap(lo, hi, 6))
     gaps = [b - a for a, b in zip(times, times[1:])]
     tail = gaps[-4:]
     assert tail and all(hi - TICK <= g <= hi + TICK for g in tail), (
@@ -243,7 +251,7 @@ def test_a_long_quiet_stretch_stays_at_max(mm, phase, busy):
     the ladder stays at max ± one poll and never drifts or resets."""
     lo, hi = mm
     assume(not near_cap(lo, hi))  # shown by the two tests above
-    times = _quiet_pane_fires(lo, hi, phase, busy, _span_to_cap(lo, hi, 80))
+    times = _quiet_pane_fires(lo, hi, phase, _quick(busy, lo), _span_to_cap(lo, hi, 80))
     gaps = [b - a for a, b in zip(times, times[1:])]
     assert len(times) > ladder.WALK_LIMIT + 10
     at_cap = gaps[-70:]
@@ -263,18 +271,40 @@ def test_a_long_quiet_stretch_stays_at_max(mm, phase, busy):
 @example(d=181, phase=29, busy=119)
 def test_flat_ladder_fires_every_min_rounded_up_to_the_poll(d, phase, busy):
     """Flat ladder (min = max = d): next = newest own line + d, and a fire lands on
-    the first tick at or after it. Every fire is itself on the 30-s tick grid, so
-    every gap is exactly d rounded up to a whole poll: 30·⌈d/30⌉ (d ≤ gap < d + 30).
-    The first fire comes d after the pane went idle, rounded up to a tick."""
+    the first tick at or after it when the agent is not working. Every fire is
+    itself on the 30-s tick grid, so every gap is the longer of d and the
+    agent's answer (`busy`, under the 120-s attribution window) rounded up to a
+    whole poll: 30·⌈max(d, busy)/30⌉. The first fire comes d after the pane went
+    idle, rounded up to a tick."""
     start = 1_750_000_000
-    times = _quiet_pane_fires(d, d, phase, busy, 12 * max(d, TICK) + 600)
+    times = _quiet_pane_fires(d, d, phase, busy, 12 * max(d, TICK, busy) + 600)
     gaps = [b - a for a, b in zip(times, times[1:])]
     d = max(d, TICK)  # a min below one poll counts as one poll
-    want = TICK * math.ceil(d / TICK)
+    want = TICK * math.ceil(max(d, busy) / TICK)
     assert len(gaps) >= 8
     assert set(gaps) == {want}, f"flat ladder d={d}: gaps {gaps}"
     first_tick = start + phase + TICK * math.ceil(max(0, d - phase) / TICK)
     assert times[0] == first_tick
+
+
+@settings(max_examples=60, deadline=None)
+@given(mm=min_max(), phase=st.integers(0, TICK - 1), busy=st.integers(1, 119))
+@example(mm=(60, 60), phase=0, busy=100)  # --idle-every 1m into an agent that works 100 s per prompt
+@example(mm=(34, 946), phase=8, busy=93)
+def test_backoff_never_fires_into_a_working_agent(mm, phase, busy):
+    """Quiet means quiet: whatever the ladder and however long the agent works
+    after each prompt, no backoff fire lands while the target reads active, the
+    ladder still climbs (gaps ≥ min), and no gap exceeds max + the turn + a poll."""
+    lo, hi = mm
+    start = 1_750_000_000
+    sim = simulate([_backoff(lo, hi)], start=start, end=start + _span_to_cap(lo, hi, 4), tick=TICK, phase=phase,
+                   script=[StateChange(start, "%1", "idle")], agents={"%1": AgentModel(busy_for=busy)})
+    seen = dict(sim.strip)
+    times = [line.ts for line in sim.fires("bk01")]
+    assert len(times) >= 4
+    assert all(seen[t].get("%1") != "active" for t in times), [(t, seen[t]) for t in times]
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    assert all(max(lo, TICK) <= g <= hi + busy + 2 * TICK for g in gaps), gaps
 
 
 # =========================================================================== due() is pure

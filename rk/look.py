@@ -1,0 +1,148 @@
+"""The screen as a second source of truth: when rk looks at a pane, and what the
+look changes about what rk believes.
+
+Hooks are the first source, and a fresh hook state costs nothing. rk looks
+(one `capture-pane`) at a pane that matters this tick when
+
+* it has no state at all, or only one the screen wrote (an agent without hooks);
+* it is busy (`active` or `waiting`) without a fresh write for STALE_AFTER
+  seconds: an Esc, a denied dialog or a failed request may have ended the turn
+  without any hook;
+* it is `limited` and the reset has passed, or the reset is not known (the
+  look may find it, or see the limit gone);
+
+and always right before typing. The screen's verdict corrects the stored
+state, which then records that the screen wrote it. Going from busy to rest
+needs a settled screen (two captures alike): a streaming reply can look idle
+for an instant. Pure: the captures come in, the corrected facts go out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from rk.dispose import Seen
+from rk.facts import BUSY_STATES, LIMITED, PaneFact, PaneKind, Source, SourceNote, refusal
+from rk.screen import LAYOUTS, Screen
+
+#: Agents whose screens rk can read: a screen of theirs that matches no layout is unreadable.
+READABLE = frozenset(layout.agent for layout in LAYOUTS)
+
+#: A busy hook state older than this is checked against the screen (well
+#: under a minute: an Esc in Claude leaves `active` with no hook at all).
+STALE_AFTER = 20
+#: A limit whose reset the agent did not print counts as reset this long after
+#: it was first seen (an API rate limit of "try again later").
+LIMIT_RETRY = 15 * 60
+#: Programs that may be an agent CLI's interpreter (Codex and Gemini from npm
+#: run under `node`): such a pane is an agent when its screen is one.
+INTERPRETERS = frozenset({"node", "bun", "deno", "python", "python3"})
+
+
+def limit_over(pane: PaneFact, now: int) -> bool:
+    """A limited pane whose reset instant has passed (or, unknown, whose retry delay has)."""
+    if pane.state != LIMITED:
+        return False
+    return now >= pane.reset_at if pane.reset_at else now - pane.epoch >= LIMIT_RETRY
+
+
+def needs_look(pane: PaneFact, now: int) -> bool:
+    """Whether the tick should capture this pane's screen (see the module docstring)."""
+    if pane.dead or pane.kind == PaneKind.SHELL:
+        return False
+    if pane.kind == PaneKind.PROGRAM:
+        return pane.command in INTERPRETERS and not pane.state
+    if not pane.state or (pane.source == Source.SCREEN and not pane.pid):
+        return True
+    if pane.state in BUSY_STATES:
+        return now - pane.epoch > STALE_AFTER
+    if pane.state == LIMITED:
+        return not pane.reset_at or limit_over(pane, now) or now - pane.epoch > STALE_AFTER
+    return False
+
+
+@dataclass(frozen=True)
+class Correction:
+    """A state the screen showed that differs from the stored one: what to write."""
+
+    state: str
+    epoch: int
+    pid: int
+    reset_at: int = 0
+
+    @property
+    def value(self) -> str:
+        """The `@rk_pane_agent_state` value."""
+        return f"{self.state}:{self.epoch}:{self.pid}" if self.pid else f"{self.state}:{self.epoch}"
+
+    @property
+    def note(self) -> str:
+        """The `@rk_pane_agent_source` value."""
+        return SourceNote(Source.SCREEN, self.epoch, self.reset_at).render()
+
+
+def correction(pane: PaneFact, screen: Screen, now: int, settled: bool) -> Correction | None:
+    """What the look changes, or None to keep the stored state.
+
+    `settled`: a second capture showed the same screen (required before a busy
+    or limited pane is called at rest)."""
+    state = screen.state
+    if not state:
+        return None  # not a screen rk can read: it claims nothing
+    if state in BUSY_STATES:
+        return None if pane.state == state else Correction(state, now, pane.pid)
+    if state == LIMITED:
+        if pane.state == LIMITED:
+            reset = screen.reset_at or pane.reset_at
+            if limit_over(replace(pane, reset_at=reset), now):
+                return Correction("idle", now, pane.pid) if settled else None
+            if screen.reset_at and screen.reset_at != pane.reset_at:
+                return Correction(LIMITED, pane.epoch, pane.pid, screen.reset_at)  # the reset learnt
+            return None
+        if screen.reset_at and screen.reset_at <= now:
+            state = "idle"  # an old limit message: its reset has passed
+        else:
+            return Correction(LIMITED, now, pane.pid, screen.reset_at)
+    # at rest
+    if pane.state == "idle":
+        return None
+    if pane.state and not settled:
+        return None
+    return Correction("idle", now, pane.pid)
+
+
+def corrected(pane: PaneFact, fix: Correction | None, screen: Screen) -> PaneFact:
+    """The pane as rk believes it after the look: the correction applied, and a
+    program whose screen is an agent's counted as an agent."""
+    if screen.agent and pane.kind == PaneKind.PROGRAM:
+        pane = replace(pane, kind=PaneKind.AGENT)
+    if fix is None:
+        return pane
+    return replace(pane, state=fix.state, epoch=fix.epoch, pid=fix.pid, source=str(Source.SCREEN), reset_at=fix.reset_at)
+
+
+def seen_before_typing(pane: PaneFact, screen: Screen | None, now: int, any_program: bool = False) -> Seen:
+    """The pane right before typing, from its hook state and a fresh look
+    (`screen`; None when there was none, as in a dry run).
+
+    The screen decides where it reads a state, with two exceptions that fail
+    closed: a fresh busy hook state beats one idle frame, and a limit that has
+    not reset beats a screen at rest (the banner may have scrolled away). A
+    screen of an agent rk can read that matches no layout is `unreadable`: rk
+    does not know what it would type into."""
+    if screen is not None:
+        pane = corrected(pane, None, screen)
+    refused = refusal(pane, any_program)
+    hooks = "idle" if limit_over(pane, now) else pane.state
+    if screen is None or not screen.state:
+        unreadable = screen is not None and pane.provider in READABLE
+        return Seen(hooks, pane.reset_at, refused=refused, unreadable=unreadable)
+    state = screen.state
+    if state == "idle" and pane.state in BUSY_STATES and now - pane.epoch <= STALE_AFTER:
+        state = pane.state
+    if hooks == LIMITED and state != "active":
+        state = LIMITED
+    if state == LIMITED and pane.state != LIMITED and screen.reset_at and screen.reset_at <= now:
+        state = "idle"  # an old limit message
+    return Seen(state, pane.reset_at or screen.reset_at, dialog=screen.state == "waiting", draft=bool(screen.draft),
+                refused=refused)

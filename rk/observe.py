@@ -1,0 +1,123 @@
+"""Looking at panes: the captures behind the screen as a second source of truth.
+
+The rules (when to look, what a look changes) are pure and live in
+`rk.look`; the reading of a screen in `rk.screen`. This module runs them
+against a tmux server: it picks the panes that matter this tick (entry
+targets, and every agent pane when a wake_on entry watches the server),
+captures those `needs_look` names, takes a second capture before calling a
+busy pane at rest (a settled screen), writes each correction back to the
+pane's options (state and source note), and returns the facts as corrected.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import tzinfo
+
+from rk.delivery import Frame
+from rk.entry import Entry
+from rk.facts import PaneFact, PaneKind, reconcile, resolve_target
+from rk.look import Correction, correction, corrected, needs_look
+from rk.screen import LAYOUTS, Screen, classify
+from rk.process import process_info, tty_device
+from rk.tmux import Server, TmuxError
+
+#: Seconds between the two captures that show a screen has settled.
+SETTLE_DELAY = 0.3
+_ESC = re.compile(r"\x1b\[[0-9;:?]*[@-~]")
+
+
+def read_screen(pane: PaneFact, styled: str, title: str, now: int, zone: tzinfo) -> Screen:
+    """Classify one capture of `pane` with its provider's layout tried first;
+    a printed reset time is dated from the pane's current state, if any."""
+    return classify(styled, LAYOUTS, now=now, zone=zone, since=pane.epoch if pane.state else 0,
+                    hint=pane.provider, title=title)
+
+
+def watched(entries: Sequence[Entry], panes: Sequence[PaneFact]) -> set[str]:
+    """Pane ids whose state matters this tick: every entry's target (a program
+    included, whose screen may show an agent) and, when an entry wakes on the
+    server's states, every pane that is not a shell."""
+    ids: set[str] = set()
+    for entry in entries:
+        fact = resolve_target(entry.target, panes, any_program=True)
+        if fact.resolved:
+            ids.add(fact.pane)
+    if any(e.wake_on is not None for e in entries):
+        ids |= {p.pane_id for p in panes if p.kind != PaneKind.SHELL and not p.dead}
+    return ids
+
+
+@dataclass
+class LookReport:
+    """What the look stage did: captures taken, corrections written, and errors."""
+
+    captures: int = 0
+    corrections: list[tuple[str, Correction]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def look_around(
+    server: Server,
+    entries: Sequence[Entry],
+    panes: Sequence[PaneFact],
+    now: int,
+    zone: tzinfo,
+    *,
+    sleep: Callable[[float], None] = time.sleep,
+    report: LookReport | None = None,
+    write: bool = True,
+) -> list[PaneFact]:
+    """The panes with every looked-at one corrected by its screen (written back
+    to the pane's options unless `write` is off, as in a dry run)."""
+    report = report if report is not None else LookReport()
+    ids = watched(entries, panes)
+    out = []
+    for pane in panes:
+        if pane.pane_id in ids and needs_look(pane, now):
+            pane = _look(server, pane, now, zone, sleep, report, write)
+        out.append(pane)
+    return out
+
+
+def pane_of_frame(frame: Frame) -> PaneFact:
+    """The pane's facts as a delivery frame read them (state reconciled, kind judged)."""
+    pane = PaneFact(frame.pane_id, command=frame.field("pane_current_command"), tty=tty_device(frame.field("pane_tty")),
+                    title=frame.field("pane_title"))
+    return reconcile(pane, frame.field("@rk_pane_agent_state"), frame.field("@rk_agent_state"),
+                     frame.field("@rk_pane_agent_session"), process_info, frame.field("@rk_pane_agent_source"))
+
+
+def _look(server: Server, pane: PaneFact, now: int, zone: tzinfo, sleep, report: LookReport, write: bool) -> PaneFact:
+    try:
+        title, styled = server.look(pane.pane_id)
+        report.captures += 1
+        screen = read_screen(pane, styled, title, now, zone)
+        fix = correction(pane, screen, now, settled=False)
+        if fix is None and _would_rest(pane, screen, now):
+            sleep(SETTLE_DELAY)
+            title2, styled2 = server.look(pane.pane_id)
+            report.captures += 1
+            again = read_screen(pane, styled2, title2, now, zone)
+            if again == screen and _plain(styled2) == _plain(styled):
+                fix = correction(pane, screen, now, settled=True)
+        if fix is not None:
+            if write:
+                server.write_state(pane.pane_id, fix.value, fix.note)
+            report.corrections.append((pane.pane_id, fix))
+        return corrected(pane, fix, screen)
+    except TmuxError as exc:
+        report.errors.append(f"{pane.pane_id}: {exc}")
+        return pane
+
+
+def _would_rest(pane: PaneFact, screen: Screen, now: int) -> bool:
+    """Whether the screen would end a busy or limited state, given a settled screen."""
+    return correction(pane, screen, now, settled=True) is not None
+
+
+def _plain(styled: str) -> str:
+    return "".join(_ESC.sub("", styled).split())

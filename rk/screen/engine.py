@@ -1,0 +1,337 @@
+"""Read an agent's screen: which agent, doing what, and whether its composer holds text.
+
+The input is one `capture-pane -p -J -e` of the pane (escape sequences kept:
+a placeholder differs from a draft only by its colour or faintness). Each
+agent CLI is described by a `Layout` (pure data, one module per agent); the
+engine finds the layout's live composer, looks at the lines around it, and
+returns a `Screen`:
+
+* `waiting`: a permission or question dialog is up (it replaces the composer);
+* `active`: a turn is running (a spinner, "esc to interrupt");
+* `limited`: the last turn ended on a usage or rate limit, with the reset
+  instant when the screen prints one;
+* `idle`: an idle composer;
+* `""`: not a screen this layout knows (nothing is claimed).
+
+`draft` is the composer's text that is not a placeholder. Pure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import tzinfo
+
+from rk.screen.resets import reset_instant
+
+#: How many lines, from the bottom of the screen, the classifier reads.
+BOTTOM_LINES = 60
+
+_ESCAPE = re.compile(r"\x1b(?:\[([0-9;:?]*)([@-~])|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+
+
+@dataclass(frozen=True)
+class Style:
+    """How a character was drawn."""
+
+    dim: bool = False
+    reverse: bool = False
+    fg: str = ""  #: "" default, "5;N" indexed, "2;R;G;B" true colour, or a basic code "31"
+
+
+PLAIN = Style()
+
+
+@dataclass(frozen=True)
+class Line:
+    """A captured line: its text (NBSP read as a space, trailing blanks cut) and
+    the style of each of its characters."""
+
+    plain: str
+    styles: tuple[Style, ...] = ()
+
+    def style_at(self, i: int) -> Style:
+        return self.styles[i] if i < len(self.styles) else PLAIN
+
+
+def _apply_sgr(params: str, style: Style) -> Style:
+    codes = re.split(r"[;:]", params) if params else ["0"]
+    dim, reverse, fg = style.dim, style.reverse, style.fg
+    i = 0
+    while i < len(codes):
+        code = codes[i] or "0"
+        if code == "0":
+            dim, reverse, fg = False, False, ""
+        elif code == "2":
+            dim = True
+        elif code == "22":
+            dim = False
+        elif code == "7":
+            reverse = True
+        elif code == "27":
+            reverse = False
+        elif code == "39":
+            fg = ""
+        elif code in ("38", "48"):
+            kind = codes[i + 1] if i + 1 < len(codes) else ""
+            width = 3 if kind == "5" else 5 if kind == "2" else 2
+            if code == "38":
+                fg = ";".join(codes[i + 1 : i + width])
+            i += width - 1
+        elif code.isdigit() and (30 <= int(code) <= 37 or 90 <= int(code) <= 97):
+            fg = code
+        i += 1
+    return Style(dim, reverse, fg)
+
+
+def parse_line(raw: str) -> Line:
+    """One captured line (SGR escapes kept by `capture-pane -e`) into text and styles."""
+    style = PLAIN
+    chars: list[str] = []
+    styles: list[Style] = []
+    pos = 0
+    for m in _ESCAPE.finditer(raw):
+        for ch in raw[pos : m.start()]:
+            chars.append(" " if ch == "\xa0" else ch)
+            styles.append(style)
+        if m.group(2) == "m":
+            style = _apply_sgr(m.group(1) or "", style)
+        pos = m.end()
+    for ch in raw[pos:]:
+        chars.append(" " if ch == "\xa0" else ch)
+        styles.append(style)
+    plain = "".join(chars).rstrip()
+    return Line(plain, tuple(styles[: len(plain)]))
+
+
+def parse_screen(text: str) -> list[Line]:
+    lines = [parse_line(raw) for raw in text.split("\n")]
+    while lines and not lines[-1].plain.strip():
+        lines.pop()
+    return lines[-BOTTOM_LINES:]
+
+
+def _compile(patterns: Sequence[str]) -> tuple[re.Pattern[str], ...]:
+    return tuple(re.compile(p) for p in patterns)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How one agent CLI draws its screen. Patterns are regular expressions over
+    plain lines (NBSP read as a space, trailing blanks cut)."""
+
+    agent: str
+    #: Any of these anywhere in the bottom lines says the screen is this agent's.
+    identify: tuple[str, ...]
+    #: The live composer's first line; group `text` is what it holds.
+    composer: str
+    #: Lines that continue a multi-line composer (group `text`), until `composer_end`.
+    composer_more: str = ""
+    #: The line that closes the composer (a rule, a blank, the box's bottom).
+    composer_end: str = ""
+    #: The composer is the whole run of `composer` lines above its end (a box).
+    composer_block: bool = False
+    #: Lines inside the composer that are not its text (a status line in the box).
+    composer_skip: str = ""
+    #: A line of the conversation where a turn begins (a past prompt); the last
+    #: turn's block is what lies between the last such line and the composer.
+    turn_start: str = ""
+    #: With it, a turn start's first visible character must be drawn in one of these colours.
+    turn_start_fg: frozenset[str] = frozenset()
+    #: Busy: matched on the lines between the last turn start and the bottom.
+    working: tuple[str, ...] = ()
+    #: A dialog that asks the human (it replaces the composer).
+    dialog: tuple[str, ...] = ()
+    #: A usage or rate limit that ended the last turn (read in the last turn's block,
+    #: or in a dialog that replaced the composer).
+    limit: tuple[str, ...] = ()
+    #: A pane title that says a turn runs (a spinner the agent puts there).
+    title_busy: tuple[str, ...] = ()
+    #: A pane title that says a dialog is up.
+    title_dialog: tuple[str, ...] = ()
+    #: Composer text drawn in these styles is a placeholder, not a draft.
+    placeholder_dim: bool = True
+    placeholder_fg: frozenset[str] = frozenset()
+    #: Composer texts that are always placeholders (hints the agent writes there).
+    placeholder_text: tuple[str, ...] = ()
+    _compiled: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def rx(self, name: str) -> tuple[re.Pattern[str], ...]:
+        got = self._compiled.get(name)
+        if got is None:
+            value = getattr(self, name)
+            got = _compile((value,) if isinstance(value, str) else value) if value else ()
+            self._compiled[name] = got
+        return got
+
+    def is_placeholder(self, style: Style) -> bool:
+        return (self.placeholder_dim and style.dim) or (style.fg in self.placeholder_fg)
+
+
+@dataclass(frozen=True)
+class Screen:
+    """What one capture says about the pane."""
+
+    agent: str = ""  #: the layout recognised ("" none)
+    state: str = ""  #: active | waiting | idle | limited | "" (not known from the screen)
+    draft: str = ""  #: composer text that is not a placeholder
+    reset_at: int = 0  #: limited: the reset instant, when printed
+    evidence: str = ""  #: the line that decided, for diagnostics
+
+    @property
+    def dialog(self) -> bool:
+        return self.state == "waiting"
+
+
+def _search(patterns, lines: Sequence[Line]) -> Line | None:
+    for line in lines:
+        for rx in patterns:
+            if rx.search(line.plain):
+                return line
+    return None
+
+
+def _limit(layout: Layout, lines: Sequence[Line], dating: Dating) -> tuple[str, int] | None:
+    """(evidence, reset instant) of a limit message among `lines`; an agent may
+    wrap the message itself, so the reset is read from the line and the two after it."""
+    patterns = layout.rx("limit")
+    for i, line in enumerate(lines):
+        if any(rx.search(line.plain) for rx in patterns):
+            text = " ".join(ln.plain.strip() for ln in lines[i : i + 3])
+            return line.plain.strip(), dating.reset(text)
+    return None
+
+
+def _composer(layout: Layout, lines: list[Line]) -> tuple[int, str] | None:
+    """(index of the live composer's first line, its text without placeholders),
+    or None when the screen shows none.
+
+    The live composer is the lowest box that `composer_end` closes: walking up
+    from the line above the end, through `composer_more` lines, to a
+    `composer` line (with `composer_block`, to the top of the run of
+    `composer` lines)."""
+    starts, more, end, skip = (layout.rx(n) for n in ("composer", "composer_more", "composer_end", "composer_skip"))
+
+    def match(patterns, line: Line) -> re.Match[str] | None:
+        return next((m for rx in patterns if (m := rx.match(line.plain))), None)
+
+    for e in range(len(lines) - 1, 0, -1):
+        if match(end, lines[e]) is None:
+            continue
+        top = e - 1
+        if layout.composer_block:
+            if match(starts, lines[top]) is None:
+                continue
+            while top > 0 and match(starts, lines[top - 1]) is not None:
+                top -= 1
+        else:
+            while top >= 0 and match(starts, lines[top]) is None and match(more, lines[top]) is not None:
+                top -= 1
+            if top < 0 or match(starts, lines[top]) is None:
+                continue
+        texts = []
+        for i in range(top, e):
+            if match(skip, lines[i]) is not None:
+                continue
+            m = match(starts, lines[i]) if (i == top or layout.composer_block) else match(more, lines[i])
+            if m is not None:
+                texts.append(_text_of(layout, lines[i], m))
+        draft = "\n".join(t for t in texts if t).strip()
+        if draft and any(re.fullmatch(p, draft) for p in layout.placeholder_text):
+            draft = ""
+        return top, draft
+    return None
+
+
+def _text_of(layout: Layout, line: Line, m: re.Match[str]) -> str:
+    """The composer text of one line: the `text` group, without the characters
+    drawn in a placeholder style or under the (reverse-video) cursor."""
+    if "text" not in m.re.groupindex or m.group("text") is None:
+        return ""
+    lo, hi = m.span("text")
+    ink = "".join(
+        line.plain[i] for i in range(lo, hi)
+        if not line.style_at(i).reverse and not layout.is_placeholder(line.style_at(i))
+    )
+    return ink.strip()
+
+
+def classify(text: str, layouts: Sequence[Layout], *, now: int, zone: tzinfo, since: int = 0, hint: str = "",
+             title: str = "") -> Screen:
+    """Classify one capture. `hint` names the agent to try first (the pane's
+    provider); `title` is the pane's title. A printed reset time is dated from
+    `since` (when the state began, if known) or else read as the nearest such
+    time to `now`, in `zone` unless it names its own."""
+    lines = parse_screen(text)
+    ordered = sorted(layouts, key=lambda lay: lay.agent != hint)
+    for layout in ordered:
+        if _search(layout.rx("identify"), lines) is None:
+            continue
+        screen = _classify(layout, lines, Dating(now, since, zone))
+        if title and screen.state in ("idle", "limited", "") and any(rx.search(title) for rx in layout.rx("title_busy")):
+            return Screen(layout.agent, "active", screen.draft, 0, f"title: {title}")
+        if title and screen.state in ("idle", "") and any(rx.search(title) for rx in layout.rx("title_dialog")):
+            return Screen(layout.agent, "waiting", "", 0, f"title: {title}")
+        return screen
+    return Screen()
+
+
+@dataclass(frozen=True)
+class Dating:
+    """What a printed reset time is read against."""
+
+    now: int
+    since: int
+    zone: tzinfo
+
+    def reset(self, text: str) -> int:
+        return reset_instant(text, self.since, self.zone, now=self.now)
+
+
+def _drawn_in(line: Line, colours: frozenset[str]) -> bool:
+    """Whether the line's first visible character has one of `colours` (any, if none given)."""
+    if not colours:
+        return True
+    first = len(line.plain) - len(line.plain.lstrip())
+    return line.style_at(first).fg in colours
+
+
+def _lowest(patterns, lines: Sequence[Line]) -> int:
+    """Index of the lowest line matching any pattern, -1 if none."""
+    for i in range(len(lines) - 1, -1, -1):
+        if any(rx.search(lines[i].plain) for rx in patterns):
+            return i
+    return -1
+
+
+def _classify(layout: Layout, lines: list[Line], dating: Dating) -> Screen:
+    found = _composer(layout, lines)
+    dialog_at = _lowest(layout.rx("dialog"), lines[-25:])
+    if found is not None and dialog_at >= 0 and dialog_at + max(0, len(lines) - 25) > found[0]:
+        found = None  # a dialog below the "composer": that line was a past prompt, the dialog is live
+    if found is None:
+        limit = _limit(layout, lines[-25:], dating)
+        if limit is not None:  # a limit shown as a dialog (it replaced the composer)
+            return Screen(layout.agent, "limited", "", limit[1], limit[0])
+        dialog = _search(layout.rx("dialog"), lines[-25:])
+        if dialog is not None:
+            return Screen(layout.agent, "waiting", "", 0, dialog.plain.strip())
+        return Screen(layout.agent)
+    index, draft = found
+    block_start = 0
+    starts = layout.rx("turn_start")
+    if starts:
+        for i in range(index - 1, -1, -1):
+            if any(rx.match(lines[i].plain) for rx in starts) and _drawn_in(lines[i], layout.turn_start_fg):
+                block_start = i + 1
+                break
+    block = lines[block_start:index]
+    below = lines[index + 1 :]
+    busy = _search(layout.rx("working"), [*block, *below])
+    if busy is not None:
+        return Screen(layout.agent, "active", draft, 0, busy.plain.strip())
+    limit = _limit(layout, block, dating)
+    if limit is not None:
+        return Screen(layout.agent, "limited", draft, limit[1], limit[0])
+    return Screen(layout.agent, "idle", draft, 0, lines[index].plain.strip())

@@ -1,0 +1,306 @@
+"""The screen classifier against screens captured from the real agent CLIs
+(tests/fixtures/screens/<agent>/, recorded by tests/agents/capture.py,
+gemini_launch.py and opencode_launch.py), the reset-time reader, and the
+rules of when a look happens and what it corrects."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from rk.facts import PaneFact, PaneKind, Source
+from rk.look import LIMIT_RETRY, STALE_AFTER, Correction, correction, corrected, needs_look
+from rk.screen import LAYOUTS, Screen, classify
+from rk.screen.engine import parse_line
+from rk.screen.resets import reset_instant
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "screens"
+NOW = 1764597600  # 2025-12-01T14:00:00Z, before every reset time the fixtures print
+
+I, A, W, L, U = "idle", "active", "waiting", "limited", ""
+
+#: fixture → (state, draft, reset as HH:MM UTC or ""). A screen a human would
+#: read as "idle" with text in the composer has that text as its draft.
+EXPECTED: dict[str, tuple[str, str, str]] = {
+    # Claude Code 2.1.197
+    "claude/after_approved_turn": (I, "", ""),
+    "claude/after_queued_turns": (I, "", ""),
+    "claude/approved_running": (A, "", ""),
+    "claude/boot": (U, "", ""),  # nothing drawn yet: nothing claimed
+    "claude/boot_first_composer": (I, "", ""),
+    "claude/busy_draft": (A, "draft typed while busy", ""),
+    "claude/busy_queued": (A, "", ""),  # "Press up to edit queued messages" is a faint hint
+    "claude/denied_esc": (I, "", ""),
+    "claude/denied_no": (I, "", ""),
+    "claude/draft": (I, "a draft a human typed but did not send", ""),
+    "claude/draft_80x24": (I, "a draft a human typed but did not send", ""),
+    "claude/error_429": (L, "", ""),
+    "claude/error_429_reset_text": (L, "", "15:04"),
+    "claude/error_429_subscription": (L, "", ""),  # the last turn's 429, not the older "resets" above it
+    "claude/error_500": (I, "", ""),
+    "claude/error_529": (I, "", ""),
+    "claude/idle_after_turn": (I, "", ""),
+    "claude/idle_fresh": (I, "", ""),
+    "claude/idle_fresh_80x24": (I, "", ""),
+    "claude/idle_fresh_subscription": (I, "", ""),
+    "claude/interrupted": (I, "", ""),
+    "claude/interrupted_before_output": (I, "take your time", ""),  # Esc put the prompt back: a draft
+    "claude/limit_reached": (L, "", "15:06"),
+    "claude/limit_reached_dialog": (L, "", "15:06"),
+    "claude/paste_long_chip": (I, "[Pasted text #1 +39 lines]", ""),
+    "claude/paste_multiline": (I, "line one of paste\nline two of paste\nline three", ""),
+    "claude/permission_dialog": (W, "", ""),
+    "claude/usage_warning_banner": (I, "", ""),  # "You've used 92%…" is a warning, not a limit
+    "claude/working_1": (A, "", ""),
+    "claude/working_2": (A, "", ""),
+    "claude/working_partial": (A, "", ""),
+    # Codex 0.171.0
+    "codex/after_approved_turn": (I, "", ""),
+    "codex/after_queued_turns": (I, "", ""),
+    "codex/approved_running": (A, "", ""),
+    "codex/boot": (U, "", ""),
+    "codex/boot_first_composer": (I, "", ""),
+    "codex/busy_draft": (A, "draft typed while busy", ""),
+    "codex/busy_queued": (A, "", ""),
+    "codex/busy_steer": (A, "", ""),
+    "codex/denied_esc": (I, "", ""),
+    "codex/draft": (I, "a draft a human typed but did not send", ""),
+    "codex/draft_80x24": (I, "a draft a human typed but did not send", ""),
+    "codex/error_429_quota": (L, "", ""),
+    "codex/error_429_retry_limit": (L, "", ""),
+    "codex/error_500": (I, "", ""),
+    "codex/error_503_capacity": (I, "", ""),
+    "codex/exited": (U, "", ""),  # back at the shell
+    "codex/idle_after_turn": (I, "", ""),
+    "codex/idle_fresh": (I, "", ""),
+    "codex/idle_fresh_80x24": (I, "", ""),
+    "codex/interrupted": (I, "", ""),
+    "codex/interrupted_before_output": (I, "", ""),
+    "codex/paste_long_chip": (I, "[Pasted Content 1639 chars]", ""),
+    "codex/paste_multiline": (I, "line one of paste\nline two of paste\nline three", ""),
+    "codex/permission_dialog": (W, "", ""),
+    "codex/usage_limit": (L, "", "15:07"),
+    "codex/usage_warning": (I, "", ""),
+    "codex/usage_warning_popup": (W, "", ""),  # a modal that would eat a typed prompt
+    "codex/working_1": (A, "", ""),
+    "codex/working_2": (A, "", ""),
+    "codex/working_partial": (I, "", ""),  # a stalled stream looks idle; the title says otherwise (below)
+    # Gemini CLI 0.61.0
+    "gemini/boot": (I, "", ""),
+    "gemini/draft": (I, "refactor the retry loop in rk/delivery.py so it backs off", ""),
+    "gemini/draft_256color": (I, "refactor the retry loop in rk/delivery.py so it backs off", ""),
+    "gemini/draft_80x24": (I, "refactor the retry loop in rk/delivery.py so it backs off", ""),
+    "gemini/error429": (L, "", ""),
+    "gemini/error429_dialog": (L, "", ""),
+    "gemini/error429_full": (L, "", ""),
+    "gemini/error500": (I, "", ""),
+    "gemini/error500_dialog": (W, "", ""),
+    "gemini/error500_retrying": (A, "", ""),
+    "gemini/error500_retrying_esc": (I, "", ""),
+    "gemini/esc_interrupted": (I, "", ""),
+    "gemini/esc_interrupted_settled": (I, "", ""),
+    "gemini/idle_after_turn": (I, "", ""),
+    "gemini/idle_after_turn_80x24": (I, "", ""),
+    "gemini/idle_after_turn_longlabel": (I, "", ""),
+    "gemini/idle_after_turn_longlabel_hookrunning": (I, "", ""),
+    "gemini/idle_fresh": (I, "", ""),
+    "gemini/idle_fresh_256color": (I, "", ""),
+    "gemini/idle_fresh_80x24": (I, "", ""),
+    "gemini/idle_fresh_longlabel": (I, "", ""),
+    "gemini/idle_fresh_longlabel_hookrunning": (I, "", ""),
+    "gemini/paste_multiline": (I, "first line of a pasted prompt\nsecond line of it\nthird and last line", ""),
+    "gemini/tool_approved": (I, "", ""),
+    "gemini/tool_confirm": (W, "", ""),
+    "gemini/tool_running": (A, "", ""),
+    "gemini/working_1": (A, "", ""),
+    "gemini/working_2": (A, "", ""),
+    "gemini/working_hook_label": (A, "", ""),
+    "gemini/working_longlabel": (I, "", ""),  # an unnamed hook's label garbles the line; rk names its hooks
+    # OpenCode 1.18.33
+    "opencode/busy": (A, "", ""),
+    "opencode/dialog": (W, "", ""),
+    "opencode/draft": (I, "half-typed draft", ""),
+    "opencode/draft_home": (I, "half-typed draft", ""),
+    "opencode/error_429": (L, "", ""),
+    "opencode/error_500": (I, "", ""),
+    "opencode/esc_once": (A, "", ""),
+    "opencode/idle": (I, "", ""),
+    "opencode/idle_home": (I, "", ""),  # the grey "Ask anything…" example is a placeholder
+    "opencode/interrupted": (I, "", ""),
+    "opencode/paste_chip": (I, "[Pasted ~3 lines]", ""),
+    "opencode/queued": (A, "", ""),
+    "opencode/retry": (A, "", ""),
+    "opencode/tool_running": (A, "", ""),
+}
+
+#: Screens the classifier is not asked about: Claude's old screen above the shell it exited to
+#: (the pane is a shell by then, and shells are never looked at).
+NOT_ASKED = {"claude/exited"}
+
+
+def fixture_names() -> list[str]:
+    return sorted(f"{p.parent.name}/{p.stem}" for p in FIXTURES.glob("*/*.ansi"))
+
+
+def read(name: str, kind: str = "ansi") -> str:
+    return (FIXTURES / f"{name}.{kind}").read_text(encoding="utf-8")
+
+
+def test_every_captured_screen_has_an_expectation():
+    names = set(fixture_names())
+    assert names, "no screen fixtures"
+    assert names - NOT_ASKED == set(EXPECTED), (sorted(names - NOT_ASKED - set(EXPECTED)), sorted(set(EXPECTED) - names))
+    assert {n.split("/")[0] for n in names} == {"claude", "codex", "gemini", "opencode"}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_captured_screen_is_read_as_a_human_would(name):
+    agent = name.split("/")[0]
+    state, draft, reset = EXPECTED[name]
+    for hint in (agent, ""):  # the pane's provider when known, else every layout tried in turn
+        got = classify(read(name), LAYOUTS, now=NOW, since=NOW, zone=timezone.utc, hint=hint)
+        assert (got.state, got.draft) == (state, draft), (hint, got)
+        assert got.agent == (agent if state else ""), got  # a screen read is the right agent's; an unread one names none
+        when = datetime.fromtimestamp(got.reset_at, timezone.utc).strftime("%H:%M") if got.reset_at else ""
+        assert when == reset, got
+
+
+def test_the_placeholder_is_told_from_a_draft_only_by_its_style():
+    """Codex's placeholder and a draft with the same words differ only by SGR 2."""
+    placeholder = classify("\x1b[1m›\x1b[0m \x1b[2mAsk Codex to do anything\n\n  gpt-5 default · /w\n", LAYOUTS,
+                           now=NOW, zone=timezone.utc)
+    typed = classify("\x1b[1m›\x1b[0m Ask Codex to do anything\n\n  gpt-5 default · /w\n", LAYOUTS, now=NOW, zone=timezone.utc)
+    assert (placeholder.agent, placeholder.state, placeholder.draft) == ("codex", "idle", "")
+    assert (typed.state, typed.draft) == ("idle", "Ask Codex to do anything")
+
+
+def test_a_title_spinner_says_busy_where_the_screen_looks_idle():
+    stalled = read("codex/working_partial")
+    assert classify(stalled, LAYOUTS, now=NOW, zone=timezone.utc, hint="codex").state == "idle"
+    busy = classify(stalled, LAYOUTS, now=NOW, zone=timezone.utc, hint="codex", title="⠙ say hello | work")
+    assert busy.state == "active"
+    dialog = classify(read("codex/idle_after_turn"), LAYOUTS, now=NOW, zone=timezone.utc, hint="codex",
+                      title="[ . ] Action Required | say hello | work")
+    assert dialog.state == "waiting"
+    assert classify(read("claude/idle_fresh"), LAYOUTS, now=NOW, zone=timezone.utc, title="✳ Claude Code").state == "idle"
+    assert classify(read("claude/idle_fresh"), LAYOUTS, now=NOW, zone=timezone.utc, title="⠂ Claude Code").state == "active"
+
+
+def test_a_screen_no_layout_knows_claims_nothing():
+    for text in ("", "$ ls\nfile\n$ ", ">>> print(1)\n1\n>>> "):
+        assert classify(text, LAYOUTS, now=NOW, zone=timezone.utc) == Screen()
+
+
+def test_sgr_parsing_keeps_faint_under_bold_and_reads_colours():
+    line = parse_line("\x1b[1;2m› \x1b[0m\x1b[38;5;248mgrey\x1b[38;2;1;2;3m rgb\x1b[7mX\x1b[27m\xa0end")
+    assert line.plain == "› grey rgbX end"
+    assert line.style_at(0).dim and not line.style_at(2).dim
+    assert line.style_at(2).fg == "5;248" and line.style_at(7).fg == "2;1;2;3"
+    assert line.style_at(10).reverse and not line.style_at(11).reverse
+
+
+# -- reset times ----------------------------------------------------------------------------------
+
+UTC = timezone.utc
+T = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)  # 10:00 UTC
+
+
+def ts(hhmm: str, day: int = 1, zone=UTC) -> int:
+    h, m = map(int, hhmm.split(":"))
+    return int(datetime(2026, 12, day, h, m, tzinfo=zone).timestamp())
+
+
+@pytest.mark.parametrize("text, want", [
+    ("You've hit your session limit · resets 2:57pm (UTC)", ts("14:57")),
+    ("Usage limit reached for your plan. Your limit resets at 14:56 UTC.", ts("14:56")),
+    ("… or try again at 3:07 PM.", ts("15:07")),
+    ("Claude usage limit reached. Your limit will reset at 3pm (America/New_York).", ts("15:00", zone=ZoneInfo("America/New_York"))),
+    ("Access resets at 12:34 PM PST", ts("12:34", zone=ZoneInfo("America/Los_Angeles"))),
+    ("resets 9am", ts("09:00", day=2)),  # already past today: the next one
+    ("try again in 2 hours 5 minutes", int(T.timestamp()) + 7500),
+    ("rate limited; retry after 45s", int(T.timestamp()) + 45),
+    ("resets in 4h 59m", int(T.timestamp()) + 4 * 3600 + 59 * 60),
+    ("Claude AI usage limit reached|1764601200", 1764601200),
+    ("limit until 2026-12-01T15:00:00Z", ts("15:00")),
+    ("Please try again later.", 0),
+    ("resets 5", 0),  # a bare number is not a time
+])
+def test_reset_instant_reads_each_form_agents_print(text, want):
+    assert reset_instant(text, int(T.timestamp()), UTC) == want
+
+
+def test_a_reset_time_without_a_date_is_read_against_when_the_limit_began():
+    banner = "You've hit your session limit · resets 3pm (UTC)"
+    began = ts("10:00")
+    # seen at 16:00 (after the reset): still today's 15:00, not tomorrow's
+    assert reset_instant(banner, began, UTC, now=ts("16:00")) == ts("15:00")
+    # with no idea when it began, the occurrence nearest to now
+    assert reset_instant(banner, 0, UTC, now=ts("16:00")) == ts("15:00")
+    assert reset_instant(banner, 0, UTC, now=ts("11:00")) == ts("15:00")
+    assert reset_instant("resets 1am (UTC)", 0, UTC, now=ts("23:00")) == ts("01:00", day=2)
+
+
+# -- when to look, and what a look corrects -----------------------------------------------------
+
+def pane(state="", epoch=0, pid=0, source="", reset_at=0, kind=PaneKind.AGENT, command="claude") -> PaneFact:
+    if state and not source:
+        source = Source.HOOK
+    return PaneFact("%1", state=state, epoch=epoch, pid=pid, source=str(source), reset_at=reset_at, kind=kind,
+                    command=command)
+
+
+def test_a_fresh_hook_state_costs_no_look():
+    now = 10_000
+    assert not needs_look(pane("idle", now - 3600, 42), now)
+    assert not needs_look(pane("active", now - STALE_AFTER, 42), now)
+    assert needs_look(pane("active", now - STALE_AFTER - 1, 42), now)
+    assert needs_look(pane("waiting", now - STALE_AFTER - 1, 42), now)
+    assert needs_look(pane(), now)  # no state at all
+    assert needs_look(pane("idle", now - 5, 0, Source.SCREEN), now)  # an agent without hooks: the screen is its source
+    assert not needs_look(pane("idle", now - 5, 42, Source.SCREEN), now)  # hooked (a pid): hooks come back
+    assert not needs_look(pane(kind=PaneKind.SHELL, command="bash"), now)
+    assert not needs_look(pane(kind=PaneKind.PROGRAM, command="vim"), now)
+    assert needs_look(pane(kind=PaneKind.PROGRAM, command="node"), now)  # maybe an npm agent
+    limited = pane("limited", now - 5, 42, reset_at=now + 600)
+    assert not needs_look(limited, now)
+    assert needs_look(pane("limited", now - 5, 42, reset_at=now - 1), now)  # the reset passed
+    assert needs_look(pane("limited", now - STALE_AFTER - 1, 42), now)  # reset unknown: look for it
+
+
+def test_corrections():
+    now = 10_000
+    stuck = pane("active", now - 300, 42)
+    rest = Screen("claude", "idle")
+    assert correction(stuck, rest, now, settled=False) is None  # one frame is not enough
+    assert correction(stuck, rest, now, settled=True) == Correction("idle", now, 42)
+    assert correction(stuck, Screen("claude", "active"), now, settled=True) is None  # confirmed: keep the hook's epoch
+    assert correction(stuck, Screen(), now, settled=True) is None  # unreadable: claims nothing
+    assert correction(pane("active", now - 300, 42), Screen("claude", "waiting"), now, False) == Correction("waiting", now, 42)
+    assert correction(pane(), rest, now, settled=False) == Correction("idle", now, 0)  # a hookless agent gets a state
+    hit = correction(pane("active", now - 30, 42), Screen("claude", "limited", reset_at=now + 3600), now, False)
+    assert hit == Correction("limited", now, 42, now + 3600)
+    assert hit.value == f"limited:{now}:42" and hit.note == f"screen:{now}:{now + 3600}"
+    # a limit message whose reset has passed is an old one
+    assert correction(pane("idle", now - 30, 42), Screen("claude", "limited", reset_at=now - 10), now, True) is None
+    # a hook's limited state learns its reset from the screen, keeping its epoch
+    hooked = pane("limited", now - 30, 42)
+    assert correction(hooked, Screen("claude", "limited", reset_at=now + 99), now, False) == Correction("limited", now - 30, 42, now + 99)
+    # past the reset (or the retry delay), a settled screen at rest ends the limit
+    over = pane("limited", now - 30, 42, reset_at=now - 1)
+    assert correction(over, Screen("claude", "limited", reset_at=now - 1), now, True) == Correction("idle", now, 42)
+    assert correction(over, Screen("claude", "limited", reset_at=now - 1), now, False) is None
+    unknown = pane("limited", now - LIMIT_RETRY, 42)
+    assert correction(unknown, Screen("claude", "limited"), now, True) == Correction("idle", now, 42)
+    assert correction(pane("limited", now - 60, 42), Screen("claude", "limited"), now, True) is None
+    assert correction(pane("limited", now - 60, 42), rest, now, True) == Correction("idle", now, 42)  # the banner is gone
+
+
+def test_a_program_whose_screen_is_an_agent_counts_as_one():
+    node = pane(kind=PaneKind.PROGRAM, command="node")
+    seen = Screen("codex", "idle")
+    after = corrected(node, correction(node, seen, 10, False), seen)
+    assert (after.kind, after.state, after.source) == (PaneKind.AGENT, "idle", "screen")
+    assert corrected(node, None, Screen()).kind == PaneKind.PROGRAM
