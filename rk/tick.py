@@ -278,13 +278,23 @@ def _guard(runtime: Runtime, entry: Entry, fire: Fire, view: LogView, now: int):
 def execute(runtime: Runtime, server: Server, entry: Entry, fire: Fire, disposition: Disposition,
             out: ServerTick, dry_run: bool, view: LogView, now: int) -> str | None:
     """Carry out one disposition: the outcome to log, or None for a hold."""
-    outcome = _carry_out(runtime, server, entry, fire, disposition, out, dry_run, view, now)
-    out.decisions.append(Decision(server.name, fire.entry, fire.reason, fire.pane, outcome or disposition.outcome))
+    outcome, final = _carry_out(runtime, server, entry, fire, disposition, out, dry_run, view, now)
+    out.decisions.append(Decision(server.name, fire.entry, fire.reason, fire.pane, outcome or final.outcome))
     return outcome
 
 
 def _carry_out(runtime: Runtime, server: Server, entry: Entry, fire: Fire, disposition: Disposition,
-               out: ServerTick, dry_run: bool, view: LogView, now: int) -> str | None:
+               out: ServerTick, dry_run: bool, view: LogView, now: int) -> tuple[str | None, Disposition]:
+    """(the outcome to log or None for a hold, the disposition carried out: the
+    guard's, when the last look before typing refused)."""
+    outcome = _act(runtime, server, entry, fire, disposition, out, dry_run, view, now)
+    if isinstance(outcome, Disposition):
+        return _carry_out(runtime, server, entry, fire, outcome, out, dry_run, view, now)
+    return outcome, disposition
+
+
+def _act(runtime: Runtime, server: Server, entry: Entry, fire: Fire, disposition: Disposition,
+         out: ServerTick, dry_run: bool, view: LogView, now: int) -> str | Disposition | None:
     act = disposition.act
     if disposition.note is not None:
         out.diagnostics.append(disposition.note)
@@ -298,7 +308,7 @@ def _carry_out(runtime: Runtime, server: Server, entry: Entry, fire: Fire, dispo
             return "would-deliver"
         result = runtime.deliver(server, fire.pane, entry.payload, guard=_guard(runtime, entry, fire, view, now))
         if result.refused is not None:  # the last look said no: nothing was typed
-            return _carry_out(runtime, server, entry, fire, result.refused, out, dry_run, view, now)
+            return result.refused
         return result.outcome
     if act == Act.RESPAWN:
         if dry_run:
