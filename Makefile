@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv demo test bench clean
+.PHONY: venv demo test test-agents bench clean
 
 # A regular (not editable) install, redone whenever the sources change: the
 # `rk` that agent hooks run starts in ~20 ms this way; an editable install's
@@ -26,6 +26,12 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q $(ARGS)
+
+# The real Claude Code and Codex CLIs, offline against local mocks of their
+# model APIs (installed by npm into ~/.cache/rk-test-agents; an install that
+# fails fails the run, it never skips).
+test-agents: $(STAMP)
+	$(BIN)/python -m pytest -q -m agents tests/agents $(ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python bench/due.py

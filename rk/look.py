@@ -90,12 +90,15 @@ def correction(pane: PaneFact, screen: Screen, now: int, settled: bool) -> Corre
     if not state:
         return None  # not a screen rk can read: it claims nothing
     if state in BUSY_STATES:
+        if pane.state == LIMITED and state == "waiting" and not limit_over(pane, now):
+            return None  # a dialog over a limit (what to do about it): still limited
         return None if pane.state == state else Correction(state, now, pane.pid)
     if state == LIMITED:
         if pane.state == LIMITED:
             reset = screen.reset_at or pane.reset_at
             if limit_over(replace(pane, reset_at=reset), now):
-                return Correction("idle", now, pane.pid) if settled else None
+                # over: at rest once the screen has settled and no dialog is up
+                return Correction("idle", now, pane.pid) if settled and not screen.dialog else None
             if screen.reset_at and screen.reset_at != pane.reset_at:
                 return Correction(LIMITED, pane.epoch, pane.pid, screen.reset_at)  # the reset learnt
             return None
@@ -142,7 +145,7 @@ def seen_before_typing(pane: PaneFact, screen: Screen | None, now: int, any_prog
         state = pane.state
     if hooks == LIMITED and state != "active":
         state = LIMITED
-    if state == LIMITED and pane.state != LIMITED and screen.reset_at and screen.reset_at <= now:
-        state = "idle"  # an old limit message
-    return Seen(state, pane.reset_at or screen.reset_at, dialog=screen.state == "waiting", draft=bool(screen.draft),
+    if state == LIMITED and (limit_over(pane, now) or (screen.reset_at and screen.reset_at <= now)):
+        state = "waiting" if screen.dialog else "idle"  # the limit is over; its message is old
+    return Seen(state, pane.reset_at or screen.reset_at, dialog=screen.dialog, draft=bool(screen.draft),
                 refused=refused)

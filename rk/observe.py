@@ -31,9 +31,11 @@ _ESC = re.compile(r"\x1b\[[0-9;:?]*[@-~]")
 
 
 def read_screen(pane: PaneFact, styled: str, title: str, now: int, zone: tzinfo) -> Screen:
-    """Classify one capture of `pane` with its provider's layout tried first;
-    a printed reset time is dated from the pane's current state, if any."""
-    return classify(styled, LAYOUTS, now=now, zone=zone, since=pane.epoch if pane.state else 0,
+    """Classify one capture of `pane` with its provider's layout tried first.
+    A printed reset time is dated from when the pane's limit began, if it is
+    limited; otherwise it is read as the nearest such time (an old banner's
+    reset has passed)."""
+    return classify(styled, LAYOUTS, now=now, zone=zone, since=pane.epoch if pane.state == "limited" else 0,
                     hint=pane.provider, title=title)
 
 

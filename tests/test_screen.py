@@ -83,6 +83,7 @@ EXPECTED: dict[str, tuple[str, str, str]] = {
     "codex/paste_multiline": (I, "line one of paste\nline two of paste\nline three", ""),
     "codex/permission_dialog": (W, "", ""),
     "codex/usage_limit": (L, "", "15:07"),
+    "codex/usage_limit_popup": (L, "", "13:35"),  # the limit, and a "switch model?" popup over the composer
     "codex/usage_warning": (I, "", ""),
     "codex/usage_warning_popup": (W, "", ""),  # a modal that would eat a typed prompt
     "codex/working_1": (A, "", ""),
@@ -136,6 +137,9 @@ EXPECTED: dict[str, tuple[str, str, str]] = {
     "opencode/tool_running": (A, "", ""),
 }
 
+#: Limits shown with a dialog over them (what to do about the limit): a dialog all the same.
+LIMIT_DIALOGS = {"claude/limit_reached_dialog", "codex/usage_limit_popup", "gemini/error429_dialog"}
+
 #: Screens the classifier is not asked about: Claude's old screen above the shell it exited to
 #: (the pane is a shell by then, and shells are never looked at).
 NOT_ASKED = {"claude/exited"}
@@ -166,6 +170,7 @@ def test_captured_screen_is_read_as_a_human_would(name):
         assert got.agent == (agent if state else ""), got  # a screen read is the right agent's; an unread one names none
         when = datetime.fromtimestamp(got.reset_at, timezone.utc).strftime("%H:%M") if got.reset_at else ""
         assert when == reset, got
+        assert got.dialog == (state == W or name in LIMIT_DIALOGS), got  # keys typed now would answer a dialog
 
 
 def test_the_placeholder_is_told_from_a_draft_only_by_its_style():
@@ -304,3 +309,26 @@ def test_a_program_whose_screen_is_an_agent_counts_as_one():
     after = corrected(node, correction(node, seen, 10, False), seen)
     assert (after.kind, after.state, after.source) == (PaneKind.AGENT, "idle", "screen")
     assert corrected(node, None, Screen()).kind == PaneKind.PROGRAM
+
+
+def test_what_a_pane_shows_right_before_typing():
+    from rk.look import seen_before_typing
+
+    now = 10_000
+    limited = pane("limited", now - 60, 42)
+    banner = Screen("codex", "limited", reset_at=now + 600, dialog=True)
+    assert (seen_before_typing(limited, banner, now).state, seen_before_typing(limited, banner, now).dialog) == ("limited", True)
+    # the reset passed: the message is old; the dialog over it still stops the keys
+    over = Screen("codex", "limited", reset_at=now - 1, dialog=True)
+    assert seen_before_typing(limited, over, now).state == "waiting"
+    assert seen_before_typing(limited, Screen("codex", "limited", reset_at=now - 1), now).state == "idle"
+    # a fresh busy hook state beats one idle frame; a stale one does not
+    assert seen_before_typing(pane("active", now - 5, 42), Screen("claude", "idle"), now).state == "active"
+    assert seen_before_typing(pane("active", now - 60, 42), Screen("claude", "idle"), now).state == "idle"
+    # a limit that has not reset beats a screen at rest (the banner may have scrolled away)
+    assert seen_before_typing(limited, Screen("claude", "idle"), now).state == "limited"
+    # an agent rk can read whose screen matches no layout: unreadable, nothing typed blind
+    claude = PaneFact("%1", state="idle", epoch=1, source="hook", command="claude", kind=PaneKind.AGENT)
+    assert seen_before_typing(claude, Screen(), now).unreadable
+    assert not seen_before_typing(PaneFact("%1", command="aider", kind=PaneKind.AGENT), Screen(), now).unreadable
+    assert seen_before_typing(claude, Screen("claude", "idle", draft="mine"), now).draft

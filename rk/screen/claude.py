@@ -19,7 +19,7 @@ LAYOUT = Layout(
     composer=r"^❯(?: (?P<text>.*))?$",
     composer_more=r"^  (?P<text>.*)$",
     composer_end=r"^─{10,}",
-    turn_start=r"^❯ \S",
+    turn_start=r"^❯ (?!/)\S",  # a past prompt; a slash command (/rate-limit-options) starts no turn
     working=(r"esc to interrupt", r"^[✻✶✽✢✳·*] \S[^…]*…"),
     dialog=(
         r"Do you want to proceed\?",

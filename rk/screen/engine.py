@@ -178,10 +178,7 @@ class Screen:
     draft: str = ""  #: composer text that is not a placeholder
     reset_at: int = 0  #: limited: the reset instant, when printed
     evidence: str = ""  #: the line that decided, for diagnostics
-
-    @property
-    def dialog(self) -> bool:
-        return self.state == "waiting"
+    dialog: bool = False  #: a dialog is up (also over a limit): keys would answer it
 
 
 def _search(patterns, lines: Sequence[Line]) -> Line | None:
@@ -272,7 +269,7 @@ def classify(text: str, layouts: Sequence[Layout], *, now: int, zone: tzinfo, si
         if title and screen.state in ("idle", "limited", "") and any(rx.search(title) for rx in layout.rx("title_busy")):
             return Screen(layout.agent, "active", screen.draft, 0, f"title: {title}")
         if title and screen.state in ("idle", "") and any(rx.search(title) for rx in layout.rx("title_dialog")):
-            return Screen(layout.agent, "waiting", "", 0, f"title: {title}")
+            return Screen(layout.agent, "waiting", "", 0, f"title: {title}", dialog=True)
         return screen
     return Screen()
 
@@ -287,6 +284,16 @@ class Dating:
 
     def reset(self, text: str) -> int:
         return reset_instant(text, self.since, self.zone, now=self.now)
+
+
+def _turn_start(layout: Layout, lines: list[Line], before: int) -> int:
+    """Where the last turn's block begins: the line after the last past prompt
+    above `before` (the top of the screen when none shows)."""
+    starts = layout.rx("turn_start")
+    for i in range(before - 1, -1, -1):
+        if any(rx.match(lines[i].plain) for rx in starts) and _drawn_in(lines[i], layout.turn_start_fg):
+            return i + 1
+    return 0
 
 
 def _drawn_in(line: Line, colours: frozenset[str]) -> bool:
@@ -311,22 +318,17 @@ def _classify(layout: Layout, lines: list[Line], dating: Dating) -> Screen:
     if found is not None and dialog_at >= 0 and dialog_at + max(0, len(lines) - 25) > found[0]:
         found = None  # a dialog below the "composer": that line was a past prompt, the dialog is live
     if found is None:
-        limit = _limit(layout, lines[-25:], dating)
-        if limit is not None:  # a limit shown as a dialog (it replaced the composer)
-            return Screen(layout.agent, "limited", "", limit[1], limit[0])
+        # no composer: a dialog replaced it. The last turn's result may be a
+        # limit (the dialog then offers what to do about it).
         dialog = _search(layout.rx("dialog"), lines[-25:])
+        limit = _limit(layout, lines[_turn_start(layout, lines, len(lines)):], dating)
+        if limit is not None:
+            return Screen(layout.agent, "limited", "", limit[1], limit[0], dialog=dialog is not None)
         if dialog is not None:
-            return Screen(layout.agent, "waiting", "", 0, dialog.plain.strip())
+            return Screen(layout.agent, "waiting", "", 0, dialog.plain.strip(), dialog=True)
         return Screen(layout.agent)
     index, draft = found
-    block_start = 0
-    starts = layout.rx("turn_start")
-    if starts:
-        for i in range(index - 1, -1, -1):
-            if any(rx.match(lines[i].plain) for rx in starts) and _drawn_in(lines[i], layout.turn_start_fg):
-                block_start = i + 1
-                break
-    block = lines[block_start:index]
+    block = lines[_turn_start(layout, lines, index):index]
     below = lines[index + 1 :]
     busy = _search(layout.rx("working"), [*block, *below])
     if busy is not None:
