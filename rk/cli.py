@@ -31,7 +31,7 @@ except ImportError:  # pragma: no cover - typer on top of click
 
 from rk import clock, logfile
 from rk.config import ConfigError, ServerFiles, check_slug, load_settings, state_dir
-from rk.cronexpr import CronError, CronExpr, zone_for
+from rk.cronexpr import CronError, zone_for
 from rk.durations import DurationError, format_go, parse_duration
 from rk.entry import (
     CATCH_UP_ONCE,
@@ -947,6 +947,7 @@ def cmd_ticker(
         loop.install_signal_handlers()
         runtime.cache_entries = True
         runtime.log_cache = logfile.LiveLogCache()
+        runtime.unreadable = {}
         try:
             loop.run()
         except ticker.TickerError as exc:

@@ -136,7 +136,7 @@ class WakeOn:
     debounce: int = 0
 
     def to_yaml(self) -> dict:
-        return {"event": self.event, "scope": self.scope or WAKE_SCOPE, "debounce": format_duration(self.debounce)}
+        return {"event": str(self.event), "scope": self.scope or WAKE_SCOPE, "debounce": format_duration(self.debounce)}
 
 
 @dataclass(frozen=True)

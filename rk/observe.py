@@ -72,16 +72,35 @@ def look_around(
     sleep: Callable[[float], None] = time.sleep,
     report: LookReport | None = None,
     write: bool = True,
+    unreadable: dict[str, tuple] | None = None,
 ) -> list[PaneFact]:
     """The panes with every looked-at one corrected by its screen (written back
-    to the pane's options unless `write` is off, as in a dry run)."""
+    to the pane's options unless `write` is off, as in a dry run).
+
+    `unreadable` (the long-running ticker keeps one per server) remembers the
+    panes whose screen no layout read, with the state they had then; such a
+    pane is not looked at again until its state changes, so a program with a
+    hand-written busy state costs one capture, not one per tick."""
     report = report if report is not None else LookReport()
     ids = watched(entries, panes)
     out = []
     for pane in panes:
+        key = (pane.state, pane.epoch, pane.pid, pane.command)
         if pane.pane_id in ids and needs_look(pane, now):
-            pane = _look(server, pane, now, zone, sleep, report, write)
+            if unreadable is not None and unreadable.get(pane.pane_id) == key:
+                out.append(pane)
+                continue
+            looked, screen = _look(server, pane, now, zone, sleep, report, write)
+            if unreadable is not None:
+                if screen is not None and not screen.agent:
+                    unreadable[pane.pane_id] = key
+                else:
+                    unreadable.pop(pane.pane_id, None)
+            pane = looked
         out.append(pane)
+    if unreadable is not None:
+        for gone in set(unreadable) - {p.pane_id for p in panes}:
+            del unreadable[gone]
     return out
 
 
@@ -93,7 +112,8 @@ def pane_of_frame(frame: Frame) -> PaneFact:
                      frame.field("@rk_pane_agent_session"), process_info, frame.field("@rk_pane_agent_source"))
 
 
-def _look(server: Server, pane: PaneFact, now: int, zone: tzinfo, sleep, report: LookReport, write: bool) -> PaneFact:
+def _look(server: Server, pane: PaneFact, now: int, zone: tzinfo, sleep, report: LookReport,
+          write: bool) -> tuple[PaneFact, Screen | None]:
     try:
         title, styled = server.look(pane.pane_id)
         report.captures += 1
@@ -110,10 +130,10 @@ def _look(server: Server, pane: PaneFact, now: int, zone: tzinfo, sleep, report:
             if write:
                 server.write_state(pane.pane_id, fix.value, fix.note)
             report.corrections.append((pane.pane_id, fix))
-        return corrected(pane, fix, screen)
+        return corrected(pane, fix, screen), screen
     except TmuxError as exc:
         report.errors.append(f"{pane.pane_id}: {exc}")
-        return pane
+        return pane, None
 
 
 def _would_rest(pane: PaneFact, screen: Screen, now: int) -> bool:

@@ -117,6 +117,8 @@ class Runtime:
     #: keep parsed files between ticks (the long-running ticker)
     cache_entries: bool = False
     log_cache: logfile.LiveLogCache | None = None
+    #: per server, panes whose screen no layout read, and the state they had (the ticker)
+    unreadable: dict[str, dict[str, tuple]] | None = None
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None, **overrides) -> Runtime:
@@ -202,7 +204,8 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
         return
     out.swept = True
     now = runtime.clock()
-    panes = look_around(server, entries, panes, now, runtime.zone, report=out.looks, write=not dry_run)
+    memo = runtime.unreadable.setdefault(server.name, {}) if runtime.unreadable is not None else None
+    panes = look_around(server, entries, panes, now, runtime.zone, report=out.looks, write=not dry_run, unreadable=memo)
     by_pane = {p.pane_id: p for p in panes}
     targets = resolve_all(entries, panes)
     previous = cursor.read_cursor(files.cursor)

@@ -46,12 +46,6 @@ PANE_FIELDS = (
     "pane_title",  # last: a title is the one field a program sets freely
 )
 PANE_FORMAT = FIELD_SEP.join("#{" + f + "}" for f in PANE_FIELDS)
-#: Fields read for the fresh state check at delivery time.
-STATE_FORMAT = FIELD_SEP.join(
-    ("#{pane_id}", "#{@rk_pane_agent_state}", "#{@rk_agent_state}", "#{pane_current_command}", "#{pane_dead}",
-     "#{pane_tty}")
-)
-
 
 class TmuxError(Exception):
     """A tmux command failed; the message carries tmux's own words."""
@@ -183,18 +177,6 @@ class Server:
                           process_info, row["@rk_pane_agent_source"])
             )
         return facts
-
-    def pane_state(self, pane: str) -> PaneFact:
-        """The pane's reconciled state and kind now; TmuxError if it is gone."""
-        out = self.display(pane, STATE_FORMAT)
-        values = out.split(FIELD_SEP)
-        if len(values) != 6:
-            raise TmuxError(f"display-message: unexpected reply {out!r}")
-        pane_id, raw_state, raw_legacy, command, dead, tty = values
-        if pane_id != pane or dead == "1":  # tmux 3.3 answers a missing pane with empty fields
-            raise TmuxError(f"pane {pane} is dead")
-        fact = PaneFact(pane_id=pane, command=command, tty=tty_device(tty))
-        return reconcile(fact, raw_state, raw_legacy, "", process_info)
 
     def display(self, target: str, fmt: str) -> str:
         """Expand `fmt` for `target`. Note: tmux 3.3 answers a missing target with
