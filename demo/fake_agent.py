@@ -3,7 +3,13 @@
 It reads a prompt line, reports `active` with `rk agent state`, "works" for a
 few seconds, answers, and reports `idle`. Every few prompts it asks a question
 instead and reports `waiting` until the next line arrives (the answer). That is
-all rk needs to see: the same state changes a real agent's hooks would write.
+all rk needs from hooks: the same state changes a real agent's hooks write.
+
+Its screen is drawn the way Codex draws its own (a `› ` composer, a
+`• Working (3s • esc to interrupt)` line while busy), so rk's screen reader
+sees what a human would: an idle composer, or text typed into it (a draft).
+With `--exit-after N` it "exits" after N seconds and leaves a shell in the pane,
+as an agent does when its user quits it.
 """
 
 from __future__ import annotations
@@ -23,14 +29,22 @@ def report(state: str) -> None:
 
 
 def work(seconds: float) -> None:
-    frames = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-    end = time.monotonic() + seconds
+    start = time.monotonic()
+    end = start + seconds
     i = 0
     while time.monotonic() < end:
-        print(f"\r  {frames[i % len(frames)]} thinking…", end="", flush=True)
-        time.sleep(0.1)
+        glyph = "•◦"[i % 2]
+        print(f"\r{glyph} Working ({int(time.monotonic() - start)}s • esc to interrupt)", end="", flush=True)
+        time.sleep(0.25)
         i += 1
-    print("\r" + " " * 20 + "\r", end="", flush=True)
+    print("\r" + " " * 40 + "\r", end="", flush=True)
+
+
+def exit_to_shell(name: str) -> None:
+    """What an agent's exit leaves behind: the pane's shell."""
+    print(f"\n[{name}] exits; the pane shows a shell now")
+    sys.stdout.flush()
+    os.execvp("bash", ["bash", "--norc", "--noprofile", "-i"])
 
 
 def main() -> int:
@@ -39,16 +53,25 @@ def main() -> int:
     parser.add_argument("--ask-every", type=int, default=0, help="ask a question every Nth prompt (0: never)")
     parser.add_argument("--work", type=float, nargs=2, default=(2.0, 5.0), metavar=("MIN", "MAX"))
     parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--exit-after", type=float, default=0, help="exit to a shell after this many seconds")
     args = parser.parse_args()
+    if args.exit_after:
+        import signal
+
+        signal.signal(signal.SIGALRM, lambda *_: exit_to_shell(args.name))
+        signal.setitimer(signal.ITIMER_REAL, args.exit_after)
     rng = random.Random(args.seed if args.seed is not None else os.getpid())
     print(f"[{args.name}] fake agent ready (pane {os.environ.get('TMUX_PANE', '?')})")
     report("idle")
     count = 0
     while True:
+        # the composer as Codex draws it: `› ` with a blank line and a status line under it
+        print(f"\n\n\n  demo agent · {args.name} · ? for shortcuts\x1b[2A\r", end="", flush=True)
         try:
             line = input("› ")
         except EOFError:
             return 0
+        print("\x1b[J", end="")  # the status line goes while the agent answers
         if not line.strip():
             continue
         count += 1

@@ -2,10 +2,12 @@
 
 What happens:
 
-1. a private tmux server `rk-demo` (never your default server) with two fake
+1. a private tmux server `rk-demo` (never your default server) with three fake
    worker agents and, through `rk operator`, an operator window;
 2. one entry of each kind, with short intervals: `every`, `cron`, `backoff`,
-   and the operator's `--idle-every` + `wake_on`;
+   and the operator's `--idle-every` + `wake_on`; and two scenes of what rk
+   refuses to do: worker-c's agent exits and leaves a shell (rk never types
+   into it), and a human types a draft into worker-d (rk never types over it);
 3. the ticker in the background (polling every 5 s, nudged at once by every
    state change the agents report);
 4. the deliveries and state changes printed live; then `rk cron log` and
@@ -31,6 +33,11 @@ HERE = Path(__file__).resolve().parent
 SERVER = "rk-demo"
 AGENT = [sys.executable, str(HERE / "fake_agent.py")]
 KINDS = ("every", "cron", "backoff", "wake")
+#: What the two refusal scenes must show in the log.
+REFUSALS = {"shell": "skipped-absent: shell in pane", "draft": "skipped-busy: draft"}
+DRAFT = "half-typed thought, not sent yet"
+#: The scripted human: (seconds after the ticker started, what it does).
+HUMAN = ((8.0, "type"), (30.0, "send"))
 
 
 #: The environment of every tmux client we run; the server (and so every agent
@@ -78,9 +85,11 @@ def setup(env: dict) -> dict[str, str]:
     tmux("-f", "/dev/null", "new-session", "-d", "-s", "demo", "-n", "worker-a", "-x", "160", "-y", "40",
          "--", *AGENT, "worker-a", "--ask-every", "2", "--seed", "1")
     tmux("new-window", "-d", "-t", "demo:", "-n", "worker-b", "--", *AGENT, "worker-b", "--seed", "2")
+    tmux("new-window", "-d", "-t", "demo:", "-n", "worker-c", "--", *AGENT, "worker-c", "--seed", "3", "--exit-after", "10")
+    tmux("new-window", "-d", "-t", "demo:", "-n", "worker-d", "--", *AGENT, "worker-d", "--seed", "4")
     print(rk("operator", "--command", " ".join([*AGENT, "operator", "--work", "1", "2"]), "-L", SERVER, env=env).strip())
-    wait_until(lambda: all(panes().get(w, ("", ""))[1] for w in ("worker-a", "worker-b", "operator")), 30,
-               "the three agents to report idle")
+    wait_until(lambda: all(panes().get(w, ("", ""))[1] for w in ("worker-a", "worker-b", "worker-c", "worker-d", "operator")),
+               30, "the five agents to report idle")
     p = panes()
     kinds = {}
 
@@ -99,26 +108,51 @@ def setup(env: dict) -> dict[str, str]:
         "--deliver", "skip-if-busy", "--pane", p["worker-b"][0])
     add("wake", "check on the workers", "--idle-every", "30s", "--wake-on", "agent-state-change",
         "--wake-debounce", "5s", "--deliver", "skip-if-busy", "--role", "operator")
+    add("shell", "echo this would run in a shell", "--every", "15s", "--pane", p["worker-c"][0])
+    add("draft", "anything new? (every 10s)", "--every", "10s", "--deliver", "skip-if-busy", "--pane", p["worker-d"][0])
+    print("""
+  every    fires on a fixed interval since its last line
+  cron     fires at wall-clock times; when-idle holds it while the agent works
+  backoff  fires 30s after the agent's last activity, then 1m, 2m… while it stays quiet
+  wake     the operator (a window with role operator): every 30s of quiet, and as soon as
+           a worker goes idle or asks a question (wake_on agent-state-change)
+  shell    worker-c's agent exits after 10s and leaves a shell: rk must never type there
+  draft    a human types into worker-d's composer and leaves it: rk must not type over it""")
     return kinds
 
 
+def human(action: str, pane: str, elapsed: float) -> None:
+    """The scripted human at worker-d: type a draft, later send it."""
+    if action == "type":
+        tmux("send-keys", "-t", pane, "-l", DRAFT)
+        print(f"{elapsed:5.1f}s  (a human types into worker-d and leaves it: \"{DRAFT}\")")
+    else:
+        tmux("send-keys", "-t", pane, "Enter")
+        print(f"{elapsed:5.1f}s  (the human sends the draft; rk's held fires can go through now)")
+
+
 def narrate(env: dict, kinds: dict[str, str], minimum: float, maximum: float) -> dict[str, int]:
-    """Print log lines and state changes as they happen; stop once every kind has
-    delivered and `minimum` has passed, or at `maximum`."""
+    """Print log lines and state changes as they happen, and play the human;
+    stop once every kind has delivered, both refusals were logged and `minimum`
+    has passed, or at `maximum`."""
     from rk.log import parse_line
 
     log_path = Path(env["RK_STATE_DIR"]) / f"{SERVER}.log"
     start = time.monotonic()
     offset = 0
     states: dict[str, str] = {}
-    delivered = {k: 0 for k in KINDS}
+    delivered = {k: 0 for k in (*KINDS, *REFUSALS)}
     names = {pane: name for name, (pane, _) in panes().items()}
+    script = list(HUMAN)
     while True:
         elapsed = time.monotonic() - start
+        while script and elapsed >= script[0][0]:
+            human(script.pop(0)[1], panes()["worker-d"][0], elapsed)
         for name, (pane, state) in sorted(panes().items()):
             if states.get(name) != state:
                 if name in states:
-                    print(f"{elapsed:5.1f}s  {name:<9} is {state or 'unknown'}")
+                    note = "  (its agent exited: a shell now)" if name == "worker-c" and not state else ""
+                    print(f"{elapsed:5.1f}s  {name:<9} is {state or 'unknown'}{note}")
                 states[name] = state
         try:
             with open(log_path, "rb") as fh:
@@ -136,9 +170,12 @@ def narrate(env: dict, kinds: dict[str, str], minimum: float, maximum: float) ->
                 label = "wake" if line.reason == "wake" else kind
                 if line.outcome == "delivered":
                     delivered[kind if kind != "wake" else "wake"] += 1
+                for scene, outcome in REFUSALS.items():
+                    if kind == scene and line.outcome == outcome:
+                        delivered[scene] += 1
                 who = names.get(line.target, line.target or "-")
                 print(f"{elapsed:5.1f}s  >>> {label:<8} {line.entry} -> {who:<9} {line.reason:<9} {line.outcome}")
-        done = all(delivered[k] for k in KINDS)
+        done = all(delivered[k] for k in (*KINDS, *REFUSALS)) and not script
         if (done and elapsed >= minimum) or elapsed >= maximum:
             return delivered
         time.sleep(0.2)
@@ -185,11 +222,16 @@ def main() -> int:
         print("\n$ rk cron log -n 0\n" + rk("cron", "log", "-n", "0", "-L", SERVER, env=env))
         print("$ rk cron list\n" + rk("cron", "list", "-L", SERVER, env=env))
         if delivered is not None:
-            missing = [k for k in KINDS if not delivered[k]]
+            missing = [k for k in (*KINDS, *REFUSALS) if not delivered[k]]
             summary = ", ".join(f"{k}: {delivered[k]}" for k in KINDS)
-            print(f"deliveries by kind — {summary}")
+            refused = ", ".join(f"{REFUSALS[k]}: {delivered[k]}" for k in REFUSALS)
+            print(f"deliveries by kind — {summary}; refused — {refused}")
+            shell = tmux("capture-pane", "-p", "-t", panes()["worker-c"][0])
+            if "echo this would run in a shell" in shell:
+                print("demo: the shell in worker-c received a prompt", file=sys.stderr)
+                return 1
             if missing:
-                print(f"demo: no delivery of {', '.join(missing)} within {args.max:.0f}s", file=sys.stderr)
+                print(f"demo: nothing logged for {', '.join(missing)} within {args.max:.0f}s", file=sys.stderr)
                 return 1
         return 0
     finally:
