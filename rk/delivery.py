@@ -74,11 +74,13 @@ class Timing:
     observation values are run-kit's; the others are rk's own.
     """
 
-    #: The whole sequence once the pane lock is held.
-    deadline: float = 5.0
+    #: The whole sequence once the pane lock is held: room for a paste and its
+    #: probe, the observation ladder, a recovery (clear, paste, probe, the
+    #: retry's ladder) and a last clear.
+    deadline: float = 12.0
     #: Waiting for another delivery into the same pane (one delivery takes at
     #: most `deadline` plus cleanup, so a little more than that).
-    lock_wait: float = 7.0
+    lock_wait: float = 14.0
     #: Grace for clearing the composer when the deadline already passed: a
     #: half-typed payload would jam the next fire, so cleanup gets its own budget.
     cleanup_grace: float = 1.5
@@ -87,8 +89,14 @@ class Timing:
     #: Echo probe: captures after the settle, this far apart.
     probe_interval: float = 0.08
     probe_captures: int = 8
-    #: Observation after Enter: capture at these offsets from the Enter.
-    observe: tuple[float, ...] = (0.04, 0.08, 0.16, 0.32, 0.64)
+    #: Observation after Enter: capture at these offsets from the Enter, up to
+    #: the first change. run-kit's ladder stops at 0.64 s; rk's goes on to 5 s
+    #: before it calls an Enter lost, because an agent may take that long to
+    #: redraw (OpenCode's first prompt switches views, 1-5 s under load), and
+    #: a recovery after an Enter that did land is what leaves text behind.
+    observe: tuple[float, ...] = (0.04, 0.08, 0.16, 0.32, 0.64, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0)
+    #: The observation after a recovery's second Enter stops here.
+    retry_observe: float = 2.0
     #: Clearing: up to this many C-u, each followed by a few captures.
     clear_attempts: int = 4
     clear_interval: float = 0.05
@@ -315,11 +323,13 @@ class Frame:
     def norm(self) -> str:
         return normalise(self.screen)
 
-    def key(self) -> tuple[str, str]:
-        """What "the frame changed" compares: the normalised text and the cursor.
-        The cursor counts because Enter in a line-mode app that prints nothing
-        (`cat > file`) moves only the cursor."""
-        return (self.norm, self.cursor)
+    def key(self) -> tuple[str, str, str]:
+        """What "the frame changed" compares: the normalised text, the cursor,
+        and the pane's agent state. The cursor counts because Enter in a
+        line-mode app that prints nothing (`cat > file`) moves only the cursor;
+        the state because a hook's `active` is the agent saying it took the
+        prompt, even while its screen has not moved yet."""
+        return (self.norm, self.cursor, self.field("@rk_pane_agent_state"))
 
 
 class _Deadline(Exception):
@@ -420,15 +430,18 @@ class _Run:
             return True
         return collapsible and _fresh_chip(baseline.screen, f.screen)
 
-    def enter_and_observe(self, pane: str, pasted: Frame) -> Frame | None:
+    def enter_and_observe(self, pane: str, pasted: Frame, retry: bool = False) -> Frame | None:
         """Press Enter alone, then capture at the observation offsets until the
         frame differs from the post-paste frame. Returns the changed frame, or
         None if the frame never moved. A change is no proof of submission
         (spinners and status lines move too); no change is the one piece of
-        evidence that the Enter did nothing."""
+        evidence that the Enter did nothing. After a recovery (`retry`) the app
+        has shown it is slow to take Enter, not slow to draw: the first steps
+        of the ladder (up to `retry_observe`) are enough."""
         self.guarded(pane, "send-keys", "-t", pane, "Enter")
         start = time.monotonic()
-        for offset in self.timing.observe:
+        ladder = [o for o in self.timing.observe if o <= self.timing.retry_observe] if retry else self.timing.observe
+        for offset in ladder:
             self.sleep(start + offset - time.monotonic())
             f = self.frame(pane)
             if f.key() != pasted.key():
@@ -589,7 +602,7 @@ def _deliver_locked(run: _Run, pane: str, text: str, needle: str, collapsible: b
             cleared = run.try_clear(pane, baseline)
             return _failed("submit not confirmed", f"echo not seen on retry; cleared={cleared}")
         stage = "entered"
-        if run.enter_and_observe(pane, shown) is not None:
+        if run.enter_and_observe(pane, shown, retry=True) is not None:
             return DeliveryResult(True, DELIVERED, "after one recovery")
         stage = "cleared"
         cleared = run.try_clear(pane, baseline)

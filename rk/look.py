@@ -131,6 +131,8 @@ def seen_before_typing(pane: PaneFact, screen: Screen | None, now: int, any_prog
     The screen decides where it reads a state, with two exceptions that fail
     closed: a fresh busy hook state beats one idle frame, and a limit that has
     not reset beats a screen at rest (the banner may have scrolled away). A
+    limit message is old once its reset has passed, or when it names none and
+    the pane's state is idle (the tick's look already ended that limit). A
     screen of an agent rk can read that matches no layout is `unreadable`: rk
     does not know what it would type into."""
     if screen is not None:
@@ -145,7 +147,11 @@ def seen_before_typing(pane: PaneFact, screen: Screen | None, now: int, any_prog
         state = pane.state
     if hooks == LIMITED and state != "active":
         state = LIMITED
-    if state == LIMITED and (limit_over(pane, now) or (screen.reset_at and screen.reset_at <= now)):
-        state = "waiting" if screen.dialog else "idle"  # the limit is over; its message is old
+    if state == LIMITED:
+        over = limit_over(pane, now) or bool(screen.reset_at and screen.reset_at <= now)
+        # a message with no reset on a pane the hooks (or this tick's look) call idle was judged already: old
+        judged = not screen.reset_at and pane.state == "idle"
+        if over or judged:
+            state = "waiting" if screen.dialog else "idle"  # the limit is over; its message is old
     return Seen(state, pane.reset_at or screen.reset_at, dialog=screen.dialog, draft=bool(screen.draft),
                 refused=refused)

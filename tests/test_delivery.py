@@ -41,6 +41,10 @@ FAKE_AGENT = r'''
 import json, os, sys, tty
 
 out_path, raw_path, ignore, collapse = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
+# redraw_after: after a submit, the screen keeps showing the text this long (a
+# slow TUI); hook: on a submit, report `active` the way an agent hook does.
+redraw_after, hook = float(sys.argv[5]), sys.argv[6] == "1"
+frozen_until = 0.0
 START, END = b"\x1b[200~", b"\x1b[201~"
 tty.setraw(0)
 raw = open(raw_path, "ab", buffering=0)
@@ -53,6 +57,9 @@ pastes = 0  # numbers the chips, like Claude Code: never reused
 
 
 def draw():
+    import time
+    if time.monotonic() < frozen_until:
+        return
     text = buf.decode("utf-8", "replace")
     lines = text.split("\n")[-10:]
     rows = [f"fake agent: {submitted} submitted"]  # an ignored Enter shows nothing
@@ -75,6 +82,15 @@ def key(b):
                 f.write(json.dumps(buf.decode("utf-8", "replace")) + "\n")
             submitted += 1
             buf.clear()
+            if hook:
+                import subprocess, time
+                subprocess.run(["tmux", "set-option", "-p", "-t", os.environ["TMUX_PANE"], "@rk_pane_agent_state",
+                                f"active:{int(time.time())}"], check=False)
+            if redraw_after:
+                import threading, time
+                global frozen_until
+                frozen_until = time.monotonic() + redraw_after
+                threading.Timer(redraw_after + 0.05, draw).start()
     elif b == 0x15:
         buf.clear()
     elif b == 0x03:
@@ -140,7 +156,8 @@ def new_pane(server: Server, command: str) -> str:
 class Agent:
     """A FAKE_AGENT pane and what it recorded."""
 
-    def __init__(self, server: Server, tmp_path: Path, ignore_enters: int = 0, collapse: bool = False) -> None:
+    def __init__(self, server: Server, tmp_path: Path, ignore_enters: int = 0, collapse: bool = False,
+                 redraw_after: float = 0.0, hook: bool = False) -> None:
         script = tmp_path / "fake_agent.py"
         script.write_text(FAKE_AGENT)
         self.out = tmp_path / f"submitted-{id(self)}.jsonl"
@@ -148,7 +165,8 @@ class Agent:
         self.server = server
         self.pane = new_pane(
             server,
-            " ".join(shlex.quote(a) for a in (sys.executable, str(script), str(self.out), str(self.raw), str(ignore_enters), "1" if collapse else "0")),
+            " ".join(shlex.quote(a) for a in (sys.executable, str(script), str(self.out), str(self.raw), str(ignore_enters),
+                                               "1" if collapse else "0", str(redraw_after), "1" if hook else "0")),
         )
         wait_for(lambda: "fake agent: 0 submitted" in server.capture(self.pane), timeout=15, message="fake agent ready")
 
@@ -487,6 +505,29 @@ def test_an_ignored_enter_is_recovered_once_without_a_double_submit(tmux_server,
 
 
 @pytest.mark.tmux
+@pytest.mark.tmux
+def test_an_agent_slow_to_redraw_after_enter_gets_no_recovery(tmux_server, tmp_path):
+    """The Enter landed, the screen just has not moved yet (OpenCode's first
+    prompt): waiting longer than 0.64 s means no clear and no second paste,
+    which would have left a copy behind or submitted twice."""
+    agent = Agent(tmux_server, tmp_path, redraw_after=2.5)
+    result = deliver(tmux_server, agent.pane, "slow to redraw")
+    assert result.outcome == "delivered" and "recovery" not in result.detail, result
+    assert agent.submissions() == ["slow to redraw"]
+    assert agent.received() == pasted_and_entered("slow to redraw")  # one paste, one Enter, no C-u
+
+
+@pytest.mark.tmux
+def test_a_hook_reporting_active_is_evidence_the_enter_landed(tmux_server, tmp_path):
+    """Slower to redraw than the whole observation ladder, but its hook says it
+    took the prompt: that is the frame changing."""
+    agent = Agent(tmux_server, tmp_path, redraw_after=30, hook=True)
+    result = deliver(tmux_server, agent.pane, "the hook says active")
+    assert result.outcome == "delivered" and "recovery" not in result.detail, result
+    assert agent.submissions() == ["the hook says active"]
+    assert agent.received() == pasted_and_entered("the hook says active")
+
+
 def test_enter_never_taking_effect_fails_and_leaves_the_composer_clean(tmux_server, tmp_path):
     agent = Agent(tmux_server, tmp_path, ignore_enters=99)
     result = deliver(tmux_server, agent.pane, "stuck forever")

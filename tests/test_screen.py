@@ -322,6 +322,10 @@ def test_what_a_pane_shows_right_before_typing():
     over = Screen("codex", "limited", reset_at=now - 1, dialog=True)
     assert seen_before_typing(limited, over, now).state == "waiting"
     assert seen_before_typing(limited, Screen("codex", "limited", reset_at=now - 1), now).state == "idle"
+    # a message without a reset on a pane already called idle is old; one with a coming reset is not
+    rested = pane("idle", now - 5, 42, Source.SCREEN)
+    assert seen_before_typing(rested, Screen("opencode", "limited"), now).state == "idle"
+    assert seen_before_typing(rested, Screen("codex", "limited", reset_at=now + 60), now).state == "limited"
     # a fresh busy hook state beats one idle frame; a stale one does not
     assert seen_before_typing(pane("active", now - 5, 42), Screen("claude", "idle"), now).state == "active"
     assert seen_before_typing(pane("active", now - 60, 42), Screen("claude", "idle"), now).state == "idle"

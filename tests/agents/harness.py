@@ -47,7 +47,10 @@ import mocks  # noqa: E402
 
 CLAUDE_PKG, CLAUDE_VERSION = "@anthropic-ai/claude-code", "2.1.197"
 CODEX_PKG, CODEX_VERSION = "@openai/codex", "0.171.0"
-PINNED = {CLAUDE_PKG: CLAUDE_VERSION, CODEX_PKG: CODEX_VERSION}
+GEMINI_PKG, GEMINI_VERSION = "@google/gemini-cli", "0.61.0"
+OPENCODE_PKG, OPENCODE_VERSION = "opencode-ai", "1.18.33"
+PINNED = {CLAUDE_PKG: CLAUDE_VERSION, CODEX_PKG: CODEX_VERSION, GEMINI_PKG: GEMINI_VERSION,
+          OPENCODE_PKG: OPENCODE_VERSION}
 
 # Every hook event name found in the 2.1.197 binary.
 CLAUDE_HOOK_EVENTS = (
@@ -94,7 +97,7 @@ def _installed_version(root: Path, pkg: str) -> str | None:
 def _install_ok(root: Path) -> bool:
     if any(_installed_version(root, p) != v for p, v in PINNED.items()):
         return False
-    return all((root / "node_modules" / ".bin" / b).exists() for b in ("claude", "codex"))
+    return all((root / "node_modules" / ".bin" / b).exists() for b in ("claude", "codex", "gemini", "opencode"))
 
 
 def ensure_agents(root: Path | None = None) -> Path:

@@ -71,6 +71,7 @@ def test_payloads_arrive_byte_exact_and_exactly_once(rig, agent):
     ("claude", "error529", "idle"),
     ("claude", "error429", "limited"),
     ("codex", "error500", "idle"),
+    ("codex", "error529", "idle"),  # Codex's overload is a 503: "Selected model is at capacity"
     ("codex", "error429", "limited"),
 ])
 def test_a_failed_turn_is_reported_at_once(rig, agent, mode, want):

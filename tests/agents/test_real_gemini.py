@@ -1,0 +1,128 @@
+"""rk against the real Gemini CLI 0.61, offline against a local mock of the Gemini API.
+
+Gemini's hooks end every turn with AfterAgent (errors and Esc included, with
+no payload that says which), and its daily-quota dialog fires no hook at all:
+there the screen is rk's only source. `pane_current_command` is `node`; the
+pid rk's hook records vouches for the pane.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agents.gemini_launch import GeminiSession
+from agents.mock_gemini import MockGemini
+
+pytestmark = pytest.mark.agents
+
+REPO = Path(__file__).resolve().parent.parent.parent
+
+
+class GeminiRig:
+    def __init__(self, root: Path, bin_dir: Path) -> None:
+        self.state_dir = root / "rk-state"
+        self.mock = MockGemini(mode="ok", delay=3)
+        self.mock.start()
+        self.g = GeminiSession(self.mock.base_url, root=root / "gemini", env={"RK_STATE_DIR": str(self.state_dir)},
+                               binary=str(bin_dir / "gemini"))
+        setup = subprocess.run([sys.executable, "-m", "rk", "agent", "setup", "gemini", "--yes"],
+                               env={**os.environ, "HOME": self.g.env["HOME"]}, capture_output=True, text=True,
+                               timeout=60, cwd=REPO, stdin=subprocess.DEVNULL)
+        assert setup.returncode == 0, setup.stderr
+        self.g.start()
+        self.g.wait_ready(timeout=60)
+        self.pane = self.g.tmux("display", "-p", "-t", "g", "#{pane_id}").strip()
+
+    def rk(self, *args: str, now: int | None = None) -> subprocess.CompletedProcess:
+        env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE", "RK_NOW", "TMUX_TMPDIR")}
+        env.update(RK_STATE_DIR=str(self.state_dir), TZ="UTC")
+        if now is not None:
+            env["RK_NOW"] = str(now)
+        proc = subprocess.run([sys.executable, "-m", "rk", "-L", self.g.socket, *args], env=env, capture_output=True,
+                              text=True, timeout=120, cwd=REPO)
+        assert proc.returncode == 0, proc.stderr
+        return proc
+
+    def add(self, payload: str, *flags: str) -> str:
+        """An `--every 1m` entry created a minute ago: due now."""
+        out = self.rk("cron", "add", "--every", "1m", *flags, "--pane", self.pane, "--json", "--", payload,
+                      now=int(time.time()) - 60)
+        return json.loads(out.stdout)["result"]["id"]
+
+    def tick(self, now: int | None = None) -> dict[str, str]:
+        out = self.rk("cron", "tick", "--json", now=now if now is not None else int(time.time()))
+        return {d["entry"]: d["outcome"] for d in json.loads(out.stdout)["result"]["decisions"]}
+
+    def state(self) -> str:
+        return self.g.tmux("show-options", "-pqv", "-t", self.pane, "@rk_pane_agent_state").strip()
+
+    def wait_state(self, state: str, timeout: float = 20.0) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = self.state()
+            if value.split(":")[0] == state:
+                return value
+            time.sleep(0.05)
+        raise AssertionError(f"state {state!r} not reached in {timeout}s (last {self.state()!r}):\n{self.g.capture()}")
+
+    def prompts(self) -> list[str]:
+        """What arrived as the user's prompt (Gemini puts a <session_context> block before the first one)."""
+        return [r["last_user_text"].rpartition("</session_context>\n")[2]
+                for r in self.mock.model_requests() if r.get("kind") == "stream"]
+
+    def close(self) -> None:
+        self.g.stop()
+        self.mock.stop()
+
+
+@pytest.fixture
+def gemini(tmp_path, agent_bin):
+    rig = GeminiRig(tmp_path, agent_bin)
+    yield rig
+    rig.close()
+
+
+def test_a_delivered_turn_goes_active_then_idle(gemini):
+    gemini.wait_state("idle", timeout=20)  # SessionStart's stamp, with the node pid
+    assert gemini.g.info()["pane_current_command"] == "node"
+    gemini.mock.set_mode("slow", delay=3)
+    entry = gemini.add("say hello")
+    assert gemini.tick() == {entry: "delivered"}
+    gemini.wait_state("active", timeout=10)
+    gemini.wait_state("idle", timeout=30)
+    assert gemini.prompts() == ["say hello"]
+
+
+def test_a_humans_draft_is_left_alone(gemini):
+    gemini.wait_state("idle", timeout=20)
+    draft = "a draft a human typed but did not send"
+    gemini.g.type(draft)
+    gemini.g.wait_composer_text(draft)
+    now = gemini.add("status?")
+    skip = gemini.add("status?", "--deliver", "skip-if-busy")
+    assert gemini.tick() == {now: "held-busy: draft", skip: "skipped-busy: draft"}
+    assert draft in gemini.g.capture()
+    assert gemini.prompts() == []
+
+
+def test_the_quota_dialog_fires_no_hook_and_the_screen_reports_the_limit(gemini):
+    gemini.wait_state("idle", timeout=20)
+    gemini.mock.set_mode("error429")
+    first = gemini.add("work on the task")
+    assert gemini.tick() == {first: "delivered"}
+    gemini.g.wait_for(lambda screen: "Usage limit reached" in screen, timeout=30)
+    assert gemini.state().split(":")[0] == "active"  # no hook fired
+    gemini.rk("cron", "rm", first)
+    ping = gemini.add("1")  # "1" would answer the dialog ("Keep trying")
+    decided = gemini.tick(now=int(time.time()) + 30)  # past the staleness bound: rk looks
+    assert decided == {ping: "skipped-limited"}
+    assert gemini.state().split(":")[0] == "limited"
+    assert "Usage limit reached" in gemini.g.capture()
+    assert gemini.prompts() == ["work on the task"]
