@@ -578,6 +578,13 @@ def cmd_edit(
 # --------------------------------------------------------------------------- list / show
 
 
+def _schedule_cell(entry: Entry) -> str:
+    """The SCHEDULE column: the schedule, `+wake` with a wake_on, or `on <event>` for a wake-only entry."""
+    if entry.schedule.kind == ScheduleKind.NONE and entry.wake_on is not None:
+        return f"on {entry.wake_on.event}"
+    return entry.schedule.summary + (" +wake" if entry.wake_on else "")
+
+
 def _flags(entry: Entry, now: int) -> str:
     flags = []
     if entry.muted:
@@ -675,7 +682,7 @@ def cmd_list(as_json: JsonOpt = False, server: ServerOpt = None) -> None:
         table.add_row(
             e.id,
             e.name,
-            e.schedule.summary + (" +wake" if e.wake_on else ""),
+            _schedule_cell(e),
             e.target.summary,
             e.deliver or "immediate",
             _flags(e, now),

@@ -76,5 +76,9 @@ def upcoming(entry: Entry, log: LogView, now: int, n: int, *, zone: tzinfo, targ
             history = [*history, max(t, now)]
         plan.note = "assuming the target stays quiet (activity restarts the ladder)"
         return plan
+    if kind == ScheduleKind.NONE:
+        event = entry.wake_on.event if entry.wake_on else "its wake event"
+        plan.note = f"no time of its own: it fires on {event} only"
+        return plan
     plan.note = f"unknown schedule kind {kind!r}"
     return plan

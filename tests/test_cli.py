@@ -1509,3 +1509,41 @@ def test_an_existing_loose_state_dir_and_file_are_tightened(tmp_path):
     (state / "default.yaml").chmod(0o644)
     assert run_sub(["cron", "mute", "e001"], env).code == 0
     assert mode(state) == 0o700 and mode(state / "default.yaml") == 0o600
+
+
+# --------------------------------------------------------------------------- wake-only entries, any_program
+
+
+def test_a_wake_only_entry_has_no_schedule_of_its_own(tmp_path):
+    env = make_env(tmp_path, RK_NOW=str(T0))
+    receipt = add_json(env, "continue", "--wake-on", "limit-reset", "--pane", "%3")
+    assert receipt["schedule"] == "wake only"
+    raw = entry_raw(state_of(env), receipt["id"])
+    assert "schedule" not in raw and raw["wake_on"]["event"] == "limit-reset"
+    listed = run_in(["cron", "list"], env)
+    assert "on limit-reset" in listed.out
+    record = json_ok(run_in(["cron", "show", receipt["id"], "--json"], env))
+    assert record["schedule"] == {"kind": "none"} and record["wake_on"]["event"] == "limit-reset"
+    upcoming = run_in(["cron", "next", receipt["id"]], env)
+    assert upcoming.code == 0 and "no time of its own: it fires on limit-reset only" in upcoming.out
+    assert json_ok(run_in(["cron", "next", receipt["id"], "--json"], env))["fires"] == []
+
+
+def test_an_unknown_wake_event_is_a_usage_error(tmp_path):
+    env = make_env(tmp_path, RK_NOW=str(T0))
+    bad = run_in(["cron", "add", "x", "--wake-on", "lunch", "--pane", "%3"], env)
+    assert bad.code == 2 and "--wake-on must be one of agent-state-change, limit-reset" in bad.err
+    assert not state_of(env).exists() or not any(state_of(env).iterdir())
+
+
+def test_any_program_is_set_at_add_and_changed_by_edit(tmp_path):
+    env = make_env(tmp_path, RK_NOW=str(T0))
+    receipt = add_json(env, "print(1)", "--every", "5m", "--pane", "%3", "--any-program")
+    assert entry_raw(state_of(env), receipt["id"])["any_program"] is True
+    assert "any-program" in run_in(["cron", "list"], env).out
+    assert "types into: any program but a shell" in run_in(["cron", "show", receipt["id"]], env).out
+    json_ok(run_in(["cron", "edit", receipt["id"], "--agents-only", "--json"], env))
+    assert "any_program" not in entry_raw(state_of(env), receipt["id"])
+    assert json_ok(run_in(["cron", "show", receipt["id"], "--json"], env))["any_program"] is False
+    plain = add_json(env, "status?", "--every", "5m", "--pane", "%4")
+    assert "any_program" not in entry_raw(state_of(env), plain["id"])  # the default is not written
