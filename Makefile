@@ -11,7 +11,7 @@ STAMP  := $(VENV)/.installed
 # A regular (not editable) install, redone whenever the sources change: the
 # `rk` that agent hooks run starts in ~20 ms this way; an editable install's
 # import hook alone costs ~20 ms on every agent event.
-SOURCES := pyproject.toml $(wildcard rk/*.py rk/agent/*.py)
+SOURCES := pyproject.toml $(shell find rk -name "*.py")
 
 $(STAMP): $(SOURCES)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,7 +27,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q $(ARGS)
 
-# The real Claude Code and Codex CLIs, offline against local mocks of their
+# The real Claude Code, Codex, Gemini CLI and OpenCode, offline against local mocks of their
 # model APIs (installed by npm into ~/.cache/rk-test-agents; an install that
 # fails fails the run, it never skips).
 test-agents: $(STAMP)

@@ -11,11 +11,8 @@ directory.
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -24,6 +21,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.append(str(HERE))  # harness and mocks import each other plainly
 
 import harness  # noqa: E402
+from agents.rkclient import RkClient, wait_option_state  # noqa: E402
 
 REPO = HERE.parent.parent
 
@@ -67,29 +65,20 @@ class Rig:
     def server(self) -> str:
         return self.run.tmux.name
 
+    def _client(self) -> RkClient:
+        return RkClient(self.run.tmux.name, self.run.pane, self.state_dir, str(self.run.tmux.sockdir), self.rk_home)
+
     def _env(self, now: int | None = None) -> dict:
-        env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE", "RK_NOW")}
-        env.update(RK_STATE_DIR=str(self.state_dir), HOME=str(self.rk_home), XDG_CONFIG_HOME=str(self.rk_home / "cfg"),
-                   TMUX_TMPDIR=str(self.run.tmux.sockdir), TZ="UTC")
-        if now is not None:
-            env["RK_NOW"] = str(now)
-        return env
+        return self._client().env(now)
 
     def rk(self, *args: str, now: int | None = None, check: bool = True) -> subprocess.CompletedProcess:
-        proc = subprocess.run([sys.executable, "-m", "rk", "-L", self.server, *args], env=self._env(now),
-                              capture_output=True, text=True, timeout=120, cwd=REPO)
-        if check and proc.returncode != 0:
-            raise AssertionError(f"rk {args} failed ({proc.returncode}): {proc.stderr}")
-        return proc
+        return self._client().rk(*args, now=now, check=check)
 
     def add(self, payload: str, *flags: str, pane: str | None = None) -> str:
-        """An entry created a minute ago, so an `--every 1m` one is due now."""
-        out = self.rk("cron", "add", *flags, "--pane", pane or self.pane, "--json", "--", payload, now=int(time.time()) - 60)
-        return json.loads(out.stdout)["result"]["id"]
+        return self._client().add(payload, *flags, pane=pane)
 
     def tick(self, now: int | None = None) -> dict[str, str]:
-        out = self.rk("cron", "tick", "--json", now=now if now is not None else int(time.time()))
-        return {d["entry"]: d["outcome"] for d in json.loads(out.stdout)["result"]["decisions"]}
+        return self._client().tick(now)
 
     def option(self, name: str, pane: str | None = None) -> str:
         return self.run.tmux.run("show-options", "-pqv", "-t", pane or self.pane, name).strip()
@@ -98,16 +87,7 @@ class Rig:
         return self.option("@rk_pane_agent_state", pane).split(":")[0]
 
     def wait_state(self, state: str, timeout: float = 15.0, pane: str | None = None) -> str:
-        deadline = time.monotonic() + timeout
-        seen = []
-        while time.monotonic() < deadline:
-            value = self.option("@rk_pane_agent_state", pane)
-            if not seen or seen[-1] != value:
-                seen.append(value)
-            if value.split(":")[0] == state:
-                return value
-            time.sleep(0.02)
-        raise AssertionError(f"state {state!r} not reached in {timeout}s; seen {seen}; screen:\n{self.run.capture()}")
+        return wait_option_state(lambda: self.option("@rk_pane_agent_state", pane), state, timeout, self.run.capture)
 
     def prompts(self) -> list[str]:
         return self.run.mock.prompts()

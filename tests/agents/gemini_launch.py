@@ -31,6 +31,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness import clean_env
+
+#: tmux servers started here (and the agents in them) see no CI markers, as on a user's machine.
+AGENT_ENV = clean_env()
+
 GEMINI_BIN = os.environ.get("RK_GEMINI_BIN", "/tmp/agentcache/node_modules/.bin/gemini")
 
 #: All hook events of Gemini CLI 0.61 (HookEventName in the bundle).
@@ -217,7 +222,7 @@ class GeminiSession:
     # -- tmux ----------------------------------------------------------------------------
     def tmux(self, *a: str, check: bool = True) -> str:
         r = subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", *a],
-                           capture_output=True, text=True)
+                           capture_output=True, text=True, env=AGENT_ENV)
         if check and r.returncode:
             raise RuntimeError(f"tmux {a!r}: {r.stderr.strip()}")
         return r.stdout
@@ -331,7 +336,7 @@ class GeminiSession:
     def paste(self, text: str, bracketed: bool = True) -> float:
         """load-buffer + paste-buffer (-p = bracketed paste, as a terminal would send it)."""
         subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", "load-buffer", "-b", "rkpaste", "-"],
-                       input=text, text=True, check=True)
+                       input=text, text=True, check=True, env=AGENT_ENV)
         a = ["paste-buffer", "-d", "-b", "rkpaste", "-t", "g"]
         if bracketed:
             a.insert(1, "-p")

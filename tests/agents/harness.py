@@ -135,9 +135,16 @@ def ensure_agents(root: Path | None = None) -> Path:
 # tmux
 
 
-def _clean_env(extra: dict | None = None) -> dict:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("TMUX", "CLAUDE", "ANTHROPIC", "OPENAI", "CODEX"))}
+#: Variables that would make an agent CLI think it runs headless or under CI (Gemini CLI
+#: refuses its interactive UI when CI=true or GITHUB_ACTIONS=true) or reach a real account.
+_FOREIGN = ("TMUX", "CLAUDE", "ANTHROPIC", "OPENAI", "CODEX", "GEMINI", "GOOGLE", "OPENCODE",
+            "CI_", "GITHUB_", "CONTINUOUS_INTEGRATION", "BUILD_NUMBER", "RUN_ID")
+
+
+def clean_env(extra: dict | None = None) -> dict:
+    """This process's environment without CI markers and agent credentials: what a tmux
+    server started for an agent inherits, as on a user's machine."""
+    env = {k: v for k, v in os.environ.items() if k != "CI" and not k.startswith(_FOREIGN)}
     env.update(extra or {})
     return env
 
@@ -149,7 +156,7 @@ class Tmux:
         self.name = name or f"rk-agents-{os.getpid()}-{next(_counter)}"
         self.sockdir = Path(sockdir)
         self.sockdir.mkdir(parents=True, exist_ok=True)
-        self.env = _clean_env(env)
+        self.env = clean_env(env)
         self.env["TMUX_TMPDIR"] = str(self.sockdir)
 
     def run(self, *args: str, input: str | None = None, check: bool = True) -> str:

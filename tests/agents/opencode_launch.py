@@ -36,6 +36,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from harness import clean_env
+
+#: tmux servers started here (and the agents in them) see no CI markers, as on a user's machine.
+AGENT_ENV = clean_env()
+
 try:
     from mock_opencode import MODEL_ID, start_mock
 except ImportError:  # imported as tests.agents.opencode_launch
@@ -185,7 +190,7 @@ class OpenCodeRun:
 
     def stop(self) -> None:
         pid = self.pane_pid
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, env=AGENT_ENV)
         if pid:  # opencode outlives its pty for ~1 s after SIGHUP; make sure it is gone
             for sig in (15, 15, 9):
                 try:
@@ -210,7 +215,7 @@ class OpenCodeRun:
     # -- tmux --------------------------------------------------------------------
     def _tmux(self, *args: str) -> str:
         return subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", *args],
-                              check=True, capture_output=True, text=True).stdout
+                              check=True, capture_output=True, text=True, env=AGENT_ENV).stdout
 
     def display(self, fmt: str) -> str:
         return self._tmux("display-message", "-p", "-t", "oc", fmt).strip()
@@ -227,7 +232,7 @@ class OpenCodeRun:
     def paste(self, text: str) -> None:
         """Bracketed paste, as rk delivers (load-buffer + paste-buffer -p -d)."""
         subprocess.run(["tmux", "-L", self.socket, "load-buffer", "-b", "rkoc", "-", ";",
-                        "paste-buffer", "-p", "-d", "-b", "rkoc", "-t", "oc"], input=text, text=True, check=True)
+                        "paste-buffer", "-p", "-d", "-b", "rkoc", "-t", "oc"], input=text, text=True, check=True, env=AGENT_ENV)
 
     def send_prompt(self, text: str, gap: float = 0.3) -> float:
         """Type text, wait `gap`, press Enter; returns the time of the Enter."""
@@ -270,7 +275,7 @@ class OpenCodeRun:
     def rk_state(self) -> str:
         """`@rk_pane_agent_state` of the pane ("" if unset)."""
         out = subprocess.run(["tmux", "-L", self.socket, "show-options", "-p", "-v", "-q", "-t", "oc",
-                              "@rk_pane_agent_state"], capture_output=True, text=True).stdout
+                              "@rk_pane_agent_state"], capture_output=True, text=True, env=AGENT_ENV).stdout
         return out.strip()
 
     # -- screen classes (see OPENCODE.md) ----------------------------------------

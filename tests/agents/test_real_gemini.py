@@ -8,7 +8,6 @@ pid rk's hook records vouches for the pane.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -19,6 +18,7 @@ import pytest
 
 from agents.gemini_launch import GeminiSession
 from agents.mock_gemini import MockGemini
+from agents.rkclient import RkClient, wait_option_state
 
 pytestmark = pytest.mark.agents
 
@@ -40,37 +40,24 @@ class GeminiRig:
         self.g.wait_ready(timeout=60)
         self.pane = self.g.tmux("display", "-p", "-t", "g", "#{pane_id}").strip()
 
+    def client(self) -> RkClient:
+        return RkClient(self.g.socket, self.pane, self.state_dir)
+
     def rk(self, *args: str, now: int | None = None) -> subprocess.CompletedProcess:
-        env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE", "RK_NOW", "TMUX_TMPDIR")}
-        env.update(RK_STATE_DIR=str(self.state_dir), TZ="UTC")
-        if now is not None:
-            env["RK_NOW"] = str(now)
-        proc = subprocess.run([sys.executable, "-m", "rk", "-L", self.g.socket, *args], env=env, capture_output=True,
-                              text=True, timeout=120, cwd=REPO)
-        assert proc.returncode == 0, proc.stderr
-        return proc
+        return self.client().rk(*args, now=now)
 
     def add(self, payload: str, *flags: str) -> str:
         """An `--every 1m` entry created a minute ago: due now."""
-        out = self.rk("cron", "add", "--every", "1m", *flags, "--pane", self.pane, "--json", "--", payload,
-                      now=int(time.time()) - 60)
-        return json.loads(out.stdout)["result"]["id"]
+        return self.client().add(payload, "--every", "1m", *flags)
 
     def tick(self, now: int | None = None) -> dict[str, str]:
-        out = self.rk("cron", "tick", "--json", now=now if now is not None else int(time.time()))
-        return {d["entry"]: d["outcome"] for d in json.loads(out.stdout)["result"]["decisions"]}
+        return self.client().tick(now)
 
     def state(self) -> str:
         return self.g.tmux("show-options", "-pqv", "-t", self.pane, "@rk_pane_agent_state").strip()
 
     def wait_state(self, state: str, timeout: float = 20.0) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            value = self.state()
-            if value.split(":")[0] == state:
-                return value
-            time.sleep(0.05)
-        raise AssertionError(f"state {state!r} not reached in {timeout}s (last {self.state()!r}):\n{self.g.capture()}")
+        return wait_option_state(self.state, state, timeout, self.g.capture)
 
     def prompts(self) -> list[str]:
         """What arrived as the user's prompt (Gemini puts a <session_context> block before the first one)."""

@@ -9,8 +9,6 @@ one `rk agent setup opencode` writes, calling the installed rk.
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import sys
 import time
@@ -19,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from agents.opencode_launch import OpenCodeRun, classify
+from agents.rkclient import RkClient, wait_option_state
 from rk.agent.setup import find_rk, opencode_plugin
 
 pytestmark = pytest.mark.agents
@@ -37,34 +36,21 @@ class OpenCodeRig:
         self.oc.wait_screen(lambda s: classify(s) == "idle", timeout=90)
         self.pane = self.oc.display("#{pane_id}")
 
+    def client(self) -> RkClient:
+        return RkClient(self.oc.socket, self.pane, self.state_dir)
+
     def rk(self, *args: str, now: int | None = None) -> subprocess.CompletedProcess:
-        env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE", "RK_NOW", "TMUX_TMPDIR")}
-        env.update(RK_STATE_DIR=str(self.state_dir), TZ="UTC")
-        if now is not None:
-            env["RK_NOW"] = str(now)
-        proc = subprocess.run([sys.executable, "-m", "rk", "-L", self.oc.socket, *args], env=env, capture_output=True,
-                              text=True, timeout=120, cwd=REPO)
-        assert proc.returncode == 0, proc.stderr
-        return proc
+        return self.client().rk(*args, now=now)
 
     def add(self, payload: str, *flags: str) -> str:
         """An `--every 1m` entry created a minute ago: due now."""
-        out = self.rk("cron", "add", "--every", "1m", *flags, "--pane", self.pane, "--json", "--", payload,
-                      now=int(time.time()) - 60)
-        return json.loads(out.stdout)["result"]["id"]
+        return self.client().add(payload, "--every", "1m", *flags)
 
     def tick(self, now: int | None = None) -> dict[str, str]:
-        out = self.rk("cron", "tick", "--json", now=now if now is not None else int(time.time()))
-        return {d["entry"]: d["outcome"] for d in json.loads(out.stdout)["result"]["decisions"]}
+        return self.client().tick(now)
 
     def wait_state(self, state: str, timeout: float = 30.0) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            value = self.oc.rk_state()
-            if value.split(":")[0] == state:
-                return value
-            time.sleep(0.05)
-        raise AssertionError(f"state {state!r} not reached (last {self.oc.rk_state()!r}):\n{self.oc.capture()}")
+        return wait_option_state(self.oc.rk_state, state, timeout, self.oc.capture)
 
     def close(self) -> None:
         self.oc.stop()
