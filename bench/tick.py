@@ -191,16 +191,15 @@ def write_fixture(state: Path, slug: str, panes: list[dict], T: int, log_lines: 
     """The entry file (through rk's own round-trip writer) and the history log. Returns ids."""
     state.mkdir(mode=0o700, parents=True, exist_ok=True)
     files = ServerFiles(state, slug)
-    doc = EntryDocument.open(files.entries)
     specs = entry_specs(panes)
     ids = []
-    for n, spec in enumerate(specs):
-        e = Entry(id="new", name=f"bench {spec['kind']} {n}", schedule=spec["schedule"], target=spec["target"],
-                  payload=f"rk-bench payload {n}: please report status", deliver=spec["deliver"],
-                  wake_on=spec["wake"], created_by=CreatedBy(at=T - 90 * 86400, pane="%0"))  # no session: see the report (a
-                  # `claude:<id>` session in flow style makes the file unreadable to the C safe loader)
-        ids.append(doc.add(e, 50).id)
-    doc.save()
+    with EntryDocument.edit(files) as doc:
+        for n, spec in enumerate(specs):
+            e = Entry(id="new", name=f"bench {spec['kind']} {n}", schedule=spec["schedule"], target=spec["target"],
+                      payload=f"rk-bench payload {n}: please report status", deliver=spec["deliver"],
+                      wake_on=spec["wake"], created_by=CreatedBy(at=T - 90 * 86400, pane="%0"))  # no session: see
+            # the report (a `claude:<id>` session in flow style makes the file unreadable to the C safe loader)
+            ids.append(doc.add(e, 50).id)
     per = max(1, log_lines // len(specs))
     lines: list[LogLine] = []
     for n, (spec, eid) in enumerate(zip(specs, ids)):

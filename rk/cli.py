@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from enum import IntEnum
@@ -31,7 +32,7 @@ except ImportError:  # pragma: no cover - typer on top of click
 
 from rk import clock, logfile
 from rk.config import ConfigError, ServerFiles, check_slug, load_settings, state_dir
-from rk.cronexpr import CronError, zone_for
+from rk.cronexpr import CronError, CronExpr, zone_for
 from rk.durations import DurationError, format_go, parse_duration
 from rk.entry import (
     CATCH_UP_ONCE,
@@ -50,7 +51,7 @@ from rk.entry import (
     check_respawn_intent,
     is_pane_id,
 )
-from rk.entryfile import EntryDocument, EntryFileError, EntryNotFound, load_entries
+from rk.entryfile import EntryDocument, EntryFileError, EntryNotFound, busy, load_entries
 from rk.log import LogLine, LogView
 from rk.orphan import expires_at
 from rk.tmux import Server, TmuxError, socket_from_tmux_env
@@ -262,6 +263,10 @@ def _schedule_from_flags(
     expr = (cron or "").strip()
     if len(expr.split()) != 5:
         raise usage(f"--cron needs exactly 5 fields (minute hour day-of-month month day-of-week), got {len(expr.split())}")
+    try:
+        CronExpr.parse(expr)
+    except CronError as exc:
+        raise usage(f"--cron: {exc}") from None
     if catch_up is not None and catch_up != CATCH_UP_ONCE:
         raise usage("--catch-up only accepts 'once'")
     if tz:
@@ -367,18 +372,34 @@ def _receipt(entry: Entry) -> dict:
     return {"id": entry.id, "name": entry.name, "schedule": entry.schedule.summary, "target": entry.target.summary}
 
 
-def _open_doc(files: ServerFiles) -> EntryDocument:
+@contextmanager
+def _editing(files: ServerFiles) -> Iterator[EntryDocument]:
+    """`EntryDocument.edit` (the server's lock, a fresh read, a save) with CLI errors."""
     try:
-        return EntryDocument.open(files.entries)
+        with EntryDocument.edit(files, wait=ENV.settings().lock_wait, on_wait=_waiting_note(files)) as doc:
+            yield doc
     except EntryFileError as exc:
         raise CliError(str(exc)) from None
-
-
-def _save(doc: EntryDocument) -> None:
-    try:
-        doc.save()
     except OSError as exc:
-        raise CliError(f"cannot write {doc.path}: {exc.strerror or exc}") from None
+        raise CliError(f"{exc.filename or files.dir}: {exc.strerror or exc}") from None
+
+
+def _waiting_note(files: ServerFiles):
+    """What a change says (humans only) when it finds a tick holding the lock."""
+    def note() -> None:
+        if not ENV.json:
+            ENV.err(f"rk: waiting for the tick on server {files.slug} to finish")
+
+    return note
+
+
+def _stored(files: ServerFiles, entry_id: str) -> Entry:
+    """The entry as stored now, read without the lock: unknown ids and a corrupt file
+    are reported before anything is created (the state dir and the lock file included)."""
+    try:
+        return _get(EntryDocument.read(files.entries), entry_id)
+    except EntryFileError as exc:
+        raise CliError(str(exc)) from None
 
 
 def _get(doc: EntryDocument, entry_id: str) -> Entry:
@@ -468,16 +489,16 @@ def cmd_add(
     except EntryError as exc:
         raise usage(str(exc)) from None
     settings = ENV.settings()
-    doc = _open_doc(files)
-    try:
-        entry = doc.add(entry, settings.max_entries)
+    try:  # a corrupt or full file is refused before anything is created
+        EntryDocument.read(files.entries).check_room(settings.max_entries)
     except EntryFileError as exc:
         raise CliError(str(exc)) from None
-    try:
-        entry = doc.get(entry.id)  # validates the stored form (e.g. a cron expression that never matches)
-    except EntryError as exc:
-        raise CliError(str(exc)) from None
-    _save(doc)
+    with _editing(files) as doc:
+        entry = doc.add(entry, settings.max_entries)
+        try:
+            entry = doc.get(entry.id)  # validates the stored form (e.g. a cron expression that never matches)
+        except EntryError as exc:
+            raise CliError(str(exc)) from None
     ENV.result(_receipt(entry), f"{entry.id} {entry.name} [{entry.schedule.summary} -> {entry.target.summary}]")
 
 
@@ -521,8 +542,6 @@ def cmd_edit(
                     "or --any-program/--agents-only")
     files = ENV.files()
     now = ENV.now()
-    from rk.lock import LockHeld, locked
-
     def edited(old: Entry) -> Entry:
         new = old
         if schedule is not None:
@@ -554,24 +573,20 @@ def cmd_edit(
             raise usage(str(exc)) from None
         return new
 
-    edited(_get(_open_doc(files), entry_id))  # usage errors and unknown ids before any file is touched
-    try:
-        with locked(files.lock, retry_every=0.1, retry_for=2.0):
-            doc = _open_doc(files)
-            old = _get(doc, entry_id)
-            new = edited(old)
-            doc.replace(new)
-            try:
-                new = doc.get(entry_id)
-            except EntryError as exc:
-                raise CliError(f"validation error: {exc}") from None
-            _save(doc)
-            if new.schedule != old.schedule or new.deliver != old.deliver:
-                logfile.append_lines(files.log, [LogLine(now, entry_id, "", "edit", "rescheduled")])
-    except LockHeld:
-        raise CliError("cron tick in progress — retry") from None
-    except OSError as exc:
-        raise CliError(f"{exc.filename or files.dir}: {exc.strerror or exc}") from None
+    edited(_stored(files, entry_id))  # usage errors and unknown ids before any file is touched
+    with _editing(files) as doc:
+        old = _get(doc, entry_id)
+        new = edited(old)
+        doc.replace(new)
+        try:
+            new = doc.get(entry_id)
+        except EntryError as exc:
+            raise CliError(f"validation error: {exc}") from None
+    if new.schedule != old.schedule or new.deliver != old.deliver:
+        try:
+            logfile.append_lines(files.log, [LogLine(now, entry_id, "", "edit", "rescheduled")])
+        except OSError as exc:
+            raise CliError(f"{exc.filename or files.dir}: {exc.strerror or exc}") from None
     ENV.result(_receipt(new), f"edited {new.id} {new.name} [{new.schedule.summary} -> {new.target.summary}]")
 
 
@@ -732,12 +747,13 @@ def cmd_show(entry_id: Annotated[str, typer.Argument(metavar="ID")], as_json: Js
 def cmd_rm(entry_id: Annotated[str, typer.Argument(metavar="ID")], as_json: JsonOpt = False, server: ServerOpt = None) -> None:
     """Remove an entry (its log lines stay)."""
     _server(server)
-    doc = _open_doc(ENV.files())
-    try:
-        doc.remove(entry_id)
-    except EntryNotFound:
-        raise not_found(entry_id) from None
-    _save(doc)
+    files = ENV.files()
+    _stored(files, entry_id)
+    with _editing(files) as doc:
+        try:
+            doc.remove(entry_id)
+        except EntryNotFound:
+            raise not_found(entry_id) from None
     ENV.result({"id": entry_id, "removed": True}, f"removed {entry_id}")
 
 
@@ -754,9 +770,18 @@ def cmd_mute(
     if for_ is not None and off:
         raise usage("--for and --off are mutually exclusive")
     lease = _duration("--for", for_) if for_ is not None else 0
-    doc = _open_doc(ENV.files())
-    entry = _get(doc, entry_id)
     now = ENV.now()
+    files = ENV.files()
+    _stored(files, entry_id)
+    with _editing(files) as doc:
+        entry, result, human = _muted(_get(doc, entry_id), now, lease, off)
+        doc.replace(entry)
+    ENV.result(result, human)
+
+
+def _muted(entry: Entry, now: int, lease: int, off: bool) -> tuple[Entry, dict, str]:
+    """The entry muted for good, for `lease` s from now, or unmuted; and the receipts."""
+    entry_id = entry.id
     if off:
         entry = replace(entry, muted=False, muted_until=0)
         result, human = {"id": entry_id, "muted": False}, f"unmuted {entry_id}"
@@ -767,9 +792,7 @@ def cmd_mute(
     else:
         entry = replace(entry, muted=True, muted_until=0)
         result, human = {"id": entry_id, "muted": True}, f"muted {entry_id}"
-    doc.replace(entry)
-    _save(doc)
-    ENV.result(result, human)
+    return entry, result, human
 
 
 @cron_app.command("pin")
@@ -781,10 +804,10 @@ def cmd_pin(
 ) -> None:
     """Pin an entry so it never expires as an orphan (or --off)."""
     _server(server)
-    doc = _open_doc(ENV.files())
-    entry = _get(doc, entry_id)
-    doc.replace(replace(entry, pinned=not off))
-    _save(doc)
+    files = ENV.files()
+    _stored(files, entry_id)
+    with _editing(files) as doc:
+        doc.replace(replace(_get(doc, entry_id), pinned=not off))
     ENV.result({"id": entry_id, "pinned": not off}, f"{'unpinned' if off else 'pinned'} {entry_id}")
 
 
@@ -894,13 +917,13 @@ def cmd_run(entry_id: Annotated[str, typer.Argument(metavar="ID")], as_json: Jso
 
     runtime = _runtime()
     files = ENV.files()
-    if not any(e.id == entry_id for e in load_entries(files.entries).entries):
-        raise not_found(entry_id)
+    _stored(files, entry_id)  # a corrupt file or an unknown id, before the lock
     try:
-        with locked(files.lock, retry_every=0.1, retry_for=5.0):
+        with locked(files.lock, retry_every=0.05, retry_for=ENV.settings().lock_wait,
+                    on_wait=_waiting_note(files)):
             report = run_now(runtime, files, entry_id)
-    except LockHeld:
-        raise CliError("cron tick in progress — retry") from None
+    except LockHeld as exc:
+        raise CliError(busy(files.slug, exc)) from None
     except KeyError:
         raise not_found(entry_id) from None
     ENV.result(report.to_dict(), report.human)

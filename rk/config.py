@@ -118,10 +118,12 @@ class Settings:
     tick_interval: int = 30  #: ticker period in seconds (RK_TICK_INTERVAL)
     respawn_timeout: int = 90  #: seconds a respawn command may run (RK_RESPAWN_TIMEOUT)
     operator_command: str = "claude"  #: what `rk operator` launches (RK_OPERATOR_COMMAND)
+    lock_wait: int = 60  #: seconds a change waits while a tick holds the server's lock (RK_LOCK_WAIT)
 
 
 _ENV_NAMES = {f.name: "RK_" + f.name.upper() for f in fields(Settings)}
-_MINIMUM = {"max_entries": 1, "rate_per_hour": 0, "log_max_bytes": 4096, "log_keep": 0, "tick_interval": 1, "respawn_timeout": 1}
+_MINIMUM = {"max_entries": 1, "rate_per_hour": 0, "log_max_bytes": 4096, "log_keep": 0, "tick_interval": 1, "respawn_timeout": 1,
+            "lock_wait": 0}
 
 
 def _coerce(name: str, value: object, source: str) -> object:

@@ -5,8 +5,12 @@ Two ways in, on purpose:
 * `load_entries` is tolerant (the tick, `list`): a bad element is skipped with
   an `entry-invalid` diagnostic naming it and the rest load; a corrupt file
   gives no entries and `entry-file-corrupt`. It never writes.
-* `EntryDocument` is strict (add, edit, rm, mute, pin): a file that does not
-  parse, or whose shape is wrong, is refused and nothing is written. Edits are
+* `EntryDocument` is strict (add, edit, rm, mute, pin, the tick's orphan
+  removal): a file that does not parse, that the tolerant loader would call
+  corrupt, or whose shape is wrong, is refused and nothing is written. The only
+  way to change a file is `EntryDocument.edit(files)`, which takes the
+  server's lock and reads the file inside it, so concurrent commands and ticks
+  never lose each other's changes. Edits are
   applied to the round-trip document (ruamel.yaml), so a person's comments, key
   order and unknown keys survive; unchanged fields keep their exact text
   (a Go-form `1m0s` stays `1m0s`). Saves are atomic, mode 0600.
@@ -17,18 +21,27 @@ from __future__ import annotations
 import io
 import re
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rk.diagnostics import Diag, Diagnostic
 from rk.entry import Entry, EntryError, decode_entry
-from rk.fsutil import atomic_write
+from rk.fsutil import atomic_write, read_nofollow
+from rk.lock import LockHeld, holds, locked
 from rk.yamlguard import safe_load, too_deep
+
+if TYPE_CHECKING:
+    from rk.config import ServerFiles
 
 ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
 ID_LENGTH = 4
 ID_ATTEMPTS = 64
+#: How long a mutation waits for the server's lock: a tick holds it while it
+#: delivers (each delivery is bounded to ~14 s), a mutation for milliseconds.
+EDIT_WAIT = 60.0
 
 #: Keys the verbs own; every other key in an element is kept untouched.
 INTENT_KEYS = (
@@ -51,6 +64,14 @@ INTENT_KEYS = (
 
 class EntryFileError(Exception):
     """The entry file cannot be mutated (corrupt, unreadable, or the change is refused)."""
+
+
+class EntryFileBusy(EntryFileError):
+    """The server's lock stayed held for the whole wait."""
+
+
+def busy(slug: str, exc: LockHeld) -> str:
+    return f"server {slug} is busy: a tick is running ({exc}); try again"
 
 
 class EntryNotFound(EntryFileError):
@@ -142,7 +163,7 @@ def load_entries(path: Path, *, cache: bool = False) -> LoadResult:
         if hit and hit[0] == key:
             return LoadResult(list(hit[1].entries), list(hit[1].diagnostics))
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_nofollow(path).decode("utf-8")
     except FileNotFoundError:
         return LoadResult()
     except UnicodeDecodeError:
@@ -313,25 +334,56 @@ def new_id(taken: Iterable[str]) -> str:
 class EntryDocument:
     """A strictly-read, round-trip entry file for one mutation."""
 
-    def __init__(self, path: Path, doc, elements) -> None:
+    def __init__(self, path: Path, doc, elements, lock: Path | None = None) -> None:
         self.path = Path(path)
+        self.lock = lock
+        self.changed = False
         self._doc = doc
         self._elements = elements
 
     @classmethod
-    def open(cls, path: Path) -> EntryDocument:
-        """Read for mutation; refuse a file that does not parse or has the wrong shape."""
+    @contextmanager
+    def edit(cls, files: ServerFiles, *, wait: float = EDIT_WAIT,
+             on_wait: Callable[[], None] | None = None) -> Iterator[EntryDocument]:
+        """The one way to change an entries file: take the server's lock (waiting up to
+        `wait` s while a tick holds it; `on_wait` is told once), read the file inside
+        it, yield the document, and save it on a clean exit if anything changed."""
+        from rk.config import ensure_private_dir
+
+        ensure_private_dir(files.dir)
+        try:
+            hold = locked(files.lock, retry_every=0.05, retry_for=wait, on_wait=on_wait)
+            hold.__enter__()
+        except LockHeld as exc:
+            raise EntryFileBusy(busy(files.slug, exc)) from None
+        try:
+            doc = cls.read(files.entries)
+            doc.lock = files.lock
+            yield doc
+            if doc.changed:
+                doc.save()
+        finally:
+            hold.__exit__(None, None, None)
+
+    @classmethod
+    def read(cls, path: Path) -> EntryDocument:
+        """Read strictly, without the lock (it cannot be saved: use `edit`). Refuses a
+        file that does not parse, that the tolerant loader calls corrupt, or that has
+        the wrong shape."""
         from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
         path = Path(path)
         try:
-            text = path.read_bytes().decode("utf-8")
+            text = read_nofollow(path).decode("utf-8")
         except FileNotFoundError:
             text = ""
         except (OSError, UnicodeDecodeError) as exc:
             raise EntryFileError(f"{path} is unreadable ({_first_line(exc)}); refusing to mutate") from None
         doc = None
         if text.strip():
+            corrupt = [d for d in parse_entries_text(text).diagnostics if d.reason == Diag.ENTRY_FILE_CORRUPT]
+            if corrupt:
+                raise EntryFileError(f"{path} is corrupt ({corrupt[0].detail}); refusing to mutate")
             if too_deep(text):
                 raise EntryFileError(f"{path} is corrupt (nested too deeply); refusing to mutate")
             try:
@@ -376,12 +428,17 @@ class EntryDocument:
 
     # -- mutations (in memory until save)
 
+    def check_room(self, max_entries: int) -> None:
+        """Refuse when the file already holds `max_entries`."""
+        if len(self._elements) >= max_entries:
+            raise EntryFileError(f"server already holds the maximum {max_entries} cron entries")
+
     def add(self, entry: Entry, max_entries: int) -> Entry:
         """Append `entry` under a fresh id; refuse past the cap."""
         from dataclasses import replace
 
-        if len(self._elements) >= max_entries:
-            raise EntryFileError(f"server already holds the maximum {max_entries} cron entries")
+        self.check_room(max_entries)
+        self.changed = True
         entry = replace(entry, id=new_id(self.ids()))
         raw = {}
         for key, value in entry.to_yaml().items():
@@ -398,6 +455,7 @@ class EntryDocument:
         """Delete one element. Only its own lines go: the comment lines after it
         (which describe what follows) move onto the element before it."""
         index = self._index(entry_id)
+        self.changed = True
         following = _take_following_lines(self._elements[index])
         del self._elements[index]
         if index > 0:
@@ -413,6 +471,7 @@ class EntryDocument:
         added or removed; the last key's own end-of-line comment stays on it.
         """
         raw = self._elements[self._index(entry.id)]
+        self.changed = True
         following = _take_following_lines(raw)
         try:
             self._apply(raw, entry)
@@ -446,6 +505,8 @@ class EntryDocument:
         """
         from rk.config import ensure_private_dir
 
+        if self.lock is None or not holds(self.lock):
+            raise EntryFileError(f"refusing to write {self.path} without the server's lock (use EntryDocument.edit)")
         text = self.render()
         want = decode_elements(self._elements)
         got = parse_entries_text(text)

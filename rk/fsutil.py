@@ -20,6 +20,20 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def read_nofollow(path: Path) -> bytes:
+    """The whole file, refusing a symlink in its last component (ELOOP, an OSError)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+
+
 def atomic_write(path: Path, data: bytes, mode: int = 0o600) -> None:
     """Replace `path` with `data` so a reader sees the old or the new file, never a mix."""
     path = Path(path)

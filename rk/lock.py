@@ -4,6 +4,11 @@ A non-blocking `flock` on `<slug>.lock`: held by another process, a tick is a
 quiet no-op (a manual `rk cron tick`, the ticker and an OS timer are
 interchangeable invokers). The kernel drops the lock when its holder dies, so
 a killed ticker never leaves it stuck.
+
+Within one process the lock is reentrant: flock conflicts between two open
+file descriptions even in the same process, so a tick that holds its server's
+lock and then edits the entries file (which takes the same lock) would
+otherwise wait for itself.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 import fcntl
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -20,9 +25,18 @@ class LockHeld(Exception):
     """Another process holds the lock."""
 
 
+#: Locks this process holds: path → [fd, depth].
+_HELD: dict[str, list[int]] = {}
+
+
 def try_lock(path: Path) -> int | None:
-    """Take the lock without waiting; return the fd, or None if it is held."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    """Take the lock without waiting; return the fd, or None if another process holds it."""
+    key = os.path.abspath(path)
+    held = _HELD.get(key)
+    if held is not None:
+        held[1] += 1
+        return held[0]
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -31,27 +45,45 @@ def try_lock(path: Path) -> int | None:
     except OSError:
         os.close(fd)
         raise
+    _HELD[key] = [fd, 1]
     return fd
 
 
 def release(fd: int) -> None:
+    for key, held in list(_HELD.items()):
+        if held[0] == fd:
+            held[1] -= 1
+            if held[1] > 0:
+                return
+            del _HELD[key]
+            break
     try:
         fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
 
 
+def holds(path: Path) -> bool:
+    """Whether this process holds the lock on `path`."""
+    return os.path.abspath(path) in _HELD
+
+
 @contextmanager
-def locked(path: Path, retry_every: float = 0.0, retry_for: float = 0.0) -> Iterator[None]:
+def locked(path: Path, retry_every: float = 0.0, retry_for: float = 0.0,
+           on_wait: Callable[[], None] | None = None) -> Iterator[None]:
     """Hold the lock for the block; retry every `retry_every` s for up to `retry_for` s,
-    then raise LockHeld."""
+    then raise LockHeld. `on_wait` is called once, when the first try finds it held."""
     deadline = time.monotonic() + retry_for
+    waited = False
     while True:
         fd = try_lock(path)
         if fd is not None:
             break
         if time.monotonic() >= deadline:
-            raise LockHeld(str(path))
+            raise LockHeld(f"{path} stayed locked for {retry_for:g} s")
+        if not waited and on_wait is not None:
+            on_wait()
+        waited = True
         time.sleep(retry_every)
     try:
         yield

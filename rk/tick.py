@@ -333,9 +333,8 @@ def _orphan_gc(runtime, files, entries, targets: dict[str, TargetFact], orphan_s
     for entry in expired:
         if not dry_run:
             try:
-                doc = EntryDocument.open(files.entries)
-                doc.remove(entry.id)
-                doc.save()
+                with EntryDocument.edit(files, wait=0) as doc:  # this tick holds the lock
+                    doc.remove(entry.id)
             except (EntryFileError, OSError) as exc:
                 out.diagnostics.append(Diagnostic(entry.id, Diag.ORPHAN_EXPIRE_FAILED, str(exc)))
                 continue

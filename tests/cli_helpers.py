@@ -32,9 +32,15 @@ _SCRUB = (
     "RK_TICK_INTERVAL",
     "RK_RESPAWN_TIMEOUT",
     "RK_OPERATOR_COMMAND",
+    "RK_LOCK_WAIT",
     "XDG_STATE_HOME",
     "XDG_CONFIG_HOME",
     "TZ",
+    # a CI runner's colour switches (typer forces a terminal under GITHUB_ACTIONS)
+    "GITHUB_ACTIONS",
+    "FORCE_COLOR",
+    "PY_COLORS",
+    "NO_COLOR",
 )
 
 

@@ -10,7 +10,7 @@ The contracts (reference §1.4, §2.3, §3.14; module docs):
   line whatever garbage or torn line surrounds it, and the next append starts
   on a fresh line.
 * `rk.cursor.parse_cursor` returns {} for anything unreadable, never raises.
-* `EntryDocument.open` (strict) refuses a corrupt file with EntryFileError only.
+* `EntryDocument.read` (strict) refuses a corrupt file with EntryFileError only.
 
 Inputs deep enough to overflow a C stack run in a subprocess, so a crash of
 the interpreter is a test failure and not the end of the test run.
@@ -31,6 +31,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
+from rk.config import ServerFiles
 from rk.cursor import parse_cursor, render_cursor
 from rk.diagnostics import Diag
 from rk.entry import CreatedBy, Entry, Schedule, Target, decode_entry
@@ -232,7 +233,7 @@ def test_strict_open_refuses_corrupt_files_with_entry_file_error_only(tmp_path, 
     path = tmp_path / "s.yaml"
     path.write_bytes(blob)
     try:
-        doc = EntryDocument.open(path)
+        doc = EntryDocument.read(path)
     except EntryFileError as exc:
         assert "refusing to mutate" in str(exc)
         return
@@ -243,7 +244,7 @@ def test_strict_open_refuses_corrupt_files_with_entry_file_error_only(tmp_path, 
 def test_strict_open_of_a_directory_is_entry_file_error(tmp_path):
     (tmp_path / "s.yaml").mkdir()
     with pytest.raises(EntryFileError):
-        EntryDocument.open(tmp_path / "s.yaml")
+        EntryDocument.read(tmp_path / "s.yaml")
 
 
 # --------------------------------------------------------------------------- crashes (subprocess)
@@ -475,11 +476,10 @@ def test_what_the_writer_saves_loads_back_identically(tmp_path, payload, name, k
         if_absent="respawn" if respawn else "",
         created_by=CreatedBy(at=1_750_000_000, pane="%1"),
     )
-    doc = EntryDocument.open(path)
-    added = doc.add(entry, 50)
-    doc.save()
+    with EntryDocument.edit(ServerFiles(path.parent, path.stem)) as doc:
+        added = doc.add(entry, 50)
     text = path.read_text(encoding="utf-8")
     result = load_entries(path)
     assert result.diagnostics == [], f"{[d.detail for d in result.diagnostics]} in:\n{text}"
     assert result.entries == [added], f"read back {result.entries} from:\n{text}"
-    assert EntryDocument.open(path).get(added.id) == added
+    assert EntryDocument.read(path).get(added.id) == added

@@ -9,7 +9,7 @@ import stat
 import pytest
 
 from rk import clock
-from rk.config import ConfigError, Settings, check_slug, known_servers, load_settings
+from rk.config import ConfigError, ServerFiles, Settings, check_slug, known_servers, load_settings
 from rk.cursor import parse_cursor, read_cursor, render_cursor, write_cursor
 from rk.diagnostics import Diag
 from rk.entry import CreatedBy, Deliver, Entry, EntryError, Schedule, Target, check_respawn_intent, decode_entry
@@ -332,7 +332,7 @@ def test_strict_open_refuses_corrupt_files_and_writes_nothing(tmp_path):
     for text in ("entries: [", "entries: {a: 1}", "entries:\n  - 5\n", "[1, 2]"):
         path.write_text(text)
         with pytest.raises(EntryFileError, match="refusing to mutate"):
-            EntryDocument.open(path)
+            EntryDocument.read(path)
         assert path.read_text() == text
 
 
@@ -353,25 +353,22 @@ entries:
     payload: two
 """
     path.write_text(original)
-    doc = EntryDocument.open(path)
-    b = doc.get("bbbb")
     from dataclasses import replace
 
-    doc.replace(replace(b, muted=True))
-    doc.save()
+    with EntryDocument.edit(ServerFiles(tmp_path, "s")) as doc:
+        doc.replace(replace(doc.get("bbbb"), muted=True))
     text = path.read_text()
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert text.startswith(original.split("  # second")[0])  # the other entry, byte for byte
     assert "# second" in text and "muted: true" in text
-    doc = EntryDocument.open(path)
-    doc.replace(replace(doc.get("bbbb"), muted=False))
-    doc.save()
+    with EntryDocument.edit(ServerFiles(tmp_path, "s")) as doc:
+        doc.replace(replace(doc.get("bbbb"), muted=False))
     assert path.read_text() == original
 
 
 def test_add_assigns_a_fresh_id_and_respects_the_cap(tmp_path):
     path = tmp_path / "s.yaml"
-    doc = EntryDocument.open(path)
+    doc = EntryDocument.read(path)
     e = decode_entry({"id": "x", "schedule": {"kind": "every", "interval": "1m"}, "target": {"kind": "pane", "pane": "%1"}})
     added = [doc.add(e, 3).id for _ in range(3)]
     assert len(set(added)) == 3 and all(len(i) == 4 and i.isalnum() for i in added)
@@ -417,13 +414,12 @@ def test_values_with_colons_in_flow_maps_round_trip_and_load(tmp_path):
     """`claude:6f0d…` inside `{…}` is YAML 1.2 that libyaml (the fast loader)
     refuses: rk quotes it when writing and falls back when reading."""
     path = tmp_path / "s.yaml"
-    doc = EntryDocument.open(path)
     entry = decode_entry({"id": "x", "schedule": {"kind": "cron", "expr": "0 9 * * 1-5"},
                           "target": {"kind": "session", "session": "claude:6f0d"},
                           "respawn": ["claude", "--resume", "a:b"], "if_absent": "respawn",
                           "created_by": {"session": "claude:6f0d", "pane": "%0", "at": 5}})
-    added = doc.add(entry, 50)
-    doc.save()
+    with EntryDocument.edit(ServerFiles(tmp_path, "s")) as doc:
+        added = doc.add(entry, 50)
     loaded = load_entries(path)
     assert loaded.diagnostics == [] and loaded.entries[0].target.value == "claude:6f0d"
     assert loaded.entries[0].created_by.session == "claude:6f0d" and loaded.entries[0].respawn[-1] == "a:b"
