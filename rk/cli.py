@@ -30,7 +30,7 @@ try:  # recent typer vendors click
 except ImportError:  # pragma: no cover - typer on top of click
     from click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
-from rk import clock, logfile
+from rk import bounds, clock, logfile
 from rk.config import ConfigError, ServerFiles, check_slug, load_settings, state_dir
 from rk.cronexpr import CronError, CronExpr, zone_for
 from rk.durations import DurationError, format_go, parse_duration
@@ -61,6 +61,7 @@ class ExitStatus(IntEnum):
     OK = 0
     ERROR = 1  #: operational
     USAGE = 2
+    NOT_RUNNING = 3  #: `ticker status` with no ticker (systemctl's convention)
 
 
 class CliError(Exception):
@@ -447,8 +448,8 @@ def cmd_add(
     wake = _wake_from_flags(wake_on, wake_scope, wake_debounce, allow_off=False)
     schedule = _schedule_from_flags(every, idle_every, backoff, lo, hi, cron, catch_up, tz, required=wake is None)
     schedule = schedule or Schedule(kind=ScheduleKind.NONE)  # fires on its wake event only
-    deliver = _choice("--deliver", deliver, Deliver) or ""
-    if_absent = _choice("--if-absent", if_absent, IfAbsent) or ""
+    deliver = _choice("--deliver", deliver, Deliver) or Deliver.IMMEDIATE  # the defaults are written, as the original does
+    if_absent = _choice("--if-absent", if_absent, IfAbsent) or IfAbsent.SKIP
     target = _target_from_flags(role, session, pane)
     argv = tuple(respawn or ())
     if argv and if_absent != IfAbsent.RESPAWN:
@@ -582,7 +583,7 @@ def cmd_edit(
             new = doc.get(entry_id)
         except EntryError as exc:
             raise CliError(f"validation error: {exc}") from None
-    if new.schedule != old.schedule or new.deliver != old.deliver:
+    if new.schedule != old.schedule or new.policy != old.policy:  # "" reads as immediate
         try:
             logfile.append_lines(files.log, [LogLine(now, entry_id, "", "edit", "rescheduled")])
         except OSError as exc:
@@ -825,11 +826,11 @@ def cmd_log(
     _server(server)
     if n < 0:
         raise usage("-n must be ≥ 0")
-    lines = logfile.read_history(ENV.files().log)
-    if entry_id:
-        lines = [line for line in lines if line.entry == entry_id]
+    log = ENV.files().log
     if n:
-        lines = lines[-n:]
+        lines = logfile.read_newest(log, n, (lambda line: line.entry == entry_id) if entry_id else (lambda _line: True))
+    else:
+        lines = [line for line in logfile.read_history(log) if not entry_id or line.entry == entry_id]
     if ENV.json:
         ENV.result([line.to_dict() for line in lines])
         return
@@ -864,8 +865,8 @@ def cmd_next(
     _server(server)
     from rk.schedule import upcoming
 
-    if n < 1:
-        raise usage("-n must be ≥ 1")
+    if not 1 <= n <= bounds.MAX_FIRES:
+        raise usage(f"-n must be between 1 and {bounds.MAX_FIRES}")
     entries, view, now = _load_for_listing()
     entry = next((e for e in entries if e.id == entry_id), None)
     if entry is None:
@@ -968,8 +969,11 @@ def cmd_ticker(
 
     if action not in (None, "start", "stop", "status"):
         raise usage("ticker action must be start, stop or status")
-    if interval is not None and interval <= 0:
-        raise usage("--interval must be positive")
+    if interval is not None:
+        try:
+            bounds.interval(interval)
+        except bounds.OutOfRange as exc:
+            raise usage(str(exc)) from None
     runtime = _runtime()
     if action is None:
         ticker.setup_logging(runtime.state_dir, foreground=True, verbose=verbose)
@@ -984,6 +988,10 @@ def cmd_ticker(
             raise CliError(str(exc)) from None
         return
     if action == "start":
+        rec = ticker.read_pid(runtime.state_dir)
+        if rec is not None and rec.alive():  # a harmless no-op, so a tmux.conf line can run it every time
+            ENV.result({"running": True, "pid": rec.pid, "started": False}, f"ticker already running (pid {rec.pid})")
+            return
         argv = [sys.executable, "-m", "rk", "cron", "ticker"]
         if interval is not None:
             argv += ["--interval", str(interval)]
@@ -993,7 +1001,8 @@ def cmd_ticker(
             rec = ticker.start_background(runtime, argv)
         except ticker.TickerError as exc:
             raise CliError(str(exc)) from None
-        ENV.result({"running": True, "pid": rec.pid}, f"ticker started (pid {rec.pid}); log: {runtime.state_dir / ticker.LOG_NAME}")
+        ENV.result({"running": True, "pid": rec.pid, "started": True},
+                   f"ticker started (pid {rec.pid}); log: {runtime.state_dir / ticker.LOG_NAME}")
         return
     if action == "stop":
         try:
@@ -1011,6 +1020,7 @@ def cmd_ticker(
         )
     else:
         ENV.result({"running": False}, "ticker not running")
+        raise typer.Exit(ExitStatus.NOT_RUNNING)
 
 
 @cron_app.command("simulate")
@@ -1048,8 +1058,12 @@ def cmd_simulate(
     schedule = _schedule_from_flags(every, idle_every, backoff, lo, hi, cron, catch_up, tz, required=entry_id is None)
     deliver = _choice("--deliver", deliver, Deliver)
     wake = _wake_from_flags(wake_on, None, wake_debounce, allow_off=True)
+    if width is not None and not 20 <= width <= 1000:
+        raise usage("--width must be between 20 and 1000 columns")
     span = _duration("--for", for_)
     step = _duration("--tick", tick)
+    if span // step > bounds.MAX_SIM_STEPS:
+        raise usage(f"--for {for_} at --tick {tick} is {span // step} polls; at most {bounds.MAX_SIM_STEPS}")
     react = _duration("--busy", busy, allow_zero=True)
     if start is not None:
         try:

@@ -13,6 +13,8 @@ from datetime import datetime, timezone, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from rk.bounds import MAX_DIGITS, MAX_EPOCH
+
 
 class ClockError(ValueError):
     """An RK_NOW value that cannot be read."""
@@ -24,6 +26,8 @@ def parse_instant(text: str) -> int:
     if not s:
         raise ClockError("empty time")
     if s.lstrip("-").isdigit():
+        if len(s) > MAX_DIGITS or not 0 <= int(s) <= MAX_EPOCH:
+            raise ClockError(f"time {s[:30]!r} is out of range (unix seconds between 0 and {MAX_EPOCH})")
         return int(s)
     try:
         dt = datetime.fromisoformat(s.replace("Z", "+00:00").replace("z", "+00:00"))
@@ -31,7 +35,10 @@ def parse_instant(text: str) -> int:
         raise ClockError(f"cannot read time {text!r}: use unix seconds or ISO-8601 with an offset") from None
     if dt.tzinfo is None:
         raise ClockError(f"time {text!r} needs an offset (e.g. +02:00 or Z)")
-    return int(dt.timestamp())
+    seconds = int(dt.timestamp())
+    if not 0 <= seconds <= MAX_EPOCH:
+        raise ClockError(f"time {text!r} is out of range (1970 to 9999)")
+    return seconds
 
 
 def now(environ: Mapping[str, str] | None = None) -> int:

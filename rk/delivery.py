@@ -42,6 +42,7 @@ import fcntl
 import hashlib
 import os
 import re
+import secrets
 import tempfile
 import threading
 import time
@@ -52,7 +53,7 @@ from dataclasses import dataclass
 
 from rk.entry import is_pane_id
 from rk.nudge import state_dir
-from rk.tmux import Server, TmuxError
+from rk.tmux import Server, TmuxError, head_format, split_head
 
 DEFAULT_BUFFER = "rk-cron-send"
 
@@ -299,7 +300,6 @@ _FRAME_FIELDS = (
     "pane_id", "pane_in_mode", "pane_dead", "cursor_x", "cursor_y", "pane_current_command", "pane_tty",
     "@rk_pane_agent_state", "@rk_agent_state", "@rk_pane_agent_session", "@rk_pane_agent_source", "pane_title",
 )
-_FRAME_FORMAT = "\t".join("#{" + f + "}" for f in _FRAME_FIELDS)
 _SGR = re.compile(r"\x1b\[[0-9;:?]*[@-~]")
 
 
@@ -370,10 +370,14 @@ class _Run:
         0 (tmux 3.3a), so the pane id is checked here; `capture-pane` in the
         same invocation fails loudly for a pane that does not exist."""
         capture = ["capture-pane", "-p", "-J", *(["-e"] if styled else []), "-t", target]
-        out = self.tmux("display-message", "-p", "-t", target, _FRAME_FORMAT, ";", *capture)
-        head, _, screen = out.partition("\n")
-        fields = tuple(head.split("\t", len(_FRAME_FIELDS) - 1))
-        if len(fields) != len(_FRAME_FIELDS) or not is_pane_id(fields[0]):
+        mark = secrets.token_hex(6)
+        out = self.tmux("display-message", "-p", "-t", target, head_format(_FRAME_FIELDS, mark), ";", *capture)
+        try:
+            head, screen = split_head(out, _FRAME_FIELDS, mark)
+        except TmuxError:
+            raise TmuxError(f"can't find pane: {target}") from None
+        fields = tuple(head[f] for f in _FRAME_FIELDS)
+        if not is_pane_id(fields[0]):
             raise TmuxError(f"can't find pane: {target}")
         plain = _SGR.sub("", screen) if styled else screen
         return Frame(fields[0], fields[1] == "1", fields[2] == "1", f"{fields[3]},{fields[4]}", plain,

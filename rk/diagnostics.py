@@ -30,6 +30,7 @@ class Diag:
     NOTIFY_FAILED = "notify-failed"
     ORPHAN_EXPIRE_FAILED = "orphan-expire-failed"
     CURSOR_WRITE_FAILED = "cursor-write-failed"
+    TICK_FAILED = "tick-failed"  #: an unexpected error in one server's tick; the others go on
 
 
 @dataclass(frozen=True)

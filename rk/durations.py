@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from rk.bounds import MAX_DURATION
+
 _UNIT_NS = {
     "ns": 1,
     "us": 1_000,
@@ -42,6 +44,8 @@ def parse_duration(text: object) -> int:
         raise DurationError("empty duration")
     if s[0] in "+-":
         raise DurationError(f"invalid duration {text!r}: no sign allowed")
+    if len(s) > 64:
+        raise DurationError(f"invalid duration {text[:20]!r}…: too long to be one")
     pos = 0
     total_ns = 0
     for m in _TERM.finditer(s):
@@ -62,6 +66,8 @@ def parse_duration(text: object) -> int:
         raise DurationError(f"invalid duration {text!r}: use forms like 45s, 3m, 1h30m")
     if total_ns % 1_000_000_000:
         raise DurationError(f"invalid duration {text!r}: must be a whole number of seconds")
+    if total_ns > MAX_DURATION * 1_000_000_000:
+        raise DurationError(f"duration {text!r} is too long: at most {MAX_DURATION // 86400} days")
     return total_ns // 1_000_000_000
 
 

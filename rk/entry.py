@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from rk import bounds
 from rk.cronexpr import CronError, CronExpr, zone_for
 from rk.durations import DurationError, format_duration, parse_duration
 
@@ -271,11 +272,15 @@ def _text(value: object, what: str) -> str:
 
 
 def _int(value: object, what: str) -> int:
+    """Unix seconds, 0 when absent; EntryError outside 0…year 9999."""
     if value is None:
         return 0
     if isinstance(value, bool) or not isinstance(value, int):
         raise EntryError(f"{what} must be an integer (unix seconds)")
-    return int(value)
+    try:
+        return bounds.epoch(int(value), what)
+    except bounds.OutOfRange as exc:
+        raise EntryError(str(exc)) from None
 
 
 def _bool(value: object, what: str) -> bool:

@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING
 
 from rk.diagnostics import Diag, Diagnostic
 from rk.entry import Entry, EntryError, decode_entry
-from rk.fsutil import atomic_write, read_nofollow
+from rk.bounds import MAX_ENTRIES_FILE_BYTES, MAX_ENTRIES_HARD
+from rk.fsutil import TooLarge, atomic_write, read_nofollow
 from rk.lock import LockHeld, holds, locked
 from rk.yamlguard import safe_load, too_deep
 
@@ -138,6 +139,9 @@ def parse_entries_text(text: str) -> LoadResult:
         return LoadResult()
     if not isinstance(elements, list):
         return LoadResult(diagnostics=[Diagnostic("", Diag.ENTRY_FILE_CORRUPT, "'entries:' must be a list")])
+    if len(elements) > MAX_ENTRIES_HARD:
+        return LoadResult(diagnostics=[Diagnostic("", Diag.ENTRY_FILE_CORRUPT,
+                                                  f"'entries:' holds {len(elements)} entries; the hard cap is {MAX_ENTRIES_HARD}")])
     return decode_elements(elements)
 
 
@@ -163,9 +167,11 @@ def load_entries(path: Path, *, cache: bool = False) -> LoadResult:
         if hit and hit[0] == key:
             return LoadResult(list(hit[1].entries), list(hit[1].diagnostics))
     try:
-        text = read_nofollow(path).decode("utf-8")
+        text = read_nofollow(path, MAX_ENTRIES_FILE_BYTES).decode("utf-8")
     except FileNotFoundError:
         return LoadResult()
+    except TooLarge as exc:
+        return LoadResult(diagnostics=[Diagnostic("", Diag.ENTRY_FILE_CORRUPT, f"{exc}; refusing to parse it")])
     except UnicodeDecodeError:
         return LoadResult(diagnostics=[Diagnostic("", Diag.ENTRY_FILE_CORRUPT, f"{path}: not UTF-8 text")])
     except OSError as exc:
@@ -374,9 +380,11 @@ class EntryDocument:
 
         path = Path(path)
         try:
-            text = read_nofollow(path).decode("utf-8")
+            text = read_nofollow(path, MAX_ENTRIES_FILE_BYTES).decode("utf-8")
         except FileNotFoundError:
             text = ""
+        except TooLarge as exc:
+            raise EntryFileError(f"{exc}; refusing to mutate") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise EntryFileError(f"{path} is unreadable ({_first_line(exc)}); refusing to mutate") from None
         doc = None

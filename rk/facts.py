@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
+from rk.bounds import MAX_DIGITS, MAX_EPOCH, MAX_PID
 from rk.entry import Target, TargetKind
 from rk.process import ProcessInfo
 
@@ -97,23 +98,23 @@ def parse_source_option(value: str | None) -> SourceNote | None:
 
 
 def _digits(text: str) -> bool:
-    return text.isascii() and text.isdigit()
+    return text.isascii() and text.isdigit() and len(text) <= MAX_DIGITS
 
 
 def parse_state_option(value: str | None) -> AgentState:
     """`idle:1751790042` or `active:1751790100:48213` → AgentState; anything malformed
-    (wrong segment count, unknown token, bad epoch or pid) is wholly unknown."""
+    (wrong segment count, unknown token, an epoch or pid out of range) is wholly unknown."""
     if not value:
         return UNKNOWN
     parts = value.strip().split(":")
     if len(parts) not in (2, 3):
         return UNKNOWN
     state, epoch = parts[0], parts[1]
-    if state not in AGENT_STATES or not _digits(epoch):
+    if state not in AGENT_STATES or not _digits(epoch) or int(epoch) > MAX_EPOCH:
         return UNKNOWN
     pid = 0
     if len(parts) == 3:
-        if not _digits(parts[2]) or int(parts[2]) <= 0:
+        if not _digits(parts[2]) or not 0 < int(parts[2]) <= MAX_PID:
             return UNKNOWN
         pid = int(parts[2])
     return AgentState(state=state, epoch=int(epoch), pid=pid)

@@ -20,16 +20,27 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def read_nofollow(path: Path) -> bytes:
-    """The whole file, refusing a symlink in its last component (ELOOP, an OSError)."""
+class TooLarge(ValueError):
+    """A file over the size its reader accepts."""
+
+
+def read_nofollow(path: Path, limit: int | None = None) -> bytes:
+    """The whole file, refusing a symlink in its last component (ELOOP, an OSError)
+    and, with `limit`, a file of more bytes (TooLarge), before reading any of it."""
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
+        if limit is not None:
+            size = os.fstat(fd).st_size
+            if size > limit:
+                raise TooLarge(f"{path} is {size:,} bytes; the limit is {limit:,}")
         chunks = []
         while True:
             chunk = os.read(fd, 1 << 20)
             if not chunk:
                 return b"".join(chunks)
             chunks.append(chunk)
+            if limit is not None and sum(map(len, chunks)) > limit:
+                raise TooLarge(f"{path} grew past {limit:,} bytes while read")
     finally:
         os.close(fd)
 

@@ -75,6 +75,15 @@ class Ladder:
         return self.anchor + offset(self.rung, lo, hi)
 
 
+def tolerance(rung_gap: int) -> int:
+    """How much shorter than its rung a gap may be and still count as that rung:
+    the reference's 120 s, but never half the rung or more. With 120 s outright, a
+    rung of 120 s or less accepted any gap at all, so lines 30 s apart counted as a
+    climb (`--idle-every 90s` with lines at 0, 30, …, 150 and 240 s next fired 390 s
+    after the last line instead of 90 s)."""
+    return min(ATTRIBUTION_WINDOW, rung_gap // 2)
+
+
 def _seed_rung(g: int, lo: int, hi: int) -> int:
     """Largest rung r >= 1 whose gap fits the newest observed gap plus one poll of
     skew; a saturated rung stops the scan (the smallest saturated rung wins)."""
@@ -134,7 +143,7 @@ def _walk(history: Sequence[int], lo: int, hi: int) -> tuple[int, int, bool]:
     i, expect, count = 1, seed, 2
     while i < len(gaps):
         g = gaps[i]
-        if gap(expect, lo, hi) >= hi and g >= hi - ATTRIBUTION_WINDOW:
+        if gap(expect, lo, hi) >= hi and g >= hi - tolerance(hi):
             if could_be_ramp_top(g):  # the other reading: descend from here
                 alt = _descend(gaps, i, expect, count, lo, hi)
                 if alt[0] > best[0]:
@@ -152,7 +161,7 @@ def _descend(gaps, i: int, expect: int, count: int, lo: int, hi: int) -> tuple[i
     """Continue down the ramp from gaps[i], whose later line has rung `expect`.
     Returns (streak, rung of the oldest line counted, whether the gaps ran out)."""
     while i < len(gaps):
-        if expect - 1 < 1 or gaps[i] < gap(expect - 1, lo, hi) - ATTRIBUTION_WINDOW:
+        if expect - 1 < 1 or gaps[i] < gap(expect - 1, lo, hi) - tolerance(gap(expect - 1, lo, hi)):
             return count, expect, False
         expect -= 1
         count += 1

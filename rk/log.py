@@ -17,6 +17,7 @@ from functools import lru_cache
 from enum import StrEnum
 
 from rk import ladder
+from rk.bounds import MAX_EPOCH
 
 #: Window of the per-target rate cap.
 RATE_WINDOW = 3600
@@ -106,7 +107,8 @@ _CANONICAL = re.compile(
 
 
 def parse_line(text: str | bytes) -> LogLine | None:
-    """One line → LogLine, or None for a blank, torn or malformed line (never raises)."""
+    """One line → LogLine, or None for a blank, torn or malformed line, or one whose
+    `ts` is outside 0…year 9999 (never raises)."""
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
@@ -114,7 +116,8 @@ def parse_line(text: str | bytes) -> LogLine | None:
             return None
     m = _CANONICAL.fullmatch(text)
     if m:
-        return LogLine(int(m.group(1)), m.group(2), m.group(3), m.group(4), m.group(5))
+        ts = int(m.group(1))
+        return LogLine(ts, m.group(2), m.group(3), m.group(4), m.group(5)) if 0 <= ts <= MAX_EPOCH else None
     text = text.strip()
     if not text.startswith("{"):
         return None
@@ -125,7 +128,7 @@ def parse_line(text: str | bytes) -> LogLine | None:
     if not isinstance(obj, dict):
         return None
     ts = obj.get("ts")
-    if isinstance(ts, bool) or not isinstance(ts, int) or not -(2**63) <= ts < 2**63:
+    if isinstance(ts, bool) or not isinstance(ts, int) or not 0 <= ts <= MAX_EPOCH:
         return None
     fields = []
     for key in ("entry", "target", "reason", "outcome"):

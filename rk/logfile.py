@@ -9,17 +9,20 @@ The live segment `<slug>.log` rotates into numbered archives `<slug>.log.1`
 line a derivation still needs (see `rk.log.lines_to_keep`), so a tick reads only
 the live segment and its cost does not grow with history, while nothing the
 schedule depends on moves out of sight. `read_history` merges archives and the
-live segment back into one chronological stream for `rk cron log`.
+live segment back into one chronological stream; `read_newest` gives the
+newest N lines reading archives from the newest end only as far as needed, so
+`rk cron log -n 20` costs the same over a million archived lines as over a
+thousand. Every file is opened without following a symlink.
 """
 
 from __future__ import annotations
 
 import heapq
 import os
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 
-from rk.fsutil import atomic_write
+from rk.fsutil import atomic_write, read_nofollow
 from rk.log import LogLine, lines_to_keep, parse_line
 
 
@@ -28,7 +31,7 @@ def append_lines(path: Path, lines: Sequence[LogLine]) -> None:
     if not lines:
         return
     data = "".join(line.to_json() + "\n" for line in lines).encode("utf-8")
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
@@ -54,8 +57,7 @@ def _parse_chunk(data: bytes) -> list[LogLine]:
 def read_live(path: Path) -> list[LogLine]:
     """Every readable line of the live segment, in file order (absent file → [])."""
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        data = read_nofollow(path)
     except FileNotFoundError:
         return []
     return _parse_chunk(data)
@@ -79,7 +81,7 @@ class LiveLogCache:
     def read(self, path: Path) -> list[LogLine]:
         key = str(path)
         try:
-            fh = open(path, "rb")
+            fh = os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), "rb")
         except FileNotFoundError:
             self._files.pop(key, None)
             return []
@@ -140,6 +142,74 @@ def read_history(path: Path) -> list[LogLine]:
     return list(heapq.merge(*streams, key=lambda line: line.ts))
 
 
+def _newest_ts(path: Path) -> int | None:
+    """The `ts` of an archive's last line (lines are appended in time order), read
+    from its end; None if that line cannot be read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        size = os.fstat(fd).st_size
+        tail = os.pread(fd, min(size, 8192), max(0, size - 8192))
+    finally:
+        os.close(fd)
+    for raw in reversed(tail.split(b"\n")):
+        if raw.strip():
+            line = parse_line(raw)
+            return line.ts if line is not None else None
+    return None
+
+
+def _bound(path: Path) -> int | None:
+    """An archive's recorded bound: its mtime, which a rotation sets to the newest
+    `ts` in it and in every older archive (see `rotate_if_needed`). Trusted only when
+    its own last line is not newer (a copy or a `touch` may have moved it)."""
+    try:
+        mtime = int(os.stat(path, follow_symlinks=False).st_mtime)
+    except OSError:
+        return None
+    tail = _newest_ts(path)
+    return mtime if tail is not None and tail <= mtime else None
+
+
+def _newest_first(path: Path) -> Iterator[Path]:
+    """Archives newest first, found one by one (.1, .2, …, no directory listing while
+    they are contiguous, as rotations leave them); past a gap, the listing's rest."""
+    k = 1
+    while os.path.lexists(archive_path(path, k)):
+        yield archive_path(path, k)
+        k += 1
+    yield from [p for p in reversed(archives(path)) if int(p.name.rsplit(".", 1)[1]) > k]
+
+
+def read_newest(path: Path, n: int, keep: Callable[[LogLine], bool] = lambda _line: True) -> list[LogLine]:
+    """The newest `n` lines that `keep` accepts, oldest first, as `read_history(path)[-n:]`
+    would give them. Archives are read from the newest, and the walk stops at the
+    first one whose bound (no line in it or in any older one is newer) is older than
+    the n-th newest line found: its cost does not grow with history."""
+    ranked = [(line.ts, 0, i, line) for i, line in enumerate(read_live(path)) if keep(line)]
+    for j, archive in enumerate(_newest_first(path), start=1):
+        if len(ranked) >= n:
+            bound = _bound(archive)
+            if bound is not None and bound < heapq.nlargest(n, ranked)[-1][0]:
+                break
+        ranked += [(line.ts, -j, i, line) for i, line in enumerate(read_live(archive)) if keep(line)]
+    return [item[3] for item in sorted(ranked)[-n:]]
+
+
+def _older_bound(path: Path) -> int:
+    """The newest `ts` in the archives from .2 on (just shifted): the recorded bound of
+    .2, else (archives from before bounds were recorded, or touched) every line read."""
+    second = archive_path(path, 2)
+    if not second.exists():
+        return 0
+    bound = _bound(second)
+    if bound is not None:
+        return bound
+    return max((line.ts for p in archives(path) if p != archive_path(path, 1) for line in read_live(p)), default=0)
+
+
 def rotate_if_needed(
     path: Path,
     now: int,
@@ -157,8 +227,7 @@ def rotate_if_needed(
         return False
     if size <= max_bytes:
         return False
-    with open(path, "rb") as fh:
-        raw_lines = [r for r in fh.read().split(b"\n") if r.strip()]
+    raw_lines = [r for r in read_nofollow(path).split(b"\n") if r.strip()]
     parsed: list[LogLine] = []
     parsed_at: list[int] = []
     for i, raw in enumerate(raw_lines):
@@ -180,6 +249,10 @@ def rotate_if_needed(
             src.unlink(missing_ok=True)  # past the configured retention
         else:
             os.replace(src, archive_path(path, n + 1))
-    atomic_write(archive_path(path, 1), b"".join(r + b"\n" for r in moved))
+    moved_ts = [parsed[j].ts for j in range(len(parsed)) if parsed_at[j] not in kept_raw_idx]
+    bound = max([*moved_ts, _older_bound(path), 0])
+    newest = archive_path(path, 1)
+    atomic_write(newest, b"".join(r + b"\n" for r in moved))
+    os.utime(newest, (bound, bound), follow_symlinks=False)  # the bound `read_newest` stops on
     atomic_write(path, b"".join(r + b"\n" for r in kept))
     return True

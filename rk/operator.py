@@ -12,7 +12,7 @@ from __future__ import annotations
 import shlex
 import shutil
 
-from rk.tmux import FIELD_SEP, Server, TmuxError
+from rk.tmux import Server, TmuxError
 
 ROLE_OPTION = "@rk_win_role"
 OPERATOR = "operator"
@@ -20,13 +20,8 @@ OPERATOR = "operator"
 
 def windows(server: Server) -> list[tuple[str, str, str]]:
     """(window id, role, name) of every window."""
-    out = server.run("list-windows", "-a", "-F", FIELD_SEP.join(("#{window_id}", "#{" + ROLE_OPTION + "}", "#{window_name}")))
-    rows = []
-    for line in out.splitlines():
-        parts = line.split(FIELD_SEP)
-        if len(parts) == 3:
-            rows.append((parts[0], parts[1], parts[2]))
-    return rows
+    fields = ("window_id", ROLE_OPTION, "window_name")
+    return [(r["window_id"], r[ROLE_OPTION], r["window_name"]) for r in server.listing("list-windows", fields)]
 
 
 def set_role(server: Server, pane: str, role: str | None) -> str:

@@ -147,8 +147,20 @@ def sweep(runtime: Runtime, only: str | None = None, dry_run: bool = False) -> S
     if only is not None:
         slugs = [s for s in slugs if s == only]
     for slug in slugs:
-        result.servers.append(tick_server(runtime, slug, dry_run=dry_run))
+        try:
+            result.servers.append(tick_server(runtime, slug, dry_run=dry_run))
+        except Exception as exc:  # noqa: BLE001 - one server's bug must not stop the others
+            if runtime.environ.get("RK_DEBUG"):
+                raise
+            failed = ServerTick(slug)
+            failed.diagnostics.append(Diagnostic("", Diag.TICK_FAILED, f"{type(exc).__name__}: {_first_line(exc)}"))
+            result.servers.append(failed)
     return result
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:300] if text else "(no message)"
 
 
 def tick_server(runtime: Runtime, slug: str, dry_run: bool = False) -> ServerTick:

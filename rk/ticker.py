@@ -6,8 +6,13 @@ monotonic clock, but never longer than until the next due instant, so an
 `every 45s` entry fires at 45 s, not 60. Because `due()` derives everything
 from the log and the panes, a clock jump (laptop sleep, SIGSTOP, an NTP step
 either way) yields at most one fire per entry. An exception in one tick is
-logged and the loop goes on; SIGTERM and SIGINT stop it after the tick in
-flight.
+logged on one line and the loop goes on; SIGTERM and SIGINT stop it after the
+tick in flight.
+
+Two clocks, both injected: the monotonic one paces the sleeps, the wall one
+gives every tick its `now` and says when a due instant has come. With
+`RK_NOW` set, the wall clock starts there and advances with the monotonic
+one, so a ticker replaying another day keeps the same pace as a real one.
 
 `start` runs the same loop detached, with a pid file that records the
 process start time too, so `stop` and `status` never mistake a reused pid for
@@ -25,12 +30,14 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rk import nudge
+from rk import clock, nudge
 from rk.config import ensure_private_dir
 from rk.lock import release, try_lock
+from rk.diagnostics import Diag
 from rk.tick import Runtime, sweep
 
 LOCK_NAME = "ticker.lock"
@@ -96,10 +103,29 @@ def _write_pid(state_dir: Path) -> None:
     atomic_write(state_dir / PID_NAME, (json.dumps(record) + "\n").encode())
 
 
+@dataclass(frozen=True)
+class Clocks:
+    """The ticker's two clocks: `wall` (unix seconds, fractional) and `mono` (seconds)."""
+
+    wall: Callable[[], float]
+    mono: Callable[[], float]
+
+    @classmethod
+    def from_environ(cls, environ, mono: Callable[[], float] = time.monotonic) -> Clocks:
+        """The system clocks; with RK_NOW, a wall clock that starts there and runs on `mono`."""
+        if not environ.get("RK_NOW"):
+            return cls(wall=time.time, mono=mono)
+        start, origin = float(clock.now(environ)), mono()
+        return cls(wall=lambda: start + (mono() - origin), mono=mono)
+
+
 class Ticker:
     """The loop. `stop()` (or SIGTERM/SIGINT when installed) ends it after the tick in flight."""
 
-    def __init__(self, runtime: Runtime, interval: float | None = None) -> None:
+    def __init__(self, runtime: Runtime, interval: float | None = None, clocks: Clocks | None = None) -> None:
+        self.clocks = clocks or Clocks.from_environ(runtime.environ)
+        wall = self.clocks.wall
+        runtime.clock = lambda: int(wall())  # every tick's `now` is the wall clock
         self.runtime = runtime
         self.interval = float(interval if interval is not None else runtime.settings.tick_interval)
         self._stop = False
@@ -121,18 +147,26 @@ class Ticker:
 
     def tick(self, only: str | None = None) -> float | None:
         """One sweep, exceptions contained. Returns the next due instant (unix s) or None."""
+        started = self.runtime.clock()
         try:
             result = sweep(self.runtime, only=only)
-        except Exception:  # noqa: BLE001 - one bad tick must not end the loop
+        except Exception as exc:  # noqa: BLE001 - one bad tick must not end the loop
             self.errors += 1
-            log.exception("tick failed%s", f" for {only}" if only else "")
+            if self.runtime.environ.get("RK_DEBUG"):
+                log.exception("tick failed%s", f" for {only}" if only else "")
+            else:
+                detail = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else "(no message)"
+                log.error("tick failed%s: %s: %s", f" for {only}" if only else "", type(exc).__name__, detail)
             return None
         self.ticks += 1
         for decision in result.decisions:
             log.info("%s %s %s %s %s", decision.server, decision.entry, decision.reason, decision.pane or "-", decision.outcome)
         for server, diag in result.diagnostics:
-            log.debug("%s %s %s %s", server, diag.entry or "-", diag.reason, diag.detail)
-        return result.next_due
+            self.errors += diag.reason == Diag.TICK_FAILED
+            level = logging.ERROR if diag.reason == Diag.TICK_FAILED else logging.DEBUG
+            log.log(level, "%s %s %s %s", server, diag.entry or "-", diag.reason, diag.detail)
+        due = result.next_due
+        return due if due is not None and due > started else None  # a due instant already past is no reason to spin
 
     def run(self) -> None:
         """Tick at once, then every interval (sooner for a due instant or a nudge)."""
@@ -149,18 +183,19 @@ class Ticker:
             except OSError as exc:
                 log.warning("nudge socket unavailable (%s); polling only", exc)
             log.info("ticker started (pid %d, interval %gs)", os.getpid(), self.interval)
-            next_poll = time.monotonic()
+            wall, mono = self.clocks.wall, self.clocks.mono
+            next_poll = mono()
             due_wall: float | None = None
             while not self._stop:
-                now_mono = time.monotonic()
-                if now_mono >= next_poll or (due_wall is not None and time.time() >= due_wall):
+                now_mono = mono()
+                if now_mono >= next_poll or (due_wall is not None and wall() >= due_wall):
                     next_due = self.tick()
-                    next_poll = time.monotonic() + self.interval
+                    next_poll = mono() + self.interval
                     due_wall = next_due + DUE_SLACK if next_due is not None else None
                     continue
                 timeout = next_poll - now_mono
                 if due_wall is not None:
-                    timeout = min(timeout, due_wall - time.time())
+                    timeout = min(timeout, due_wall - wall())
                 timeout = max(MIN_SLEEP, timeout)
                 waitables = [self._wake_r] + ([listener] if listener else [])
                 try:

@@ -12,6 +12,7 @@ and a probe costs no process.
 from __future__ import annotations
 
 import os
+import secrets
 import socket
 import stat
 import subprocess
@@ -23,7 +24,6 @@ from rk.facts import PaneFact, reconcile
 from rk.process import process_info, tty_device
 
 DEFAULT_TIMEOUT = 5.0
-FIELD_SEP = "\t"
 STATE_OPTION = "@rk_pane_agent_state"
 LEGACY_STATE_OPTION = "@rk_agent_state"
 SOURCE_OPTION = "@rk_pane_agent_source"
@@ -45,7 +45,39 @@ PANE_FIELDS = (
     "@rk_pane_agent_source",
     "pane_title",  # last: a title is the one field a program sets freely
 )
-PANE_FORMAT = FIELD_SEP.join("#{" + f + "}" for f in PANE_FIELDS)
+
+
+def record_format(fields: tuple[str, ...], mark: str) -> str:
+    """A listing's format: each record opens with `[mark]`, fields are joined by
+    `<mark>`. With a fresh random mark per call, no value (an option holding a tab or
+    a newline, a title a program chose) can split a record or a field."""
+    return f"[{mark}]" + f"<{mark}>".join("#{" + f + "}" for f in fields)
+
+
+def parse_records(out: str, fields: tuple[str, ...], mark: str) -> list[dict[str, str]]:
+    rows = []
+    for record in out.split(f"[{mark}]")[1:]:
+        values = record.removesuffix("\n").split(f"<{mark}>")
+        if len(values) != len(fields):
+            raise TmuxError(f"unexpected listing record {record[:200]!r}")
+        rows.append(dict(zip(fields, values)))
+    return rows
+
+
+def head_format(fields: tuple[str, ...], mark: str) -> str:
+    """A `display-message` head to put before other output (a capture): one record
+    closed by `[/mark]`, so what follows it is told apart whatever the values hold."""
+    return record_format(fields, mark) + f"[/{mark}]"
+
+
+def split_head(out: str, fields: tuple[str, ...], mark: str) -> tuple[dict[str, str], str]:
+    """(the head's fields, the output after it); TmuxError if there is no head."""
+    head, sep, rest = out.partition(f"[/{mark}]\n")
+    rows = parse_records(head, fields, mark) if sep else []
+    if len(rows) != 1:
+        raise TmuxError(f"unexpected display record {out[:200]!r}")
+    return rows[0], rest
+
 
 class TmuxError(Exception):
     """A tmux command failed; the message carries tmux's own words."""
@@ -144,18 +176,14 @@ class Server:
 
     # -- the commands rk uses, one method each
 
+    def listing(self, command: str, fields: tuple[str, ...]) -> list[dict[str, str]]:
+        """`<command> -a -F …` (list-panes, list-windows) as one dict per record."""
+        mark = secrets.token_hex(6)
+        return parse_records(self.run(command, "-a", "-F", record_format(fields, mark)), fields, mark)
+
     def list_panes(self) -> list[dict[str, str]]:
         """Every pane of the server, one `list-panes -a` call, as field dicts."""
-        out = self.run("list-panes", "-a", "-F", PANE_FORMAT)
-        rows = []
-        for line in out.splitlines():
-            if not line:
-                continue
-            values = line.split(FIELD_SEP, len(PANE_FIELDS) - 1)
-            if len(values) != len(PANE_FIELDS):
-                raise TmuxError(f"list-panes: unexpected row {line!r} (is the locale UTF-8?)")
-            rows.append(dict(zip(PANE_FIELDS, values)))
-        return rows
+        return self.listing("list-panes", PANE_FIELDS)
 
     def pane_facts(self) -> list[PaneFact]:
         """Reconciled facts for every pane, in enumeration order."""
@@ -189,13 +217,13 @@ class Server:
     def look(self, pane: str) -> tuple[str, str]:
         """(title, visible screen with its styles) of `pane`, in one tmux process.
         The styles matter: a placeholder differs from typed text only by them."""
-        out = self.run("display-message", "-p", "-t", pane, "#{pane_id}\t#{pane_title}", ";",
+        mark, fields = secrets.token_hex(6), ("pane_id", "pane_title")
+        out = self.run("display-message", "-p", "-t", pane, head_format(fields, mark), ";",
                        "capture-pane", "-p", "-J", "-e", "-t", pane)
-        head, _, screen = out.partition("\n")
-        pane_id, _, title = head.partition("\t")
-        if pane_id != pane:
+        head, screen = split_head(out, fields, mark)
+        if head["pane_id"] != pane:
             raise TmuxError(f"can't find pane: {pane}")
-        return title, screen
+        return head["pane_title"], screen
 
     def write_state(self, pane: str, value: str, note: str) -> None:
         """Set the pane's agent state (both names) and its source note, in one process."""

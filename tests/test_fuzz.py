@@ -31,6 +31,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
+from rk.bounds import MAX_EPOCH
 from rk.config import ServerFiles
 from rk.cursor import parse_cursor, render_cursor
 from rk.diagnostics import Diag
@@ -314,7 +315,7 @@ def test_deeply_nested_cursor_is_a_cold_start_not_a_crash(text):
 FIELD_TEXT = st.text(max_size=24)
 LINES = st.builds(
     LogLine,
-    ts=st.integers(min_value=-(10**12), max_value=10**15),
+    ts=st.integers(min_value=0, max_value=MAX_EPOCH),
     entry=FIELD_TEXT.filter(bool),
     target=FIELD_TEXT,
     reason=FIELD_TEXT,
@@ -334,6 +335,14 @@ def test_stored_lines_read_back_identically(line):
     assert parse_line(text) == line
     assert parse_line(text.encode("utf-8")) == line
     assert parse_line(text + "\r") == line
+
+
+@FUZZ
+@given(line=LINES, ts=st.one_of(st.integers(max_value=-1), st.integers(min_value=MAX_EPOCH + 1)))
+def test_a_line_whose_ts_is_out_of_range_is_dropped_like_a_torn_one(line, ts):
+    """A `ts` before 1970 or past year 9999 could not be shown or compared; it is unreadable."""
+    text = LogLine(ts, line.entry, line.target, line.reason, line.outcome).to_json()
+    assert parse_line(text) is None
 
 
 @FUZZ

@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from tests.cli_helpers import make_env, one_line_error, run_in, snapshot, write_private
@@ -88,3 +90,77 @@ def test_no_mutation_rewrites_a_file_the_loader_calls_corrupt(tmp_path, kind, ve
     assert "is corrupt (" in message and message.endswith("refusing to mutate"), message
     assert "internal error" not in message
     assert snapshot(state) == before
+
+
+# --------------------------------------------------------------------------- 12. the flat ladder
+
+
+@pytest.mark.parametrize("every", [30, 90, 120, 150, 200])  # 60: a 30 s gap may be a late rung
+def test_a_flat_ladder_fires_one_step_after_its_last_line_whatever_came_before(every):
+    """`--idle-every 90s` with own lines at 0, 30, …, 150 and 240 s: next at 330 s (it was
+    630 s: with a 120 s tolerance every gap counted as a rung at the cap)."""
+    from rk.ladder import join_anchor
+
+    spam = [30 * k for k in range(6)]  # lines one poll apart (skips, manual runs)
+    history = [*spam, spam[-1] + every]
+    ladder = join_anchor(epoch=0, history=history, lo=every, hi=every)
+    assert ladder.next_fire(every, every) == history[-1] + every
+
+
+
+# --------------------------------------------------------------------------- 7. keep history
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_log_n_from_the_newest_end_equals_the_tail_of_the_whole_history(tmp_path_factory, data):
+    """`read_newest(n)` reads archives only as far back as needed and gives exactly what
+    the whole merged history's last n lines are, with or without an entry filter."""
+    from rk.log import LogLine
+    from rk.logfile import append_lines, read_history, read_newest, rotate_if_needed
+
+    path = tmp_path_factory.mktemp("log") / "s.log"
+    ids = ["a", "b", "c", "d"]
+    t = 1_000_000
+    for _ in range(data.draw(st.integers(1, 40), label="batches")):
+        batch = []
+        for _ in range(data.draw(st.integers(1, 30))):
+            t += data.draw(st.integers(0, 400))
+            batch.append(LogLine(t, data.draw(st.sampled_from(ids)), "%1", "schedule", "delivered"))
+        append_lines(path, batch)
+        rotate_if_needed(path, t, backoff={}, max_bytes=4096, keep_archives=0, live=set(ids))
+    n = data.draw(st.integers(1, 200), label="n")
+    only = data.draw(st.sampled_from([None, *ids]), label="entry")
+    keep = (lambda line: line.entry == only) if only else (lambda _line: True)
+    whole = [line for line in read_history(path) if keep(line)]
+    assert read_newest(path, n, keep) == whole[-n:]
+
+
+def test_history_is_kept_by_default():
+    from rk.config import Settings
+
+    assert Settings().log_keep == 0, "every archive is kept unless log_keep says otherwise"
+
+
+@pytest.mark.parametrize("damage", ["gap", "touched-old", "touched-new", "none"])
+def test_log_n_survives_a_missing_or_touched_archive(tmp_path, damage):
+    import os
+
+    from rk.log import LogLine
+    from rk.logfile import append_lines, archive_path, read_history, read_newest, rotate_if_needed
+
+    path = tmp_path / "s.log"
+    t = 1_000_000
+    for _ in range(30):
+        batch = [LogLine(t := t + 60, f"e{k}", "%1", "schedule", "delivered") for k in range(20)]
+        append_lines(path, batch)
+        rotate_if_needed(path, t, backoff={}, max_bytes=4096, keep_archives=0, live={"e0"})
+    assert archive_path(path, 4).exists()
+    if damage == "gap":
+        archive_path(path, 2).unlink()
+    elif damage == "touched-old":
+        os.utime(archive_path(path, 1), (1, 1))  # a bound older than its own lines: distrusted
+    elif damage == "touched-new":
+        os.utime(archive_path(path, 1), (4_000_000_000, 4_000_000_000))  # too new: just reads on
+    for n in (1, 5, 40, 400, 10_000):
+        assert read_newest(path, n) == read_history(path)[-n:]

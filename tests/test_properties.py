@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from rk import ladder
 from rk.cronexpr import CronError, CronExpr
 from rk.due import due
+from rk.bounds import MAX_DURATION
 from rk.durations import DurationError, format_duration, format_go, parse_duration
 from rk.entry import WAKE_EVENT, CreatedBy, Entry, Schedule, Target, WakeOn
 from rk.facts import PaneFact, TargetFact, resolve_all
@@ -492,11 +493,23 @@ def test_due_is_deterministic_and_leaves_its_inputs_alone(raw):
 
 
 @settings(max_examples=300, deadline=None)
-@given(s=st.one_of(st.integers(0, 10**12), st.sampled_from([0, 1, 59, 60, 61, 3599, 3600, 3601, 86400, 90061])))
+@given(s=st.one_of(st.integers(0, MAX_DURATION), st.sampled_from([0, 1, 59, 60, 61, 3599, 3600, 3601, 86400, 90061])))
 def test_short_and_go_forms_round_trip(s):
     """Durations are written in short form and read in short and Go form."""
     assert parse_duration(format_duration(s)) == s
     assert parse_duration(format_go(s)) == s
+
+
+@settings(max_examples=300, deadline=None)
+@given(s=st.integers(MAX_DURATION + 1, 10**30))
+def test_a_duration_past_ten_years_is_refused_in_either_form(s):
+    for text in (format_duration(s), format_go(s)):
+        try:
+            parse_duration(text)
+        except DurationError as exc:
+            assert "too long" in str(exc) or "too long to be one" in str(exc)
+            continue
+        raise AssertionError(f"{text!r} parsed")
 
 
 @settings(max_examples=300, deadline=None)
@@ -513,12 +526,12 @@ def test_composed_durations_sum_their_terms(terms):
     ns = {"h": 3600 * 10**9, "m": 60 * 10**9, "s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1, "d": 86400 * 10**9}
     text = "".join(f"{n}{u}" for n, u in terms)
     total = sum(n * ns[u] for n, u in terms)
-    if total % 10**9:
+    if total % 10**9 or total > MAX_DURATION * 10**9:
         try:
             parse_duration(text)
         except DurationError:
             return
-        raise AssertionError(f"{text!r} is not whole seconds but parsed")
+        raise AssertionError(f"{text!r} is not whole seconds, or is past ten years, but parsed")
     assert parse_duration(text) == total // 10**9
 
 

@@ -22,7 +22,7 @@ from rk.entry import CreatedBy, Entry, Schedule, Target
 from rk.log import LogLine
 from rk.logfile import read_live
 from rk.tick import Runtime
-from rk.ticker import PID_NAME, PidRecord, Ticker, read_pid
+from rk.ticker import PID_NAME, Clocks, PidRecord, Ticker, read_pid
 
 from datetime import timezone
 
@@ -53,15 +53,17 @@ def entry(eid: str, pane: str, interval: int, at: int) -> Entry:
                  any_program=True, created_by=CreatedBy(at=at))
 
 
-def make_runtime(state: Path, tmux_server, clock, deliver, interval=30) -> Runtime:
-    return Runtime(
+def make_ticker(state: Path, tmux_server, wall, deliver, interval: float) -> Ticker:
+    """A ticker on `wall` (the injected wall clock; the monotonic one is real)."""
+    runtime = Runtime(
         state_dir=state,
-        settings=Settings(tick_interval=interval),
+        settings=Settings(),
         environ=dict(tmux_server.env),
         zone=timezone.utc,
-        clock=clock,
+        clock=lambda: 0,  # the ticker replaces it with its wall clock
         deliver=deliver,
     )
+    return Ticker(runtime, interval=interval, clocks=Clocks(wall=wall, mono=time.monotonic))
 
 
 def pane_of(server) -> str:
@@ -79,7 +81,7 @@ def test_ticks_at_start_and_goes_on_after_a_failing_tick(tmp_path, tmux_server):
     pane = pane_of(tmux_server)
     write_entries(state, tmux_server.name, [entry("e001", pane, 1, 0)])
     deliver = FakeDelivery(fail_first=1)
-    loop = Ticker(make_runtime(state, tmux_server, lambda: int(time.time()), deliver), interval=0.3)
+    loop = make_ticker(state, tmux_server, time.time, deliver, 0.3)
     thread = run_in_thread(loop)
     try:
         wait_for(lambda: len(deliver.calls) >= 3, timeout=20, message="deliveries after a failed tick")
@@ -98,7 +100,7 @@ def test_sleeps_less_than_the_interval_when_something_is_due_sooner(tmp_path, tm
     now = int(time.time())
     write_entries(state, tmux_server.name, [entry("e002", pane, 2, now)])
     deliver = FakeDelivery()
-    loop = Ticker(make_runtime(state, tmux_server, lambda: int(time.time()), deliver), interval=30)
+    loop = make_ticker(state, tmux_server, time.time, deliver, 30)
     thread = run_in_thread(loop)
     try:
         wait_for(lambda: len(deliver.calls) >= 2, timeout=15, message="two fires 2 s apart with a 30 s interval")
@@ -116,7 +118,7 @@ def test_a_nudge_ticks_the_server_at_once(tmp_path, tmux_server):
     clock = {"now": 1_000}
     write_entries(state, tmux_server.name, [entry("e003", pane, 600, 1_000)])
     deliver = FakeDelivery()
-    loop = Ticker(make_runtime(state, tmux_server, lambda: clock["now"], deliver), interval=3600)
+    loop = make_ticker(state, tmux_server, lambda: clock["now"], deliver, 3600)
     thread = run_in_thread(loop)
     try:
         wait_for(lambda: loop.ticks >= 1, message="first tick")
@@ -136,7 +138,7 @@ def test_clock_jumps_give_at_most_one_fire_per_entry(tmp_path, tmux_server):
     clock = {"now": 10_000}
     write_entries(state, tmux_server.name, [entry("e004", pane, 60, 10_000), entry("e005", pane, 300, 10_000)])
     deliver = FakeDelivery()
-    loop = Ticker(make_runtime(state, tmux_server, lambda: clock["now"], deliver), interval=3600)
+    loop = make_ticker(state, tmux_server, lambda: clock["now"], deliver, 3600)
     loop.tick()
     assert deliver.calls == []
     clock["now"] += 10 * 3600  # laptop slept ten hours
@@ -186,16 +188,20 @@ def test_background_start_status_stop(tmp_path, tmux_server):
     assert started.returncode == 0, started.stderr
     pid = json.loads(started.stdout)["result"]["pid"]
     try:
-        again = run("start")
-        assert again.returncode == 1 and "already running" in json.loads(again.stdout)["error"]["message"]
-        status = json.loads(run("status").stdout)["result"]
-        assert status["running"] is True and status["pid"] == pid
+        again = run("start")  # the README's tmux.conf line runs this at every server start: a no-op
+        assert again.returncode == 0, again
+        assert json.loads(again.stdout)["result"] == {"running": True, "pid": pid, "started": False}
+        status = run("status")
+        assert status.returncode == 0 and json.loads(status.stdout)["result"]["running"] is True
+        assert json.loads(status.stdout)["result"]["pid"] == pid
     finally:
         stopped = run("stop")
     assert json.loads(stopped.stdout)["result"] == {"stopped": True, "pid": pid}
     wait_for(lambda: not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2],
              message="ticker process gone")
-    assert json.loads(run("status").stdout)["result"] == {"running": False}
+    gone = run("status")
+    assert gone.returncode == 3, "systemctl's convention: 3 when nothing runs"
+    assert json.loads(gone.stdout)["result"] == {"running": False}
 
 
 def test_a_reused_pid_is_not_mistaken_for_the_ticker(tmp_path):
@@ -205,3 +211,31 @@ def test_a_reused_pid_is_not_mistaken_for_the_ticker(tmp_path):
     from rk.ticker import process_start_time
 
     assert PidRecord(pid=os.getpid(), start_time=process_start_time(os.getpid()), started_at=0).alive() is True
+
+
+def test_with_rk_now_in_the_past_the_ticker_keeps_the_pace_of_a_real_one(tmp_path, tmux_server):
+    """One clock: RK_NOW starts the wall clock in the past and it runs on the monotonic
+    one; due instants are compared with it, never with the system clock (which made a
+    ticker with an old RK_NOW tick 205 times in 4.4 s)."""
+    state = tmp_path / "state"
+    pane = pane_of(tmux_server)
+    past = 1_000_000
+    write_entries(state, tmux_server.name, [entry("e006", pane, 60, past - 60)])  # due at once, then every 60 s
+    deliver = FakeDelivery()
+    runtime = Runtime(state_dir=state, settings=Settings(), environ=dict(tmux_server.env, RK_NOW=str(past)),
+                      zone=timezone.utc, clock=lambda: 0, deliver=deliver)
+    loop = Ticker(runtime, interval=30)
+    thread = run_in_thread(loop)
+    started = time.monotonic()
+    try:
+        wait_for(lambda: len(deliver.calls) == 1, timeout=10, message="the first tick fires the due entry")
+        deadline = started + 3
+        while time.monotonic() < deadline:  # watch three seconds of the loop
+            assert loop.ticks <= 2, f"{loop.ticks} ticks in {time.monotonic() - started:.1f} s"
+            time.sleep(0.1)
+    finally:
+        loop.stop()
+        thread.join(10)
+    assert len(deliver.calls) == 1
+    (line,) = read_live(state / f"{tmux_server.name}.log")
+    assert past <= line.ts <= past + 5, "the tick's now is RK_NOW, advanced by the time since the start"

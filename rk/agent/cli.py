@@ -12,6 +12,8 @@ from typing import List, Optional
 
 import typer
 
+from rk.bounds import MAX_PID
+
 agent_app = typer.Typer(
     no_args_is_help=True,
     help="Agent state: the hook agents run, a manual state write, and hook installation.",
@@ -59,8 +61,8 @@ def state_command(
             raise _error("state", f"--until: {exc}", 2) from None
     if pane is not None and not hook.valid_pane(pane):
         raise _error("state", f"bad pane {pane!r}: use a pane id like %3", 2)
-    if pid is not None and pid <= 0:
-        raise _error("state", f"bad pid {pid}: must be a positive integer", 2)
+    if pid is not None and not 0 < pid <= MAX_PID:
+        raise _error("state", f"bad pid {pid}: a process id is between 1 and {MAX_PID}", 2)
     socket = None
     try:  # a global -L names the server (then --pane says which pane)
         from rk.cli import ENV

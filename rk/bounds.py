@@ -1,0 +1,56 @@
+"""The range of every number rk reads: flags, the entries file, pane options, log lines.
+
+A value outside its range is refused where it is read (a usage error for a
+flag, a diagnostic for one entry, pane or line), so nothing later has to
+survive a year past 9999, a pid past 2^31 or a duration of 10^20 seconds.
+"""
+
+from __future__ import annotations
+
+import math
+
+#: 9999-12-31T23:59:59Z, the last second `datetime` can show. Epochs are unix seconds.
+MAX_EPOCH = 253_402_300_799
+#: Ten years: the longest interval, ladder step, mute lease, simulation or debounce.
+MAX_DURATION = 3650 * 86400
+#: Linux's PID_MAX_LIMIT (2^22); no process id is larger.
+MAX_PID = 4_194_304
+#: `rk cron next -n`: more fire times than anyone reads.
+MAX_FIRES = 1000
+#: `rk cron simulate`: polls in one replay (a month at 30 s is 86,400).
+MAX_SIM_STEPS = 100_000
+#: The ticker's poll: between a tenth of a second and a day.
+MIN_INTERVAL, MAX_INTERVAL = 0.1, 86400.0
+#: An entries file larger than this, or holding more entries, is refused unparsed.
+MAX_ENTRIES_FILE_BYTES = 1 << 20
+MAX_ENTRIES_HARD = 1000
+#: Digits a number in text may have before it is refused unread.
+MAX_DIGITS = 24
+
+
+class OutOfRange(ValueError):
+    """A number outside its range; the message names the range."""
+
+
+def epoch(value: int, what: str) -> int:
+    if not 0 <= value <= MAX_EPOCH:
+        raise OutOfRange(f"{what} must be unix seconds between 0 and {MAX_EPOCH} (year 9999)")
+    return value
+
+
+def duration(seconds: int, what: str) -> int:
+    if not 0 <= seconds <= MAX_DURATION:
+        raise OutOfRange(f"{what} must be at most {MAX_DURATION // 86400} days")
+    return seconds
+
+
+def pid(value: int, what: str = "pid") -> int:
+    if not 1 <= value <= MAX_PID:
+        raise OutOfRange(f"{what} must be a process id between 1 and {MAX_PID}")
+    return value
+
+
+def interval(value: float, what: str = "--interval") -> float:
+    if not math.isfinite(value) or not MIN_INTERVAL <= value <= MAX_INTERVAL:
+        raise OutOfRange(f"{what} must be between {MIN_INTERVAL:g} and {MAX_INTERVAL:g} seconds")
+    return value
