@@ -31,7 +31,7 @@ except ImportError:  # pragma: no cover - typer on top of click
     from click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
 from rk import bounds, clock, logfile
-from rk.config import ConfigError, ServerFiles, check_slug, load_settings, state_dir
+from rk.config import ConfigError, ServerFiles, check_private_dir, check_slug, load_settings, state_dir
 from rk.cronexpr import CronError, CronExpr, zone_for
 from rk.durations import DurationError, format_go, parse_duration
 from rk.entry import (
@@ -904,7 +904,10 @@ def _runtime():
 
     ENV.now()  # an unreadable RK_NOW is a usage error, before anything runs
     try:
-        return Runtime.from_environ(ENV.environ)
+        runtime = Runtime.from_environ(ENV.environ)
+        if runtime.state_dir.exists():
+            check_private_dir(runtime.state_dir)  # entries planted in a shared directory are never delivered
+        return runtime
     except ConfigError as exc:
         raise CliError(str(exc)) from None
 
@@ -1203,7 +1206,7 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
         return int(ExitStatus.ERROR)
     except ClickException as exc:
         return _fail(CliError(exc.format_message()))
-    except (CronError, EntryError) as exc:
+    except (CronError, EntryError, ConfigError) as exc:
         return _fail(CliError(str(exc)))
     except OSError as exc:
         return _fail(CliError(f"{str(exc.filename) + ': ' if exc.filename else ''}{exc.strerror or exc}"))

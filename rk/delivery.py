@@ -37,6 +37,7 @@ costs no process of its own.
 from __future__ import annotations
 
 import contextlib
+import json
 import errno
 import fcntl
 import hashlib
@@ -50,6 +51,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from rk.entry import is_pane_id
 from rk.nudge import state_dir
@@ -122,6 +124,30 @@ def _failed(why: str, detail: str = "") -> DeliveryResult:
     if len(why) > 200:
         why = why[:197] + "..."
     return DeliveryResult(False, f"failed: {why}", detail)
+
+
+# -- the intent journal ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Intent:
+    """Where a delivery records, durably, what it is about to do: `paste` before the
+    paste (with how often the needle showed), `enter` right before Enter (with the
+    post-paste frame's fingerprint), `done` with the outcome. `record` holds the
+    caller's own fields (entry, reason, ts). The caller removes the file once the
+    outcome is in its log; a restart that finds one decides from the pane what
+    happened (`recover`) and never types the prompt again if it may have gone in."""
+
+    path: str
+    record: dict
+
+    def write(self, **fields: object) -> None:
+        from rk.fsutil import atomic_write
+
+        atomic_write(Path(self.path), (json.dumps({**self.record, **fields}, sort_keys=True) + "\n").encode("utf-8"))
+
+
+def _fingerprint(frame: Frame) -> str:
+    return hashlib.sha256(repr(frame.key()).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 # -- sanitising and normalising (pure) -------------------------------------------------
@@ -492,13 +518,15 @@ def deliver(
     buffer: str = DEFAULT_BUFFER,
     timing: Timing | None = None,
     guard: Guard | None = None,
+    intent: Intent | None = None,
 ) -> DeliveryResult:
     """Type `payload` into `pane` on `server` and submit it, verified.
 
     `pane` should be a pane id (`%N`); any other tmux target is resolved to
     its pane id first (one extra tmux process) so that the lock and every
     later command name the pane itself. `guard` gets the last word on what
-    the screen shows, under the lock, before anything is typed. Never raises
+    the screen shows, under the lock, before anything is typed. With `intent`,
+    each step is journaled before it is taken (see `Intent`). Never raises
     for tmux trouble.
     """
     timing = timing or Timing()
@@ -536,7 +564,15 @@ def deliver(
         with open(marker, "w") as fh:
             fh.write(str(os.getpid()))
         try:
-            return _deliver_locked(run, target, text, needle, collapsible, guard)
+            result = _deliver_locked(run, target, text, needle, collapsible, guard, intent)
+            if intent is not None:
+                if result.refused is not None:
+                    with contextlib.suppress(OSError):
+                        os.unlink(intent.path)  # nothing was typed: nothing to recover
+                else:
+                    with contextlib.suppress(OSError):  # then a restart reads the pane instead
+                        intent.write(phase="done", outcome=result.outcome, pane=target)
+            return result
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(marker)
@@ -553,7 +589,8 @@ def _clear_leftover(run: _Run, pane: str) -> None:
             run.guarded(pane, "send-keys", "-t", pane, "C-u")
 
 
-def _deliver_locked(run: _Run, pane: str, text: str, needle: str, collapsible: bool, guard: Guard | None) -> DeliveryResult:
+def _deliver_locked(run: _Run, pane: str, text: str, needle: str, collapsible: bool, guard: Guard | None,
+                    intent: Intent | None = None) -> DeliveryResult:
     # Where we are decides what a failure means: before the paste nothing was
     # typed (safe to retry); between paste and Enter our text may sit in the
     # composer (clear it); after an Enter it may or may not have landed.
@@ -577,6 +614,8 @@ def _deliver_locked(run: _Run, pane: str, text: str, needle: str, collapsible: b
             if refused is not None:
                 return DeliveryResult(False, "", "refused before typing", refused)
 
+        if intent is not None:
+            intent.write(phase="paste", pane=pane, needle=needle, before=baseline.norm.count(needle))
         stage = "pasted"
         run.paste(pane, text)
         shown = run.probe(pane, baseline, needle, collapsible)
@@ -586,6 +625,8 @@ def _deliver_locked(run: _Run, pane: str, text: str, needle: str, collapsible: b
                 return _failed("echo not seen (payload cleared)")
             return _failed("echo not seen (could not clear composer)")
 
+        if intent is not None:
+            intent.write(phase="enter", pane=pane, needle=needle, pasted=_fingerprint(shown))
         stage = "entered"
         if run.enter_and_observe(pane, shown) is not None:
             return DeliveryResult(True, DELIVERED)
@@ -598,6 +639,8 @@ def _deliver_locked(run: _Run, pane: str, text: str, needle: str, collapsible: b
         # paste again, probe again, Enter, observe.
         if not run.clear(pane, baseline):
             return _failed("submit not confirmed", "recovery could not clear the composer")
+        if intent is not None:
+            intent.write(phase="paste", pane=pane, needle=needle, before=baseline.norm.count(needle))
         stage = "pasted"
         run.paste(pane, text)
         shown = run.probe(pane, baseline, needle, collapsible)
@@ -605,6 +648,8 @@ def _deliver_locked(run: _Run, pane: str, text: str, needle: str, collapsible: b
             stage = "cleared"
             cleared = run.try_clear(pane, baseline)
             return _failed("submit not confirmed", f"echo not seen on retry; cleared={cleared}")
+        if intent is not None:
+            intent.write(phase="enter", pane=pane, needle=needle, pasted=_fingerprint(shown))
         stage = "entered"
         if run.enter_and_observe(pane, shown, retry=True) is not None:
             return DeliveryResult(True, DELIVERED, "after one recovery")
@@ -618,8 +663,11 @@ def _deliver_locked(run: _Run, pane: str, text: str, needle: str, collapsible: b
         return _failed(str(exc), detail)
     except _LockTimeout:  # the buffer lock; an OSError subclass, so first
         return _failed("buffer busy: another delivery held it too long", f"stage: {stage}")
-    except OSError as exc:  # spawning tmux, or the lock directory
-        return _failed(str(exc) or type(exc).__name__, f"stage: {stage}")
+    except OSError as exc:  # spawning tmux, the lock directory, or the intent journal
+        detail = f"stage: {stage}"
+        if stage == "pasted" and baseline is not None:
+            detail += f"; cleared={run.try_clear(pane, baseline)}"
+        return _failed(str(exc) or type(exc).__name__, detail)
     except _Deadline:
         if stage == "pasted" and baseline is not None:
             if run.try_clear(pane, baseline):
@@ -628,3 +676,53 @@ def _deliver_locked(run: _Run, pane: str, text: str, needle: str, collapsible: b
         if stage == "entered":
             return _failed("submit not confirmed (deadline exceeded)")
         return _failed(f"deadline exceeded ({stage})")
+
+
+def recover(server: Server, record: dict, *, timing: Timing | None = None) -> tuple[str | None, str]:
+    """Decide what an interrupted delivery did, from its journal `record` and the
+    pane now: (the outcome to log, or None when nothing was typed and the fire may
+    simply come again; a detail for humans).
+
+    * `done`: the outcome it had.
+    * `paste`: nothing was submitted. If the paste shows (the needle more often than
+      before it), the text is ours alone and unsent: Enter submits it, once.
+    * `enter`: the frame still equal to the post-paste one means the Enter never
+      went in, so it is pressed now; any other frame may mean it did, and the
+      prompt is never typed again.
+    """
+    phase = record.get("phase")
+    if phase == "done":
+        return str(record.get("outcome") or _failed_outcome("interrupted")), "recovered from the journal"
+    pane, needle = str(record.get("pane", "")), str(record.get("needle", ""))
+    timing = timing or Timing()
+    if not is_pane_id(pane) or not needle or phase not in ("paste", "enter"):
+        return (None, "journal unreadable; nothing retyped") if phase != "enter" else (
+            _failed_outcome("interrupted after Enter; not retyped"), "journal incomplete")
+    try:
+        with pane_lock(server, pane, timing.lock_wait):
+            with contextlib.suppress(OSError):
+                os.unlink(_pending_path(server, pane))  # handled here, not by a blind clear later
+            run = _Run(server, timing, DEFAULT_BUFFER)
+            now = run.frame(pane)
+            if now.in_mode or now.dead:
+                raise TmuxError("pane in a mode or dead")
+            if phase == "paste":
+                if now.norm.count(needle) <= int(record.get("before", 0) or 0):
+                    return None, "interrupted before the paste showed; nothing was submitted"
+                if run.enter_and_observe(pane, now) is not None:
+                    return DELIVERED, "recovered: the paste was there unsent and Enter submitted it"
+                return _failed_outcome("interrupted after the paste; Enter did not take"), "our text may remain"
+            if _fingerprint(now) != record.get("pasted"):
+                return DELIVERED, "recovered: the pane moved after the Enter, so it went in; not retyped"
+            if run.enter_and_observe(pane, now) is not None:
+                return DELIVERED, "recovered: the Enter had not gone in; pressed once now"
+            return _failed_outcome("interrupted before Enter; Enter did not take"), "our text may remain"
+    except (TmuxError, _Deadline, _LockTimeout, OSError) as exc:
+        if phase == "enter":
+            return _failed_outcome("interrupted after the paste; the pane could not be read"), str(exc)
+        return None, f"interrupted before the paste; the pane could not be read ({exc})"
+
+
+def _failed_outcome(why: str) -> str:
+    return _failed(why).outcome
+

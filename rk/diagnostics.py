@@ -30,6 +30,8 @@ class Diag:
     NOTIFY_FAILED = "notify-failed"
     ORPHAN_EXPIRE_FAILED = "orphan-expire-failed"
     CURSOR_WRITE_FAILED = "cursor-write-failed"
+    INTENT_RECOVERED = "intent-recovered"  #: a delivery a crash interrupted, resolved from the pane
+    INTENT_UNRESOLVED = "intent-unresolved"
     TICK_FAILED = "tick-failed"  #: an unexpected error in one server's tick; the others go on
 
 

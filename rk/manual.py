@@ -17,7 +17,7 @@ from rk.entryfile import load_entries
 from rk.facts import resolve_target
 from rk.log import LogLine, LogView, Outcome, Reason
 from rk.observe import look_around
-from rk.tick import Runtime, ServerTick, fire_outcome
+from rk.tick import Runtime, ServerTick, fire_outcome, forget_intent, recover_intents
 from rk.tmux import TmuxError
 
 
@@ -61,10 +61,14 @@ def run_now(runtime: Runtime, files: ServerFiles, entry_id: str) -> RunReport:
         outcome = f"{Outcome.FAILED}: {exc}"
         logfile.append_lines(files.log, [LogLine(now, entry.id, "", Reason.MANUAL, outcome)])
         return RunReport(entry.id, "", outcome)
+    sink.journal = files
+    recover_intents(server, files, sink)
+    view = LogView(logfile.read_live(files.log))  # with what the recovery logged
     fire = Fire(entry.id, Reason.MANUAL, target.pane, 0, now, now, target.refused)
     pane = next((p for p in panes if p.pane_id == target.pane), None)
     outcome = fire_outcome(runtime, server, entry, fire, view, now, sink, dry_run=False, pane=pane)
     if outcome is None:
         return RunReport(entry.id, target.pane, sink.decisions[-1].outcome, held=True)
     logfile.append_lines(files.log, [LogLine(now, entry.id, target.pane, Reason.MANUAL, outcome)])
+    forget_intent(files, entry.id)
     return RunReport(entry.id, target.pane, outcome)

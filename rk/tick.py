@@ -14,6 +14,8 @@ next tick re-fires once. A dead server is never sent a tmux command.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -21,11 +23,12 @@ from datetime import tzinfo
 from pathlib import Path
 
 from rk import absent, clock, cursor, logfile
-from rk.config import ServerFiles, Settings, ensure_private_dir, known_servers
+from rk.config import ServerFiles, Settings, check_private_dir, ensure_private_dir, known_servers
 from rk.diagnostics import Diag, Diagnostic
 from rk.due import Fire, due, next_due
 from rk.entry import Entry, ScheduleKind
 from rk.entryfile import EntryDocument, EntryFileError, load_entries
+from rk.fsutil import read_nofollow
 from rk.facts import PaneFact, TargetFact, resolve_all
 from rk.lock import release, try_lock
 from rk.log import LogLine, LogView, Outcome, Reason, proves_resolution
@@ -59,6 +62,7 @@ class ServerTick:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     decisions: list[Decision] = field(default_factory=list)
     next_due: int | None = None  #: earliest future instant a schedule comes due
+    journal: ServerFiles | None = None  #: where deliveries record their intent (None: dry run)
     looks: LookReport = field(default_factory=LookReport)  #: captures taken and corrections made
 
 
@@ -96,10 +100,10 @@ class SweepResult:
         }
 
 
-def _default_deliver(server: Server, pane: str, payload: str, guard=None):
+def _default_deliver(server: Server, pane: str, payload: str, guard=None, intent=None):
     from rk.delivery import deliver
 
-    return deliver(server, pane, payload, guard=guard)
+    return deliver(server, pane, payload, guard=guard, intent=intent)
 
 
 @dataclass
@@ -141,8 +145,14 @@ class Runtime:
 
 
 def sweep(runtime: Runtime, only: str | None = None, dry_run: bool = False) -> SweepResult:
-    """Tick every server that has an entry file (or just `only`)."""
+    """Tick every server that has an entry file (or just `only`). ConfigError when the
+    state directory is not private: entries planted there are never delivered."""
     result = SweepResult()
+    if dry_run:
+        if runtime.state_dir.exists():
+            check_private_dir(runtime.state_dir)
+    else:
+        ensure_private_dir(runtime.state_dir)
     slugs = known_servers(runtime.state_dir)
     if only is not None:
         slugs = [s for s in slugs if s == only]
@@ -221,6 +231,9 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
     by_pane = {p.pane_id: p for p in panes}
     targets = resolve_all(entries, panes)
     previous = cursor.read_cursor(files.cursor)
+    if not dry_run:
+        out.journal = files
+        recover_intents(server, files, out)
     live = runtime.log_cache.read(files.log) if runtime.log_cache is not None else logfile.read_live(files.log)
     view = LogView(live)
     ev = due(entries, view, panes, targets, previous, now, zone=runtime.zone, max_entries=runtime.settings.max_entries)
@@ -241,6 +254,7 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
         if outcome is None:
             continue
         writer.line(LogLine(now, fire.entry, fire.pane, fire.reason, outcome))
+        forget_intent(files, fire.entry, dry_run)
         if proves_resolution(outcome):
             resolved_now.add(fire.entry)
 
@@ -264,6 +278,59 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
         )
     except OSError as exc:
         out.diagnostics.append(Diagnostic("", Diag.LOG_APPEND_FAILED, f"rotating {files.log}: {exc.strerror or exc}"))
+
+
+def recover_intents(server: Server, files: ServerFiles, out: ServerTick) -> None:
+    """Resolve the deliveries a crash interrupted (we hold the server's lock, so
+    their writers are gone): log what the pane shows they did, then forget them.
+    A prompt that may have gone in is never typed again (rk.delivery.recover)."""
+    from rk.delivery import recover
+
+    try:
+        names = sorted(os.listdir(files.intents))
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        out.diagnostics.append(Diagnostic("", Diag.INTENT_UNRESOLVED, f"{files.intents}: {exc.strerror or exc}"))
+        return
+    logged: dict[str, int] = {}
+    for line in logfile.read_live(files.log):
+        logged[line.entry] = max(logged.get(line.entry, line.ts), line.ts)
+    for name in names:
+        path = files.intents / name
+        try:
+            record = json.loads(read_nofollow(path).decode("utf-8"))
+            if not isinstance(record, dict):
+                raise ValueError("not a mapping")
+            entry, ts = str(record["entry"]), int(record["ts"])
+        except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
+            out.diagnostics.append(Diagnostic("", Diag.INTENT_UNRESOLVED, f"{path}: unreadable ({exc}); removed"))
+            with contextlib.suppress(OSError):
+                path.unlink()
+            continue
+        if logged.get(entry, -1) >= ts:  # killed after its line was written, before forgetting the intent
+            with contextlib.suppress(OSError):
+                path.unlink()
+            continue
+        outcome, detail = recover(server, record)
+        out.diagnostics.append(Diagnostic(entry, Diag.INTENT_RECOVERED, f"{outcome or 'nothing logged'}: {detail}"))
+        if outcome is not None:
+            line = LogLine(ts, entry, str(record.get("target", "")), str(record.get("reason", Reason.SCHEDULE)), outcome)
+            try:
+                logfile.append_lines(files.log, [line])
+            except OSError as exc:
+                out.diagnostics.append(Diagnostic(entry, Diag.LOG_APPEND_FAILED, f"{files.log}: {exc.strerror or exc}"))
+                continue  # kept: the next tick tries again
+            out.decisions.append(Decision(files.slug, entry, line.reason, line.target, outcome))
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+
+def forget_intent(files: ServerFiles, entry_id: str, dry_run: bool = False) -> None:
+    """The outcome is in the log: the intent journal of that delivery has done its work."""
+    if not dry_run:
+        with contextlib.suppress(OSError):
+            files.intent(entry_id).unlink()
 
 
 def fire_outcome(runtime: Runtime, server: Server, entry: Entry, fire: Fire, view: LogView, now: int,
@@ -321,7 +388,14 @@ def _act(runtime: Runtime, server: Server, entry: Entry, fire: Fire, disposition
     if act == Act.SEND:
         if dry_run:
             return "would-deliver"
-        result = runtime.deliver(server, fire.pane, entry.payload, guard=_guard(runtime, entry, fire, view, now))
+        intent = None
+        if out.journal is not None:
+            from rk.delivery import Intent
+
+            ensure_private_dir(out.journal.intents)
+            intent = Intent(str(out.journal.intent(entry.id)),
+                            {"entry": entry.id, "reason": str(fire.reason), "ts": now, "target": fire.pane})
+        result = runtime.deliver(server, fire.pane, entry.payload, guard=_guard(runtime, entry, fire, view, now), intent=intent)
         if result.refused is not None:  # the last look said no: nothing was typed
             return result.refused
         return result.outcome

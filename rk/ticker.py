@@ -36,6 +36,7 @@ from pathlib import Path
 
 from rk import clock, nudge
 from rk.config import ensure_private_dir
+from rk.fsutil import read_nofollow
 from rk.lock import release, try_lock
 from rk.diagnostics import Diag
 from rk.tick import Runtime, sweep
@@ -90,9 +91,9 @@ class PidRecord:
 
 def read_pid(state_dir: Path) -> PidRecord | None:
     try:
-        data = json.loads((state_dir / PID_NAME).read_text())
+        data = json.loads(read_nofollow(state_dir / PID_NAME).decode("utf-8"))
         return PidRecord(int(data["pid"]), str(data.get("start_time", "")), int(data.get("started_at", 0)))
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
         return None
 
 
@@ -222,6 +223,20 @@ class Ticker:
             release(lock_fd)
 
 
+def _private_append_fd(path: Path) -> int:
+    """`path` opened for appending, created 0600, never through a symlink (ELOOP instead)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    os.fchmod(fd, 0o600)
+    return fd
+
+
+class _PrivateRotatingHandler(logging.handlers.RotatingFileHandler):
+    """RotatingFileHandler whose file is opened without following a symlink, mode 0600."""
+
+    def _open(self):
+        return os.fdopen(_private_append_fd(Path(self.baseFilename)), "a", encoding="utf-8")
+
+
 def setup_logging(state_dir: Path, foreground: bool, verbose: bool = False) -> None:
     """Foreground: to stderr. Background: to `ticker.log` (rotated at 1 MB)."""
     root = logging.getLogger("rk")
@@ -231,7 +246,7 @@ def setup_logging(state_dir: Path, foreground: bool, verbose: bool = False) -> N
         handler: logging.Handler = logging.StreamHandler(sys.stderr)
     else:
         ensure_private_dir(state_dir)
-        handler = logging.handlers.RotatingFileHandler(state_dir / LOG_NAME, maxBytes=1_000_000, backupCount=1)
+        handler = _PrivateRotatingHandler(state_dir / LOG_NAME, maxBytes=1_000_000, backupCount=1)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     root.addHandler(handler)
 
@@ -244,8 +259,11 @@ def start_background(runtime: Runtime, argv: list[str], timeout: float = 10.0) -
         raise TickerError(f"ticker already running (pid {existing.pid})")
     ensure_private_dir(state_dir)
     log_path = state_dir / LOG_NAME
-    with open(log_path, "ab") as out:
-        os.chmod(log_path, 0o600)
+    try:
+        out = os.fdopen(_private_append_fd(log_path), "ab")
+    except OSError as exc:
+        raise TickerError(f"cannot open {log_path}: {exc.strerror or exc} (a symlink there is refused)") from None
+    with out:
         proc = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,

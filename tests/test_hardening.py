@@ -164,3 +164,75 @@ def test_log_n_survives_a_missing_or_touched_archive(tmp_path, damage):
         os.utime(archive_path(path, 1), (4_000_000_000, 4_000_000_000))  # too new: just reads on
     for n in (1, 5, 40, 400, 10_000):
         assert read_newest(path, n) == read_history(path)[-n:]
+
+
+# --------------------------------------------------------------------------- 5. a safe state directory
+
+
+def _planted(tmp_path) -> tuple[dict, Path]:
+    env = make_env(tmp_path, RK_NOW=str(T0))
+    state = Path(env["RK_STATE_DIR"])
+    write_private(state / "default.yaml", "entries:\n  - {id: e001, schedule: {kind: every, interval: 1m}, "
+                                          "target: {kind: pane, pane: '%0'}, payload: planted}\n")
+    return env, state
+
+
+@pytest.mark.parametrize("verb", [["cron", "tick"], ["cron", "add", "x", "--every", "5m", "--role", "op"],
+                                  ["cron", "mute", "e001"], ["cron", "run", "e001"]])
+def test_a_state_directory_writable_by_others_is_refused_with_the_fix(tmp_path, verb):
+    env, state = _planted(tmp_path)
+    state.chmod(0o777)
+    before = snapshot(state)
+    res = run_in(verb, env)
+    assert res.code == 1, res
+    message = one_line_error(res)
+    assert message == f"state directory {state} is writable by others (mode 0777); fix: chmod 700 {state}"
+    assert snapshot(state) == before
+
+
+def test_a_state_directory_under_a_parent_writable_by_others_is_refused(tmp_path):
+    env, state = _planted(tmp_path)
+    state.parent.chmod(0o777)  # not sticky: anyone could rename the state directory away
+    try:
+        res = run_in(["cron", "tick"], env)
+    finally:
+        state.parent.chmod(0o755)
+    assert res.code == 1 and f"lies under {state.parent}, writable by others" in one_line_error(res)
+
+
+def test_a_state_directory_owned_by_someone_else_is_refused(tmp_path):
+    import os
+
+    env, state = _planted(tmp_path)
+    if os.geteuid() == 0:
+        os.chown(state, 65534, 65534)  # as root: hand it to nobody
+    else:
+        env["RK_STATE_DIR"] = "/"  # owned by root, not us
+        state = Path("/")
+    res = run_in(["cron", "tick"], env)
+    assert res.code == 1, res
+    assert f"state directory {state} is owned by uid" in one_line_error(res)
+
+
+def test_a_symlink_planted_at_a_state_file_is_never_written_through(tmp_path):
+    import os
+    import stat
+
+    from rk.log import LogLine
+    from rk.logfile import append_lines, read_live
+    from rk.ticker import _private_append_fd
+
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    victim.chmod(0o644)
+    for name in ("default.log", "ticker.log"):
+        link = tmp_path / name
+        link.symlink_to(victim)
+        with pytest.raises(OSError):
+            if name == "default.log":
+                append_lines(link, [LogLine(T0, "e001", "%0", "schedule", "delivered")])
+            else:
+                os.close(_private_append_fd(link))
+        with pytest.raises(OSError):
+            read_live(link)  # and never read through: the tick skips the server (tick-failed)
+    assert victim.read_text() == "precious\n" and stat.S_IMODE(victim.stat().st_mode) == 0o644

@@ -3,6 +3,7 @@ respawn, and a dead server that must never be touched."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -308,3 +309,46 @@ def _stalling_tmux(tmp_path: Path) -> tuple[Path, Path]:
         """))
     (bindir / "tmux").chmod(0o755)
     return bindir, pasted
+
+
+def _kill_trial(env, tmux_server, tmp_path, n: int, offset: float | None) -> tuple[int, list[str], float]:
+    """One `kill -9` of a delivering tick `offset` s after it starts (None: no kill),
+    then a restart's tick: (how many times the app received the prompt, the log's
+    outcomes, how long the first tick lived)."""
+    import signal
+    import time
+
+    out_file = tmp_path / f"received-{n}.txt"
+    out_file.write_text("")
+    pane = first_pane(tmux_server)
+    tmux_server.run("respawn-pane", "-k", "-t", pane, f"exec cat > {out_file}")
+    wait_for(lambda: tmux_server.display(pane, "#{pane_current_command}") == "cat", message="cat in the pane")
+    state = Path(env["RK_STATE_DIR"])
+    for p in state.glob("*.log*"):
+        p.unlink()
+    entry = add(env, tmux_server, f"trial {n} status?", "--every", "1m", "--pane", pane)
+    run_env = dict(env, RK_NOW=str(T0 + 60))
+    victim = subprocess.Popen([sys.executable, "-m", "rk", "cron", "tick", "-L", tmux_server.name], env=run_env,
+                              start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    started = time.monotonic()
+    if offset is not None:
+        time.sleep(offset)  # the fault's moment, not a synchronisation
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(victim.pid, signal.SIGKILL)
+    victim.wait(40)
+    life = time.monotonic() - started
+    rk(["cron", "tick", "-L", tmux_server.name], run_env, check=True)  # the restart
+    rk(["cron", "rm", entry, "-L", tmux_server.name], env, check=True)
+    want = f"trial {n} status?"
+    wait_for(lambda: out_file.read_text().count(want) >= 1, timeout=5, message=f"trial {n}: one submission")
+    return out_file.read_text().count(want), [line.outcome for line in log_lines(env) if line.entry == entry], life
+
+
+def test_kill_9_anywhere_in_a_delivery_gives_no_duplicate_and_no_loss(env, tmux_server, tmp_path):
+    """Killed at 12 moments spread over a tick's life (before the enumeration, around
+    the paste, around Enter, before the log line), the restart's tick recovers from
+    the journal and the pane: the app gets the prompt exactly once, the log one line."""
+    *_, life = _kill_trial(env, tmux_server, tmp_path, 99, None)  # uninterrupted: how long a tick lives here
+    results = [_kill_trial(env, tmux_server, tmp_path, n, life * (n + 0.5) / 12)[:2] for n in range(12)]
+    assert [count for count, _ in results] == [1] * 12, results
+    assert all(outcomes == ["delivered"] for _, outcomes in results), results

@@ -33,7 +33,7 @@ class FakeDelivery:
         self.outcome = outcome
         self.fail_first = fail_first
 
-    def __call__(self, server, pane, payload, guard=None):
+    def __call__(self, server, pane, payload, guard=None, intent=None):
         self.calls.append((pane, payload, time.time()))
         if len(self.calls) <= self.fail_first:
             raise RuntimeError("boom")
