@@ -64,6 +64,8 @@ class Evaluation:
     missed: tuple[Missed, ...]
     diagnostics: tuple[Diagnostic, ...]
     next_cursor: Mapping[str, Observation]
+    #: entries whose anchor lies beyond now: the caller logs `clock` `rescheduled` at now for each
+    clock_back: tuple[str, ...] = ()
 
     @property
     def debounced(self) -> tuple[str, ...]:
@@ -89,6 +91,18 @@ def anchor_of(entry: Entry, log: LogView) -> int:
     """every/cron anchor: the newest own line of any outcome, else created_by.at."""
     newest = log.newest(entry.id)
     return newest.ts if newest is not None else entry.created_by.at
+
+
+#: One poll of skew: an anchor up to this far in the future is taken as it is.
+CLOCK_SKEW = 30
+
+
+def clock_went_back(entry: Entry, log: LogView, now: int) -> bool:
+    """The entry's anchor (its newest own line, else its creation) lies beyond now by
+    more than a poll: the clock was set back. Left alone, every schedule kind would be
+    silent until the clock caught up again (an hour for an hour); instead the tick
+    logs a `clock` `rescheduled` line at now, which anchors everything there."""
+    return anchor_of(entry, log) > now + CLOCK_SKEW
 
 
 def cron_zone(entry: Entry, local_zone: tzinfo) -> tzinfo:
@@ -129,7 +143,8 @@ def backoff_verdict(entry: Entry, log: LogView, target: TargetFact, now: int) ->
     if target.state == "active":  # quiet means quiet: a working agent is not nudged
         return ScheduleVerdict(diagnostic=Diagnostic(entry.id, Diag.TARGET_ACTIVE, "target is working; the ladder waits"))
     lo, hi = entry.schedule.min, entry.schedule.max
-    position = ladder.join_anchor(target.epoch, log.schedule_history(entry.id), lo, hi)
+    epoch = target.epoch if target.epoch <= now + CLOCK_SKEW else anchor_of(entry, log)  # an epoch from before a clock-back
+    position = ladder.join_anchor(epoch, log.schedule_history(entry.id), lo, hi)
     next_fire = position.next_fire(lo, hi)
     return ScheduleVerdict(due=now >= next_fire, due_at=next_fire, rung=position.rung + 1)
 
@@ -175,6 +190,7 @@ def due(
     fires: list[Fire] = []
     absent: list[Fire] = []
     missed: list[Missed] = []
+    clock_back: list[str] = []
     diags: list[Diagnostic] = []
     next_cursor: dict[str, Observation] = dict(cursor)
     prints = Fingerprints(wake_states(panes))
@@ -188,6 +204,11 @@ def due(
             diags.append(Diagnostic(entry.id, Diag.MUTED, detail))
             continue
         target = targets.get(entry.id, _NO_TARGET)
+        if clock_went_back(entry, log, now):
+            clock_back.append(entry.id)
+            diags.append(Diagnostic(entry.id, Diag.CLOCK_BACK,
+                                    f"its newest line ({_stamp(anchor_of(entry, log), zone)}) is later than now: anchored at now"))
+            continue
 
         verdict = schedule_verdict(entry, log, target, now, zone)
         if verdict.diagnostic is not None:
@@ -227,7 +248,7 @@ def due(
             fire = Fire(entry.id, Reason.WAKE, target.pane, 0, now, now, target.refused)
         (fires if target.resolved else absent).append(fire)
 
-    return Evaluation(tuple(fires), tuple(absent), tuple(missed), tuple(diags), next_cursor)
+    return Evaluation(tuple(fires), tuple(absent), tuple(missed), tuple(diags), next_cursor, tuple(clock_back))
 
 
 def _wake_detail(edge: WakeVerdict, entry: Entry, newest_ts: int | None, now: int) -> str:

@@ -51,6 +51,7 @@ class Reason(StrEnum):
     WAKE = "wake"
     EDIT = "edit"
     MANUAL = "manual"
+    CLOCK = "clock"  #: the clock went back behind the entry's newest line: anchored again at now
     GC = ""
 
 

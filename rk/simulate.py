@@ -171,6 +171,8 @@ def simulate(
         result.strip.append((t, {p: s.state for p, s in panes.items()}))
         targets = resolve_all(entries, facts)
         ev = due(entries, view, facts, targets, obs, t, zone=zone, max_entries=max_entries)
+        for entry_id in ev.clock_back:
+            emit(LogLine(t, entry_id, "", "clock", Outcome.RESCHEDULED), due_at=t)
         for m in ev.missed:
             emit(LogLine(t, m.entry, "", "schedule", Outcome.MISSED), due_at=m.occurrence)
         for fire in (*ev.fires, *ev.absent):

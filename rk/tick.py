@@ -244,6 +244,8 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
     }
     writer = _Writer(files, view, out, dry_run)
 
+    for entry_id in ev.clock_back:
+        writer.line(LogLine(now, entry_id, "", Reason.CLOCK, Outcome.RESCHEDULED))
     for missed in ev.missed:
         writer.line(LogLine(now, missed.entry, "", Reason.SCHEDULE, Outcome.MISSED))
         out.decisions.append(Decision(server.name, missed.entry, Reason.SCHEDULE, "", Outcome.MISSED))

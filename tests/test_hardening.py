@@ -13,10 +13,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
+from rk.due import CLOCK_SKEW
+from rk.entry import CreatedBy, Entry, Schedule, Target
+from rk.log import LogLine
 from tests.cli_helpers import make_env, one_line_error, run_in, snapshot, write_private
 
 T0 = 1_800_000_000
@@ -236,3 +239,144 @@ def test_a_symlink_planted_at_a_state_file_is_never_written_through(tmp_path):
         with pytest.raises(OSError):
             read_live(link)  # and never read through: the tick skips the server (tick-failed)
     assert victim.read_text() == "precious\n" and stat.S_IMODE(victim.stat().st_mode) == 0o644
+
+
+# --------------------------------------------------------------------------- 4. backward clock jumps
+
+TICK = 30
+KINDS = {
+    "every 5m": (Schedule("every", interval=300), 300),
+    "cron */5": (Schedule("cron", expr="*/5 * * * *"), 300),
+    "idle-every 3m": (Schedule("backoff", min=180, max=180), 180),
+    "backoff 1m..8m": (Schedule("backoff", min=60, max=480), 60),
+}
+
+
+@settings(max_examples=80, deadline=None)
+@given(kind=st.sampled_from(list(KINDS)), jump=st.integers(CLOCK_SKEW + TICK, 400 * 86400), phase=st.integers(0, TICK - 1))
+@example(kind="every 5m", jump=3600, phase=0)
+@example(kind="cron */5", jump=86400, phase=0)
+@example(kind="idle-every 3m", jump=3600, phase=7)
+def test_after_the_clock_goes_back_no_schedule_is_silent_past_its_period_and_a_poll(kind, jump, phase):
+    """The entry's newest line lies `jump` s beyond now (the clock was set back): the
+    first tick re-anchors it at now (a `clock` `rescheduled` line), and the next fire
+    comes within its own period plus one poll, then the usual cadence (no burst)."""
+    from rk.simulate import StateChange, simulate
+
+    schedule, period = KINDS[kind]
+    start = 1_800_000_000  # 2027-01-15T08:00:00Z, on a five-minute boundary
+    entry = Entry(id="e001", schedule=schedule, target=Target("pane", "%1"), payload="p", any_program=True,
+                  created_by=CreatedBy(at=start - 7 * 86400))
+    before = [LogLine(start + jump, "e001", "%1", "schedule", "delivered")]  # written before the clock went back
+    sim = simulate([entry], start=start, end=start + 4 * period + 4 * TICK, tick=TICK, phase=phase,
+                   script=[StateChange(start - 3600, "%1", "idle")], log=before)
+    new = sim.lines[len(before):]
+    assert (new[0].reason, new[0].outcome) == ("clock", "rescheduled") and new[0].ts == start + phase
+    fires = [line.ts for line in new if line.outcome == "delivered"]
+    assert fires and fires[0] - new[0].ts <= period + TICK, (kind, fires)
+    assert all(b - a >= period - TICK for a, b in zip(fires, fires[1:])), fires
+
+
+def test_a_forward_jump_still_gives_one_fire_not_a_burst():
+    from rk.simulate import StateChange, simulate
+
+    start = 1_800_000_000
+    entry = Entry(id="e001", schedule=Schedule("every", interval=300), target=Target("pane", "%1"), payload="p",
+                  any_program=True, created_by=CreatedBy(at=start - 86400))
+    before = [LogLine(start - 86400, "e001", "%1", "schedule", "delivered")]  # a day of sleep
+    sim = simulate([entry], start=start, end=start + 60, tick=TICK, script=[StateChange(start - 10, "%1", "idle")],
+                   log=before)
+    assert [line.ts for line in sim.fires("e001") if line.ts >= start] == [start]
+
+
+# --------------------------------------------------------------------------- 8 and 13. every number bounded, fuzzed
+
+NUMBERS = st.one_of(
+    st.integers(-(10**30), 10**30).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(str),
+    st.sampled_from(["nan", "inf", "-inf", "1e-9", "1e20", "0", "-0", "0x10", "١٢", "9" * 5000, "", " ", "5m", "1.5"]),
+)
+DURATIONS = st.one_of(
+    NUMBERS,
+    st.builds(lambda n, u: f"{n}{u}", st.integers(-(10**25), 10**25), st.sampled_from(["s", "m", "h", "d", "ms", "ns", "y", ""])),
+    st.text(max_size=12),
+)
+FLAG_CASES = st.one_of(
+    st.builds(lambda d: ["cron", "add", "p", "--every", d, "--role", "op"], DURATIONS),
+    st.builds(lambda d: ["cron", "add", "p", "--idle-every", d, "--role", "op"], DURATIONS),
+    st.builds(lambda a, b: ["cron", "add", "p", "--backoff", "--min", a, "--max", b, "--role", "op"], DURATIONS, DURATIONS),
+    st.builds(lambda d: ["cron", "add", "p", "--wake-on", "agent-state-change", "--wake-debounce", d, "--role", "op"], DURATIONS),
+    st.builds(lambda c: ["cron", "add", "p", "--cron", c, "--role", "op"],
+              st.lists(st.sampled_from(["*", "*/0", "*/5", "61", "-1", "0", "1-5", "5-1", "99999999999999999999", "a", ","]),
+                       min_size=0, max_size=6).map(" ".join)),
+    st.builds(lambda d: ["cron", "mute", "e001", "--for", d], DURATIONS),
+    st.builds(lambda n: ["cron", "log", "-n", n], NUMBERS),
+    st.builds(lambda n: ["cron", "next", "e001", "-n", n], NUMBERS),
+    st.builds(lambda n: ["cron", "ticker", "status", "--interval", n], NUMBERS),
+    st.builds(lambda a, b: ["cron", "simulate", "--every", "5m", "--for", a, "--tick", b], DURATIONS, DURATIONS),
+    st.builds(lambda w: ["cron", "simulate", "--every", "5m", "--for", "10m", "--width", w], NUMBERS),
+    st.builds(lambda p: ["agent", "state", "idle", "--pane", "%1", "--pid", p], NUMBERS),
+    st.builds(lambda t: ["agent", "state", "limited", "--pane", "%1", "--until", t], st.one_of(NUMBERS, st.text(max_size=30))),
+)
+
+
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(args=FLAG_CASES, now=st.one_of(st.none(), NUMBERS))
+def test_no_number_from_a_flag_or_rk_now_crashes_hangs_or_writes_on_refusal(tmp_path_factory, args, now):
+    """Thousands of generated values for every numeric flag and RK_NOW: each command
+    exits 0, 1, 2 or 3 with its own message, never a traceback or "internal error",
+    and a refused one (exit 2) changes no file."""
+    root = tmp_path_factory.mktemp("fuzz")
+    env = make_env(root, **({"RK_NOW": now} if now is not None else {"RK_NOW": str(T0)}))
+    state = Path(env["RK_STATE_DIR"])
+    write_private(state / "default.yaml", "entries:\n  - {id: e001, schedule: {kind: every, interval: 5m}, "
+                                          "target: {kind: role, role: op}, payload: p}\n")
+    before = snapshot(state)
+    res = run_in(args, env)
+    text = res.out + res.err
+    assert res.code in (0, 1, 2, 3), res
+    assert "Traceback" not in text and "internal error" not in text, res
+    if res.code == 2:
+        assert snapshot(state) == before, res
+
+
+VALUES = st.one_of(NUMBERS, st.integers(-(10**30), 10**30), st.floats(allow_nan=True, allow_infinity=True),
+                   st.booleans(), st.none())
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(field=st.sampled_from(["interval", "min", "max", "muted_until", "at", "debounce", "ts"]), value=VALUES,
+       verb=st.sampled_from([["cron", "list"], ["cron", "list", "--json"], ["cron", "show", "e001"], ["cron", "next", "e001"],
+                             ["cron", "log"], ["cron", "tick", "--dry-run"], ["cron", "mute", "e002"]]))
+def test_no_value_in_a_file_stops_the_other_entries_or_crashes_a_command(tmp_path_factory, field, value, verb):
+    """One bad value in one entry (or one log line) is that entry's or line's problem:
+    every command still answers, without a traceback, and the other entry is intact."""
+    import json
+
+    root = tmp_path_factory.mktemp("files")
+    env = make_env(root, RK_NOW=str(T0))
+    state = Path(env["RK_STATE_DIR"])
+    bad = {"id": "e001", "schedule": {"kind": "every", "interval": "5m"}, "target": {"kind": "role", "role": "op"},
+           "payload": "p", "created_by": {"at": T0 - 600}}
+    if field in ("interval",):
+        bad["schedule"]["interval"] = value
+    elif field in ("min", "max"):
+        bad["schedule"] = {"kind": "backoff", "min": "1m", "max": "5m", field: value}
+    elif field == "at":
+        bad["created_by"]["at"] = value
+    elif field == "debounce":
+        bad["wake_on"] = {"event": "agent-state-change", "debounce": value}
+    elif field == "muted_until":
+        bad["muted_until"] = value
+    good = {"id": "e002", "schedule": {"kind": "every", "interval": "5m"}, "target": {"kind": "role", "role": "op"},
+            "payload": "q", "created_by": {"at": T0 - 600}}
+    write_private(state / "default.yaml", json.dumps({"entries": [bad, good]}, default=str))  # JSON is YAML
+    line = {"ts": value if field == "ts" else T0 - 60, "entry": "e001", "target": "", "reason": "schedule", "outcome": "delivered"}
+    write_private(state / "default.log", json.dumps(line, default=str) + "\n" +
+                  json.dumps({"ts": T0 - 30, "entry": "e002", "target": "", "reason": "schedule", "outcome": "delivered"}) + "\n")
+    res = run_in(verb, env)
+    text = res.out + res.err
+    assert res.code in (0, 1), res
+    assert "Traceback" not in text and "internal error" not in text, res
+    if verb[:2] == ["cron", "list"]:
+        assert "e002" in res.out, res

@@ -150,7 +150,10 @@ def test_clock_jumps_give_at_most_one_fire_per_entry(tmp_path, tmux_server):
     loop.tick()
     assert len(deliver.calls) == 2
     lines = read_live(state / f"{tmux_server.name}.log")
-    assert sorted(line.entry for line in lines) == ["e004", "e005"]
+    assert sorted(line.entry for line in lines if line.outcome == "delivered") == ["e004", "e005"]
+    # the step back put both newest lines two hours ahead: each is anchored again at now, once
+    assert sorted((line.entry, line.reason) for line in lines if line.outcome == "rescheduled") == [
+        ("e004", "clock"), ("e005", "clock")]
 
 
 def rk_env(tmp_path, tmux_server) -> dict:
