@@ -83,8 +83,12 @@ def _check_field(index: int, text: str) -> None:
         if not _TERMS[index].match(term):
             raise CronError(f"bad {_FIELD_NAMES[index]} field {text!r}")
         base, _, step = term.partition("/")
-        if step and int(step) == 0:
+        if step and len(step) <= 4 and int(step) == 0:
             raise CronError(f"bad {_FIELD_NAMES[index]} field {text!r}: step must be positive")
+        if step and len(step) > 4:
+            raise CronError(f"bad {_FIELD_NAMES[index]} field {text[:40]!r}: step too large")
+        if any(len(part) > 4 for part in base.split("-")):
+            raise CronError(f"bad {_FIELD_NAMES[index]} field {text[:40]!r}: out of range {lo}-{hi}")
         if base == "*":
             continue
         start, _, end = base.partition("-")

@@ -146,6 +146,11 @@ class Intent:
         atomic_write(Path(self.path), (json.dumps({**self.record, **fields}, sort_keys=True) + "\n").encode("utf-8"))
 
 
+def _digest(text: str) -> str:
+    """The payload's sha256, as typed: which prompt a journal speaks of, without the prompt."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def _fingerprint(frame: Frame) -> str:
     return hashlib.sha256(repr(frame.key()).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
@@ -615,7 +620,7 @@ def _deliver_locked(run: _Run, pane: str, text: str, needle: str, collapsible: b
                 return DeliveryResult(False, "", "refused before typing", refused)
 
         if intent is not None:
-            intent.write(phase="paste", pane=pane, needle=needle, before=baseline.norm.count(needle))
+            intent.write(phase="paste", pane=pane, needle=needle, digest=_digest(text), before=baseline.norm.count(needle))
         stage = "pasted"
         run.paste(pane, text)
         shown = run.probe(pane, baseline, needle, collapsible)
@@ -626,7 +631,7 @@ def _deliver_locked(run: _Run, pane: str, text: str, needle: str, collapsible: b
             return _failed("echo not seen (could not clear composer)")
 
         if intent is not None:
-            intent.write(phase="enter", pane=pane, needle=needle, pasted=_fingerprint(shown))
+            intent.write(phase="enter", pane=pane, needle=needle, digest=_digest(text), pasted=_fingerprint(shown))
         stage = "entered"
         if run.enter_and_observe(pane, shown) is not None:
             return DeliveryResult(True, DELIVERED)
@@ -640,7 +645,7 @@ def _deliver_locked(run: _Run, pane: str, text: str, needle: str, collapsible: b
         if not run.clear(pane, baseline):
             return _failed("submit not confirmed", "recovery could not clear the composer")
         if intent is not None:
-            intent.write(phase="paste", pane=pane, needle=needle, before=baseline.norm.count(needle))
+            intent.write(phase="paste", pane=pane, needle=needle, digest=_digest(text), before=baseline.norm.count(needle))
         stage = "pasted"
         run.paste(pane, text)
         shown = run.probe(pane, baseline, needle, collapsible)
@@ -649,7 +654,7 @@ def _deliver_locked(run: _Run, pane: str, text: str, needle: str, collapsible: b
             cleared = run.try_clear(pane, baseline)
             return _failed("submit not confirmed", f"echo not seen on retry; cleared={cleared}")
         if intent is not None:
-            intent.write(phase="enter", pane=pane, needle=needle, pasted=_fingerprint(shown))
+            intent.write(phase="enter", pane=pane, needle=needle, digest=_digest(text), pasted=_fingerprint(shown))
         stage = "entered"
         if run.enter_and_observe(pane, shown, retry=True) is not None:
             return DeliveryResult(True, DELIVERED, "after one recovery")

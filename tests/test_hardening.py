@@ -380,3 +380,61 @@ def test_no_value_in_a_file_stops_the_other_entries_or_crashes_a_command(tmp_pat
     assert "Traceback" not in text and "internal error" not in text, res
     if verb[:2] == ["cron", "list"]:
         assert "e002" in res.out, res
+
+
+# --------------------------------------------------------------------------- 2. isolation, the rest
+
+
+@pytest.mark.parametrize("value", ["idle:1800000000:99999999999999999999", "idle:1800000000:2147483648",
+                                   "idle:99999999999999999999999", "idle:" + "9" * 5000, "active:1800000000:0"])
+def test_a_pane_state_with_an_epoch_or_pid_out_of_range_is_unknown(value):
+    from rk.facts import UNKNOWN, parse_state_option
+
+    assert parse_state_option(value) == UNKNOWN
+
+
+def test_agent_state_refuses_a_pid_past_the_kernels_limit():
+    res = run_in(["agent", "state", "idle", "--pane", "%1", "--pid", "99999999999999999999"], make_env_here())
+    assert res.code == 2 and "a process id is between 1 and 4194304" in res.err
+
+
+def make_env_here():
+    import tempfile
+
+    return make_env(Path(tempfile.mkdtemp(prefix="rk-hardening-")))
+
+
+MALFORMED_CRONS = ["61 * * * *", "* 24 * * *", "* * 32 * *", "* * * 13 *", "* * * * 8", "*/0 * * * *", "5-1 * * * *",
+                   "a * * * *", "* * * * MON-", "1,,2 * * * *", "-1 * * * *", "0 0 30 2 *", "0 0 31 4 *", "* * 0 * *",
+                   "* * * 0 *", "*/99999999999999999999 * * * *", "1-99999999999999999999 * * * *", "L * * * *",
+                   "* * L * *", "* * * * 5#2", "* * 15W * *", "? * * * *"]
+
+
+@pytest.mark.parametrize("expr", MALFORMED_CRONS)
+def test_every_malformed_cron_expression_is_a_usage_error(tmp_path, expr):
+    env = make_env(tmp_path, RK_NOW=str(T0))
+    res = run_in(["cron", "add", "x", "--cron", expr, "--role", "op"], env)
+    assert res.code == 2, res
+    assert one_line_error(res).startswith("--cron: ")
+    assert not Path(env["RK_STATE_DIR"]).exists()
+
+
+@pytest.mark.parametrize("shape", ["too-big", "too-many"])
+def test_an_entries_file_past_its_caps_is_refused_in_bounded_time(tmp_path, shape):
+    env = make_env(tmp_path, RK_NOW=str(T0))
+    state = Path(env["RK_STATE_DIR"])
+    element = "  - {id: e%05d, schedule: {kind: every, interval: 5m}, target: {kind: role, role: op}, payload: p}\n"
+    if shape == "too-big":
+        text = "entries:\n" + element % 1 + "# " + "x" * (2 << 20) + "\n"  # 2 MiB, mostly a comment
+    else:
+        text = "entries:\n" + "".join(element % i for i in range(1001))
+    write_private(state / "default.yaml", text)
+    before = snapshot(state)
+    for verb in (["cron", "add", "y", "--every", "5m", "--role", "op"], ["cron", "mute", "e00001"], ["cron", "rm", "e00001"]):
+        res = run_in(verb, env)
+        assert res.code == 1, res
+        message = one_line_error(res)
+        assert ("limit is 1,048,576" in message) if shape == "too-big" else ("hard cap is 1000" in message), message
+    listing = run_in(["cron", "list"], env)
+    assert listing.code == 0 and ("limit is 1,048,576" in listing.err or "hard cap is 1000" in listing.err), listing
+    assert snapshot(state) == before

@@ -352,3 +352,23 @@ def test_kill_9_anywhere_in_a_delivery_gives_no_duplicate_and_no_loss(env, tmux_
     results = [_kill_trial(env, tmux_server, tmp_path, n, life * (n + 0.5) / 12)[:2] for n in range(12)]
     assert [count for count, _ in results] == [1] * 12, results
     assert all(outcomes == ["delivered"] for _, outcomes in results), results
+
+
+def test_a_tab_or_newline_in_any_option_or_title_spoils_only_its_own_pane(env, tmux_server):
+    """Listings are split on a random mark per call: an option holding a tab or a newline
+    (or a title a program set) no longer skips the whole server (`enumeration-failed`)."""
+    first = first_pane(tmux_server)
+    tmux_server.run("split-window", "-t", first, "cat")
+    tmux_server.run("new-window", "-t", "main", "cat")
+    panes = tmux_server.run("list-panes", "-a", "-F", "#{pane_id}").split()
+    a, b, c = panes[0], panes[1], panes[2]
+    tmux_server.run("set-option", "-w", "-t", a, "@rk_win_role", "op\trole\nthird line")
+    tmux_server.run("set-option", "-p", "-t", b, "@rk_pane_agent_state", "idle\n:1800000000")
+    tmux_server.run("set-option", "-p", "-t", b, "@rk_pane_agent_session", "claude:\t\n")
+    tmux_server.run("select-pane", "-t", b, "-T", "title\twith\ttabs")
+    entry = add(env, tmux_server, "still typed", "--every", "1m", "--pane", c)
+    out = rk(["cron", "tick", "-L", tmux_server.name, "--json"], dict(env, RK_NOW=str(T0 + 60)), check=True)
+    result = json.loads(out.stdout)["result"]
+    assert not [d for d in result["diagnostics"] if d["reason"] == "enumeration-failed"], result
+    assert [(d["entry"], d["outcome"]) for d in result["decisions"]] == [(entry, "delivered")]
+    wait_for(lambda: submitted_lines(tmux_server, c, "still typed") == 2, message="the payload reached pane c")
