@@ -66,3 +66,23 @@ def tmux_server(tmp_path, monkeypatch):
         yield server
     finally:
         subprocess.run(server.argv("kill-server"), env=child_env(env), capture_output=True)
+
+
+def run_rk(args, env, check: bool = False, timeout: float = 60) -> subprocess.CompletedProcess:
+    """`python -m rk ARGS` as a real process; with `check`, a failure fails the test."""
+    proc = subprocess.run([sys.executable, "-m", "rk", *args], env=env, capture_output=True, text=True, timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"rk {args} failed ({proc.returncode}): {proc.stderr}")
+    return proc
+
+
+@pytest.fixture
+def env(tmp_path, tmux_server):
+    """rk's environment beside the `tmux_server` fixture: private state, home and
+    config, UTC, no TMUX of the caller's and no RK_NOW."""
+    home = tmp_path / "home"
+    home.mkdir()
+    e = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE", "RK_NOW")}
+    e.update(RK_STATE_DIR=str(tmp_path / "state"), HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), TZ="UTC")
+    return e
+

@@ -6,14 +6,13 @@ the pane's foreground."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import wait_for
+from conftest import run_rk, wait_for
 from rk.logfile import read_live
 
 pytestmark = pytest.mark.tmux
@@ -21,20 +20,10 @@ pytestmark = pytest.mark.tmux
 T0 = 1_800_000_000
 
 
-def rk(args, env, check=False):
-    proc = subprocess.run([sys.executable, "-m", "rk", *args], env=env, capture_output=True, text=True, timeout=60)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"rk {args} failed ({proc.returncode}): {proc.stderr}")
-    return proc
+def rk(args, env, check=False, timeout=60):
+    return run_rk(args, env, check=check, timeout=timeout)
 
 
-@pytest.fixture
-def env(tmp_path, tmux_server):
-    home = tmp_path / "home"
-    home.mkdir()
-    e = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE", "RK_NOW")}
-    e.update(RK_STATE_DIR=str(tmp_path / "state"), HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"))
-    return e
 
 
 def new_pane(server, command: str) -> str:

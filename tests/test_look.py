@@ -12,15 +12,12 @@ source, and never types over a draft, into a dialog or into a limit.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
-from conftest import wait_for
+from conftest import run_rk, wait_for
 from rk.logfile import read_live
 
 pytestmark = pytest.mark.tmux
@@ -29,20 +26,10 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "screens"
 NOW = int(datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc).timestamp())
 
 
-def rk(args, env, check=True):
-    proc = subprocess.run([sys.executable, "-m", "rk", *args], env=env, capture_output=True, text=True, timeout=60)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"rk {args} failed ({proc.returncode}): {proc.stderr}")
-    return proc
+def rk(args, env, check=True, timeout=60):
+    return run_rk(args, env, check=check, timeout=timeout)
 
 
-@pytest.fixture
-def env(tmp_path, tmux_server):
-    home = tmp_path / "home"
-    home.mkdir()
-    e = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE", "RK_NOW")}
-    e.update(RK_STATE_DIR=str(tmp_path / "state"), HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), TZ="UTC")
-    return e
 
 
 def replay(server, fixture: str, received: Path | None = None) -> tuple[str, int]:

@@ -13,32 +13,18 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
 
-from conftest import wait_for
+from conftest import run_rk, wait_for
 from rk.log import LogLine
-from rk.logfile import append_lines, read_live
+from rk.logfile import read_live
 
 T0 = 1_800_000_000
 
 
 def rk(args, env, check=False, timeout=60):
-    proc = subprocess.run([sys.executable, "-m", "rk", *args], env=env, capture_output=True, text=True, timeout=timeout)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"rk {args} failed ({proc.returncode}): {proc.stderr}")
-    return proc
+    return run_rk(args, env, check=check, timeout=timeout)
 
 
-@pytest.fixture
-def env(tmp_path, tmux_server):
-    home = tmp_path / "home"
-    home.mkdir()
-    e = dict(os.environ)
-    e.update(RK_STATE_DIR=str(tmp_path / "state"), HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"))
-    e.pop("TMUX", None)
-    e.pop("TMUX_PANE", None)
-    e.pop("RK_NOW", None)
-    return e
 
 
 def first_pane(server) -> str:
