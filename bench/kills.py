@@ -62,7 +62,7 @@ def trial(sb: Sandbox, server, n: int, delay: float) -> tuple[int, list[str], st
     log = sb.rk_json("cron", "log", added["id"], "-n", "0", "-L", server.name)
     sb.rk("cron", "rm", added["id"], "-L", server.name)
     if [line["outcome"] for line in log] != ["delivered"] and os.environ.get("RK_BENCH_VERBOSE"):
-        print("   ", delay, log, restart["diagnostics"], repr(out.read_text()))
+        print("   ", round(delay, 3), log, restart, repr(out.read_text()), flush=True)
     return out.read_text().count(payload), [line["outcome"] for line in log], phases[0] if phases else "no journal left"
 
 
@@ -87,6 +87,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--trials", type=int, default=100)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--from", dest="lo", type=float, default=0.0, help="earliest kill, as a fraction of a tick's life")
+    ap.add_argument("--to", dest="hi", type=float, default=1.1, help="latest kill, as a fraction of a tick's life")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     duplicates = losses = log_mismatch = 0
@@ -94,16 +96,15 @@ def main() -> None:
     with Sandbox("kills") as sb:
         server = sb.server("k")
         life = calibrate(sb, server)
-        args.max_delay = 1.1 * life
         for n in range(args.trials):
-            count, outcomes, phase = trial(sb, server, n + 3, rng.uniform(0, args.max_delay))
+            count, outcomes, phase = trial(sb, server, n + 3, rng.uniform(args.lo * life, args.hi * life))
             duplicates += count > 1
             losses += count == 0
             if count != 1 or outcomes != ["delivered"]:
                 print(f"  trial {n}: received {count}x, log {outcomes}, restart: {phase}")
             log_mismatch += outcomes != ["delivered"]
             paths[phase] += 1
-    print(f"{args.trials} kill -9 trials (delays uniform in 0-{args.max_delay:.2f} s, 1.1x an uninterrupted tick's "
+    print(f"{args.trials} kill -9 trials (delays uniform in {args.lo:g}-{args.hi:g}x an uninterrupted tick's "
           f"{life:.2f} s; seed {args.seed}):")
     print(f"  duplicates {duplicates}, losses {losses}, log not exactly one 'delivered' line: {log_mismatch}")
     for phase, k in paths.most_common():

@@ -36,6 +36,12 @@ class Diag:
     TICK_FAILED = "tick-failed"  #: an unexpected error in one server's tick; the others go on
 
 
+def first_line(exc: BaseException, limit: int = 300) -> str:
+    """An exception as one short line (its message's first line, else its type's name)."""
+    text = str(exc).strip()
+    return text.splitlines()[0][:limit] if text else type(exc).__name__
+
+
 @dataclass(frozen=True)
 class Diagnostic:
     """Why an entry did or did not fire, in one reason word and a detail."""

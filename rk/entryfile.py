@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rk.diagnostics import Diag, Diagnostic
+from rk.diagnostics import Diag, Diagnostic, first_line
 from rk.entry import Entry, EntryError, decode_entry
 from rk.bounds import MAX_ENTRIES_FILE_BYTES, MAX_ENTRIES_HARD
 from rk.fsutil import TooLarge, atomic_write, read_nofollow
@@ -87,11 +87,6 @@ class LoadResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
 def decode_elements(elements: Iterable[object]) -> LoadResult:
     """Decode list elements tolerantly: invalid or duplicate elements become diagnostics."""
     result = LoadResult()
@@ -106,7 +101,7 @@ def decode_elements(elements: Iterable[object]) -> LoadResult:
             result.diagnostics.append(Diagnostic(_raw_id(raw), Diag.ENTRY_INVALID, f"{label}: {exc}"))
             continue
         except Exception as exc:  # noqa: BLE001 - a hand-edited file must never crash the tick
-            result.diagnostics.append(Diagnostic(_raw_id(raw), Diag.ENTRY_INVALID, f"{label}: {_first_line(exc)}"))
+            result.diagnostics.append(Diagnostic(_raw_id(raw), Diag.ENTRY_INVALID, f"{label}: {first_line(exc)}"))
             continue
         if entry.id in seen:
             result.diagnostics.append(Diagnostic(entry.id, Diag.ENTRY_INVALID, f"{label}: duplicate id {entry.id}"))
@@ -129,7 +124,7 @@ def parse_entries_text(text: str) -> LoadResult:
     try:
         data = safe_load(text)
     except Exception as exc:  # noqa: BLE001 - any parser failure means corrupt
-        return LoadResult(diagnostics=[Diagnostic("", Diag.ENTRY_FILE_CORRUPT, f"entry file does not parse: {_first_line(exc)}")])
+        return LoadResult(diagnostics=[Diagnostic("", Diag.ENTRY_FILE_CORRUPT, f"entry file does not parse: {first_line(exc)}")])
     if data is None:
         return LoadResult()
     if not isinstance(data, dict):
@@ -386,7 +381,7 @@ class EntryDocument:
         except TooLarge as exc:
             raise EntryFileError(f"{exc}; refusing to mutate") from None
         except (OSError, UnicodeDecodeError) as exc:
-            raise EntryFileError(f"{path} is unreadable ({_first_line(exc)}); refusing to mutate") from None
+            raise EntryFileError(f"{path} is unreadable ({first_line(exc)}); refusing to mutate") from None
         doc = None
         if text.strip():
             corrupt = [d for d in parse_entries_text(text).diagnostics if d.reason == Diag.ENTRY_FILE_CORRUPT]
@@ -397,7 +392,7 @@ class EntryDocument:
             try:
                 doc = _rt_yaml().load(text)
             except Exception as exc:  # noqa: BLE001
-                raise EntryFileError(f"{path} is corrupt ({_first_line(exc)}); refusing to mutate") from None
+                raise EntryFileError(f"{path} is corrupt ({first_line(exc)}); refusing to mutate") from None
         if doc is None:
             doc = CommentedMap()
         if not isinstance(doc, dict):

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from rk import absent, clock, cursor, logfile
 from rk.config import ServerFiles, Settings, check_private_dir, ensure_private_dir, known_servers
-from rk.diagnostics import Diag, Diagnostic
+from rk.diagnostics import Diag, Diagnostic, first_line
 from rk.due import Fire, due, next_due
 from rk.entry import Entry, ScheduleKind
 from rk.entryfile import EntryDocument, EntryFileError, load_entries
@@ -163,14 +163,9 @@ def sweep(runtime: Runtime, only: str | None = None, dry_run: bool = False) -> S
             if runtime.environ.get("RK_DEBUG"):
                 raise
             failed = ServerTick(slug)
-            failed.diagnostics.append(Diagnostic("", Diag.TICK_FAILED, f"{type(exc).__name__}: {_first_line(exc)}"))
+            failed.diagnostics.append(Diagnostic("", Diag.TICK_FAILED, f"{type(exc).__name__}: {first_line(exc)}"))
             result.servers.append(failed)
     return result
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0][:300] if text else "(no message)"
 
 
 def tick_server(runtime: Runtime, slug: str, dry_run: bool = False) -> ServerTick:
@@ -300,6 +295,10 @@ def recover_intents(server: Server, files: ServerFiles, out: ServerTick) -> None
         logged[line.entry] = max(logged.get(line.entry, line.ts), line.ts)
     for name in names:
         path = files.intents / name
+        if name.startswith(".") or not name.endswith(".json"):  # a journal write a kill cut short
+            with contextlib.suppress(OSError):
+                path.unlink()
+            continue
         try:
             record = json.loads(read_nofollow(path).decode("utf-8"))
             if not isinstance(record, dict):
@@ -323,6 +322,7 @@ def recover_intents(server: Server, files: ServerFiles, out: ServerTick) -> None
             except OSError as exc:
                 out.diagnostics.append(Diagnostic(entry, Diag.LOG_APPEND_FAILED, f"{files.log}: {exc.strerror or exc}"))
                 continue  # kept: the next tick tries again
+            logged[entry] = max(logged.get(entry, ts), ts)
             out.decisions.append(Decision(files.slug, entry, line.reason, line.target, outcome))
         with contextlib.suppress(OSError):
             path.unlink()

@@ -38,7 +38,7 @@ from rk import clock, nudge
 from rk.config import ensure_private_dir
 from rk.fsutil import read_nofollow
 from rk.lock import release, try_lock
-from rk.diagnostics import Diag
+from rk.diagnostics import Diag, first_line
 from rk.tick import Runtime, sweep
 
 LOCK_NAME = "ticker.lock"
@@ -156,8 +156,7 @@ class Ticker:
             if self.runtime.environ.get("RK_DEBUG"):
                 log.exception("tick failed%s", f" for {only}" if only else "")
             else:
-                detail = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else "(no message)"
-                log.error("tick failed%s: %s: %s", f" for {only}" if only else "", type(exc).__name__, detail)
+                log.error("tick failed%s: %s: %s", f" for {only}" if only else "", type(exc).__name__, first_line(exc))
             return None
         self.ticks += 1
         for decision in result.decisions:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from conftest import run_rk, wait_for
 from rk.log import LogLine
-from rk.logfile import read_live
+from rk.logfile import append_lines, read_live
 
 T0 = 1_800_000_000
 
@@ -358,3 +358,23 @@ def test_a_tab_or_newline_in_any_option_or_title_spoils_only_its_own_pane(env, t
     assert not [d for d in result["diagnostics"] if d["reason"] == "enumeration-failed"], result
     assert [(d["entry"], d["outcome"]) for d in result["decisions"]] == [(entry, "delivered")]
     wait_for(lambda: submitted_lines(tmux_server, c, "still typed") == 2, message="the payload reached pane c")
+
+
+def test_a_journal_write_cut_short_is_swept_and_an_intent_already_logged_is_not_logged_again(env, tmux_server):
+    """A kill inside the journal's atomic write leaves `.<entry>.json.*.tmp`; a kill after
+    the outcome's line, before the journal is removed, leaves a `done` journal. Neither
+    gives a second line."""
+    pane = first_pane(tmux_server)
+    entry = add(env, tmux_server, "journal", "--every", "1m", "--pane", pane)
+    state = Path(env["RK_STATE_DIR"])
+    intents = state / f"{tmux_server.name}.intents"
+    intents.mkdir(mode=0o700)
+    record = {"entry": entry, "ts": T0 + 60, "reason": "schedule", "target": pane, "pane": pane}
+    (intents / f".{entry}.json.x1y2.tmp").write_text(json.dumps({**record, "phase": "enter", "pasted": "0" * 32,
+                                                                 "needle": "journal"}))
+    (intents / f"{entry}.json").write_text(json.dumps({**record, "phase": "done", "outcome": "delivered"}))
+    append_lines(state / f"{tmux_server.name}.log", [LogLine(T0 + 60, entry, pane, "schedule", "delivered")])
+    out = rk(["cron", "tick", "-L", tmux_server.name, "--json"], dict(env, RK_NOW=str(T0 + 60)), check=True)
+    assert json.loads(out.stdout)["result"]["decisions"] == []
+    assert [line.outcome for line in log_lines(env)] == ["delivered"]
+    assert list(intents.iterdir()) == []
