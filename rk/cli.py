@@ -991,9 +991,9 @@ def cmd_ticker(
             raise CliError(str(exc)) from None
         return
     if action == "start":
-        rec = ticker.read_pid(runtime.state_dir)
-        if rec is not None and rec.alive():  # a harmless no-op, so a tmux.conf line can run it every time
-            ENV.result({"running": True, "pid": rec.pid, "started": False}, f"ticker already running (pid {rec.pid})")
+        already = ticker.read_pid(runtime.state_dir)
+        if already is not None and already.alive():  # a harmless no-op, so a tmux.conf line can run it every time
+            ENV.result({"running": True, "pid": already.pid, "started": False}, f"ticker already running (pid {already.pid})")
             return
         argv = [sys.executable, "-m", "rk", "cron", "ticker"]
         if interval is not None:

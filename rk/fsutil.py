@@ -33,7 +33,7 @@ def read_nofollow(path: Path, limit: int | None = None) -> bytes:
             size = os.fstat(fd).st_size
             if size > limit:
                 raise TooLarge(f"{path} is {size:,} bytes; the limit is {limit:,}")
-        chunks = []
+        chunks: list[bytes] = []
         while True:
             chunk = os.read(fd, 1 << 20)
             if not chunk:

@@ -117,8 +117,8 @@ def parse_line(text: str | bytes) -> LogLine | None:
             return None
     m = _CANONICAL.fullmatch(text)
     if m:
-        ts = int(m.group(1))
-        return LogLine(ts, m.group(2), m.group(3), m.group(4), m.group(5)) if 0 <= ts <= MAX_EPOCH else None
+        stamp = int(m.group(1))
+        return LogLine(stamp, m.group(2), m.group(3), m.group(4), m.group(5)) if 0 <= stamp <= MAX_EPOCH else None
     text = text.strip()
     if not text.startswith("{"):
         return None
