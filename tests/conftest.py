@@ -24,6 +24,14 @@ from rk.tmux import Server, child_env  # noqa: E402
 _counter = itertools.count()
 
 
+def pytest_collection_modifyitems(config, items):
+    """Every test that uses a tmux server (the fixture, directly or through another
+    fixture) carries the `tmux` marker, so `-m 'not tmux'` is the suite without tmux."""
+    for item in items:
+        if "tmux_server" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.tmux)
+
+
 def wait_for(predicate, timeout: float = 5.0, interval: float = 0.02, message: str = "condition"):
     """Poll `predicate` until it returns a truthy value; fail the test on timeout."""
     deadline = time.monotonic() + timeout
