@@ -501,13 +501,11 @@ class EntryDocument:
         return buf.getvalue()
 
     def save(self) -> None:
-        """Atomic write (temp + fsync + rename), mode 0600, directory 0700.
+        """Atomic write (temp + fsync + rename), mode 0600, into the directory `edit` made private.
 
         The text is read back first: a file that would not load as the entries
         in memory is refused, so a save never turns a good file into a corrupt one.
         """
-        from rk.config import ensure_private_dir
-
         if self.lock is None or not holds(self.lock):
             raise EntryFileError(f"refusing to write {self.path} without the server's lock (use EntryDocument.edit)")
         text = self.render()
@@ -516,5 +514,4 @@ class EntryDocument:
         if got.entries != want.entries or len(got.diagnostics) != len(want.diagnostics):
             problem = got.diagnostics[0].detail if got.diagnostics else "entries differ after a round trip"
             raise EntryFileError(f"refusing to write {self.path}: it would not read back ({problem})")
-        ensure_private_dir(self.path.parent)
         atomic_write(self.path, text.encode("utf-8"))

@@ -177,8 +177,7 @@ def tick_server(runtime: Runtime, slug: str, dry_run: bool = False) -> ServerTic
         out.diagnostics.append(Diagnostic("", Diag.SERVER_NOT_LIVE, f"no live tmux server on socket {slug}"))
         return out
     lock_fd = None
-    if not dry_run:
-        ensure_private_dir(runtime.state_dir)
+    if not dry_run:  # `sweep` made sure the state directory is private
         lock_fd = try_lock(files.lock)
         if lock_fd is None:
             out.held = True
@@ -290,6 +289,8 @@ def recover_intents(server: Server, files: ServerFiles, out: ServerTick) -> None
     except OSError as exc:
         out.diagnostics.append(Diagnostic("", Diag.INTENT_UNRESOLVED, f"{files.intents}: {exc.strerror or exc}"))
         return
+    if not names:
+        return  # the usual case: no delivery was interrupted, so the log is not read here
     logged: dict[str, int] = {}
     for line in logfile.read_live(files.log):
         logged[line.entry] = max(logged.get(line.entry, line.ts), line.ts)

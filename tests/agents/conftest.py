@@ -21,7 +21,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.append(str(HERE))  # harness and mocks import each other plainly
 
 import harness  # noqa: E402
-from agents.rkclient import RkClient, wait_option_state  # noqa: E402
+from agents.rkclient import ClientRig, RkClient, wait_option_state  # noqa: E402
 
 REPO = HERE.parent.parent
 
@@ -32,7 +32,7 @@ def agent_bin() -> Path:
     return harness.ensure_agents()
 
 
-class Rig:
+class Rig(ClientRig):
     """One real agent CLI with rk's hooks, and rk pointed at its tmux server."""
 
     def __init__(self, agent: str, root: Path, bin_dir: Path, *, paste_burst: bool = True, **kw) -> None:
@@ -65,20 +65,11 @@ class Rig:
     def server(self) -> str:
         return self.run.tmux.name
 
-    def _client(self) -> RkClient:
+    def client(self) -> RkClient:
         return RkClient(self.run.tmux.name, self.run.pane, self.state_dir, str(self.run.tmux.sockdir), self.rk_home)
 
     def _env(self, now: int | None = None) -> dict:
-        return self._client().env(now)
-
-    def rk(self, *args: str, now: int | None = None, check: bool = True) -> subprocess.CompletedProcess:
-        return self._client().rk(*args, now=now, check=check)
-
-    def add(self, payload: str, *flags: str, pane: str | None = None) -> str:
-        return self._client().add(payload, *flags, pane=pane)
-
-    def tick(self, now: int | None = None) -> dict[str, str]:
-        return self._client().tick(now)
+        return self.client().env(now)
 
     def option(self, name: str, pane: str | None = None) -> str:
         return self.run.tmux.run("show-options", "-pqv", "-t", pane or self.pane, name).strip()

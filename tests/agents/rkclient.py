@@ -51,6 +51,25 @@ class RkClient:
         return {d["entry"]: d["outcome"] for d in json.loads(out.stdout)["result"]["decisions"]}
 
 
+class ClientRig:
+    """What every rig forwards to its RkClient (`client()` names the server, the pane and
+    the state directory); `add_flags` start every `add` of the rig."""
+
+    add_flags: tuple[str, ...] = ()
+
+    def client(self) -> RkClient:
+        raise NotImplementedError
+
+    def rk(self, *args: str, now: int | None = None, check: bool = True) -> subprocess.CompletedProcess:
+        return self.client().rk(*args, now=now, check=check)
+
+    def add(self, payload: str, *flags: str, pane: str | None = None) -> str:
+        return self.client().add(payload, *self.add_flags, *flags, pane=pane)
+
+    def tick(self, now: int | None = None) -> dict[str, str]:
+        return self.client().tick(now)
+
+
 def wait_option_state(read, state: str, timeout: float, screen=lambda: "") -> str:
     """Poll `read()` (an `@rk_pane_agent_state` value) until its state is `state`."""
     deadline = time.monotonic() + timeout

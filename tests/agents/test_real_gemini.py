@@ -18,14 +18,16 @@ import pytest
 
 from agents.gemini_launch import GeminiSession
 from agents.mock_gemini import MockGemini
-from agents.rkclient import RkClient, wait_option_state
+from agents.rkclient import ClientRig, RkClient, wait_option_state
 
 pytestmark = pytest.mark.agents
 
 REPO = Path(__file__).resolve().parent.parent.parent
 
 
-class GeminiRig:
+class GeminiRig(ClientRig):
+    add_flags = ("--every", "1m")  # created a minute ago: due now
+
     def __init__(self, root: Path, bin_dir: Path) -> None:
         self.state_dir = root / "rk-state"
         self.mock = MockGemini(mode="ok", delay=3)
@@ -42,16 +44,6 @@ class GeminiRig:
 
     def client(self) -> RkClient:
         return RkClient(self.g.socket, self.pane, self.state_dir)
-
-    def rk(self, *args: str, now: int | None = None) -> subprocess.CompletedProcess:
-        return self.client().rk(*args, now=now)
-
-    def add(self, payload: str, *flags: str) -> str:
-        """An `--every 1m` entry created a minute ago: due now."""
-        return self.client().add(payload, "--every", "1m", *flags)
-
-    def tick(self, now: int | None = None) -> dict[str, str]:
-        return self.client().tick(now)
 
     def state(self) -> str:
         return self.g.tmux("show-options", "-pqv", "-t", self.pane, "@rk_pane_agent_state").strip()

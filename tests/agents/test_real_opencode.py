@@ -9,7 +9,6 @@ one `rk agent setup opencode` writes, calling the installed rk.
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -17,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from agents.opencode_launch import OpenCodeRun, classify
-from agents.rkclient import RkClient, wait_option_state
+from agents.rkclient import ClientRig, RkClient, wait_option_state
 from rk.agent.setup import find_rk, opencode_plugin
 
 pytestmark = pytest.mark.agents
@@ -25,7 +24,9 @@ pytestmark = pytest.mark.agents
 REPO = Path(__file__).resolve().parent.parent.parent
 
 
-class OpenCodeRig:
+class OpenCodeRig(ClientRig):
+    add_flags = ("--every", "1m")  # created a minute ago: due now
+
     def __init__(self, root: Path, bin_dir: Path) -> None:
         self.state_dir = root / "rk-state"
         rk = find_rk(str(Path(sys.executable).parent / "rk"))
@@ -38,16 +39,6 @@ class OpenCodeRig:
 
     def client(self) -> RkClient:
         return RkClient(self.oc.socket, self.pane, self.state_dir)
-
-    def rk(self, *args: str, now: int | None = None) -> subprocess.CompletedProcess:
-        return self.client().rk(*args, now=now)
-
-    def add(self, payload: str, *flags: str) -> str:
-        """An `--every 1m` entry created a minute ago: due now."""
-        return self.client().add(payload, "--every", "1m", *flags)
-
-    def tick(self, now: int | None = None) -> dict[str, str]:
-        return self.client().tick(now)
 
     def wait_state(self, state: str, timeout: float = 30.0) -> str:
         return wait_option_state(self.oc.rk_state, state, timeout, self.oc.capture)
