@@ -30,7 +30,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from rk.config import Settings  # noqa: E402
-from rk.log import LogLine  # noqa: E402
+from rk.core.log import LogLine  # noqa: E402
 from rk.logfile import archive_path, read_history, read_newest  # noqa: E402
 
 TARGET_RATIO = 1.5

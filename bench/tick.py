@@ -60,13 +60,13 @@ from _util import Sandbox, met, percentile, wait_for  # noqa: E402
 
 from rk import clock, cursor, logfile  # noqa: E402
 from rk.config import ServerFiles, Settings  # noqa: E402
-from rk.cronexpr import CronExpr, zone_for  # noqa: E402
-from rk.due import due, next_due  # noqa: E402
-from rk.entry import CreatedBy, Entry, Schedule, Target, WakeOn  # noqa: E402
+from rk.core.cronexpr import CronExpr, zone_for  # noqa: E402
+from rk.core.due import due, next_due  # noqa: E402
+from rk.core.entry import CreatedBy, Entry, Schedule, Target, WakeOn  # noqa: E402
 from rk.entryfile import EntryDocument, load_entries  # noqa: E402
-from rk.facts import resolve_all  # noqa: E402
+from rk.core.facts import resolve_all  # noqa: E402
 from rk.lock import release, try_lock  # noqa: E402
-from rk.log import LogLine, LogView  # noqa: E402
+from rk.core.log import LogLine, LogView  # noqa: E402
 from rk.logfile import LiveLogCache  # noqa: E402
 from rk.tick import Runtime, sweep  # noqa: E402
 

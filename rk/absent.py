@@ -16,7 +16,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from rk.log import Outcome
+from rk.core.log import Outcome
 from rk.tmux import Server, TmuxError, child_env
 
 TAIL_BYTES = 200

@@ -30,11 +30,12 @@ try:  # recent typer vendors click
 except ImportError:  # pragma: no cover - typer on top of click
     from click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
-from rk import bounds, clock, logfile
+from rk import clock, logfile
+from rk.core import bounds
 from rk.config import ConfigError, ServerFiles, check_private_dir, check_slug, load_settings, state_dir
-from rk.cronexpr import CronError, CronExpr, zone_for
-from rk.durations import DurationError, format_go, parse_duration
-from rk.entry import (
+from rk.core.cronexpr import CronError, CronExpr, zone_for
+from rk.core.durations import DurationError, format_go, parse_duration
+from rk.core.entry import (
     CATCH_UP_ONCE,
     WAKE_SCOPE,
     CreatedBy,
@@ -52,8 +53,8 @@ from rk.entry import (
     is_pane_id,
 )
 from rk.entryfile import EntryDocument, EntryFileError, EntryNotFound, busy, load_entries
-from rk.log import LogLine, LogView
-from rk.orphan import expires_at
+from rk.core.log import LogLine, LogView
+from rk.core.orphan import expires_at
 from rk.tmux import Server, TmuxError, socket_from_tmux_env
 
 
@@ -279,7 +280,7 @@ def _schedule_from_flags(
 
 
 def _note_short_rung(seconds: int) -> None:
-    from rk.ladder import MIN_OBSERVABLE
+    from rk.core.ladder import MIN_OBSERVABLE
 
     if seconds < MIN_OBSERVABLE and not ENV.json:
         ENV.err(f"rk: note: a backoff step under {MIN_OBSERVABLE}s cannot be observed by the poll; it counts as {MIN_OBSERVABLE}s")
@@ -615,7 +616,7 @@ def _flags(entry: Entry, now: int) -> str:
 
 
 def _short(seconds: int) -> str:
-    from rk.durations import format_duration
+    from rk.core.durations import format_duration
 
     return format_duration(max(0, seconds))
 
@@ -843,7 +844,7 @@ def cmd_log(
 
 def _target_fact(entry: Entry):
     """The target's facts now, if the server is live (backoff needs the epoch)."""
-    from rk.facts import TargetFact, resolve_target
+    from rk.core.facts import TargetFact, resolve_target
 
     server = Server(name=ENV.server, env=ENV.environ)
     if not server.is_live():
@@ -863,7 +864,7 @@ def cmd_next(
 ) -> None:
     """The next fire times in local time and UTC (backoff: if the target stays quiet)."""
     _server(server)
-    from rk.schedule import upcoming
+    from rk.core.schedule import upcoming
 
     if not 1 <= n <= bounds.MAX_FIRES:
         raise usage(f"-n must be between 1 and {bounds.MAX_FIRES}")
@@ -1055,7 +1056,7 @@ def cmd_simulate(
     Example: rk cron simulate --idle-every 3m --deliver when-idle --states "0 idle; 10m active; 25m idle" --for 1h
     """
     _server(server)
-    from rk.simulate import AgentModel, simulate
+    from rk.core.simulate import AgentModel, simulate
     from rk.timeline import ScriptError, parse_script, render
 
     schedule = _schedule_from_flags(every, idle_every, backoff, lo, hi, cron, catch_up, tz, required=entry_id is None)

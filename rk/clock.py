@@ -13,7 +13,7 @@ from datetime import datetime, timezone, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from rk.bounds import MAX_DIGITS, MAX_EPOCH
+from rk.core.bounds import MAX_DIGITS, MAX_EPOCH
 
 
 class ClockError(ValueError):
@@ -25,7 +25,7 @@ def parse_instant(text: str) -> int:
     s = text.strip()
     if not s:
         raise ClockError("empty time")
-    if s.lstrip("-").isdigit():
+    if s.lstrip("-").isascii() and s.lstrip("-").isdigit():
         if len(s) > MAX_DIGITS or not 0 <= int(s) <= MAX_EPOCH:
             raise ClockError(f"time {s[:30]!r} is out of range (unix seconds between 0 and {MAX_EPOCH})")
         return int(s)

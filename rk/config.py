@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-from rk.bounds import MAX_ENTRIES_HARD
+from rk.core.bounds import MAX_ENTRIES_HARD
 
 SLUG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]*$")
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from rk.fsutil import atomic_write
-from rk.wake import Observation
+from rk.core.wake import Observation
 
 
 def parse_cursor(text: str) -> dict[str, Observation]:

@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rk.diagnostics import Diag, Diagnostic, first_line
-from rk.entry import Entry, EntryError, decode_entry
-from rk.bounds import MAX_ENTRIES_FILE_BYTES, MAX_ENTRIES_HARD
+from rk.core.diagnostics import Diag, Diagnostic, first_line
+from rk.core.entry import Entry, EntryError, decode_entry
+from rk.core.bounds import MAX_ENTRIES_FILE_BYTES, MAX_ENTRIES_HARD
 from rk.fsutil import TooLarge, atomic_write, read_nofollow
 from rk.lock import LockHeld, holds, locked
 from rk.yamlguard import safe_load, too_deep

@@ -6,7 +6,7 @@ and the next append starts on a fresh line so it is not glued to the wreck.
 
 The live segment `<slug>.log` rotates into numbered archives `<slug>.log.1`
 (newest) … instead of being trimmed. A rotation keeps in the live segment every
-line a derivation still needs (see `rk.log.lines_to_keep`), so a tick reads only
+line a derivation still needs (see `rk.core.log.lines_to_keep`), so a tick reads only
 the live segment and its cost does not grow with history, while nothing the
 schedule depends on moves out of sight. `read_history` merges archives and the
 live segment back into one chronological stream; `read_newest` gives the
@@ -23,7 +23,7 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 
 from rk.fsutil import atomic_write, read_nofollow
-from rk.log import LogLine, lines_to_keep, parse_line
+from rk.core.log import LogLine, lines_to_keep, parse_line
 
 
 def append_lines(path: Path, lines: Sequence[LogLine]) -> None:
@@ -130,7 +130,7 @@ def archives(path: Path) -> list[Path]:
     except OSError:
         return []
     for name in names:
-        if name.startswith(prefix) and name[len(prefix) :].isdigit():
+        if name.startswith(prefix) and name[len(prefix) :].isascii() and name[len(prefix) :].isdigit():
             found.append((int(name[len(prefix) :]), path.parent / name))
     return [p for _, p in sorted(found, reverse=True)]
 

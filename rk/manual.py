@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 from rk import logfile
 from rk.config import ServerFiles
-from rk.due import Fire
+from rk.core.due import Fire
 from rk.entryfile import load_entries
-from rk.facts import resolve_target
-from rk.log import LogLine, LogView, Outcome, Reason
+from rk.core.facts import resolve_target
+from rk.core.log import LogLine, LogView, Outcome, Reason
 from rk.observe import look_around
 from rk.tick import Runtime, ServerTick, fire_outcome, forget_intent, recover_intents
 from rk.tmux import TmuxError

@@ -1,7 +1,7 @@
 """Looking at panes: the captures behind the screen as a second source of truth.
 
 The rules (when to look, what a look changes) are pure and live in
-`rk.look`; the reading of a screen in `rk.screen`. This module runs them
+`rk.core.look`; the reading of a screen in `rk.core.screen`. This module runs them
 against a tmux server: it picks the panes that matter this tick (entry
 targets, and every agent pane when a wake_on entry watches the server),
 captures those `needs_look` names, takes a second capture before calling a
@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from datetime import tzinfo
 
 from rk.delivery import Frame
-from rk.entry import Entry
-from rk.facts import PaneFact, PaneKind, reconcile, resolve_target
-from rk.look import Correction, correction, corrected, needs_look
-from rk.screen import LAYOUTS, Screen, classify
+from rk.core.entry import Entry
+from rk.core.facts import PaneFact, PaneKind, reconcile, resolve_target
+from rk.core.look import Correction, correction, corrected, needs_look
+from rk.core.screen import LAYOUTS, Screen, classify
 from rk.process import process_info, tty_device
 from rk.tmux import Server, TmuxError
 

@@ -14,23 +14,8 @@ from __future__ import annotations
 
 import os
 import subprocess
-from dataclasses import dataclass
 
-
-@dataclass(frozen=True)
-class ProcessInfo:
-    """One pid as the kernel reports it; `alive` False means nothing else is known."""
-
-    alive: bool = False
-    tty: int = 0  #: device number of the controlling terminal (0: none)
-    pgrp: int = 0
-    tpgid: int = 0  #: the foreground process group of that terminal
-
-    def fronts(self, tty: int) -> bool:
-        """Whether this process owns the keyboard of terminal `tty` (0: any terminal)."""
-        if not self.alive or self.tpgid <= 0 or self.pgrp != self.tpgid:
-            return False
-        return tty == 0 or self.tty == tty
+from rk.core.facts import ProcessInfo
 
 
 DEAD = ProcessInfo()

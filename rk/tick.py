@@ -24,18 +24,18 @@ from pathlib import Path
 
 from rk import absent, clock, cursor, logfile
 from rk.config import ServerFiles, Settings, check_private_dir, ensure_private_dir, known_servers
-from rk.diagnostics import Diag, Diagnostic, first_line
-from rk.due import Fire, due, next_due
-from rk.entry import Entry, ScheduleKind
+from rk.core.diagnostics import Diag, Diagnostic, first_line
+from rk.core.due import Fire, due, next_due
+from rk.core.entry import Entry, ScheduleKind
 from rk.entryfile import EntryDocument, EntryFileError, load_entries
 from rk.fsutil import read_nofollow
-from rk.facts import PaneFact, TargetFact, resolve_all
+from rk.core.facts import PaneFact, TargetFact, resolve_all
 from rk.lock import release, try_lock
-from rk.log import LogLine, LogView, Outcome, Reason, proves_resolution
-from rk.dispose import Act, Disposition, Seen, dispose
-from rk.look import seen_before_typing
+from rk.core.log import LogLine, LogView, Outcome, Reason, proves_resolution
+from rk.core.dispose import Act, Disposition, Seen, dispose
+from rk.core.look import seen_before_typing
 from rk.observe import LookReport, look_around, pane_of_frame, read_screen
-from rk.orphan import should_expire
+from rk.core.orphan import should_expire
 from rk.tmux import Server, TmuxError
 
 

@@ -38,7 +38,7 @@ from rk import clock, nudge
 from rk.config import ensure_private_dir
 from rk.fsutil import read_nofollow
 from rk.lock import release, try_lock
-from rk.diagnostics import Diag, first_line
+from rk.core.diagnostics import Diag, first_line
 from rk.tick import Runtime, sweep
 
 LOCK_NAME = "ticker.lock"

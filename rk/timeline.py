@@ -3,7 +3,7 @@
 The explainer's animated panels as a command: give an entry (from the file or
 from schedule flags), a script of the target's states (`0 idle; 10m active;
 25m idle`), optionally other panes (for wake_on), and a duration; the real
-`due()` and policies run tick by tick (`rk.simulate`) and the result is drawn
+`due()` and policies run tick by tick (`rk.core.simulate`) and the result is drawn
 as a state strip and an event row, then listed.
 """
 
@@ -13,8 +13,8 @@ import math
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 
-from rk.durations import DurationError, format_duration, parse_duration
-from rk.simulate import DIALOG, DRAFT, GONE, SHELL, UNKNOWN, Simulation, StateChange
+from rk.core.durations import DurationError, format_duration, parse_duration
+from rk.core.simulate import DIALOG, DRAFT, GONE, SHELL, UNKNOWN, Simulation, StateChange
 
 STATES = ("active", "waiting", "idle", "limited", DRAFT, DIALOG, SHELL, UNKNOWN, GONE)
 

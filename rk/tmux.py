@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from rk.facts import PaneFact, reconcile
+from rk.core.facts import PaneFact, reconcile
 from rk.process import process_info, tty_device
 
 DEFAULT_TIMEOUT = 5.0

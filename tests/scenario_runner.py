@@ -3,7 +3,7 @@
 A scenario file has a title, optional shared `entries`, `panes`, `zone`, and a
 list of `cases`. A case is either a single evaluation (`now`, `log`, `cursor`
 → expected fires, absent fires, missed, diagnostics, next cursor) or, with
-`kind: timeline`, a tick-by-tick replay through `rk.simulate` with expected
+`kind: timeline`, a tick-by-tick replay through `rk.core.simulate` with expected
 fire times. Times may be unix seconds, ISO-8601 instants, or durations such as
 `5m` (seconds after the epoch), so timelines read naturally.
 """
@@ -18,14 +18,14 @@ from typing import Any
 from ruamel.yaml import YAML
 
 from rk.clock import ClockError, parse_instant
-from rk.cronexpr import zone_for
-from rk.due import due
-from rk.durations import DurationError, parse_duration
-from rk.entry import decode_entry
-from rk.facts import PaneFact, PaneKind, TargetFact, resolve_all
-from rk.log import LogLine, LogView
-from rk.simulate import AgentModel, StateChange, simulate
-from rk.wake import Observation
+from rk.core.cronexpr import zone_for
+from rk.core.due import due
+from rk.core.durations import DurationError, parse_duration
+from rk.core.entry import decode_entry
+from rk.core.facts import PaneFact, PaneKind, TargetFact, resolve_all
+from rk.core.log import LogLine, LogView
+from rk.core.simulate import AgentModel, StateChange, simulate
+from rk.core.wake import Observation
 
 SCENARIO_DIR = Path(__file__).resolve().parent.parent / "specs" / "scenarios"
 

@@ -544,8 +544,8 @@ print(code)
 print(" ".join(sorted(sys.modules)))
 """
 
-HEAVY = ("typer", "click", "rich", "ruamel", "libtmux", "croniter", "rk.tmux", "rk.facts", "rk.clock",
-         "rk.config", "rk.cli", "rk.entry", "rk.nudge", "subprocess", "pathlib", "dataclasses", "json", "socket",
+HEAVY = ("typer", "click", "rich", "ruamel", "libtmux", "croniter", "rk.tmux", "rk.core.facts", "rk.clock",
+         "rk.config", "rk.cli", "rk.core.entry", "rk.nudge", "subprocess", "pathlib", "dataclasses", "json", "socket",
          "datetime", "re", "enum")
 
 

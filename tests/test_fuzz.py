@@ -6,7 +6,7 @@ The contracts (reference §1.4, §2.3, §3.14; module docs):
 * `parse_entries_text` / `load_entries` are tolerant: they never raise; a
   document that does not parse gives `entry-file-corrupt`, each bad element of
   `entries:` gives `entry-invalid`, and every good element still loads.
-* `rk.log.parse_line` never raises; `rk.logfile.read_live` keeps every readable
+* `rk.core.log.parse_line` never raises; `rk.logfile.read_live` keeps every readable
   line whatever garbage or torn line surrounds it, and the next append starts
   on a fresh line.
 * `rk.cursor.parse_cursor` returns {} for anything unreadable, never raises.
@@ -31,15 +31,15 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from rk.bounds import MAX_EPOCH
+from rk.core.bounds import MAX_EPOCH
 from rk.config import ServerFiles
 from rk.cursor import parse_cursor, render_cursor
-from rk.diagnostics import Diag
-from rk.entry import CreatedBy, Entry, Schedule, Target, decode_entry
+from rk.core.diagnostics import Diag
+from rk.core.entry import CreatedBy, Entry, Schedule, Target, decode_entry
 from rk.entryfile import EntryDocument, EntryFileError, LoadResult, load_entries, parse_entries_text
-from rk.log import LogLine, parse_line
+from rk.core.log import LogLine, parse_line
 from rk.logfile import append_lines, read_live
-from rk.wake import Observation
+from rk.core.wake import Observation
 
 FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 

@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from rk.due import CLOCK_SKEW
-from rk.entry import CreatedBy, Entry, Schedule, Target
-from rk.log import LogLine
+from rk.core.due import CLOCK_SKEW
+from rk.core.entry import CreatedBy, Entry, Schedule, Target
+from rk.core.log import LogLine
 from tests.cli_helpers import make_env, one_line_error, run_in, snapshot, write_private
 
 T0 = 1_800_000_000
@@ -102,7 +102,7 @@ def test_no_mutation_rewrites_a_file_the_loader_calls_corrupt(tmp_path, kind, ve
 def test_a_flat_ladder_fires_one_step_after_its_last_line_whatever_came_before(every):
     """`--idle-every 90s` with own lines at 0, 30, …, 150 and 240 s: next at 330 s (it was
     630 s: with a 120 s tolerance every gap counted as a rung at the cap)."""
-    from rk.ladder import join_anchor
+    from rk.core.ladder import join_anchor
 
     spam = [30 * k for k in range(6)]  # lines one poll apart (skips, manual runs)
     history = [*spam, spam[-1] + every]
@@ -119,7 +119,7 @@ def test_a_flat_ladder_fires_one_step_after_its_last_line_whatever_came_before(e
 def test_log_n_from_the_newest_end_equals_the_tail_of_the_whole_history(tmp_path_factory, data):
     """`read_newest(n)` reads archives only as far back as needed and gives exactly what
     the whole merged history's last n lines are, with or without an entry filter."""
-    from rk.log import LogLine
+    from rk.core.log import LogLine
     from rk.logfile import append_lines, read_history, read_newest, rotate_if_needed
 
     path = tmp_path_factory.mktemp("log") / "s.log"
@@ -149,7 +149,7 @@ def test_history_is_kept_by_default():
 def test_log_n_survives_a_missing_or_touched_archive(tmp_path, damage):
     import os
 
-    from rk.log import LogLine
+    from rk.core.log import LogLine
     from rk.logfile import append_lines, archive_path, read_history, read_newest, rotate_if_needed
 
     path = tmp_path / "s.log"
@@ -221,7 +221,7 @@ def test_a_symlink_planted_at_a_state_file_is_never_written_through(tmp_path):
     import os
     import stat
 
-    from rk.log import LogLine
+    from rk.core.log import LogLine
     from rk.logfile import append_lines, read_live
     from rk.ticker import _private_append_fd
 
@@ -261,7 +261,7 @@ def test_after_the_clock_goes_back_no_schedule_is_silent_past_its_period_and_a_p
     """The entry's newest line lies `jump` s beyond now (the clock was set back): the
     first tick re-anchors it at now (a `clock` `rescheduled` line), and the next fire
     comes within its own period plus one poll, then the usual cadence (no burst)."""
-    from rk.simulate import StateChange, simulate
+    from rk.core.simulate import StateChange, simulate
 
     schedule, period = KINDS[kind]
     start = 1_800_000_000  # 2027-01-15T08:00:00Z, on a five-minute boundary
@@ -278,7 +278,7 @@ def test_after_the_clock_goes_back_no_schedule_is_silent_past_its_period_and_a_p
 
 
 def test_a_forward_jump_still_gives_one_fire_not_a_burst():
-    from rk.simulate import StateChange, simulate
+    from rk.core.simulate import StateChange, simulate
 
     start = 1_800_000_000
     entry = Entry(id="e001", schedule=Schedule("every", interval=300), target=Target("pane", "%1"), payload="p",
@@ -388,7 +388,7 @@ def test_no_value_in_a_file_stops_the_other_entries_or_crashes_a_command(tmp_pat
 @pytest.mark.parametrize("value", ["idle:1800000000:99999999999999999999", "idle:1800000000:2147483648",
                                    "idle:99999999999999999999999", "idle:" + "9" * 5000, "active:1800000000:0"])
 def test_a_pane_state_with_an_epoch_or_pid_out_of_range_is_unknown(value):
-    from rk.facts import UNKNOWN, parse_state_option
+    from rk.core.facts import UNKNOWN, parse_state_option
 
     assert parse_state_option(value) == UNKNOWN
 
@@ -438,3 +438,21 @@ def test_an_entries_file_past_its_caps_is_refused_in_bounded_time(tmp_path, shap
     listing = run_in(["cron", "list"], env)
     assert listing.code == 0 and ("limit is 1,048,576" in listing.err or "hard cap is 1000" in listing.err), listing
     assert snapshot(state) == before
+
+
+@pytest.mark.parametrize("digits", ["²", "١", "٣٠", "𝟓"])
+def test_digits_outside_ascii_are_refused_everywhere_a_number_is_read(digits):
+    """`str.isdigit` and `\\d` accept superscripts and other scripts' digits, which
+    `int` then rejects or reads: every reader refuses them as bad input instead."""
+    from rk.clock import ClockError, parse_instant
+    from rk.core.cronexpr import CronError, CronExpr
+    from rk.core.durations import DurationError, parse_duration
+
+    with pytest.raises(CronError):
+        CronExpr.parse(f"{digits} * * * *")
+    with pytest.raises(CronError):
+        CronExpr.parse(f"*/{digits} * * * *")
+    with pytest.raises(DurationError):
+        parse_duration(f"{digits}m")
+    with pytest.raises(ClockError):
+        parse_instant(digits)

@@ -9,8 +9,8 @@ import stat
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rk import ladder
-from rk.log import RATE_WINDOW, LogLine, LogView, counts_for_rate, lines_to_keep, parse_line, status_of
+from rk.core import ladder
+from rk.core.log import RATE_WINDOW, LogLine, LogView, counts_for_rate, lines_to_keep, parse_line, status_of
 from rk.logfile import append_lines, archives, read_history, read_live, rotate_if_needed
 
 

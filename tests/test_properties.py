@@ -16,16 +16,16 @@ from zoneinfo import ZoneInfo
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from rk import ladder
-from rk.cronexpr import CronError, CronExpr
-from rk.due import due
-from rk.bounds import MAX_DURATION
-from rk.durations import DurationError, format_duration, format_go, parse_duration
-from rk.entry import WAKE_EVENT, CreatedBy, Entry, Schedule, Target, WakeOn
-from rk.facts import PaneFact, TargetFact, resolve_all
-from rk.log import LogLine, LogView
-from rk.simulate import AgentModel, StateChange, simulate
-from rk.wake import Observation, fingerprint, parse_fingerprint
+from rk.core import ladder
+from rk.core.cronexpr import CronError, CronExpr
+from rk.core.due import due
+from rk.core.bounds import MAX_DURATION
+from rk.core.durations import DurationError, format_duration, format_go, parse_duration
+from rk.core.entry import WAKE_EVENT, CreatedBy, Entry, Schedule, Target, WakeOn
+from rk.core.facts import PaneFact, TargetFact, resolve_all
+from rk.core.log import LogLine, LogView
+from rk.core.simulate import AgentModel, StateChange, simulate
+from rk.core.wake import Observation, fingerprint, parse_fingerprint
 
 TICK = 30
 DURATION = st.integers(min_value=1, max_value=2 * 3600)
@@ -777,6 +777,6 @@ def test_rotation_keeps_the_live_segment_bounded_while_entries_come_and_go(tmp_p
 @settings(max_examples=200, deadline=None)
 @given(states=st.dictionaries(st.sampled_from(PANE_IDS), st.sampled_from(STATES)), exclude=st.sampled_from([*PANE_IDS, ""]))
 def test_the_sliced_fingerprint_equals_the_built_one(states, exclude):
-    from rk.wake import Fingerprints, fingerprint
+    from rk.core.wake import Fingerprints, fingerprint
 
     assert Fingerprints(states).without(exclude) == fingerprint(states, exclude=exclude)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 
 from conftest import run_rk, wait_for
-from rk.log import LogLine
+from rk.core.log import LogLine
 from rk.logfile import append_lines, read_live
 
 T0 = 1_800_000_000

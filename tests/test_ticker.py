@@ -18,8 +18,8 @@ import pytest
 from conftest import wait_for
 from rk import nudge
 from rk.config import Settings
-from rk.entry import CreatedBy, Entry, Schedule, Target
-from rk.log import LogLine
+from rk.core.entry import CreatedBy, Entry, Schedule, Target
+from rk.core.log import LogLine
 from rk.logfile import read_live
 from rk.tick import Runtime
 from rk.ticker import PID_NAME, Clocks, PidRecord, Ticker, read_pid

@@ -11,15 +11,16 @@ import pytest
 from rk import clock
 from rk.config import ConfigError, ServerFiles, Settings, check_slug, known_servers, load_settings
 from rk.cursor import parse_cursor, read_cursor, render_cursor, write_cursor
-from rk.diagnostics import Diag
-from rk.entry import CreatedBy, Deliver, Entry, EntryError, Schedule, Target, check_respawn_intent, decode_entry
+from rk.core.diagnostics import Diag
+from rk.core.entry import CreatedBy, Deliver, Entry, EntryError, Schedule, Target, check_respawn_intent, decode_entry
 from rk.entryfile import EntryDocument, EntryFileError, EntryNotFound, load_entries, parse_entries_text
-from rk.facts import AgentState, PaneFact, PaneKind, TargetFact, parse_state_option, reconcile, refusal, resolve_target
-from rk.process import ProcessInfo, parse_stat, process_info
-from rk.log import LogLine, LogView
-from rk.dispose import Act, Disposition, Seen, absent_disposition, deliver_policy, over_rate_cap
-from rk.orphan import expires_at, should_expire
-from rk.wake import Observation
+from rk.core.facts import AgentState, PaneFact, PaneKind, TargetFact, parse_state_option, reconcile, refusal, resolve_target
+from rk.core.facts import ProcessInfo
+from rk.process import parse_stat, process_info
+from rk.core.log import LogLine, LogView
+from rk.core.dispose import Act, Disposition, Seen, absent_disposition, deliver_policy, over_rate_cap
+from rk.core.orphan import expires_at, should_expire
+from rk.core.wake import Observation
 
 # ---------------------------------------------------------------- pane facts
 
@@ -194,8 +195,8 @@ def _entry(kind="pane", **kw):
 
 
 def test_next_due_is_the_earliest_coming_instant_including_a_debounce_end():
-    from rk.due import due, next_due
-    from rk.entry import WakeOn
+    from rk.core.due import due, next_due
+    from rk.core.entry import WakeOn
 
     now = 10_000
     every = Entry(id="ev", schedule=Schedule("every", interval=600), target=Target("pane", "%1"),

@@ -12,7 +12,7 @@ from typing import List, Optional
 
 import typer
 
-from rk.bounds import MAX_PID
+from rk.core.bounds import MAX_PID
 
 agent_app = typer.Typer(
     no_args_is_help=True,

@@ -15,7 +15,7 @@ This module runs on every agent event, so it imports the standard library
 only, and only cheap parts of it: no `subprocess` (tmux is started with
 `os.posix_spawnp`), no `json` package (the C scanner `_json` decodes the
 payload; `json` pulls `re`), no `socket` (the nudge is sent with `_socket`),
-no `rk.tmux`/`rk.facts`/`rk.clock`/`rk.nudge` (pathlib, dataclasses, enum…).
+no `rk.tmux`/`rk.core.facts`/`rk.clock`/`rk.nudge` (pathlib, dataclasses, enum…).
 The few rules shared with those modules are restated here and tests pin the
 parity (child env, RK_NOW, the nudge socket path and datagram).
 """
@@ -276,7 +276,7 @@ def parse_ps_line(text: str) -> tuple[str, int] | None:
         return None
     head, _, comm = text.partition(" ")
     comm = comm.strip()
-    if not head.isdigit() or not comm:
+    if not (head.isascii() and head.isdigit()) or not comm:
         return None
     return os.path.basename(comm)[:15], int(head)
 

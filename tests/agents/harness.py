@@ -255,7 +255,7 @@ def _wait_gone(pids: Iterable[int], timeout: float) -> list[int]:
     pids = list(pids)
     deadline = time.monotonic() + timeout
     while pids and time.monotonic() < deadline:
-        pids = [p for p in pids if read_proc(p) is not None and read_proc(p).state != "Z"]
+        pids = [p for p in pids if (info := read_proc(p)) is not None and info.state != "Z"]
         if pids:
             time.sleep(0.05)
     return pids

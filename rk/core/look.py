@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from rk.dispose import Seen
-from rk.facts import BUSY_STATES, LIMITED, PaneFact, PaneKind, Source, SourceNote, refusal
-from rk.screen import LAYOUTS, Screen
+from rk.core.dispose import Seen
+from rk.core.facts import BUSY_STATES, LIMITED, PaneFact, PaneKind, Source, SourceNote, refusal
+from rk.core.screen import LAYOUTS, Screen
 
 #: Agents whose screens rk can read: a screen of theirs that matches no layout is unreadable.
 READABLE = frozenset(layout.agent for layout in LAYOUTS)

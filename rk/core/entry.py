@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from rk import bounds
-from rk.cronexpr import CronError, CronExpr, zone_for
-from rk.durations import DurationError, format_duration, parse_duration
+from rk.core import bounds
+from rk.core.cronexpr import CronError, CronExpr, zone_for
+from rk.core.durations import DurationError, format_duration, parse_duration
 
 
 class ScheduleKind(StrEnum):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from rk.bounds import MAX_DURATION
+from rk.core.bounds import MAX_DURATION
 
 _UNIT_NS = {
     "ns": 1,
@@ -23,7 +23,7 @@ _UNIT_NS = {
     "h": 3600 * 1_000_000_000,
     "d": 86400 * 1_000_000_000,
 }
-_TERM = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h|d)")
+_TERM = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h|d)")
 
 
 class DurationError(ValueError):

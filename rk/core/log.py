@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from enum import StrEnum
 
-from rk import ladder
-from rk.bounds import MAX_EPOCH
+from rk.core import ladder
+from rk.core.bounds import MAX_EPOCH
 
 #: Window of the per-target rate cap.
 RATE_WINDOW = 3600

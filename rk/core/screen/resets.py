@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, tzinfo
 
-from rk.cronexpr import CronError, zone_for
+from rk.core.cronexpr import CronError, zone_for
 
 #: Zone abbreviations agents print, to IANA zones.
 ABBREVIATIONS = {

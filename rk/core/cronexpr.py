@@ -60,17 +60,17 @@ class CronError(ValueError):
 
 
 def _term_pattern(index: int) -> re.Pattern:
-    value = r"\d+"
+    value = r"[0-9]+"
     if index in _NAMES:
-        value = rf"(?:\d+|{_NAMES[index]})"
-    return re.compile(rf"^(?:\*|{value}(?:-{value})?)(?:/\d+)?$", re.IGNORECASE)
+        value = rf"(?:[0-9]+|{_NAMES[index]})"
+    return re.compile(rf"^(?:\*|{value}(?:-{value})?)(?:/[0-9]+)?$", re.IGNORECASE)
 
 
 _TERMS = [_term_pattern(i) for i in range(5)]
 
 
 def _name_value(index: int, token: str) -> int:
-    if token.isdigit():
+    if token.isascii() and token.isdigit():
         return int(token)
     names = _NAMES[index].split("|")
     return names.index(token.lower()) + (1 if index == 3 else 0)

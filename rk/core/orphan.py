@@ -7,9 +7,9 @@ dispositions.
 
 from __future__ import annotations
 
-from rk.entry import Entry, TargetKind
-from rk.facts import TargetFact
-from rk.log import ORPHAN_TTL
+from rk.core.entry import Entry, TargetKind
+from rk.core.facts import TargetFact
+from rk.core.log import ORPHAN_TTL
 
 
 def should_expire(entry: Entry, target: TargetFact | None, since: int, now: int, resolved_this_tick: bool) -> bool:

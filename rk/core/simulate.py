@@ -15,12 +15,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timezone, tzinfo
 
-from rk.due import due
-from rk.entry import Entry
-from rk.facts import PaneFact, PaneKind, resolve_all
-from rk.log import LogLine, LogView, Outcome
-from rk.dispose import Act, Seen, dispose
-from rk.wake import Observation
+from rk.core.due import due
+from rk.core.entry import Entry
+from rk.core.facts import PaneFact, PaneKind, resolve_all
+from rk.core.log import LogLine, LogView, Outcome
+from rk.core.dispose import Act, Seen, dispose
+from rk.core.wake import Observation
 
 GONE = "gone"  #: a scripted state meaning the pane no longer exists
 UNKNOWN = "unknown"  #: a scripted state meaning the pane shows no agent state (an agent without hooks)

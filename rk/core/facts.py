@@ -13,9 +13,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from rk.bounds import MAX_DIGITS, MAX_EPOCH, MAX_PID
-from rk.entry import Target, TargetKind
-from rk.process import ProcessInfo
+from rk.core.bounds import MAX_DIGITS, MAX_EPOCH, MAX_PID
+from rk.core.entry import Target, TargetKind
 
 AGENT_STATES = frozenset({"active", "waiting", "idle", "limited"})
 #: States in which a turn runs or a human is asked: skip-if-busy skips, when-idle holds.
@@ -36,6 +35,23 @@ AGENT_COMMANDS = frozenset({
     "claude", "codex", "gemini", "opencode", "copilot", "kimi", "kimi-code", "agy", "antigravity",
     "aider", "goose", "qwen", "amp", "crush", "cursor-agent", "droid", "auggie",
 })
+
+
+
+@dataclass(frozen=True)
+class ProcessInfo:
+    """One pid as the kernel reports it; `alive` False means nothing else is known."""
+
+    alive: bool = False
+    tty: int = 0  #: device number of the controlling terminal (0: none)
+    pgrp: int = 0
+    tpgid: int = 0  #: the foreground process group of that terminal
+
+    def fronts(self, tty: int) -> bool:
+        """Whether this process owns the keyboard of terminal `tty` (0: any terminal)."""
+        if not self.alive or self.tpgid <= 0 or self.pgrp != self.tpgid:
+            return False
+        return tty == 0 or self.tty == tty
 
 
 class PaneKind(StrEnum):

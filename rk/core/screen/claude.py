@@ -11,7 +11,7 @@ rejected (429) · … rate limit …`); the footer's "You've used 92% of your
 session limit" is only a warning. Placeholders in the composer are faint.
 """
 
-from rk.screen.engine import Layout
+from rk.core.screen.engine import Layout
 
 LAYOUT = Layout(
     agent="claude",

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import tzinfo
 
-from rk.screen.resets import reset_instant
+from rk.core.screen.resets import reset_instant
 
 #: How many lines, from the bottom of the screen, the classifier reads.
 BOTTOM_LINES = 60

@@ -12,7 +12,7 @@ block with the provider's message under the last reply header (`▣  Build ·
 …`). rk never sends C-c here: on an empty composer it quits OpenCode.
 """
 
-from rk.screen.engine import Layout
+from rk.core.screen.engine import Layout
 
 LAYOUT = Layout(
     agent="opencode",

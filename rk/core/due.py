@@ -18,13 +18,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone, tzinfo
 
-from rk import ladder
-from rk.cronexpr import CronError, CronExpr, zone_for
-from rk.diagnostics import Diag, Diagnostic
-from rk.entry import CATCH_UP_ONCE, Deliver, Entry, ScheduleKind, WakeEvent
-from rk.facts import PaneFact, TargetFact
-from rk.log import LogView, Reason
-from rk.wake import Fingerprints, Observation, WakeVerdict, limit_edge, wake_edge
+from rk.core import ladder
+from rk.core.cronexpr import CronError, CronExpr, zone_for
+from rk.core.diagnostics import Diag, Diagnostic
+from rk.core.entry import CATCH_UP_ONCE, Deliver, Entry, ScheduleKind, WakeEvent
+from rk.core.facts import PaneFact, TargetFact
+from rk.core.log import LogView, Reason
+from rk.core.wake import Fingerprints, Observation, WakeVerdict, limit_edge, wake_edge
 
 #: A cron occurrence fires if the tick sees it within this long.
 CRON_GRACE = 120

@@ -12,7 +12,7 @@ A turn that ended on a limit leaves `■ exceeded retry limit, last status:
 above the composer.
 """
 
-from rk.screen.engine import Layout
+from rk.core.screen.engine import Layout
 
 LAYOUT = Layout(
     agent="codex",

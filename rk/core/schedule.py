@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import tzinfo
 
-from rk import ladder
-from rk.cronexpr import CronError, CronExpr
-from rk.due import anchor_of, cron_verdict, cron_zone
-from rk.entry import Entry, ScheduleKind
-from rk.facts import TargetFact
-from rk.log import LogView
+from rk.core import ladder
+from rk.core.cronexpr import CronError, CronExpr
+from rk.core.due import anchor_of, cron_verdict, cron_zone
+from rk.core.entry import Entry, ScheduleKind
+from rk.core.facts import TargetFact
+from rk.core.log import LogView
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ dialog (`Usage limit reached for all Pro models.` / `● 1. Keep trying`) replac
 the composer; the quota dialog fires no hook.
 """
 
-from rk.screen.engine import Layout
+from rk.core.screen.engine import Layout
 
 LAYOUT = Layout(
     agent="gemini",

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from enum import StrEnum
 
-from rk.diagnostics import Diag, Diagnostic
-from rk.due import HOLD_WINDOW, Fire
-from rk.entry import Deliver, Entry, IfAbsent, TargetKind
-from rk.facts import BUSY_STATES, LIMITED
-from rk.log import LogView, Outcome
+from rk.core.diagnostics import Diag, Diagnostic
+from rk.core.due import HOLD_WINDOW, Fire
+from rk.core.entry import Deliver, Entry, IfAbsent, TargetKind
+from rk.core.facts import BUSY_STATES, LIMITED
+from rk.core.log import LogView, Outcome
 
 class Act(StrEnum):
     """What the executor does with one fire."""
