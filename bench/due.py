@@ -50,7 +50,7 @@ if str(ROOT) not in sys.path:
 from rk.core import ladder  # noqa: E402
 from rk.config import Settings  # noqa: E402
 from rk.core.due import due  # noqa: E402
-from rk.core.entry import WAKE_EVENT, CreatedBy, Entry, Schedule, Target, WakeOn  # noqa: E402
+from rk.core.entry import WAKE_EVENT, CreatedBy, Entry, Backoff, Cron, Every, Target, WakeOn  # noqa: E402
 from rk.core.facts import PaneFact, resolve_all  # noqa: E402
 from rk.core.log import LogLine, LogView  # noqa: E402
 from rk.logfile import append_lines, archives, read_live, rotate_if_needed  # noqa: E402
@@ -95,12 +95,12 @@ def make_entries(rng: random.Random, n: int) -> list[Entry]:
     for i in range(n):
         kind = ("every", "cron", "backoff")[i % 3]
         if kind == "every":
-            schedule = Schedule(kind="every", interval=rng.choice([300, 600, 1800, 3600, 7200]))
+            schedule = Every(interval=rng.choice([300, 600, 1800, 3600, 7200]))
         elif kind == "cron":
-            schedule = Schedule(kind="cron", expr=rng.choice(CRONS), tz=rng.choice(TZS), catch_up=rng.choice(["", "", "once"]))
+            schedule = Cron(expr=rng.choice(CRONS), tz=rng.choice(TZS), catch_up=rng.choice(["", "", "once"]))
         else:
             lo = rng.choice([60, 120, 180, 300])
-            schedule = Schedule(kind="backoff", min=lo, max=rng.choice([lo, 1800, 2400, 3600]))
+            schedule = Backoff(min=lo, max=rng.choice([lo, 1800, 2400, 3600]))
         t = rng.random()
         if t < 0.5:
             target = Target(kind="pane", value=f"%{rng.randrange(100)}")

@@ -62,7 +62,7 @@ from rk import clock, cursor, logfile  # noqa: E402
 from rk.config import ServerFiles, Settings  # noqa: E402
 from rk.core.cronexpr import CronExpr, zone_for  # noqa: E402
 from rk.core.due import due, next_due  # noqa: E402
-from rk.core.entry import CreatedBy, Entry, Schedule, Target, WakeOn  # noqa: E402
+from rk.core.entry import CreatedBy, Entry, Backoff, Cron, Every, Target, WakeOn  # noqa: E402
 from rk.entryfile import EntryDocument, load_entries  # noqa: E402
 from rk.core.facts import resolve_all  # noqa: E402
 from rk.lock import release, try_lock  # noqa: E402
@@ -151,29 +151,29 @@ def entry_specs(panes: list[dict]) -> list[dict]:
     specs: list[dict] = []
     pane = lambda i: Target("pane", panes[i]["id"])  # noqa: E731
     for i in range(DUE_ENTRIES):  # the due set: every 10m, newest line 500 s ago
-        specs.append(dict(schedule=Schedule("every", interval=DUE_STEP), target=pane(i),
+        specs.append(dict(schedule=Every(interval=DUE_STEP), target=pane(i),
                           deliver="when-idle" if i >= 3 else "", wake=None, kind="due"))
     for i in range(5, 20):
         interval = (6 * 3600, 12 * 3600, 86400)[i % 3]
         wake = WakeOn(debounce=(0, 60)[i % 2]) if i % 3 == 0 else None
-        specs.append(dict(schedule=Schedule("every", interval=interval), target=pane(i),
+        specs.append(dict(schedule=Every(interval=interval), target=pane(i),
                           deliver=("", "when-idle", "skip-if-busy")[i % 3], wake=wake, kind="every"))
     crons = (("0 9 * * 1-5", ""), ("0 */6 * * *", ""), ("0 3 * * *", "Europe/Berlin"), ("0 0 * * 0", ""),
              ("0 12 * * *", "America/New_York"))
     for i in range(20, 30):
         expr, tz = crons[i % 5]
         target = Target("role", f"role-{5 + i % 5}") if i < 25 else pane(i)
-        specs.append(dict(schedule=Schedule("cron", expr=expr, tz=tz), target=target,
+        specs.append(dict(schedule=Cron(expr=expr, tz=tz), target=target,
                           deliver=("", "when-idle")[i % 2], wake=None, kind="cron"))
     ladders = ((3600, 8 * 3600), (2 * 3600, 2 * 3600), (3600, 4 * 3600))
     for i in range(30, 40):
         lo, hi = ladders[i % 3]
         target = pane(i) if i < 35 else Target("session", panes[i + 5]["session"])
-        specs.append(dict(schedule=Schedule("backoff", min=lo, max=hi), target=target,
+        specs.append(dict(schedule=Backoff(min=lo, max=hi), target=target,
                           deliver=("when-idle", "skip-if-busy")[i % 2], wake=None, kind="backoff"))
     for i in range(40, 50):
         target = (Target("role", f"role-{5 + i % 5}"), Target("session", panes[i]["session"]), pane(i))[i % 3]
-        specs.append(dict(schedule=Schedule("every", interval=(12 * 3600, 86400)[i % 2]), target=target,
+        specs.append(dict(schedule=Every(interval=(12 * 3600, 86400)[i % 2]), target=target,
                           deliver=("", "when-idle")[i % 2], wake=WakeOn(debounce=(0, 60)[i % 2]), kind="every"))
     return specs
 

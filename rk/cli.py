@@ -43,8 +43,11 @@ from rk.core.entry import (
     Entry,
     EntryError,
     IfAbsent,
+    Backoff,
+    Cron,
+    Every,
     Schedule,
-    ScheduleKind,
+    WakeOnly,
     Target,
     TargetKind,
     WakeEvent,
@@ -250,18 +253,18 @@ def _schedule_from_flags(
                         "(or --wake-on alone)")
         return None
     if every:
-        return Schedule(kind=ScheduleKind.EVERY, interval=_duration("--every", every))
+        return Every(interval=_duration("--every", every))
     if idle_every:
         d = _duration("--idle-every", idle_every)
         _note_short_rung(d)
-        return Schedule(kind=ScheduleKind.BACKOFF, min=d, max=d)
+        return Backoff(min=d, max=d)
     if backoff:
         mn = _duration("--min", lo) if lo else 60
         mx = _duration("--max", hi) if hi else 1800
         if mx < mn:
             raise usage("--max must be ≥ --min")
         _note_short_rung(mn)
-        return Schedule(kind=ScheduleKind.BACKOFF, min=mn, max=mx)
+        return Backoff(min=mn, max=mx)
     expr = (cron or "").strip()
     if len(expr.split()) != 5:
         raise usage(f"--cron needs exactly 5 fields (minute hour day-of-month month day-of-week), got {len(expr.split())}")
@@ -276,7 +279,7 @@ def _schedule_from_flags(
             zone_for(tz)
         except CronError as exc:
             raise usage(str(exc)) from None
-    return Schedule(kind=ScheduleKind.CRON, expr=" ".join(expr.split()), catch_up=catch_up or "", tz=tz or "")
+    return Cron(expr=" ".join(expr.split()), catch_up=catch_up or "", tz=tz or "")
 
 
 def _note_short_rung(seconds: int) -> None:
@@ -448,7 +451,7 @@ def cmd_add(
         raise usage("the prompt must not be empty")
     wake = _wake_from_flags(wake_on, wake_scope, wake_debounce, allow_off=False)
     schedule = _schedule_from_flags(every, idle_every, backoff, lo, hi, cron, catch_up, tz, required=wake is None)
-    schedule = schedule or Schedule(kind=ScheduleKind.NONE)  # fires on its wake event only
+    schedule = schedule or WakeOnly()  # fires on its wake event only
     deliver = _choice("--deliver", deliver, Deliver) or Deliver.IMMEDIATE  # the defaults are written, as the original does
     if_absent = _choice("--if-absent", if_absent, IfAbsent) or IfAbsent.SKIP
     target = _target_from_flags(role, session, pane)
@@ -597,7 +600,7 @@ def cmd_edit(
 
 def _schedule_cell(entry: Entry) -> str:
     """The SCHEDULE column: the schedule, `+wake` with a wake_on, or `on <event>` for a wake-only entry."""
-    if entry.schedule.kind == ScheduleKind.NONE and entry.wake_on is not None:
+    if isinstance(entry.schedule, WakeOnly) and entry.wake_on is not None:
         return f"on {entry.wake_on.event}"
     return entry.schedule.summary + (" +wake" if entry.wake_on else "")
 
@@ -626,13 +629,13 @@ def _rfc3339(ts: int, zone=None) -> str:
 
 
 def _schedule_json(s: Schedule) -> dict:
-    out: dict = {"kind": s.kind}
-    if s.kind == ScheduleKind.EVERY:
+    out: dict = {"kind": str(s.kind)}
+    if isinstance(s, Every):
         out["interval"] = format_go(s.interval)
-    elif s.kind == ScheduleKind.BACKOFF:
+    elif isinstance(s, Backoff):
         out["min"] = format_go(s.min)
         out["max"] = format_go(s.max)
-    elif s.kind == ScheduleKind.CRON:
+    elif isinstance(s, Cron):
         out["expr"] = s.expr
         if s.catch_up:
             out["catch_up"] = s.catch_up
@@ -654,8 +657,8 @@ def record(entry: Entry, view: LogView, now: int) -> dict:
         if entry.wake_on is None
         else {"event": entry.wake_on.event, "scope": entry.wake_on.scope, "debounce": format_go(entry.wake_on.debounce)},
         "target": entry.target.summary,
-        "deliver": entry.deliver,
-        "if_absent": entry.if_absent,
+        "deliver": str(entry.deliver or ""),
+        "if_absent": str(entry.if_absent or ""),
         "respawn": list(entry.respawn),
         "pinned": entry.pinned,
         "any_program": entry.any_program,
@@ -873,9 +876,9 @@ def cmd_next(
     if entry is None:
         raise not_found(entry_id)
     zone = ENV.zone()
-    if entry.schedule.kind == ScheduleKind.CRON and entry.schedule.tz:
+    if isinstance(entry.schedule, Cron) and entry.schedule.tz:
         zone = zone_for(entry.schedule.tz)
-    target = _target_fact(entry) if entry.schedule.kind == ScheduleKind.BACKOFF else None
+    target = _target_fact(entry) if isinstance(entry.schedule, Backoff) else None
     plan = upcoming(entry, view, now, n + 1, zone=ENV.zone(), target=target)
     fires = []
     human = []
@@ -1100,7 +1103,7 @@ def cmd_simulate(
             others.append(f"%{i}")
     except ScriptError as exc:
         raise usage(str(exc)) from None
-    zone = zone_for(entry.schedule.tz) if entry.schedule.tz else ENV.zone()
+    zone = zone_for(entry.schedule.tz) if isinstance(entry.schedule, Cron) and entry.schedule.tz else ENV.zone()
     sim = simulate(
         [entry], start=t0, end=t0 + span, tick=step, script=script,
         agents={"%1": AgentModel(busy_for=react)} if react else {}, zone=zone,

@@ -9,48 +9,19 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping
-from datetime import datetime, timezone, tzinfo
+from datetime import timezone, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from rk.core.bounds import MAX_DIGITS, MAX_EPOCH
+from rk.core.environ import ClockError, fixed_now, parse_instant
 
-
-class ClockError(ValueError):
-    """An RK_NOW value that cannot be read."""
-
-
-def parse_instant(text: str) -> int:
-    """Unix seconds from `1788254000`, `2026-09-01T09:00:00+02:00` or `…Z`."""
-    s = text.strip()
-    if not s:
-        raise ClockError("empty time")
-    if s.lstrip("-").isascii() and s.lstrip("-").isdigit():
-        if len(s) > MAX_DIGITS or not 0 <= int(s) <= MAX_EPOCH:
-            raise ClockError(f"time {s[:30]!r} is out of range (unix seconds between 0 and {MAX_EPOCH})")
-        return int(s)
-    try:
-        dt = datetime.fromisoformat(s.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        raise ClockError(f"cannot read time {text!r}: use unix seconds or ISO-8601 with an offset") from None
-    if dt.tzinfo is None:
-        raise ClockError(f"time {text!r} needs an offset (e.g. +02:00 or Z)")
-    seconds = int(dt.timestamp())
-    if not 0 <= seconds <= MAX_EPOCH:
-        raise ClockError(f"time {text!r} is out of range (1970 to 9999)")
-    return seconds
+__all__ = ["ClockError", "local_zone", "now", "parse_instant"]
 
 
 def now(environ: Mapping[str, str] | None = None) -> int:
     """The current instant in unix seconds, honouring RK_NOW."""
-    env = os.environ if environ is None else environ
-    fixed = env.get("RK_NOW", "")
-    if fixed:
-        try:
-            return parse_instant(fixed)
-        except ClockError as exc:
-            raise ClockError(f"RK_NOW: {exc}") from None
-    return int(time.time())
+    fixed = fixed_now(os.environ if environ is None else environ)
+    return int(time.time()) if fixed is None else fixed
 
 
 def local_zone(environ: Mapping[str, str] | None = None) -> tzinfo:

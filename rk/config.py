@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
+from rk.core import environ
 from rk.core.bounds import MAX_ENTRIES_HARD
 
 SLUG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]*$")
@@ -34,24 +35,15 @@ def check_slug(slug: str) -> str:
     return slug
 
 
-def _home(env: Mapping[str, str]) -> Path:
-    return Path(env.get("HOME") or os.path.expanduser("~"))
-
-
 def state_dir(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    if env.get("RK_STATE_DIR"):
-        return Path(env["RK_STATE_DIR"])
-    if env.get("XDG_STATE_HOME"):
-        return Path(env["XDG_STATE_HOME"]) / "rk" / "cron"
-    return _home(env) / ".local" / "state" / "rk" / "cron"
+    return Path(environ.state_dir(os.environ if env is None else env))
 
 
 def config_path(env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     if env.get("RK_CONFIG"):
         return Path(env["RK_CONFIG"])
-    base = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else _home(env) / ".config"
+    base = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else Path(environ.home(env)) / ".config"
     return base / "rk" / "config.yaml"
 
 

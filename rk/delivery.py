@@ -53,7 +53,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from rk.core.entry import is_pane_id
+from rk.core.environ import is_pane_id
 from rk.nudge import state_dir
 from rk.tmux import Server, TmuxError, head_format, split_head
 

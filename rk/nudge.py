@@ -10,23 +10,18 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Mapping
 
-SOCKET_NAME = "ticker.sock"
-
-
-def state_dir(env=None) -> str:
-    """Same rule as `rk.config.state_dir`, without importing it (hook start-up time)."""
-    env = os.environ if env is None else env
-    if env.get("RK_STATE_DIR"):
-        return env["RK_STATE_DIR"]
-    if env.get("XDG_STATE_HOME"):
-        return os.path.join(env["XDG_STATE_HOME"], "rk", "cron")
-    home = env.get("HOME") or os.path.expanduser("~")
-    return os.path.join(home, ".local", "state", "rk", "cron")
+from rk.core import environ
 
 
-def socket_path(env=None) -> str:
-    return os.path.join(state_dir(env), SOCKET_NAME)
+
+def state_dir(env: Mapping[str, str] | None = None) -> str:
+    return environ.state_dir(os.environ if env is None else env)
+
+
+def socket_path(env: Mapping[str, str] | None = None) -> str:
+    return environ.nudge_socket(os.environ if env is None else env)
 
 
 def send(slug: str, env=None) -> bool:

@@ -26,12 +26,12 @@ from rk import absent, clock, cursor, logfile
 from rk.config import ServerFiles, Settings, check_private_dir, ensure_private_dir, known_servers
 from rk.core.diagnostics import Diag, Diagnostic, first_line
 from rk.core.due import Fire, due, next_due
-from rk.core.entry import Entry, ScheduleKind
+from rk.core.entry import Backoff, Entry
 from rk.entryfile import EntryDocument, EntryFileError, load_entries
 from rk.fsutil import read_nofollow
 from rk.core.facts import PaneFact, TargetFact, resolve_all
 from rk.lock import release, try_lock
-from rk.core.log import LogLine, LogView, Outcome, Reason, proves_resolution
+from rk.core.log import LogLine, LogView, Status, Reason, proves_resolution
 from rk.core.dispose import Act, Disposition, Seen, dispose
 from rk.core.look import seen_before_typing
 from rk.observe import LookReport, look_around, pane_of_frame, read_screen
@@ -239,10 +239,10 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
     writer = _Writer(files, view, out, dry_run)
 
     for entry_id in ev.clock_back:
-        writer.line(LogLine(now, entry_id, "", Reason.CLOCK, Outcome.RESCHEDULED))
+        writer.line(LogLine(now, entry_id, "", Reason.CLOCK, Status.RESCHEDULED))
     for missed in ev.missed:
-        writer.line(LogLine(now, missed.entry, "", Reason.SCHEDULE, Outcome.MISSED))
-        out.decisions.append(Decision(server.name, missed.entry, Reason.SCHEDULE, "", Outcome.MISSED))
+        writer.line(LogLine(now, missed.entry, "", Reason.SCHEDULE, Status.MISSED))
+        out.decisions.append(Decision(server.name, missed.entry, Reason.SCHEDULE, "", Status.MISSED))
 
     resolved_now: set[str] = set()
     for fire in (*ev.fires, *ev.absent):
@@ -267,7 +267,7 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
     if any(d.reason in (Diag.ENTRY_FILE_CORRUPT, Diag.ENTRY_FILE_UNREADABLE) for d in loaded.diagnostics):
         return  # without the entry list, a rotation could not tell which anchors still matter
     try:
-        backoff = {e.id for e in entries if e.schedule.kind == ScheduleKind.BACKOFF}
+        backoff = {e.id for e in entries if isinstance(e.schedule, Backoff)}
         live = {e.id for e in entries} | {d.entry for d in loaded.diagnostics if d.entry}  # invalid ones too
         logfile.rotate_if_needed(
             files.log, now, backoff, runtime.settings.log_max_bytes, runtime.settings.log_keep, live=live
@@ -364,7 +364,7 @@ def execute(runtime: Runtime, server: Server, entry: Entry, fire: Fire, disposit
             out: ServerTick, dry_run: bool, view: LogView, now: int) -> str | None:
     """Carry out one disposition: the outcome to log, or None for a hold."""
     outcome, final = _carry_out(runtime, server, entry, fire, disposition, out, dry_run, view, now)
-    out.decisions.append(Decision(server.name, fire.entry, fire.reason, fire.pane, outcome or final.outcome))
+    out.decisions.append(Decision(server.name, fire.entry, fire.reason, fire.pane, outcome or final.text))
     return outcome
 
 
@@ -384,10 +384,10 @@ def _act(runtime: Runtime, server: Server, entry: Entry, fire: Fire, disposition
     if disposition.note is not None:
         out.diagnostics.append(disposition.note)
     if act == Act.HOLD:
-        out.diagnostics.append(Diagnostic(fire.entry, Diag.DELIVERY_HELD, f"{fire.pane}: {disposition.outcome}; held until idle"))
+        out.diagnostics.append(Diagnostic(fire.entry, Diag.DELIVERY_HELD, f"{fire.pane}: {disposition.text}; held until idle"))
         return None
     if act == Act.LOG:
-        return disposition.outcome
+        return disposition.text
     if act == Act.SEND:
         if dry_run:
             return "would-deliver"
@@ -408,11 +408,11 @@ def _act(runtime: Runtime, server: Server, entry: Entry, fire: Fire, disposition
         return runtime.respawn(entry.respawn, server.name, runtime.settings.respawn_timeout, runtime.environ).outcome
     if dry_run:
         return "would-notify"
-    why = disposition.outcome.partition(": ")[2] or "target absent"
+    why = (disposition.outcome.detail if disposition.outcome else "") or "target absent"
     error = runtime.notify(server, f"cron: {entry.label}", f"{why} on {server.name}", runtime.environ)
     if error:
         out.diagnostics.append(Diagnostic(entry.id, Diag.NOTIFY_FAILED, error))
-    return disposition.outcome
+    return disposition.text
 
 
 def _orphan_gc(runtime, files, entries, targets: dict[str, TargetFact], orphan_since, resolved_now, writer: _Writer, now, out, dry_run) -> None:
@@ -427,5 +427,5 @@ def _orphan_gc(runtime, files, entries, targets: dict[str, TargetFact], orphan_s
             except (EntryFileError, OSError) as exc:
                 out.diagnostics.append(Diagnostic(entry.id, Diag.ORPHAN_EXPIRE_FAILED, str(exc)))
                 continue
-        writer.line(LogLine(now, entry.id, "", Reason.GC, Outcome.EXPIRED_ORPHAN))
-        out.decisions.append(Decision(files.slug, entry.id, Reason.GC, "", Outcome.EXPIRED_ORPHAN))
+        writer.line(LogLine(now, entry.id, "", Reason.GC, Status.EXPIRED_ORPHAN))
+        out.decisions.append(Decision(files.slug, entry.id, Reason.GC, "", Status.EXPIRED_ORPHAN))

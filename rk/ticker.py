@@ -39,6 +39,7 @@ from rk.config import ensure_private_dir
 from rk.fsutil import read_nofollow
 from rk.lock import release, try_lock
 from rk.core.diagnostics import Diag, first_line
+from rk.core.environ import NUDGE_SOCKET
 from rk.tick import Runtime, sweep
 
 LOCK_NAME = "ticker.lock"
@@ -179,7 +180,7 @@ class Ticker:
         try:
             _write_pid(self.runtime.state_dir)
             try:
-                listener = nudge.Listener(str(self.runtime.state_dir / nudge.SOCKET_NAME))
+                listener = nudge.Listener(str(self.runtime.state_dir / NUDGE_SOCKET))
             except OSError as exc:
                 log.warning("nudge socket unavailable (%s); polling only", exc)
             log.info("ticker started (pid %d, interval %gs)", os.getpid(), self.interval)

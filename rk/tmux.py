@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from rk.core import environ
 from rk.core.facts import PaneFact, reconcile
 from rk.process import process_info, tty_device
 
@@ -83,23 +84,9 @@ class TmuxError(Exception):
     """A tmux command failed; the message carries tmux's own words."""
 
 
-def _utf8(value: str) -> bool:
-    v = value.upper().replace("-", "")
-    return "UTF8" in v
-
-
 def child_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment for tmux children: no TMUX/TMUX_PANE, a UTF-8 locale."""
-    env = dict(os.environ if base is None else base)
-    env.pop("TMUX", None)
-    env.pop("TMUX_PANE", None)
-    lc_all = env.get("LC_ALL", "")
-    if lc_all and not _utf8(lc_all):
-        env["LC_ALL"] = "C.UTF-8"
-    locale = next((env[k] for k in ("LC_ALL", "LC_CTYPE", "LANG") if env.get(k)), "")
-    if not _utf8(locale):
-        env["LC_CTYPE"] = "C.UTF-8"
-    return env
+    """The environment for tmux children (`rk.core.environ.child_env`), from ours by default."""
+    return environ.child_env(os.environ if base is None else base)
 
 
 def socket_dir(env: Mapping[str, str] | None = None) -> Path:

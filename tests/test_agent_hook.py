@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from conftest import wait_for
-from rk import clock, nudge
+from rk import clock, config, nudge
+from rk.core.environ import child_env
 from rk import tmux as rktmux
 from rk.agent import hook
 
@@ -114,9 +115,10 @@ def test_socket_is_the_first_comma_field_of_TMUX():
     assert hook.socket_of("") == ""
 
 
-@pytest.mark.parametrize("value", ["1751790000", "2026-09-01T09:00:00+02:00", "2026-09-01T07:00:00Z", "0"])
-def test_epoch_honours_RK_NOW_like_the_rest_of_rk(value):
-    assert hook.epoch_now({"RK_NOW": value}) == clock.now({"RK_NOW": value})
+@pytest.mark.parametrize("value, epoch", [("1751790000", 1751790000), ("2026-09-01T09:00:00+02:00", 1788246000),
+                                          ("2026-09-01T07:00:00Z", 1788246000), ("0", 0)])
+def test_epoch_honours_RK_NOW(value, epoch):
+    assert hook.epoch_now({"RK_NOW": value}) == epoch
 
 
 def test_epoch_without_RK_NOW_is_the_wall_clock():
@@ -124,27 +126,27 @@ def test_epoch_without_RK_NOW_is_the_wall_clock():
     assert before <= hook.epoch_now({}) <= int(time.time())
 
 
-@pytest.mark.parametrize("value", ["2026-09-01T09:00:00", "yesterday"])
+@pytest.mark.parametrize("value", ["2026-09-01T09:00:00", "yesterday", "-5", "99999999999999999999", "²"])
 def test_unreadable_RK_NOW_is_an_error_for_state(value):
     with pytest.raises(ValueError):
         hook.epoch_now({"RK_NOW": value})
 
 
 @pytest.mark.parametrize(
-    "base",
+    "base, locale",
     [
-        {"TMUX": "/s,1,0", "TMUX_PANE": "%1", "LANG": "C"},
-        {"LC_ALL": "POSIX", "LANG": "en_US.UTF-8"},
-        {"LC_ALL": "en_US.UTF-8"},
-        {"LC_CTYPE": "de_DE.utf8"},
-        {"LANG": "C.UTF-8"},
-        {},
+        ({"TMUX": "/s,1,0", "TMUX_PANE": "%1", "LANG": "C"}, {"LANG": "C", "LC_CTYPE": "C.UTF-8"}),
+        ({"LC_ALL": "POSIX", "LANG": "en_US.UTF-8"}, {"LC_ALL": "C.UTF-8", "LANG": "en_US.UTF-8"}),
+        ({"LC_ALL": "en_US.UTF-8"}, {"LC_ALL": "en_US.UTF-8"}),
+        ({"LC_CTYPE": "de_DE.utf8"}, {"LC_CTYPE": "de_DE.utf8"}),
+        ({"LANG": "C.UTF-8"}, {"LANG": "C.UTF-8"}),
+        ({}, {"LC_CTYPE": "C.UTF-8"}),
     ],
 )
-def test_child_env_matches_the_tmux_layer(base):
-    env = hook.child_env(base)
-    assert env == rktmux.child_env(base)
-    assert "TMUX" not in env and "TMUX_PANE" not in env
+def test_child_env_drops_the_callers_tmux_and_forces_utf8(base, locale):
+    env = child_env(base)
+    assert env == locale
+    assert rktmux.child_env(base) == env  # the tmux layer uses the same rule
 
 
 def test_state_and_legacy_written_in_one_chained_command_then_session():
@@ -491,12 +493,14 @@ def test_session_not_stamped_for_an_invalid_provider(tmux_server, tmp_path):
 
 
 @pytest.mark.parametrize(
-    "env",
-    [{"RK_STATE_DIR": "/s"}, {"XDG_STATE_HOME": "/x", "HOME": "/h"}, {"HOME": "/h"},
-     {"RK_STATE_DIR": "/s", "XDG_STATE_HOME": "/x"}],
+    "env, path",
+    [({"RK_STATE_DIR": "/s"}, "/s/ticker.sock"), ({"XDG_STATE_HOME": "/x", "HOME": "/h"}, "/x/rk/cron/ticker.sock"),
+     ({"HOME": "/h"}, "/h/.local/state/rk/cron/ticker.sock"),
+     ({"RK_STATE_DIR": "/s", "XDG_STATE_HOME": "/x"}, "/s/ticker.sock")],
 )
-def test_nudge_socket_path_matches_rk_nudge(env):
-    assert hook.nudge_socket_path(env) == nudge.socket_path(env)
+def test_nudge_socket_lives_in_the_state_dir(env, path):
+    assert nudge.socket_path(env) == path
+    assert str(config.state_dir(env) / "ticker.sock") == path
 
 
 def test_hook_nudges_the_ticker_after_the_write(tmux_server, tmp_path):

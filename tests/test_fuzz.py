@@ -35,7 +35,7 @@ from rk.core.bounds import MAX_EPOCH
 from rk.config import ServerFiles
 from rk.cursor import parse_cursor, render_cursor
 from rk.core.diagnostics import Diag
-from rk.core.entry import CreatedBy, Entry, Schedule, Target, decode_entry
+from rk.core.entry import CreatedBy, Entry, Cron, Target, decode_entry
 from rk.entryfile import EntryDocument, EntryFileError, LoadResult, load_entries, parse_entries_text
 from rk.core.log import LogLine, parse_line
 from rk.logfile import append_lines, read_live
@@ -478,7 +478,7 @@ def test_what_the_writer_saves_loads_back_identically(tmp_path, payload, name, k
     entry = Entry(
         id="tmp",
         name=name,
-        schedule=Schedule(kind="cron", expr="*/5 * * * *", tz="Europe/Berlin"),
+        schedule=Cron(expr="*/5 * * * *", tz="Europe/Berlin"),
         target=Target(kind=kind, value=value),
         payload=payload,
         respawn=tuple(respawn),

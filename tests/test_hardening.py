@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from rk.core.due import CLOCK_SKEW
-from rk.core.entry import CreatedBy, Entry, Schedule, Target
+from rk.core.entry import CreatedBy, Entry, Backoff, Cron, Every, Target
 from rk.core.log import LogLine
 from tests.cli_helpers import make_env, one_line_error, run_in, snapshot, write_private
 
@@ -245,10 +245,10 @@ def test_a_symlink_planted_at_a_state_file_is_never_written_through(tmp_path):
 
 TICK = 30
 KINDS = {
-    "every 5m": (Schedule("every", interval=300), 300),
-    "cron */5": (Schedule("cron", expr="*/5 * * * *"), 300),
-    "idle-every 3m": (Schedule("backoff", min=180, max=180), 180),
-    "backoff 1m..8m": (Schedule("backoff", min=60, max=480), 60),
+    "every 5m": (Every(interval=300), 300),
+    "cron */5": (Cron(expr="*/5 * * * *"), 300),
+    "idle-every 3m": (Backoff(min=180, max=180), 180),
+    "backoff 1m..8m": (Backoff(min=60, max=480), 60),
 }
 
 
@@ -281,7 +281,7 @@ def test_a_forward_jump_still_gives_one_fire_not_a_burst():
     from rk.core.simulate import StateChange, simulate
 
     start = 1_800_000_000
-    entry = Entry(id="e001", schedule=Schedule("every", interval=300), target=Target("pane", "%1"), payload="p",
+    entry = Entry(id="e001", schedule=Every(interval=300), target=Target("pane", "%1"), payload="p",
                   any_program=True, created_by=CreatedBy(at=start - 86400))
     before = [LogLine(start - 86400, "e001", "%1", "schedule", "delivered")]  # a day of sleep
     sim = simulate([entry], start=start, end=start + 60, tick=TICK, script=[StateChange(start - 10, "%1", "idle")],

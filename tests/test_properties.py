@@ -21,7 +21,7 @@ from rk.core.cronexpr import CronError, CronExpr
 from rk.core.due import due
 from rk.core.bounds import MAX_DURATION
 from rk.core.durations import DurationError, format_duration, format_go, parse_duration
-from rk.core.entry import WAKE_EVENT, CreatedBy, Entry, Schedule, Target, WakeOn
+from rk.core.entry import WAKE_EVENT, CreatedBy, Entry, Backoff, Cron, Every, Target, WakeOn
 from rk.core.facts import PaneFact, TargetFact, resolve_all
 from rk.core.log import LogLine, LogView
 from rk.core.simulate import AgentModel, StateChange, simulate
@@ -156,7 +156,7 @@ def test_walk_reconstructs_an_exact_climb(mm, fired, busy, epoch0):
 def _backoff(lo: int, hi: int) -> Entry:
     return Entry(
         id="bk01",
-        schedule=Schedule(kind="backoff", min=lo, max=hi),
+        schedule=Backoff(min=lo, max=hi),
         target=Target(kind="pane", value="%1"),
         payload="tick",
         created_by=CreatedBy(at=0),
@@ -335,13 +335,11 @@ OUTCOMES = [
 def schedules(draw):
     kind = draw(st.sampled_from(["every", "cron", "backoff"]))
     if kind == "every":
-        return Schedule(kind="every", interval=draw(DURATION))
+        return Every(interval=draw(DURATION))
     if kind == "backoff":
         lo, hi = draw(min_max())
-        return Schedule(kind="backoff", min=lo, max=hi)
-    return Schedule(
-        kind="cron",
-        expr=draw(st.sampled_from(CRONS)),
+        return Backoff(min=lo, max=hi)
+    return Cron(expr=draw(st.sampled_from(CRONS)),
         tz=draw(st.sampled_from(["", "", "Europe/Berlin", "America/New_York", "Australia/Lord_Howe"])),
         catch_up=draw(st.sampled_from(["", "once"])),
     )

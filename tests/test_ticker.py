@@ -18,7 +18,7 @@ import pytest
 from conftest import wait_for
 from rk import nudge
 from rk.config import Settings
-from rk.core.entry import CreatedBy, Entry, Schedule, Target
+from rk.core.entry import CreatedBy, Entry, Every, Target
 from rk.core.log import LogLine
 from rk.logfile import read_live
 from rk.tick import Runtime
@@ -49,7 +49,7 @@ def write_entries(state: Path, slug: str, entries: list[Entry]) -> None:
 
 def entry(eid: str, pane: str, interval: int, at: int) -> Entry:
     """An entry for the fixture's `cat` pane (a program, hence any_program)."""
-    return Entry(id=eid, schedule=Schedule("every", interval=interval), target=Target("pane", pane), payload=f"p-{eid}",
+    return Entry(id=eid, schedule=Every(interval=interval), target=Target("pane", pane), payload=f"p-{eid}",
                  any_program=True, created_by=CreatedBy(at=at))
 
 

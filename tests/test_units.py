@@ -12,7 +12,7 @@ from rk import clock
 from rk.config import ConfigError, ServerFiles, Settings, check_slug, known_servers, load_settings
 from rk.cursor import parse_cursor, read_cursor, render_cursor, write_cursor
 from rk.core.diagnostics import Diag
-from rk.core.entry import CreatedBy, Deliver, Entry, EntryError, Schedule, Target, check_respawn_intent, decode_entry
+from rk.core.entry import CreatedBy, Deliver, Entry, EntryError, Every, Target, check_respawn_intent, decode_entry
 from rk.entryfile import EntryDocument, EntryFileError, EntryNotFound, load_entries, parse_entries_text
 from rk.core.facts import AgentState, PaneFact, PaneKind, TargetFact, parse_state_option, reconcile, refusal, resolve_target
 from rk.core.facts import ProcessInfo
@@ -147,36 +147,36 @@ def test_deliver_policy_table():
         assert deliver_policy(policy, Seen("idle"), 0, 10).act == Act.SEND
         assert deliver_policy(policy, Seen(""), 0, 10).act == Act.SEND  # unknown delivers
         failed = deliver_policy(policy, Seen(error="tmux: no server"), 0, 10)
-        assert (failed.act, failed.outcome) == (Act.LOG, "failed: agent-state read: tmux: no server")
+        assert (failed.act, failed.text) == (Act.LOG, "failed: agent-state read: tmux: no server")
     assert deliver_policy(idle, Seen("active"), 1000, 1000 + 7200).act == Act.HOLD  # 2 h exactly: still held
     expired = deliver_policy(idle, Seen("waiting"), 1000, 1000 + 7201)
-    assert (expired.act, expired.outcome) == (Act.LOG, "held-expired: waiting")
+    assert (expired.act, expired.text) == (Act.LOG, "held-expired: waiting")
     skipped = deliver_policy(skip, Seen("waiting"), 1000, 10**9)
-    assert (skipped.act, skipped.outcome) == (Act.LOG, "skipped-busy: waiting")
+    assert (skipped.act, skipped.text) == (Act.LOG, "skipped-busy: waiting")
 
 
 def test_nothing_is_typed_into_a_limit_a_dialog_or_a_draft():
     imm, idle, skip = Deliver.IMMEDIATE, Deliver.WHEN_IDLE, Deliver.SKIP_IF_BUSY
     due, now = 1000, 1100
     limited = Seen("limited", reset_at=5000)
-    assert deliver_policy(imm, limited, due, now).outcome == "skipped-limited: resets 1970-01-01T01:23:20Z"
-    assert deliver_policy(skip, Seen("limited"), due, now).outcome == "skipped-limited"
-    assert deliver_policy(idle, limited, due, now) == Disposition(Act.HOLD, "held-busy: limited")
+    assert deliver_policy(imm, limited, due, now).text == "skipped-limited: resets 1970-01-01T01:23:20Z"
+    assert deliver_policy(skip, Seen("limited"), due, now).text == "skipped-limited"
+    assert deliver_policy(idle, limited, due, now) == Disposition(Act.HOLD, held_by="limited")
     # when-idle holds a limit until its reset and HOLD_WINDOW after it, not after the due time
     assert deliver_policy(idle, limited, due, due + 7201).act == Act.HOLD
-    assert deliver_policy(idle, limited, due, 5000 + 7201).outcome == "held-expired: limited"
-    assert deliver_policy(idle, Seen("limited"), due, due + 7201).outcome == "held-expired: limited"
+    assert deliver_policy(idle, limited, due, 5000 + 7201).text == "held-expired: limited"
+    assert deliver_policy(idle, Seen("limited"), due, due + 7201).text == "held-expired: limited"
     dialog = Seen("waiting", dialog=True)
-    assert deliver_policy(imm, dialog, due, now) == Disposition(Act.HOLD, "held-busy: waiting")
+    assert deliver_policy(imm, dialog, due, now) == Disposition(Act.HOLD, held_by="waiting")
     assert deliver_policy(imm, Seen("waiting"), due, now).act == Act.SEND  # hooks alone: send anyway, as before
-    assert deliver_policy(skip, dialog, due, now).outcome == "skipped-busy: waiting"
+    assert deliver_policy(skip, dialog, due, now).text == "skipped-busy: waiting"
     for state in ("idle", "active", "waiting", ""):
         draft = Seen(state, draft=True)
         assert deliver_policy(imm, draft, due, now).act == Act.HOLD, state
         assert deliver_policy(idle, draft, due, now).act == Act.HOLD, state
-        assert deliver_policy(imm, draft, due, due + 7201).outcome == "held-expired: draft", state
-    assert deliver_policy(skip, Seen("idle", draft=True), due, now).outcome == "skipped-busy: draft"
-    assert deliver_policy(idle, Seen("idle", draft=True), due, due + 7201).outcome == "held-expired: draft"
+        assert deliver_policy(imm, draft, due, due + 7201).text == "held-expired: draft", state
+    assert deliver_policy(skip, Seen("idle", draft=True), due, now).text == "skipped-busy: draft"
+    assert deliver_policy(idle, Seen("idle", draft=True), due, due + 7201).text == "held-expired: draft"
     assert deliver_policy(imm, Seen("active"), due, now).act == Act.SEND
 
 
@@ -191,7 +191,7 @@ def test_rate_cap_trips_at_the_limit():
 
 def _entry(kind="pane", **kw):
     value = {"pane": "%1", "session": "s1", "role": "op"}[kind]
-    return Entry(id="e1", schedule=Schedule("every", interval=60), target=Target(kind, value), **kw)
+    return Entry(id="e1", schedule=Every(interval=60), target=Target(kind, value), **kw)
 
 
 def test_next_due_is_the_earliest_coming_instant_including_a_debounce_end():
@@ -199,10 +199,10 @@ def test_next_due_is_the_earliest_coming_instant_including_a_debounce_end():
     from rk.core.entry import WakeOn
 
     now = 10_000
-    every = Entry(id="ev", schedule=Schedule("every", interval=600), target=Target("pane", "%1"),
+    every = Entry(id="ev", schedule=Every(interval=600), target=Target("pane", "%1"),
                   created_by=CreatedBy(at=now - 100))
-    leased = Entry(id="mu", schedule=Schedule("every", interval=60), target=Target("pane", "%1"), muted_until=now + 300)
-    waker = Entry(id="wk", schedule=Schedule("every", interval=86400), target=Target("pane", "%1"),
+    leased = Entry(id="mu", schedule=Every(interval=60), target=Target("pane", "%1"), muted_until=now + 300)
+    waker = Entry(id="wk", schedule=Every(interval=86400), target=Target("pane", "%1"),
                   wake_on=WakeOn(debounce=120), created_by=CreatedBy(at=now))
     targets = {e.id: TargetFact(pane="%1", state="idle", epoch=1) for e in (every, leased, waker)}
     assert next_due([every], LogView(), targets, now) == now + 500
@@ -237,7 +237,7 @@ def test_orphan_expiry_rules():
 def test_absent_disposition_matrix():
     def act(entry):
         d = absent_disposition(entry)
-        return d.act, d.outcome, d.note.reason if d.note else None
+        return d.act, d.text, d.note.reason if d.note else None
 
     assert act(_entry()) == (Act.LOG, "skipped-absent", None)
     assert act(_entry(if_absent="notify")) == (Act.NOTIFY, "notified-absent", None)
@@ -246,8 +246,8 @@ def test_absent_disposition_matrix():
     assert act(_entry("pane", if_absent="respawn", respawn=("x",))) == (Act.NOTIFY, "notified-absent", "respawn-uncommanded")
     assert act(_entry("session", if_absent="respawn")) == (Act.NOTIFY, "notified-absent", "respawn-uncommanded")
     # a pane that is there but refused is absent, and the line says why
-    assert absent_disposition(_entry(), "shell in pane").outcome == "skipped-absent: shell in pane"
-    assert absent_disposition(_entry(if_absent="notify"), "shell in pane").outcome == "notified-absent: shell in pane"
+    assert absent_disposition(_entry(), "shell in pane").text == "skipped-absent: shell in pane"
+    assert absent_disposition(_entry(if_absent="notify"), "shell in pane").text == "notified-absent: shell in pane"
 
 
 def test_respawn_intent_is_an_add_time_rule():

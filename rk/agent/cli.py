@@ -13,6 +13,7 @@ from typing import List, Optional
 import typer
 
 from rk.core.bounds import MAX_PID
+from rk.core.environ import is_pane_id
 
 agent_app = typer.Typer(
     no_args_is_help=True,
@@ -59,7 +60,7 @@ def state_command(
             reset = parse_instant(until)
         except ClockError as exc:
             raise _error("state", f"--until: {exc}", 2) from None
-    if pane is not None and not hook.valid_pane(pane):
+    if pane is not None and not is_pane_id(pane):
         raise _error("state", f"bad pane {pane!r}: use a pane id like %3", 2)
     if pid is not None and not 0 < pid <= MAX_PID:
         raise _error("state", f"bad pid {pid}: a process id is between 1 and {MAX_PID}", 2)

@@ -16,8 +16,8 @@ only, and only cheap parts of it: no `subprocess` (tmux is started with
 `os.posix_spawnp`), no `json` package (the C scanner `_json` decodes the
 payload; `json` pulls `re`), no `socket` (the nudge is sent with `_socket`),
 no `rk.tmux`/`rk.core.facts`/`rk.clock`/`rk.nudge` (pathlib, dataclasses, enum…).
-The few rules shared with those modules are restated here and tests pin the
-parity (child env, RK_NOW, the nudge socket path and datagram).
+The rules it shares with them (the state directory, the child env, RK_NOW, the
+pane id) are written once in `rk.core.environ`, which is as cheap.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from __future__ import annotations
 import os
 import sys
 import time
+
+from rk.core.environ import child_env, fixed_now, is_pane_id, nudge_socket
 
 STATES = ("active", "waiting", "idle", "limited")
 #: `stamp`: the session identity plus a boot-ready idle; `failed`: a turn that
@@ -177,49 +179,14 @@ def socket_of(tmux_env: str) -> str:
     return tmux_env.split(",", 1)[0].strip() if tmux_env else ""
 
 
-def valid_pane(pane: str) -> bool:
-    return len(pane) > 1 and pane[0] == "%" and pane[1:].isascii() and pane[1:].isdigit()
-
-
 def epoch_now(env) -> int:
-    """Unix seconds: `RK_NOW` (unix seconds or ISO-8601 with an offset) when set,
-    else the wall clock. ValueError for an unreadable RK_NOW."""
-    fixed = (env.get("RK_NOW") or "").strip()
-    if not fixed:
-        return int(time.time())
-    if fixed.lstrip("-").isdigit():
-        return int(fixed)
-    from datetime import datetime  # only for an ISO RK_NOW
-
-    try:
-        dt = datetime.fromisoformat(fixed.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        raise ValueError(f"RK_NOW: cannot read time {fixed!r}") from None
-    if dt.tzinfo is None:
-        raise ValueError(f"RK_NOW: time {fixed!r} needs an offset")
-    return int(dt.timestamp())
+    """Unix seconds: `RK_NOW` when set (ValueError when unreadable), else the wall clock."""
+    fixed = fixed_now(env)
+    return int(time.time()) if fixed is None else fixed
 
 
 def state_value(state: str, epoch: int, pid: int = 0) -> str:
     return f"{state}:{epoch}:{pid}" if pid > 0 else f"{state}:{epoch}"
-
-
-def _utf8(value: str) -> bool:
-    return "UTF8" in value.upper().replace("-", "")
-
-
-def child_env(env) -> dict[str, str]:
-    """Same rule as `rk.tmux.child_env`: no TMUX/TMUX_PANE, a UTF-8 locale."""
-    out = dict(env)
-    out.pop("TMUX", None)
-    out.pop("TMUX_PANE", None)
-    lc_all = out.get("LC_ALL", "")
-    if lc_all and not _utf8(lc_all):
-        out["LC_ALL"] = "C.UTF-8"
-    locale = next((out[k] for k in ("LC_ALL", "LC_CTYPE", "LANG") if out.get(k)), "")
-    if not _utf8(locale):
-        out["LC_CTYPE"] = "C.UTF-8"
-    return out
 
 
 def tmux_commands(pane: str, state: str | None, epoch: int, pid: int, session: str, source: str = "") -> list[str]:
@@ -452,18 +419,6 @@ def _reap(pid: int, timeout: float = TMUX_TIMEOUT) -> int | None:
         pause = min(pause * 2, 0.02)
 
 
-def nudge_socket_path(env) -> str:
-    """`rk.nudge.socket_path`, restated (importing rk.nudge pulls `socket`, ~10 ms)."""
-    if env.get("RK_STATE_DIR"):
-        base = env["RK_STATE_DIR"]
-    elif env.get("XDG_STATE_HOME"):
-        base = os.path.join(env["XDG_STATE_HOME"], "rk", "cron")
-    else:
-        home = env.get("HOME") or os.path.expanduser("~")
-        base = os.path.join(home, ".local", "state", "rk", "cron")
-    return os.path.join(base, "ticker.sock")
-
-
 def _nudge(slug: str, env) -> None:
     """Tell the running ticker to tick server `slug` now: one non-blocking datagram,
     as `rk.nudge.send` sends it; every failure ignored."""
@@ -483,7 +438,7 @@ def _nudge(slug: str, env) -> None:
         return
     try:
         sock.setblocking(False)
-        sock.sendto(slug.encode("utf-8", "replace")[:255], nudge_socket_path(env))
+        sock.sendto(slug.encode("utf-8", "replace")[:255], nudge_socket(env))
     except OSError:
         pass
     finally:
@@ -505,7 +460,7 @@ def run(argv: list[str], env=None, stdin_fd: int = 0) -> int:
         print(f"rk agent hook: {exc}; {USAGE}", file=sys.stderr)
         return 0
     socket = socket_of(env.get("TMUX", ""))
-    if not socket or not valid_pane(pane):
+    if not socket or not is_pane_id(pane):
         return 0  # cannot tell which server's pane this is: writing would risk another pane
     payload = read_payload(stdin_fd)
     session_id = session_id_of(payload)
@@ -562,7 +517,7 @@ def set_state(state: str, pane: str | None = None, env=None, *, pid: int = 0,
     pane = pane or env.get("TMUX_PANE", "")
     if not pane:
         return False, "no pane: $TMUX_PANE is not set; pass --pane %N"
-    if not valid_pane(pane):
+    if not is_pane_id(pane):
         return False, f"bad pane {pane!r}: use a pane id like %3"
     if pid < 0:
         return False, f"bad pid {pid}"

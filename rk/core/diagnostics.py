@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 
-class Diag:
+class Diag(StrEnum):
     """The diagnostic reason vocabulary (reference §3.13)."""
 
     MUTED = "muted"
@@ -47,5 +48,5 @@ class Diagnostic:
     """Why an entry did or did not fire, in one reason word and a detail."""
 
     entry: str
-    reason: str
+    reason: Diag
     detail: str = ""

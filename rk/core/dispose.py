@@ -22,7 +22,7 @@ from rk.core.diagnostics import Diag, Diagnostic
 from rk.core.due import HOLD_WINDOW, Fire
 from rk.core.entry import Deliver, Entry, IfAbsent, TargetKind
 from rk.core.facts import BUSY_STATES, LIMITED
-from rk.core.log import LogView, Outcome
+from rk.core.log import LogView, Outcome, Status
 
 class Act(StrEnum):
     """What the executor does with one fire."""
@@ -37,10 +37,19 @@ class Act(StrEnum):
 @dataclass(frozen=True)
 class Disposition:
     act: Act
-    #: LOG: the outcome to write. HOLD: what holds it (`held-busy: active`), for decisions.
-    outcome: str = ""
+    #: LOG, NOTIFY: the outcome to write.
+    outcome: Outcome | None = None
+    #: HOLD: what holds it (`active`, `draft`, …), for decisions and diagnostics.
+    held_by: str = ""
     #: A diagnostic the executor reports with it (respawn-uncommanded).
     note: Diagnostic | None = None
+
+    @property
+    def text(self) -> str:
+        """The outcome's wire form, or for a hold `held-busy: <what holds it>`."""
+        if self.act == Act.HOLD:
+            return f"held-busy: {self.held_by}"
+        return str(self.outcome) if self.outcome is not None else ""
 
 
 @dataclass(frozen=True)
@@ -82,8 +91,8 @@ def over_rate_cap(view: LogView, now: int, limit: int, *, target: str | None = N
     return view.rate_count(now, target=target, entry=entry) >= limit
 
 
-def _log(outcome: str) -> Disposition:
-    return Disposition(Act.LOG, outcome)
+def _log(status: Status, detail: str = "") -> Disposition:
+    return Disposition(Act.LOG, Outcome(status, detail))
 
 
 def _utc(ts: int) -> str:
@@ -94,8 +103,8 @@ def _hold(blocker: str, since: int, now: int) -> Disposition:
     """Hold (unlogged) until the blocker goes; drop the fire once it has waited
     more than HOLD_WINDOW since `since`."""
     if now - since > HOLD_WINDOW:
-        return _log(f"{Outcome.HELD_EXPIRED}: {blocker}")
-    return Disposition(Act.HOLD, f"held-busy: {blocker}")
+        return _log(Status.HELD_EXPIRED, blocker)
+    return Disposition(Act.HOLD, held_by=blocker)
 
 
 def deliver_policy(policy: Deliver, seen: Seen, due_at: int, now: int) -> Disposition:
@@ -112,14 +121,14 @@ def deliver_policy(policy: Deliver, seen: Seen, due_at: int, now: int) -> Dispos
     Idle and unknown states deliver under every policy.
     """
     if seen.error and policy != Deliver.IMMEDIATE:
-        return _log(f"{Outcome.FAILED}: agent-state read: {seen.error}")
+        return _log(Status.FAILED, f"agent-state read: {seen.error}")
     blocker = seen.blocker
     if not blocker:
         return Disposition(Act.SEND)
     if blocker == LIMITED and policy != Deliver.WHEN_IDLE:
-        return _log(f"{Outcome.SKIPPED_LIMITED}: resets {_utc(seen.reset_at)}" if seen.reset_at else str(Outcome.SKIPPED_LIMITED))
+        return _log(Status.SKIPPED_LIMITED, f"resets {_utc(seen.reset_at)}" if seen.reset_at else "")
     if policy == Deliver.SKIP_IF_BUSY:
-        return _log(f"{Outcome.SKIPPED_BUSY}: {blocker}")
+        return _log(Status.SKIPPED_BUSY, blocker)
     if policy == Deliver.IMMEDIATE:
         if seen.dialog:
             return _hold("waiting", due_at, now)
@@ -135,15 +144,15 @@ def absent_disposition(entry: Entry, refused: str = "") -> Disposition:
     A pane that is there but refused (`shell in pane`) is absent too, and its
     `skipped-absent` / `notified-absent` line says why."""
     policy = entry.absent_policy
-    suffix = f": {refused}" if refused else ""
     if policy == IfAbsent.SKIP:
-        return _log(f"{Outcome.SKIPPED_ABSENT}{suffix}")
+        return _log(Status.SKIPPED_ABSENT, refused)
+    notified = Outcome(Status.NOTIFIED_ABSENT, refused)
     if policy == IfAbsent.NOTIFY:
-        return Disposition(Act.NOTIFY, f"{Outcome.NOTIFIED_ABSENT}{suffix}")
+        return Disposition(Act.NOTIFY, notified)
     if entry.target.kind == TargetKind.PANE or not entry.respawn:
         why = "pane targets cannot be respawned" if entry.target.kind == TargetKind.PANE else "no respawn command"
         note = Diagnostic(entry.id, Diag.RESPAWN_UNCOMMANDED, f"{why}; notified instead")
-        return Disposition(Act.NOTIFY, f"{Outcome.NOTIFIED_ABSENT}{suffix}", note)
+        return Disposition(Act.NOTIFY, notified, note=note)
     return Disposition(Act.RESPAWN)
 
 
@@ -152,10 +161,10 @@ def dispose(fire: Fire, entry: Entry, view: LogView, now: int, rate_per_hour: in
     typing (a resolved fire only): a pane that turned out to be refused is absent."""
     if not fire.pane:
         if over_rate_cap(view, now, rate_per_hour, entry=fire.entry):
-            return _log(str(Outcome.RATE_CAPPED))
+            return _log(Status.RATE_CAPPED)
         return absent_disposition(entry, fire.refused)
     if over_rate_cap(view, now, rate_per_hour, target=fire.pane):
-        return _log(str(Outcome.RATE_CAPPED))
+        return _log(Status.RATE_CAPPED)
     seen = seen or Seen()
     if seen.refused:
         return absent_disposition(entry, seen.refused)

@@ -21,7 +21,7 @@ from datetime import datetime, timezone, tzinfo
 from rk.core import ladder
 from rk.core.cronexpr import CronError, CronExpr, zone_for
 from rk.core.diagnostics import Diag, Diagnostic
-from rk.core.entry import CATCH_UP_ONCE, Deliver, Entry, ScheduleKind, WakeEvent
+from rk.core.entry import CATCH_UP_ONCE, Backoff, Cron, Deliver, Entry, Every, WakeEvent
 from rk.core.facts import PaneFact, TargetFact
 from rk.core.log import LogView, Reason
 from rk.core.wake import Fingerprints, Observation, WakeVerdict, limit_edge, wake_edge
@@ -105,20 +105,19 @@ def clock_went_back(entry: Entry, log: LogView, now: int) -> bool:
     return anchor_of(entry, log) > now + CLOCK_SKEW
 
 
-def cron_zone(entry: Entry, local_zone: tzinfo) -> tzinfo:
-    return zone_for(entry.schedule.tz) if entry.schedule.tz else local_zone
+def cron_zone(sched: Cron, local_zone: tzinfo) -> tzinfo:
+    return zone_for(sched.tz) if sched.tz else local_zone
 
 
-def every_verdict(entry: Entry, log: LogView, now: int) -> ScheduleVerdict:
-    due_at = anchor_of(entry, log) + entry.schedule.interval
+def every_verdict(entry: Entry, sched: Every, log: LogView, now: int) -> ScheduleVerdict:
+    due_at = anchor_of(entry, log) + sched.interval
     return ScheduleVerdict(due=now >= due_at, due_at=due_at)
 
 
-def cron_verdict(entry: Entry, log: LogView, now: int, local_zone: tzinfo) -> ScheduleVerdict:
-    sched = entry.schedule
+def cron_verdict(entry: Entry, sched: Cron, log: LogView, now: int, local_zone: tzinfo) -> ScheduleVerdict:
     try:
         expr = CronExpr.parse(sched.expr)
-        zone = cron_zone(entry, local_zone)
+        zone = cron_zone(sched, local_zone)
     except CronError as exc:
         return ScheduleVerdict(diagnostic=Diagnostic(entry.id, Diag.UNKNOWN_SCHEDULE_KIND, str(exc)))
     occurrence = expr.latest_in(anchor_of(entry, log), now, zone)
@@ -132,7 +131,7 @@ def cron_verdict(entry: Entry, log: LogView, now: int, local_zone: tzinfo) -> Sc
     return ScheduleVerdict(missed=True, occurrence=occurrence)
 
 
-def backoff_verdict(entry: Entry, log: LogView, target: TargetFact, now: int) -> ScheduleVerdict:
+def backoff_verdict(entry: Entry, sched: Backoff, log: LogView, target: TargetFact, now: int) -> ScheduleVerdict:
     if not target.resolved:
         why = target.why or "no facts"
         return ScheduleVerdict(diagnostic=Diagnostic(entry.id, Diag.ANCHOR_UNAVAILABLE, f"backoff target unresolved: {why}"))
@@ -142,7 +141,7 @@ def backoff_verdict(entry: Entry, log: LogView, target: TargetFact, now: int) ->
         )
     if target.state == "active":  # quiet means quiet: a working agent is not nudged
         return ScheduleVerdict(diagnostic=Diagnostic(entry.id, Diag.TARGET_ACTIVE, "target is working; the ladder waits"))
-    lo, hi = entry.schedule.min, entry.schedule.max
+    lo, hi = sched.min, sched.max
     epoch = target.epoch if target.epoch <= now + CLOCK_SKEW else anchor_of(entry, log)  # an epoch from before a clock-back
     position = ladder.join_anchor(epoch, log.schedule_history(entry.id), lo, hi)
     next_fire = position.next_fire(lo, hi)
@@ -150,16 +149,14 @@ def backoff_verdict(entry: Entry, log: LogView, target: TargetFact, now: int) ->
 
 
 def schedule_verdict(entry: Entry, log: LogView, target: TargetFact, now: int, local_zone: tzinfo) -> ScheduleVerdict:
-    kind = entry.schedule.kind
-    if kind == ScheduleKind.EVERY:
-        return every_verdict(entry, log, now)
-    if kind == ScheduleKind.CRON:
-        return cron_verdict(entry, log, now, local_zone)
-    if kind == ScheduleKind.BACKOFF:
-        return backoff_verdict(entry, log, target, now)
-    if kind == ScheduleKind.NONE:
-        return ScheduleVerdict()  # fires on its wake event only
-    return ScheduleVerdict(diagnostic=Diagnostic(entry.id, Diag.UNKNOWN_SCHEDULE_KIND, f"unknown schedule kind {kind!r}"))
+    sched = entry.schedule
+    if isinstance(sched, Every):
+        return every_verdict(entry, sched, log, now)
+    if isinstance(sched, Cron):
+        return cron_verdict(entry, sched, log, now, local_zone)
+    if isinstance(sched, Backoff):
+        return backoff_verdict(entry, sched, log, target, now)
+    return ScheduleVerdict()  # wake only: it fires on its wake event
 
 
 def wake_states(panes: Mapping[str, PaneFact] | Sequence[PaneFact]) -> dict[str, str]:
@@ -232,7 +229,7 @@ def due(
                 if edge == WakeVerdict.FIRE:
                     wake_due = True
                 elif edge != WakeVerdict.UNCHANGED:
-                    diags.append(Diagnostic(entry.id, str(edge), _wake_detail(edge, entry, newest.ts if newest else None, now)))
+                    diags.append(Diagnostic(entry.id, Diag(edge.value), _wake_detail(edge, entry, newest.ts if newest else None, now)))
 
         if not (verdict.due or wake_due or verdict.missed):
             continue
@@ -291,18 +288,18 @@ def next_due(
             if not entry.muted:
                 consider(entry.muted_until)
             continue
-        kind = entry.schedule.kind
-        if kind == ScheduleKind.EVERY:
-            consider(anchor_of(entry, log) + entry.schedule.interval)
-        elif kind == ScheduleKind.CRON:
+        sched = entry.schedule
+        if isinstance(sched, Every):
+            consider(anchor_of(entry, log) + sched.interval)
+        elif isinstance(sched, Cron):
             try:
-                consider(CronExpr.parse(entry.schedule.expr).next_after(now, cron_zone(entry, zone)))
+                consider(CronExpr.parse(sched.expr).next_after(now, cron_zone(sched, zone)))
             except CronError:
                 continue
-        elif kind == ScheduleKind.BACKOFF:
+        elif isinstance(sched, Backoff):
             target = targets.get(entry.id, _NO_TARGET)
             if target.resolved and target.epoch > 0:
-                verdict = backoff_verdict(entry, log, target, now)
+                verdict = backoff_verdict(entry, sched, log, target, now)
                 consider(verdict.due_at)
     held = set(debounced)
     for entry in entries[:max_entries]:

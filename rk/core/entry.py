@@ -14,10 +14,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import ClassVar
 from enum import StrEnum
 
 from rk.core import bounds
 from rk.core.cronexpr import CronError, CronExpr, zone_for
+from rk.core.environ import is_pane_id
 from rk.core.durations import DurationError, format_duration, parse_duration
 
 
@@ -65,13 +67,7 @@ WAKE_EVENT = WakeEvent.AGENT_STATE_CHANGE
 WAKE_SCOPE = "server"
 CATCH_UP_ONCE = "once"
 
-_PANE_ID = re.compile(r"%[0-9]+")
 _ENTRY_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-
-
-def is_pane_id(text: str) -> bool:
-    """A tmux pane id: `%` and digits."""
-    return bool(_PANE_ID.fullmatch(text))
 
 
 class EntryError(ValueError):
@@ -79,29 +75,52 @@ class EntryError(ValueError):
 
 
 @dataclass(frozen=True)
-class Schedule:
-    """One schedule; which fields matter depends on `kind`. Durations in seconds."""
+class Every:
+    """A fixed interval since the entry's newest log line (else its creation)."""
 
-    kind: str
-    interval: int = 0
-    min: int = 0
-    max: int = 0
-    expr: str = ""
-    catch_up: str = ""
-    tz: str = ""
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "kind", str(self.kind))  # plain text, also when given an enum
+    interval: int  #: seconds
+    kind: ClassVar[ScheduleKind] = ScheduleKind.EVERY
 
     @property
     def summary(self) -> str:
-        """The listing form: `every 1h`, `backoff 1m→30m`, `cron <expr> (catch-up once)`."""
-        if self.kind == ScheduleKind.NONE:
-            return "wake only"
-        if self.kind == ScheduleKind.EVERY:
-            return f"every {format_duration(self.interval)}"
-        if self.kind == ScheduleKind.BACKOFF:
-            return f"backoff {format_duration(self.min)}→{format_duration(self.max)}"
+        return f"every {format_duration(self.interval)}"
+
+    def to_yaml(self) -> dict[str, object]:
+        return {"kind": str(self.kind), "interval": format_duration(self.interval)}
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Gaps doubling from `min` to `max` since the target's last genuine activity."""
+
+    min: int  #: seconds
+    max: int  #: seconds
+    kind: ClassVar[ScheduleKind] = ScheduleKind.BACKOFF
+
+    @property
+    def summary(self) -> str:
+        return f"backoff {format_duration(self.min)}→{format_duration(self.max)}"
+
+    @property
+    def is_flat(self) -> bool:
+        """min == max (`--idle-every`)."""
+        return self.min == self.max
+
+    def to_yaml(self) -> dict[str, object]:
+        return {"kind": str(self.kind), "min": format_duration(self.min), "max": format_duration(self.max)}
+
+
+@dataclass(frozen=True)
+class Cron:
+    """Wall-clock occurrences of a five-field expression in `tz` (else local time)."""
+
+    expr: str
+    tz: str = ""
+    catch_up: str = ""  #: "" or `once`
+    kind: ClassVar[ScheduleKind] = ScheduleKind.CRON
+
+    @property
+    def summary(self) -> str:
         text = f"cron {self.expr}"
         if self.tz:
             text += f" {self.tz}"
@@ -109,18 +128,8 @@ class Schedule:
             text += f" (catch-up {self.catch_up})"
         return text
 
-    @property
-    def is_flat(self) -> bool:
-        """A backoff ladder with min == max (`--idle-every`)."""
-        return self.kind == ScheduleKind.BACKOFF and self.min == self.max
-
-    def to_yaml(self) -> dict:
-        """The on-disk mapping, durations in short form."""
-        if self.kind == ScheduleKind.EVERY:
-            return {"kind": "every", "interval": format_duration(self.interval)}
-        if self.kind == ScheduleKind.BACKOFF:
-            return {"kind": "backoff", "min": format_duration(self.min), "max": format_duration(self.max)}
-        out: dict = {"kind": "cron", "expr": self.expr}
+    def to_yaml(self) -> dict[str, object]:
+        out: dict[str, object] = {"kind": str(self.kind), "expr": self.expr}
         if self.tz:
             out["tz"] = self.tz
         if self.catch_up:
@@ -129,14 +138,39 @@ class Schedule:
 
 
 @dataclass(frozen=True)
-class WakeOn:
-    """Fire when another pane on the server becomes idle or waiting, or vanishes."""
+class WakeOnly:
+    """No schedule of its own (no `schedule:` key): the entry fires on its wake_on event."""
 
-    event: str = WAKE_EVENT
+    kind: ClassVar[ScheduleKind] = ScheduleKind.NONE
+
+    @property
+    def summary(self) -> str:
+        return "wake only"
+
+    def to_yaml(self) -> dict[str, object]:
+        return {}
+
+
+#: One schedule, tagged by its class (and its `kind`).
+Schedule = Every | Backoff | Cron | WakeOnly
+
+
+@dataclass(frozen=True)
+class WakeOn:
+    """Fire when another pane on the server becomes idle or waiting, or vanishes.
+
+    An event rk does not know keeps its text (`unknown-wake-event` at run time,
+    never a fire), so a file written by a newer rk still loads."""
+
+    event: WakeEvent | str = WAKE_EVENT
     scope: str = WAKE_SCOPE
     debounce: int = 0
 
-    def to_yaml(self) -> dict:
+    def __post_init__(self) -> None:
+        if self.event in WakeEvent.__members__.values():
+            object.__setattr__(self, "event", WakeEvent(self.event))
+
+    def to_yaml(self) -> dict[str, object]:
         return {"event": str(self.event), "scope": self.scope or WAKE_SCOPE, "debounce": format_duration(self.debounce)}
 
 
@@ -144,19 +178,19 @@ class WakeOn:
 class Target:
     """Where the payload goes: a role, an agent session ref, or a pane id."""
 
-    kind: str
+    kind: TargetKind
     value: str
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "kind", str(self.kind))
+        object.__setattr__(self, "kind", TargetKind(self.kind))
 
     @property
     def summary(self) -> str:
         """`role:operator`, `session:<ref>`, `pane:%3`."""
         return f"{self.kind}:{self.value}"
 
-    def to_yaml(self) -> dict:
-        return {"kind": self.kind, self.kind: self.value}
+    def to_yaml(self) -> dict[str, object]:
+        return {"kind": str(self.kind), str(self.kind): self.value}
 
 
 @dataclass(frozen=True)
@@ -179,15 +213,16 @@ class CreatedBy:
 
 @dataclass(frozen=True)
 class Entry:
-    """One scheduled intent. `deliver` and `if_absent` keep their raw text."""
+    """One scheduled intent. `deliver` and `if_absent` are None when the file
+    does not say (then immediate and skip)."""
 
     id: str
     schedule: Schedule
     target: Target
     payload: str = ""
     name: str = ""
-    deliver: str = ""
-    if_absent: str = ""
+    deliver: Deliver | None = None
+    if_absent: IfAbsent | None = None
     respawn: tuple[str, ...] = ()
     wake_on: WakeOn | None = None
     pinned: bool = False
@@ -198,22 +233,19 @@ class Entry:
     created_by: CreatedBy = field(default_factory=CreatedBy)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "deliver", str(self.deliver))
-        object.__setattr__(self, "if_absent", str(self.if_absent))
+        object.__setattr__(self, "deliver", Deliver(self.deliver) if self.deliver else None)
+        object.__setattr__(self, "if_absent", IfAbsent(self.if_absent) if self.if_absent else None)
         object.__setattr__(self, "respawn", tuple(str(a) for a in self.respawn))
 
     @property
     def policy(self) -> Deliver:
-        """The deliver policy; `""` means immediate."""
-        return Deliver(self.deliver) if self.deliver else Deliver.IMMEDIATE
+        """The deliver policy; unset means immediate."""
+        return self.deliver or Deliver.IMMEDIATE
 
     @property
     def absent_policy(self) -> IfAbsent:
-        """The if_absent policy; `""` (and anything unknown in a hand-edited file) means skip."""
-        try:
-            return IfAbsent(self.if_absent) if self.if_absent else IfAbsent.SKIP
-        except ValueError:
-            return IfAbsent.SKIP
+        """The if_absent policy; unset means skip."""
+        return self.if_absent or IfAbsent.SKIP
 
     @property
     def label(self) -> str:
@@ -229,16 +261,16 @@ class Entry:
         out: dict = {"id": self.id}
         if self.name:
             out["name"] = self.name
-        if self.schedule.kind != ScheduleKind.NONE:
+        if not isinstance(self.schedule, WakeOnly):
             out["schedule"] = self.schedule.to_yaml()
         if self.wake_on is not None:
             out["wake_on"] = self.wake_on.to_yaml()
         out["target"] = self.target.to_yaml()
         out["payload"] = self.payload
         if self.deliver:
-            out["deliver"] = self.deliver
+            out["deliver"] = str(self.deliver)
         if self.if_absent:
-            out["if_absent"] = self.if_absent
+            out["if_absent"] = str(self.if_absent)
         if self.respawn:
             out["respawn"] = list(self.respawn)
         if self.pinned:
@@ -309,7 +341,7 @@ def decode_schedule(raw: object) -> Schedule:
         interval = _duration(m.get("interval"), "every interval") if m.get("interval") is not None else 0
         if interval <= 0:
             raise EntryError("every schedule needs a positive interval")
-        sched = Schedule(kind=kind, interval=interval)
+        sched: Schedule = Every(interval)
     elif kind == ScheduleKind.BACKOFF:
         lo = _duration(m.get("min"), "backoff min") if m.get("min") is not None else 0
         if lo <= 0:
@@ -317,7 +349,7 @@ def decode_schedule(raw: object) -> Schedule:
         hi = _duration(m.get("max"), "backoff max") if m.get("max") is not None else 0
         if hi < lo:
             raise EntryError("backoff max must be ≥ min")
-        sched = Schedule(kind=kind, min=lo, max=hi)
+        sched = Backoff(lo, hi)
     elif kind == ScheduleKind.CRON:
         expr = _text(m.get("expr"), "cron expr").strip()
         try:
@@ -330,7 +362,7 @@ def decode_schedule(raw: object) -> Schedule:
                 zone_for(tz)
             except CronError as exc:
                 raise EntryError(str(exc)) from None
-        sched = Schedule(kind=kind, expr=expr, tz=tz)
+        sched = Cron(expr, tz)
     else:
         raise EntryError(f"unknown schedule kind {kind!r}")
     catch_up = _text(m.get("catch_up"), "catch_up")
@@ -339,7 +371,8 @@ def decode_schedule(raw: object) -> Schedule:
             raise EntryError("catch_up only applies to cron schedules")
         if catch_up != CATCH_UP_ONCE:
             raise EntryError(f"catch_up must be 'once', not {catch_up!r}")
-        sched = Schedule(kind=kind, expr=sched.expr, tz=sched.tz, catch_up=catch_up)
+        assert isinstance(sched, Cron)
+        sched = Cron(sched.expr, sched.tz, catch_up)
     return sched
 
 
@@ -365,7 +398,7 @@ def decode_target(raw: object) -> Target:
         raise EntryError("missing target kind")
     else:
         raise EntryError(f"unknown target kind {kind!r}")
-    return Target(kind=kind, value=value)
+    return Target(kind=TargetKind(kind), value=value)
 
 
 def decode_wake_on(raw: object) -> WakeOn | None:
@@ -409,12 +442,15 @@ def decode_entry(raw: object) -> Entry:
     if not _ENTRY_ID.match(entry_id):
         raise EntryError(f"id {entry_id!r} must be letters, digits, '.', '_' or '-'")
     if raw.get("schedule") is None and raw.get("wake_on") is not None:
-        schedule = Schedule(kind=ScheduleKind.NONE)  # fires on its wake event only
+        schedule: Schedule = WakeOnly()  # fires on its wake event only
     else:
         schedule = decode_schedule(raw.get("schedule"))
     deliver = _text(raw.get("deliver"), "deliver")
     if deliver and deliver not in Deliver.__members__.values():
         raise EntryError(f"unknown deliver value {deliver!r}")
+    if_absent = _text(raw.get("if_absent"), "if_absent")
+    if if_absent not in IfAbsent.__members__.values():
+        if_absent = ""  # the original never checked it: an unknown value skips (the file keeps its text)
     target = decode_target(raw.get("target"))
     respawn = decode_respawn(raw.get("respawn"))
     created = raw.get("created_by")
@@ -433,8 +469,8 @@ def decode_entry(raw: object) -> Entry:
         schedule=schedule,
         target=target,
         payload=_text(raw.get("payload"), "payload"),
-        deliver=deliver,
-        if_absent=_text(raw.get("if_absent"), "if_absent"),
+        deliver=Deliver(deliver) if deliver else None,
+        if_absent=IfAbsent(if_absent) if if_absent else None,
         respawn=respawn,
         wake_on=decode_wake_on(raw.get("wake_on")),
         pinned=_bool(raw.get("pinned"), "pinned"),
@@ -454,5 +490,4 @@ def check_respawn_intent(entry: Entry) -> None:
         raise EntryError(
             "if_absent respawn requires a respawn command — only session targets have a default (resume)"
         )
-    if entry.if_absent and entry.if_absent not in IfAbsent.__members__.values():
-        raise EntryError(f"unknown if_absent value {entry.if_absent!r}")
+

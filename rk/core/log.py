@@ -25,7 +25,7 @@ RATE_WINDOW = 3600
 ORPHAN_TTL = 7 * 86400
 
 
-class Outcome(StrEnum):
+class Status(StrEnum):
     """The status word that starts every outcome (`failed: <why>` has status `failed`)."""
 
     DELIVERED = "delivered"  #: sent and submitted
@@ -55,9 +55,42 @@ class Reason(StrEnum):
     GC = ""
 
 
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What happened to one fire: a status and its detail.
+
+    The wire form is `<status>: <detail>` (`failed: paste: no such pane`), or
+    `<status> (<detail>)` for a status qualified in parentheses
+    (`respawned (kickoff undelivered: …)`), or the bare status."""
+
+    status: Status
+    detail: str = ""
+    parenthesised: bool = False
+
+    def __str__(self) -> str:
+        if not self.detail:
+            return str(self.status)
+        if self.parenthesised:
+            return f"{self.status} ({self.detail})"
+        return f"{self.status}: {self.detail}"
+
+    @staticmethod
+    def parse(text: str) -> Outcome | None:
+        """The wire form read back; None for a status word rk does not know."""
+        word = status_of(text)
+        try:
+            status = Status(word)
+        except ValueError:
+            return None
+        rest = text[len(word):]
+        if rest.startswith(" (") and rest.endswith(")"):
+            return Outcome(status, rest[2:-1], parenthesised=True)
+        return Outcome(status, rest.removeprefix(":").strip())
+
+
 @lru_cache(maxsize=4096)
 def status_of(outcome: str) -> str:
-    """The status word of an outcome string (`failed: x` → `failed`, `respawned (…)` → `respawned`)."""
+    """The status word of an outcome's wire form (`failed: x` → `failed`, `respawned (…)` → `respawned`)."""
     end = len(outcome)
     for sep in (":", " "):
         i = outcome.find(sep)
@@ -66,7 +99,7 @@ def status_of(outcome: str) -> str:
     return outcome[:end]
 
 
-_RATE_COUNTED = frozenset({Outcome.DELIVERED, Outcome.FAILED, Outcome.NOTIFIED_ABSENT, Outcome.RESPAWNED, Outcome.RESPAWN_FAILED})
+_RATE_COUNTED = frozenset({Status.DELIVERED, Status.FAILED, Status.NOTIFIED_ABSENT, Status.RESPAWNED, Status.RESPAWN_FAILED})
 
 
 @lru_cache(maxsize=4096)
@@ -77,7 +110,7 @@ def counts_for_rate(outcome: str) -> bool:
 
 def proves_resolution(outcome: str) -> bool:
     """Outcomes that show the target was there (end an orphan run)."""
-    return outcome.startswith(Outcome.DELIVERED) or outcome.startswith(Outcome.RESPAWNED)
+    return status_of(outcome) in (Status.DELIVERED, Status.RESPAWNED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,7 +235,7 @@ class LogView:
         own = self._by_entry.get(entry_id, ())
         start = 0
         for i in range(len(own) - 1, -1, -1):
-            if status_of(own[i].outcome) == Outcome.RESCHEDULED:
+            if status_of(own[i].outcome) == Status.RESCHEDULED:
                 start = i + 1
                 break
         return [line.ts for line in own[start:]]
@@ -228,7 +261,7 @@ class LogView:
         since = 0
         seen_any = False
         for line in reversed(own):
-            if status_of(line.outcome) == Outcome.RESCHEDULED:
+            if status_of(line.outcome) == Status.RESCHEDULED:
                 continue
             seen_any = True
             if proves_resolution(line.outcome):
@@ -264,7 +297,7 @@ def lines_to_keep(
         keep.add(idxs[-1])
         cut = 0
         for pos in range(len(idxs) - 1, -1, -1):
-            if status_of(lines[idxs[pos]].outcome) == Outcome.RESCHEDULED:
+            if status_of(lines[idxs[pos]].outcome) == Status.RESCHEDULED:
                 keep.add(idxs[pos])
                 cut = pos + 1
                 break
@@ -272,7 +305,7 @@ def lines_to_keep(
         run_start = None
         for pos in range(len(idxs) - 1, -1, -1):
             line = lines[idxs[pos]]
-            if status_of(line.outcome) == Outcome.RESCHEDULED:
+            if status_of(line.outcome) == Status.RESCHEDULED:
                 continue
             if run_start is None:
                 keep.add(idxs[pos])

@@ -13,7 +13,7 @@ from datetime import tzinfo
 from rk.core import ladder
 from rk.core.cronexpr import CronError, CronExpr
 from rk.core.due import anchor_of, cron_verdict, cron_zone
-from rk.core.entry import Entry, ScheduleKind
+from rk.core.entry import Backoff, Cron, Entry, Every
 from rk.core.facts import TargetFact
 from rk.core.log import LogView
 
@@ -32,42 +32,42 @@ class Plan:
 
 def upcoming(entry: Entry, log: LogView, now: int, n: int, *, zone: tzinfo, target: TargetFact | None = None) -> Plan:
     plan = Plan()
-    kind = entry.schedule.kind
-    if kind == ScheduleKind.EVERY:
-        t = anchor_of(entry, log) + entry.schedule.interval
+    sched = entry.schedule
+    if isinstance(sched, Every):
+        t = anchor_of(entry, log) + sched.interval
         if t <= now:
             plan.fires.append(Upcoming(t))
-            t = now + entry.schedule.interval
+            t = now + sched.interval
         while len(plan.fires) < n:
             plan.fires.append(Upcoming(t))
-            t += entry.schedule.interval
+            t += sched.interval
         return plan
-    if kind == ScheduleKind.CRON:
+    if isinstance(sched, Cron):
         try:
-            expr = CronExpr.parse(entry.schedule.expr)
+            expr = CronExpr.parse(sched.expr)
         except CronError as exc:
             plan.note = str(exc)
             return plan
-        verdict = cron_verdict(entry, log, now, zone)
+        verdict = cron_verdict(entry, sched, log, now, zone)
         if verdict.due:
             plan.fires.append(Upcoming(verdict.due_at))
         t = now
         while len(plan.fires) < n:
-            nxt = expr.next_after(t, cron_zone(entry, zone))
+            nxt = expr.next_after(t, cron_zone(sched, zone))
             if nxt is None:
                 plan.note = "the expression has no further occurrences"
                 break
             plan.fires.append(Upcoming(nxt))
             t = nxt
         return plan
-    if kind == ScheduleKind.BACKOFF:
+    if isinstance(sched, Backoff):
         if target is None or not target.resolved:
             plan.note = f"next fire depends on the target's agent state: {target.why if target else 'target unknown'}"
             return plan
         if target.epoch <= 0:
             plan.note = "next fire depends on the target's agent state: the pane reports none (no hooks?)"
             return plan
-        lo, hi = entry.schedule.min, entry.schedule.max
+        lo, hi = sched.min, sched.max
         history = log.schedule_history(entry.id)
         for _ in range(n):
             position = ladder.join_anchor(target.epoch, history, lo, hi)
@@ -76,9 +76,6 @@ def upcoming(entry: Entry, log: LogView, now: int, n: int, *, zone: tzinfo, targ
             history = [*history, max(t, now)]
         plan.note = "assuming the target stays quiet (activity restarts the ladder)"
         return plan
-    if kind == ScheduleKind.NONE:
-        event = entry.wake_on.event if entry.wake_on else "its wake event"
-        plan.note = f"no time of its own: it fires on {event} only"
-        return plan
-    plan.note = f"unknown schedule kind {kind!r}"
+    event = entry.wake_on.event if entry.wake_on else "its wake event"
+    plan.note = f"no time of its own: it fires on {event} only"
     return plan

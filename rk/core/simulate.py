@@ -18,7 +18,7 @@ from datetime import timezone, tzinfo
 from rk.core.due import due
 from rk.core.entry import Entry
 from rk.core.facts import PaneFact, PaneKind, resolve_all
-from rk.core.log import LogLine, LogView, Outcome
+from rk.core.log import LogLine, LogView, Reason, Status
 from rk.core.dispose import Act, Seen, dispose
 from rk.core.wake import Observation
 
@@ -34,8 +34,8 @@ _SCREEN_STATES = {SHELL: "", DRAFT: "idle", DIALOG: "waiting"}
 #: What a send and a respawn log in the simulator (a send always lands, a respawn always
 #: succeeds); a log or a notification logs the disposition's own outcome.
 _SIMULATED = {
-    Act.SEND: Outcome.DELIVERED,
-    Act.RESPAWN: Outcome.RESPAWNED,
+    Act.SEND: Status.DELIVERED,
+    Act.RESPAWN: Status.RESPAWNED,
 }
 
 
@@ -82,7 +82,7 @@ class Simulation:
         return [
             line
             for line in self.lines
-            if (entry is None or line.entry == entry) and line.outcome not in (Outcome.MISSED, Outcome.RESCHEDULED)
+            if (entry is None or line.entry == entry) and line.outcome not in (Status.MISSED, Status.RESCHEDULED)
         ]
 
 
@@ -172,18 +172,18 @@ def simulate(
         targets = resolve_all(entries, facts)
         ev = due(entries, view, facts, targets, obs, t, zone=zone, max_entries=max_entries)
         for entry_id in ev.clock_back:
-            emit(LogLine(t, entry_id, "", "clock", Outcome.RESCHEDULED), due_at=t)
+            emit(LogLine(t, entry_id, "", Reason.CLOCK, Status.RESCHEDULED), due_at=t)
         for m in ev.missed:
-            emit(LogLine(t, m.entry, "", "schedule", Outcome.MISSED), due_at=m.occurrence)
+            emit(LogLine(t, m.entry, "", Reason.SCHEDULE, Status.MISSED), due_at=m.occurrence)
         for fire in (*ev.fires, *ev.absent):
             entry = by_id[fire.entry]
             current = panes.get(fire.pane)
             seen = _seen(current) if fire.pane and current is not None else None
             disposition = dispose(fire, entry, view, t, rate_per_hour, seen)
             if disposition.act == Act.HOLD:
-                result.events.append(Event(t, fire.entry, "hold", fire.reason, disposition.outcome, fire.pane, fire.due_at))
+                result.events.append(Event(t, fire.entry, "hold", fire.reason, disposition.text, fire.pane, fire.due_at))
                 continue
-            outcome = disposition.outcome if disposition.act in (Act.LOG, Act.NOTIFY) else str(_SIMULATED[disposition.act])
+            outcome = disposition.text if disposition.act in (Act.LOG, Act.NOTIFY) else str(_SIMULATED[disposition.act])
             emit(LogLine(t, fire.entry, fire.pane, fire.reason, outcome), due_at=fire.due_at,
                  rung=fire.rung if fire.pane else 0)
             model = agents.get(fire.pane)
