@@ -16,7 +16,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from rk.core.log import Status
+from rk.core.log import Outcome, Status
 from rk.tmux import Server, TmuxError, child_env
 
 TAIL_BYTES = 200
@@ -25,7 +25,7 @@ KICKOFF_MARKER = "kickoff: undelivered reason="
 
 @dataclass(frozen=True)
 class RespawnResult:
-    outcome: str  #: `respawned…` or `respawn-failed: …`
+    outcome: Outcome  #: `respawned…` or `respawn-failed: …`
     output: str = ""
 
 
@@ -69,7 +69,7 @@ def run_respawn(argv: Sequence[str], server: str, timeout: float, env: Mapping[s
             start_new_session=True,
         )
     except OSError as exc:
-        return RespawnResult(f"{Status.RESPAWN_FAILED}: exec {command[0]}: {exc.strerror or exc}")
+        return RespawnResult(Outcome(Status.RESPAWN_FAILED, f"exec {command[0]}: {exc.strerror or exc}"))
     try:
         output, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -80,16 +80,16 @@ def run_respawn(argv: Sequence[str], server: str, timeout: float, env: Mapping[s
         output, _ = proc.communicate()
         tail = output_tail(output or b"")
         detail = f"timed out after {timeout:g}s"
-        return RespawnResult(f"{Status.RESPAWN_FAILED}: {detail}" + (f": {tail}" if tail else ""), tail)
+        return RespawnResult(Outcome(Status.RESPAWN_FAILED, detail + (f": {tail}" if tail else "")), tail)
     text = (output or b"").decode("utf-8", "replace")
     if proc.returncode == 0:
         reason = kickoff_reason(text)
         if reason:
-            return RespawnResult(f"{Status.RESPAWNED} (kickoff undelivered: {reason})", text)
-        return RespawnResult(str(Status.RESPAWNED), text)
+            return RespawnResult(Outcome(Status.RESPAWNED, f"kickoff undelivered: {reason}", parenthesised=True), text)
+        return RespawnResult(Outcome(Status.RESPAWNED), text)
     tail = output_tail(output or b"")
     detail = f"exit status {proc.returncode}"
-    return RespawnResult(f"{Status.RESPAWN_FAILED}: {detail}" + (f": {tail}" if tail else ""), text)
+    return RespawnResult(Outcome(Status.RESPAWN_FAILED, detail + (f": {tail}" if tail else "")), text)
 
 
 def notify(server: Server, title: str, body: str, env: Mapping[str, str] | None = None) -> str:

@@ -22,7 +22,7 @@ typed, Enter lost, prompt left in the composer" (reference
 8. observation of the frame after Enter;
 9. one bounded recovery when the frame did not move at all.
 
-The outcome string is exactly what the delivery log records: `delivered` or
+The outcome is exactly what the delivery log records: `delivered` or
 `failed: <why>`. Nothing here raises for tmux trouble: every TmuxError becomes
 `failed: <tmux's message>`.
 
@@ -54,12 +54,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rk.core.environ import is_pane_id
+from rk.core.log import Outcome, Status
 from rk.nudge import state_dir
 from rk.tmux import Server, TmuxError, head_format, split_head
 
 DEFAULT_BUFFER = "rk-cron-send"
 
-DELIVERED = "delivered"
 
 #: Payloads at least this long (or multi-line) may be collapsed by the agent
 #: into a chip instead of being echoed (Claude Code: `[Pasted text #N +M lines]`).
@@ -111,11 +111,11 @@ class Timing:
 @dataclass(frozen=True)
 class DeliveryResult:
     ok: bool
-    #: `delivered` or `failed: <why>`: exactly the delivery-log outcome string.
-    outcome: str
+    #: `delivered` or `failed: <why>` (None when the guard refused).
+    outcome: Outcome | None
     #: Optional extra information for humans and diagnostics.
     detail: str = ""
-    #: What the guard said instead of typing (nothing was typed); `outcome` is "" then.
+    #: What the guard said instead of typing (nothing was typed).
     refused: object = None
 
 
@@ -123,7 +123,7 @@ def _failed(why: str, detail: str = "") -> DeliveryResult:
     why = " ".join(why.split())  # one line, always
     if len(why) > 200:
         why = why[:197] + "..."
-    return DeliveryResult(False, f"failed: {why}", detail)
+    return DeliveryResult(False, Outcome(Status.FAILED, why), detail)
 
 
 # -- the intent journal ----------------------------------------------------------------
@@ -576,7 +576,7 @@ def deliver(
                         os.unlink(intent.path)  # nothing was typed: nothing to recover
                 else:
                     with contextlib.suppress(OSError):  # then a restart reads the pane instead
-                        intent.write(phase="done", outcome=result.outcome, pane=target)
+                        intent.write(phase="done", outcome=str(result.outcome), pane=target)
             return result
         finally:
             with contextlib.suppress(OSError):
@@ -617,7 +617,7 @@ def _deliver_locked(run: _Run, pane: str, text: str, needle: str, collapsible: b
         if guard is not None:
             refused = guard(baseline)
             if refused is not None:
-                return DeliveryResult(False, "", "refused before typing", refused)
+                return DeliveryResult(False, None, "refused before typing", refused)
 
         if intent is not None:
             intent.write(phase="paste", pane=pane, needle=needle, digest=_digest(text), before=baseline.norm.count(needle))
@@ -634,9 +634,9 @@ def _deliver_locked(run: _Run, pane: str, text: str, needle: str, collapsible: b
             intent.write(phase="enter", pane=pane, needle=needle, digest=_digest(text), pasted=_fingerprint(shown))
         stage = "entered"
         if run.enter_and_observe(pane, shown) is not None:
-            return DeliveryResult(True, DELIVERED)
+            return DeliveryResult(True, Outcome(Status.DELIVERED))
         if not run.echo_visible(shown, baseline, needle, collapsible):
-            return DeliveryResult(True, DELIVERED, "frame unchanged after Enter but the echo is gone")
+            return DeliveryResult(True, Outcome(Status.DELIVERED), "frame unchanged after Enter but the echo is gone")
 
         # Bounded recovery, once: the frame did not move and our text still
         # shows. Clear back to the baseline (never a bare second Enter: if the
@@ -657,7 +657,7 @@ def _deliver_locked(run: _Run, pane: str, text: str, needle: str, collapsible: b
             intent.write(phase="enter", pane=pane, needle=needle, digest=_digest(text), pasted=_fingerprint(shown))
         stage = "entered"
         if run.enter_and_observe(pane, shown, retry=True) is not None:
-            return DeliveryResult(True, DELIVERED, "after one recovery")
+            return DeliveryResult(True, Outcome(Status.DELIVERED), "after one recovery")
         stage = "cleared"
         cleared = run.try_clear(pane, baseline)
         return _failed("submit not confirmed", f"Enter had no visible effect twice; cleared={cleared}")
@@ -715,12 +715,12 @@ def recover(server: Server, record: dict, *, timing: Timing | None = None) -> tu
                 if now.norm.count(needle) <= int(record.get("before", 0) or 0):
                     return None, "interrupted before the paste showed; nothing was submitted"
                 if run.enter_and_observe(pane, now) is not None:
-                    return DELIVERED, "recovered: the paste was there unsent and Enter submitted it"
+                    return str(Status.DELIVERED), "recovered: the paste was there unsent and Enter submitted it"
                 return _failed_outcome("interrupted after the paste; Enter did not take"), "our text may remain"
             if _fingerprint(now) != record.get("pasted"):
-                return DELIVERED, "recovered: the pane moved after the Enter, so it went in; not retyped"
+                return str(Status.DELIVERED), "recovered: the pane moved after the Enter, so it went in; not retyped"
             if run.enter_and_observe(pane, now) is not None:
-                return DELIVERED, "recovered: the Enter had not gone in; pressed once now"
+                return str(Status.DELIVERED), "recovered: the Enter had not gone in; pressed once now"
             return _failed_outcome("interrupted before Enter; Enter did not take"), "our text may remain"
     except (TmuxError, _Deadline, _LockTimeout, OSError) as exc:
         if phase == "enter":
@@ -729,5 +729,5 @@ def recover(server: Server, record: dict, *, timing: Timing | None = None) -> tu
 
 
 def _failed_outcome(why: str) -> str:
-    return _failed(why).outcome
+    return str(_failed(why).outcome)
 

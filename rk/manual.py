@@ -15,7 +15,7 @@ from rk.config import ServerFiles
 from rk.core.due import Fire
 from rk.entryfile import load_entries
 from rk.core.facts import resolve_target
-from rk.core.log import LogLine, LogView, Status, Reason
+from rk.core.log import LogLine, LogView, Outcome, Reason, Status, status_of
 from rk.observe import look_around
 from rk.tick import Runtime, ServerTick, fire_outcome, forget_intent, recover_intents
 from rk.tmux import TmuxError
@@ -30,7 +30,7 @@ class RunReport:
 
     @property
     def failed(self) -> bool:
-        return self.outcome.startswith((Status.FAILED, Status.RESPAWN_FAILED))
+        return status_of(self.outcome) in (Status.FAILED, Status.RESPAWN_FAILED)
 
     @property
     def human(self) -> str:
@@ -58,7 +58,7 @@ def run_now(runtime: Runtime, files: ServerFiles, entry_id: str) -> RunReport:
         panes = look_around(server, [entry], server.pane_facts(), now, runtime.zone)
         target = resolve_target(entry.target, panes, entry.any_program)
     except TmuxError as exc:
-        outcome = f"{Status.FAILED}: {exc}"
+        outcome = str(Outcome(Status.FAILED, str(exc)))
         logfile.append_lines(files.log, [LogLine(now, entry.id, "", Reason.MANUAL, outcome)])
         return RunReport(entry.id, "", outcome)
     sink.journal = files

@@ -401,11 +401,12 @@ def _act(runtime: Runtime, server: Server, entry: Entry, fire: Fire, disposition
         result = runtime.deliver(server, fire.pane, entry.payload, guard=_guard(runtime, entry, fire, view, now), intent=intent)
         if result.refused is not None:  # the last look said no: nothing was typed
             return result.refused
-        return result.outcome
+        return str(result.outcome)
     if act == Act.RESPAWN:
         if dry_run:
             return "would-respawn"
-        return runtime.respawn(entry.respawn, server.name, runtime.settings.respawn_timeout, runtime.environ).outcome
+        respawned = runtime.respawn(entry.respawn, server.name, runtime.settings.respawn_timeout, runtime.environ)
+        return str(respawned.outcome)
     if dry_run:
         return "would-notify"
     why = (disposition.outcome.detail if disposition.outcome else "") or "target absent"

@@ -31,6 +31,7 @@ import pytest
 
 from conftest import wait_for
 from rk import delivery
+from rk.core.log import Outcome
 from rk.delivery import DeliveryResult, Timing, deliver, needle_for, normalise, pane_lock, sanitize
 from rk.tmux import Server, child_env
 
@@ -264,9 +265,9 @@ def test_needle_is_the_normalised_tail_of_the_last_visible_line():
 
 def test_refuses_empty_and_glyph_only_payloads_without_running_tmux(tmp_path):
     server = counting(Server(name=f"rk-test-none-{os.getpid()}"))
-    assert deliver(server, "%0", "\x1b\x07\r\n") == DeliveryResult(False, "failed: payload is empty after sanitising")
+    assert deliver(server, "%0", "\x1b\x07\r\n") == DeliveryResult(False, Outcome.parse("failed: payload is empty after sanitising"))
     result = deliver(server, "%0", "\u2500\u2500\u2500")
-    assert not result.ok and result.outcome == "failed: payload has nothing visible to verify"
+    assert not result.ok and str(result.outcome) == "failed: payload has nothing visible to verify"
     assert server.calls == []
 
 
@@ -278,7 +279,7 @@ def test_lands_and_is_submitted_in_cat(tmux_server):
     pane = first_pane(tmux_server)
     payload = "hello from rk 42"
     result = deliver(tmux_server, pane, payload)
-    assert result.ok and result.outcome == "delivered", result
+    assert result.ok and str(result.outcome) == "delivered", result
     # Line 1 is the tty echo of the typed text, line 2 is cat's output: cat only
     # prints a line once Enter completed it, so the second copy proves the submit.
     lines = wait_for(
@@ -355,7 +356,7 @@ def test_a_paste_the_agent_collapses_into_a_chip_counts_as_echo(tmux_server, tmp
     agent = Agent(tmux_server, tmp_path, collapse=True)
     payload = "line one\nline two\nthe needle line"
     result = deliver(tmux_server, agent.pane, payload)
-    assert result == DeliveryResult(True, "delivered", ""), result
+    assert result == DeliveryResult(True, Outcome.parse("delivered"), ""), result
     wait_for(agent.submissions, timeout=10, message="a submission")
     assert agent.submissions() == [payload]
     assert agent.received() == pasted_and_entered(payload)
@@ -439,8 +440,8 @@ def test_a_target_other_than_a_pane_id_is_resolved(tmux_server):
 def test_unknown_pane_fails_without_exception(tmux_server, target):
     result = deliver(tmux_server, target, "hello")
     assert not result.ok
-    assert result.outcome.startswith("failed: ") and "\n" not in result.outcome
-    assert "can't find" in result.outcome, result.outcome
+    assert str(result.outcome).startswith("failed: ") and "\n" not in str(result.outcome)
+    assert "can't find" in str(result.outcome), str(result.outcome)
 
 
 @pytest.mark.tmux
@@ -451,7 +452,7 @@ def test_dead_pane_fails_and_nothing_is_typed(tmux_server):
     wait_for(lambda: tmux_server.display(pane, "#{pane_dead}") == "1", timeout=10, message="pane dead")
     server = counting(tmux_server)
     result = deliver(server, pane, "hello")
-    assert result == DeliveryResult(False, f"failed: pane {pane} is dead", "")
+    assert result == DeliveryResult(False, Outcome.parse(f"failed: pane {pane} is dead"), "")
     assert not any(c[0] == "if-shell" for c in server.calls)  # nothing was sent
 
 
@@ -459,7 +460,7 @@ def test_dead_pane_fails_and_nothing_is_typed(tmux_server):
 def test_server_not_running_fails_without_exception(tmux_server):
     ghost = Server(name=tmux_server.name + "-ghost", env=tmux_server.env)
     result = deliver(ghost, "%0", "hello")
-    assert not result.ok and result.outcome.startswith("failed: ") and "\n" not in result.outcome
+    assert not result.ok and str(result.outcome).startswith("failed: ") and "\n" not in str(result.outcome)
     assert not ghost.is_live()  # and it did not start one
 
 
@@ -471,7 +472,7 @@ def test_no_echo_means_no_enter_and_nothing_left_typed(tmux_server, tmp_path):
     pane, out = cat_to_file(tmux_server, tmp_path, extra="-echo")
     started = time.monotonic()
     result = deliver(tmux_server, pane, "never echoed 123")
-    assert result == DeliveryResult(False, "failed: echo not seen (payload cleared)", "")
+    assert result == DeliveryResult(False, Outcome.parse("failed: echo not seen (payload cleared)"), "")
     assert time.monotonic() - started >= Timing.settle + (Timing.probe_captures - 1) * Timing.probe_interval
     assert out.read_text() == ""
     tmux_server.send_keys(pane, "-l", "marker")
@@ -484,7 +485,7 @@ def test_no_echo_means_no_enter_and_nothing_left_typed(tmux_server, tmp_path):
 def test_deadline_before_enter_still_clears_what_was_typed(tmux_server, tmp_path):
     pane, out = cat_to_file(tmux_server, tmp_path, extra="-echo")
     result = deliver(tmux_server, pane, "out of time", timing=Timing(deadline=0.3))
-    assert result == DeliveryResult(False, "failed: deadline exceeded before Enter (payload cleared)", "")
+    assert result == DeliveryResult(False, Outcome.parse("failed: deadline exceeded before Enter (payload cleared)"), "")
     tmux_server.send_keys(pane, "-l", "marker")
     tmux_server.send_keys(pane, "Enter")
     wait_for(lambda: out.read_text() != "", timeout=10, message="marker line")
@@ -496,7 +497,7 @@ def test_an_ignored_enter_is_recovered_once_without_a_double_submit(tmux_server,
     agent = Agent(tmux_server, tmp_path, ignore_enters=1)
     payload = "second time lucky"
     result = deliver(tmux_server, agent.pane, payload)
-    assert result == DeliveryResult(True, "delivered", "after one recovery")
+    assert result == DeliveryResult(True, Outcome.parse("delivered"), "after one recovery")
     wait_for(agent.submissions, timeout=10, message="a submission")
     assert agent.submissions() == [payload]
     one = START + payload.encode() + END + b"\r"
@@ -512,7 +513,7 @@ def test_an_agent_slow_to_redraw_after_enter_gets_no_recovery(tmux_server, tmp_p
     which would have left a copy behind or submitted twice."""
     agent = Agent(tmux_server, tmp_path, redraw_after=2.5)
     result = deliver(tmux_server, agent.pane, "slow to redraw")
-    assert result.outcome == "delivered" and "recovery" not in result.detail, result
+    assert str(result.outcome) == "delivered" and "recovery" not in result.detail, result
     assert agent.submissions() == ["slow to redraw"]
     assert agent.received() == pasted_and_entered("slow to redraw")  # one paste, one Enter, no C-u
 
@@ -523,7 +524,7 @@ def test_a_hook_reporting_active_is_evidence_the_enter_landed(tmux_server, tmp_p
     took the prompt: that is the frame changing."""
     agent = Agent(tmux_server, tmp_path, redraw_after=30, hook=True)
     result = deliver(tmux_server, agent.pane, "the hook says active")
-    assert result.outcome == "delivered" and "recovery" not in result.detail, result
+    assert str(result.outcome) == "delivered" and "recovery" not in result.detail, result
     assert agent.submissions() == ["the hook says active"]
     assert agent.received() == pasted_and_entered("the hook says active")
 
@@ -531,7 +532,7 @@ def test_a_hook_reporting_active_is_evidence_the_enter_landed(tmux_server, tmp_p
 def test_enter_never_taking_effect_fails_and_leaves_the_composer_clean(tmux_server, tmp_path):
     agent = Agent(tmux_server, tmp_path, ignore_enters=99)
     result = deliver(tmux_server, agent.pane, "stuck forever")
-    assert not result.ok and result.outcome == "failed: submit not confirmed", result
+    assert not result.ok and str(result.outcome) == "failed: submit not confirmed", result
     assert "cleared=True" in result.detail
     assert agent.submissions() == []
     lines = screen_lines(tmux_server, agent.pane)
@@ -558,7 +559,7 @@ def test_concurrent_deliveries_into_one_pane_do_not_interleave(tmux_server, tmp_
         t.start()
     for t in threads:
         t.join(60)
-    assert [r.outcome for r in results] == ["delivered"] * len(payloads), results
+    assert [str(r.outcome) for r in results] == ["delivered"] * len(payloads), results
     wait_for(lambda: len(agent.submissions()) == len(payloads), timeout=10, message="all submissions")
     assert sorted(agent.submissions()) == sorted(payloads)
 
@@ -621,7 +622,7 @@ def test_another_process_holding_the_pane_lock_blocks_delivery(tmux_server):
     try:
         # a short wait gives up with nothing typed
         busy = deliver(tmux_server, pane, "too early", timing=Timing(lock_wait=0.2))
-        assert busy == DeliveryResult(False, "failed: pane busy: another delivery into it did not finish")
+        assert busy == DeliveryResult(False, Outcome.parse("failed: pane busy: another delivery into it did not finish"))
         assert screen_lines(tmux_server, pane)[0] == ""
         # a normal wait goes through once the other process lets go
         started = time.monotonic()
@@ -644,7 +645,7 @@ def test_another_process_holding_the_buffer_lock_blocks_the_paste(tmux_server):
         # a different buffer name is a different lock
         assert deliver(tmux_server, pane, "own buffer", buffer="rk-other").ok
         result = deliver(tmux_server, pane, "blocked", timing=Timing(deadline=0.5))
-        assert result.outcome == "failed: buffer busy: another delivery held it too long", result
+        assert str(result.outcome) == "failed: buffer busy: another delivery held it too long", result
     finally:
         holder.kill()
         holder.wait()

@@ -19,7 +19,7 @@ from conftest import wait_for
 from rk import nudge
 from rk.config import Settings
 from rk.core.entry import CreatedBy, Entry, Every, Target
-from rk.core.log import LogLine
+from rk.core.log import LogLine, Outcome
 from rk.logfile import read_live
 from rk.tick import Runtime
 from rk.ticker import PID_NAME, Clocks, PidRecord, Ticker, read_pid
@@ -39,7 +39,7 @@ class FakeDelivery:
             raise RuntimeError("boom")
         from rk.delivery import DeliveryResult
 
-        return DeliveryResult(ok=True, outcome=self.outcome)
+        return DeliveryResult(ok=True, outcome=Outcome.parse(self.outcome))
 
 
 def write_entries(state: Path, slug: str, entries: list[Entry]) -> None:
