@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv demo test test-agents bench clean
+.PHONY: venv demo lint test test-fast test-agents bench clean
 
 # A regular (not editable) install, redone whenever the sources change: the
 # `rk` that agent hooks run starts in ~20 ms this way; an editable install's
@@ -24,8 +24,19 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python demo/run.py $(ARGS)
 
-test: $(STAMP)
+# ruff (style and bugs), mypy (strict on rk/core), and the import contracts
+# (the core imports nothing of the shell; the hook path stays light).
+lint: $(STAMP)
+	$(BIN)/ruff check rk tests bench demo
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+test: lint
 	$(BIN)/python -m pytest -q $(ARGS)
+
+# The pure suite: no tmux server, no subprocess, no long property runs.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m 'not tmux and not slow' $(ARGS)
 
 # The real Claude Code, Codex, Gemini CLI and OpenCode, offline against local mocks of their
 # model APIs (installed by npm into ~/.cache/rk-test-agents; an install that

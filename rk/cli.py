@@ -283,7 +283,7 @@ def _schedule_from_flags(
 
 
 def _note_short_rung(seconds: int) -> None:
-    from rk.core.ladder import MIN_OBSERVABLE
+    from rk.core.ladder import POLL as MIN_OBSERVABLE
 
     if seconds < MIN_OBSERVABLE and not ENV.json:
         ENV.err(f"rk: note: a backoff step under {MIN_OBSERVABLE}s cannot be observed by the poll; it counts as {MIN_OBSERVABLE}s")

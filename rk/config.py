@@ -19,7 +19,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from rk.core import environ
-from rk.core.bounds import MAX_ENTRIES_HARD
+from rk.core.settings import MAXIMUM, MINIMUM, Settings
 
 SLUG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]*$")
 
@@ -144,27 +144,7 @@ def known_servers(directory: Path) -> list[str]:
     return out
 
 
-@dataclass(frozen=True)
-class Settings:
-    """Limits with their defaults; each can be raised in the config file or by env."""
-
-    max_entries: int = 50  #: entries per server (RK_MAX_ENTRIES)
-    rate_per_hour: int = 30  #: counted deliveries per target per hour (RK_RATE_PER_HOUR)
-    log_max_bytes: int = 128 * 1024  #: live log size that triggers a rotation (RK_LOG_MAX_BYTES)
-    log_keep: int = 0  #: archives kept; 0 (the default) keeps every one (RK_LOG_KEEP)
-    tick_interval: int = 30  #: ticker period in seconds (RK_TICK_INTERVAL)
-    respawn_timeout: int = 90  #: seconds a respawn command may run (RK_RESPAWN_TIMEOUT)
-    operator_command: str = "claude"  #: what `rk operator` launches (RK_OPERATOR_COMMAND)
-    lock_wait: int = 60  #: seconds a change waits while a tick holds the server's lock (RK_LOCK_WAIT)
-
-
 _ENV_NAMES = {f.name: "RK_" + f.name.upper() for f in fields(Settings)}
-_MINIMUM = {"max_entries": 1, "rate_per_hour": 0, "log_max_bytes": 4096, "log_keep": 0, "tick_interval": 1, "respawn_timeout": 1,
-            "lock_wait": 0}
-
-
-_MAXIMUM = {"max_entries": MAX_ENTRIES_HARD, "rate_per_hour": 3600, "log_max_bytes": 1 << 30, "log_keep": 1_000_000,
-            "tick_interval": 86400, "respawn_timeout": 3600, "lock_wait": 3600}
 
 
 def _coerce(name: str, value: object, source: str) -> object:
@@ -178,10 +158,10 @@ def _coerce(name: str, value: object, source: str) -> object:
         number = int(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         raise ConfigError(f"{source}: {name} must be a whole number, not {value!r}") from None
-    if number < _MINIMUM[name]:
-        raise ConfigError(f"{source}: {name} must be at least {_MINIMUM[name]}")
-    if number > _MAXIMUM[name]:
-        raise ConfigError(f"{source}: {name} must be at most {_MAXIMUM[name]}")
+    if number < MINIMUM[name]:
+        raise ConfigError(f"{source}: {name} must be at least {MINIMUM[name]}")
+    if number > MAXIMUM[name]:
+        raise ConfigError(f"{source}: {name} must be at most {MAXIMUM[name]}")
     return number
 
 

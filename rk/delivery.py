@@ -39,7 +39,6 @@ from __future__ import annotations
 import contextlib
 import json
 import errno
-import fcntl
 import hashlib
 import os
 import re
@@ -53,10 +52,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from rk.core.environ import is_pane_id
+from rk import lock
+from rk.core.environ import LEGACY_STATE_OPTION, SESSION_OPTION, SOURCE_OPTION, STATE_OPTION, is_pane_id
 from rk.core.log import Outcome, Status
 from rk.nudge import state_dir
-from rk.tmux import Server, TmuxError, head_format, split_head
+from rk.tmux import Command, Server, TmuxError, chain, head_format, split_head
 
 DEFAULT_BUFFER = "rk-cron-send"
 
@@ -271,22 +271,14 @@ def _exclusive(key: str, wait: float, poll: float) -> Iterator[None]:
         raise _LockTimeout(key)
     try:
         name = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:24] + ".lock"
-        fd = os.open(os.path.join(_lock_dir(), name), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() >= deadline:
-                        raise _LockTimeout(key) from None
-                    time.sleep(poll)
-            try:
-                yield
-            finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
+            fd = lock.acquire(os.path.join(_lock_dir(), name), poll, max(deadline - time.monotonic(), 0.0))
+        except lock.LockHeld:
+            raise _LockTimeout(key) from None
+        try:
+            yield
         finally:
-            os.close(fd)
+            lock.release(fd)
     finally:
         tlock.release()
 
@@ -329,7 +321,7 @@ def buffer_lock(server: Server, buffer: str, timeout: float) -> contextlib.Abstr
 #: options, and the title, last because a program sets it freely).
 _FRAME_FIELDS = (
     "pane_id", "pane_in_mode", "pane_dead", "cursor_x", "cursor_y", "pane_current_command", "pane_tty",
-    "@rk_pane_agent_state", "@rk_agent_state", "@rk_pane_agent_session", "@rk_pane_agent_source", "pane_title",
+    STATE_OPTION, LEGACY_STATE_OPTION, SESSION_OPTION, SOURCE_OPTION, "pane_title",
 )
 _SGR = re.compile(r"\x1b\[[0-9;:?]*[@-~]")
 
@@ -360,7 +352,7 @@ class Frame:
         line-mode app that prints nothing (`cat > file`) moves only the cursor;
         the state because a hook's `active` is the agent saying it took the
         prompt, even while its screen has not moved yet."""
-        return (self.norm, self.cursor, self.field("@rk_pane_agent_state"))
+        return (self.norm, self.cursor, self.field(STATE_OPTION))
 
 
 class _Deadline(Exception):
@@ -400,9 +392,9 @@ class _Run:
         `display-message` with an unknown target prints empty fields and exits
         0 (tmux 3.3a), so the pane id is checked here; `capture-pane` in the
         same invocation fails loudly for a pane that does not exist."""
-        capture = ["capture-pane", "-p", "-J", *(["-e"] if styled else []), "-t", target]
         mark = secrets.token_hex(6)
-        out = self.tmux("display-message", "-p", "-t", target, head_format(_FRAME_FIELDS, mark), ";", *capture)
+        out = self.tmux(*chain(Command.display(target, head_format(_FRAME_FIELDS, mark)),
+                               Command.capture(target, styled=styled)))
         try:
             head, screen = split_head(out, _FRAME_FIELDS, mark)
         except TmuxError:
@@ -414,16 +406,13 @@ class _Run:
         return Frame(fields[0], fields[1] == "1", fields[2] == "1", f"{fields[3]},{fields[4]}", plain,
                      screen if styled else "", fields)
 
-    def guarded(self, pane: str, *command: str, input: str | None = None) -> None:
-        """Run `command` right after leaving copy-mode, in one tmux process.
+    def guarded(self, pane: str, *commands: list[str], input: str | None = None) -> None:
+        """Run `commands` right after leaving copy-mode, in one tmux process.
 
         The guard is re-evaluated inside the server before every keystroke (a
         human may enter copy-mode at any moment; copy-mode would swallow C-u
         and treat Enter as "copy selection")."""
-        self.tmux(
-            "if-shell", "-F", "-t", pane, "#{pane_in_mode}", f"send-keys -t {pane} -X cancel", ";",
-            *command, input=input,
-        )
+        self.tmux(*chain(Command.leave_mode(pane), *commands), input=input)
 
     # -- steps
 
@@ -434,12 +423,7 @@ class _Run:
         per (server, buffer) (`buffer_lock`); the load and the paste are one
         tmux process, so it is held for a few milliseconds."""
         with buffer_lock(self.server, self.buffer, max(self.remaining(), 0.0)):
-            self.guarded(
-                pane,
-                "load-buffer", "-b", self.buffer, "-", ";",
-                "paste-buffer", "-p", "-d", "-b", self.buffer, "-t", pane,
-                input=text,
-            )
+            self.guarded(pane, Command.load_buffer(self.buffer), Command.paste_buffer(self.buffer, pane), input=text)
 
     def probe(self, pane: str, baseline: Frame, needle: str, collapsible: bool) -> Frame | None:
         """Wait for the paste to show: the needle occurs more often than in the
@@ -473,7 +457,7 @@ class _Run:
         evidence that the Enter did nothing. After a recovery (`retry`) the app
         has shown it is slow to take Enter, not slow to draw: the first steps
         of the ladder (up to `retry_observe`) are enough."""
-        self.guarded(pane, "send-keys", "-t", pane, "Enter")
+        self.guarded(pane, Command.send_keys(pane, "Enter"))
         start = time.monotonic()
         ladder = [o for o in self.timing.observe if o <= self.timing.retry_observe] if retry else self.timing.observe
         for offset in ladder:
@@ -496,7 +480,7 @@ class _Run:
         if self.remaining() < t.cleanup_grace:
             self.deadline = time.monotonic() + t.cleanup_grace
         for _ in range(t.clear_attempts):
-            self.guarded(pane, "send-keys", "-t", pane, "C-u")
+            self.guarded(pane, Command.send_keys(pane, "C-u"))
             for _ in range(t.clear_captures):
                 self.sleep(t.clear_interval)
                 if self.frame(pane).norm == baseline.norm:
@@ -551,9 +535,9 @@ def deliver(
             return _failed(str(exc))
         except _Deadline:
             return _failed("deadline exceeded before paste")
-    lock = pane_lock(server, target, timing.lock_wait)
+    held = pane_lock(server, target, timing.lock_wait)
     try:
-        lock.__enter__()
+        held.__enter__()
     except _LockTimeout:
         return _failed("pane busy: another delivery into it did not finish")
     except OSError as exc:
@@ -584,14 +568,14 @@ def deliver(
     except OSError as exc:
         return _failed(f"cannot write the delivery marker: {exc}")
     finally:
-        lock.__exit__(None, None, None)
+        held.__exit__(None, None, None)
 
 
 def _clear_leftover(run: _Run, pane: str) -> None:
     """Kill whatever line a crashed delivery left in the composer (best effort)."""
     with contextlib.suppress(TmuxError, _Deadline):
         for _ in range(2):
-            run.guarded(pane, "send-keys", "-t", pane, "C-u")
+            run.guarded(pane, Command.send_keys(pane, "C-u"))
 
 
 def _deliver_locked(run: _Run, pane: str, text: str, needle: str, collapsible: bool, guard: Guard | None,
@@ -608,7 +592,7 @@ def _deliver_locked(run: _Run, pane: str, text: str, needle: str, collapsible: b
         if baseline.pane_id != pane:
             return _failed(f"can't find pane: {pane}")
         if baseline.in_mode:
-            run.tmux("send-keys", "-t", pane, "-X", "cancel")
+            run.tmux(*Command.cancel_mode(pane))
             baseline = run.frame(pane, styled=True)  # re-check; also the baseline (cancel repaints)
             if baseline.in_mode:
                 return _failed("pane is in a mode that did not cancel")

@@ -1,4 +1,5 @@
-"""File locks: the per-server tick lock and the edit lock retry.
+"""File locks: the per-server tick lock, the edit lock retry, and the delivery's
+per-pane and per-buffer locks; the one `flock` of rk.
 
 A non-blocking `flock` on `<slug>.lock`: held by another process, a tick is a
 quiet no-op (a manual `rk cron tick`, the ticker and an OS timer are
@@ -36,7 +37,7 @@ def try_lock(path: Path) -> int | None:
     if held is not None:
         held[1] += 1
         return held[0]
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -68,23 +69,29 @@ def holds(path: Path) -> bool:
     return os.path.abspath(path) in _HELD
 
 
-@contextmanager
-def locked(path: Path, retry_every: float = 0.0, retry_for: float = 0.0,
-           on_wait: Callable[[], None] | None = None) -> Iterator[None]:
-    """Hold the lock for the block; retry every `retry_every` s for up to `retry_for` s,
-    then raise LockHeld. `on_wait` is called once, when the first try finds it held."""
+def acquire(path: Path | str, retry_every: float = 0.0, retry_for: float = 0.0,
+            on_wait: Callable[[], None] | None = None) -> int:
+    """Take the lock, retrying every `retry_every` s for up to `retry_for` s; the fd
+    to `release`, or LockHeld. `on_wait` is called once, when the first try finds it held."""
     deadline = time.monotonic() + retry_for
     waited = False
     while True:
-        fd = try_lock(path)
+        fd = try_lock(Path(path))
         if fd is not None:
-            break
+            return fd
         if time.monotonic() >= deadline:
             raise LockHeld(f"{path} stayed locked for {retry_for:g} s")
         if not waited and on_wait is not None:
             on_wait()
         waited = True
         time.sleep(retry_every)
+
+
+@contextmanager
+def locked(path: Path, retry_every: float = 0.0, retry_for: float = 0.0,
+           on_wait: Callable[[], None] | None = None) -> Iterator[None]:
+    """Hold the lock for the block (see `acquire`)."""
+    fd = acquire(path, retry_every, retry_for, on_wait)
     try:
         yield
     finally:

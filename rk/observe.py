@@ -19,6 +19,7 @@ from datetime import tzinfo
 
 from rk.delivery import Frame
 from rk.core.entry import Entry
+from rk.core.environ import LEGACY_STATE_OPTION, SESSION_OPTION, SOURCE_OPTION, STATE_OPTION
 from rk.core.facts import PaneFact, PaneKind, reconcile, resolve_target
 from rk.core.look import Correction, correction, corrected, needs_look
 from rk.core.screen import LAYOUTS, Screen, classify
@@ -108,8 +109,8 @@ def pane_of_frame(frame: Frame) -> PaneFact:
     """The pane's facts as a delivery frame read them (state reconciled, kind judged)."""
     pane = PaneFact(frame.pane_id, command=frame.field("pane_current_command"), tty=tty_device(frame.field("pane_tty")),
                     title=frame.field("pane_title"))
-    return reconcile(pane, frame.field("@rk_pane_agent_state"), frame.field("@rk_agent_state"),
-                     frame.field("@rk_pane_agent_session"), process_info, frame.field("@rk_pane_agent_source"))
+    return reconcile(pane, frame.field(STATE_OPTION), frame.field(LEGACY_STATE_OPTION),
+                     frame.field(SESSION_OPTION), process_info, frame.field(SOURCE_OPTION))
 
 
 def _look(server: Server, pane: PaneFact, now: int, zone: tzinfo, sleep, report: LookReport,

@@ -14,7 +14,7 @@ import shutil
 
 from rk.tmux import Server, TmuxError
 
-ROLE_OPTION = "@rk_win_role"
+from rk.core.environ import ROLE_OPTION
 OPERATOR = "operator"
 
 
@@ -30,13 +30,13 @@ def set_role(server: Server, pane: str, role: str | None) -> str:
     if not window:
         raise TmuxError(f"no window for pane {pane}")
     if role is None:
-        server.run("set-option", "-w", "-u", "-t", window, ROLE_OPTION)
+        server.set_window_option(window, ROLE_OPTION, None)
         return window
     if role == OPERATOR:
         for other, other_role, _ in windows(server):
             if other != window and other_role == OPERATOR:
-                server.run("set-option", "-w", "-u", "-t", other, ROLE_OPTION)
-    server.run("set-option", "-w", "-t", window, ROLE_OPTION, role)
+                server.set_window_option(other, ROLE_OPTION, None)
+    server.set_window_option(window, ROLE_OPTION, role)
     return window
 
 
@@ -56,7 +56,7 @@ def ensure_operator(server: Server, command: str, home: str) -> tuple[bool, str]
     """Return (created, window id); create the operator window only if none exists."""
     existing = find_operator(server)
     if existing:
-        server.run("set-option", "-w", "-t", existing, ROLE_OPTION, OPERATOR)
+        server.set_window_option(existing, ROLE_OPTION, OPERATOR)
         return False, existing
     argv = shlex.split(command)
     if not argv:
@@ -72,5 +72,5 @@ def ensure_operator(server: Server, command: str, home: str) -> tuple[bool, str]
         window = server.run(
             "new-session", "-d", "-s", OPERATOR, "-n", OPERATOR, "-c", home, "-P", "-F", "#{window_id}", "--", *argv
         ).strip()
-    server.run("set-option", "-w", "-t", window, ROLE_OPTION, OPERATOR)
+    server.set_window_option(window, ROLE_OPTION, OPERATOR)
     return True, window

@@ -26,7 +26,7 @@ from rk import absent, clock, cursor, logfile
 from rk.config import ServerFiles, Settings, check_private_dir, ensure_private_dir, known_servers
 from rk.core.diagnostics import Diag, Diagnostic, first_line
 from rk.core.due import Fire, due, next_due
-from rk.core.entry import Backoff, Entry
+from rk.core.entry import Backoff, Entry, TargetKind
 from rk.entryfile import EntryDocument, EntryFileError, load_entries
 from rk.fsutil import read_nofollow
 from rk.core.facts import PaneFact, TargetFact, resolve_all
@@ -230,11 +230,12 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
         recover_intents(server, files, out)
     live = runtime.log_cache.read(files.log) if runtime.log_cache is not None else logfile.read_live(files.log)
     view = LogView(live)
-    ev = due(entries, view, panes, targets, previous, now, zone=runtime.zone, max_entries=runtime.settings.max_entries)
+    ev = due(entries, view, panes, targets, previous, now, zone=runtime.zone, max_entries=runtime.settings.max_entries,
+             poll=runtime.settings.tick_interval)
     out.diagnostics.extend(ev.diagnostics)
     by_id = {e.id: e for e in entries}
     orphan_since = {
-        e.id: view.orphaned_since(e.id, e.created_by.at) for e in entries if e.target.kind in ("session", "pane")
+        e.id: view.orphaned_since(e.id, e.created_by.at) for e in entries if e.target.kind in (TargetKind.SESSION, TargetKind.PANE)
     }
     writer = _Writer(files, view, out, dry_run)
 
@@ -256,7 +257,7 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
 
     _orphan_gc(runtime, files, entries, targets, orphan_since, resolved_now, writer, now, out, dry_run)
     out.next_due = next_due(entries, view, targets, now, zone=runtime.zone, max_entries=runtime.settings.max_entries,
-                            debounced=ev.debounced)
+                            debounced=ev.debounced, poll=runtime.settings.tick_interval)
 
     if dry_run:
         return

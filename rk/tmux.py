@@ -21,13 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rk.core import environ
+from rk.core.environ import LEGACY_STATE_OPTION, ROLE_OPTION, SESSION_OPTION, SOURCE_OPTION, STATE_OPTION
 from rk.core.facts import PaneFact, reconcile
 from rk.process import process_info, tty_device
 
 DEFAULT_TIMEOUT = 5.0
-STATE_OPTION = "@rk_pane_agent_state"
-LEGACY_STATE_OPTION = "@rk_agent_state"
-SOURCE_OPTION = "@rk_pane_agent_source"
 
 #: Fields read per pane in the one enumeration a tick makes.
 PANE_FIELDS = (
@@ -39,11 +37,11 @@ PANE_FIELDS = (
     "pane_active",
     "pane_dead",
     "window_id",
-    "@rk_win_role",
-    "@rk_pane_agent_state",
-    "@rk_agent_state",
-    "@rk_pane_agent_session",
-    "@rk_pane_agent_source",
+    ROLE_OPTION,
+    STATE_OPTION,
+    LEGACY_STATE_OPTION,
+    SESSION_OPTION,
+    SOURCE_OPTION,
     "pane_title",  # last: a title is the one field a program sets freely
 )
 
@@ -82,6 +80,64 @@ def split_head(out: str, fields: tuple[str, ...], mark: str) -> tuple[dict[str, 
 
 class TmuxError(Exception):
     """A tmux command failed; the message carries tmux's own words."""
+
+
+class Command:
+    """The tmux commands rk sends, as argv: the one place their flags are spelled.
+
+    `Server.run(*chain(a, b))` sends several in one tmux process (delivery
+    does, to keep each step to one process and one round trip)."""
+
+    @staticmethod
+    def display(target: str, fmt: str) -> list[str]:
+        return ["display-message", "-p", "-t", target, fmt]
+
+    @staticmethod
+    def capture(target: str, *, styled: bool = False, history: int = 0) -> list[str]:
+        """The visible screen, wrapped lines joined; `styled` keeps the SGR styles."""
+        return ["capture-pane", "-p", "-J", *(["-e"] if styled else []),
+                *(["-S", f"-{history}"] if history else []), "-t", target]
+
+    @staticmethod
+    def send_keys(target: str, *keys: str) -> list[str]:
+        return ["send-keys", "-t", target, *keys]
+
+    @staticmethod
+    def cancel_mode(target: str) -> list[str]:
+        return ["send-keys", "-t", target, "-X", "cancel"]
+
+    @staticmethod
+    def leave_mode(target: str) -> list[str]:
+        """Leave copy-mode if the pane is in it, decided inside the server (no process of its own)."""
+        return ["if-shell", "-F", "-t", target, "#{pane_in_mode}", f"send-keys -t {target} -X cancel"]
+
+    @staticmethod
+    def load_buffer(name: str) -> list[str]:
+        """Fill a named buffer from stdin: no argv parsing (a leading `-` or trailing
+        `;` arrives intact), and no argv size limit."""
+        return ["load-buffer", "-b", name, "-"]
+
+    @staticmethod
+    def paste_buffer(name: str, target: str, *, bracketed: bool = True) -> list[str]:
+        """Paste and delete a named buffer; bracketed, the program sees one literal block."""
+        return ["paste-buffer", *(["-p"] if bracketed else []), "-d", "-b", name, "-t", target]
+
+    @staticmethod
+    def set_option(scope: str, target: str, name: str, value: str | None) -> list[str]:
+        """`set-option -p|-w` on a pane or window; `value` None unsets it."""
+        if value is None:
+            return ["set-option", scope, "-u", "-t", target, name]
+        return ["set-option", scope, "-t", target, name, value]
+
+
+def chain(*commands: list[str]) -> list[str]:
+    """Several commands as one tmux invocation (`a ; b ; c`)."""
+    out: list[str] = []
+    for command in commands:
+        if out:
+            out.append(";")
+        out.extend(command)
+    return out
 
 
 def child_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -180,7 +236,7 @@ class Server:
                 pane_id=row["pane_id"],
                 command=row["pane_current_command"],
                 window_id=row["window_id"],
-                role=row["@rk_win_role"],
+                role=row[ROLE_OPTION],
                 active=row["pane_active"] == "1",
                 in_mode=row["pane_in_mode"] == "1",
                 dead=row["pane_dead"] == "1",
@@ -188,25 +244,28 @@ class Server:
                 title=row["pane_title"],
             )
             facts.append(
-                reconcile(pane, row["@rk_pane_agent_state"], row["@rk_agent_state"], row["@rk_pane_agent_session"],
-                          process_info, row["@rk_pane_agent_source"])
+                reconcile(pane, row[STATE_OPTION], row[LEGACY_STATE_OPTION], row[SESSION_OPTION],
+                          process_info, row[SOURCE_OPTION])
             )
         return facts
 
     def display(self, target: str, fmt: str) -> str:
         """Expand `fmt` for `target`. Note: tmux 3.3 answers a missing target with
         empty fields and exit 0, so include `#{pane_id}` when existence matters."""
-        return self.run("display-message", "-p", "-t", target, fmt).rstrip("\n")
+        return self.run(*Command.display(target, fmt)).rstrip("\n")
 
     def set_pane_option(self, pane: str, name: str, value: str) -> None:
-        self.run("set-option", "-p", "-t", pane, name, value)
+        self.run(*Command.set_option("-p", pane, name, value))
+
+    def set_window_option(self, window: str, name: str, value: str | None) -> None:
+        """Set, or with None unset, a window option."""
+        self.run(*Command.set_option("-w", window, name, value))
 
     def look(self, pane: str) -> tuple[str, str]:
         """(title, visible screen with its styles) of `pane`, in one tmux process.
         The styles matter: a placeholder differs from typed text only by them."""
         mark, fields = secrets.token_hex(6), ("pane_id", "pane_title")
-        out = self.run("display-message", "-p", "-t", pane, head_format(fields, mark), ";",
-                       "capture-pane", "-p", "-J", "-e", "-t", pane)
+        out = self.run(*chain(Command.display(pane, head_format(fields, mark)), Command.capture(pane, styled=True)))
         head, screen = split_head(out, fields, mark)
         if head["pane_id"] != pane:
             raise TmuxError(f"can't find pane: {pane}")
@@ -214,33 +273,27 @@ class Server:
 
     def write_state(self, pane: str, value: str, note: str) -> None:
         """Set the pane's agent state (both names) and its source note, in one process."""
-        self.run("set-option", "-p", "-t", pane, STATE_OPTION, value, ";",
-                 "set-option", "-p", "-t", pane, LEGACY_STATE_OPTION, value, ";",
-                 "set-option", "-p", "-t", pane, SOURCE_OPTION, note)
+        self.run(*chain(Command.set_option("-p", pane, STATE_OPTION, value),
+                        Command.set_option("-p", pane, LEGACY_STATE_OPTION, value),
+                        Command.set_option("-p", pane, SOURCE_OPTION, note)))
 
     def capture(self, pane: str, lines: int = 0) -> str:
         """The visible screen of `pane` (plus `lines` of history), joined wrapped lines."""
-        args = ["capture-pane", "-p", "-J", "-t", pane]
-        if lines:
-            args[2:2] = ["-S", f"-{lines}"]
-        return self.run(*args)
+        return self.run(*Command.capture(pane, history=lines))
 
     def load_buffer(self, name: str, text: str) -> None:
         """Put `text` in a named buffer through stdin (no argv parsing: a leading `-`
         or trailing `;` arrives intact, and size is not limited by argv)."""
-        self.run("load-buffer", "-b", name, "-", input=text)
+        self.run(*Command.load_buffer(name), input=text)
 
     def paste_buffer(self, name: str, pane: str, bracketed: bool = True) -> None:
-        args = ["paste-buffer", "-d", "-b", name, "-t", pane]
-        if bracketed:
-            args.insert(1, "-p")
-        self.run(*args)
+        self.run(*Command.paste_buffer(name, pane, bracketed=bracketed))
 
     def send_keys(self, pane: str, *keys: str) -> None:
-        self.run("send-keys", "-t", pane, *keys)
+        self.run(*Command.send_keys(pane, *keys))
 
     def cancel_mode(self, pane: str) -> None:
-        self.run("send-keys", "-t", pane, "-X", "cancel")
+        self.run(*Command.cancel_mode(pane))
 
     def display_message_to_clients(self, text: str) -> None:
         """Show `text` on every attached client's status line."""

@@ -26,19 +26,23 @@ import os
 import sys
 import time
 
-from rk.core.environ import child_env, fixed_now, is_pane_id, nudge_socket
+from rk.core.environ import (
+    LEGACY_STATE_OPTION,
+    SESSION_OPTION,
+    SOURCE_OPTION,
+    STATE_OPTION,
+    child_env,
+    fixed_now,
+    is_pane_id,
+    nudge_socket,
+)
 
 STATES = ("active", "waiting", "idle", "limited")
 #: `stamp`: the session identity plus a boot-ready idle; `failed`: a turn that
 #: ended on an error, whose payload's error says whether it hit a limit.
 TOKENS = (*STATES, "stamp", "failed")
-STATE_OPTION = "@rk_pane_agent_state"
-LEGACY_STATE_OPTION = "@rk_agent_state"
-SESSION_OPTION = "@rk_pane_agent_session"
-#: `<source>:<state epoch>[:<reset epoch>]`, written beside a state that did not
-#: come from a hook (the screen, or `rk agent state`). It applies only while its
-#: epoch equals the state's, so any later hook write voids it without touching it.
-SOURCE_OPTION = "@rk_pane_agent_source"
+# SOURCE_OPTION applies only while its epoch equals the state's, so any later
+# hook write voids it without touching it.
 
 #: Error words in a failed turn's payload that mean a usage or rate limit
 #: (Claude's StopFailure `error`: rate_limit, billing_error "usage limit

@@ -23,6 +23,8 @@ from rk.core.cronexpr import CronError, CronExpr, zone_for
 from rk.core.diagnostics import Diag, Diagnostic
 from rk.core.entry import CATCH_UP_ONCE, Backoff, Cron, Deliver, Entry, Every, WakeEvent
 from rk.core.facts import PaneFact, TargetFact
+from rk.core.ladder import POLL
+from rk.core.settings import Settings
 from rk.core.log import LogView, Reason
 from rk.core.wake import Fingerprints, Observation, WakeVerdict, limit_edge, wake_edge
 
@@ -32,7 +34,6 @@ CRON_GRACE = 120
 #: when-idle cron occurrence is due this long, instead of CRON_GRACE).
 HOLD_WINDOW = 2 * 3600
 #: Default entries evaluated per server; the rest get `entry-cap-exceeded`.
-DEFAULT_MAX_ENTRIES = 50
 
 
 @dataclass(frozen=True)
@@ -93,16 +94,13 @@ def anchor_of(entry: Entry, log: LogView) -> int:
     return newest.ts if newest is not None else entry.created_by.at
 
 
-#: One poll of skew: an anchor up to this far in the future is taken as it is.
-CLOCK_SKEW = 30
-
-
-def clock_went_back(entry: Entry, log: LogView, now: int) -> bool:
+def clock_went_back(entry: Entry, log: LogView, now: int, poll: int = POLL) -> bool:
     """The entry's anchor (its newest own line, else its creation) lies beyond now by
     more than a poll: the clock was set back. Left alone, every schedule kind would be
     silent until the clock caught up again (an hour for an hour); instead the tick
-    logs a `clock` `rescheduled` line at now, which anchors everything there."""
-    return anchor_of(entry, log) > now + CLOCK_SKEW
+    logs a `clock` `rescheduled` line at now, which anchors everything there. One
+    poll of skew is allowed: an anchor up to that far in the future is taken as it is."""
+    return anchor_of(entry, log) > now + poll
 
 
 def cron_zone(sched: Cron, local_zone: tzinfo) -> tzinfo:
@@ -131,7 +129,8 @@ def cron_verdict(entry: Entry, sched: Cron, log: LogView, now: int, local_zone: 
     return ScheduleVerdict(missed=True, occurrence=occurrence)
 
 
-def backoff_verdict(entry: Entry, sched: Backoff, log: LogView, target: TargetFact, now: int) -> ScheduleVerdict:
+def backoff_verdict(entry: Entry, sched: Backoff, log: LogView, target: TargetFact, now: int,
+                    poll: int = POLL) -> ScheduleVerdict:
     if not target.resolved:
         why = target.why or "no facts"
         return ScheduleVerdict(diagnostic=Diagnostic(entry.id, Diag.ANCHOR_UNAVAILABLE, f"backoff target unresolved: {why}"))
@@ -142,20 +141,21 @@ def backoff_verdict(entry: Entry, sched: Backoff, log: LogView, target: TargetFa
     if target.state == "active":  # quiet means quiet: a working agent is not nudged
         return ScheduleVerdict(diagnostic=Diagnostic(entry.id, Diag.TARGET_ACTIVE, "target is working; the ladder waits"))
     lo, hi = sched.min, sched.max
-    epoch = target.epoch if target.epoch <= now + CLOCK_SKEW else anchor_of(entry, log)  # an epoch from before a clock-back
-    position = ladder.join_anchor(epoch, log.schedule_history(entry.id), lo, hi)
-    next_fire = position.next_fire(lo, hi)
+    epoch = target.epoch if target.epoch <= now + poll else anchor_of(entry, log)  # an epoch from before a clock-back
+    position = ladder.join_anchor(epoch, log.schedule_history(entry.id), lo, hi, poll)
+    next_fire = position.next_fire(lo, hi, poll)
     return ScheduleVerdict(due=now >= next_fire, due_at=next_fire, rung=position.rung + 1)
 
 
-def schedule_verdict(entry: Entry, log: LogView, target: TargetFact, now: int, local_zone: tzinfo) -> ScheduleVerdict:
+def schedule_verdict(entry: Entry, log: LogView, target: TargetFact, now: int, local_zone: tzinfo,
+                     poll: int = POLL) -> ScheduleVerdict:
     sched = entry.schedule
     if isinstance(sched, Every):
         return every_verdict(entry, sched, log, now)
     if isinstance(sched, Cron):
         return cron_verdict(entry, sched, log, now, local_zone)
     if isinstance(sched, Backoff):
-        return backoff_verdict(entry, sched, log, target, now)
+        return backoff_verdict(entry, sched, log, target, now, poll)
     return ScheduleVerdict()  # wake only: it fires on its wake event
 
 
@@ -177,7 +177,8 @@ def due(
     now: int,
     *,
     zone: tzinfo = timezone.utc,
-    max_entries: int = DEFAULT_MAX_ENTRIES,
+    max_entries: int = Settings.max_entries,
+    poll: int = POLL,
 ) -> Evaluation:
     """Evaluate every entry at `now` (unix seconds).
 
@@ -201,13 +202,13 @@ def due(
             diags.append(Diagnostic(entry.id, Diag.MUTED, detail))
             continue
         target = targets.get(entry.id, _NO_TARGET)
-        if clock_went_back(entry, log, now):
+        if clock_went_back(entry, log, now, poll):
             clock_back.append(entry.id)
             diags.append(Diagnostic(entry.id, Diag.CLOCK_BACK,
                                     f"its newest line ({_stamp(anchor_of(entry, log), zone)}) is later than now: anchored at now"))
             continue
 
-        verdict = schedule_verdict(entry, log, target, now, zone)
+        verdict = schedule_verdict(entry, log, target, now, zone, poll)
         if verdict.diagnostic is not None:
             diags.append(verdict.diagnostic)
 
@@ -266,8 +267,9 @@ def next_due(
     now: int,
     *,
     zone: tzinfo = timezone.utc,
-    max_entries: int = DEFAULT_MAX_ENTRIES,
+    max_entries: int = Settings.max_entries,
     debounced: Sequence[str] = (),
+    poll: int = POLL,
 ) -> int | None:
     """The earliest instant after `now` at which some schedule comes due, assuming
     nothing changes meanwhile (the ticker sleeps less than its period for it).
@@ -299,7 +301,7 @@ def next_due(
         elif isinstance(sched, Backoff):
             target = targets.get(entry.id, _NO_TARGET)
             if target.resolved and target.epoch > 0:
-                verdict = backoff_verdict(entry, sched, log, target, now)
+                verdict = backoff_verdict(entry, sched, log, target, now, poll)
                 consider(verdict.due_at)
     held = set(debounced)
     for entry in entries[:max_entries]:

@@ -16,6 +16,14 @@ from rk.core.bounds import MAX_DIGITS, MAX_EPOCH
 #: The ticker's nudge socket, in the state directory.
 NUDGE_SOCKET = "ticker.sock"
 
+#: The pane and window options of the convention (agent-state-and-delivery.md §1).
+STATE_OPTION = "@rk_pane_agent_state"  #: `<state>:<epoch>[:<pid>]`
+LEGACY_STATE_OPTION = "@rk_agent_state"  #: the same value, for older readers
+SESSION_OPTION = "@rk_pane_agent_session"  #: `<provider>:<session id>`
+#: `<source>:<state epoch>[:<reset epoch>]` beside a state that did not come from a hook
+SOURCE_OPTION = "@rk_pane_agent_source"
+ROLE_OPTION = "@rk_win_role"  #: a window's role (`operator`, …)
+
 
 class ClockError(ValueError):
     """A time (an `RK_NOW` value, a flag) that cannot be read."""

@@ -18,30 +18,29 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rk.core.settings import Settings
+
 #: An epoch at most this long after our own newest line is attributed to it.
 ATTRIBUTION_WINDOW = 120
-#: One poll interval of skew added when seeding the walk from the newest gap.
-SEED_SKEW = 30
+#: The poll: the shortest gap the ticks can observe (a smaller `min` counts as
+#: one poll), and the skew added when seeding the walk from the newest gap.
+POLL = Settings.tick_interval
 
 
-#: The shortest gap a 30-second poll can observe; a smaller `min` counts as this.
-MIN_OBSERVABLE = 30
-
-
-def bounds(lo: int, hi: int) -> tuple[int, int]:
+def bounds(lo: int, hi: int, poll: int = POLL) -> tuple[int, int]:
     """The ladder's effective (min, max): min at least one poll, max at least min."""
-    lo = max(lo, MIN_OBSERVABLE)
+    lo = max(lo, poll)
     return lo, max(hi, lo)
 
 
-def gap(rung: int, lo: int, hi: int) -> int:
+def gap(rung: int, lo: int, hi: int, poll: int = POLL) -> int:
     """Seconds between rung `rung` and rung `rung + 1`: `lo·2^rung`, capped at `hi`.
 
     `hi < lo` is treated as `hi == lo` (a flat ladder). A `lo` below one poll
     counts as one poll: the ticks could not tell such rungs apart, and the walk
     would never see the ladder climb (it would ping every poll forever).
     """
-    lo, hi = bounds(lo, hi)
+    lo, hi = bounds(lo, hi, poll)
     if rung <= 0:
         return lo
     if rung >= 62 or lo << rung >= hi:
@@ -49,13 +48,13 @@ def gap(rung: int, lo: int, hi: int) -> int:
     return lo << rung
 
 
-def offset(rung: int, lo: int, hi: int) -> int:
+def offset(rung: int, lo: int, hi: int, poll: int = POLL) -> int:
     """Sum of gap(0) … gap(rung): how far rung `rung + 1` lies from the anchor."""
-    top = gap(64, lo, hi)
+    top = gap(64, lo, hi, poll)
     total = 0
     r = 0
     while r <= rung:
-        g = gap(r, lo, hi)
+        g = gap(r, lo, hi, poll)
         if g >= top:
             return total + top * (rung - r + 1)
         total += g
@@ -70,9 +69,9 @@ class Ladder:
     anchor: int
     rung: int
 
-    def next_fire(self, lo: int, hi: int) -> int:
+    def next_fire(self, lo: int, hi: int, poll: int = POLL) -> int:
         """When the next rung comes due (unix seconds)."""
-        return self.anchor + offset(self.rung, lo, hi)
+        return self.anchor + offset(self.rung, lo, hi, poll)
 
 
 def tolerance(rung_gap: int) -> int:
@@ -84,15 +83,15 @@ def tolerance(rung_gap: int) -> int:
     return min(ATTRIBUTION_WINDOW, rung_gap // 2)
 
 
-def _seed_rung(g: int, lo: int, hi: int) -> int:
+def _seed_rung(g: int, lo: int, hi: int, poll: int) -> int:
     """Largest rung r >= 1 whose gap fits the newest observed gap plus one poll of
     skew; a saturated rung stops the scan (the smallest saturated rung wins)."""
-    lo, hi = bounds(lo, hi)
+    lo, hi = bounds(lo, hi, poll)
     best = 0
     r = 1
     while True:
-        gr = gap(r, lo, hi)
-        if gr > g + SEED_SKEW:
+        gr = gap(r, lo, hi, poll)
+        if gr > g + poll:
             return best
         best = r
         if gr >= hi:
@@ -106,7 +105,7 @@ def _seed_rung(g: int, lo: int, hi: int) -> int:
 WALK_LIMIT = 32
 
 
-def _walk(history: Sequence[int], lo: int, hi: int) -> tuple[int, int, bool]:
+def _walk(history: Sequence[int], lo: int, hi: int, poll: int) -> tuple[int, int, bool]:
     """Walk back from the newest gap over at most WALK_LIMIT lines.
 
     Returns (streak, expect, exhausted): how many newest lines form one climb,
@@ -121,47 +120,48 @@ def _walk(history: Sequence[int], lo: int, hi: int) -> tuple[int, int, bool]:
     where a gap could be either, both readings are followed and the longer
     climb wins (the reference's reading on a tie).
     """
-    lo, hi = bounds(lo, hi)
+    lo, hi = bounds(lo, hi, poll)
     n = len(history)
     first = max(1, n - WALK_LIMIT + 1)
     gaps = [history[i] - history[i - 1] for i in range(n - 1, first - 1, -1)]  # newest first
     if not gaps:
         return 1, 1, False
-    seed = _seed_rung(gaps[0], lo, hi)
+    seed = _seed_rung(gaps[0], lo, hi, poll)
     if seed == 0:
         return 1, 1, False
-    ramp_top = gap(seed - 1, lo, hi) if seed >= 2 else 0  # the last rung below the cap
+    ramp_top = gap(seed - 1, lo, hi, poll) if seed >= 2 else 0  # the last rung below the cap
 
     def could_be_ramp_top(g: int) -> bool:
         """A gap read as capped that could as well be the ramp's last rung (no
         longer than that rung plus one poll of lateness)."""
-        return ramp_top > 0 and g <= ramp_top + SEED_SKEW
+        return ramp_top > 0 and g <= ramp_top + poll
 
     best = (0, 1, False)
-    if gap(seed, lo, hi) >= hi and could_be_ramp_top(gaps[0]):
-        best = _descend(gaps, 1, seed - 1, 2, lo, hi)
+    if gap(seed, lo, hi, poll) >= hi and could_be_ramp_top(gaps[0]):
+        best = _descend(gaps, 1, seed - 1, 2, lo, hi, poll)
     i, expect, count = 1, seed, 2
     while i < len(gaps):
         g = gaps[i]
-        if gap(expect, lo, hi) >= hi and g >= hi - tolerance(hi):
+        if gap(expect, lo, hi, poll) >= hi and g >= hi - tolerance(hi):
             if could_be_ramp_top(g):  # the other reading: descend from here
-                alt = _descend(gaps, i, expect, count, lo, hi)
+                alt = _descend(gaps, i, expect, count, lo, hi, poll)
                 if alt[0] > best[0]:
                     best = alt
             count += 1  # one more rung at the cap
             i += 1
             continue
-        found = _descend(gaps, i, expect, count, lo, hi)
+        found = _descend(gaps, i, expect, count, lo, hi, poll)
         return found if found[0] >= best[0] else best
     found = (count, expect, True)
     return found if found[0] >= best[0] else best
 
 
-def _descend(gaps, i: int, expect: int, count: int, lo: int, hi: int) -> tuple[int, int, bool]:
+def _descend(gaps: Sequence[int], i: int, expect: int, count: int, lo: int, hi: int,
+             poll: int) -> tuple[int, int, bool]:
     """Continue down the ramp from gaps[i], whose later line has rung `expect`.
     Returns (streak, rung of the oldest line counted, whether the gaps ran out)."""
     while i < len(gaps):
-        if expect - 1 < 1 or gaps[i] < gap(expect - 1, lo, hi) - tolerance(gap(expect - 1, lo, hi)):
+        if expect - 1 < 1 or gaps[i] < gap(expect - 1, lo, hi, poll) - tolerance(gap(expect - 1, lo, hi, poll)):
             return count, expect, False
         expect -= 1
         count += 1
@@ -169,7 +169,7 @@ def _descend(gaps, i: int, expect: int, count: int, lo: int, hi: int) -> tuple[i
     return count, expect, True
 
 
-def _beyond_view(history: Sequence[int], lo: int, hi: int, rung: int) -> Ladder:
+def _beyond_view(history: Sequence[int], lo: int, hi: int, rung: int, poll: int) -> Ladder:
     """Place a climb longer than the walk's view.
 
     Such a climb has long been at the cap, and the unbounded walk would put the
@@ -179,28 +179,28 @@ def _beyond_view(history: Sequence[int], lo: int, hi: int, rung: int) -> Ladder:
     poll), so the earliest prediction is within one poll of it, needs no line
     outside the view, and never pulls the ladder below the cap.
     """
-    lo, hi = bounds(lo, hi)
+    lo, hi = bounds(lo, hi, poll)
     n = len(history)
     best = history[-1] + hi
     i = n - 2
-    while i >= n - WALK_LIMIT and history[i + 1] - history[i] >= hi - SEED_SKEW:
+    while i >= n - WALK_LIMIT and history[i + 1] - history[i] >= hi - poll:
         best = min(best, history[i] + (n - i) * hi)
         i -= 1
-    return Ladder(anchor=best - offset(rung, lo, hi), rung=rung)
+    return Ladder(anchor=best - offset(rung, lo, hi, poll), rung=rung)
 
 
-def join_anchor(epoch: int, history: Sequence[int], lo: int, hi: int) -> Ladder:
+def join_anchor(epoch: int, history: Sequence[int], lo: int, hi: int, poll: int = POLL) -> Ladder:
     """The ladder position from the pane's state epoch and the entry's schedule
     history (timestamps of own lines after the newest `rescheduled`, oldest first)."""
-    lo, hi = bounds(lo, hi)
+    lo, hi = bounds(lo, hi, poll)
     if not history or epoch > history[-1] + ATTRIBUTION_WINDOW:
         return Ladder(anchor=epoch, rung=0)
-    count, expect, ran_out = _walk(history, lo, hi)
+    count, expect, ran_out = _walk(history, lo, hi, poll)
     if ran_out and len(history) > WALK_LIMIT:
-        ladder = _beyond_view(history, lo, hi, expect - 1 + count)
+        ladder = _beyond_view(history, lo, hi, expect - 1 + count, poll)
     else:
         ladder = Ladder(anchor=history[len(history) - count] - lo, rung=count)
     newest = history[-1]
-    if ladder.next_fire(lo, hi) < newest + lo:  # consistency floor
+    if ladder.next_fire(lo, hi, poll) < newest + lo:  # consistency floor
         ladder = Ladder(anchor=newest - lo, rung=1)
     return ladder

@@ -30,7 +30,8 @@ class Plan:
     note: str = ""
 
 
-def upcoming(entry: Entry, log: LogView, now: int, n: int, *, zone: tzinfo, target: TargetFact | None = None) -> Plan:
+def upcoming(entry: Entry, log: LogView, now: int, n: int, *, zone: tzinfo, target: TargetFact | None = None,
+             poll: int = ladder.POLL) -> Plan:
     plan = Plan()
     sched = entry.schedule
     if isinstance(sched, Every):
@@ -70,8 +71,8 @@ def upcoming(entry: Entry, log: LogView, now: int, n: int, *, zone: tzinfo, targ
         lo, hi = sched.min, sched.max
         history = log.schedule_history(entry.id)
         for _ in range(n):
-            position = ladder.join_anchor(target.epoch, history, lo, hi)
-            t = position.next_fire(lo, hi)
+            position = ladder.join_anchor(target.epoch, history, lo, hi, poll)
+            t = position.next_fire(lo, hi, poll)
             plan.fires.append(Upcoming(t, position.rung + 1))
             history = [*history, max(t, now)]
         plan.note = "assuming the target stays quiet (activity restarts the ladder)"

@@ -18,6 +18,7 @@ from datetime import timezone, tzinfo
 from rk.core.due import due
 from rk.core.entry import Entry
 from rk.core.facts import PaneFact, PaneKind, resolve_all
+from rk.core.settings import Settings
 from rk.core.log import LogLine, LogView, Reason, Status
 from rk.core.dispose import Act, Seen, dispose
 from rk.core.wake import Observation
@@ -122,7 +123,7 @@ def simulate(
     *,
     start: int,
     end: int,
-    tick: int = 30,
+    tick: int = Settings.tick_interval,
     phase: int = 0,
     script: Iterable[StateChange] = (),
     agents: Mapping[str, AgentModel] | None = None,
@@ -131,8 +132,8 @@ def simulate(
     zone: tzinfo = timezone.utc,
     log: Iterable[LogLine] = (),
     cursor: Mapping[str, Observation] | None = None,
-    rate_per_hour: int = 30,
-    max_entries: int = 50,
+    rate_per_hour: int = Settings.rate_per_hour,
+    max_entries: int = Settings.max_entries,
     diagnostics: bool = False,
 ) -> Simulation:
     """Tick from `start + phase` every `tick` seconds while `< end`.
@@ -170,7 +171,7 @@ def simulate(
         facts = [_fact(p, s, role_of.get(p, ""), session_of.get(p, "")) for p, s in sorted(panes.items())]
         result.strip.append((t, {p: s.state for p, s in panes.items()}))
         targets = resolve_all(entries, facts)
-        ev = due(entries, view, facts, targets, obs, t, zone=zone, max_entries=max_entries)
+        ev = due(entries, view, facts, targets, obs, t, zone=zone, max_entries=max_entries, poll=tick)
         for entry_id in ev.clock_back:
             emit(LogLine(t, entry_id, "", Reason.CLOCK, Status.RESCHEDULED), due_at=t)
         for m in ev.missed:
