@@ -147,16 +147,18 @@ def known_servers(directory: Path) -> list[str]:
 _ENV_NAMES = {f.name: "RK_" + f.name.upper() for f in fields(Settings)}
 
 
-def _coerce(name: str, value: object, source: str) -> object:
+def _coerce(name: str, value: object, source: str) -> int | str:
     if name == "operator_command":
         if not isinstance(value, str) or not value.strip():
             raise ConfigError(f"{source}: {name} must be a non-empty command")
         return value.strip()
     if isinstance(value, bool):
         raise ConfigError(f"{source}: {name} must be a whole number")
+    if not isinstance(value, (int, str)):
+        raise ConfigError(f"{source}: {name} must be a whole number, not {value!r}")
     try:
-        number = int(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+        number = int(value)
+    except ValueError:
         raise ConfigError(f"{source}: {name} must be a whole number, not {value!r}") from None
     if number < MINIMUM[name]:
         raise ConfigError(f"{source}: {name} must be at least {MINIMUM[name]}")
@@ -181,13 +183,13 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
             raise ConfigError(f"{path}: cannot read settings: {str(exc).splitlines()[0] if str(exc) else exc}") from None
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: settings must be a mapping")
-        changes = {}
+        changes: dict[str, int | str] = {}
         for key, value in data.items():
             if key in _ENV_NAMES:
                 changes[key] = _coerce(key, value, str(path))
-        settings = replace(settings, **changes)
+        settings = replace(settings, **changes)  # type: ignore[arg-type]  # each value checked by _coerce
     changes = {}
     for key, var in _ENV_NAMES.items():
         if env.get(var):
             changes[key] = _coerce(key, env[var], var)
-    return replace(settings, **changes)
+    return replace(settings, **changes)  # type: ignore[arg-type]

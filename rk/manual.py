@@ -66,9 +66,9 @@ def run_now(runtime: Runtime, files: ServerFiles, entry_id: str) -> RunReport:
     view = LogView(logfile.read_live(files.log))  # with what the recovery logged
     fire = Fire(entry.id, Reason.MANUAL, target.pane, 0, now, now, target.refused)
     pane = next((p for p in panes if p.pane_id == target.pane), None)
-    outcome = fire_outcome(runtime, server, entry, fire, view, now, sink, dry_run=False, pane=pane)
-    if outcome is None:
+    logged = fire_outcome(runtime, server, entry, fire, view, now, sink, dry_run=False, pane=pane)
+    if logged is None:
         return RunReport(entry.id, target.pane, sink.decisions[-1].outcome, held=True)
-    logfile.append_lines(files.log, [LogLine(now, entry.id, target.pane, Reason.MANUAL, outcome)])
+    logfile.append_lines(files.log, [LogLine(now, entry.id, target.pane, Reason.MANUAL, logged)])
     forget_intent(files, entry.id)
-    return RunReport(entry.id, target.pane, outcome)
+    return RunReport(entry.id, target.pane, logged)

@@ -269,9 +269,9 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
         return  # without the entry list, a rotation could not tell which anchors still matter
     try:
         backoff = {e.id for e in entries if isinstance(e.schedule, Backoff)}
-        live = {e.id for e in entries} | {d.entry for d in loaded.diagnostics if d.entry}  # invalid ones too
+        known = {e.id for e in entries} | {d.entry for d in loaded.diagnostics if d.entry}  # invalid ones too
         logfile.rotate_if_needed(
-            files.log, now, backoff, runtime.settings.log_max_bytes, runtime.settings.log_keep, live=live
+            files.log, now, backoff, runtime.settings.log_max_bytes, runtime.settings.log_keep, live=known
         )
     except OSError as exc:
         out.diagnostics.append(Diagnostic("", Diag.LOG_APPEND_FAILED, f"rotating {files.log}: {exc.strerror or exc}"))

@@ -141,7 +141,7 @@ def session_id_of(payload: object) -> str:
         return ""
     for key in SESSION_KEYS:
         value = payload.get(key)
-        if valid_session_ref(value):
+        if isinstance(value, str) and valid_session_ref(value):
             return value
     return ""
 
@@ -364,11 +364,11 @@ def _scanner():
     try:
         from _json import make_scanner
 
-        return make_scanner(_ScanContext())
-    except Exception:  # noqa: BLE001 - no C accelerator: the real thing
+        return make_scanner(_ScanContext())  # type: ignore[arg-type]  # duck-typed as json.JSONDecoder
+    except Exception:  # no C accelerator: the real thing
         import json
 
-        return json.JSONDecoder().scan_once
+        return json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # set by JSONDecoder.__init__
 
 
 def _decode_one(scan, buf: bytes):

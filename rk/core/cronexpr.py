@@ -59,7 +59,7 @@ class CronError(ValueError):
     """An expression or zone we cannot use; the message says why."""
 
 
-def _term_pattern(index: int) -> re.Pattern:
+def _term_pattern(index: int) -> re.Pattern[str]:
     value = r"[0-9]+"
     if index in _NAMES:
         value = rf"(?:[0-9]+|{_NAMES[index]})"
@@ -252,9 +252,10 @@ class CronExpr:
         best: int | None = None
         best_n = 0
         while True:
-            n = self.naive_after(n)
-            if n is None:
+            following = self.naive_after(n)
+            if following is None:
                 return best
+            n = following
             if best is not None and n > best_n + _fold_margin(best, zone):
                 return best
             for inst in self.instants_of(n, zone):
@@ -270,9 +271,10 @@ class CronExpr:
         best: int | None = None
         best_n = 0
         while True:
-            n = self.naive_at_or_before(n)
-            if n is None or n < floor_n:
+            earlier = self.naive_at_or_before(n)
+            if earlier is None or earlier < floor_n:
                 return best
+            n = earlier
             if best is not None and n < best_n - _fold_margin(best, zone):
                 return best
             for inst in self.instants_of(n, zone):

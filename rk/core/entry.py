@@ -201,8 +201,8 @@ class CreatedBy:
     session: str = ""
     pane: str = ""
 
-    def to_yaml(self) -> dict:
-        out: dict = {}
+    def to_yaml(self) -> dict[str, object]:
+        out: dict[str, object] = {}
         if self.session:
             out["session"] = self.session
         if self.pane:
@@ -256,9 +256,9 @@ class Entry:
         """Effective mute: the flag, or a lease that has not lapsed (`now < muted_until`)."""
         return self.muted or (self.muted_until > 0 and now < self.muted_until)
 
-    def to_yaml(self) -> dict:
+    def to_yaml(self) -> dict[str, object]:
         """The on-disk mapping in the canonical key order (only intent fields)."""
-        out: dict = {"id": self.id}
+        out: dict[str, object] = {"id": self.id}
         if self.name:
             out["name"] = self.name
         if not isinstance(self.schedule, WakeOnly):
@@ -323,7 +323,7 @@ def _bool(value: object, what: str) -> bool:
     return value
 
 
-def _mapping(value: object, what: str) -> Mapping:
+def _mapping(value: object, what: str) -> Mapping[str, object]:
     if not isinstance(value, Mapping):
         raise EntryError(f"{what} must be a mapping")
     return value

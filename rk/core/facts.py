@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from rk.core.bounds import MAX_DIGITS, MAX_EPOCH, MAX_PID
-from rk.core.entry import Target, TargetKind
+from rk.core.entry import Entry, Target, TargetKind
 
 AGENT_STATES = frozenset({"active", "waiting", "idle", "limited"})
 #: States in which a turn runs or a human is asked: skip-if-busy skips, when-idle holds.
@@ -303,6 +303,6 @@ def resolve_target(target: Target, panes: Sequence[PaneFact], any_program: bool 
     return TargetFact(why=f"unknown target kind {target.kind}")
 
 
-def resolve_all(entries: Iterable, panes: Sequence[PaneFact]) -> dict[str, TargetFact]:
+def resolve_all(entries: Iterable[Entry], panes: Sequence[PaneFact]) -> dict[str, TargetFact]:
     """`{entry id: TargetFact}` for every entry."""
     return {e.id: resolve_target(e.target, panes, e.any_program) for e in entries}

@@ -131,7 +131,7 @@ class LogLine:
             separators=(",", ":"),
         )
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         return {"ts": self.ts, "entry": self.entry, "target": self.target, "reason": self.reason, "outcome": self.outcome}
 
 

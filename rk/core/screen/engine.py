@@ -155,7 +155,7 @@ class Layout:
     placeholder_fg: frozenset[str] = frozenset()
     #: Composer texts that are always placeholders (hints the agent writes there).
     placeholder_text: tuple[str, ...] = ()
-    _compiled: dict = field(default_factory=dict, compare=False, repr=False)
+    _compiled: dict[str, tuple[re.Pattern[str], ...]] = field(default_factory=dict, compare=False, repr=False)
 
     def rx(self, name: str) -> tuple[re.Pattern[str], ...]:
         got = self._compiled.get(name)
@@ -181,7 +181,7 @@ class Screen:
     dialog: bool = False  #: a dialog is up (also over a limit): keys would answer it
 
 
-def _search(patterns, lines: Sequence[Line]) -> Line | None:
+def _search(patterns: Sequence[re.Pattern[str]], lines: Sequence[Line]) -> Line | None:
     for line in lines:
         for rx in patterns:
             if rx.search(line.plain):
@@ -210,7 +210,7 @@ def _composer(layout: Layout, lines: list[Line]) -> tuple[int, str] | None:
     `composer` lines)."""
     starts, more, end, skip = (layout.rx(n) for n in ("composer", "composer_more", "composer_end", "composer_skip"))
 
-    def match(patterns, line: Line) -> re.Match[str] | None:
+    def match(patterns: Sequence[re.Pattern[str]], line: Line) -> re.Match[str] | None:
         return next((m for rx in patterns if (m := rx.match(line.plain))), None)
 
     for e in range(len(lines) - 1, 0, -1):
@@ -304,7 +304,7 @@ def _drawn_in(line: Line, colours: frozenset[str]) -> bool:
     return line.style_at(first).fg in colours
 
 
-def _lowest(patterns, lines: Sequence[Line]) -> int:
+def _lowest(patterns: Sequence[re.Pattern[str]], lines: Sequence[Line]) -> int:
     """Index of the lowest line matching any pattern, -1 if none."""
     for i in range(len(lines) - 1, -1, -1):
         if any(rx.search(lines[i].plain) for rx in patterns):
