@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -129,6 +129,11 @@ class Environment:
     def err(self, text: str) -> None:
         print(text, file=self.stderr)
 
+    def notice(self, text: str) -> None:
+        """`rk: <text>` on stderr for humans; nothing with --json."""
+        if not self.json:
+            self.err(f"rk: {text}")
+
     def result(self, result, human: list[str] | str | None = None) -> None:
         """Print the JSON envelope, or the human lines."""
         if self.json:
@@ -136,9 +141,6 @@ class Environment:
         elif human is not None:
             for line in [human] if isinstance(human, str) else human:
                 self.out(line)
-
-
-ENV: Environment = Environment(environ=dict(os.environ), stdout=sys.stdout, stderr=sys.stderr)
 
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
@@ -185,10 +187,18 @@ WakeDebounceOpt = Annotated[
 ]
 
 
-def _server(value: str | None) -> None:
-    if value:
-        ENV.server_flag = value
-        ENV.server  # validates the slug now: a bad -L is a usage error for every command
+def environment(ctx: typer.Context, server: str | None = None, as_json: bool | None = None) -> Environment:
+    """The Environment `main` built (carried as the context's obj), with this
+    level's -L and the command's --json applied."""
+    env = ctx.obj
+    if not isinstance(env, Environment):
+        raise RuntimeError("rk commands run through rk.cli.main, which supplies the Environment")
+    if as_json is not None:
+        env.json = as_json
+    if server:
+        env.server_flag = server
+        env.server  # validates the slug now: a bad -L is a usage error for every command
+    return env
 
 
 app = typer.Typer(
@@ -202,13 +212,13 @@ app.add_typer(cron_app, name="cron")
 
 
 @cron_app.callback()
-def _cron_root(server: ServerOpt = None) -> None:
-    _server(server)
+def _cron_root(ctx: typer.Context, server: ServerOpt = None) -> None:
+    environment(ctx, server)
 
 
 @app.callback()
-def _root(server: ServerOpt = None) -> None:
-    _server(server)
+def _root(ctx: typer.Context, server: ServerOpt = None) -> None:
+    environment(ctx, server)
 
 
 # --------------------------------------------------------------------------- parsing helpers
@@ -234,6 +244,7 @@ def _schedule_from_flags(
     catch_up: str | None,
     tz: str | None,
     required: bool,
+    note: Callable[[str], None],
 ) -> Schedule | None:
     chosen = [name for name, on in (("--every", every), ("--idle-every", idle_every), ("--backoff", backoff), ("--cron", cron)) if on]
     if (lo or hi) and not backoff:
@@ -253,14 +264,14 @@ def _schedule_from_flags(
         return Schedule(kind=ScheduleKind.EVERY, interval=_duration("--every", every))
     if idle_every:
         d = _duration("--idle-every", idle_every)
-        _note_short_rung(d)
+        _note_short_rung(d, note)
         return Schedule(kind=ScheduleKind.BACKOFF, min=d, max=d)
     if backoff:
         mn = _duration("--min", lo) if lo else 60
         mx = _duration("--max", hi) if hi else 1800
         if mx < mn:
             raise usage("--max must be ≥ --min")
-        _note_short_rung(mn)
+        _note_short_rung(mn, note)
         return Schedule(kind=ScheduleKind.BACKOFF, min=mn, max=mx)
     expr = (cron or "").strip()
     if len(expr.split()) != 5:
@@ -279,11 +290,11 @@ def _schedule_from_flags(
     return Schedule(kind=ScheduleKind.CRON, expr=" ".join(expr.split()), catch_up=catch_up or "", tz=tz or "")
 
 
-def _note_short_rung(seconds: int) -> None:
+def _note_short_rung(seconds: int, note: Callable[[str], None]) -> None:
     from rk.core.ladder import MIN_OBSERVABLE
 
-    if seconds < MIN_OBSERVABLE and not ENV.json:
-        ENV.err(f"rk: note: a backoff step under {MIN_OBSERVABLE}s cannot be observed by the poll; it counts as {MIN_OBSERVABLE}s")
+    if seconds < MIN_OBSERVABLE:
+        note(f"note: a backoff step under {MIN_OBSERVABLE}s cannot be observed by the poll; it counts as {MIN_OBSERVABLE}s")
 
 
 def _choice(flag: str, value: str | None, allowed) -> str | None:
@@ -337,32 +348,32 @@ def _wake_from_flags(wake_on: str | None, scope: str | None, debounce: str | Non
     return WakeOn(event=wake_on, scope=WAKE_SCOPE, debounce=secs)
 
 
-def _caller_pane() -> str:
-    pane = ENV.environ.get("TMUX_PANE", "")
+def _caller_pane(env: Environment) -> str:
+    pane = env.environ.get("TMUX_PANE", "")
     if pane and not is_pane_id(pane):
         raise usage(f"malformed $TMUX_PANE {pane!r}")
     return pane
 
 
-def _caller_server() -> Server:
-    socket_path = socket_from_tmux_env(ENV.environ.get("TMUX", ""))
+def _caller_server(env: Environment) -> Server:
+    socket_path = socket_from_tmux_env(env.environ.get("TMUX", ""))
     if socket_path:
-        return Server(socket_path=socket_path, env=ENV.environ)
-    return Server(name=ENV.server, env=ENV.environ)
+        return Server(socket_path=socket_path, env=env.environ)
+    return Server(name=env.server, env=env.environ)
 
 
-def _default_target(pane: str) -> tuple[Target, str]:
+def _default_target(env: Environment, pane: str) -> tuple[Target, str]:
     """role of the caller's window → its agent session → its pane. Returns (target, session ref)."""
-    server = _caller_server()
+    server = _caller_server(env)
     role = session = ""
     try:
         role = server.display(pane, "#{@rk_win_role}").strip()
     except TmuxError as exc:
-        ENV.err(f"rk: note: could not read the window role ({exc}); trying the agent session")
+        env.err(f"rk: note: could not read the window role ({exc}); trying the agent session")
     try:
         session = server.display(pane, "#{@rk_pane_agent_session}").strip()
     except TmuxError as exc:
-        ENV.err(f"rk: note: could not read the agent session ({exc}); targeting the pane")
+        env.err(f"rk: note: could not read the agent session ({exc}); targeting the pane")
     if role and not any(c.isspace() for c in role):
         return Target(TargetKind.ROLE, role), session
     if session and not any(c.isspace() for c in session):
@@ -375,10 +386,10 @@ def _receipt(entry: Entry) -> dict:
 
 
 @contextmanager
-def _editing(files: ServerFiles) -> Iterator[EntryDocument]:
+def _editing(env: Environment, files: ServerFiles) -> Iterator[EntryDocument]:
     """`EntryDocument.edit` (the server's lock, a fresh read, a save) with CLI errors."""
     try:
-        with EntryDocument.edit(files, wait=ENV.settings().lock_wait, on_wait=_waiting_note(files)) as doc:
+        with EntryDocument.edit(files, wait=env.settings().lock_wait, on_wait=_waiting_note(env, files)) as doc:
             yield doc
     except EntryFileError as exc:
         raise CliError(str(exc)) from None
@@ -386,13 +397,9 @@ def _editing(files: ServerFiles) -> Iterator[EntryDocument]:
         raise CliError(f"{exc.filename or files.dir}: {exc.strerror or exc}") from None
 
 
-def _waiting_note(files: ServerFiles):
+def _waiting_note(env: Environment, files: ServerFiles):
     """What a change says (humans only) when it finds a tick holding the lock."""
-    def note() -> None:
-        if not ENV.json:
-            ENV.err(f"rk: waiting for the tick on server {files.slug} to finish")
-
-    return note
+    return lambda: env.notice(f"waiting for the tick on server {files.slug} to finish")
 
 
 def _stored(files: ServerFiles, entry_id: str) -> Entry:
@@ -418,6 +425,7 @@ def _get(doc: EntryDocument, entry_id: str) -> Entry:
 
 @cron_app.command("add")
 def cmd_add(
+    ctx: typer.Context,
     prompt: Annotated[str, typer.Argument(help="The text typed into the agent and submitted (never executed).")],
     every: EveryOpt = None,
     idle_every: IdleEveryOpt = None,
@@ -443,11 +451,12 @@ def cmd_add(
     server: ServerOpt = None,
 ) -> None:
     """Add an entry. Output: `<id> <name> [<schedule> -> <target>]`."""
-    _server(server)
+    env = environment(ctx, server, as_json)
     if not prompt.strip():
         raise usage("the prompt must not be empty")
     wake = _wake_from_flags(wake_on, wake_scope, wake_debounce, allow_off=False)
-    schedule = _schedule_from_flags(every, idle_every, backoff, lo, hi, cron, catch_up, tz, required=wake is None)
+    schedule = _schedule_from_flags(every, idle_every, backoff, lo, hi, cron, catch_up, tz, required=wake is None,
+                                    note=env.notice)
     schedule = schedule or Schedule(kind=ScheduleKind.NONE)  # fires on its wake event only
     deliver = _choice("--deliver", deliver, Deliver) or Deliver.IMMEDIATE  # the defaults are written, as the original does
     if_absent = _choice("--if-absent", if_absent, IfAbsent) or IfAbsent.SKIP
@@ -457,17 +466,17 @@ def cmd_add(
         raise usage("--respawn only applies with --if-absent respawn")
     if argv and not argv[0]:
         raise usage("--respawn: the first element (the program) must not be empty")
-    caller = _caller_pane()
-    files = ENV.files()
-    now = ENV.now()
+    caller = _caller_pane(env)
+    files = env.files()
+    now = env.now()
     session_ref = ""
     if target is None:
         if not caller:
             raise usage("not inside a tmux pane: pass --role, --pane, or --session")
-        target, session_ref = _default_target(caller)
+        target, session_ref = _default_target(env, caller)
     elif caller:
         try:
-            session_ref = _caller_server().display(caller, "#{@rk_pane_agent_session}").strip()
+            session_ref = _caller_server(env).display(caller, "#{@rk_pane_agent_session}").strip()
         except TmuxError:
             session_ref = ""
     if if_absent == IfAbsent.RESPAWN and not argv and target.kind != TargetKind.SESSION:
@@ -490,22 +499,23 @@ def cmd_add(
         check_respawn_intent(entry)
     except EntryError as exc:
         raise usage(str(exc)) from None
-    settings = ENV.settings()
+    settings = env.settings()
     try:  # a corrupt or full file is refused before anything is created
         EntryDocument.read(files.entries).check_room(settings.max_entries)
     except EntryFileError as exc:
         raise CliError(str(exc)) from None
-    with _editing(files) as doc:
+    with _editing(env, files) as doc:
         entry = doc.add(entry, settings.max_entries)
         try:
             entry = doc.get(entry.id)  # validates the stored form (e.g. a cron expression that never matches)
         except EntryError as exc:
             raise CliError(str(exc)) from None
-    ENV.result(_receipt(entry), f"{entry.id} {entry.name} [{entry.schedule.summary} -> {entry.target.summary}]")
+    env.result(_receipt(entry), f"{entry.id} {entry.name} [{entry.schedule.summary} -> {entry.target.summary}]")
 
 
 @cron_app.command("edit")
 def cmd_edit(
+    ctx: typer.Context,
     entry_id: Annotated[str, typer.Argument(metavar="ID")],
     every: EveryOpt = None,
     idle_every: IdleEveryOpt = None,
@@ -534,16 +544,16 @@ def cmd_edit(
     A schedule or deliver change logs `rescheduled`, which restarts anchors
     and the backoff climb. Target and creator cannot change (rm + add).
     """
-    _server(server)
-    schedule = _schedule_from_flags(every, idle_every, backoff, lo, hi, cron, catch_up, tz, required=False)
+    env = environment(ctx, server, as_json)
+    schedule = _schedule_from_flags(every, idle_every, backoff, lo, hi, cron, catch_up, tz, required=False, note=env.notice)
     deliver = _choice("--deliver", deliver, Deliver)
     if_absent = _choice("--if-absent", if_absent, IfAbsent)
     wake = _wake_from_flags(wake_on, wake_scope, wake_debounce, allow_off=True)
     if all(v is None for v in (schedule, deliver, name, if_absent, respawn, wake, any_program)):
         raise usage("nothing to edit — pass a schedule flag, --deliver, --name, --if-absent, --respawn, --wake-on, "
                     "or --any-program/--agents-only")
-    files = ENV.files()
-    now = ENV.now()
+    files = env.files()
+    now = env.now()
     def edited(old: Entry) -> Entry:
         new = old
         if schedule is not None:
@@ -576,7 +586,7 @@ def cmd_edit(
         return new
 
     edited(_stored(files, entry_id))  # usage errors and unknown ids before any file is touched
-    with _editing(files) as doc:
+    with _editing(env, files) as doc:
         old = _get(doc, entry_id)
         new = edited(old)
         doc.replace(new)
@@ -589,7 +599,7 @@ def cmd_edit(
             logfile.append_lines(files.log, [LogLine(now, entry_id, "", "edit", "rescheduled")])
         except OSError as exc:
             raise CliError(f"{exc.filename or files.dir}: {exc.strerror or exc}") from None
-    ENV.result(_receipt(new), f"edited {new.id} {new.name} [{new.schedule.summary} -> {new.target.summary}]")
+    env.result(_receipt(new), f"edited {new.id} {new.name} [{new.schedule.summary} -> {new.target.summary}]")
 
 
 # --------------------------------------------------------------------------- list / show
@@ -621,8 +631,8 @@ def _short(seconds: int) -> str:
     return format_duration(max(0, seconds))
 
 
-def _rfc3339(ts: int, zone=None) -> str:
-    return datetime.fromtimestamp(ts, zone or ENV.zone()).isoformat(timespec="seconds")
+def _rfc3339(ts: int, zone) -> str:
+    return datetime.fromtimestamp(ts, zone).isoformat(timespec="seconds")
 
 
 def _schedule_json(s: Schedule) -> dict:
@@ -669,28 +679,29 @@ def record(entry: Entry, view: LogView, now: int) -> dict:
     return rec
 
 
-def _load_for_listing() -> tuple[list[Entry], LogView, int]:
-    files = ENV.files()
+def _load_for_listing(env: Environment) -> tuple[list[Entry], LogView, int]:
+    files = env.files()
     loaded = load_entries(files.entries)
     for diag in loaded.diagnostics:
-        ENV.err(f"rk: {diag.reason}: {diag.detail}")
-    return loaded.entries, LogView(logfile.read_live(files.log)), ENV.now()
+        env.err(f"rk: {diag.reason}: {diag.detail}")
+    return loaded.entries, LogView(logfile.read_live(files.log)), env.now()
 
 
 @cron_app.command("list")
-def cmd_list(as_json: JsonOpt = False, server: ServerOpt = None) -> None:
+def cmd_list(ctx: typer.Context, as_json: JsonOpt = False, server: ServerOpt = None) -> None:
     """List entries (reads only files; never runs tmux)."""
-    _server(server)
-    entries, view, now = _load_for_listing()
-    if ENV.json:
-        ENV.result([record(e, view, now) for e in entries])
+    env = environment(ctx, server, as_json)
+    entries, view, now = _load_for_listing(env)
+    if env.json:
+        env.result([record(e, view, now) for e in entries])
         return
     if not entries:
-        ENV.out(f"no cron entries on server {ENV.server}")
+        env.out(f"no cron entries on server {env.server}")
         return
     from rich.console import Console
     from rich.table import Table
 
+    zone = env.zone()
     table = Table(box=None, pad_edge=False, header_style="bold")
     for col in ("ID", "NAME", "SCHEDULE", "TARGET", "DELIVER", "FLAGS", "LAST-FIRED"):
         table.add_column(col, overflow="fold")
@@ -703,26 +714,27 @@ def cmd_list(as_json: JsonOpt = False, server: ServerOpt = None) -> None:
             e.target.summary,
             e.deliver or "immediate",
             _flags(e, now),
-            _rfc3339(newest.ts) if newest else "-",
+            _rfc3339(newest.ts, zone) if newest else "-",
         )
-    Console(file=ENV.stdout, soft_wrap=True, width=200 if not getattr(ENV.stdout, "isatty", lambda: False)() else None).print(table)
+    Console(file=env.stdout, soft_wrap=True, width=200 if not getattr(env.stdout, "isatty", lambda: False)() else None).print(table)
 
 
 cron_app.command("ls", hidden=True)(cmd_list)
 
 
 @cron_app.command("show")
-def cmd_show(entry_id: Annotated[str, typer.Argument(metavar="ID")], as_json: JsonOpt = False, server: ServerOpt = None) -> None:
+def cmd_show(ctx: typer.Context, entry_id: Annotated[str, typer.Argument(metavar="ID")], as_json: JsonOpt = False, server: ServerOpt = None) -> None:
     """Show one entry in full (reads only files)."""
-    _server(server)
-    entries, view, now = _load_for_listing()
+    env = environment(ctx, server, as_json)
+    entries, view, now = _load_for_listing(env)
     entry = next((e for e in entries if e.id == entry_id), None)
     if entry is None:
         raise not_found(entry_id)
     rec = record(entry, view, now)
-    if ENV.json:
-        ENV.result(rec)
+    if env.json:
+        env.result(rec)
         return
+    zone = env.zone()
     lines = [
         f"id:         {entry.id}",
         f"name:       {entry.name}",
@@ -733,34 +745,35 @@ def cmd_show(entry_id: Annotated[str, typer.Argument(metavar="ID")], as_json: Js
         f"if_absent:  {entry.if_absent or 'skip'}" + (f" {list(entry.respawn)}" if entry.respawn else ""),
         f"flags:      {_flags(entry, now)}",
         f"types into: {'any program but a shell (any_program)' if entry.any_program else 'agents only'}",
-        f"created:    {_rfc3339(entry.created_by.at)}" + (f" from {entry.created_by.pane}" if entry.created_by.pane else ""),
-        f"last fired: {_rfc3339(rec['last_fired']) if rec['last_fired'] else '-'}",
+        f"created:    {_rfc3339(entry.created_by.at, zone)}" + (f" from {entry.created_by.pane}" if entry.created_by.pane else ""),
+        f"last fired: {_rfc3339(rec['last_fired'], zone) if rec['last_fired'] else '-'}",
         f"payload:    {entry.payload}",
     ]
     if rec["expires_at"]:
-        lines.append(f"expires:    {_rfc3339(rec['expires_at'])} (target missing since {_rfc3339(rec['orphaned_since'])})")
-    ENV.result(rec, lines)
+        lines.append(f"expires:    {_rfc3339(rec['expires_at'], zone)} (target missing since {_rfc3339(rec['orphaned_since'], zone)})")
+    env.result(rec, lines)
 
 
 # --------------------------------------------------------------------------- rm / mute / pin
 
 
 @cron_app.command("rm")
-def cmd_rm(entry_id: Annotated[str, typer.Argument(metavar="ID")], as_json: JsonOpt = False, server: ServerOpt = None) -> None:
+def cmd_rm(ctx: typer.Context, entry_id: Annotated[str, typer.Argument(metavar="ID")], as_json: JsonOpt = False, server: ServerOpt = None) -> None:
     """Remove an entry (its log lines stay)."""
-    _server(server)
-    files = ENV.files()
+    env = environment(ctx, server, as_json)
+    files = env.files()
     _stored(files, entry_id)
-    with _editing(files) as doc:
+    with _editing(env, files) as doc:
         try:
             doc.remove(entry_id)
         except EntryNotFound:
             raise not_found(entry_id) from None
-    ENV.result({"id": entry_id, "removed": True}, f"removed {entry_id}")
+    env.result({"id": entry_id, "removed": True}, f"removed {entry_id}")
 
 
 @cron_app.command("mute")
 def cmd_mute(
+    ctx: typer.Context,
     entry_id: Annotated[str, typer.Argument(metavar="ID")],
     for_: Annotated[Optional[str], typer.Option("--for", help="Mute for this long (a lease that lapses by itself).")] = None,
     off: Annotated[bool, typer.Option("--off", help="Unmute (clears the flag and any lease).")] = False,
@@ -768,20 +781,20 @@ def cmd_mute(
     server: ServerOpt = None,
 ) -> None:
     """Mute an entry: indefinitely, for a while (--for 30m), or --off."""
-    _server(server)
+    env = environment(ctx, server, as_json)
     if for_ is not None and off:
         raise usage("--for and --off are mutually exclusive")
     lease = _duration("--for", for_) if for_ is not None else 0
-    now = ENV.now()
-    files = ENV.files()
+    now = env.now()
+    files = env.files()
     _stored(files, entry_id)
-    with _editing(files) as doc:
-        entry, result, human = _muted(_get(doc, entry_id), now, lease, off)
+    with _editing(env, files) as doc:
+        entry, result, human = _muted(_get(doc, entry_id), now, lease, off, env.zone())
         doc.replace(entry)
-    ENV.result(result, human)
+    env.result(result, human)
 
 
-def _muted(entry: Entry, now: int, lease: int, off: bool) -> tuple[Entry, dict, str]:
+def _muted(entry: Entry, now: int, lease: int, off: bool, zone) -> tuple[Entry, dict, str]:
     """The entry muted for good, for `lease` s from now, or unmuted; and the receipts."""
     entry_id = entry.id
     if off:
@@ -790,7 +803,7 @@ def _muted(entry: Entry, now: int, lease: int, off: bool) -> tuple[Entry, dict, 
     elif lease:
         until = now + lease
         entry = replace(entry, muted=False, muted_until=until)
-        result, human = {"id": entry_id, "muted": True, "until": until}, f"muted {entry_id} until {_rfc3339(until)}"
+        result, human = {"id": entry_id, "muted": True, "until": until}, f"muted {entry_id} until {_rfc3339(until, zone)}"
     else:
         entry = replace(entry, muted=True, muted_until=0)
         result, human = {"id": entry_id, "muted": True}, f"muted {entry_id}"
@@ -799,18 +812,19 @@ def _muted(entry: Entry, now: int, lease: int, off: bool) -> tuple[Entry, dict, 
 
 @cron_app.command("pin")
 def cmd_pin(
+    ctx: typer.Context,
     entry_id: Annotated[str, typer.Argument(metavar="ID")],
     off: Annotated[bool, typer.Option("--off", help="Unpin.")] = False,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
     """Pin an entry so it never expires as an orphan (or --off)."""
-    _server(server)
-    files = ENV.files()
+    env = environment(ctx, server, as_json)
+    files = env.files()
     _stored(files, entry_id)
-    with _editing(files) as doc:
+    with _editing(env, files) as doc:
         doc.replace(replace(_get(doc, entry_id), pinned=not off))
-    ENV.result({"id": entry_id, "pinned": not off}, f"{'unpinned' if off else 'pinned'} {entry_id}")
+    env.result({"id": entry_id, "pinned": not off}, f"{'unpinned' if off else 'pinned'} {entry_id}")
 
 
 # --------------------------------------------------------------------------- log / next
@@ -818,37 +832,39 @@ def cmd_pin(
 
 @cron_app.command("log")
 def cmd_log(
+    ctx: typer.Context,
     entry_id: Annotated[Optional[str], typer.Argument(metavar="[ID]", help="Only this entry's lines.")] = None,
     n: Annotated[int, typer.Option("-n", help="How many of the newest lines (0 = all).")] = 20,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
     """The delivery log, archives included, oldest first."""
-    _server(server)
+    env = environment(ctx, server, as_json)
     if n < 0:
         raise usage("-n must be ≥ 0")
-    log = ENV.files().log
+    log = env.files().log
     if n:
         lines = logfile.read_newest(log, n, (lambda line: line.entry == entry_id) if entry_id else (lambda _line: True))
     else:
         lines = [line for line in logfile.read_history(log) if not entry_id or line.entry == entry_id]
-    if ENV.json:
-        ENV.result([line.to_dict() for line in lines])
+    if env.json:
+        env.result([line.to_dict() for line in lines])
         return
     if not lines:
-        ENV.out("no log lines" + (f" for {entry_id}" if entry_id else ""))
+        env.out("no log lines" + (f" for {entry_id}" if entry_id else ""))
         return
+    zone = env.zone()
     for line in lines:
-        ENV.out(f"{_rfc3339(line.ts)}  {line.entry:<6} {line.target or '-':<5} {line.reason or '-':<8} {line.outcome}")
+        env.out(f"{_rfc3339(line.ts, zone)}  {line.entry:<6} {line.target or '-':<5} {line.reason or '-':<8} {line.outcome}")
 
 
-def _target_fact(entry: Entry):
+def _target_fact(env: Environment, entry: Entry):
     """The target's facts now, if the server is live (backoff needs the epoch)."""
     from rk.core.facts import TargetFact, resolve_target
 
-    server = Server(name=ENV.server, env=ENV.environ)
+    server = Server(name=env.server, env=env.environ)
     if not server.is_live():
-        return TargetFact(why=f"server {ENV.server} is not running")
+        return TargetFact(why=f"server {env.server} is not running")
     try:
         return resolve_target(entry.target, server.pane_facts())
     except TmuxError as exc:
@@ -857,26 +873,27 @@ def _target_fact(entry: Entry):
 
 @cron_app.command("next")
 def cmd_next(
+    ctx: typer.Context,
     entry_id: Annotated[str, typer.Argument(metavar="ID")],
     n: Annotated[int, typer.Option("-n", help="How many fire times.")] = 5,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
     """The next fire times in local time and UTC (backoff: if the target stays quiet)."""
-    _server(server)
+    env = environment(ctx, server, as_json)
     from rk.core.schedule import upcoming
 
     if not 1 <= n <= bounds.MAX_FIRES:
         raise usage(f"-n must be between 1 and {bounds.MAX_FIRES}")
-    entries, view, now = _load_for_listing()
+    entries, view, now = _load_for_listing(env)
     entry = next((e for e in entries if e.id == entry_id), None)
     if entry is None:
         raise not_found(entry_id)
-    zone = ENV.zone()
+    zone = env.zone()
     if entry.schedule.kind == ScheduleKind.CRON and entry.schedule.tz:
         zone = zone_for(entry.schedule.tz)
-    target = _target_fact(entry) if entry.schedule.kind == ScheduleKind.BACKOFF else None
-    plan = upcoming(entry, view, now, n + 1, zone=ENV.zone(), target=target)
+    target = _target_fact(env, entry) if entry.schedule.kind == ScheduleKind.BACKOFF else None
+    plan = upcoming(entry, view, now, n + 1, zone=env.zone(), target=target)
     fires = []
     human = []
     overdue = [item for item in plan.fires if item.ts <= now]
@@ -894,18 +911,18 @@ def cmd_next(
         human.append(plan.note)
     if entry.is_muted(now):
         human.insert(0, "muted: " + ("until unmuted" if entry.muted else f"until {_rfc3339(entry.muted_until, zone)}"))
-    ENV.result({"id": entry.id, "fires": fires}, human or ["no upcoming fires"])
+    env.result({"id": entry.id, "fires": fires}, human or ["no upcoming fires"])
 
 
 # --------------------------------------------------------------------------- run / tick / ticker
 
 
-def _runtime():
+def _runtime(env: Environment):
     from rk.tick import Runtime
 
-    ENV.now()  # an unreadable RK_NOW is a usage error, before anything runs
+    env.now()  # an unreadable RK_NOW is a usage error, before anything runs
     try:
-        runtime = Runtime.from_environ(ENV.environ)
+        runtime = Runtime.from_environ(env.environ)
         if runtime.state_dir.exists():
             check_private_dir(runtime.state_dir)  # entries planted in a shared directory are never delivered
         return runtime
@@ -914,53 +931,55 @@ def _runtime():
 
 
 @cron_app.command("run")
-def cmd_run(entry_id: Annotated[str, typer.Argument(metavar="ID")], as_json: JsonOpt = False, server: ServerOpt = None) -> None:
+def cmd_run(ctx: typer.Context, entry_id: Annotated[str, typer.Argument(metavar="ID")], as_json: JsonOpt = False, server: ServerOpt = None) -> None:
     """Fire an entry now through its deliver policy (logged with reason `manual`)."""
-    _server(server)
+    env = environment(ctx, server, as_json)
     from rk.lock import LockHeld, locked
     from rk.manual import run_now
 
-    runtime = _runtime()
-    files = ENV.files()
+    runtime = _runtime(env)
+    files = env.files()
     _stored(files, entry_id)  # a corrupt file or an unknown id, before the lock
     try:
-        with locked(files.lock, retry_every=0.05, retry_for=ENV.settings().lock_wait,
-                    on_wait=_waiting_note(files)):
+        with locked(files.lock, retry_every=0.05, retry_for=env.settings().lock_wait,
+                    on_wait=_waiting_note(env, files)):
             report = run_now(runtime, files, entry_id)
     except LockHeld as exc:
         raise CliError(busy(files.slug, exc)) from None
     except KeyError:
         raise not_found(entry_id) from None
-    ENV.result(report.to_dict(), report.human)
+    env.result(report.to_dict(), report.human)
     if report.failed:
         raise typer.Exit(ExitStatus.ERROR)
 
 
 @cron_app.command("tick")
 def cmd_tick(
+    ctx: typer.Context,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Evaluate and print decisions; deliver and write nothing.")] = False,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
     """One sweep over every live server (or -L one), exactly as a ticker iteration."""
-    _server(server)
+    env = environment(ctx, server, as_json)
     from rk.tick import sweep
 
-    runtime = _runtime()
-    only = ENV.server if ENV.server_flag else None
+    runtime = _runtime(env)
+    only = env.server if env.server_flag else None
     result = sweep(runtime, only=only, dry_run=dry_run)
-    if all(s.held for s in result.servers) and result.servers and not ENV.json:
+    if all(s.held for s in result.servers) and result.servers and not env.json:
         return  # another tick holds every lock: a quiet no-op
     human = []
     if dry_run:
         for d in result.decisions:
             human.append(f"would: {d.server} {d.entry} {d.reason} {d.pane or '-'} {d.outcome}")
     human.append(f"tick: {result.servers_swept} servers swept, {result.fires} fires, {len(result.diagnostics)} diagnostics")
-    ENV.result(result.to_json(), human)
+    env.result(result.to_json(), human)
 
 
 @cron_app.command("ticker")
 def cmd_ticker(
+    ctx: typer.Context,
     action: Annotated[Optional[str], typer.Argument(help="start | stop | status (none: run in the foreground)")] = None,
     interval: Annotated[Optional[float], typer.Option("--interval", help="Seconds between polls (default 30).")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log diagnostics too.")] = False,
@@ -968,7 +987,7 @@ def cmd_ticker(
     server: ServerOpt = None,
 ) -> None:
     """Run the 30-second ticker (foreground), or start/stop/status it in the background."""
-    _server(server)
+    env = environment(ctx, server, as_json)
     from rk import ticker
 
     if action not in (None, "start", "stop", "status"):
@@ -978,7 +997,7 @@ def cmd_ticker(
             bounds.interval(interval)
         except bounds.OutOfRange as exc:
             raise usage(str(exc)) from None
-    runtime = _runtime()
+    runtime = _runtime(env)
     if action is None:
         ticker.setup_logging(runtime.state_dir, foreground=True, verbose=verbose)
         loop = ticker.Ticker(runtime, interval)
@@ -994,7 +1013,7 @@ def cmd_ticker(
     if action == "start":
         already = ticker.read_pid(runtime.state_dir)
         if already is not None and already.alive():  # a harmless no-op, so a tmux.conf line can run it every time
-            ENV.result({"running": True, "pid": already.pid, "started": False}, f"ticker already running (pid {already.pid})")
+            env.result({"running": True, "pid": already.pid, "started": False}, f"ticker already running (pid {already.pid})")
             return
         argv = [sys.executable, "-m", "rk", "cron", "ticker"]
         if interval is not None:
@@ -1005,7 +1024,7 @@ def cmd_ticker(
             rec = ticker.start_background(runtime, argv)
         except ticker.TickerError as exc:
             raise CliError(str(exc)) from None
-        ENV.result({"running": True, "pid": rec.pid, "started": True},
+        env.result({"running": True, "pid": rec.pid, "started": True},
                    f"ticker started (pid {rec.pid}); log: {runtime.state_dir / ticker.LOG_NAME}")
         return
     if action == "stop":
@@ -1013,22 +1032,23 @@ def cmd_ticker(
             rec = ticker.stop_background(runtime.state_dir)
         except ticker.TickerError as exc:
             raise CliError(str(exc)) from None
-        ENV.result({"stopped": rec is not None, "pid": rec.pid if rec else 0}, f"ticker stopped (pid {rec.pid})" if rec else "no ticker running")
+        env.result({"stopped": rec is not None, "pid": rec.pid if rec else 0}, f"ticker stopped (pid {rec.pid})" if rec else "no ticker running")
         return
     rec = ticker.read_pid(runtime.state_dir)
     running = rec is not None and rec.alive()
     if running:
-        ENV.result(
+        env.result(
             {"running": True, "pid": rec.pid, "started_at": rec.started_at},
-            f"ticker running (pid {rec.pid}, since {_rfc3339(rec.started_at)})",
+            f"ticker running (pid {rec.pid}, since {_rfc3339(rec.started_at, env.zone())})",
         )
     else:
-        ENV.result({"running": False}, "ticker not running")
+        env.result({"running": False}, "ticker not running")
         raise typer.Exit(ExitStatus.NOT_RUNNING)
 
 
 @cron_app.command("simulate")
 def cmd_simulate(
+    ctx: typer.Context,
     entry_id: Annotated[Optional[str], typer.Argument(metavar="[ID]", help="An entry of the server's file (else give schedule flags).")] = None,
     states: Annotated[str, typer.Option("--states", help='The target pane\'s script, e.g. "0 idle; 10m active; 25m idle; 40m waiting".')] = "0 idle",
     other: Annotated[Optional[list[str]], typer.Option("--other", help="Another pane's script (%2, %3, … in order), for wake_on.")] = None,
@@ -1055,11 +1075,12 @@ def cmd_simulate(
 
     Example: rk cron simulate --idle-every 3m --deliver when-idle --states "0 idle; 10m active; 25m idle" --for 1h
     """
-    _server(server)
+    env = environment(ctx, server, as_json)
     from rk.core.simulate import AgentModel, simulate
     from rk.timeline import ScriptError, parse_script, render
 
-    schedule = _schedule_from_flags(every, idle_every, backoff, lo, hi, cron, catch_up, tz, required=entry_id is None)
+    schedule = _schedule_from_flags(every, idle_every, backoff, lo, hi, cron, catch_up, tz, required=entry_id is None,
+                                    note=env.notice)
     deliver = _choice("--deliver", deliver, Deliver)
     wake = _wake_from_flags(wake_on, None, wake_debounce, allow_off=True)
     if width is not None and not 20 <= width <= 1000:
@@ -1075,9 +1096,9 @@ def cmd_simulate(
         except clock.ClockError as exc:
             raise usage(f"--start: {exc}") from None
     else:
-        t0 = ENV.now()
+        t0 = env.now()
     if entry_id is not None:
-        entries, _, _ = _load_for_listing()
+        entries, _, _ = _load_for_listing(env)
         base = next((e for e in entries if e.id == entry_id), None)
         if base is None:
             raise not_found(entry_id)
@@ -1100,13 +1121,13 @@ def cmd_simulate(
             others.append(f"%{i}")
     except ScriptError as exc:
         raise usage(str(exc)) from None
-    zone = zone_for(entry.schedule.tz) if entry.schedule.tz else ENV.zone()
+    zone = zone_for(entry.schedule.tz) if entry.schedule.tz else env.zone()
     sim = simulate(
         [entry], start=t0, end=t0 + span, tick=step, script=script,
         agents={"%1": AgentModel(busy_for=react)} if react else {}, zone=zone,
     )
-    if ENV.json:
-        ENV.result({
+    if env.json:
+        env.result({
             "entry": {"id": entry.id, "schedule": entry.schedule.summary, "deliver": entry.deliver or "immediate",
                       "wake_on": entry.wake_on is not None},
             "start": t0, "end": t0 + span, "tick": step,
@@ -1119,7 +1140,7 @@ def cmd_simulate(
         return
     from rich.console import Console
 
-    console = Console(file=ENV.stdout, width=width, highlight=False)
+    console = Console(file=env.stdout, width=width, highlight=False)
     title = (f"{entry.id}  {entry.schedule.summary}{' +wake' if entry.wake_on else ''}  deliver {entry.deliver or 'immediate'}"
              f"  target %1{f' (answers in {react}s)' if react else ''}  over {for_} from "
              f"{datetime.fromtimestamp(t0, zone).isoformat(timespec='minutes')}")
@@ -1131,99 +1152,107 @@ def cmd_simulate(
 
 @app.command("role")
 def cmd_role(
+    ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="A role for the current window (e.g. operator), or 'clear'.")],
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
     """Tag the current tmux window with a role, which cron entries can target."""
-    _server(server)
+    env = environment(ctx, server, as_json)
     from rk.operator import set_role
 
-    pane = _caller_pane()
+    pane = _caller_pane(env)
     if not pane:
         raise usage("not inside a tmux pane: rk role tags the current window")
     if name != "clear":
         _no_space("role", name)
     try:
-        window = set_role(_caller_server(), pane, None if name == "clear" else name)
+        window = set_role(_caller_server(env), pane, None if name == "clear" else name)
     except TmuxError as exc:
         raise CliError(str(exc)) from None
     human = f"cleared the role of window {window}" if name == "clear" else f"window {window} is now role:{name}"
-    ENV.result({"window": window, "role": "" if name == "clear" else name}, human)
+    env.result({"window": window, "role": "" if name == "clear" else name}, human)
 
 
 @app.command("operator")
 def cmd_operator(
+    ctx: typer.Context,
     command: Annotated[Optional[str], typer.Option("--command", help="Agent command to run (default: settings operator_command, 'claude').")] = None,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
     """Ensure this server has one operator window (role operator) running an agent."""
-    _server(server)
+    env = environment(ctx, server, as_json)
     from rk.operator import ensure_operator
 
-    settings = ENV.settings()
-    target = Server(name=ENV.server, env=ENV.environ)
-    if not ENV.server_flag and ENV.environ.get("TMUX"):
-        target = _caller_server()
+    settings = env.settings()
+    target = Server(name=env.server, env=env.environ)
+    if not env.server_flag and env.environ.get("TMUX"):
+        target = _caller_server(env)
     if not target.is_live():
-        raise CliError(f"no tmux server {ENV.server} is running")
+        raise CliError(f"no tmux server {env.server} is running")
     try:
-        created, window = ensure_operator(target, command or settings.operator_command, home=ENV.environ.get("HOME", "/"))
+        created, window = ensure_operator(target, command or settings.operator_command, home=env.environ.get("HOME", "/"))
     except (TmuxError, ValueError) as exc:
         raise CliError(str(exc)) from None
     human = f"operator window {window} started" if created else "Operator tab already present."
-    ENV.result({"created": created, "window": window}, human)
+    env.result({"created": created, "window": window}, human)
 
 
 # --------------------------------------------------------------------------- entry point
 
 
 def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None, stdout=None, stderr=None) -> int:
-    """Run the CLI; return the exit status. Never lets a traceback reach the user."""
-    global ENV
+    """Run the CLI; return the exit status. Never lets a traceback reach the user.
+
+    One `Environment` per call, handed to the commands as the click context's
+    `obj` (see `environment`).
+    """
     args = list(sys.argv[1:] if argv is None else argv)
-    ENV = Environment(
+    env = Environment(
         environ=dict(os.environ if environ is None else environ),
         stdout=stdout or sys.stdout,
         stderr=stderr or sys.stderr,
+        # Sniffed only so that a usage error click raises before any command runs
+        # (a missing argument, an unknown option) still gets the JSON envelope;
+        # once a command runs, its own --json option decides (`environment`).
         json="--json" in args[: args.index("--")] if "--" in args else "--json" in args,
     )
     command = typer.main.get_command(app)
     try:
-        status = command.main(args=args, prog_name="rk", standalone_mode=False)
+        status = command.main(args=args, prog_name="rk", standalone_mode=False, obj=env)
         if isinstance(status, int) and not isinstance(status, bool):
             return status  # a command's typer.Exit(code), returned in non-standalone mode
     except CliError as exc:
-        return _fail(exc)
+        return _fail(env, exc)
     except NoArgsIsHelpError:
         return int(ExitStatus.USAGE)  # the help was printed
     except UsageError as exc:
-        return _fail(usage(exc.format_message()))
+        return _fail(env, usage(exc.format_message()))
     except typer.Exit as exc:
         return int(exc.exit_code or 0)
     except (typer.Abort, KeyboardInterrupt):
-        ENV.err("rk: aborted")
+        env.err("rk: aborted")
         return int(ExitStatus.ERROR)
     except ClickException as exc:
-        return _fail(CliError(exc.format_message()))
+        return _fail(env, CliError(exc.format_message()))
     except (CronError, EntryError, ConfigError) as exc:
-        return _fail(CliError(str(exc)))
+        return _fail(env, CliError(str(exc)))
     except OSError as exc:
-        return _fail(CliError(f"{str(exc.filename) + ': ' if exc.filename else ''}{exc.strerror or exc}"))
+        return _fail(env, CliError(f"{str(exc.filename) + ': ' if exc.filename else ''}{exc.strerror or exc}"))
     except Exception as exc:  # noqa: BLE001 - never a traceback for the user
-        if ENV.environ.get("RK_DEBUG"):
+        if env.environ.get("RK_DEBUG"):
             raise
-        return _fail(CliError(f"internal error ({type(exc).__name__}: {exc}); rerun with RK_DEBUG=1 for details"))
+        return _fail(env, CliError(f"internal error ({type(exc).__name__}: {exc}); rerun with RK_DEBUG=1 for details"))
     return int(ExitStatus.OK)
 
 
-def _fail(exc: CliError) -> int:
+def _fail(env: Environment, exc: CliError) -> int:
     message = " ".join(exc.message.split()) if exc.message else "error"
-    if ENV.json:
-        ENV.out(json.dumps({"ok": False, "error": {"code": exc.code, "message": message}}, ensure_ascii=False))
+    if env.json:
+        env.out(json.dumps({"ok": False, "error": {"code": exc.code, "message": message}}, ensure_ascii=False))
     else:
-        ENV.err(f"rk: {message}")
+        env.err(f"rk: {message}")
     return int(exc.status)
 
 

@@ -33,6 +33,7 @@ def _error(command: str, message: str, code: int) -> Exception:
 
 @agent_app.command("state")
 def state_command(
+    ctx: typer.Context,
     state: str = typer.Argument(..., metavar="active|waiting|idle|limited", help="The state to record."),
     pane: Optional[str] = typer.Option(None, "--pane", "-t", metavar="%N",
                                        help="Pane id on the current server (default: $TMUX_PANE)."),
@@ -64,16 +65,13 @@ def state_command(
     if pid is not None and not 0 < pid <= MAX_PID:
         raise _error("state", f"bad pid {pid}: a process id is between 1 and {MAX_PID}", 2)
     socket = None
-    try:  # a global -L names the server (then --pane says which pane)
-        from rk.cli import ENV
+    env = ctx.obj  # the root CLI's Environment: a global -L names the server (then --pane says which pane)
+    if env is not None and env.server_flag:
         from rk.tmux import socket_dir
 
-        if ENV.server_flag:
-            socket = str(socket_dir(ENV.environ) / ENV.server)
-            if pane is None:
-                raise _error("state", "with -L, pass --pane %N (the pane on that server)", 2)
-    except ImportError:  # pragma: no cover - agent_app mounted elsewhere
-        pass
+        socket = str(socket_dir(env.environ) / env.server)
+        if pane is None:
+            raise _error("state", "with -L, pass --pane %N (the pane on that server)", 2)
     ok, message = hook.set_state(state, pane, pid=pid or 0, socket=socket, until=reset)
     if not ok:
         raise _error("state", message, 1)
