@@ -21,7 +21,7 @@ from rk.core.entry import (
     WakeOn,
     check_respawn_intent,
 )
-from rk.core.log import LogLine
+from rk.core.edits import muted, rescheduled_line, unmuted, with_if_absent
 from rk.entryfile import EntryDocument, EntryFileError, EntryNotFound
 from rk.tmux import TmuxError
 from rk.cli.environment import CliError, Environment, environment, not_found, rfc3339, usage
@@ -211,9 +211,7 @@ def cmd_edit(
         if name is not None:
             new = replace(new, name=name)
         if if_absent is not None:
-            new = replace(new, if_absent=if_absent)
-            if if_absent != IfAbsent.RESPAWN:
-                new = replace(new, respawn=())
+            new = with_if_absent(new, if_absent)
         if respawn is not None:
             argv = tuple(respawn)
             if not argv[0]:
@@ -242,9 +240,10 @@ def cmd_edit(
             new = doc.get(entry_id)
         except EntryError as exc:
             raise CliError(f"validation error: {exc}") from None
-    if new.schedule != old.schedule or new.policy != old.policy:  # "" reads as immediate
+    line = rescheduled_line(old, new, now)
+    if line is not None:
         try:
-            logfile.append_lines(files.log, [LogLine(now, entry_id, "", "edit", "rescheduled")])
+            logfile.append_lines(files.log, [line])
         except OSError as exc:
             raise CliError(f"{exc.filename or files.dir}: {exc.strerror or exc}") from None
     env.result(_receipt(new), f"edited {new.id} {new.name} [{new.schedule.summary} -> {new.target.summary}]")
@@ -289,16 +288,12 @@ def _muted(entry: Entry, now: int, lease: int, off: bool, zone) -> tuple[Entry, 
     """The entry muted for good, for `lease` s from now, or unmuted; and the receipts."""
     entry_id = entry.id
     if off:
-        entry = replace(entry, muted=False, muted_until=0)
-        result, human = {"id": entry_id, "muted": False}, f"unmuted {entry_id}"
-    elif lease:
-        until = now + lease
-        entry = replace(entry, muted=False, muted_until=until)
-        result, human = {"id": entry_id, "muted": True, "until": until}, f"muted {entry_id} until {rfc3339(until, zone)}"
-    else:
-        entry = replace(entry, muted=True, muted_until=0)
-        result, human = {"id": entry_id, "muted": True}, f"muted {entry_id}"
-    return entry, result, human
+        return unmuted(entry), {"id": entry_id, "muted": False}, f"unmuted {entry_id}"
+    entry = muted(entry, now, lease)
+    if entry.muted_until:
+        until = entry.muted_until
+        return entry, {"id": entry_id, "muted": True, "until": until}, f"muted {entry_id} until {rfc3339(until, zone)}"
+    return entry, {"id": entry_id, "muted": True}, f"muted {entry_id}"
 
 
 def cmd_pin(
