@@ -111,7 +111,7 @@ def cmd_simulate(
     )
     if env.json:
         env.result({
-            "entry": {"id": entry.id, "schedule": entry.schedule.summary, "deliver": entry.deliver or "immediate",
+            "entry": {"id": entry.id, "schedule": entry.schedule.summary, "deliver": entry.deliver or Deliver.IMMEDIATE,
                       "wake_on": entry.wake_on is not None},
             "start": t0, "end": t0 + span, "tick": step,
             "states": [{"at": c.at, "pane": c.pane, "state": c.state} for c in script],
@@ -124,7 +124,7 @@ def cmd_simulate(
     from rich.console import Console
 
     console = Console(file=env.stdout, width=width, highlight=False)
-    title = (f"{entry.id}  {entry.schedule.summary}{' +wake' if entry.wake_on else ''}  deliver {entry.deliver or 'immediate'}"
+    title = (f"{entry.id}  {entry.schedule.summary}{' +wake' if entry.wake_on else ''}  deliver {entry.deliver or Deliver.IMMEDIATE}"
              f"  target %1{f' (answers in {react}s)' if react else ''}  over {for_} from "
              f"{datetime.fromtimestamp(t0, zone).isoformat(timespec='minutes')}")
     console.print(render(sim, title=title, pane="%1", others=others, start=t0, end=t0 + span, width=console.width, zone=zone))

@@ -16,7 +16,7 @@ from rk import logfile
 from rk.core import bounds
 from rk.core.cronexpr import zone_for
 from rk.core.durations import format_go
-from rk.core.entry import Entry, Schedule, ScheduleKind, TargetKind
+from rk.core.entry import Deliver, Entry, IfAbsent, Schedule, ScheduleKind, TargetKind
 from rk.core.log import LogView
 from rk.core.orphan import expires_at
 from rk.tmux import Server, TmuxError
@@ -49,7 +49,7 @@ def cmd_list(ctx: typer.Context, as_json: JsonOpt = False, server: ServerOpt = N
             e.name,
             _schedule_cell(e),
             e.target.summary,
-            e.deliver or "immediate",
+            e.deliver or Deliver.IMMEDIATE,
             _flags(e, now),
             rfc3339(newest.ts, zone) if newest else "-",
         )
@@ -72,8 +72,8 @@ def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serv
         f"schedule:   {entry.schedule.summary}",
         f"wake_on:    {entry.wake_on.event + ' (debounce ' + _short(entry.wake_on.debounce) + ')' if entry.wake_on else '-'}",
         f"target:     {entry.target.summary}",
-        f"deliver:    {entry.deliver or 'immediate'}",
-        f"if_absent:  {entry.if_absent or 'skip'}" + (f" {list(entry.respawn)}" if entry.respawn else ""),
+        f"deliver:    {entry.deliver or Deliver.IMMEDIATE}",
+        f"if_absent:  {entry.if_absent or IfAbsent.SKIP}" + (f" {list(entry.respawn)}" if entry.respawn else ""),
         f"flags:      {_flags(entry, now)}",
         f"types into: {'any program but a shell (any_program)' if entry.any_program else 'agents only'}",
         f"created:    {rfc3339(entry.created_by.at, zone)}" + (f" from {entry.created_by.pane}" if entry.created_by.pane else ""),
