@@ -10,7 +10,6 @@ import typer
 
 from rk import clock
 from rk.core import bounds
-from rk.core.cronexpr import zone_for
 from rk.core.entry import CreatedBy, Deliver, Entry, Target, TargetKind, WakeOn
 from rk.cli.environment import environment, usage
 from rk.cli.flags import WAKE_OFF, choice, duration, schedule_from_flags, wake_from_flags
@@ -61,6 +60,7 @@ def cmd_simulate(
     Example: rk cron simulate --idle-every 3m --deliver when-idle --states "0 idle; 10m active; 25m idle" --for 1h
     """
     env = environment(ctx, server, as_json)
+    from rk.core.due import cron_zone
     from rk.core.simulate import AgentModel, simulate
     from rk.cli.timeline import ScriptError, parse_script, render
 
@@ -104,7 +104,7 @@ def cmd_simulate(
             others.append(f"%{i}")
     except ScriptError as exc:
         raise usage(str(exc)) from None
-    zone = zone_for(entry.schedule.tz) if entry.schedule.tz else env.zone()
+    zone = cron_zone(entry, env.zone())
     sim = simulate(
         [entry], start=t0, end=t0 + span, tick=step, script=script,
         agents={"%1": AgentModel(busy_for=react)} if react else {}, zone=zone,

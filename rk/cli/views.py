@@ -14,7 +14,6 @@ import typer
 
 from rk import logfile
 from rk.core import bounds
-from rk.core.cronexpr import zone_for
 from rk.core.durations import format_go
 from rk.core.entry import Deliver, Entry, IfAbsent, Schedule, ScheduleKind, TargetKind
 from rk.core.log import LogView
@@ -191,15 +190,14 @@ def cmd_next(
 ) -> None:
     """The next fire times in local time and UTC (backoff: if the target stays quiet)."""
     env = environment(ctx, server, as_json)
+    from rk.core.due import cron_zone
     from rk.core.schedule import upcoming
 
     if not 1 <= n <= bounds.MAX_FIRES:
         raise usage(f"-n must be between 1 and {bounds.MAX_FIRES}")
     entries, view, now = load_for_listing(env)
     entry = find(entries, entry_id)
-    zone = env.zone()
-    if entry.schedule.kind == ScheduleKind.CRON and entry.schedule.tz:
-        zone = zone_for(entry.schedule.tz)
+    zone = cron_zone(entry, env.zone())  # a cron entry's times are shown in its own zone
     target = _target_fact(env, entry) if entry.schedule.kind == ScheduleKind.BACKOFF else None
     plan = upcoming(entry, view, now, n + 1, zone=env.zone(), target=target)
     fires = []
