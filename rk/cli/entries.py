@@ -202,6 +202,7 @@ def cmd_edit(
                     "or --any-program/--agents-only")
     files = env.files()
     now = env.now()
+
     def edited(old: Entry) -> Entry:
         new = old
         if schedule is not None:
