@@ -16,6 +16,7 @@ SOURCES := pyproject.toml $(shell find rk -name "*.py")
 $(STAMP): $(SOURCES)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	rm -rf build  # setuptools would put modules since moved or deleted back into the wheel
 	$(BIN)/python -m pip install --quiet '.[test]'
 	touch $(STAMP)
 

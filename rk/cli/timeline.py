@@ -14,16 +14,18 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 
 from rk.core.durations import DurationError, format_duration, parse_duration
+from rk.core.facts import LIMITED
+from rk.core.log import Status, status_of
 from rk.core.simulate import DIALOG, DRAFT, GONE, SHELL, UNKNOWN, Simulation, StateChange
 
-STATES = ("active", "waiting", "idle", "limited", DRAFT, DIALOG, SHELL, UNKNOWN, GONE)
+STATES = ("active", "waiting", "idle", LIMITED, DRAFT, DIALOG, SHELL, UNKNOWN, GONE)
 
 #: state → (glyph, style) for the strip
 STATE_GLYPH = {
     "idle": ("▁", "green"),
     "active": ("█", "yellow"),
     "waiting": ("▆", "red"),
-    "limited": ("L", "magenta"),
+    LIMITED: ("L", "magenta"),
     DRAFT: ("d", "cyan"),
     DIALOG: ("?", "red"),
     SHELL: ("$", "dim"),
@@ -33,16 +35,16 @@ STATE_GLYPH = {
 
 #: outcome status → (glyph, style, rank); a column shows its highest-ranked event
 EVENT_GLYPH = {
-    "delivered": ("▲", "bold green", 5),
-    "skipped-busy": ("s", "yellow", 4),
-    "skipped-limited": ("l", "magenta", 4),
-    "held-expired": ("x", "red", 4),
-    "missed": ("m", "magenta", 4),
-    "rate-capped": ("c", "red", 4),
-    "skipped-absent": ("a", "red", 4),
-    "notified-absent": ("n", "red", 4),
-    "respawned": ("r", "cyan", 4),
-    "failed": ("!", "bold red", 6),
+    Status.DELIVERED: ("▲", "bold green", 5),
+    Status.SKIPPED_BUSY: ("s", "yellow", 4),
+    Status.SKIPPED_LIMITED: ("l", "magenta", 4),
+    Status.HELD_EXPIRED: ("x", "red", 4),
+    Status.MISSED: ("m", "magenta", 4),
+    Status.RATE_CAPPED: ("c", "red", 4),
+    Status.SKIPPED_ABSENT: ("a", "red", 4),
+    Status.NOTIFIED_ABSENT: ("n", "red", 4),
+    Status.RESPAWNED: ("r", "cyan", 4),
+    Status.FAILED: ("!", "bold red", 6),
     "hold": ("h", "blue", 2),
 }
 
@@ -96,7 +98,7 @@ def columns(sim: Simulation, pane: str, start: int, end: int, width: int) -> tup
         best, rank = "", 0
         for ev in sim.events:
             if lo <= ev.at < hi and ev.kind in ("line", "hold"):
-                key = "hold" if ev.kind == "hold" else ev.outcome.split(":")[0].split(" ")[0]
+                key = "hold" if ev.kind == "hold" else status_of(ev.outcome)
                 r = EVENT_GLYPH.get(key, ("?", "", 1))[2]
                 if r > rank:
                     best, rank = key, r
@@ -175,7 +177,7 @@ def summarize(sim: Simulation) -> str:
         if ev.kind == "hold":
             holds += 1
         elif ev.kind == "line":
-            key = ev.outcome.split(":")[0].split(" ")[0]
+            key = status_of(ev.outcome)
             counts[key] = counts.get(key, 0) + 1
     parts = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
     return f"{sum(counts.values())} log lines ({parts or 'none'}), {holds} holds"

@@ -1,0 +1,103 @@
+"""`rk agent …`: state, setup, hook.
+
+`rk agent hook` is declared here for --help and completion only: the real
+entry point is dispatched by `rk/__main__.py` before typer is imported (the
+hook runs on every agent event and must start in milliseconds).
+Errors are one line on stderr; exit codes 0 ok, 1 operational, 2 usage.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Annotated, Optional
+
+import typer
+
+from rk.core.bounds import MAX_PID
+from rk.core.environ import is_pane_id
+from rk.core.facts import LIMITED
+from rk.cli.environment import CliError, ErrorCode, ExitStatus, environment
+
+
+def _error(command: str, message: str, status: ExitStatus) -> CliError:
+    code = ErrorCode.USAGE if status == ExitStatus.USAGE else ErrorCode.OPERATIONAL
+    return CliError(f"agent {command}: {message}", status, code)
+
+
+def cmd_state(
+    ctx: typer.Context,
+    state: Annotated[str, typer.Argument(metavar="active|waiting|idle|limited", help="The state to record.")],
+    pane: Annotated[Optional[str], typer.Option("--pane", "-t", metavar="%N",
+                                                help="Pane id on the current server (default: $TMUX_PANE).")] = None,
+    pid: Annotated[Optional[int], typer.Option("--pid", metavar="PID",
+                                               help="Record this agent pid with the state (liveness check).")] = None,
+    until: Annotated[Optional[str], typer.Option("--until", metavar="TIME",
+                                                 help="With limited: when the limit resets (ISO-8601 or unix seconds).")] = None,
+) -> None:
+    """Write @rk_pane_agent_state on the current pane (or --pane) and nudge the ticker.
+
+    Example: rk agent state limited --until 2026-12-01T15:00:00+01:00 --pane %3
+    """
+    env = environment(ctx)
+    from rk.agent import hook
+
+    if state not in hook.STATES:
+        raise _error("state", f"unknown state {state!r} (use active, waiting, idle or limited)", ExitStatus.USAGE)
+    reset = 0
+    if until is not None:
+        if state != LIMITED:
+            raise _error("state", f"--until only goes with the state {LIMITED}", ExitStatus.USAGE)
+        from rk.clock import ClockError, parse_instant
+
+        try:
+            reset = parse_instant(until)
+        except ClockError as exc:
+            raise _error("state", f"--until: {exc}", ExitStatus.USAGE) from None
+    if pane is not None and not is_pane_id(pane):
+        raise _error("state", f"bad pane {pane!r}: use a pane id like %3", ExitStatus.USAGE)
+    if pid is not None and not 0 < pid <= MAX_PID:
+        raise _error("state", f"bad pid {pid}: a process id is between 1 and {MAX_PID}", ExitStatus.USAGE)
+    socket = None
+    if env.server_flag:  # a global -L names the server (then --pane says which pane)
+        from rk.tmux import socket_dir
+
+        socket = str(socket_dir(env.environ) / env.server)
+        if pane is None:
+            raise _error("state", "with -L, pass --pane %N (the pane on that server)", ExitStatus.USAGE)
+    ok, message = hook.set_state(state, pane, pid=pid or 0, socket=socket, until=reset)
+    if not ok:
+        raise _error("state", message, ExitStatus.ERROR)
+    env.out(message)
+
+
+def cmd_setup(
+    agents: Annotated[Optional[list[str]], typer.Argument(
+        metavar="[claude|codex|gemini|opencode]...",
+        help="Agent CLIs to configure (default: those on PATH; all four for --uninstall).")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the diff; write nothing.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Write without asking.")] = False,
+    uninstall: Annotated[bool, typer.Option("--uninstall", help="Remove rk's hooks (only those).")] = False,
+) -> None:
+    """Install (or remove) the hooks that report agent state to rk."""
+    from rk.agent.setup import run_setup
+
+    errors = io.StringIO()
+    code = run_setup(agents or (), dry_run=dry_run, yes=yes, uninstall=uninstall, stderr=errors)
+    if code:
+        message = errors.getvalue().strip().removeprefix("rk agent setup: ") or "failed"
+        raise _error("setup", message, ExitStatus(code))
+
+
+#: The hook parses its own arguments: typer passes them through untouched.
+HOOK_CONTEXT = {"allow_extra_args": True, "ignore_unknown_options": True}
+
+
+def cmd_hook(
+    ctx: typer.Context,
+    token: Annotated[str, typer.Argument(metavar="active|waiting|idle|stamp")],
+    agent: Annotated[str, typer.Option("--agent", help="The agent CLI: claude, codex, gemini, opencode…")] = "",
+) -> None:
+    """The hook agents run on every event (installed by `rk agent setup`). Always exits 0."""
+    from rk.agent.hook import main as hook_main
+
+    hook_main(["--agent", agent, token, *ctx.args] if agent else [token, *ctx.args])

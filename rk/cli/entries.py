@@ -1,0 +1,313 @@
+"""`rk cron add | edit | rm | mute | pin`: the commands that change the entries file."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Annotated, Optional
+
+import typer
+
+from rk import logfile
+from rk.core.entry import (
+    CreatedBy,
+    Deliver,
+    Entry,
+    EntryError,
+    IfAbsent,
+    WakeOnly,
+    Target,
+    TargetKind,
+    WakeOn,
+    check_respawn_intent,
+)
+from rk.core.edits import muted, rescheduled_line, unmuted, with_if_absent
+from rk.entryfile import EntryDocument, EntryFileError, EntryNotFound
+from rk.tmux import TmuxError
+from rk.cli.environment import CliError, Environment, environment, not_found, rfc3339, usage
+from rk.cli.flags import WAKE_OFF, choice, duration, schedule_from_flags, target_from_flags, wake_from_flags
+from rk.cli.options import (
+    AnyProgramOpt,
+    BackoffOpt,
+    CatchUpOpt,
+    CronOpt,
+    DeliverOpt,
+    EveryOpt,
+    IdArg,
+    IdleEveryOpt,
+    IfAbsentOpt,
+    JsonOpt,
+    MaxOpt,
+    MinOpt,
+    NameOpt,
+    RespawnOpt,
+    ServerOpt,
+    TzOpt,
+    WakeDebounceOpt,
+    WakeOnOpt,
+    WakeScopeOpt,
+)
+from rk.cli.store import editing, get, stored
+
+
+def cmd_add(
+    ctx: typer.Context,
+    prompt: Annotated[str, typer.Argument(help="The text typed into the agent and submitted (never executed).")],
+    every: EveryOpt = None,
+    idle_every: IdleEveryOpt = None,
+    backoff: BackoffOpt = False,
+    lo: MinOpt = None,
+    hi: MaxOpt = None,
+    cron: CronOpt = None,
+    catch_up: CatchUpOpt = None,
+    tz: TzOpt = None,
+    name: NameOpt = None,
+    deliver: DeliverOpt = None,
+    if_absent: IfAbsentOpt = None,
+    respawn: RespawnOpt = None,
+    pinned: Annotated[bool, typer.Option("--pinned", help="Never expire as an orphan.")] = False,
+    any_program: AnyProgramOpt = False,
+    role: Annotated[Optional[str], typer.Option("--role", help="Target the window carrying this role.")] = None,
+    session: Annotated[Optional[str], typer.Option("--session", help="Target the pane carrying this agent session.")] = None,
+    pane: Annotated[Optional[str], typer.Option("--pane", help="Target this pane id (%N).")] = None,
+    wake_on: WakeOnOpt = None,
+    wake_scope: WakeScopeOpt = None,
+    wake_debounce: WakeDebounceOpt = None,
+    as_json: JsonOpt = False,
+    server: ServerOpt = None,
+) -> None:
+    """Add an entry. Output: `<id> <name> [<schedule> -> <target>]`."""
+    env = environment(ctx, server, as_json)
+    if not prompt.strip():
+        raise usage("the prompt must not be empty")
+    wake = wake_from_flags(wake_on, wake_scope, wake_debounce, allow_off=False)
+    schedule = schedule_from_flags(every, idle_every, backoff, lo, hi, cron, catch_up, tz, required=wake is None,
+                                   note=env.notice, poll=env.settings().tick_interval)
+    schedule = schedule or WakeOnly()  # fires on its wake event only
+    deliver = choice("--deliver", deliver, Deliver) or Deliver.IMMEDIATE  # the defaults are written, as the original does
+    if_absent = choice("--if-absent", if_absent, IfAbsent) or IfAbsent.SKIP
+    target = target_from_flags(role, session, pane)
+    argv = tuple(respawn or ())
+    if argv and if_absent != IfAbsent.RESPAWN:
+        raise usage("--respawn only applies with --if-absent respawn")
+    if argv and not argv[0]:
+        raise usage("--respawn: the first element (the program) must not be empty")
+    caller = env.caller_pane()
+    files = env.files()
+    now = env.now()
+    session_ref = ""
+    if target is None:
+        if not caller:
+            raise usage("not inside a tmux pane: pass --role, --pane, or --session")
+        target, session_ref = _default_target(env, caller)
+    elif caller:
+        try:
+            session_ref = env.caller_server().display(caller, "#{@rk_pane_agent_session}").strip()
+        except TmuxError:
+            session_ref = ""
+    if if_absent == IfAbsent.RESPAWN and not argv and target.kind != TargetKind.SESSION:
+        raise usage("--if-absent respawn needs --respawn on role and pane targets (only session targets have a default)")
+    entry = Entry(
+        id="new",
+        name=name if name is not None else prompt[:40],
+        schedule=schedule,
+        target=target,
+        payload=prompt,
+        deliver=deliver,
+        if_absent=if_absent,
+        respawn=argv,
+        wake_on=wake if isinstance(wake, WakeOn) else None,
+        pinned=pinned,
+        any_program=any_program,
+        created_by=CreatedBy(at=now, session=session_ref, pane=caller),
+    )
+    try:
+        check_respawn_intent(entry)
+    except EntryError as exc:
+        raise usage(str(exc)) from None
+    settings = env.settings()
+    try:  # a corrupt or full file is refused before anything is created
+        EntryDocument.read(files.entries).check_room(settings.max_entries)
+    except EntryFileError as exc:
+        raise CliError(str(exc)) from None
+    with editing(env, files) as doc:
+        entry = doc.add(entry, settings.max_entries)
+        try:
+            entry = doc.get(entry.id)  # validates the stored form (e.g. a cron expression that never matches)
+        except EntryError as exc:
+            raise CliError(str(exc)) from None
+    env.result(_receipt(entry), f"{entry.id} {entry.name} [{entry.schedule.summary} -> {entry.target.summary}]")
+
+
+def _default_target(env: Environment, pane: str) -> tuple[Target, str]:
+    """role of the caller's window → its agent session → its pane. Returns (target, session ref)."""
+    server = env.caller_server()
+    role = session = ""
+    try:
+        role = server.display(pane, "#{@rk_win_role}").strip()
+    except TmuxError as exc:
+        env.err(f"rk: note: could not read the window role ({exc}); trying the agent session")
+    try:
+        session = server.display(pane, "#{@rk_pane_agent_session}").strip()
+    except TmuxError as exc:
+        env.err(f"rk: note: could not read the agent session ({exc}); targeting the pane")
+    if role and not any(c.isspace() for c in role):
+        return Target(TargetKind.ROLE, role), session
+    if session and not any(c.isspace() for c in session):
+        return Target(TargetKind.SESSION, session), session
+    return Target(TargetKind.PANE, pane), session
+
+
+def _receipt(entry: Entry) -> dict:
+    return {"id": entry.id, "name": entry.name, "schedule": entry.schedule.summary, "target": entry.target.summary}
+
+
+def cmd_edit(
+    ctx: typer.Context,
+    entry_id: IdArg,
+    every: EveryOpt = None,
+    idle_every: IdleEveryOpt = None,
+    backoff: BackoffOpt = False,
+    lo: MinOpt = None,
+    hi: MaxOpt = None,
+    cron: CronOpt = None,
+    catch_up: CatchUpOpt = None,
+    tz: TzOpt = None,
+    name: NameOpt = None,
+    deliver: DeliverOpt = None,
+    if_absent: IfAbsentOpt = None,
+    respawn: RespawnOpt = None,
+    wake_on: WakeOnOpt = None,
+    wake_scope: WakeScopeOpt = None,
+    wake_debounce: WakeDebounceOpt = None,
+    any_program: Annotated[
+        Optional[bool],
+        typer.Option("--any-program/--agents-only", help="Allow typing into a program that is not a known agent, or not."),
+    ] = None,
+    as_json: JsonOpt = False,
+    server: ServerOpt = None,
+) -> None:
+    """Change fields of an entry in place, keeping its id and history.
+
+    A schedule or deliver change logs `rescheduled`, which restarts anchors
+    and the backoff climb. Target and creator cannot change (rm + add).
+    """
+    env = environment(ctx, server, as_json)
+    schedule = schedule_from_flags(every, idle_every, backoff, lo, hi, cron, catch_up, tz, required=False, note=env.notice,
+                                   poll=env.settings().tick_interval)
+    deliver = choice("--deliver", deliver, Deliver)
+    if_absent = choice("--if-absent", if_absent, IfAbsent)
+    wake = wake_from_flags(wake_on, wake_scope, wake_debounce, allow_off=True)
+    if all(v is None for v in (schedule, deliver, name, if_absent, respawn, wake, any_program)):
+        raise usage("nothing to edit — pass a schedule flag, --deliver, --name, --if-absent, --respawn, --wake-on, "
+                    "or --any-program/--agents-only")
+    files = env.files()
+    now = env.now()
+
+    def edited(old: Entry) -> Entry:
+        new = old
+        if schedule is not None:
+            new = replace(new, schedule=schedule)
+        if deliver is not None:
+            new = replace(new, deliver=deliver)
+        if name is not None:
+            new = replace(new, name=name)
+        if if_absent is not None:
+            new = with_if_absent(new, if_absent)
+        if respawn is not None:
+            argv = tuple(respawn)
+            if not argv[0]:
+                raise usage("--respawn: the first element (the program) must not be empty")
+            if new.if_absent != IfAbsent.RESPAWN:
+                raise usage("--respawn only applies with --if-absent respawn")
+            new = replace(new, respawn=argv)
+        if wake == WAKE_OFF:
+            new = replace(new, wake_on=None)
+        elif isinstance(wake, WakeOn):
+            new = replace(new, wake_on=wake)
+        if any_program is not None:
+            new = replace(new, any_program=any_program)
+        try:
+            check_respawn_intent(new)
+        except EntryError as exc:
+            raise usage(str(exc)) from None
+        return new
+
+    edited(stored(files, entry_id))  # usage errors and unknown ids before any file is touched
+    with editing(env, files) as doc:
+        old = get(doc, entry_id)
+        new = edited(old)
+        doc.replace(new)
+        try:
+            new = doc.get(entry_id)
+        except EntryError as exc:
+            raise CliError(f"validation error: {exc}") from None
+    line = rescheduled_line(old, new, now)
+    if line is not None:
+        try:
+            logfile.append_lines(files.log, [line])
+        except OSError as exc:
+            raise CliError(f"{exc.filename or files.dir}: {exc.strerror or exc}") from None
+    env.result(_receipt(new), f"edited {new.id} {new.name} [{new.schedule.summary} -> {new.target.summary}]")
+
+
+def cmd_rm(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, server: ServerOpt = None) -> None:
+    """Remove an entry (its log lines stay)."""
+    env = environment(ctx, server, as_json)
+    files = env.files()
+    stored(files, entry_id)
+    with editing(env, files) as doc:
+        try:
+            doc.remove(entry_id)
+        except EntryNotFound:
+            raise not_found(entry_id) from None
+    env.result({"id": entry_id, "removed": True}, f"removed {entry_id}")
+
+
+def cmd_mute(
+    ctx: typer.Context,
+    entry_id: IdArg,
+    for_: Annotated[Optional[str], typer.Option("--for", help="Mute for this long (a lease that lapses by itself).")] = None,
+    off: Annotated[bool, typer.Option("--off", help="Unmute (clears the flag and any lease).")] = False,
+    as_json: JsonOpt = False,
+    server: ServerOpt = None,
+) -> None:
+    """Mute an entry: indefinitely, for a while (--for 30m), or --off."""
+    env = environment(ctx, server, as_json)
+    if for_ is not None and off:
+        raise usage("--for and --off are mutually exclusive")
+    lease = duration("--for", for_) if for_ is not None else 0
+    now = env.now()
+    files = env.files()
+    stored(files, entry_id)
+    with editing(env, files) as doc:
+        entry, result, human = _muted(get(doc, entry_id), now, lease, off, env.zone())
+        doc.replace(entry)
+    env.result(result, human)
+
+
+def _muted(entry: Entry, now: int, lease: int, off: bool, zone) -> tuple[Entry, dict, str]:
+    """The entry muted for good, for `lease` s from now, or unmuted; and the receipts."""
+    entry_id = entry.id
+    if off:
+        return unmuted(entry), {"id": entry_id, "muted": False}, f"unmuted {entry_id}"
+    entry = muted(entry, now, lease)
+    if entry.muted_until:
+        until = entry.muted_until
+        return entry, {"id": entry_id, "muted": True, "until": until}, f"muted {entry_id} until {rfc3339(until, zone)}"
+    return entry, {"id": entry_id, "muted": True}, f"muted {entry_id}"
+
+
+def cmd_pin(
+    ctx: typer.Context,
+    entry_id: IdArg,
+    off: Annotated[bool, typer.Option("--off", help="Unpin.")] = False,
+    as_json: JsonOpt = False,
+    server: ServerOpt = None,
+) -> None:
+    """Pin an entry so it never expires as an orphan (or --off)."""
+    env = environment(ctx, server, as_json)
+    files = env.files()
+    stored(files, entry_id)
+    with editing(env, files) as doc:
+        doc.replace(replace(get(doc, entry_id), pinned=not off))
+    env.result({"id": entry_id, "pinned": not off}, f"{'unpinned' if off else 'pinned'} {entry_id}")

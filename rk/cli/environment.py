@@ -1,0 +1,156 @@
+"""What every command shares: the outside world (`Environment`), the failures it
+reports (`CliError` and its exit status), and the output helpers.
+
+`rk.cli.root.main` builds one `Environment` per invocation and hands it to the
+commands as the click context's `obj`; nothing here is module-level state.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from enum import IntEnum, StrEnum
+from pathlib import Path
+from typing import TextIO
+
+import typer
+
+from rk import clock
+from rk.config import ConfigError, ServerFiles, check_slug, load_settings, state_dir
+from rk.core.environ import is_pane_id
+from rk.tmux import Server, socket_from_tmux_env
+
+
+class ExitStatus(IntEnum):
+    OK = 0
+    ERROR = 1  #: operational
+    USAGE = 2
+    NOT_RUNNING = 3  #: `ticker status` with no ticker (systemctl's convention)
+
+
+class ErrorCode(StrEnum):
+    """The `code` of a JSON error envelope."""
+
+    USAGE = "usage"
+    NOT_FOUND = "not-found"
+    OPERATIONAL = "operational"
+
+
+class CliError(Exception):
+    """A user-facing failure: one line, an exit status, a JSON error code."""
+
+    def __init__(self, message: str, status: ExitStatus = ExitStatus.ERROR, code: str = ErrorCode.OPERATIONAL) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.code = code
+
+
+def usage(message: str) -> CliError:
+    return CliError(message, ExitStatus.USAGE, ErrorCode.USAGE)
+
+
+def not_found(entry_id: str) -> CliError:
+    return CliError(f"no entry {entry_id}", ExitStatus.ERROR, ErrorCode.NOT_FOUND)
+
+
+@dataclass
+class Environment:
+    """Everything the commands read from the outside world; tests replace it."""
+
+    environ: dict
+    stdout: TextIO
+    stderr: TextIO
+    server_flag: str = ""  #: -L as given ("" = not given)
+    json: bool = False
+
+    @property
+    def server(self) -> str:
+        """-L, else the socket name of $TMUX, else `default` (validated)."""
+        name = self.server_flag or Path(socket_from_tmux_env(self.environ.get("TMUX", ""))).name or "default"
+        try:
+            return check_slug(name)
+        except ConfigError as exc:
+            raise usage(str(exc)) from None
+
+    def now(self) -> int:
+        try:
+            return clock.now(self.environ)
+        except clock.ClockError as exc:
+            raise usage(str(exc)) from None
+
+    def state_dir(self) -> Path:
+        return state_dir(self.environ)
+
+    def files(self) -> ServerFiles:
+        return ServerFiles(self.state_dir(), self.server)
+
+    def settings(self):
+        try:
+            return load_settings(self.environ)
+        except ConfigError as exc:
+            raise CliError(str(exc)) from None
+
+    def zone(self):
+        return clock.local_zone(self.environ)
+
+    def caller_pane(self) -> str:
+        """$TMUX_PANE ("" outside tmux)."""
+        pane = self.environ.get("TMUX_PANE", "")
+        if pane and not is_pane_id(pane):
+            raise usage(f"malformed $TMUX_PANE {pane!r}")
+        return pane
+
+    def caller_server(self) -> Server:
+        """The server of $TMUX, else the -L/default one."""
+        socket_path = socket_from_tmux_env(self.environ.get("TMUX", ""))
+        if socket_path:
+            return Server(socket_path=socket_path, env=self.environ)
+        return Server(name=self.server, env=self.environ)
+
+    def out(self, text: str = "") -> None:
+        print(text, file=self.stdout)
+
+    def err(self, text: str) -> None:
+        print(text, file=self.stderr)
+
+    def notice(self, text: str) -> None:
+        """`rk: <text>` on stderr for humans; nothing with --json."""
+        if not self.json:
+            self.err(f"rk: {text}")
+
+    def result(self, result, human: list[str] | str | None = None) -> None:
+        """Print the JSON envelope, or the human lines."""
+        if self.json:
+            self.out(json.dumps({"ok": True, "result": result}, ensure_ascii=False))
+        elif human is not None:
+            for line in [human] if isinstance(human, str) else human:
+                self.out(line)
+
+    def fail(self, exc: CliError) -> int:
+        """Report a failure (one line, or the JSON error envelope); its exit status."""
+        message = " ".join(exc.message.split()) if exc.message else "error"
+        if self.json:
+            self.out(json.dumps({"ok": False, "error": {"code": exc.code, "message": message}}, ensure_ascii=False))
+        else:
+            self.err(f"rk: {message}")
+        return int(exc.status)
+
+
+def environment(ctx: typer.Context, server: str | None = None, as_json: bool | None = None) -> Environment:
+    """The Environment `main` built (carried as the context's obj), with this
+    level's -L and the command's --json applied."""
+    env = ctx.obj
+    if not isinstance(env, Environment):
+        raise RuntimeError("rk commands run through rk.cli.main, which supplies the Environment")
+    if as_json is not None:
+        env.json = as_json
+    if server:
+        env.server_flag = server
+        env.server  # validates the slug now: a bad -L is a usage error for every command
+    return env
+
+
+def rfc3339(ts: int, zone) -> str:
+    return datetime.fromtimestamp(ts, zone).isoformat(timespec="seconds")

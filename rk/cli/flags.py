@@ -1,0 +1,163 @@
+"""Flags → values: schedules, targets, wake_on, durations and choices.
+
+Every refusal is a usage error naming the flag, raised before any file is
+touched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import StrEnum
+from typing import TypeVar
+
+from rk.core.cronexpr import CronError, CronExpr, zone_for
+from rk.core.durations import DurationError, parse_duration
+from rk.core.ladder import POLL
+from rk.core.entry import (
+    CATCH_UP_ONCE,
+    WAKE_SCOPE,
+    Backoff,
+    Cron,
+    Every,
+    Schedule,
+    Target,
+    TargetKind,
+    WakeEvent,
+    WakeOn,
+)
+from rk.core.environ import is_pane_id
+from rk.cli.environment import usage
+
+E = TypeVar("E", bound=StrEnum)
+
+#: `wake_from_flags` for `--wake-on none|off` (edit: remove the wake_on).
+WAKE_OFF = "off"
+_WAKE_OFF_WORDS = ("none", WAKE_OFF)
+
+_SCHEDULE_FLAGS = "--every, --idle-every, --backoff, or --cron"
+
+
+def duration(flag: str, value: str, allow_zero: bool = False) -> int:
+    try:
+        seconds = parse_duration(value)
+    except DurationError as exc:
+        raise usage(f"{flag}: {exc}") from None
+    if seconds < 0 or (seconds == 0 and not allow_zero):
+        raise usage(f"{flag} must be positive")
+    return seconds
+
+
+def schedule_from_flags(
+    every: str | None,
+    idle_every: str | None,
+    backoff: bool,
+    lo: str | None,
+    hi: str | None,
+    cron: str | None,
+    catch_up: str | None,
+    tz: str | None,
+    *,
+    required: bool,
+    note: Callable[[str], None],
+    poll: int = POLL,
+) -> Schedule | None:
+    """The schedule the flags name (None: none given and none `required`); `note` gets
+    the remarks for humans (a backoff step shorter than the ticker's `poll`)."""
+    chosen = [name for name, on in (("--every", every), ("--idle-every", idle_every), ("--backoff", backoff), ("--cron", cron)) if on]
+    if (lo or hi) and not backoff:
+        raise usage("--min/--max only apply with --backoff")
+    if catch_up is not None and cron is None:
+        raise usage("--catch-up only applies with --cron")
+    if tz is not None and cron is None:
+        raise usage("--tz only applies with --cron")
+    if len(chosen) > 1:
+        raise usage(f"exactly one schedule flag is required: {_SCHEDULE_FLAGS}")
+    if not chosen:
+        if required:
+            raise usage(f"exactly one schedule flag is required: {_SCHEDULE_FLAGS} (or --wake-on alone)")
+        return None
+    if every:
+        return Every(interval=duration("--every", every))
+    if idle_every:
+        d = duration("--idle-every", idle_every)
+        _note_short_rung(d, poll, note)
+        return Backoff(min=d, max=d)
+    if backoff:
+        mn = duration("--min", lo) if lo else 60
+        mx = duration("--max", hi) if hi else 1800
+        if mx < mn:
+            raise usage("--max must be ≥ --min")
+        _note_short_rung(mn, poll, note)
+        return Backoff(min=mn, max=mx)
+    expr = (cron or "").strip()
+    if len(expr.split()) != 5:
+        raise usage(f"--cron needs exactly 5 fields (minute hour day-of-month month day-of-week), got {len(expr.split())}")
+    try:
+        CronExpr.parse(expr)
+    except CronError as exc:
+        raise usage(f"--cron: {exc}") from None
+    if catch_up is not None and catch_up != CATCH_UP_ONCE:
+        raise usage(f"--catch-up only accepts '{CATCH_UP_ONCE}'")
+    if tz:
+        try:
+            zone_for(tz)
+        except CronError as exc:
+            raise usage(str(exc)) from None
+    return Cron(expr=" ".join(expr.split()), catch_up=catch_up or "", tz=tz or "")
+
+
+def _note_short_rung(seconds: int, poll: int, note: Callable[[str], None]) -> None:
+    if seconds < poll:
+        note(f"note: a backoff step under {poll}s cannot be observed by the poll; it counts as {poll}s")
+
+
+def choice(flag: str, value: str | None, allowed: type[E]) -> E | None:
+    """The member of enum `allowed` that `value` names (None when not given)."""
+    if value is None:
+        return None
+    try:
+        return allowed(value)
+    except ValueError:
+        raise usage(f"{flag} must be one of {', '.join(str(v) for v in allowed)}") from None
+
+
+def no_space(flag: str, value: str) -> str:
+    if not value or any(c.isspace() for c in value):
+        raise usage(f"{flag} must be non-empty without whitespace")
+    return value
+
+
+def target_from_flags(role: str | None, session: str | None, pane: str | None) -> Target | None:
+    given = [(n, v) for n, v in (("--role", role), ("--session", session), ("--pane", pane)) if v is not None]
+    if len(given) > 1:
+        raise usage(f"{given[0][0]} and {given[1][0]} are mutually exclusive")
+    if not given:
+        return None
+    name, value = given[0]
+    if name == "--role":
+        return Target(TargetKind.ROLE, no_space("--role", value))
+    if name == "--session":
+        return Target(TargetKind.SESSION, no_space("--session", value))
+    if not is_pane_id(value):
+        raise usage("--pane must be a tmux pane id like %3")
+    return Target(TargetKind.PANE, value)
+
+
+def wake_from_flags(wake_on: str | None, scope: str | None, debounce: str | None, allow_off: bool) -> WakeOn | None | str:
+    """WakeOn, None (not given), or WAKE_OFF (remove; edit only)."""
+    if wake_on is None:
+        if scope is not None or debounce is not None:
+            raise usage("--wake-scope/--wake-debounce only apply with --wake-on")
+        return None
+    if wake_on in _WAKE_OFF_WORDS:
+        if not allow_off:
+            raise usage("--wake-on none/off only applies to edit")
+        if scope is not None or debounce is not None:
+            raise usage("--wake-on none cannot take --wake-scope/--wake-debounce")
+        return WAKE_OFF
+    if wake_on not in WakeEvent.__members__.values():
+        raise usage(f"--wake-on must be one of {', '.join(WakeEvent)}")
+    if scope is not None and scope != WAKE_SCOPE:
+        raise usage(f"--wake-scope must be {WAKE_SCOPE}")
+    secs = duration("--wake-debounce", debounce, allow_zero=True) if debounce is not None else 60
+    return WakeOn(event=wake_on, scope=WAKE_SCOPE, debounce=secs)

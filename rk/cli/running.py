@@ -1,0 +1,142 @@
+"""`rk cron run | tick | ticker`: the commands that deliver, through the tick's runtime."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Optional
+
+import typer
+
+from rk import logfile
+from rk.config import ConfigError, check_private_dir
+from rk.core import bounds
+from rk.entryfile import busy
+from rk.cli.environment import CliError, Environment, ExitStatus, environment, not_found, rfc3339, usage
+from rk.cli.options import IdArg, JsonOpt, ServerOpt
+from rk.cli.store import stored, waiting_note
+
+
+def _runtime(env: Environment):
+    from rk.tick import Runtime
+
+    env.now()  # an unreadable RK_NOW is a usage error, before anything runs
+    try:
+        runtime = Runtime.from_environ(env.environ)
+        if runtime.state_dir.exists():
+            check_private_dir(runtime.state_dir)  # entries planted in a shared directory are never delivered
+        return runtime
+    except ConfigError as exc:
+        raise CliError(str(exc)) from None
+
+
+def cmd_run(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, server: ServerOpt = None) -> None:
+    """Fire an entry now through its deliver policy (logged with reason `manual`)."""
+    env = environment(ctx, server, as_json)
+    from rk.lock import LockHeld, locked
+    from rk.manual import run_now
+
+    runtime = _runtime(env)
+    files = env.files()
+    stored(files, entry_id)  # a corrupt file or an unknown id, before the lock
+    try:
+        with locked(files.lock, retry_every=0.05, retry_for=env.settings().lock_wait,
+                    on_wait=waiting_note(env, files)):
+            report = run_now(runtime, files, entry_id)
+    except LockHeld as exc:
+        raise CliError(busy(files.slug, exc)) from None
+    except KeyError:
+        raise not_found(entry_id) from None
+    env.result(report.to_dict(), report.human)
+    if report.failed:
+        raise typer.Exit(ExitStatus.ERROR)
+
+
+def cmd_tick(
+    ctx: typer.Context,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Evaluate and print decisions; deliver and write nothing.")] = False,
+    as_json: JsonOpt = False,
+    server: ServerOpt = None,
+) -> None:
+    """One sweep over every live server (or -L one), exactly as a ticker iteration."""
+    env = environment(ctx, server, as_json)
+    from rk.tick import sweep
+
+    runtime = _runtime(env)
+    only = env.server if env.server_flag else None
+    result = sweep(runtime, only=only, dry_run=dry_run)
+    if all(s.held for s in result.servers) and result.servers and not env.json:
+        return  # another tick holds every lock: a quiet no-op
+    human = []
+    if dry_run:
+        for d in result.decisions:
+            human.append(f"would: {d.server} {d.entry} {d.reason} {d.pane or '-'} {d.outcome}")
+    human.append(f"tick: {result.servers_swept} servers swept, {result.fires} fires, {len(result.diagnostics)} diagnostics")
+    env.result(result.to_json(), human)
+
+
+def cmd_ticker(
+    ctx: typer.Context,
+    action: Annotated[Optional[str], typer.Argument(help="start | stop | status (none: run in the foreground)")] = None,
+    interval: Annotated[Optional[float], typer.Option("--interval", help="Seconds between polls (default 30).")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log diagnostics too.")] = False,
+    as_json: JsonOpt = False,
+    server: ServerOpt = None,
+) -> None:
+    """Run the 30-second ticker (foreground), or start/stop/status it in the background."""
+    env = environment(ctx, server, as_json)
+    from rk import ticker
+
+    if action not in (None, "start", "stop", "status"):
+        raise usage("ticker action must be start, stop or status")
+    if interval is not None:
+        try:
+            bounds.interval(interval)
+        except bounds.OutOfRange as exc:
+            raise usage(str(exc)) from None
+    runtime = _runtime(env)
+    if action is None:
+        ticker.setup_logging(runtime.state_dir, foreground=True, verbose=verbose)
+        loop = ticker.Ticker(runtime, interval)
+        loop.install_signal_handlers()
+        runtime.cache_entries = True
+        runtime.log_cache = logfile.LiveLogCache()
+        runtime.unreadable = {}
+        try:
+            loop.run()
+        except ticker.TickerError as exc:
+            raise CliError(str(exc)) from None
+        return
+    if action == "start":
+        already = ticker.read_pid(runtime.state_dir)
+        if already is not None and already.alive():  # a harmless no-op, so a tmux.conf line can run it every time
+            env.result({"running": True, "pid": already.pid, "started": False}, f"ticker already running (pid {already.pid})")
+            return
+        argv = [sys.executable, "-m", "rk", "cron", "ticker"]
+        if interval is not None:
+            argv += ["--interval", str(interval)]
+        if verbose:
+            argv.append("--verbose")
+        try:
+            rec = ticker.start_background(runtime, argv)
+        except ticker.TickerError as exc:
+            raise CliError(str(exc)) from None
+        env.result({"running": True, "pid": rec.pid, "started": True},
+                   f"ticker started (pid {rec.pid}); log: {runtime.state_dir / ticker.LOG_NAME}")
+        return
+    if action == "stop":
+        try:
+            stopped = ticker.stop_background(runtime.state_dir)
+        except ticker.TickerError as exc:
+            raise CliError(str(exc)) from None
+        env.result({"stopped": stopped is not None, "pid": stopped.pid if stopped else 0},
+                   f"ticker stopped (pid {stopped.pid})" if stopped else "no ticker running")
+        return
+    found = ticker.read_pid(runtime.state_dir)
+    if found is not None and found.alive():
+        env.result(
+            {"running": True, "pid": found.pid, "started_at": found.started_at},
+            f"ticker running (pid {found.pid}, since {rfc3339(found.started_at, env.zone())})",
+        )
+    else:
+        env.result({"running": False}, "ticker not running")
+        raise typer.Exit(ExitStatus.NOT_RUNNING)

@@ -1,0 +1,130 @@
+"""`rk cron simulate`: an entry replayed by `rk.core.simulate`, drawn by `rk.cli.timeline`."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+from typing import Annotated, Optional
+
+import typer
+
+from rk import clock
+from rk.core import bounds
+from rk.core.entry import CreatedBy, Cron, Deliver, Entry, Target, TargetKind, WakeOn, WakeOnly
+from rk.cli.environment import environment, usage
+from rk.cli.flags import WAKE_OFF, choice, duration, schedule_from_flags, wake_from_flags
+from rk.cli.options import (
+    BackoffOpt,
+    CatchUpOpt,
+    CronOpt,
+    DeliverOpt,
+    EveryOpt,
+    IdleEveryOpt,
+    JsonOpt,
+    MaxOpt,
+    MinOpt,
+    ServerOpt,
+    TzOpt,
+    WakeDebounceOpt,
+    WakeOnOpt,
+)
+from rk.cli.store import find, load_for_listing
+
+
+def cmd_simulate(
+    ctx: typer.Context,
+    entry_id: Annotated[Optional[str], typer.Argument(metavar="[ID]", help="An entry of the server's file (else give schedule flags).")] = None,
+    states: Annotated[str, typer.Option("--states", help='The target pane\'s script, e.g. "0 idle; 10m active; 25m idle; 40m waiting".')] = "0 idle",
+    other: Annotated[Optional[list[str]], typer.Option("--other", help="Another pane's script (%2, %3, … in order), for wake_on.")] = None,
+    for_: Annotated[str, typer.Option("--for", help="How long to replay.")] = "2h",
+    tick: Annotated[str, typer.Option("--tick", help="Poll interval.")] = "30s",
+    busy: Annotated[str, typer.Option("--busy", help="How long the target stays active after each delivery (0s: it does not react).")] = "20s",
+    start: Annotated[Optional[str], typer.Option("--start", help="Start instant (ISO-8601 or unix seconds; default now).")] = None,
+    every: EveryOpt = None,
+    idle_every: IdleEveryOpt = None,
+    backoff: BackoffOpt = False,
+    lo: MinOpt = None,
+    hi: MaxOpt = None,
+    cron: CronOpt = None,
+    catch_up: CatchUpOpt = None,
+    tz: TzOpt = None,
+    deliver: DeliverOpt = None,
+    wake_on: WakeOnOpt = None,
+    wake_debounce: WakeDebounceOpt = None,
+    width: Annotated[Optional[int], typer.Option("--width", help="Columns for the drawing (default: the terminal's).")] = None,
+    as_json: JsonOpt = False,
+    server: ServerOpt = None,
+) -> None:
+    """Replay an entry against a scripted pane-state timeline and draw fires, holds and skips.
+
+    Example: rk cron simulate --idle-every 3m --deliver when-idle --states "0 idle; 10m active; 25m idle" --for 1h
+    """
+    env = environment(ctx, server, as_json)
+    from rk.core.due import cron_zone
+    from rk.core.simulate import AgentModel, simulate
+    from rk.cli.timeline import ScriptError, parse_script, render
+
+    schedule = schedule_from_flags(every, idle_every, backoff, lo, hi, cron, catch_up, tz, required=entry_id is None,
+                                   note=env.notice)
+    deliver = choice("--deliver", deliver, Deliver)
+    wake = wake_from_flags(wake_on, None, wake_debounce, allow_off=True)
+    if width is not None and not 20 <= width <= 1000:
+        raise usage("--width must be between 20 and 1000 columns")
+    span = duration("--for", for_)
+    step = duration("--tick", tick)
+    if span // step > bounds.MAX_SIM_STEPS:
+        raise usage(f"--for {for_} at --tick {tick} is {span // step} polls; at most {bounds.MAX_SIM_STEPS}")
+    react = duration("--busy", busy, allow_zero=True)
+    if start is not None:
+        try:
+            t0 = clock.parse_instant(start)
+        except clock.ClockError as exc:
+            raise usage(f"--start: {exc}") from None
+    else:
+        t0 = env.now()
+    if entry_id is not None:
+        entries, _, _ = load_for_listing(env)
+        base = find(entries, entry_id)
+    else:
+        base = Entry(id="sim", name="simulated", schedule=schedule or WakeOnly(), target=Target(TargetKind.PANE, "%1"), payload="simulated")
+    entry = replace(base, target=Target(TargetKind.PANE, "%1"), muted=False, muted_until=0, created_by=CreatedBy(at=t0))
+    if schedule is not None:
+        entry = replace(entry, schedule=schedule)
+    if deliver is not None:
+        entry = replace(entry, deliver=deliver)
+    if wake == WAKE_OFF:
+        entry = replace(entry, wake_on=None)
+    elif isinstance(wake, WakeOn):
+        entry = replace(entry, wake_on=wake)
+    try:
+        script = parse_script(states, "%1", t0)
+        others = []
+        for i, text in enumerate(other or [], start=2):
+            script += parse_script(text, f"%{i}", t0)
+            others.append(f"%{i}")
+    except ScriptError as exc:
+        raise usage(str(exc)) from None
+    zone = cron_zone(entry.schedule, env.zone()) if isinstance(entry.schedule, Cron) else env.zone()
+    sim = simulate(
+        [entry], start=t0, end=t0 + span, tick=step, script=script,
+        agents={"%1": AgentModel(busy_for=react)} if react else {}, zone=zone,
+    )
+    if env.json:
+        env.result({
+            "entry": {"id": entry.id, "schedule": entry.schedule.summary, "deliver": entry.deliver or Deliver.IMMEDIATE,
+                      "wake_on": entry.wake_on is not None},
+            "start": t0, "end": t0 + span, "tick": step,
+            "states": [{"at": c.at, "pane": c.pane, "state": c.state} for c in script],
+            "events": [
+                {"at": e.at, "kind": e.kind, "reason": e.reason, "outcome": e.outcome, "pane": e.pane, "due_at": e.due_at, "rung": e.rung}
+                for e in sim.events
+            ],
+        })
+        return
+    from rich.console import Console
+
+    console = Console(file=env.stdout, width=width, highlight=False)
+    title = (f"{entry.id}  {entry.schedule.summary}{' +wake' if entry.wake_on else ''}  deliver {entry.deliver or Deliver.IMMEDIATE}"
+             f"  target %1{f' (answers in {react}s)' if react else ''}  over {for_} from "
+             f"{datetime.fromtimestamp(t0, zone).isoformat(timespec='minutes')}")
+    console.print(render(sim, title=title, pane="%1", others=others, start=t0, end=t0 + span, width=console.width, zone=zone))

@@ -1,0 +1,61 @@
+"""`rk role | operator`: tag the caller's tmux window, or ensure the server's operator window."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from rk.tmux import Server, TmuxError
+from rk.cli.environment import CliError, environment, usage
+from rk.cli.flags import no_space
+from rk.cli.options import JsonOpt, ServerOpt
+
+_CLEAR = "clear"
+
+
+def cmd_role(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="A role for the current window (e.g. operator), or 'clear'.")],
+    as_json: JsonOpt = False,
+    server: ServerOpt = None,
+) -> None:
+    """Tag the current tmux window with a role, which cron entries can target."""
+    env = environment(ctx, server, as_json)
+    from rk.operator import set_role
+
+    pane = env.caller_pane()
+    if not pane:
+        raise usage("not inside a tmux pane: rk role tags the current window")
+    if name != _CLEAR:
+        no_space("role", name)
+    try:
+        window = set_role(env.caller_server(), pane, None if name == _CLEAR else name)
+    except TmuxError as exc:
+        raise CliError(str(exc)) from None
+    human = f"cleared the role of window {window}" if name == _CLEAR else f"window {window} is now role:{name}"
+    env.result({"window": window, "role": "" if name == _CLEAR else name}, human)
+
+
+def cmd_operator(
+    ctx: typer.Context,
+    command: Annotated[Optional[str], typer.Option("--command", help="Agent command to run (default: settings operator_command, 'claude').")] = None,
+    as_json: JsonOpt = False,
+    server: ServerOpt = None,
+) -> None:
+    """Ensure this server has one operator window (role operator) running an agent."""
+    env = environment(ctx, server, as_json)
+    from rk.operator import ensure_operator
+
+    settings = env.settings()
+    target = Server(name=env.server, env=env.environ)
+    if not env.server_flag and env.environ.get("TMUX"):
+        target = env.caller_server()
+    if not target.is_live():
+        raise CliError(f"no tmux server {env.server} is running")
+    try:
+        created, window = ensure_operator(target, command or settings.operator_command, home=env.environ.get("HOME", "/"))
+    except (TmuxError, ValueError) as exc:
+        raise CliError(str(exc)) from None
+    human = f"operator window {window} started" if created else "Operator tab already present."
+    env.result({"created": created, "window": window}, human)
