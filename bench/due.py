@@ -39,7 +39,7 @@ import statistics
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -47,18 +47,18 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from rk.core import ladder  # noqa: E402
 from rk.config import Settings  # noqa: E402
+from rk.core import ladder  # noqa: E402
 from rk.core.due import due  # noqa: E402
-from rk.core.entry import WAKE_EVENT, CreatedBy, Entry, Backoff, Cron, Every, Target, WakeOn  # noqa: E402
+from rk.core.entry import WAKE_EVENT, Backoff, CreatedBy, Cron, Entry, Every, Target, WakeOn  # noqa: E402
 from rk.core.facts import PaneFact, resolve_all  # noqa: E402
 from rk.core.log import LogLine, LogView  # noqa: E402
-from rk.logfile import append_lines, archives, read_live, rotate_if_needed  # noqa: E402
 from rk.core.wake import Observation, fingerprint  # noqa: E402
+from rk.logfile import append_lines, archives, read_live, rotate_if_needed  # noqa: E402
 
 LOCAL = ZoneInfo("Europe/Berlin")
 NOW = int(datetime(2026, 6, 10, 9, 0, 7, tzinfo=LOCAL).timestamp())
-DST_NOW = int(datetime(2026, 3, 29, 1, 30, tzinfo=timezone.utc).timestamp())  # Berlin sprang forward at 01:00Z
+DST_NOW = int(datetime(2026, 3, 29, 1, 30, tzinfo=UTC).timestamp())  # Berlin sprang forward at 01:00Z
 CRONS = ["*/15 * * * *", "0 9 * * 1-5", "30 2 * * *", "0 */2 * * *", "5,35 * * * *", "0 0 1 * *", "*/5 9-17 * * mon-fri", "*/1 * * * *"]
 TZS = ["", "", "Europe/Berlin", "America/New_York", "Asia/Tokyo", "Australia/Sydney"]
 STATES = ["active", "waiting", "idle", "idle", ""]
@@ -190,7 +190,7 @@ class History:
     def __init__(self, seed: int, churn_per_day: float) -> None:
         self.rng = random.Random(seed)
         self.churn_per_day = churn_per_day
-        self.t = int(datetime(2025, 1, 1, tzinfo=timezone.utc).timestamp())
+        self.t = int(datetime(2025, 1, 1, tzinfo=UTC).timestamp())
         self.queue: list[tuple[int, int, str]] = []
         self.info: dict[str, dict] = {}
         self.seq = 0
@@ -316,7 +316,7 @@ def build_history(path: Path, total: int, churn_per_day: float, batch: int = 250
         "rotation_ms": statistics.median(late_rotations) * 1000 if late_rotations else 0.0,
         "archives": len(archives(path)),
         "dead_ids": history.dead_ids,
-        "days": (history.t - int(datetime(2025, 1, 1, tzinfo=timezone.utc).timestamp())) / 86400,
+        "days": (history.t - int(datetime(2025, 1, 1, tzinfo=UTC).timestamp())) / 86400,
     }
 
 

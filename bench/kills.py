@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _util import ROOT, Sandbox, wait_for  # noqa: E402
+from _util import ROOT, Sandbox, wait_for
 
 T0 = 1_800_000_000
 

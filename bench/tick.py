@@ -56,19 +56,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _util import Sandbox, met, percentile, wait_for  # noqa: E402
+from _util import Sandbox, met, percentile, wait_for
 
-from rk import clock, cursor, logfile  # noqa: E402
-from rk.config import ServerFiles, Settings  # noqa: E402
-from rk.core.cronexpr import CronExpr, zone_for  # noqa: E402
-from rk.core.due import due, next_due  # noqa: E402
-from rk.core.entry import CreatedBy, Entry, Backoff, Cron, Every, Target, WakeOn  # noqa: E402
-from rk.entryfile import EntryDocument, load_entries  # noqa: E402
-from rk.core.facts import resolve_all  # noqa: E402
-from rk.lock import release, try_lock  # noqa: E402
-from rk.core.log import LogLine, LogView  # noqa: E402
-from rk.logfile import LiveLogCache  # noqa: E402
-from rk.tick import Runtime, sweep  # noqa: E402
+from rk import clock, cursor, logfile
+from rk.config import ServerFiles, Settings
+from rk.core.cronexpr import CronExpr, zone_for
+from rk.core.due import due, next_due
+from rk.core.entry import Backoff, CreatedBy, Cron, Entry, Every, Target, WakeOn
+from rk.core.facts import resolve_all
+from rk.core.log import LogLine, LogView
+from rk.entryfile import EntryDocument, load_entries
+from rk.lock import release, try_lock
+from rk.logfile import LiveLogCache
+from rk.tick import Runtime, sweep
 
 TICK_TARGET_MS = 50.0
 WAKE_P95_TARGET_S = 2.0

@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _util import Sandbox, met, proc_stat, proc_status_kb, wait_for  # noqa: E402
+from _util import Sandbox, met, proc_stat, proc_status_kb, wait_for
 
 CPU_TARGET_PCT = 0.2
 RSS_TARGET_MB = 60.0

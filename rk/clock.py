@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping
-from datetime import timezone, tzinfo
+from datetime import UTC, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -50,7 +50,7 @@ def local_zone(environ: Mapping[str, str] | None = None) -> tzinfo:
     try:
         return ZoneInfo(Path("/etc/timezone").read_text().strip())
     except (OSError, ZoneInfoNotFoundError, ValueError):
-        return timezone.utc
+        return UTC
 
 
 def zone_name(zone: tzinfo) -> str:

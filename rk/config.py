@@ -124,10 +124,6 @@ class ServerFiles:
         return self.intents / f"{entry_id}.json"
 
 
-def server_files(slug: str, env: Mapping[str, str] | None = None) -> ServerFiles:
-    return ServerFiles(state_dir(env), check_slug(slug))
-
-
 def known_servers(directory: Path) -> list[str]:
     """Slugs that have an entry file, in filename order (cursor files excluded)."""
     try:

@@ -13,8 +13,8 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from rk.fsutil import atomic_write
 from rk.core.wake import Observation
+from rk.fsutil import atomic_write
 
 
 def parse_cursor(text: str) -> dict[str, Observation]:
@@ -28,7 +28,7 @@ def parse_cursor(text: str) -> dict[str, Observation]:
 
         try:
             data = safe_load(text)
-        except Exception:  # noqa: BLE001 - a droppable cache never breaks a tick
+        except Exception:
             return {}
     if not isinstance(data, dict) or not isinstance(data.get("entries"), dict):
         return {}

@@ -2,9 +2,8 @@
 report exactly why not.
 
 The one hard problem every tool that nudges agents in tmux reports is "text
-typed, Enter lost, prompt left in the composer" (reference
-`peers-and-user-needs.md` §0.2). The recipe here is run-kit's converged one
-(`agent-state-and-delivery.md` §3), adapted to rk:
+typed, Enter lost, prompt left in the composer". The recipe here is the one
+the Go original (run-kit) converged on, adapted to rk (specs/cron.md, "The pane"):
 
 1. a per-(server, pane) lock for the whole sequence, so two deliveries (two
    threads or two rk processes) never interleave keystrokes in one pane;
@@ -37,9 +36,9 @@ costs no process of its own.
 from __future__ import annotations
 
 import contextlib
-import json
 import errno
 import hashlib
+import json
 import os
 import re
 import secrets

@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rk.core.bounds import MAX_ENTRIES_FILE_BYTES, MAX_ENTRIES_HARD
 from rk.core.diagnostics import Diag, Diagnostic, first_line
 from rk.core.entry import Entry, EntryError, decode_entry
-from rk.core.bounds import MAX_ENTRIES_FILE_BYTES, MAX_ENTRIES_HARD
 from rk.fsutil import TooLarge, atomic_write, read_nofollow
 from rk.lock import LockHeld, holds, locked
 from rk.yamlguard import safe_load, too_deep
@@ -100,7 +100,7 @@ def decode_elements(elements: Iterable[object]) -> LoadResult:
         except EntryError as exc:
             result.diagnostics.append(Diagnostic(_raw_id(raw), Diag.ENTRY_INVALID, f"{label}: {exc}"))
             continue
-        except Exception as exc:  # noqa: BLE001 - a hand-edited file must never crash the tick
+        except Exception as exc:
             result.diagnostics.append(Diagnostic(_raw_id(raw), Diag.ENTRY_INVALID, f"{label}: {first_line(exc)}"))
             continue
         if entry.id in seen:
@@ -123,7 +123,7 @@ def parse_entries_text(text: str) -> LoadResult:
     """Tolerant parse of the file's text."""
     try:
         data = safe_load(text)
-    except Exception as exc:  # noqa: BLE001 - any parser failure means corrupt
+    except Exception as exc:
         return LoadResult(diagnostics=[Diagnostic("", Diag.ENTRY_FILE_CORRUPT, f"entry file does not parse: {first_line(exc)}")])
     if data is None:
         return LoadResult()
@@ -391,7 +391,7 @@ class EntryDocument:
                 raise EntryFileError(f"{path} is corrupt (nested too deeply); refusing to mutate")
             try:
                 doc = _rt_yaml().load(text)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 raise EntryFileError(f"{path} is corrupt ({first_line(exc)}); refusing to mutate") from None
         if doc is None:
             doc = CommentedMap()

@@ -22,8 +22,8 @@ import os
 from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 
-from rk.fsutil import atomic_write, read_nofollow
 from rk.core.log import LogLine, lines_to_keep, parse_line
+from rk.fsutil import atomic_write, read_nofollow
 
 
 def append_lines(path: Path, lines: Sequence[LogLine]) -> None:

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from rk import logfile
 from rk.config import ServerFiles
 from rk.core.due import Fire
-from rk.entryfile import load_entries
 from rk.core.facts import resolve_target
 from rk.core.log import LogLine, LogView, Outcome, Reason, Status, status_of
+from rk.entryfile import load_entries
 from rk.observe import look_around
 from rk.tick import Runtime, ServerTick, fire_outcome, forget_intent, recover_intents
 from rk.tmux import TmuxError

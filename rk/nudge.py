@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from rk.core import environ
 
 
-
 def state_dir(env: Mapping[str, str] | None = None) -> str:
     return environ.state_dir(os.environ if env is None else env)
 

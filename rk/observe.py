@@ -17,12 +17,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import tzinfo
 
-from rk.delivery import Frame
 from rk.core.entry import Entry
 from rk.core.environ import LEGACY_STATE_OPTION, SESSION_OPTION, SOURCE_OPTION, STATE_OPTION
 from rk.core.facts import PaneFact, PaneKind, reconcile, resolve_target
-from rk.core.look import Correction, correction, corrected, needs_look
+from rk.core.look import Correction, corrected, correction, needs_look
 from rk.core.screen import LAYOUTS, Screen, classify
+from rk.delivery import Frame
 from rk.process import process_info, tty_device
 from rk.tmux import Server, TmuxError
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import shlex
 import shutil
 
+from rk.core.environ import ROLE_OPTION
 from rk.tmux import Server, TmuxError
 
-from rk.core.environ import ROLE_OPTION
 OPERATOR = "operator"
 
 

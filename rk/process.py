@@ -17,7 +17,6 @@ import subprocess
 
 from rk.core.facts import ProcessInfo
 
-
 DEAD = ProcessInfo()
 
 
@@ -77,18 +76,3 @@ def tty_device(path: str) -> int:
         return os.stat(path).st_rdev
     except OSError:
         return 0
-
-
-def pid_alive(pid: int) -> bool:
-    """`kill(pid, 0)`: ESRCH means dead; EPERM means alive (someone else's process)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OSError:
-        return False
-    return True

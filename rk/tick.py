@@ -25,17 +25,17 @@ from pathlib import Path
 from rk import absent, clock, cursor, logfile
 from rk.config import ServerFiles, Settings, check_private_dir, ensure_private_dir, known_servers
 from rk.core.diagnostics import Diag, Diagnostic, first_line
+from rk.core.dispose import Act, Disposition, Seen, dispose
 from rk.core.due import Fire, due, next_due
-from rk.core.entry import Backoff, Entry, TargetKind
+from rk.core.entry import Backoff, Entry
+from rk.core.facts import PaneFact, TargetFact, resolve_all
+from rk.core.log import LogLine, LogView, Reason, Status, proves_resolution
+from rk.core.look import seen_before_typing
+from rk.core.orphan import orphaned_since, should_expire
 from rk.entryfile import EntryDocument, EntryFileError, load_entries
 from rk.fsutil import read_nofollow
-from rk.core.facts import PaneFact, TargetFact, resolve_all
 from rk.lock import release, try_lock
-from rk.core.log import LogLine, LogView, Status, Reason, proves_resolution
-from rk.core.dispose import Act, Disposition, Seen, dispose
-from rk.core.look import seen_before_typing
 from rk.observe import LookReport, look_around, pane_of_frame, read_screen
-from rk.core.orphan import should_expire
 from rk.tmux import Server, TmuxError
 
 
@@ -159,7 +159,7 @@ def sweep(runtime: Runtime, only: str | None = None, dry_run: bool = False) -> S
     for slug in slugs:
         try:
             result.servers.append(tick_server(runtime, slug, dry_run=dry_run))
-        except Exception as exc:  # noqa: BLE001 - one server's bug must not stop the others
+        except Exception as exc:
             if runtime.environ.get("RK_DEBUG"):
                 raise
             failed = ServerTick(slug)
@@ -234,9 +234,7 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
              poll=runtime.settings.tick_interval)
     out.diagnostics.extend(ev.diagnostics)
     by_id = {e.id: e for e in entries}
-    orphan_since = {
-        e.id: view.orphaned_since(e.id, e.created_by.at) for e in entries if e.target.kind in (TargetKind.SESSION, TargetKind.PANE)
-    }
+    orphan_since = {e.id: orphaned_since(e, view) for e in entries}
     writer = _Writer(files, view, out, dry_run)
 
     for entry_id in ev.clock_back:

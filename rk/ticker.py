@@ -36,10 +36,10 @@ from pathlib import Path
 
 from rk import clock, nudge
 from rk.config import ensure_private_dir
-from rk.fsutil import read_nofollow
-from rk.lock import release, try_lock
 from rk.core.diagnostics import Diag, first_line
 from rk.core.environ import NUDGE_SOCKET
+from rk.fsutil import read_nofollow
+from rk.lock import release, try_lock
 from rk.tick import Runtime, sweep
 
 LOCK_NAME = "ticker.lock"
@@ -152,7 +152,7 @@ class Ticker:
         started = self.runtime.clock()
         try:
             result = sweep(self.runtime, only=only)
-        except Exception as exc:  # noqa: BLE001 - one bad tick must not end the loop
+        except Exception as exc:
             self.errors += 1
             if self.runtime.environ.get("RK_DEBUG"):
                 log.exception("tick failed%s", f" for {only}" if only else "")

@@ -78,5 +78,5 @@ def safe_load(text: str):
         raise ValueError(f"nested more than {MAX_DEPTH} levels deep")
     try:
         return YAML(typ="safe").load(text)
-    except Exception:  # noqa: BLE001 - retried below; the second error is reported
+    except Exception:
         return YAML(typ="safe", pure=True).load(text)

@@ -19,7 +19,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from rk.tmux import Server, child_env  # noqa: E402
+from rk.tmux import Server, child_env
 
 _counter = itertools.count()
 

@@ -13,12 +13,12 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import wait_for
+
 from rk import clock, config, nudge
-from rk.core.environ import child_env
 from rk import tmux as rktmux
 from rk.agent import hook
+from rk.core.environ import child_env
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -4,7 +4,6 @@ never skips to green (`make test-agents`)."""
 from __future__ import annotations
 
 import pytest
-
 from agents import harness
 
 

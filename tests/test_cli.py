@@ -31,8 +31,6 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from ruamel.yaml import YAML
-
 from cli_helpers import (
     T0,
     Result,
@@ -47,6 +45,7 @@ from cli_helpers import (
     snapshot,
     write_private,
 )
+from ruamel.yaml import YAML
 
 # --------------------------------------------------------------------------- shared fixtures
 

@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
-from functools import lru_cache
+from datetime import UTC, datetime, timedelta
+from functools import cache
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -68,12 +68,12 @@ def _offset(t: int, zone) -> int:
     return int(datetime.fromtimestamp(t, zone).utcoffset().total_seconds())
 
 
-@lru_cache(maxsize=None)
+@cache
 def transitions(zone_name: str) -> tuple[int, ...]:
     """UTC instants (unix seconds) where the zone's offset changes, 2025–2027."""
     zone = ZoneInfo(zone_name)
-    t = int(datetime(YEARS[0], 1, 1, tzinfo=timezone.utc).timestamp())
-    end = int(datetime(YEARS[1] + 1, 1, 1, tzinfo=timezone.utc).timestamp())
+    t = int(datetime(YEARS[0], 1, 1, tzinfo=UTC).timestamp())
+    end = int(datetime(YEARS[1] + 1, 1, 1, tzinfo=UTC).timestamp())
     out = []
     prev = _offset(t, zone)
     while t < end:
@@ -92,7 +92,7 @@ def transitions(zone_name: str) -> tuple[int, ...]:
         t = nxt
     if not out:  # UTC: month ends, a leap-day neighbourhood, the new year
         out = [
-            int(datetime(y, m, d, tzinfo=timezone.utc).timestamp())
+            int(datetime(y, m, d, tzinfo=UTC).timestamp())
             for (y, m, d) in [(2025, 3, 1), (2025, 12, 31), (2026, 2, 28), (2027, 1, 1), (2027, 6, 30), (2027, 10, 31)]
         ]
     return tuple(out)
@@ -197,7 +197,7 @@ class ZoneTable:
     rows: tuple  # (u, wall, first_pass, gap wall minutes)
 
 
-@lru_cache(maxsize=None)
+@cache
 def zone_table(zone_name: str, lo: int, hi: int) -> ZoneTable:
     zone = ZoneInfo(zone_name)
     rows = []
@@ -210,8 +210,8 @@ def zone_table(zone_name: str, lo: int, hi: int) -> ZoneTable:
 
 # --------------------------------------------------------------------------- expressions
 
-MONTHS = "jan feb mar apr may jun jul aug sep oct nov dec".split()
-DAYS = "sun mon tue wed thu fri sat".split()
+MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+DAYS = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
 
 
 def _num(rng: random.Random, lo: int, hi: int, favour: list[int]) -> int:
@@ -295,7 +295,7 @@ def _expressions() -> list[str]:
     while len(out) < RANDOM_EXPRESSIONS:
         text = random_expression(rng)
         try:
-            CronSim(text, datetime(2025, 1, 1, tzinfo=timezone.utc))
+            CronSim(text, datetime(2025, 1, 1, tzinfo=UTC))
         except CronSimError:
             continue  # e.g. `0 0 30 2 *` — checked separately below
         out.append(text)
@@ -454,7 +454,7 @@ def test_both_reject_the_same_impossible_and_malformed_expressions():
     exprs += ["61 * * * *", "* 24 * * *", "* * 0 * *", "* * 32 * *", "* * * 13 *", "* * * * 8", "*/0 * * * *", "5-3 * * * *"]
     for text in exprs:
         try:
-            CronSim(text, datetime(2025, 1, 1, tzinfo=timezone.utc))
+            CronSim(text, datetime(2025, 1, 1, tzinfo=UTC))
             theirs = True
         except CronSimError:
             theirs = False
@@ -547,9 +547,9 @@ def test_equal_range_with_a_step_is_still_one_value():
     """`5-5/10` is minute 5 (the range has one value; the step skips nothing). Not
     compared with cronsim, which reads it as `5/10` (:05, :15, … :55)."""
     e = CronExpr.parse("5-5/10 * * * *")
-    start = int(datetime(2025, 3, 1, tzinfo=timezone.utc).timestamp())
+    start = int(datetime(2025, 3, 1, tzinfo=UTC).timestamp())
     got, t = [], start
     for _ in range(3):
-        t = e.next_after(t, timezone.utc)
+        t = e.next_after(t, UTC)
         got.append(t - start)
     assert got == [5 * 60, 65 * 60, 125 * 60]

@@ -28,8 +28,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import wait_for
+
 from rk import delivery
 from rk.core.log import Outcome
 from rk.delivery import DeliveryResult, Timing, deliver, needle_for, normalise, pane_lock, sanitize

@@ -8,7 +8,7 @@ import pytest
 
 from rk.core.edits import muted, rescheduled_line, unmuted, with_if_absent
 from rk.core.entry import Backoff, Cron, Deliver, Entry, Every, IfAbsent, Target, TargetKind, WakeEvent, WakeOn
-from rk.core.log import LogLine, LogView, Status, Reason
+from rk.core.log import LogLine, LogView, Reason, Status
 
 NOW = 1_800_000_000
 BASE = Entry(

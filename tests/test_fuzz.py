@@ -31,15 +31,15 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from rk.core.bounds import MAX_EPOCH
 from rk.config import ServerFiles
-from rk.cursor import parse_cursor, render_cursor
+from rk.core.bounds import MAX_EPOCH
 from rk.core.diagnostics import Diag
-from rk.core.entry import CreatedBy, Entry, Cron, Target, decode_entry
-from rk.entryfile import EntryDocument, EntryFileError, LoadResult, load_entries, parse_entries_text
+from rk.core.entry import CreatedBy, Cron, Entry, Target, decode_entry
 from rk.core.log import LogLine, parse_line
-from rk.logfile import append_lines, read_live
 from rk.core.wake import Observation
+from rk.cursor import parse_cursor, render_cursor
+from rk.entryfile import EntryDocument, EntryFileError, LoadResult, load_entries, parse_entries_text
+from rk.logfile import append_lines, read_live
 
 FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
@@ -126,7 +126,7 @@ def _yaml_text(data) -> str:
         YAML(typ="safe", pure=True).dump(data, buf)
         if YAML(typ="safe").load(buf.getvalue()) == data:
             return buf.getvalue()
-    except Exception:  # noqa: BLE001 - a tree the emitter cannot write is not our input
+    except Exception:
         pass
     return _json_yaml(data)
 

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import run_rk, wait_for
+
 from rk.logfile import read_live
 
 pytestmark = pytest.mark.tmux

@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
+from rk.core.entry import Backoff, CreatedBy, Cron, Entry, Every, Target
 from rk.core.ladder import POLL as CLOCK_SKEW
-from rk.core.entry import CreatedBy, Entry, Backoff, Cron, Every, Target
 from rk.core.log import LogLine
 from tests.cli_helpers import make_env, one_line_error, run_in, snapshot, write_private
 

@@ -12,18 +12,18 @@ source, and never types over a draft, into a dialog or into a limit.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-
 from conftest import run_rk, wait_for
+
 from rk.logfile import read_live
 
 pytestmark = pytest.mark.tmux
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "screens"
-NOW = int(datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc).timestamp())
+NOW = int(datetime(2026, 12, 1, 12, 0, tzinfo=UTC).timestamp())
 
 
 def rk(args, env, check=True, timeout=60):
@@ -134,8 +134,8 @@ def test_a_limited_agent_is_not_prompted_and_the_reset_is_learnt(env, tmux_serve
     waker = add(env, tmux_server, "continue", "--wake-on", "limit-reset", "--wake-debounce", "0s", "--pane", pane)
     screen = (FIXTURES / "claude/limit_reached.txt").read_text(encoding="utf-8")
     printed = next(line for line in screen.splitlines() if "You've hit your" in line).split("resets ")[1].split(" ")[0]
-    reset = int(datetime.strptime(f"2026-12-01 {printed}", "%Y-%m-%d %I:%M%p").replace(tzinfo=timezone.utc).timestamp())
-    stamp = datetime.fromtimestamp(reset, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    reset = int(datetime.strptime(f"2026-12-01 {printed}", "%Y-%m-%d %I:%M%p").replace(tzinfo=UTC).timestamp())
+    stamp = datetime.fromtimestamp(reset, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     assert tick(env, tmux_server, NOW) == {entry: f"skipped-limited: resets {stamp}"}
     assert option(tmux_server, pane, "@rk_pane_agent_source") == f"screen:{hit}:{reset}"
     assert tick(env, tmux_server, reset - 60) == {entry: f"skipped-limited: resets {stamp}"}  # not over: no waker

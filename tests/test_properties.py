@@ -10,18 +10,18 @@ from __future__ import annotations
 import copy
 import math
 import random
-from datetime import timezone
+from datetime import UTC
 from zoneinfo import ZoneInfo
 
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from rk.core import ladder
+from rk.core.bounds import MAX_DURATION
 from rk.core.cronexpr import CronError, CronExpr
 from rk.core.due import due
-from rk.core.bounds import MAX_DURATION
 from rk.core.durations import DurationError, format_duration, format_go, parse_duration
-from rk.core.entry import WAKE_EVENT, CreatedBy, Entry, Backoff, Cron, Every, Target, WakeOn
+from rk.core.entry import WAKE_EVENT, Backoff, CreatedBy, Cron, Entry, Every, Target, WakeOn
 from rk.core.facts import PaneFact, TargetFact, resolve_all
 from rk.core.log import LogLine, LogView
 from rk.core.simulate import AgentModel, StateChange, simulate
@@ -430,7 +430,7 @@ def due_inputs(draw):
         "targets": targets,
         "cursor": cursor,
         "now": NOW + draw(st.integers(-3600, 3600)),
-        "zone": draw(st.sampled_from([timezone.utc, ZoneInfo("Europe/Berlin"), ZoneInfo("Australia/Lord_Howe")])),
+        "zone": draw(st.sampled_from([UTC, ZoneInfo("Europe/Berlin"), ZoneInfo("Australia/Lord_Howe")])),
         "max_entries": draw(st.integers(1, 60)),
     }
 
@@ -566,8 +566,8 @@ def test_garbage_durations_raise_only_duration_error(junk):
 
 # =========================================================================== cron parser
 
-MONTHS = "jan feb mar apr may jun jul aug sep oct nov dec".split()
-DAYS = "sun mon tue wed thu fri sat".split()
+MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+DAYS = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
 FIELDS = [(0, 59, None, 0), (0, 23, None, 0), (1, 31, None, 0), (1, 12, MONTHS, 1), (0, 7, DAYS, 0)]
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from scenario_runner import load_cases, run_case
 
 CASES = load_cases()

@@ -5,14 +5,14 @@ rules of when a look happens and what it corrects."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
 
 from rk.core.facts import PaneFact, PaneKind, Source
-from rk.core.look import LIMIT_RETRY, STALE_AFTER, Correction, correction, corrected, needs_look
+from rk.core.look import LIMIT_RETRY, STALE_AFTER, Correction, corrected, correction, needs_look
 from rk.core.screen import LAYOUTS, Screen, classify
 from rk.core.screen.engine import parse_line
 from rk.core.screen.resets import reset_instant
@@ -209,7 +209,7 @@ def test_sgr_parsing_keeps_faint_under_bold_and_reads_colours():
 
 # -- reset times ----------------------------------------------------------------------------------
 
-UTC = timezone.utc
+UTC = UTC
 T = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)  # 10:00 UTC
 
 

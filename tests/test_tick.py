@@ -13,8 +13,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-
 from conftest import run_rk, wait_for
+
 from rk.core.log import LogLine
 from rk.logfile import append_lines, read_live
 

@@ -11,20 +11,18 @@ import subprocess
 import sys
 import threading
 import time
+from datetime import UTC
 from pathlib import Path
 
-import pytest
-
 from conftest import wait_for
+
 from rk import nudge
 from rk.config import Settings
 from rk.core.entry import CreatedBy, Entry, Every, Target
-from rk.core.log import LogLine, Outcome
+from rk.core.log import Outcome
 from rk.logfile import read_live
 from rk.tick import Runtime
 from rk.ticker import PID_NAME, Clocks, PidRecord, Ticker, read_pid
-
-from datetime import timezone
 
 
 class FakeDelivery:
@@ -59,7 +57,7 @@ def make_ticker(state: Path, tmux_server, wall, deliver, interval: float) -> Tic
         state_dir=state,
         settings=Settings(),
         environ=dict(tmux_server.env),
-        zone=timezone.utc,
+        zone=UTC,
         clock=lambda: 0,  # the ticker replaces it with its wall clock
         deliver=deliver,
     )
@@ -125,7 +123,7 @@ def test_a_nudge_ticks_the_server_at_once(tmp_path, tmux_server):
         assert deliver.calls == []
         clock["now"] = 1_600
         env = {"RK_STATE_DIR": str(state)}
-        wait_for(lambda: nudge.send(tmux_server.name, env) and False or loop.ticks >= 2, timeout=5, message="nudged tick")
+        wait_for(lambda: (nudge.send(tmux_server.name, env) and False) or loop.ticks >= 2, timeout=5, message="nudged tick")
         wait_for(lambda: len(deliver.calls) == 1, timeout=5, message="delivery after the nudge")
     finally:
         loop.stop()
@@ -226,7 +224,7 @@ def test_with_rk_now_in_the_past_the_ticker_keeps_the_pace_of_a_real_one(tmp_pat
     write_entries(state, tmux_server.name, [entry("e006", pane, 60, past - 60)])  # due at once, then every 60 s
     deliver = FakeDelivery()
     runtime = Runtime(state_dir=state, settings=Settings(), environ=dict(tmux_server.env, RK_NOW=str(past)),
-                      zone=timezone.utc, clock=lambda: 0, deliver=deliver)
+                      zone=UTC, clock=lambda: 0, deliver=deliver)
     loop = Ticker(runtime, interval=30)
     thread = run_in_thread(loop)
     started = time.monotonic()

@@ -10,17 +10,26 @@ import pytest
 
 from rk import clock
 from rk.config import ConfigError, ServerFiles, Settings, check_slug, known_servers, load_settings
-from rk.cursor import parse_cursor, read_cursor, render_cursor, write_cursor
 from rk.core.diagnostics import Diag
-from rk.core.entry import CreatedBy, Deliver, Entry, EntryError, Every, Target, check_respawn_intent, decode_entry
-from rk.entryfile import EntryDocument, EntryFileError, EntryNotFound, load_entries, parse_entries_text
-from rk.core.facts import AgentState, PaneFact, PaneKind, TargetFact, parse_state_option, reconcile, refusal, resolve_target
-from rk.core.facts import ProcessInfo
-from rk.process import parse_stat, process_info
-from rk.core.log import LogLine, LogView
 from rk.core.dispose import Act, Disposition, Seen, absent_disposition, deliver_policy, over_rate_cap
+from rk.core.entry import CreatedBy, Deliver, Entry, EntryError, Every, Target, check_respawn_intent, decode_entry
+from rk.core.facts import (
+    AgentState,
+    PaneFact,
+    PaneKind,
+    ProcessInfo,
+    TargetFact,
+    parse_state_option,
+    reconcile,
+    refusal,
+    resolve_target,
+)
+from rk.core.log import LogLine, LogView
 from rk.core.orphan import expires_at, should_expire
 from rk.core.wake import Observation
+from rk.cursor import parse_cursor, read_cursor, render_cursor, write_cursor
+from rk.entryfile import EntryDocument, EntryFileError, EntryNotFound, load_entries, parse_entries_text
+from rk.process import parse_stat, process_info
 
 # ---------------------------------------------------------------- pane facts
 

@@ -433,7 +433,7 @@ def _nudge(slug: str, env) -> None:
             from rk import nudge
 
             nudge.send(slug, env)
-        except Exception:  # noqa: BLE001 - best effort by contract
+        except Exception:
             pass
         return
     try:
@@ -501,7 +501,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         return run(args)
-    except BaseException:  # noqa: BLE001 - a hook must never fail the agent
+    except BaseException:
         return 0
 
 

@@ -9,14 +9,14 @@ Errors are one line on stderr; exit codes 0 ok, 1 operational, 2 usage.
 from __future__ import annotations
 
 import io
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
+from rk.cli.environment import CliError, ErrorCode, ExitStatus, environment
 from rk.core.bounds import MAX_PID
 from rk.core.environ import is_pane_id
 from rk.core.facts import LIMITED
-from rk.cli.environment import CliError, ErrorCode, ExitStatus, environment
 
 
 def _error(command: str, message: str, status: ExitStatus) -> CliError:
@@ -27,11 +27,11 @@ def _error(command: str, message: str, status: ExitStatus) -> CliError:
 def cmd_state(
     ctx: typer.Context,
     state: Annotated[str, typer.Argument(metavar="active|waiting|idle|limited", help="The state to record.")],
-    pane: Annotated[Optional[str], typer.Option("--pane", "-t", metavar="%N",
+    pane: Annotated[str | None, typer.Option("--pane", "-t", metavar="%N",
                                                 help="Pane id on the current server (default: $TMUX_PANE).")] = None,
-    pid: Annotated[Optional[int], typer.Option("--pid", metavar="PID",
+    pid: Annotated[int | None, typer.Option("--pid", metavar="PID",
                                                help="Record this agent pid with the state (liveness check).")] = None,
-    until: Annotated[Optional[str], typer.Option("--until", metavar="TIME",
+    until: Annotated[str | None, typer.Option("--until", metavar="TIME",
                                                  help="With limited: when the limit resets (ISO-8601 or unix seconds).")] = None,
 ) -> None:
     """Write @rk_pane_agent_state on the current pane (or --pane) and nudge the ticker.
@@ -71,7 +71,7 @@ def cmd_state(
 
 
 def cmd_setup(
-    agents: Annotated[Optional[list[str]], typer.Argument(
+    agents: Annotated[list[str] | None, typer.Argument(
         metavar="[claude|codex|gemini|opencode]...",
         help="Agent CLIs to configure (default: those on PATH; all four for --uninstall).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the diff; write nothing.")] = False,

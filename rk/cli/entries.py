@@ -3,26 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from rk import logfile
-from rk.core.entry import (
-    CreatedBy,
-    Deliver,
-    Entry,
-    EntryError,
-    IfAbsent,
-    WakeOnly,
-    Target,
-    TargetKind,
-    WakeOn,
-    check_respawn_intent,
-)
-from rk.core.edits import muted, rescheduled_line, unmuted, with_if_absent
-from rk.entryfile import EntryDocument, EntryFileError, EntryNotFound
-from rk.tmux import TmuxError
 from rk.cli.environment import CliError, Environment, environment, not_found, rfc3339, usage
 from rk.cli.flags import WAKE_OFF, choice, duration, schedule_from_flags, target_from_flags, wake_from_flags
 from rk.cli.options import (
@@ -47,6 +32,21 @@ from rk.cli.options import (
     WakeScopeOpt,
 )
 from rk.cli.store import editing, get, stored
+from rk.core.edits import muted, rescheduled_line, unmuted, with_if_absent
+from rk.core.entry import (
+    CreatedBy,
+    Deliver,
+    Entry,
+    EntryError,
+    IfAbsent,
+    Target,
+    TargetKind,
+    WakeOn,
+    WakeOnly,
+    check_respawn_intent,
+)
+from rk.entryfile import EntryDocument, EntryFileError, EntryNotFound
+from rk.tmux import TmuxError
 
 
 def cmd_add(
@@ -66,9 +66,9 @@ def cmd_add(
     respawn: RespawnOpt = None,
     pinned: Annotated[bool, typer.Option("--pinned", help="Never expire as an orphan.")] = False,
     any_program: AnyProgramOpt = False,
-    role: Annotated[Optional[str], typer.Option("--role", help="Target the window carrying this role.")] = None,
-    session: Annotated[Optional[str], typer.Option("--session", help="Target the pane carrying this agent session.")] = None,
-    pane: Annotated[Optional[str], typer.Option("--pane", help="Target this pane id (%N).")] = None,
+    role: Annotated[str | None, typer.Option("--role", help="Target the window carrying this role.")] = None,
+    session: Annotated[str | None, typer.Option("--session", help="Target the pane carrying this agent session.")] = None,
+    pane: Annotated[str | None, typer.Option("--pane", help="Target this pane id (%N).")] = None,
     wake_on: WakeOnOpt = None,
     wake_scope: WakeScopeOpt = None,
     wake_debounce: WakeDebounceOpt = None,
@@ -180,7 +180,7 @@ def cmd_edit(
     wake_scope: WakeScopeOpt = None,
     wake_debounce: WakeDebounceOpt = None,
     any_program: Annotated[
-        Optional[bool],
+        bool | None,
         typer.Option("--any-program/--agents-only", help="Allow typing into a program that is not a known agent, or not."),
     ] = None,
     as_json: JsonOpt = False,
@@ -266,7 +266,7 @@ def cmd_rm(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, server
 def cmd_mute(
     ctx: typer.Context,
     entry_id: IdArg,
-    for_: Annotated[Optional[str], typer.Option("--for", help="Mute for this long (a lease that lapses by itself).")] = None,
+    for_: Annotated[str | None, typer.Option("--for", help="Mute for this long (a lease that lapses by itself).")] = None,
     off: Annotated[bool, typer.Option("--off", help="Unmute (clears the flag and any lease).")] = False,
     as_json: JsonOpt = False,
     server: ServerOpt = None,

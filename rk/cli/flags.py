@@ -10,11 +10,14 @@ from collections.abc import Callable
 from enum import StrEnum
 from typing import TypeVar
 
+from rk.cli.environment import usage
 from rk.core.cronexpr import CronError, CronExpr, zone_for
 from rk.core.durations import DurationError, parse_duration
-from rk.core.ladder import POLL
 from rk.core.entry import (
+    BACKOFF_MAX,
+    BACKOFF_MIN,
     CATCH_UP_ONCE,
+    WAKE_DEBOUNCE,
     WAKE_SCOPE,
     Backoff,
     Cron,
@@ -26,7 +29,7 @@ from rk.core.entry import (
     WakeOn,
 )
 from rk.core.environ import is_pane_id
-from rk.cli.environment import usage
+from rk.core.ladder import POLL
 
 E = TypeVar("E", bound=StrEnum)
 
@@ -83,8 +86,8 @@ def schedule_from_flags(
         _note_short_rung(d, poll, note)
         return Backoff(min=d, max=d)
     if backoff:
-        mn = duration("--min", lo) if lo else 60
-        mx = duration("--max", hi) if hi else 1800
+        mn = duration("--min", lo) if lo else BACKOFF_MIN
+        mx = duration("--max", hi) if hi else BACKOFF_MAX
         if mx < mn:
             raise usage("--max must be ≥ --min")
         _note_short_rung(mn, poll, note)
@@ -143,7 +146,7 @@ def target_from_flags(role: str | None, session: str | None, pane: str | None) -
     return Target(TargetKind.PANE, value)
 
 
-def wake_from_flags(wake_on: str | None, scope: str | None, debounce: str | None, allow_off: bool) -> WakeOn | None | str:
+def wake_from_flags(wake_on: str | None, scope: str | None, debounce: str | None, allow_off: bool) -> WakeOn | str | None:
     """WakeOn, None (not given), or WAKE_OFF (remove; edit only)."""
     if wake_on is None:
         if scope is not None or debounce is not None:
@@ -159,5 +162,5 @@ def wake_from_flags(wake_on: str | None, scope: str | None, debounce: str | None
         raise usage(f"--wake-on must be one of {', '.join(WakeEvent)}")
     if scope is not None and scope != WAKE_SCOPE:
         raise usage(f"--wake-scope must be {WAKE_SCOPE}")
-    secs = duration("--wake-debounce", debounce, allow_zero=True) if debounce is not None else 60
+    secs = duration("--wake-debounce", debounce, allow_zero=True) if debounce is not None else WAKE_DEBOUNCE
     return WakeOn(event=wake_on, scope=WAKE_SCOPE, debounce=secs)

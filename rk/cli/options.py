@@ -2,37 +2,37 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 ServerOpt = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("-L", "--server", help="tmux server (socket name); default: the server of $TMUX, else 'default'."),
 ]
 IdArg = Annotated[str, typer.Argument(metavar="ID")]
 
 # The flags shared by add, edit and simulate.
-EveryOpt = Annotated[Optional[str], typer.Option("--every", help="Fixed interval, e.g. 5m.")]
+EveryOpt = Annotated[str | None, typer.Option("--every", help="Fixed interval, e.g. 5m.")]
 IdleEveryOpt = Annotated[
-    Optional[str], typer.Option("--idle-every", help="After this much quiet, then every this long while quiet (flat backoff).")
+    str | None, typer.Option("--idle-every", help="After this much quiet, then every this long while quiet (flat backoff).")
 ]
 BackoffOpt = Annotated[bool, typer.Option("--backoff", help="Doubling ladder from the target's last activity.")]
-MinOpt = Annotated[Optional[str], typer.Option("--min", help="Backoff first gap (default 60s).")]
-MaxOpt = Annotated[Optional[str], typer.Option("--max", help="Backoff largest gap (default 30m).")]
-CronOpt = Annotated[Optional[str], typer.Option("--cron", help='Five-field cron expression, e.g. "0 9 * * 1-5".')]
-CatchUpOpt = Annotated[Optional[str], typer.Option("--catch-up", help="'once': one late fire after a gap instead of 'missed'.")]
-TzOpt = Annotated[Optional[str], typer.Option("--tz", help="IANA zone for --cron (default: the ticker's local zone).")]
-NameOpt = Annotated[Optional[str], typer.Option("--name", help="Display name (default: the prompt's first 40 characters).")]
-DeliverOpt = Annotated[Optional[str], typer.Option("--deliver", help="immediate | when-idle | skip-if-busy")]
-IfAbsentOpt = Annotated[Optional[str], typer.Option("--if-absent", help="skip | notify | respawn")]
+MinOpt = Annotated[str | None, typer.Option("--min", help="Backoff first gap (default 60s).")]
+MaxOpt = Annotated[str | None, typer.Option("--max", help="Backoff largest gap (default 30m).")]
+CronOpt = Annotated[str | None, typer.Option("--cron", help='Five-field cron expression, e.g. "0 9 * * 1-5".')]
+CatchUpOpt = Annotated[str | None, typer.Option("--catch-up", help="'once': one late fire after a gap instead of 'missed'.")]
+TzOpt = Annotated[str | None, typer.Option("--tz", help="IANA zone for --cron (default: the ticker's local zone).")]
+NameOpt = Annotated[str | None, typer.Option("--name", help="Display name (default: the prompt's first 40 characters).")]
+DeliverOpt = Annotated[str | None, typer.Option("--deliver", help="immediate | when-idle | skip-if-busy")]
+IfAbsentOpt = Annotated[str | None, typer.Option("--if-absent", help="skip | notify | respawn")]
 RespawnOpt = Annotated[
-    Optional[list[str]],
+    list[str] | None,
     typer.Option("--respawn", help="One argv element of the respawn command (repeat). {server} is replaced."),
 ]
 WakeOnOpt = Annotated[
-    Optional[str],
+    str | None,
     typer.Option(
         "--wake-on",
         help="agent-state-change: also fire when another pane goes idle/waiting or vanishes; limit-reset: fire when this "
@@ -44,7 +44,7 @@ AnyProgramOpt = Annotated[
     bool,
     typer.Option("--any-program", help="Also type into a program rk does not know as an agent (a REPL, a TUI). Never a shell."),
 ]
-WakeScopeOpt = Annotated[Optional[str], typer.Option("--wake-scope", help="server (the only scope).")]
+WakeScopeOpt = Annotated[str | None, typer.Option("--wake-scope", help="server (the only scope).")]
 WakeDebounceOpt = Annotated[
-    Optional[str], typer.Option("--wake-debounce", help="Hold wake edges this long after the entry's last line (default 60s).")
+    str | None, typer.Option("--wake-debounce", help="Hold wake edges this long after the entry's last line (default 60s).")
 ]

@@ -17,12 +17,12 @@ try:  # recent typer vendors click
 except ImportError:  # pragma: no cover - typer on top of click
     from click.exceptions import ClickException, NoArgsIsHelpError, UsageError  # type: ignore[assignment]
 
-from rk.config import ConfigError
-from rk.core.cronexpr import CronError
-from rk.core.entry import EntryError
 from rk.cli import agent, entries, running, simulate, views, windows
 from rk.cli.environment import CliError, Environment, ExitStatus, environment, usage
 from rk.cli.options import ServerOpt
+from rk.config import ConfigError
+from rk.core.cronexpr import CronError
+from rk.core.entry import EntryError
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
         return env.fail(CliError(str(exc)))
     except OSError as exc:
         return env.fail(CliError(f"{str(exc.filename) + ': ' if exc.filename else ''}{exc.strerror or exc}"))
-    except Exception as exc:  # noqa: BLE001 - never a traceback for the user
+    except Exception as exc:
         if env.environ.get("RK_DEBUG"):
             raise
         return env.fail(CliError(f"internal error ({type(exc).__name__}: {exc}); rerun with RK_DEBUG=1 for details"))

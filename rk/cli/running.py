@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from rk import logfile
-from rk.config import ConfigError, check_private_dir
-from rk.core import bounds
-from rk.entryfile import busy
 from rk.cli.environment import CliError, Environment, ExitStatus, environment, not_found, rfc3339, usage
 from rk.cli.options import IdArg, JsonOpt, ServerOpt
 from rk.cli.store import stored, waiting_note
+from rk.config import ConfigError, check_private_dir
+from rk.core import bounds
+from rk.entryfile import busy
 
 
 def _runtime(env: Environment):
@@ -76,8 +76,8 @@ def cmd_tick(
 
 def cmd_ticker(
     ctx: typer.Context,
-    action: Annotated[Optional[str], typer.Argument(help="start | stop | status (none: run in the foreground)")] = None,
-    interval: Annotated[Optional[float], typer.Option("--interval", help="Seconds between polls (default 30).")] = None,
+    action: Annotated[str | None, typer.Argument(help="start | stop | status (none: run in the foreground)")] = None,
+    interval: Annotated[float | None, typer.Option("--interval", help="Seconds between polls (default 30).")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log diagnostics too.")] = False,
     as_json: JsonOpt = False,
     server: ServerOpt = None,

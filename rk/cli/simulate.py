@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from rk import clock
-from rk.core import bounds
-from rk.core.entry import CreatedBy, Cron, Deliver, Entry, Target, TargetKind, WakeOn, WakeOnly
 from rk.cli.environment import environment, usage
 from rk.cli.flags import WAKE_OFF, choice, duration, schedule_from_flags, wake_from_flags
 from rk.cli.options import (
@@ -29,17 +27,19 @@ from rk.cli.options import (
     WakeOnOpt,
 )
 from rk.cli.store import find, load_for_listing
+from rk.core import bounds
+from rk.core.entry import CreatedBy, Cron, Deliver, Entry, Target, TargetKind, WakeOn, WakeOnly
 
 
 def cmd_simulate(
     ctx: typer.Context,
-    entry_id: Annotated[Optional[str], typer.Argument(metavar="[ID]", help="An entry of the server's file (else give schedule flags).")] = None,
+    entry_id: Annotated[str | None, typer.Argument(metavar="[ID]", help="An entry of the server's file (else give schedule flags).")] = None,
     states: Annotated[str, typer.Option("--states", help='The target pane\'s script, e.g. "0 idle; 10m active; 25m idle; 40m waiting".')] = "0 idle",
-    other: Annotated[Optional[list[str]], typer.Option("--other", help="Another pane's script (%2, %3, … in order), for wake_on.")] = None,
+    other: Annotated[list[str] | None, typer.Option("--other", help="Another pane's script (%2, %3, … in order), for wake_on.")] = None,
     for_: Annotated[str, typer.Option("--for", help="How long to replay.")] = "2h",
     tick: Annotated[str, typer.Option("--tick", help="Poll interval.")] = "30s",
     busy: Annotated[str, typer.Option("--busy", help="How long the target stays active after each delivery (0s: it does not react).")] = "20s",
-    start: Annotated[Optional[str], typer.Option("--start", help="Start instant (ISO-8601 or unix seconds; default now).")] = None,
+    start: Annotated[str | None, typer.Option("--start", help="Start instant (ISO-8601 or unix seconds; default now).")] = None,
     every: EveryOpt = None,
     idle_every: IdleEveryOpt = None,
     backoff: BackoffOpt = False,
@@ -51,7 +51,7 @@ def cmd_simulate(
     deliver: DeliverOpt = None,
     wake_on: WakeOnOpt = None,
     wake_debounce: WakeDebounceOpt = None,
-    width: Annotated[Optional[int], typer.Option("--width", help="Columns for the drawing (default: the terminal's).")] = None,
+    width: Annotated[int | None, typer.Option("--width", help="Columns for the drawing (default: the terminal's).")] = None,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
@@ -60,9 +60,9 @@ def cmd_simulate(
     Example: rk cron simulate --idle-every 3m --deliver when-idle --states "0 idle; 10m active; 25m idle" --for 1h
     """
     env = environment(ctx, server, as_json)
+    from rk.cli.timeline import ScriptError, parse_script, render
     from rk.core.due import cron_zone
     from rk.core.simulate import AgentModel, simulate
-    from rk.cli.timeline import ScriptError, parse_script, render
 
     schedule = schedule_from_flags(every, idle_every, backoff, lo, hi, cron, catch_up, tz, required=entry_id is None,
                                    note=env.notice)

@@ -11,11 +11,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from rk import logfile
+from rk.cli.environment import CliError, Environment, not_found
 from rk.config import ServerFiles
 from rk.core.entry import Entry, EntryError
 from rk.core.log import LogView
 from rk.entryfile import EntryDocument, EntryFileError, EntryNotFound, load_entries
-from rk.cli.environment import CliError, Environment, not_found
 
 
 @contextmanager

@@ -7,21 +7,21 @@ server for the target's facts when a backoff needs them. `record()` is the
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import Annotated, Optional
+from datetime import UTC, datetime
+from typing import Annotated
 
 import typer
 
 from rk import logfile
-from rk.core import bounds
-from rk.core.durations import format_go
-from rk.core.entry import Backoff, Cron, Deliver, Entry, Every, IfAbsent, Schedule, TargetKind, WakeOnly
-from rk.core.log import LogView
-from rk.core.orphan import expires_at
-from rk.tmux import Server, TmuxError
 from rk.cli.environment import Environment, environment, rfc3339, usage
 from rk.cli.options import IdArg, JsonOpt, ServerOpt
 from rk.cli.store import find, load_for_listing
+from rk.core import bounds
+from rk.core.durations import format_go
+from rk.core.entry import Backoff, Cron, Deliver, Entry, Every, IfAbsent, Schedule, WakeOnly
+from rk.core.log import LogView
+from rk.core.orphan import expires_at, orphaned_since
+from rk.tmux import Server, TmuxError
 
 
 def cmd_list(ctx: typer.Context, as_json: JsonOpt = False, server: ServerOpt = None) -> None:
@@ -129,7 +129,7 @@ def _schedule_json(s: Schedule) -> dict:
 def record(entry: Entry, view: LogView, now: int) -> dict:
     """One `list --json` record (a cross-tool contract: keys and shapes are stable)."""
     newest = view.newest(entry.id)
-    since = view.orphaned_since(entry.id, entry.created_by.at) if entry.target.kind != TargetKind.ROLE else 0
+    since = orphaned_since(entry, view)
     rec = {
         "id": entry.id,
         "name": entry.name,
@@ -156,7 +156,7 @@ def record(entry: Entry, view: LogView, now: int) -> dict:
 
 def cmd_log(
     ctx: typer.Context,
-    entry_id: Annotated[Optional[str], typer.Argument(metavar="[ID]", help="Only this entry's lines.")] = None,
+    entry_id: Annotated[str | None, typer.Argument(metavar="[ID]", help="Only this entry's lines.")] = None,
     n: Annotated[int, typer.Option("-n", help="How many of the newest lines (0 = all).")] = 20,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
@@ -208,7 +208,7 @@ def cmd_next(
         human.append(f"due now (since {datetime.fromtimestamp(overdue[0].ts, zone).isoformat(timespec='seconds')}); fires on the next tick")
     for item in [item for item in plan.fires if item.ts > now][:n]:
         local = datetime.fromtimestamp(item.ts, zone).isoformat(timespec="seconds")
-        utc = datetime.fromtimestamp(item.ts, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        utc = datetime.fromtimestamp(item.ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         rec = {"ts": item.ts, "local": local, "utc": utc}
         if item.rung:
             rec["rung"] = item.rung

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
-from rk.tmux import Server, TmuxError
 from rk.cli.environment import CliError, environment, usage
 from rk.cli.flags import no_space
 from rk.cli.options import JsonOpt, ServerOpt
+from rk.tmux import Server, TmuxError
 
 _CLEAR = "clear"
 
@@ -39,7 +39,7 @@ def cmd_role(
 
 def cmd_operator(
     ctx: typer.Context,
-    command: Annotated[Optional[str], typer.Option("--command", help="Agent command to run (default: settings operator_command, 'claude').")] = None,
+    command: Annotated[str | None, typer.Option("--command", help="Agent command to run (default: settings operator_command, 'claude').")] = None,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:

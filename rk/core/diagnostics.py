@@ -1,4 +1,4 @@
-"""Diagnostics: why an entry did or did not fire, in the reference's vocabulary."""
+"""Diagnostics: why an entry did or did not fire, in the Go original's vocabulary."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from enum import StrEnum
 
 
 class Diag(StrEnum):
-    """The diagnostic reason vocabulary (reference §3.13)."""
+    """The diagnostic reason words (the Go original's, and rk's own for what it adds)."""
 
     MUTED = "muted"
     ENTRY_CAP_EXCEEDED = "entry-cap-exceeded"
@@ -20,7 +20,6 @@ class Diag(StrEnum):
     TARGET_UNRESOLVED = "target-unresolved"
     TARGET_ACTIVE = "target-active"
     SERVER_NOT_LIVE = "server-not-live"
-    PATH_INVALID = "path-invalid"
     ENTRY_FILE_UNREADABLE = "entry-file-unreadable"
     ENTRY_FILE_CORRUPT = "entry-file-corrupt"
     ENTRY_INVALID = "entry-invalid"

@@ -15,7 +15,7 @@ rate cap (keyed on the entry), then `if_absent`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from enum import StrEnum
 
 from rk.core.diagnostics import Diag, Diagnostic
@@ -23,6 +23,7 @@ from rk.core.due import HOLD_WINDOW, Fire
 from rk.core.entry import Deliver, Entry, IfAbsent, TargetKind
 from rk.core.facts import BUSY_STATES, LIMITED
 from rk.core.log import LogView, Outcome, Status
+
 
 class Act(StrEnum):
     """What the executor does with one fire."""
@@ -96,7 +97,7 @@ def _log(status: Status, detail: str = "") -> Disposition:
 
 
 def _utc(ts: int) -> str:
-    return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _hold(blocker: str, since: int, now: int) -> Disposition:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone, tzinfo
+from datetime import UTC, datetime, tzinfo
 
 from rk.core import ladder
 from rk.core.cronexpr import CronError, CronExpr, zone_for
@@ -24,8 +24,8 @@ from rk.core.diagnostics import Diag, Diagnostic
 from rk.core.entry import CATCH_UP_ONCE, Backoff, Cron, Deliver, Entry, Every, WakeEvent
 from rk.core.facts import PaneFact, TargetFact
 from rk.core.ladder import POLL
-from rk.core.settings import Settings
 from rk.core.log import LogView, Reason
+from rk.core.settings import Settings
 from rk.core.wake import Fingerprints, Observation, WakeVerdict, limit_edge, wake_edge
 
 #: A cron occurrence fires if the tick sees it within this long.
@@ -176,7 +176,7 @@ def due(
     cursor: Mapping[str, Observation],
     now: int,
     *,
-    zone: tzinfo = timezone.utc,
+    zone: tzinfo = UTC,
     max_entries: int = Settings.max_entries,
     poll: int = POLL,
 ) -> Evaluation:
@@ -266,7 +266,7 @@ def next_due(
     targets: Mapping[str, TargetFact],
     now: int,
     *,
-    zone: tzinfo = timezone.utc,
+    zone: tzinfo = UTC,
     max_entries: int = Settings.max_entries,
     debounced: Sequence[str] = (),
     poll: int = POLL,

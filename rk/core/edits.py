@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from rk.core.entry import Entry, IfAbsent
-from rk.core.log import LogLine, Status, Reason
+from rk.core.log import LogLine, Reason, Status
 
 
 def rescheduled_line(old: Entry, new: Entry, now: int) -> LogLine | None:

@@ -14,13 +14,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import ClassVar
 from enum import StrEnum
+from typing import ClassVar
 
 from rk.core import bounds
 from rk.core.cronexpr import CronError, CronExpr, zone_for
-from rk.core.environ import is_pane_id
 from rk.core.durations import DurationError, format_duration, parse_duration
+from rk.core.environ import is_pane_id
 
 
 class ScheduleKind(StrEnum):
@@ -66,6 +66,10 @@ class TargetKind(StrEnum):
 WAKE_EVENT = WakeEvent.AGENT_STATE_CHANGE
 WAKE_SCOPE = "server"
 CATCH_UP_ONCE = "once"
+#: What `add` writes when a flag leaves them out.
+BACKOFF_MIN = 60  #: `--backoff` without `--min`
+BACKOFF_MAX = 30 * 60  #: `--backoff` without `--max`
+WAKE_DEBOUNCE = 60  #: `--wake-on` without `--wake-debounce`
 
 _ENTRY_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
@@ -100,11 +104,6 @@ class Backoff:
     @property
     def summary(self) -> str:
         return f"backoff {format_duration(self.min)}→{format_duration(self.max)}"
-
-    @property
-    def is_flat(self) -> bool:
-        """min == max (`--idle-every`)."""
-        return self.min == self.max
 
     def to_yaml(self) -> dict[str, object]:
         return {"kind": str(self.kind), "min": format_duration(self.min), "max": format_duration(self.max)}
@@ -430,7 +429,7 @@ def decode_respawn(raw: object) -> tuple[str, ...]:
 
 
 def decode_entry(raw: object) -> Entry:
-    """Decode one element of the `entries:` list, validating in the reference order.
+    """Decode one element of the `entries:` list, validating in the Go original's order.
 
     Unknown keys are ignored (the file keeps them; see `rk.entryfile`).
     """

@@ -16,7 +16,7 @@ from rk.core.bounds import MAX_DIGITS, MAX_EPOCH
 #: The ticker's nudge socket, in the state directory.
 NUDGE_SOCKET = "ticker.sock"
 
-#: The pane and window options of the convention (agent-state-and-delivery.md §1).
+#: The pane and window options of the convention (specs/cron.md, "The pane").
 STATE_OPTION = "@rk_pane_agent_state"  #: `<state>:<epoch>[:<pid>]`
 LEGACY_STATE_OPTION = "@rk_agent_state"  #: the same value, for older readers
 SESSION_OPTION = "@rk_pane_agent_session"  #: `<provider>:<session id>`

@@ -76,7 +76,7 @@ class Ladder:
 
 def tolerance(rung_gap: int) -> int:
     """How much shorter than its rung a gap may be and still count as that rung:
-    the reference's 120 s, but never half the rung or more. With 120 s outright, a
+    the Go original's 120 s, but never half the rung or more. With 120 s outright, a
     rung of 120 s or less accepted any gap at all, so lines 30 s apart counted as a
     climb (`--idle-every 90s` with lines at 0, 30, …, 150 and 240 s next fired 390 s
     after the last line instead of 90 s)."""
@@ -112,13 +112,13 @@ def _walk(history: Sequence[int], lo: int, hi: int, poll: int) -> tuple[int, int
     the rung the walk assigns to the oldest of them, and whether the climb ran
     through every line the walk may look at (the limit, not a break, ended it).
 
-    The reference walk, with one repair. When the last rung below the cap lies
+    The Go original's walk, with one repair. When the last rung below the cap lies
     within 150 s of it (120 s of tolerance plus a poll of lateness; min 2m
     max 8m20s: …, 4m, 8m, 8m20s), a gap of that rung also passes for a gap at
-    the cap, and the reference walk then stops one rung early and the floor
+    the cap, and its walk then stops one rung early and the floor
     drops the ladder to 2·min right after it reached max, over and over. So
     where a gap could be either, both readings are followed and the longer
-    climb wins (the reference's reading on a tie).
+    climb wins (the original's reading on a tie).
     """
     lo, hi = bounds(lo, hi, poll)
     n = len(history)

@@ -13,8 +13,8 @@ import json
 import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from enum import StrEnum
+from functools import lru_cache
 
 from rk.core import ladder
 from rk.core.bounds import MAX_EPOCH
@@ -175,16 +175,6 @@ def parse_line(text: str | bytes) -> LogLine | None:
     return LogLine(ts, *fields)
 
 
-def parse_lines(chunks: Iterable[str | bytes]) -> list[LogLine]:
-    """Parse many lines, dropping the unreadable ones."""
-    out = []
-    for chunk in chunks:
-        line = parse_line(chunk)
-        if line is not None:
-            out.append(line)
-    return out
-
-
 class LogView:
     """An index over log lines for the queries of the core.
 
@@ -192,7 +182,7 @@ class LogView:
     rate-cap check in the same tick sees them. `due()` only reads it.
     """
 
-    __slots__ = ("_lines", "_by_entry", "_counted_by_target", "_counted_by_entry")
+    __slots__ = ("_by_entry", "_counted_by_entry", "_counted_by_target", "_lines")
 
     def __init__(self, lines: Iterable[LogLine] = ()) -> None:
         self._lines: list[LogLine] = []
@@ -209,10 +199,6 @@ class LogView:
         if counts_for_rate(line.outcome):
             self._counted_by_target.setdefault(line.target, []).append(line.ts)
             self._counted_by_entry.setdefault(line.entry, []).append(line.ts)
-
-    def copy(self) -> LogView:
-        """A snapshot (the orphan GC reads the pre-disposition log)."""
-        return LogView(self._lines)
 
     @property
     def lines(self) -> Sequence[LogLine]:

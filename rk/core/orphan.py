@@ -9,7 +9,17 @@ from __future__ import annotations
 
 from rk.core.entry import Entry, TargetKind
 from rk.core.facts import TargetFact
-from rk.core.log import ORPHAN_TTL
+from rk.core.log import ORPHAN_TTL, LogView
+
+
+def can_orphan(entry: Entry) -> bool:
+    """Only session and pane targets orphan: a role re-resolves to whatever window carries it."""
+    return entry.target.kind in (TargetKind.SESSION, TargetKind.PANE)
+
+
+def orphaned_since(entry: Entry, view: LogView) -> int:
+    """When the entry's target went missing (0: it can't orphan, or it is not missing)."""
+    return view.orphaned_since(entry.id, entry.created_by.at) if can_orphan(entry) else 0
 
 
 def should_expire(entry: Entry, target: TargetFact | None, since: int, now: int, resolved_this_tick: bool) -> bool:
@@ -18,7 +28,7 @@ def should_expire(entry: Entry, target: TargetFact | None, since: int, now: int,
     A pinned entry never expires (muted does not protect); an entry that was
     delivered or respawned this tick does not expire on facts that predate it.
     """
-    if entry.target.kind not in (TargetKind.SESSION, TargetKind.PANE):
+    if not can_orphan(entry):
         return False
     if target is None or target.resolved or entry.pinned or resolved_this_tick:
         return False
@@ -27,6 +37,6 @@ def should_expire(entry: Entry, target: TargetFact | None, since: int, now: int,
 
 def expires_at(entry: Entry, since: int) -> int:
     """When an orphan would be collected (0: never — pinned, role target, or not orphaned)."""
-    if entry.pinned or since <= 0 or entry.target.kind == TargetKind.ROLE:
+    if entry.pinned or since <= 0 or not can_orphan(entry):
         return 0
     return since + ORPHAN_TTL

@@ -13,14 +13,14 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import timezone, tzinfo
+from datetime import UTC, tzinfo
 
+from rk.core.dispose import Act, Seen, dispose
 from rk.core.due import due
 from rk.core.entry import Entry
 from rk.core.facts import PaneFact, PaneKind, resolve_all
-from rk.core.settings import Settings
 from rk.core.log import LogLine, LogView, Reason, Status
-from rk.core.dispose import Act, Seen, dispose
+from rk.core.settings import Settings
 from rk.core.wake import Observation
 
 GONE = "gone"  #: a scripted state meaning the pane no longer exists
@@ -129,7 +129,7 @@ def simulate(
     agents: Mapping[str, AgentModel] | None = None,
     roles: Mapping[str, str] | None = None,
     sessions: Mapping[str, str] | None = None,
-    zone: tzinfo = timezone.utc,
+    zone: tzinfo = UTC,
     log: Iterable[LogLine] = (),
     cursor: Mapping[str, Observation] | None = None,
     rate_per_hour: int = Settings.rate_per_hour,

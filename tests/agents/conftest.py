@@ -21,6 +21,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.append(str(HERE))  # harness and mocks import each other plainly
 
 import harness  # noqa: E402
+
 from agents.rkclient import ClientRig, RkClient, wait_option_state  # noqa: E402
 
 REPO = HERE.parent.parent

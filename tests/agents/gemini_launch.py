@@ -227,7 +227,7 @@ class GeminiSession:
             raise RuntimeError(f"tmux {a!r}: {r.stderr.strip()}")
         return r.stdout
 
-    def start(self) -> "GeminiSession":
+    def start(self) -> GeminiSession:
         env_args = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env.items())
         # `exec env …`: the pane's process IS the gemini node wrapper (pane_current_command=node);
         # remain-on-exit keeps the pane so its exit status can be read.

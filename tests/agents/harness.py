@@ -38,12 +38,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import mocks  # noqa: E402
+import mocks
 
 CLAUDE_PKG, CLAUDE_VERSION = "@anthropic-ai/claude-code", "2.1.197"
 CODEX_PKG, CODEX_VERSION = "@openai/codex", "0.171.0"

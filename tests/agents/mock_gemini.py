@@ -85,7 +85,7 @@ def _fill_schema(schema: dict | None):
     """A value matching a (JSON / OpenAPI-ish) schema, for the CLI's JSON side calls."""
     if not isinstance(schema, dict):
         return "mock"
-    if "enum" in schema and schema["enum"]:
+    if schema.get("enum"):
         enum = schema["enum"]
         return "user" if "user" in enum else enum[0]
     t = str(schema.get("type", "object")).lower()

@@ -59,7 +59,7 @@ def _marker(text: str, name: str) -> str | None:
 
 class MockHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: "MockServer"
+    server: MockServer
 
     def log_message(self, *a):  # quiet
         pass
