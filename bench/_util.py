@@ -90,9 +90,11 @@ class Sandbox:
         name = f"rk-bench-{os.getpid()}-{tag}"
         server = Server(name=name, env=self.env)
         subprocess.run(
-            server.argv("-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", str(width), "-y", str(height),
-                        first_command),
-            check=True, env=child_env(self.env),
+            server.argv(
+                "-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", str(width), "-y", str(height), first_command
+            ),
+            check=True,
+            env=child_env(self.env),
         )
         self.servers.append(server)
         return server
@@ -102,9 +104,17 @@ class Sandbox:
 
     # -- rk
 
-    def rk(self, *args: str, env: dict | None = None, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess:
-        proc = subprocess.run([sys.executable, "-m", "rk", *args], env=env or self.env, capture_output=True, text=True,
-                              timeout=timeout, cwd=str(ROOT))
+    def rk(
+        self, *args: str, env: dict | None = None, check: bool = True, timeout: float = 60
+    ) -> subprocess.CompletedProcess:
+        proc = subprocess.run(
+            [sys.executable, "-m", "rk", *args],
+            env=env or self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=str(ROOT),
+        )
         if check and proc.returncode != 0:
             raise RuntimeError(f"rk {' '.join(args)} failed ({proc.returncode}): {proc.stderr.strip()}")
         return proc

@@ -59,7 +59,16 @@ from rk.logfile import append_lines, archives, read_live, rotate_if_needed  # no
 LOCAL = ZoneInfo("Europe/Berlin")
 NOW = int(datetime(2026, 6, 10, 9, 0, 7, tzinfo=LOCAL).timestamp())
 DST_NOW = int(datetime(2026, 3, 29, 1, 30, tzinfo=UTC).timestamp())  # Berlin sprang forward at 01:00Z
-CRONS = ["*/15 * * * *", "0 9 * * 1-5", "30 2 * * *", "0 */2 * * *", "5,35 * * * *", "0 0 1 * *", "*/5 9-17 * * mon-fri", "*/1 * * * *"]
+CRONS = [
+    "*/15 * * * *",
+    "0 9 * * 1-5",
+    "30 2 * * *",
+    "0 */2 * * *",
+    "5,35 * * * *",
+    "0 0 1 * *",
+    "*/5 9-17 * * mon-fri",
+    "*/1 * * * *",
+]
 TZS = ["", "", "Europe/Berlin", "America/New_York", "Asia/Tokyo", "Australia/Sydney"]
 STATES = ["active", "waiting", "idle", "idle", ""]
 
@@ -142,7 +151,9 @@ def make_log(rng: random.Random, entries: list[Entry], lines: int, now: int) -> 
             period = e.schedule.interval or 900
             stamps = [now - rng.randint(0, period) - k * period for k in range(per_entry)][::-1]
         for ts in stamps:
-            outcome = rng.choices(["delivered", "skipped-busy: active", "failed: pane gone", "missed"], [85, 8, 3, 4])[0]
+            outcome = rng.choices(["delivered", "skipped-busy: active", "failed: pane gone", "missed"], [85, 8, 3, 4])[
+                0
+            ]
             out.append(LogLine(ts, e.id, "" if outcome == "missed" else target, "schedule", outcome))
         if rng.random() < 0.05:
             out.append(LogLine(stamps[0] - 60, e.id, "", "edit", "rescheduled"))
@@ -156,7 +167,10 @@ def make_cursor(rng: random.Random, entries: list[Entry], panes: list[PaneFact],
     for pane in rng.sample(sorted(before), 5):
         before[pane] = rng.choice(["active", "waiting", "idle"])
     return {
-        e.id: Observation(fingerprint=fingerprint(before, exclude=e.target.value if e.target.kind == "pane" else ""), observed_at=now - 30)
+        e.id: Observation(
+            fingerprint=fingerprint(before, exclude=e.target.value if e.target.kind == "pane" else ""),
+            observed_at=now - 30,
+        )
         for e in entries
         if e.wake_on is not None
     }
@@ -176,7 +190,13 @@ def time_due(n_entries: int, now: int, runs: int) -> tuple[float, dict]:
         t0 = time.perf_counter()
         due(entries, view, panes, targets, cursor, now, zone=LOCAL, max_entries=n_entries)
         samples.append(time.perf_counter() - t0)
-    info = {"log lines": len(lines), "fires": len(ev.fires), "absent": len(ev.absent), "missed": len(ev.missed), "diags": len(ev.diagnostics)}
+    info = {
+        "log lines": len(lines),
+        "fires": len(ev.fires),
+        "absent": len(ev.absent),
+        "missed": len(ev.missed),
+        "diags": len(ev.diagnostics),
+    }
     info["min ms"] = min(samples) * 1000
     return statistics.median(samples) * 1000, info
 
@@ -262,7 +282,9 @@ class History:
                     yield LogLine(tick, eid, "", "", "expired-orphan")
                     self._add()
                     continue
-                yield LogLine(tick, eid, "", "schedule", rng.choice(["skipped-absent", "skipped-absent", "notified-absent"]))
+                yield LogLine(
+                    tick, eid, "", "schedule", rng.choice(["skipped-absent", "skipped-absent", "notified-absent"])
+                )
                 self._schedule(eid, tick + info.get("period", info.get("max", 1800)))
                 continue
             if info["kind"] == "backoff":
@@ -273,7 +295,9 @@ class History:
                 outcome = rng.choices(["delivered", "skipped-busy: active"], [92, 8])[0]
             else:
                 nxt = tick + info["period"]
-                outcome = rng.choices(["delivered", "skipped-busy: waiting", "failed: tmux: can't find pane", "missed"], [88, 6, 2, 4])[0]
+                outcome = rng.choices(
+                    ["delivered", "skipped-busy: waiting", "failed: tmux: can't find pane", "missed"], [88, 6, 2, 4]
+                )[0]
             if rng.random() < 0.002:
                 yield LogLine(tick, eid, "", "edit", "rescheduled")
             yield LogLine(tick, eid, "" if outcome == "missed" else info["pane"], "schedule", outcome)
@@ -300,7 +324,9 @@ def build_history(path: Path, total: int, churn_per_day: float, batch: int = 250
         r0 = time.perf_counter()
         alive = {eid for eid, info in history.info.items() if info["alive"]}  # the tick passes the file's ids
         climbing = {eid for eid in alive if history.info[eid]["kind"] == "backoff"}
-        rotated = rotate_if_needed(path, chunk[-1].ts, backoff=climbing, max_bytes=max_bytes, keep_archives=0, live=alive)
+        rotated = rotate_if_needed(
+            path, chunk[-1].ts, backoff=climbing, max_bytes=max_bytes, keep_archives=0, live=alive
+        )
         spent = time.perf_counter() - r0
         rotations += rotated
         if written > total * 3 // 4:
@@ -359,7 +385,9 @@ def main() -> None:
 
 def bench_due(runs50: int, runs1000: int) -> None:
     print("a. due() — one call, median")
-    print(f"   {'entries':>8} {'panes':>6} {'log lines':>10} {'median ms':>10} {'(min)':>7} {'target':>9}  result   (fires/absent/missed/diags)")
+    print(
+        f"   {'entries':>8} {'panes':>6} {'log lines':>10} {'median ms':>10} {'(min)':>7} {'target':>9}  result   (fires/absent/missed/diags)"
+    )
     for n, runs, target, now, label in [
         (50, runs50, 5.0, NOW, ""),
         (1000, runs1000, 50.0, NOW, ""),
@@ -372,7 +400,6 @@ def bench_due(runs50: int, runs1000: int) -> None:
         )
 
 
-
 def bench_log(big: int, reads: int) -> None:
     base = Path("/dev/shm") if Path("/dev/shm").is_dir() and os.access("/dev/shm", os.W_OK) else None
     tmp = Path(tempfile.mkdtemp(prefix="rk-bench-due-", dir=base))
@@ -380,7 +407,9 @@ def bench_log(big: int, reads: int) -> None:
         print()
         print(f"b. a tick's log read (read_live + LogView), median of {reads}; live segment after real rotation")
         print(f"   max_bytes {Settings().log_max_bytes}, keep_archives=0, batches of 250 lines, in {tmp.parent};")
-        print("   'rot. ms' = median rotation over the last quarter; 'at peak' = largest live segment of the last quarter")
+        print(
+            "   'rot. ms' = median rotation over the last quarter; 'at peak' = largest live segment of the last quarter"
+        )
         print(
             f"   {'history':>22} {'lines':>9} {'days':>5} {'rot.':>5} {'rot. ms':>7} {'dead ids':>8}"
             f" {'live lines':>10} {'KiB':>5} {'read ms':>8}   {'at peak':>7} {'KiB':>5} {'read ms':>8} {'gen s':>6}"

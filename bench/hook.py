@@ -96,8 +96,10 @@ def report(title: str, results: dict[str, float]) -> bool:
         ratio = ms / floor if floor else float("inf")
         met = ms < TARGET_MS and ratio < TARGET_RATIO
         ok &= met
-        print(f"  {name:34s} {ms:7.1f} ms  = {ratio:4.2f}x the interpreter, +{ms - floor:4.1f} ms  "
-              f"[{'met' if met else 'NOT met'}: <{TARGET_MS:g} ms and <{TARGET_RATIO:g}x]")
+        print(
+            f"  {name:34s} {ms:7.1f} ms  = {ratio:4.2f}x the interpreter, +{ms - floor:4.1f} ms  "
+            f"[{'met' if met else 'NOT met'}: <{TARGET_MS:g} ms and <{TARGET_RATIO:g}x]"
+        )
     return ok
 
 
@@ -115,24 +117,36 @@ def main() -> int:
         env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
         env["RK_STATE_DIR"] = os.path.join(tmp, "state")  # never nudge a real ticker
         tmux_env = {**env, "LC_CTYPE": "C.UTF-8"}
-        subprocess.run(["tmux", "-S", sock, "-f", "/dev/null", "new-session", "-d", "-s", "bench", "cat"],
-                       env=tmux_env, check=True)
+        subprocess.run(
+            ["tmux", "-S", sock, "-f", "/dev/null", "new-session", "-d", "-s", "bench", "cat"], env=tmux_env, check=True
+        )
         try:
-            pane = subprocess.run(["tmux", "-S", sock, "display-message", "-p", "-t", "bench", "#{pane_id}"],
-                                  env=tmux_env, check=True, capture_output=True, text=True).stdout.strip()
+            pane = subprocess.run(
+                ["tmux", "-S", sock, "display-message", "-p", "-t", "bench", "#{pane_id}"],
+                env=tmux_env,
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout.strip()
             cached = {**env, "PYTHONPYCACHEPREFIX": os.path.join(tmp, "pycache")}
             cached.pop("PYTHONDONTWRITEBYTECODE", None)
             print(f"rk agent hook timing: median of {args.runs} runs, rk = {rk}, python = {sys.executable}")
             print("load average: " + " ".join(f"{x:.2f}" for x in os.getloadavg()) + f" on {os.cpu_count()} cpus")
             ok = report("bytecode cached (as installed):", measure(rk, cached, args.runs, sock, pane, payload))
-            value = subprocess.run(["tmux", "-S", sock, "show-options", "-pqv", "-t", pane, "@rk_pane_agent_state"],
-                                   env=tmux_env, capture_output=True, text=True).stdout.strip()
+            value = subprocess.run(
+                ["tmux", "-S", sock, "show-options", "-pqv", "-t", pane, "@rk_pane_agent_state"],
+                env=tmux_env,
+                capture_output=True,
+                text=True,
+            ).stdout.strip()
             print(f"  (the full path wrote @rk_pane_agent_state={value or '<nothing!>'})")
             if not value:
                 ok = False
             if os.environ.get("PYTHONDONTWRITEBYTECODE"):
-                report("as this environment runs (PYTHONDONTWRITEBYTECODE set: every module compiled at start):",
-                       measure(rk, env, args.runs, sock, pane, payload))
+                report(
+                    "as this environment runs (PYTHONDONTWRITEBYTECODE set: every module compiled at start):",
+                    measure(rk, env, args.runs, sock, pane, payload),
+                )
         finally:
             subprocess.run(["tmux", "-S", sock, "kill-server"], env=tmux_env, capture_output=True)
     print("targets met" if ok else "targets NOT met")

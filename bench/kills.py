@@ -42,11 +42,28 @@ def trial(sb: Sandbox, server, n: int, delay: float) -> tuple[int, list[str], st
     wait_for(lambda: server.display(pane, "#{pane_current_command}") == "cat", 5, what="cat")
     payload = f"trial {n} status?"
     base = T0 + 7200 * n  # an hour apart: the per-target rate cap (30 an hour) never bites
-    added = sb.rk_json("cron", "add", payload, "--every", "1m", "--pane", pane, "--any-program", "-L", server.name,
-                       env=dict(sb.env, RK_NOW=str(base)))
+    added = sb.rk_json(
+        "cron",
+        "add",
+        payload,
+        "--every",
+        "1m",
+        "--pane",
+        pane,
+        "--any-program",
+        "-L",
+        server.name,
+        env=dict(sb.env, RK_NOW=str(base)),
+    )
     run_env = dict(sb.env, RK_NOW=str(base + 60))
-    victim = subprocess.Popen([sys.executable, "-m", "rk", "cron", "tick", "-L", server.name], env=run_env, cwd=ROOT,
-                              start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    victim = subprocess.Popen(
+        [sys.executable, "-m", "rk", "cron", "tick", "-L", server.name],
+        env=run_env,
+        cwd=ROOT,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     time.sleep(delay)  # the fault's moment
     try:
         os.killpg(victim.pid, signal.SIGKILL)
@@ -74,8 +91,19 @@ def calibrate(sb: Sandbox, server) -> float:
         pane = server.run("list-panes", "-t", "main", "-F", "#{pane_id}").split()[0]
         server.run("respawn-pane", "-k", "-t", pane, f"exec cat > {out}")
         wait_for(lambda: server.display(pane, "#{pane_current_command}") == "cat", 5, what="cat")
-        added = sb.rk_json("cron", "add", f"calibrate {n}", "--every", "1m", "--pane", pane, "--any-program",
-                           "-L", server.name, env=dict(sb.env, RK_NOW=str(T0)))
+        added = sb.rk_json(
+            "cron",
+            "add",
+            f"calibrate {n}",
+            "--every",
+            "1m",
+            "--pane",
+            pane,
+            "--any-program",
+            "-L",
+            server.name,
+            env=dict(sb.env, RK_NOW=str(T0)),
+        )
         started = time.monotonic()
         sb.rk("cron", "tick", "-L", server.name, env=dict(sb.env, RK_NOW=str(T0 + 60)))
         lives.append(time.monotonic() - started)
@@ -104,8 +132,10 @@ def main() -> None:
                 print(f"  trial {n}: received {count}x, log {outcomes}, restart: {phase}")
             log_mismatch += outcomes != ["delivered"]
             paths[phase] += 1
-    print(f"{args.trials} kill -9 trials (delays uniform in {args.lo:g}-{args.hi:g}x an uninterrupted tick's "
-          f"{life:.2f} s; seed {args.seed}):")
+    print(
+        f"{args.trials} kill -9 trials (delays uniform in {args.lo:g}-{args.hi:g}x an uninterrupted tick's "
+        f"{life:.2f} s; seed {args.seed}):"
+    )
     print(f"  duplicates {duplicates}, losses {losses}, log not exactly one 'delivered' line: {log_mismatch}")
     for phase, k in paths.most_common():
         print(f"  {k:3d}  {phase}")

@@ -85,8 +85,13 @@ def main() -> None:
 
         def cli(log: Path):
             env = {"RK_STATE_DIR": str(log.parent), "PATH": "/usr/bin:/bin", "HOME": tmp}
-            return lambda: subprocess.run([sys.executable, "-m", "rk", "cron", "log", "-n", "20", "-L", SLUG],
-                                          env=env, cwd=ROOT, capture_output=True, check=True)
+            return lambda: subprocess.run(
+                [sys.executable, "-m", "rk", "cron", "log", "-n", "20", "-L", SLUG],
+                env=env,
+                cwd=ROOT,
+                capture_output=True,
+                check=True,
+            )
 
         rows = [
             ("read_newest(20)", lambda: read_newest(short, 20), lambda: read_newest(long, 20), args.runs),
@@ -96,7 +101,11 @@ def main() -> None:
         for label, a, b, runs in rows:
             ta, tb = median_seconds(a, runs), median_seconds(b, runs)
             ratio = tb / ta
-            verdict = "" if label.startswith("read_history") else f"  (target < {TARGET_RATIO}: {'MET' if ratio < TARGET_RATIO else 'NOT MET'})"
+            verdict = (
+                ""
+                if label.startswith("read_history")
+                else f"  (target < {TARGET_RATIO}: {'MET' if ratio < TARGET_RATIO else 'NOT MET'})"
+            )
             print(f"{label:<20} short {ta * 1000:8.2f} ms   long {tb * 1000:9.2f} ms   ratio {ratio:6.2f}{verdict}")
 
 

@@ -136,8 +136,22 @@ def decorate_panes(server, panes: list[dict], windows: list[str], T: int) -> Non
             epoch = T - 120 - (i % 7) * 10
             value = f"{state}:{epoch}:{p['pid']}" if i % 4 == 3 else f"{state}:{epoch}"
             p["state"], p["epoch"] = state, epoch
-            chain += ["set-option", "-p", "-t", p["id"], "@rk_pane_agent_state", value, ";",
-                      "set-option", "-p", "-t", p["id"], "@rk_agent_state", value, ";"]
+            chain += [
+                "set-option",
+                "-p",
+                "-t",
+                p["id"],
+                "@rk_pane_agent_state",
+                value,
+                ";",
+                "set-option",
+                "-p",
+                "-t",
+                p["id"],
+                "@rk_agent_state",
+                value,
+                ";",
+            ]
         if i >= 40:
             p["session"] = f"sess-{i}"
             chain += ["set-option", "-p", "-t", p["id"], "@rk_pane_agent_session", f"claude:sess-{i}", ";"]
@@ -151,30 +165,66 @@ def entry_specs(panes: list[dict]) -> list[dict]:
     specs: list[dict] = []
     pane = lambda i: Target("pane", panes[i]["id"])  # noqa: E731
     for i in range(DUE_ENTRIES):  # the due set: every 10m, newest line 500 s ago
-        specs.append(dict(schedule=Every(interval=DUE_STEP), target=pane(i),
-                          deliver="when-idle" if i >= 3 else "", wake=None, kind="due"))
+        specs.append(
+            dict(
+                schedule=Every(interval=DUE_STEP),
+                target=pane(i),
+                deliver="when-idle" if i >= 3 else "",
+                wake=None,
+                kind="due",
+            )
+        )
     for i in range(5, 20):
         interval = (6 * 3600, 12 * 3600, 86400)[i % 3]
         wake = WakeOn(debounce=(0, 60)[i % 2]) if i % 3 == 0 else None
-        specs.append(dict(schedule=Every(interval=interval), target=pane(i),
-                          deliver=("", "when-idle", "skip-if-busy")[i % 3], wake=wake, kind="every"))
-    crons = (("0 9 * * 1-5", ""), ("0 */6 * * *", ""), ("0 3 * * *", "Europe/Berlin"), ("0 0 * * 0", ""),
-             ("0 12 * * *", "America/New_York"))
+        specs.append(
+            dict(
+                schedule=Every(interval=interval),
+                target=pane(i),
+                deliver=("", "when-idle", "skip-if-busy")[i % 3],
+                wake=wake,
+                kind="every",
+            )
+        )
+    crons = (
+        ("0 9 * * 1-5", ""),
+        ("0 */6 * * *", ""),
+        ("0 3 * * *", "Europe/Berlin"),
+        ("0 0 * * 0", ""),
+        ("0 12 * * *", "America/New_York"),
+    )
     for i in range(20, 30):
         expr, tz = crons[i % 5]
         target = Target("role", f"role-{5 + i % 5}") if i < 25 else pane(i)
-        specs.append(dict(schedule=Cron(expr=expr, tz=tz), target=target,
-                          deliver=("", "when-idle")[i % 2], wake=None, kind="cron"))
+        specs.append(
+            dict(
+                schedule=Cron(expr=expr, tz=tz), target=target, deliver=("", "when-idle")[i % 2], wake=None, kind="cron"
+            )
+        )
     ladders = ((3600, 8 * 3600), (2 * 3600, 2 * 3600), (3600, 4 * 3600))
     for i in range(30, 40):
         lo, hi = ladders[i % 3]
         target = pane(i) if i < 35 else Target("session", panes[i + 5]["session"])
-        specs.append(dict(schedule=Backoff(min=lo, max=hi), target=target,
-                          deliver=("when-idle", "skip-if-busy")[i % 2], wake=None, kind="backoff"))
+        specs.append(
+            dict(
+                schedule=Backoff(min=lo, max=hi),
+                target=target,
+                deliver=("when-idle", "skip-if-busy")[i % 2],
+                wake=None,
+                kind="backoff",
+            )
+        )
     for i in range(40, 50):
         target = (Target("role", f"role-{5 + i % 5}"), Target("session", panes[i]["session"]), pane(i))[i % 3]
-        specs.append(dict(schedule=Every(interval=(12 * 3600, 86400)[i % 2]), target=target,
-                          deliver=("", "when-idle")[i % 2], wake=WakeOn(debounce=(0, 60)[i % 2]), kind="every"))
+        specs.append(
+            dict(
+                schedule=Every(interval=(12 * 3600, 86400)[i % 2]),
+                target=target,
+                deliver=("", "when-idle")[i % 2],
+                wake=WakeOn(debounce=(0, 60)[i % 2]),
+                kind="every",
+            )
+        )
     return specs
 
 
@@ -195,9 +245,16 @@ def write_fixture(state: Path, slug: str, panes: list[dict], T: int, log_lines: 
     ids = []
     with EntryDocument.edit(files) as doc:
         for n, spec in enumerate(specs):
-            e = Entry(id="new", name=f"bench {spec['kind']} {n}", schedule=spec["schedule"], target=spec["target"],
-                      payload=f"rk-bench payload {n}: please report status", deliver=spec["deliver"],
-                      wake_on=spec["wake"], created_by=CreatedBy(at=T - 90 * 86400, pane="%0"))  # no session: see
+            e = Entry(
+                id="new",
+                name=f"bench {spec['kind']} {n}",
+                schedule=spec["schedule"],
+                target=spec["target"],
+                payload=f"rk-bench payload {n}: please report status",
+                deliver=spec["deliver"],
+                wake_on=spec["wake"],
+                created_by=CreatedBy(at=T - 90 * 86400, pane="%0"),
+            )  # no session: see
             # the report (a `claude:<id>` session in flow style makes the file unreadable to the C safe loader)
             ids.append(doc.add(e, 50).id)
     per = max(1, log_lines // len(specs))
@@ -260,19 +317,27 @@ def time_not_due(rt: Runtime, slug: str, runs: int, label: str, profile: bool) -
             captures.append(sum(s.looks.captures for s in result.servers))
             if result.decisions or result.fires:
                 stray.append(result.decisions)
-        sample_calls = counter.tmux_calls()[-counts[-1]:] if counts[-1] else []
+        sample_calls = counter.tmux_calls()[-counts[-1] :] if counts[-1] else []
     med = statistics.median(times)
-    print(f"  [{label}] live log: {live} lines, {files.log.stat().st_size / 1024:.0f} KiB; entries: "
-          f"{len(load_entries(files.entries).entries)}; panes: {N_PANES}")
-    print(f"    not-due tick: median {med:.1f} ms, p10 {percentile(times, 10):.1f}, p90 {percentile(times, 90):.1f}, "
-          f"min {min(times):.1f}, max {max(times):.1f} ms over {runs} ticks  "
-          f"[target < {TICK_TARGET_MS:g} ms: {met(med < TICK_TARGET_MS)}]")
+    print(
+        f"  [{label}] live log: {live} lines, {files.log.stat().st_size / 1024:.0f} KiB; entries: "
+        f"{len(load_entries(files.entries).entries)}; panes: {N_PANES}"
+    )
+    print(
+        f"    not-due tick: median {med:.1f} ms, p10 {percentile(times, 10):.1f}, p90 {percentile(times, 90):.1f}, "
+        f"min {min(times):.1f}, max {max(times):.1f} ms over {runs} ticks  "
+        f"[target < {TICK_TARGET_MS:g} ms: {met(med < TICK_TARGET_MS)}]"
+    )
     procs = sorted(set(counts))
-    print(f"    tmux processes per not-due tick: {'/'.join(map(str, procs))} "
-          f"[goal: 1 enumeration per server per tick: {met(procs == [1])}]")
-    print(f"    screen captures per not-due tick: {'/'.join(map(str, sorted(set(captures))))} "
-          f"(the first tick: {first_looks}, for its stale busy states; fresh hook states cost none, and a screen no "
-          "layout reads is not captured again while its state stays)")
+    print(
+        f"    tmux processes per not-due tick: {'/'.join(map(str, procs))} "
+        f"[goal: 1 enumeration per server per tick: {met(procs == [1])}]"
+    )
+    print(
+        f"    screen captures per not-due tick: {'/'.join(map(str, sorted(set(captures))))} "
+        f"(the first tick: {first_looks}, for its stale busy states; fresh hook states cost none, and a screen no "
+        "layout reads is not captured again while its state stays)"
+    )
     for c in sample_calls:
         print(f"      e.g. {' '.join(c[:3])} {c[3] if len(c) > 3 else ''} …")
     if stray:
@@ -349,16 +414,23 @@ def time_due(rt: Runtime, slug: str, now_box: list[int], T: int, rounds: int, se
     now_box[0] = T
     delivered = [sum(1 for o in outs if o == "delivered") for outs in outcomes]
     med = statistics.median(times)
-    print(f"    tick with {DUE_ENTRIES} due entries (3 immediate, 2 when-idle on idle panes) delivering into `cat`: "
-          f"median {med:.0f} ms, min {min(times):.0f}, max {max(times):.0f} ms over {rounds} ticks "
-          f"= {med / DUE_ENTRIES:.0f} ms per delivery")
-    print(f"      delivered per tick: {delivered}; tmux processes per tick: {counts} "
-          f"(= 1 enumeration + {(statistics.median(counts) - 1) / DUE_ENTRIES:.1f} per delivery)")
+    print(
+        f"    tick with {DUE_ENTRIES} due entries (3 immediate, 2 when-idle on idle panes) delivering into `cat`: "
+        f"median {med:.0f} ms, min {min(times):.0f}, max {max(times):.0f} ms over {rounds} ticks "
+        f"= {med / DUE_ENTRIES:.0f} ms per delivery"
+    )
+    print(
+        f"      delivered per tick: {delivered}; tmux processes per tick: {counts} "
+        f"(= 1 enumeration + {(statistics.median(counts) - 1) / DUE_ENTRIES:.1f} per delivery)"
+    )
     odd = [o for outs in outcomes for o in outs if o != "delivered"]
     if odd:
         print(f"      WARNING: other outcomes: {odd[:5]}")
-    seen = sum(1 for line in server.capture(panes[0]["id"], lines=200).splitlines()
-               if line.rstrip().startswith("rk-bench payload 0"))
+    seen = sum(
+        1
+        for line in server.capture(panes[0]["id"], lines=200).splitlines()
+        if line.rstrip().startswith("rk-bench payload 0")
+    )
     print(f"      (pane {panes[0]['id']} shows the payload {seen} times: paste echo + cat's copy per delivery)")
 
 
@@ -383,19 +455,23 @@ def part_a(args) -> None:
         default.mkdir(mode=0o700)
         for name in (f"{slug}.yaml", f"{slug}.log"):
             shutil.copy2(kept / name, default / name)
-        print(f"  fixture: {len(ids)} entries, {N_PANES} panes in 10 windows, {args.log_lines} history lines "
-              f"({(kept / f'{slug}.log').stat().st_size / 1024:.0f} KiB), clock pinned at {T} (nothing due)")
+        print(
+            f"  fixture: {len(ids)} entries, {N_PANES} panes in 10 windows, {args.log_lines} history lines "
+            f"({(kept / f'{slug}.log').stat().st_size / 1024:.0f} KiB), clock pinned at {T} (nothing due)"
+        )
         now_box = [T]
         rt_kept = make_runtime(sb, kept, Settings(log_max_bytes=64 << 20), now_box)
         dry = sweep(rt_kept, only=slug, dry_run=True)
         if dry.decisions:
             print(f"  WARNING: the dry run finds decisions at T: {[d.to_dict() for d in dry.decisions][:5]}")
-        time_not_due(rt_kept, slug, args.runs, f"log kept live (log_max_bytes=64 MiB), {args.log_lines} lines",
-                     args.profile)
+        time_not_due(
+            rt_kept, slug, args.runs, f"log kept live (log_max_bytes=64 MiB), {args.log_lines} lines", args.profile
+        )
         breakdown(rt_kept, slug, args.runs)
         rt_default = make_runtime(sb, default, Settings(), now_box)
-        time_not_due(rt_default, slug, args.runs, "default settings (log_max_bytes=128 KiB: rotated by the warm-up)",
-                     False)
+        time_not_due(
+            rt_default, slug, args.runs, "default settings (log_max_bytes=128 KiB: rotated by the warm-up)", False
+        )
         time_due(rt_kept, slug, now_box, T, args.due_rounds, server, panes)
 
 
@@ -475,9 +551,11 @@ def summarize(label: str, samples: list[tuple[float, float, float]], target: flo
     ok_vis = [v for v in vis if v != float("inf")] or [float("inf")]
     ok_sub = [v for v in sub if v != float("inf")] or [float("inf")]
     p95 = percentile(vis, 95) if not lost else float("inf")
-    line = (f"    {label}: n={len(samples)}  visible p50 {percentile(ok_vis, 50):.3f} s, p95 {percentile(ok_vis, 95):.3f} s, "
-            f"max {max(ok_vis):.3f} s;  submitted p50 {percentile(ok_sub, 50):.3f} s, p95 {percentile(ok_sub, 95):.3f} s, "
-            f"max {max(ok_sub):.3f} s")
+    line = (
+        f"    {label}: n={len(samples)}  visible p50 {percentile(ok_vis, 50):.3f} s, p95 {percentile(ok_vis, 95):.3f} s, "
+        f"max {max(ok_vis):.3f} s;  submitted p50 {percentile(ok_sub, 50):.3f} s, p95 {percentile(ok_sub, 95):.3f} s, "
+        f"max {max(ok_sub):.3f} s"
+    )
     if lost:
         line += f"  ({lost} never arrived)"
     print(line)
@@ -492,24 +570,46 @@ def part_b(args) -> None:
     with Sandbox("wake") as sb:
         rig = WakeRig(sb)
         env_a = dict(sb.env, RK_RATE_PER_HOUR="100000")  # many wake deliveries into one pane within the hour
-        eid = sb.rk_json("cron", "add", rig.payload, "--every", "24h", "--pane", rig.operator, "--any-program", "--wake-on",
-                         "agent-state-change", "--wake-debounce", "0s", "-L", rig.server.name, env=env_a)["id"]
+        eid = sb.rk_json(
+            "cron",
+            "add",
+            rig.payload,
+            "--every",
+            "24h",
+            "--pane",
+            rig.operator,
+            "--any-program",
+            "--wake-on",
+            "agent-state-change",
+            "--wake-debounce",
+            "0s",
+            "-L",
+            rig.server.name,
+            env=env_a,
+        )["id"]
         state_a = Path(env_a["RK_STATE_DIR"])
         pid = rig.start_ticker(env_a)
         try:
             wait_for(lambda: rig.cursor_fp(state_a, eid), 15, what="the ticker's first tick (cold-start cursor)")
-            print(f"  ticker pid {pid} (default 30 s interval, nudge socket {state_a / 'ticker.sock'}), entry {eid}: "
-                  f"wake_on agent-state-change, debounce 0, -> operator {rig.operator}; worker {rig.worker}")
+            print(
+                f"  ticker pid {pid} (default 30 s interval, nudge socket {state_a / 'ticker.sock'}), entry {eid}: "
+                f"wake_on agent-state-change, debounce 0, -> operator {rig.operator}; worker {rig.worker}"
+            )
             samples, writes = [], []
             for _ in range(args.wake_samples):
                 ok, msg = rig.flip("active")
-                wait_for(lambda: f"{rig.worker}=active" in rig.cursor_fp(state_a, eid), 10,
-                         what="the ticker observing `active`")
+                wait_for(
+                    lambda: f"{rig.worker}=active" in rig.cursor_fp(state_a, eid),
+                    10,
+                    what="the ticker observing `active`",
+                )
                 time.sleep(rng.uniform(0.05, 0.3))
                 s = rig.measure_one("idle", timeout=10)
                 samples.append(s)
                 writes.append(s[0])
-            print(f"    state write (set_state: tmux set-option + nudge): median {statistics.median(writes) * 1000:.1f} ms")
+            print(
+                f"    state write (set_state: tmux set-option + nudge): median {statistics.median(writes) * 1000:.1f} ms"
+            )
             nudge_p50 = summarize("with the nudge (idle flips)", samples, WAKE_P95_TARGET_S)
         finally:
             rig.stop_ticker(env_a)
@@ -525,23 +625,29 @@ def part_b(args) -> None:
         try:
             wait_for(lambda: rig.cursor_fp(state_b, eid), 15, what="the polling ticker's first tick")
             sock_a = state_a / "ticker.sock"
-            print(f"  polling only: ticker pid {pid} on {state_b} with --interval {interval:g}; the flipper nudges "
-                  f"{sock_a} ({'exists!' if sock_a.exists() else 'absent: nudges are lost'}); "
-                  f"{args.poll_samples} flips alternating waiting/idle, each after a random 0-{interval:g} s wait")
+            print(
+                f"  polling only: ticker pid {pid} on {state_b} with --interval {interval:g}; the flipper nudges "
+                f"{sock_a} ({'exists!' if sock_a.exists() else 'absent: nudges are lost'}); "
+                f"{args.poll_samples} flips alternating waiting/idle, each after a random 0-{interval:g} s wait"
+            )
             samples = []
             for j in range(args.poll_samples):
                 time.sleep(rng.uniform(0, interval))
                 samples.append(rig.measure_one("waiting" if j % 2 == 0 else "idle", timeout=interval + 15, poll=0.05))
             summarize(f"polling only, interval {interval:g} s", samples)
             o = nudge_p50
-            print(f"      model: latency = U(0, interval) + tick & paste ({o:.2f} s, the nudge p50); for the default 30 s "
-                  f"interval: p50 ~{15 + o:.1f} s, p95 ~{28.5 + o:.1f} s, max ~{30 + o:.1f} s")
+            print(
+                f"      model: latency = U(0, interval) + tick & paste ({o:.2f} s, the nudge p50); for the default 30 s "
+                f"interval: p50 ~{15 + o:.1f} s, p95 ~{28.5 + o:.1f} s, max ~{30 + o:.1f} s"
+            )
             if interval != 30:
                 vis = sorted(s[1] for s in samples if s[1] != float("inf"))
                 scaled = [(v - o) * 30 / interval + o for v in vis]
                 if scaled:
-                    print(f"      measured at {interval:g} s, extrapolated to 30 s ((t - {o:.2f}) x 30/{interval:g} + {o:.2f}): "
-                          f"p50 {percentile(scaled, 50):.1f} s, p95 {percentile(scaled, 95):.1f} s, max {max(scaled):.1f} s")
+                    print(
+                        f"      measured at {interval:g} s, extrapolated to 30 s ((t - {o:.2f}) x 30/{interval:g} + {o:.2f}): "
+                        f"p50 {percentile(scaled, 50):.1f} s, p95 {percentile(scaled, 95):.1f} s, max {max(scaled):.1f} s"
+                    )
         finally:
             rig.stop_ticker(env_b)
 
@@ -561,8 +667,10 @@ def main() -> int:
     if shutil.which("tmux") is None:
         sys.exit("bench/tick.py: tmux is required")
     tmux_v = subprocess.run(["tmux", "-V"], capture_output=True, text=True).stdout.strip()
-    print(f"bench/tick.py: python {sys.version.split()[0]}, {tmux_v}, {os.cpu_count()} cpus, "
-          f"load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(
+        f"bench/tick.py: python {sys.version.split()[0]}, {tmux_v}, {os.cpu_count()} cpus, "
+        f"load {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
     part_a(args)
     if not args.skip_wake:
         part_b(args)

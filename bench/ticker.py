@@ -60,8 +60,19 @@ def setup(sb: Sandbox):
         ["are you stuck?", "--backoff", "--min", "1h", "--max", "8h", "--pane", panes[2], "--deliver", "when-idle"],
         ["still there?", "--idle-every", "2h", "--session", "bench-session"],
         ["a worker finished", "--every", "12h", "--pane", panes[0], "--wake-on", "agent-state-change"],
-        ["someone is waiting", "--every", "24h", "--pane", panes[2], "--wake-on", "agent-state-change",
-         "--wake-debounce", "0s", "--deliver", "when-idle"],
+        [
+            "someone is waiting",
+            "--every",
+            "24h",
+            "--pane",
+            panes[2],
+            "--wake-on",
+            "agent-state-change",
+            "--wake-debounce",
+            "0s",
+            "--deliver",
+            "when-idle",
+        ],
         ["review queue", "--every", "8h", "--role", "worker", "--wake-on", "agent-state-change"],
     ]
     for a in adds:
@@ -80,13 +91,17 @@ def main() -> int:
     parser.add_argument("--settle", type=float, default=3.0, help="seconds after the first tick before the window")
     parser.add_argument("--sample-every", type=float, default=2.0)
     args = parser.parse_args()
-    print(f"bench/ticker.py: python {sys.version.split()[0]}, {os.cpu_count()} cpus, "
-          f"load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(
+        f"bench/ticker.py: python {sys.version.split()[0]}, {os.cpu_count()} cpus, "
+        f"load {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
     with Sandbox("ticker") as sb:
         server, panes, n_entries = setup(sb)
         dry = sb.rk_json("cron", "tick", "--dry-run", "-L", server.name)
-        print(f"  dry-run tick before the start: {dry['fires']} fires, {len(dry['diagnostics'])} diagnostics "
-              f"({', '.join(sorted({d['reason'] for d in dry['diagnostics']})) or 'none'})")
+        print(
+            f"  dry-run tick before the start: {dry['fires']} fires, {len(dry['diagnostics'])} diagnostics "
+            f"({', '.join(sorted({d['reason'] for d in dry['diagnostics']})) or 'none'})"
+        )
         state = Path(sb.env["RK_STATE_DIR"])
         cursor_path = state / f"{server.name}.cursor.yaml"
         log_path = sb.tmp / "ticker.stderr"
@@ -105,8 +120,10 @@ def main() -> int:
         st0, srv0 = proc_stat(pid), proc_stat(spid)
         rss0 = proc_status_kb(pid, "VmRSS")
         t0 = time.monotonic()
-        print(f"  ticker pid {pid} ({' '.join(argv[1:])}), {n_entries} entries, {len(panes)} panes on {server.name}; "
-              f"first tick {first_tick:.2f} s after spawn; start-up CPU {st0['utime'] + st0['stime']:.2f} s")
+        print(
+            f"  ticker pid {pid} ({' '.join(argv[1:])}), {n_entries} entries, {len(panes)} panes on {server.name}; "
+            f"first tick {first_tick:.2f} s after spawn; start-up CPU {st0['utime'] + st0['stime']:.2f} s"
+        )
         print(f"  window: {args.minutes:g} min, sampling every {args.sample_every:g} s …", flush=True)
         rss_max = rss0
         ticks = 0
@@ -135,18 +152,26 @@ def main() -> int:
         pct = lambda s: 100.0 * s / elapsed  # noqa: E731
         total = own + kids
         print(f"  over {elapsed:.0f} s ({ticks} ticks seen in the cursor file):")
-        print(f"    ticker CPU:           {own:6.2f} s = {pct(own):.3f} % of one core "
-              f"(user {st1['utime'] - st0['utime']:.2f}, sys {st1['stime'] - st0['stime']:.2f})")
+        print(
+            f"    ticker CPU:           {own:6.2f} s = {pct(own):.3f} % of one core "
+            f"(user {st1['utime'] - st0['utime']:.2f}, sys {st1['stime'] - st0['stime']:.2f})"
+        )
         print(f"    its tmux children:    {kids:6.2f} s = {pct(kids):.3f} %")
-        print(f"    ticker + children:    {total:6.2f} s = {pct(total):.3f} % of one core  "
-              f"[target < {CPU_TARGET_PCT:g} %: {met(pct(total) < CPU_TARGET_PCT)}]")
+        print(
+            f"    ticker + children:    {total:6.2f} s = {pct(total):.3f} % of one core  "
+            f"[target < {CPU_TARGET_PCT:g} %: {met(pct(total) < CPU_TARGET_PCT)}]"
+        )
         if ticks:
-            print(f"    per tick:             {1000 * own / ticks:.1f} ms ticker + {1000 * kids / ticks:.1f} ms tmux client "
-                  f"(+ {1000 * srv / ticks:.1f} ms in the tmux server)")
+            print(
+                f"    per tick:             {1000 * own / ticks:.1f} ms ticker + {1000 * kids / ticks:.1f} ms tmux client "
+                f"(+ {1000 * srv / ticks:.1f} ms in the tmux server)"
+            )
         print(f"    tmux server (private, serving the ticker only): {srv:.2f} s = {pct(srv):.3f} %")
-        print(f"    RSS: {rss0 / 1024:.1f} MB at window start, {rss1 / 1024:.1f} MB at the end, max sampled "
-              f"{rss_max / 1024:.1f} MB, VmHWM (peak since start) {hwm / 1024:.1f} MB  "
-              f"[target < {RSS_TARGET_MB:g} MB: {met(max(hwm, rss_max) / 1024 < RSS_TARGET_MB)}]")
+        print(
+            f"    RSS: {rss0 / 1024:.1f} MB at window start, {rss1 / 1024:.1f} MB at the end, max sampled "
+            f"{rss_max / 1024:.1f} MB, VmHWM (peak since start) {hwm / 1024:.1f} MB  "
+            f"[target < {RSS_TARGET_MB:g} MB: {met(max(hwm, rss_max) / 1024 < RSS_TARGET_MB)}]"
+        )
         proc.terminate()
         try:
             proc.wait(20)
@@ -154,8 +179,10 @@ def main() -> int:
             proc.kill()
             proc.wait(5)
         tail = log_path.read_text(errors="replace").strip().splitlines()
-        print(f"  ticker exit status {proc.returncode}; its log: {len(tail)} lines"
-              + (f", last: {tail[-1]}" if tail else ""))
+        print(
+            f"  ticker exit status {proc.returncode}; its log: {len(tail)} lines"
+            + (f", last: {tail[-1]}" if tail else "")
+        )
     return 0
 
 

@@ -24,8 +24,12 @@ import time
 
 def report(state: str) -> None:
     """`rk agent state <state>` for this pane (TMUX and TMUX_PANE come from tmux)."""
-    subprocess.run([sys.executable, "-m", "rk", "agent", "state", state], check=False,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "rk", "agent", "state", state],
+        check=False,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def work(seconds: float) -> None:

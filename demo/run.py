@@ -82,14 +82,52 @@ def wait_until(predicate, timeout: float, what: str) -> None:
 def setup(env: dict) -> dict[str, str]:
     """Start the server and agents, add the entries; return entry id → kind."""
     tmux("kill-server", check=False)
-    tmux("-f", "/dev/null", "new-session", "-d", "-s", "demo", "-n", "worker-a", "-x", "160", "-y", "40",
-         "--", *AGENT, "worker-a", "--ask-every", "2", "--seed", "1")
+    tmux(
+        "-f",
+        "/dev/null",
+        "new-session",
+        "-d",
+        "-s",
+        "demo",
+        "-n",
+        "worker-a",
+        "-x",
+        "160",
+        "-y",
+        "40",
+        "--",
+        *AGENT,
+        "worker-a",
+        "--ask-every",
+        "2",
+        "--seed",
+        "1",
+    )
     tmux("new-window", "-d", "-t", "demo:", "-n", "worker-b", "--", *AGENT, "worker-b", "--seed", "2")
-    tmux("new-window", "-d", "-t", "demo:", "-n", "worker-c", "--", *AGENT, "worker-c", "--seed", "3", "--exit-after", "10")
+    tmux(
+        "new-window",
+        "-d",
+        "-t",
+        "demo:",
+        "-n",
+        "worker-c",
+        "--",
+        *AGENT,
+        "worker-c",
+        "--seed",
+        "3",
+        "--exit-after",
+        "10",
+    )
     tmux("new-window", "-d", "-t", "demo:", "-n", "worker-d", "--", *AGENT, "worker-d", "--seed", "4")
-    print(rk("operator", "--command", " ".join([*AGENT, "operator", "--work", "1", "2"]), "-L", SERVER, env=env).strip())
-    wait_until(lambda: all(panes().get(w, ("", ""))[1] for w in ("worker-a", "worker-b", "worker-c", "worker-d", "operator")),
-               30, "the five agents to report idle")
+    print(
+        rk("operator", "--command", " ".join([*AGENT, "operator", "--work", "1", "2"]), "-L", SERVER, env=env).strip()
+    )
+    wait_until(
+        lambda: all(panes().get(w, ("", ""))[1] for w in ("worker-a", "worker-b", "worker-c", "worker-d", "operator")),
+        30,
+        "the five agents to report idle",
+    )
     p = panes()
     kinds = {}
 
@@ -103,11 +141,43 @@ def setup(env: dict) -> dict[str, str]:
 
     print("entries:")
     add("every", "status? (every 20s)", "--every", "20s", "--pane", p["worker-a"][0])
-    add("cron", "minute report (cron * * * * *)", "--cron", "* * * * *", "--deliver", "when-idle", "--pane", p["worker-b"][0])
-    add("backoff", "still there? (backoff 30s→2m)", "--backoff", "--min", "30s", "--max", "2m",
-        "--deliver", "skip-if-busy", "--pane", p["worker-b"][0])
-    add("wake", "check on the workers", "--idle-every", "30s", "--wake-on", "agent-state-change",
-        "--wake-debounce", "5s", "--deliver", "skip-if-busy", "--role", "operator")
+    add(
+        "cron",
+        "minute report (cron * * * * *)",
+        "--cron",
+        "* * * * *",
+        "--deliver",
+        "when-idle",
+        "--pane",
+        p["worker-b"][0],
+    )
+    add(
+        "backoff",
+        "still there? (backoff 30s→2m)",
+        "--backoff",
+        "--min",
+        "30s",
+        "--max",
+        "2m",
+        "--deliver",
+        "skip-if-busy",
+        "--pane",
+        p["worker-b"][0],
+    )
+    add(
+        "wake",
+        "check on the workers",
+        "--idle-every",
+        "30s",
+        "--wake-on",
+        "agent-state-change",
+        "--wake-debounce",
+        "5s",
+        "--deliver",
+        "skip-if-busy",
+        "--role",
+        "operator",
+    )
     add("shell", "echo this would run in a shell", "--every", "15s", "--pane", p["worker-c"][0])
     add("draft", "anything new? (every 10s)", "--every", "10s", "--deliver", "skip-if-busy", "--pane", p["worker-d"][0])
     print("""
@@ -125,7 +195,7 @@ def human(action: str, pane: str, elapsed: float) -> None:
     """The scripted human at worker-d: type a draft, later send it."""
     if action == "type":
         tmux("send-keys", "-t", pane, "-l", DRAFT)
-        print(f"{elapsed:5.1f}s  (a human types into worker-d and leaves it: \"{DRAFT}\")")
+        print(f'{elapsed:5.1f}s  (a human types into worker-d and leaves it: "{DRAFT}")')
     else:
         tmux("send-keys", "-t", pane, "Enter")
         print(f"{elapsed:5.1f}s  (the human sends the draft; rk's held fires can go through now)")
@@ -212,10 +282,25 @@ def main() -> int:
                 print("demo: --attach needs a terminal", file=sys.stderr)
                 return 2
             Path(state, "kinds").write_text("\n".join(f"{k}={v}" for k, v in kinds.items()))
-            tmux("new-window", "-t", "demo:", "-n", "narrator", "--", sys.executable, __file__, "--narrator", state,
-                 "--min", str(args.min), "--max", str(args.max))
-            subprocess.run(["tmux", "-L", SERVER, "attach", "-t", "demo"],
-                           env={k: v for k, v in os.environ.items() if k != "TMUX"})
+            tmux(
+                "new-window",
+                "-t",
+                "demo:",
+                "-n",
+                "narrator",
+                "--",
+                sys.executable,
+                __file__,
+                "--narrator",
+                state,
+                "--min",
+                str(args.min),
+                "--max",
+                str(args.max),
+            )
+            subprocess.run(
+                ["tmux", "-L", SERVER, "attach", "-t", "demo"], env={k: v for k, v in os.environ.items() if k != "TMUX"}
+            )
             delivered = None
         else:
             delivered = narrate(env, kinds, args.min, args.max)

@@ -53,7 +53,9 @@ def substitute(argv: Sequence[str], server: str) -> list[str]:
     return [arg.replace("{server}", server) for arg in argv]
 
 
-def run_respawn(argv: Sequence[str], server: str, timeout: float, env: Mapping[str, str] | None = None) -> RespawnResult:
+def run_respawn(
+    argv: Sequence[str], server: str, timeout: float, env: Mapping[str, str] | None = None
+) -> RespawnResult:
     """Run the respawn argv and turn its result into a log outcome."""
     command = substitute(argv, server)
     base = child_env(env)

@@ -74,22 +74,29 @@ def check_private_dir(path: Path) -> None:
     if not stat.S_ISDIR(st.st_mode):
         raise ConfigError(f"state directory {path} is not a directory; fix: point RK_STATE_DIR at a directory of yours")
     if st.st_uid != me:
-        raise ConfigError(f"state directory {path} is owned by uid {st.st_uid}, not you (uid {me}); "
-                          f"fix: chown {me} {path}, or set RK_STATE_DIR to a directory of your own")
+        raise ConfigError(
+            f"state directory {path} is owned by uid {st.st_uid}, not you (uid {me}); "
+            f"fix: chown {me} {path}, or set RK_STATE_DIR to a directory of your own"
+        )
     if st.st_mode & 0o022:
-        raise ConfigError(f"state directory {path} is writable by others (mode {stat.S_IMODE(st.st_mode):04o}); "
-                          f"fix: chmod 700 {path}")
+        raise ConfigError(
+            f"state directory {path} is writable by others (mode {stat.S_IMODE(st.st_mode):04o}); fix: chmod 700 {path}"
+        )
     for parent in Path(os.path.realpath(path)).parents:
         try:
             pst = os.stat(parent)
         except OSError:
             continue
         if pst.st_uid not in (me, 0):
-            raise ConfigError(f"state directory {path} lies under {parent}, owned by uid {pst.st_uid}; "
-                              "fix: set RK_STATE_DIR to a directory of your own")
+            raise ConfigError(
+                f"state directory {path} lies under {parent}, owned by uid {pst.st_uid}; "
+                "fix: set RK_STATE_DIR to a directory of your own"
+            )
         if pst.st_mode & 0o022 and not pst.st_mode & stat.S_ISVTX:
-            raise ConfigError(f"state directory {path} lies under {parent}, writable by others "
-                              f"(mode {stat.S_IMODE(pst.st_mode):04o}); fix: chmod go-w {parent}")
+            raise ConfigError(
+                f"state directory {path} lies under {parent}, writable by others "
+                f"(mode {stat.S_IMODE(pst.st_mode):04o}); fix: chmod go-w {parent}"
+            )
 
 
 @dataclass(frozen=True)
@@ -176,7 +183,9 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         try:
             data = safe_load(path.read_text(encoding="utf-8")) or {}
         except (OSError, YAMLError, ValueError, RecursionError) as exc:
-            raise ConfigError(f"{path}: cannot read settings: {str(exc).splitlines()[0] if str(exc) else exc}") from None
+            raise ConfigError(
+                f"{path}: cannot read settings: {str(exc).splitlines()[0] if str(exc) else exc}"
+            ) from None
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: settings must be a mapping")
         changes: dict[str, int | str] = {}

@@ -127,6 +127,7 @@ def _failed(why: str, detail: str = "") -> DeliveryResult:
 
 # -- the intent journal ----------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Intent:
     """Where a delivery records, durably, what it is about to do: `paste` before the
@@ -302,7 +303,6 @@ def pane_lock(server: Server, pane: str, timeout: float = Timing.lock_wait) -> c
     return _exclusive(f"pane\0{_server_key(server)}\0{pane}", timeout, Timing.lock_poll)
 
 
-
 def buffer_lock(server: Server, buffer: str, timeout: float) -> contextlib.AbstractContextManager[None]:
     """The lock `deliver` holds on (server, buffer name) from load to paste.
 
@@ -319,8 +319,18 @@ def buffer_lock(server: Server, buffer: str, timeout: float) -> contextlib.Abstr
 #: what the guard needs to judge the pane (its command and tty, the state
 #: options, and the title, last because a program sets it freely).
 _FRAME_FIELDS = (
-    "pane_id", "pane_in_mode", "pane_dead", "cursor_x", "cursor_y", "pane_current_command", "pane_tty",
-    STATE_OPTION, LEGACY_STATE_OPTION, SESSION_OPTION, SOURCE_OPTION, "pane_title",
+    "pane_id",
+    "pane_in_mode",
+    "pane_dead",
+    "cursor_x",
+    "cursor_y",
+    "pane_current_command",
+    "pane_tty",
+    STATE_OPTION,
+    LEGACY_STATE_OPTION,
+    SESSION_OPTION,
+    SOURCE_OPTION,
+    "pane_title",
 )
 _SGR = re.compile(r"\x1b\[[0-9;:?]*[@-~]")
 
@@ -392,8 +402,9 @@ class _Run:
         0 (tmux 3.3a), so the pane id is checked here; `capture-pane` in the
         same invocation fails loudly for a pane that does not exist."""
         mark = secrets.token_hex(6)
-        out = self.tmux(*chain(Command.display(target, head_format(_FRAME_FIELDS, mark)),
-                               Command.capture(target, styled=styled)))
+        out = self.tmux(
+            *chain(Command.display(target, head_format(_FRAME_FIELDS, mark)), Command.capture(target, styled=styled))
+        )
         try:
             head, screen = split_head(out, _FRAME_FIELDS, mark)
         except TmuxError:
@@ -402,8 +413,15 @@ class _Run:
         if not is_pane_id(fields[0]):
             raise TmuxError(f"can't find pane: {target}")
         plain = _SGR.sub("", screen) if styled else screen
-        return Frame(fields[0], fields[1] == "1", fields[2] == "1", f"{fields[3]},{fields[4]}", plain,
-                     screen if styled else "", fields)
+        return Frame(
+            fields[0],
+            fields[1] == "1",
+            fields[2] == "1",
+            f"{fields[3]},{fields[4]}",
+            plain,
+            screen if styled else "",
+            fields,
+        )
 
     def guarded(self, pane: str, *commands: list[str], input: str | None = None) -> None:
         """Run `commands` right after leaving copy-mode, in one tmux process.
@@ -577,8 +595,9 @@ def _clear_leftover(run: _Run, pane: str) -> None:
             run.guarded(pane, Command.send_keys(pane, "C-u"))
 
 
-def _deliver_locked(run: _Run, pane: str, text: str, needle: str, collapsible: bool, guard: Guard | None,
-                    intent: Intent | None = None) -> DeliveryResult:
+def _deliver_locked(
+    run: _Run, pane: str, text: str, needle: str, collapsible: bool, guard: Guard | None, intent: Intent | None = None
+) -> DeliveryResult:
     # Where we are decides what a failure means: before the paste nothing was
     # typed (safe to retry); between paste and Enter our text may sit in the
     # composer (clear it); after an Enter it may or may not have landed.
@@ -603,7 +622,9 @@ def _deliver_locked(run: _Run, pane: str, text: str, needle: str, collapsible: b
                 return DeliveryResult(False, None, "refused before typing", refused)
 
         if intent is not None:
-            intent.write(phase="paste", pane=pane, needle=needle, digest=_digest(text), before=baseline.norm.count(needle))
+            intent.write(
+                phase="paste", pane=pane, needle=needle, digest=_digest(text), before=baseline.norm.count(needle)
+            )
         stage = "pasted"
         run.paste(pane, text)
         shown = run.probe(pane, baseline, needle, collapsible)
@@ -628,7 +649,9 @@ def _deliver_locked(run: _Run, pane: str, text: str, needle: str, collapsible: b
         if not run.clear(pane, baseline):
             return _failed("submit not confirmed", "recovery could not clear the composer")
         if intent is not None:
-            intent.write(phase="paste", pane=pane, needle=needle, digest=_digest(text), before=baseline.norm.count(needle))
+            intent.write(
+                phase="paste", pane=pane, needle=needle, digest=_digest(text), before=baseline.norm.count(needle)
+            )
         stage = "pasted"
         run.paste(pane, text)
         shown = run.probe(pane, baseline, needle, collapsible)
@@ -684,8 +707,11 @@ def recover(server: Server, record: dict, *, timing: Timing | None = None) -> tu
     pane, needle = str(record.get("pane", "")), str(record.get("needle", ""))
     timing = timing or Timing()
     if not is_pane_id(pane) or not needle or phase not in ("paste", "enter"):
-        return (None, "journal unreadable; nothing retyped") if phase != "enter" else (
-            _failed_outcome("interrupted after Enter; not retyped"), "journal incomplete")
+        return (
+            (None, "journal unreadable; nothing retyped")
+            if phase != "enter"
+            else (_failed_outcome("interrupted after Enter; not retyped"), "journal incomplete")
+        )
     try:
         with pane_lock(server, pane, timing.lock_wait):
             with contextlib.suppress(OSError):
@@ -713,4 +739,3 @@ def recover(server: Server, record: dict, *, timing: Timing | None = None) -> tu
 
 def _failed_outcome(why: str) -> str:
     return str(_failed(why).outcome)
-

@@ -124,19 +124,32 @@ def parse_entries_text(text: str) -> LoadResult:
     try:
         data = safe_load(text)
     except Exception as exc:
-        return LoadResult(diagnostics=[Diagnostic("", Diag.ENTRY_FILE_CORRUPT, f"entry file does not parse: {first_line(exc)}")])
+        return LoadResult(
+            diagnostics=[Diagnostic("", Diag.ENTRY_FILE_CORRUPT, f"entry file does not parse: {first_line(exc)}")]
+        )
     if data is None:
         return LoadResult()
     if not isinstance(data, dict):
-        return LoadResult(diagnostics=[Diagnostic("", Diag.ENTRY_FILE_CORRUPT, "entry file must be a mapping with an 'entries:' list")])
+        return LoadResult(
+            diagnostics=[
+                Diagnostic("", Diag.ENTRY_FILE_CORRUPT, "entry file must be a mapping with an 'entries:' list")
+            ]
+        )
     elements = data.get("entries")
     if elements is None:
         return LoadResult()
     if not isinstance(elements, list):
         return LoadResult(diagnostics=[Diagnostic("", Diag.ENTRY_FILE_CORRUPT, "'entries:' must be a list")])
     if len(elements) > MAX_ENTRIES_HARD:
-        return LoadResult(diagnostics=[Diagnostic("", Diag.ENTRY_FILE_CORRUPT,
-                                                  f"'entries:' holds {len(elements)} entries; the hard cap is {MAX_ENTRIES_HARD}")])
+        return LoadResult(
+            diagnostics=[
+                Diagnostic(
+                    "",
+                    Diag.ENTRY_FILE_CORRUPT,
+                    f"'entries:' holds {len(elements)} entries; the hard cap is {MAX_ENTRIES_HARD}",
+                )
+            ]
+        )
     return decode_elements(elements)
 
 
@@ -344,8 +357,9 @@ class EntryDocument:
 
     @classmethod
     @contextmanager
-    def edit(cls, files: ServerFiles, *, wait: float = EDIT_WAIT,
-             on_wait: Callable[[], None] | None = None) -> Iterator[EntryDocument]:
+    def edit(
+        cls, files: ServerFiles, *, wait: float = EDIT_WAIT, on_wait: Callable[[], None] | None = None
+    ) -> Iterator[EntryDocument]:
         """The one way to change an entries file: take the server's lock (waiting up to
         `wait` s while a tick holds it; `on_wait` is told once), read the file inside
         it, yield the document, and save it on a clean exit if anything changed."""

@@ -69,8 +69,9 @@ def holds(path: Path) -> bool:
     return os.path.abspath(path) in _HELD
 
 
-def acquire(path: Path | str, retry_every: float = 0.0, retry_for: float = 0.0,
-            on_wait: Callable[[], None] | None = None) -> int:
+def acquire(
+    path: Path | str, retry_every: float = 0.0, retry_for: float = 0.0, on_wait: Callable[[], None] | None = None
+) -> int:
     """Take the lock, retrying every `retry_every` s for up to `retry_for` s; the fd
     to `release`, or LockHeld. `on_wait` is called once, when the first try finds it held."""
     deadline = time.monotonic() + retry_for
@@ -88,8 +89,9 @@ def acquire(path: Path | str, retry_every: float = 0.0, retry_for: float = 0.0,
 
 
 @contextmanager
-def locked(path: Path, retry_every: float = 0.0, retry_for: float = 0.0,
-           on_wait: Callable[[], None] | None = None) -> Iterator[None]:
+def locked(
+    path: Path, retry_every: float = 0.0, retry_for: float = 0.0, on_wait: Callable[[], None] | None = None
+) -> Iterator[None]:
     """Hold the lock for the block (see `acquire`)."""
     fd = acquire(path, retry_every, retry_for, on_wait)
     try:

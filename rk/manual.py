@@ -40,7 +40,13 @@ class RunReport:
         return f"{self.entry} -> {where}: {self.outcome}"
 
     def to_dict(self) -> dict:
-        return {"id": self.entry, "pane": self.pane, "reason": str(Reason.MANUAL), "outcome": self.outcome, "logged": not self.held}
+        return {
+            "id": self.entry,
+            "pane": self.pane,
+            "reason": str(Reason.MANUAL),
+            "outcome": self.outcome,
+            "logged": not self.held,
+        }
 
 
 def run_now(runtime: Runtime, files: ServerFiles, entry_id: str) -> RunReport:

@@ -36,8 +36,15 @@ def read_screen(pane: PaneFact, styled: str, title: str, now: int, zone: tzinfo)
     A printed reset time is dated from when the pane's limit began, if it is
     limited; otherwise it is read as the nearest such time (an old banner's
     reset has passed)."""
-    return classify(styled, LAYOUTS, now=now, zone=zone, since=pane.epoch if pane.state == "limited" else 0,
-                    hint=pane.provider, title=title)
+    return classify(
+        styled,
+        LAYOUTS,
+        now=now,
+        zone=zone,
+        since=pane.epoch if pane.state == "limited" else 0,
+        hint=pane.provider,
+        title=title,
+    )
 
 
 def watched(entries: Sequence[Entry], panes: Sequence[PaneFact]) -> set[str]:
@@ -107,14 +114,25 @@ def look_around(
 
 def pane_of_frame(frame: Frame) -> PaneFact:
     """The pane's facts as a delivery frame read them (state reconciled, kind judged)."""
-    pane = PaneFact(frame.pane_id, command=frame.field("pane_current_command"), tty=tty_device(frame.field("pane_tty")),
-                    title=frame.field("pane_title"))
-    return reconcile(pane, frame.field(STATE_OPTION), frame.field(LEGACY_STATE_OPTION),
-                     frame.field(SESSION_OPTION), process_info, frame.field(SOURCE_OPTION))
+    pane = PaneFact(
+        frame.pane_id,
+        command=frame.field("pane_current_command"),
+        tty=tty_device(frame.field("pane_tty")),
+        title=frame.field("pane_title"),
+    )
+    return reconcile(
+        pane,
+        frame.field(STATE_OPTION),
+        frame.field(LEGACY_STATE_OPTION),
+        frame.field(SESSION_OPTION),
+        process_info,
+        frame.field(SOURCE_OPTION),
+    )
 
 
-def _look(server: Server, pane: PaneFact, now: int, zone: tzinfo, sleep, report: LookReport,
-          write: bool) -> tuple[PaneFact, Screen | None]:
+def _look(
+    server: Server, pane: PaneFact, now: int, zone: tzinfo, sleep, report: LookReport, write: bool
+) -> tuple[PaneFact, Screen | None]:
     try:
         title, styled = server.look(pane.pane_id)
         report.captures += 1

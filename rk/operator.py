@@ -62,11 +62,25 @@ def ensure_operator(server: Server, command: str, home: str) -> tuple[bool, str]
     if not argv:
         raise ValueError("the operator command is empty")
     if shutil.which(argv[0], path=(server.env or {}).get("PATH")) is None and "/" not in argv[0]:
-        raise ValueError(f"operator command not found: {argv[0]} (set operator_command in the config or pass --command)")
+        raise ValueError(
+            f"operator command not found: {argv[0]} (set operator_command in the config or pass --command)"
+        )
     sessions = [s for s in server.run("list-sessions", "-F", "#{session_name}").splitlines() if s]
     if sessions:
         window = server.run(
-            "new-window", "-d", "-t", f"={sessions[0]}:", "-n", OPERATOR, "-c", home, "-P", "-F", "#{window_id}", "--", *argv
+            "new-window",
+            "-d",
+            "-t",
+            f"={sessions[0]}:",
+            "-n",
+            OPERATOR,
+            "-c",
+            home,
+            "-P",
+            "-F",
+            "#{window_id}",
+            "--",
+            *argv,
         ).strip()
     else:  # pragma: no cover - a live server always has a session
         window = server.run(

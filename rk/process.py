@@ -40,7 +40,9 @@ def _ps_info(pid: int) -> ProcessInfo:
     try:
         proc = subprocess.run(
             ["ps", "-o", "stat=,pgid=,tpgid=", "-p", str(pid)],
-            stdin=subprocess.DEVNULL, capture_output=True, timeout=2.0,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=2.0,
         )
     except (OSError, subprocess.SubprocessError):
         return DEAD

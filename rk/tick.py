@@ -50,7 +50,13 @@ class Decision:
     outcome: str
 
     def to_dict(self) -> dict:
-        return {"server": self.server, "entry": self.entry, "reason": self.reason, "pane": self.pane, "outcome": self.outcome}
+        return {
+            "server": self.server,
+            "entry": self.entry,
+            "reason": self.reason,
+            "pane": self.pane,
+            "outcome": self.outcome,
+        }
 
 
 @dataclass
@@ -95,7 +101,9 @@ class SweepResult:
         return {
             "servers_swept": self.servers_swept,
             "fires": self.fires,
-            "diagnostics": [{"server": srv, "entry": d.entry, "reason": d.reason, "detail": d.detail} for srv, d in self.diagnostics],
+            "diagnostics": [
+                {"server": srv, "entry": d.entry, "reason": d.reason, "detail": d.detail} for srv, d in self.diagnostics
+            ],
             "decisions": [d.to_dict() for d in self.decisions],
         }
 
@@ -204,7 +212,9 @@ class _Writer:
         try:
             logfile.append_lines(self.files.log, [line])
         except OSError as exc:
-            self.out.diagnostics.append(Diagnostic(line.entry, Diag.LOG_APPEND_FAILED, f"{self.files.log}: {exc.strerror or exc}"))
+            self.out.diagnostics.append(
+                Diagnostic(line.entry, Diag.LOG_APPEND_FAILED, f"{self.files.log}: {exc.strerror or exc}")
+            )
 
 
 def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerTick, dry_run: bool) -> None:
@@ -230,8 +240,17 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
         recover_intents(server, files, out)
     live = runtime.log_cache.read(files.log) if runtime.log_cache is not None else logfile.read_live(files.log)
     view = LogView(live)
-    ev = due(entries, view, panes, targets, previous, now, zone=runtime.zone, max_entries=runtime.settings.max_entries,
-             poll=runtime.settings.tick_interval)
+    ev = due(
+        entries,
+        view,
+        panes,
+        targets,
+        previous,
+        now,
+        zone=runtime.zone,
+        max_entries=runtime.settings.max_entries,
+        poll=runtime.settings.tick_interval,
+    )
     out.diagnostics.extend(ev.diagnostics)
     by_id = {e.id: e for e in entries}
     orphan_since = {e.id: orphaned_since(e, view) for e in entries}
@@ -245,7 +264,9 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
 
     resolved_now: set[str] = set()
     for fire in (*ev.fires, *ev.absent):
-        outcome = fire_outcome(runtime, server, by_id[fire.entry], fire, view, now, out, dry_run, by_pane.get(fire.pane))
+        outcome = fire_outcome(
+            runtime, server, by_id[fire.entry], fire, view, now, out, dry_run, by_pane.get(fire.pane)
+        )
         if outcome is None:
             continue
         writer.line(LogLine(now, fire.entry, fire.pane, fire.reason, outcome))
@@ -254,8 +275,16 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
             resolved_now.add(fire.entry)
 
     _orphan_gc(runtime, files, entries, targets, orphan_since, resolved_now, writer, now, out, dry_run)
-    out.next_due = next_due(entries, view, targets, now, zone=runtime.zone, max_entries=runtime.settings.max_entries,
-                            debounced=ev.debounced, poll=runtime.settings.tick_interval)
+    out.next_due = next_due(
+        entries,
+        view,
+        targets,
+        now,
+        zone=runtime.zone,
+        max_entries=runtime.settings.max_entries,
+        debounced=ev.debounced,
+        poll=runtime.settings.tick_interval,
+    )
 
     if dry_run:
         return
@@ -316,7 +345,9 @@ def recover_intents(server: Server, files: ServerFiles, out: ServerTick) -> None
         outcome, detail = recover(server, record)
         out.diagnostics.append(Diagnostic(entry, Diag.INTENT_RECOVERED, f"{outcome or 'nothing logged'}: {detail}"))
         if outcome is not None:
-            line = LogLine(ts, entry, str(record.get("target", "")), str(record.get("reason", Reason.SCHEDULE)), outcome)
+            line = LogLine(
+                ts, entry, str(record.get("target", "")), str(record.get("reason", Reason.SCHEDULE)), outcome
+            )
             try:
                 logfile.append_lines(files.log, [line])
             except OSError as exc:
@@ -335,8 +366,17 @@ def forget_intent(files: ServerFiles, entry_id: str, dry_run: bool = False) -> N
             files.intent(entry_id).unlink()
 
 
-def fire_outcome(runtime: Runtime, server: Server, entry: Entry, fire: Fire, view: LogView, now: int,
-                 out: ServerTick, dry_run: bool, pane: PaneFact | None = None) -> str | None:
+def fire_outcome(
+    runtime: Runtime,
+    server: Server,
+    entry: Entry,
+    fire: Fire,
+    view: LogView,
+    now: int,
+    out: ServerTick,
+    dry_run: bool,
+    pane: PaneFact | None = None,
+) -> str | None:
     """Dispose of one fire and execute the disposition; the outcome to log, or
     None for an (unlogged) hold. `pane` is the target as this tick's
     enumeration and looks saw it; right before typing, the delivery's guard
@@ -350,25 +390,45 @@ def fire_outcome(runtime: Runtime, server: Server, entry: Entry, fire: Fire, vie
 def _guard(runtime: Runtime, entry: Entry, fire: Fire, view: LogView, now: int):
     """The last look before typing: the pane's facts and screen in the baseline
     frame decide again; anything but a send is returned instead of typing."""
+
     def guard(frame):
         pane = pane_of_frame(frame)
         screen = read_screen(pane, frame.styled, frame.field("pane_title"), now, runtime.zone)
         seen = seen_before_typing(pane, screen, now, entry.any_program)
         disposition = dispose(fire, entry, view, now, runtime.settings.rate_per_hour, seen)
         return None if disposition.act == Act.SEND else disposition
+
     return guard
 
 
-def execute(runtime: Runtime, server: Server, entry: Entry, fire: Fire, disposition: Disposition,
-            out: ServerTick, dry_run: bool, view: LogView, now: int) -> str | None:
+def execute(
+    runtime: Runtime,
+    server: Server,
+    entry: Entry,
+    fire: Fire,
+    disposition: Disposition,
+    out: ServerTick,
+    dry_run: bool,
+    view: LogView,
+    now: int,
+) -> str | None:
     """Carry out one disposition: the outcome to log, or None for a hold."""
     outcome, final = _carry_out(runtime, server, entry, fire, disposition, out, dry_run, view, now)
     out.decisions.append(Decision(server.name, fire.entry, fire.reason, fire.pane, outcome or final.text))
     return outcome
 
 
-def _carry_out(runtime: Runtime, server: Server, entry: Entry, fire: Fire, disposition: Disposition,
-               out: ServerTick, dry_run: bool, view: LogView, now: int) -> tuple[str | None, Disposition]:
+def _carry_out(
+    runtime: Runtime,
+    server: Server,
+    entry: Entry,
+    fire: Fire,
+    disposition: Disposition,
+    out: ServerTick,
+    dry_run: bool,
+    view: LogView,
+    now: int,
+) -> tuple[str | None, Disposition]:
     """(the outcome to log or None for a hold, the disposition carried out: the
     guard's, when the last look before typing refused)."""
     outcome = _act(runtime, server, entry, fire, disposition, out, dry_run, view, now)
@@ -377,13 +437,24 @@ def _carry_out(runtime: Runtime, server: Server, entry: Entry, fire: Fire, dispo
     return outcome, disposition
 
 
-def _act(runtime: Runtime, server: Server, entry: Entry, fire: Fire, disposition: Disposition,
-         out: ServerTick, dry_run: bool, view: LogView, now: int) -> str | Disposition | None:
+def _act(
+    runtime: Runtime,
+    server: Server,
+    entry: Entry,
+    fire: Fire,
+    disposition: Disposition,
+    out: ServerTick,
+    dry_run: bool,
+    view: LogView,
+    now: int,
+) -> str | Disposition | None:
     act = disposition.act
     if disposition.note is not None:
         out.diagnostics.append(disposition.note)
     if act == Act.HOLD:
-        out.diagnostics.append(Diagnostic(fire.entry, Diag.DELIVERY_HELD, f"{fire.pane}: {disposition.text}; held until idle"))
+        out.diagnostics.append(
+            Diagnostic(fire.entry, Diag.DELIVERY_HELD, f"{fire.pane}: {disposition.text}; held until idle")
+        )
         return None
     if act == Act.LOG:
         return disposition.text
@@ -395,9 +466,13 @@ def _act(runtime: Runtime, server: Server, entry: Entry, fire: Fire, disposition
             from rk.delivery import Intent
 
             ensure_private_dir(out.journal.intents)
-            intent = Intent(str(out.journal.intent(entry.id)),
-                            {"entry": entry.id, "reason": str(fire.reason), "ts": now, "target": fire.pane})
-        result = runtime.deliver(server, fire.pane, entry.payload, guard=_guard(runtime, entry, fire, view, now), intent=intent)
+            intent = Intent(
+                str(out.journal.intent(entry.id)),
+                {"entry": entry.id, "reason": str(fire.reason), "ts": now, "target": fire.pane},
+            )
+        result = runtime.deliver(
+            server, fire.pane, entry.payload, guard=_guard(runtime, entry, fire, view, now), intent=intent
+        )
         if result.refused is not None:  # the last look said no: nothing was typed
             return result.refused
         return str(result.outcome)
@@ -415,7 +490,18 @@ def _act(runtime: Runtime, server: Server, entry: Entry, fire: Fire, disposition
     return disposition.text
 
 
-def _orphan_gc(runtime, files, entries, targets: dict[str, TargetFact], orphan_since, resolved_now, writer: _Writer, now, out, dry_run) -> None:
+def _orphan_gc(
+    runtime,
+    files,
+    entries,
+    targets: dict[str, TargetFact],
+    orphan_since,
+    resolved_now,
+    writer: _Writer,
+    now,
+    out,
+    dry_run,
+) -> None:
     expired = [
         e for e in entries if should_expire(e, targets.get(e.id), orphan_since.get(e.id, 0), now, e.id in resolved_now)
     ]

@@ -161,7 +161,14 @@ class Ticker:
             return None
         self.ticks += 1
         for decision in result.decisions:
-            log.info("%s %s %s %s %s", decision.server, decision.entry, decision.reason, decision.pane or "-", decision.outcome)
+            log.info(
+                "%s %s %s %s %s",
+                decision.server,
+                decision.entry,
+                decision.reason,
+                decision.pane or "-",
+                decision.outcome,
+            )
         for server, diag in result.diagnostics:
             self.errors += diag.reason == Diag.TICK_FAILED
             level = logging.ERROR if diag.reason == Diag.TICK_FAILED else logging.DEBUG

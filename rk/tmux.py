@@ -95,8 +95,15 @@ class Command:
     @staticmethod
     def capture(target: str, *, styled: bool = False, history: int = 0) -> list[str]:
         """The visible screen, wrapped lines joined; `styled` keeps the SGR styles."""
-        return ["capture-pane", "-p", "-J", *(["-e"] if styled else []),
-                *(["-S", f"-{history}"] if history else []), "-t", target]
+        return [
+            "capture-pane",
+            "-p",
+            "-J",
+            *(["-e"] if styled else []),
+            *(["-S", f"-{history}"] if history else []),
+            "-t",
+            target,
+        ]
 
     @staticmethod
     def send_keys(target: str, *keys: str) -> list[str]:
@@ -244,8 +251,14 @@ class Server:
                 title=row["pane_title"],
             )
             facts.append(
-                reconcile(pane, row[STATE_OPTION], row[LEGACY_STATE_OPTION], row[SESSION_OPTION],
-                          process_info, row[SOURCE_OPTION])
+                reconcile(
+                    pane,
+                    row[STATE_OPTION],
+                    row[LEGACY_STATE_OPTION],
+                    row[SESSION_OPTION],
+                    process_info,
+                    row[SOURCE_OPTION],
+                )
             )
         return facts
 
@@ -273,9 +286,13 @@ class Server:
 
     def write_state(self, pane: str, value: str, note: str) -> None:
         """Set the pane's agent state (both names) and its source note, in one process."""
-        self.run(*chain(Command.set_option("-p", pane, STATE_OPTION, value),
-                        Command.set_option("-p", pane, LEGACY_STATE_OPTION, value),
-                        Command.set_option("-p", pane, SOURCE_OPTION, note)))
+        self.run(
+            *chain(
+                Command.set_option("-p", pane, STATE_OPTION, value),
+                Command.set_option("-p", pane, LEGACY_STATE_OPTION, value),
+                Command.set_option("-p", pane, SOURCE_OPTION, note),
+            )
+        )
 
     def capture(self, pane: str, lines: int = 0) -> str:
         """The visible screen of `pane` (plus `lines` of history), joined wrapped lines."""

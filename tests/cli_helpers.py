@@ -175,7 +175,7 @@ def one_line_error(res: Result) -> str:
     assert line.startswith("rk: ") and len(line) > len("rk: "), f"error line must start with 'rk: '\n{res}"
     for junk in ("Traceback", "Usage:", "Try '", "╭", "│", "Error:"):
         assert junk not in res.err, f"{junk!r} must not appear in an error\n{res}"
-    return line[len("rk: "):]
+    return line[len("rk: ") :]
 
 
 def json_error(res: Result, code: str) -> str:

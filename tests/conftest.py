@@ -93,4 +93,3 @@ def env(tmp_path, tmux_server):
     e = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE", "RK_NOW")}
     e.update(RK_STATE_DIR=str(tmp_path / "state"), HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), TZ="UTC")
     return e
-

@@ -87,7 +87,15 @@ def _log(raw: list | None) -> list[LogLine]:
     out = []
     for item in raw or []:
         if isinstance(item, dict):
-            out.append(LogLine(T(item["ts"]), item["entry"], item.get("target", ""), item.get("reason", "schedule"), item["outcome"]))
+            out.append(
+                LogLine(
+                    T(item["ts"]),
+                    item["entry"],
+                    item.get("target", ""),
+                    item.get("reason", "schedule"),
+                    item["outcome"],
+                )
+            )
         else:
             ts, entry, target, reason, outcome = item
             out.append(LogLine(T(ts), str(entry), str(target), str(reason), str(outcome)))
@@ -95,7 +103,10 @@ def _log(raw: list | None) -> list[LogLine]:
 
 
 def _cursor(raw: dict | None) -> dict[str, Observation]:
-    return {str(k): Observation(fingerprint=str(v.get("fingerprint", "")), observed_at=T(v.get("observed_at", 0))) for k, v in (raw or {}).items()}
+    return {
+        str(k): Observation(fingerprint=str(v.get("fingerprint", "")), observed_at=T(v.get("observed_at", 0)))
+        for k, v in (raw or {}).items()
+    }
 
 
 @dataclass
@@ -123,7 +134,13 @@ def load_cases() -> list[Case]:
 
 
 def _fire_dict(fire) -> dict:
-    return {"entry": fire.entry, "reason": str(fire.reason), "pane": fire.pane, "rung": fire.rung, "due_at": fire.due_at}
+    return {
+        "entry": fire.entry,
+        "reason": str(fire.reason),
+        "pane": fire.pane,
+        "rung": fire.rung,
+        "due_at": fire.due_at,
+    }
 
 
 def _check_fires(kind: str, got: list, want: list | None) -> list[str]:
@@ -201,7 +218,9 @@ def _check_diags(got, want, exact: bool) -> list[str]:
 
 def _run_timeline(spec: dict, entries, zone) -> list[str]:
     script = [StateChange(T(at), str(pane), str(state)) for at, pane, state in spec.get("script", [])]
-    agents = {str(p): AgentModel(busy_for=T((m or {}).get("busy_for", "20s"))) for p, m in (spec.get("agents") or {}).items()}
+    agents = {
+        str(p): AgentModel(busy_for=T((m or {}).get("busy_for", "20s"))) for p, m in (spec.get("agents") or {}).items()
+    }
     sim = simulate(
         entries,
         start=T(spec.get("start", 0)),

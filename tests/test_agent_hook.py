@@ -115,8 +115,15 @@ def test_socket_is_the_first_comma_field_of_TMUX():
     assert hook.socket_of("") == ""
 
 
-@pytest.mark.parametrize("value, epoch", [("1751790000", 1751790000), ("2026-09-01T09:00:00+02:00", 1788246000),
-                                          ("2026-09-01T07:00:00Z", 1788246000), ("0", 0)])
+@pytest.mark.parametrize(
+    "value, epoch",
+    [
+        ("1751790000", 1751790000),
+        ("2026-09-01T09:00:00+02:00", 1788246000),
+        ("2026-09-01T07:00:00Z", 1788246000),
+        ("0", 0),
+    ],
+)
 def test_epoch_honours_RK_NOW(value, epoch):
     assert hook.epoch_now({"RK_NOW": value}) == epoch
 
@@ -151,16 +158,49 @@ def test_child_env_drops_the_callers_tmux_and_forces_utf8(base, locale):
 
 def test_state_and_legacy_written_in_one_chained_command_then_session():
     assert hook.tmux_commands("%3", "active", 100, 42, "claude:abc") == [
-        "set-option", "-p", "-t", "%3", "@rk_pane_agent_state", "active:100:42", ";",
-        "set-option", "-p", "-t", "%3", "@rk_agent_state", "active:100:42", ";",
-        "set-option", "-p", "-t", "%3", "@rk_pane_agent_session", "claude:abc",
+        "set-option",
+        "-p",
+        "-t",
+        "%3",
+        "@rk_pane_agent_state",
+        "active:100:42",
+        ";",
+        "set-option",
+        "-p",
+        "-t",
+        "%3",
+        "@rk_agent_state",
+        "active:100:42",
+        ";",
+        "set-option",
+        "-p",
+        "-t",
+        "%3",
+        "@rk_pane_agent_session",
+        "claude:abc",
     ]
     assert hook.tmux_commands("%3", "idle", 100, 0, "") == [
-        "set-option", "-p", "-t", "%3", "@rk_pane_agent_state", "idle:100", ";",
-        "set-option", "-p", "-t", "%3", "@rk_agent_state", "idle:100",
+        "set-option",
+        "-p",
+        "-t",
+        "%3",
+        "@rk_pane_agent_state",
+        "idle:100",
+        ";",
+        "set-option",
+        "-p",
+        "-t",
+        "%3",
+        "@rk_agent_state",
+        "idle:100",
     ]
     assert hook.tmux_commands("%3", None, 0, 0, "claude:abc") == [
-        "set-option", "-p", "-t", "%3", "@rk_pane_agent_session", "claude:abc",
+        "set-option",
+        "-p",
+        "-t",
+        "%3",
+        "@rk_pane_agent_session",
+        "claude:abc",
     ]
     assert hook.tmux_commands("%3", None, 0, 0, "") == []
 
@@ -178,9 +218,16 @@ def fake_proc(root: Path, table: dict[int, tuple[str, int]]) -> str:
 
 
 def test_pid_walk_finds_the_agent_above_the_intermediate_shells(tmp_path):
-    root = fake_proc(tmp_path / "proc", {
-        50: ("sh", 40), 40: ("sh", 30), 30: ("claude", 20), 20: ("zsh", 10), 10: ("tmux: server", 1),
-    })
+    root = fake_proc(
+        tmp_path / "proc",
+        {
+            50: ("sh", 40),
+            40: ("sh", 30),
+            30: ("claude", 20),
+            20: ("zsh", 10),
+            10: ("tmux: server", 1),
+        },
+    )
     assert hook.find_agent_pid("claude", 50, proc_root=root) == 30
     assert hook.find_agent_pid("codex", 50, proc_root=root) == 0  # no codex above: no pid, never a wrong one
 
@@ -194,9 +241,16 @@ def test_pid_walk_is_bounded_to_five_hops(tmp_path):
 
 
 def test_pid_walk_expected_names_per_provider(tmp_path):
-    root = fake_proc(tmp_path / "proc", {
-        9: ("sh", 8), 8: ("node", 7), 7: ("opencode", 1), 5: ("sh", 4), 4: ("some-long-agent", 1),
-    })
+    root = fake_proc(
+        tmp_path / "proc",
+        {
+            9: ("sh", 8),
+            8: ("node", 7),
+            7: ("opencode", 1),
+            5: ("sh", 4),
+            4: ("some-long-agent", 1),
+        },
+    )
     assert hook.find_agent_pid("gemini", 9, proc_root=root) == 8  # Gemini CLI runs as node
     assert hook.find_agent_pid("claude", 9, proc_root=root) == 0
     # an unknown but well-formed provider is expected under its own name (truncated like comm)
@@ -248,7 +302,8 @@ def test_pid_walk_on_real_processes(tmp_path, proc_root):
     assert int(out) == direct.pid
     via_shell = subprocess.Popen(
         [agent, "/bin/sh", "-c", f'"{sys.executable}" -c "{WALK}" {proc_root}; exit $?'],
-        stdout=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     out, _ = via_shell.communicate(timeout=30)
     assert int(out) == via_shell.pid
@@ -377,25 +432,34 @@ def test_hook_writes_state_under_both_names(tmux_server, tmp_path):
     assert option(tmux_server, pane, "@rk_pane_agent_session") == "claude:s-1"
 
 
-@pytest.mark.parametrize("payload, state", [
-    ({"error": "rate_limit"}, "limited"),  # Claude's StopFailure after a 429
-    ({"error": "billing_error"}, "limited"),  # Claude: "usage limit reached"
-    ({"error": {"type": "rate_limit_error", "message": "slow down"}}, "limited"),
-    ({"error": {"code": 429}}, "limited"),
-    ({"error": "RESOURCE_EXHAUSTED"}, "limited"),
-    ({"error": "server_error"}, "idle"),  # the turn is over; nothing is limited
-    ({"error": "overloaded"}, "idle"),
-    ({"error": "unknown"}, "idle"),
-    ({}, "idle"),
-    (None, "idle"),
-    # Codex's PostModelRequest fires after every model request; only a failed one changes the state
-    ({"status": "completed"}, None),
-    ({"status": "cancelled"}, None),  # Esc: Interrupt follows and says idle
-    ({"status": "failed", "error": "exceeded retry limit, last status: 429 Too Many Requests"}, "limited"),
-    ({"status": "failed", "error": "Quota exceeded. Check your plan and billing details."}, "limited"),
-    ({"status": "failed", "error": "We’re currently experiencing high demand, which may cause temporary errors."}, "idle"),
-    ({"status": "failed", "error": "Selected model is at capacity. Please try a different model."}, "idle"),
-])
+@pytest.mark.parametrize(
+    "payload, state",
+    [
+        ({"error": "rate_limit"}, "limited"),  # Claude's StopFailure after a 429
+        ({"error": "billing_error"}, "limited"),  # Claude: "usage limit reached"
+        ({"error": {"type": "rate_limit_error", "message": "slow down"}}, "limited"),
+        ({"error": {"code": 429}}, "limited"),
+        ({"error": "RESOURCE_EXHAUSTED"}, "limited"),
+        ({"error": "server_error"}, "idle"),  # the turn is over; nothing is limited
+        ({"error": "overloaded"}, "idle"),
+        ({"error": "unknown"}, "idle"),
+        ({}, "idle"),
+        (None, "idle"),
+        # Codex's PostModelRequest fires after every model request; only a failed one changes the state
+        ({"status": "completed"}, None),
+        ({"status": "cancelled"}, None),  # Esc: Interrupt follows and says idle
+        ({"status": "failed", "error": "exceeded retry limit, last status: 429 Too Many Requests"}, "limited"),
+        ({"status": "failed", "error": "Quota exceeded. Check your plan and billing details."}, "limited"),
+        (
+            {
+                "status": "failed",
+                "error": "We’re currently experiencing high demand, which may cause temporary errors.",
+            },
+            "idle",
+        ),
+        ({"status": "failed", "error": "Selected model is at capacity. Please try a different model."}, "idle"),
+    ],
+)
 def test_a_failed_turn_is_limited_only_for_a_limit(payload, state):
     assert hook.failed_state(payload) == state
 
@@ -426,7 +490,9 @@ def test_hook_epoch_from_iso_RK_NOW(tmux_server, tmp_path):
     pane = pane_of(tmux_server)
     env = hook_env(tmux_server, pane, tmp_path, RK_NOW="2026-09-01T09:00:00+02:00")
     run_hook(["--agent", "claude", "idle"], env, tmp_path)
-    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"idle:{clock.parse_instant('2026-09-01T09:00:00+02:00')}"
+    assert (
+        option(tmux_server, pane, "@rk_pane_agent_state") == f"idle:{clock.parse_instant('2026-09-01T09:00:00+02:00')}"
+    )
 
 
 def test_stamp_writes_identity_and_idle_but_not_over_a_compaction(tmux_server, tmp_path):
@@ -448,8 +514,12 @@ def test_hook_records_the_agent_pid(tmux_server, tmp_path):
     pane = pane_of(tmux_server)
     env = hook_env(tmux_server, pane, tmp_path, RK_NOW="1751790000")
     agent = fake_agent(tmp_path)
-    proc = subprocess.Popen([agent, sys.executable, "-m", "rk", "agent", "hook", "--agent", "claude", "idle"],
-                            env=env, stdin=subprocess.DEVNULL, cwd=REPO)
+    proc = subprocess.Popen(
+        [agent, sys.executable, "-m", "rk", "agent", "hook", "--agent", "claude", "idle"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        cwd=REPO,
+    )
     assert proc.wait(timeout=30) == 0
     assert option(tmux_server, pane, "@rk_pane_agent_state") == f"idle:1751790000:{proc.pid}"
 
@@ -494,9 +564,12 @@ def test_session_not_stamped_for_an_invalid_provider(tmux_server, tmp_path):
 
 @pytest.mark.parametrize(
     "env, path",
-    [({"RK_STATE_DIR": "/s"}, "/s/ticker.sock"), ({"XDG_STATE_HOME": "/x", "HOME": "/h"}, "/x/rk/cron/ticker.sock"),
-     ({"HOME": "/h"}, "/h/.local/state/rk/cron/ticker.sock"),
-     ({"RK_STATE_DIR": "/s", "XDG_STATE_HOME": "/x"}, "/s/ticker.sock")],
+    [
+        ({"RK_STATE_DIR": "/s"}, "/s/ticker.sock"),
+        ({"XDG_STATE_HOME": "/x", "HOME": "/h"}, "/x/rk/cron/ticker.sock"),
+        ({"HOME": "/h"}, "/h/.local/state/rk/cron/ticker.sock"),
+        ({"RK_STATE_DIR": "/s", "XDG_STATE_HOME": "/x"}, "/s/ticker.sock"),
+    ],
 )
 def test_nudge_socket_lives_in_the_state_dir(env, path):
     assert nudge.socket_path(env) == path
@@ -548,23 +621,52 @@ print(code)
 print(" ".join(sorted(sys.modules)))
 """
 
-HEAVY = ("typer", "click", "rich", "ruamel", "libtmux", "croniter", "rk.tmux", "rk.core.facts", "rk.clock",
-         "rk.config", "rk.cli", "rk.core.entry", "rk.nudge", "subprocess", "pathlib", "dataclasses", "json", "socket",
-         "datetime", "re", "enum")
+HEAVY = (
+    "typer",
+    "click",
+    "rich",
+    "ruamel",
+    "libtmux",
+    "croniter",
+    "rk.tmux",
+    "rk.core.facts",
+    "rk.clock",
+    "rk.config",
+    "rk.cli",
+    "rk.core.entry",
+    "rk.nudge",
+    "subprocess",
+    "pathlib",
+    "dataclasses",
+    "json",
+    "socket",
+    "datetime",
+    "re",
+    "enum",
+)
 
 
 def test_hook_path_imports_nothing_heavy(tmux_server, tmp_path):
     pane = pane_of(tmux_server)
     env = hook_env(tmux_server, pane, tmp_path, RK_NOW="1751790000")
-    proc = subprocess.run([sys.executable, "-c", PROBE], env=env, input=json.dumps({"session_id": "diet"}),
-                          capture_output=True, text=True, timeout=30)
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        env=env,
+        input=json.dumps({"session_id": "diet"}),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     code, modules = proc.stdout.splitlines()
     assert code == "0"
     loaded = set(modules.split())
     assert "rk.agent.hook" in loaded  # the probe did run the hook
     assert option(tmux_server, pane, "@rk_pane_agent_session") == "claude:diet"
-    site_loaded = set(subprocess.run([sys.executable, "-c", "import sys; print(' '.join(sys.modules))"],
-                                     capture_output=True, text=True).stdout.split())
+    site_loaded = set(
+        subprocess.run(
+            [sys.executable, "-c", "import sys; print(' '.join(sys.modules))"], capture_output=True, text=True
+        ).stdout.split()
+    )
     heavy = sorted(m for m in loaded - site_loaded if any(m == h or m.startswith(h + ".") for h in HEAVY))  # rk.cli.*
     assert heavy == []
 
@@ -609,8 +711,15 @@ def test_set_state_errors(tmux_server, tmp_path):
 
 
 def rk_cli(*args, env):
-    return subprocess.run([sys.executable, "-m", "rk", *args], env=env, capture_output=True, text=True,
-                          timeout=60, cwd=REPO, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "rk", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def test_rk_agent_state_command(tmux_server, tmp_path):
@@ -643,13 +752,25 @@ def test_rk_agent_hook_through_the_entry_point_prints_nothing(tmux_server, tmp_p
     pane = pane_of(tmux_server)
     env = hook_env(tmux_server, pane, tmp_path, RK_NOW="3")
     rk = Path(sys.executable).parent / "rk"  # the console script (`make venv` installs it)
-    proc = subprocess.run([str(rk), "agent", "hook", "--agent", "claude", "waiting"],
-                          env=env, input='{"session_id": "q"}', capture_output=True, text=True, timeout=30)
+    proc = subprocess.run(
+        [str(rk), "agent", "hook", "--agent", "claude", "waiting"],
+        env=env,
+        input='{"session_id": "q"}',
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
     assert option(tmux_server, pane, "@rk_pane_agent_state") == "waiting:3"
     outside = {k: v for k, v in env.items() if k != "TMUX_PANE"}
-    proc = subprocess.run([sys.executable, "-m", "rk", "agent", "hook", "--agent", "claude", "bogus"],
-                          env=outside, capture_output=True, text=True, timeout=30, cwd=REPO)
+    proc = subprocess.run(
+        [sys.executable, "-m", "rk", "agent", "hook", "--agent", "claude", "bogus"],
+        env=outside,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=REPO,
+    )
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
 
 
@@ -660,10 +781,18 @@ def test_agent_state_with_a_global_server_flag_targets_that_server(tmux_server, 
     pane = tmux_server.run("list-panes", "-t", "main", "-F", "#{pane_id}").split()[0]
     env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
     env.update(RK_STATE_DIR=str(tmp_path / "state"), RK_NOW="1800000000")
-    out = subprocess.run([sys.executable, "-m", "rk", "-L", tmux_server.name, "agent", "state", "waiting", "--pane", pane],
-                         env=env, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "rk", "-L", tmux_server.name, "agent", "state", "waiting", "--pane", pane],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0, out.stderr
     assert tmux_server.run("show-options", "-pqv", "-t", pane, "@rk_pane_agent_state").strip() == "waiting:1800000000"
-    missing = subprocess.run([sys.executable, "-m", "rk", "-L", tmux_server.name, "agent", "state", "idle"],
-                             env=env, capture_output=True, text=True)
+    missing = subprocess.run(
+        [sys.executable, "-m", "rk", "-L", tmux_server.name, "agent", "state", "idle"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert missing.returncode == 2 and "--pane" in missing.stderr

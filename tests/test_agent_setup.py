@@ -32,8 +32,16 @@ class Tty(io.StringIO):
 def run(tmp_path, *agents, env=None, stdin=None, **flags):
     env = {"HOME": str(tmp_path / "home"), "PATH": str(tmp_path / "bin"), **(env or {})}
     out, err = io.StringIO(), io.StringIO()
-    code = setup.run_setup(agents, env=env, stdin=stdin if stdin is not None else io.StringIO(),
-                           stdout=out, stderr=err, argv0="", executable=sys.executable, **flags)
+    code = setup.run_setup(
+        agents,
+        env=env,
+        stdin=stdin if stdin is not None else io.StringIO(),
+        stdout=out,
+        stderr=err,
+        argv0="",
+        executable=sys.executable,
+        **flags,
+    )
     return code, out.getvalue(), err.getvalue()
 
 
@@ -46,9 +54,12 @@ def commands(doc, event):
 
 
 def rk_groups(doc):
-    return {(event, g.get("matcher")): [h["command"] for h in g["hooks"]]
-            for event, groups in doc["hooks"].items() for g in groups
-            if any(setup.is_rk_command(h.get("command")) for h in g["hooks"])}
+    return {
+        (event, g.get("matcher")): [h["command"] for h in g["hooks"]]
+        for event, groups in doc["hooks"].items()
+        for g in groups
+        if any(setup.is_rk_command(h.get("command")) for h in g["hooks"])
+    }
 
 
 # -- pure parts ----------------------------------------------------------------
@@ -56,7 +67,7 @@ def rk_groups(doc):
 
 def test_wrapper_command_shape():
     assert setup.wrapper_command("/opt/rk/bin/rk", "claude", "idle") == (
-        "/bin/sh -c '[ -n \"$TMUX_PANE\" ] || exit 0; \"/opt/rk/bin/rk\" agent hook --agent claude idle"
+        '/bin/sh -c \'[ -n "$TMUX_PANE" ] || exit 0; "/opt/rk/bin/rk" agent hook --agent claude idle'
         " 2>/dev/null || true'"
     )
 
@@ -80,7 +91,7 @@ def test_wrapper_is_a_noop_outside_tmux(tmp_path):
     [
         (setup.wrapper_command("/x/rk", "codex", "active"), True),
         ("/usr/local/bin/rk agent-hook idle", True),  # generation 2 (Go run-kit)
-        ("tmux set-option -p @rk_agent_state \"idle:$(date +%s)\"", True),  # generation 1
+        ('tmux set-option -p @rk_agent_state "idle:$(date +%s)"', True),  # generation 1
         ("~/bin/notify-me --agent hook", False),
         ("say agent hooks are fun", False),
         ("", False),
@@ -109,13 +120,16 @@ USER_DOC = {
     "hooks": {
         "Stop": [
             {"hooks": [{"type": "command", "command": "notify-send done"}]},
-            {"hooks": [{"type": "command", "command": "tmux set-option -p @rk_agent_state \"idle:$(date +%s)\""}]},
+            {"hooks": [{"type": "command", "command": 'tmux set-option -p @rk_agent_state "idle:$(date +%s)"'}]},
         ],
         "PreToolUse": [
-            {"matcher": "Bash", "hooks": [
-                {"type": "command", "command": "guard.sh"},
-                {"type": "command", "command": "/old/rk agent-hook active"},
-            ]},
+            {
+                "matcher": "Bash",
+                "hooks": [
+                    {"type": "command", "command": "guard.sh"},
+                    {"type": "command", "command": "/old/rk agent-hook active"},
+                ],
+            },
         ],
         "SubagentStop": [{"hooks": [{"type": "command", "command": "/old/rk agent hook --agent claude idle"}]}],
         "PreCompact": [],
@@ -188,16 +202,24 @@ def test_rerunning_setup_upgrades_an_older_install_in_place(tmp_path):
     mapped to waiting) becomes today's mapping: no duplicates, nothing stale left,
     the user's own hooks where they were."""
     w = lambda token: setup.wrapper_command(RK, "claude", token)  # noqa: E731
-    older = {"hooks": {
-        "SessionStart": [{"hooks": [{"type": "command", "command": w("stamp")}]}],
-        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": w("active")}]}],
-        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]},
-                       {"hooks": [{"type": "command", "command": w("active")}]}],
-        "Notification": [{"matcher": "permission_prompt|elicitation_dialog|agent_needs_input",
-                          "hooks": [{"type": "command", "command": w("waiting")}]},
-                         {"matcher": "idle_prompt", "hooks": [{"type": "command", "command": w("idle")}]}],
-        "Stop": [{"hooks": [{"type": "command", "command": w("idle")}]}],
-    }}
+    older = {
+        "hooks": {
+            "SessionStart": [{"hooks": [{"type": "command", "command": w("stamp")}]}],
+            "UserPromptSubmit": [{"hooks": [{"type": "command", "command": w("active")}]}],
+            "PreToolUse": [
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]},
+                {"hooks": [{"type": "command", "command": w("active")}]},
+            ],
+            "Notification": [
+                {
+                    "matcher": "permission_prompt|elicitation_dialog|agent_needs_input",
+                    "hooks": [{"type": "command", "command": w("waiting")}],
+                },
+                {"matcher": "idle_prompt", "hooks": [{"type": "command", "command": w("idle")}]},
+            ],
+            "Stop": [{"hooks": [{"type": "command", "command": w("idle")}]}],
+        }
+    }
     path = write_settings(tmp_path, older)
     code, out, err = run(tmp_path, "claude", yes=True)
     assert (code, err) == (0, "") and "claude: installed 12 hooks" in out
@@ -219,10 +241,19 @@ def test_gemini_handlers_carry_a_short_name():
 
 
 def test_mixed_group_keeps_the_users_handler():
-    doc = {"hooks": {"Stop": [{"matcher": "x", "hooks": [
-        {"type": "command", "command": "mine"},
-        {"type": "command", "command": "/r/rk agent hook --agent claude idle"},
-    ]}]}}
+    doc = {
+        "hooks": {
+            "Stop": [
+                {
+                    "matcher": "x",
+                    "hooks": [
+                        {"type": "command", "command": "mine"},
+                        {"type": "command", "command": "/r/rk agent hook --agent claude idle"},
+                    ],
+                }
+            ]
+        }
+    }
     out, removed = setup.strip_rk_hooks(doc)
     assert removed == 1
     assert out == {"hooks": {"Stop": [{"matcher": "x", "hooks": [{"type": "command", "command": "mine"}]}]}}
@@ -369,8 +400,18 @@ def test_without_names_installs_only_agents_on_path(tmp_path):
     code, out, err = run(tmp_path, env=env, yes=True)
     assert (code, err) == (0, "")
     doc = json.loads((tmp_path / "codex" / "hooks.json").read_text())
-    assert set(doc["hooks"]) == {"SessionStart", "UserPromptSubmit", "PreModelRequest", "PreToolUse", "PostToolUse",
-                                 "PermissionRequest", "PostModelRequest", "Interrupt", "Stop", "SessionEnd"}
+    assert set(doc["hooks"]) == {
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreModelRequest",
+        "PreToolUse",
+        "PostToolUse",
+        "PermissionRequest",
+        "PostModelRequest",
+        "Interrupt",
+        "Stop",
+        "SessionEnd",
+    }
     assert not settings(tmp_path).exists()
     assert "claude: skipped" in out and "gemini: skipped" in out and "opencode: skipped" in out
     assert "/hooks" in out  # codex needs its entries trusted
@@ -387,8 +428,14 @@ def test_named_agent_installs_without_its_binary(tmp_path):
     assert code == 0
     doc = json.loads((tmp_path / "home/.gemini/settings.json").read_text())
     assert rk_groups(doc).keys() == {
-        ("SessionStart", None), ("BeforeAgent", None), ("BeforeModel", None), ("BeforeTool", None), ("AfterTool", None),
-        ("Notification", "ToolPermission"), ("AfterAgent", None), ("SessionEnd", None),
+        ("SessionStart", None),
+        ("BeforeAgent", None),
+        ("BeforeModel", None),
+        ("BeforeTool", None),
+        ("AfterTool", None),
+        ("Notification", "ToolPermission"),
+        ("AfterAgent", None),
+        ("SessionEnd", None),
     }
 
 
@@ -429,8 +476,16 @@ def test_find_rk_rejects_paths_a_hook_cannot_carry(tmp_path, bad):
 
 def test_missing_rk_is_an_operational_error(tmp_path):
     out, err = io.StringIO(), io.StringIO()
-    code = setup.run_setup(["claude"], yes=True, env={"HOME": str(tmp_path), "PATH": ""}, stdin=io.StringIO(),
-                           stdout=out, stderr=err, argv0="", executable=str(tmp_path / "python"))
+    code = setup.run_setup(
+        ["claude"],
+        yes=True,
+        env={"HOME": str(tmp_path), "PATH": ""},
+        stdin=io.StringIO(),
+        stdout=out,
+        stderr=err,
+        argv0="",
+        executable=str(tmp_path / "python"),
+    )
     assert code == 1 and "cannot find" in err.getvalue()
     assert not (tmp_path / ".claude").exists()
 
@@ -514,11 +569,15 @@ def test_opencode_plugin_drives_the_pane_under_node(tmux_server, tmp_path):
     driver = tmp_path / "driver.mjs"
     driver.write_text(NODE_DRIVER)
     pane = tmux_server.run("display-message", "-p", "-t", "main", "#{pane_id}").strip()
-    penv = {**os.environ, "TMUX": f"{tmux_server.path},1,0", "TMUX_PANE": pane,
-            "RK_STATE_DIR": str(tmp_path / "state")}
+    penv = {**os.environ, "TMUX": f"{tmux_server.path},1,0", "TMUX_PANE": pane, "RK_STATE_DIR": str(tmp_path / "state")}
     penv["RK_NOW"] = "1751790000"
-    proc = subprocess.run([node, str(driver), mjs.as_uri(), str(tmux_server.path), pane], env=penv,
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [node, str(driver), mjs.as_uri(), str(tmux_server.path), pane],
+        env=penv,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     pid = out["pid"]  # the hook's parent is node itself: the agent pid
@@ -537,8 +596,10 @@ def fake_claude(directory: Path) -> Path:
     """A process named `claude` that runs the hook command as Claude Code does
     (`/bin/sh -c <command>`, payload on stdin), so the pid walk has an agent to find."""
     path = directory / "claude"
-    path.write_text(f"#!{sys.executable}\nimport subprocess, sys\n"
-                    "sys.exit(subprocess.run(['/bin/sh', '-c', sys.argv[1]]).returncode)\n")
+    path.write_text(
+        f"#!{sys.executable}\nimport subprocess, sys\n"
+        "sys.exit(subprocess.run(['/bin/sh', '-c', sys.argv[1]]).returncode)\n"
+    )
     path.chmod(0o755)
     return path
 
@@ -551,8 +612,9 @@ def test_end_to_end_claude(tmux_server, tmp_path):
     env.pop("TMUX_PANE", None)
     assert Path(RK).exists(), "the rk console script is missing: run `make venv`"
     setup_argv = [sys.executable, "-m", "rk", "agent", "setup", "claude", "--yes"]
-    first = subprocess.run(setup_argv, env=env, capture_output=True, text=True, timeout=60, cwd=tmp_path,
-                           stdin=subprocess.DEVNULL)
+    first = subprocess.run(
+        setup_argv, env=env, capture_output=True, text=True, timeout=60, cwd=tmp_path, stdin=subprocess.DEVNULL
+    )
     assert first.returncode == 0, first.stderr
     path = home / ".claude" / "settings.json"
     written = path.read_bytes()
@@ -560,26 +622,46 @@ def test_end_to_end_claude(tmux_server, tmp_path):
     doc = json.loads(written)
 
     def command_for(event, subject=None):
-        found = [h["command"] for g in doc["hooks"][event]
-                 if subject is None or re.search(g.get("matcher") or "", subject)
-                 for h in g["hooks"]]
+        found = [
+            h["command"]
+            for g in doc["hooks"][event]
+            if subject is None or re.search(g.get("matcher") or "", subject)
+            for h in g["hooks"]
+        ]
         assert len(found) == 1, (event, subject, found)
         assert f'"{RK}" agent hook --agent claude' in found[0]  # the absolute console script
         return found[0]
 
     pane = tmux_server.run("display-message", "-p", "-t", "main", "#{pane_id}").strip()
     agent = fake_claude(tmp_path)
-    hook_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home),
-                "TMUX": f"{tmux_server.path},{os.getpid()},0", "TMUX_PANE": pane,
-                "RK_STATE_DIR": str(tmp_path / "state")}
+    hook_env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "TMUX": f"{tmux_server.path},{os.getpid()},0",
+        "TMUX_PANE": pane,
+        "RK_STATE_DIR": str(tmp_path / "state"),
+    }
     session = "6f0d9e2a-1c3b-4f7e-9a2d-8b5c4e1f0a37"
 
     def fire(command, event, now, **payload):
         """Run the installed command as Claude Code would; the pid of the `claude` process."""
-        body = json.dumps({"session_id": session, "transcript_path": f"/x/{session}.jsonl", "cwd": str(tmp_path),
-                           "hook_event_name": event, **payload})
-        proc = subprocess.Popen([str(agent), command], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env={**hook_env, "RK_NOW": str(now)})
+        body = json.dumps(
+            {
+                "session_id": session,
+                "transcript_path": f"/x/{session}.jsonl",
+                "cwd": str(tmp_path),
+                "hook_event_name": event,
+                **payload,
+            }
+        )
+        proc = subprocess.Popen(
+            [str(agent), command],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**hook_env, "RK_NOW": str(now)},
+        )
         out, err = proc.communicate(body, timeout=30)
         assert (proc.returncode, out, err) == (0, "", "")
         return proc.pid
@@ -598,27 +680,39 @@ def test_end_to_end_claude(tmux_server, tmp_path):
     assert show("@rk_pane_agent_session") == "claude:after-compact"
     pid = fire(command_for("PreToolUse"), "PreToolUse", 1751790020, tool_name="Bash", tool_input={"command": "ls"})
     assert show("@rk_pane_agent_state") == f"active:1751790020:{pid}"
-    pid = fire(command_for("PermissionRequest"), "PermissionRequest", 1751790030,
-               tool_name="Bash", tool_input={"command": "touch x"})  # the dialog is up: waiting at once
+    pid = fire(
+        command_for("PermissionRequest"),
+        "PermissionRequest",
+        1751790030,
+        tool_name="Bash",
+        tool_input={"command": "touch x"},
+    )  # the dialog is up: waiting at once
     assert show("@rk_pane_agent_state") == f"waiting:1751790030:{pid}"
     pid = fire(command_for("PostToolUse"), "PostToolUse", 1751790033, tool_name="Bash")  # approved, the tool ran
     assert show("@rk_pane_agent_state") == f"active:1751790033:{pid}"
     pid = fire(command_for("Stop"), "Stop", 1751790040, stop_hook_active=False)
     assert show("@rk_pane_agent_state") == f"idle:1751790040:{pid}"
     pid = fire(command_for("UserPromptSubmit"), "UserPromptSubmit", 1751790045, prompt="over the limit")
-    pid = fire(command_for("StopFailure"), "StopFailure", 1751790046, error="rate_limit",
-               last_assistant_message="API Error: Request rejected (429)")  # only StopFailure ends such a turn
+    pid = fire(
+        command_for("StopFailure"),
+        "StopFailure",
+        1751790046,
+        error="rate_limit",
+        last_assistant_message="API Error: Request rejected (429)",
+    )  # only StopFailure ends such a turn
     assert show("@rk_pane_agent_state") == f"limited:1751790046:{pid}"
     pid = fire(command_for("StopFailure"), "StopFailure", 1751790047, error="server_error")
     assert show("@rk_pane_agent_state") == f"idle:1751790047:{pid}"
     pid = fire(command_for("UserPromptSubmit"), "UserPromptSubmit", 1751790050, prompt="again")
-    pid = fire(command_for("Notification", "idle_prompt"), "Notification", 1751790100,
-               notification_type="idle_prompt")  # the backstop after an Esc-interrupt (no Stop)
+    pid = fire(
+        command_for("Notification", "idle_prompt"), "Notification", 1751790100, notification_type="idle_prompt"
+    )  # the backstop after an Esc-interrupt (no Stop)
     assert show("@rk_pane_agent_state") == f"idle:1751790100:{pid}"
     assert show("@rk_agent_state") == f"idle:1751790100:{pid}"
 
-    second = subprocess.run(setup_argv, env=env, capture_output=True, text=True, timeout=60, cwd=tmp_path,
-                            stdin=subprocess.DEVNULL)
+    second = subprocess.run(
+        setup_argv, env=env, capture_output=True, text=True, timeout=60, cwd=tmp_path, stdin=subprocess.DEVNULL
+    )
     assert second.returncode == 0, second.stderr
     assert "nothing to change" in second.stdout
     assert path.read_bytes() == written

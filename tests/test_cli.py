@@ -67,7 +67,12 @@ POPULATED_YAML = textwrap.dedent("""\
         created_by: {at: 1800000000}
     """)
 
-POPULATED_LOG = log_line(T0 + 300, "e001", "%1") + "\n" + log_line(T0 + 400, "e002", "%5", "schedule", "skipped-busy: active") + "\n"
+POPULATED_LOG = (
+    log_line(T0 + 300, "e001", "%1")
+    + "\n"
+    + log_line(T0 + 400, "e002", "%5", "schedule", "skipped-busy: active")
+    + "\n"
+)
 
 
 def populate(state: Path, slug: str = "default") -> None:
@@ -156,18 +161,38 @@ USAGE_CASES = [
     U("add-backoff-min-garbage", (*ADD, "--backoff", "--min", "a-while", *ROLE), "--min"),
     U("add-backoff-max-negative", (*ADD, "--backoff", "--max", "-1h", *ROLE), "--max"),
     U("add-backoff-max-below-min", (*ADD, "--backoff", "--min", "10m", "--max", "5m", *ROLE), "--max"),
-    U("add-wake-debounce-negative", (*ADD, *EV, *ROLE, "--wake-on", "agent-state-change", "--wake-debounce", "-1s"), "--wake-debounce"),
-    U("add-wake-debounce-garbage", (*ADD, *EV, *ROLE, "--wake-on", "agent-state-change", "--wake-debounce", "later"), "--wake-debounce"),
+    U(
+        "add-wake-debounce-negative",
+        (*ADD, *EV, *ROLE, "--wake-on", "agent-state-change", "--wake-debounce", "-1s"),
+        "--wake-debounce",
+    ),
+    U(
+        "add-wake-debounce-garbage",
+        (*ADD, *EV, *ROLE, "--wake-on", "agent-state-change", "--wake-debounce", "later"),
+        "--wake-debounce",
+    ),
     # ---- add: deliver / if_absent / respawn
     U("add-bad-deliver", (*ADD, *EV, *ROLE, "--deliver", "eventually"), "--deliver"),
     U("add-deliver-empty", (*ADD, *EV, *ROLE, "--deliver", ""), "--deliver"),
     U("add-bad-if-absent", (*ADD, *EV, *ROLE, "--if-absent", "explode"), "--if-absent"),
     U("add-respawn-without-if-absent", (*ADD, *EV, *ROLE, "--respawn", "rk"), RESPAWN_ONLY),
-    U("add-respawn-with-if-absent-notify", (*ADD, *EV, *ROLE, "--if-absent", "notify", "--respawn", "rk"), RESPAWN_ONLY),
-    U("add-respawn-with-if-absent-skip", (*ADD, *EV, "--session", "s1", "--if-absent", "skip", "--respawn", "rk"), RESPAWN_ONLY),
+    U(
+        "add-respawn-with-if-absent-notify",
+        (*ADD, *EV, *ROLE, "--if-absent", "notify", "--respawn", "rk"),
+        RESPAWN_ONLY,
+    ),
+    U(
+        "add-respawn-with-if-absent-skip",
+        (*ADD, *EV, "--session", "s1", "--if-absent", "skip", "--respawn", "rk"),
+        RESPAWN_ONLY,
+    ),
     U("add-if-absent-respawn-role-no-argv", (*ADD, *EV, *ROLE, "--if-absent", "respawn"), "respawn"),
     U("add-if-absent-respawn-pane-no-argv", (*ADD, *EV, "--pane", "%3", "--if-absent", "respawn"), "respawn"),
-    U("add-respawn-empty-program", (*ADD, *EV, *ROLE, "--if-absent", "respawn", "--respawn", "", "--respawn", "x"), "--respawn"),
+    U(
+        "add-respawn-empty-program",
+        (*ADD, *EV, *ROLE, "--if-absent", "respawn", "--respawn", "", "--respawn", "x"),
+        "--respawn",
+    ),
     # ---- add: targets
     U("add-role-and-pane", (*ADD, *EV, "--role", "op", "--pane", "%1"), "--role and --pane are mutually exclusive"),
     U("add-role-and-session", (*ADD, *EV, "--role", "op", "--session", "s1"), "mutually exclusive"),
@@ -189,13 +214,31 @@ USAGE_CASES = [
     U("add-wake-on-none", (*ADD, *EV, *ROLE, "--wake-on", "none"), "--wake-on"),
     U("add-wake-on-off", (*ADD, *EV, *ROLE, "--wake-on", "off"), "--wake-on"),
     U("add-wake-on-bogus", (*ADD, *EV, *ROLE, "--wake-on", "bogus"), "--wake-on"),
-    U("add-wake-scope-bogus", (*ADD, *EV, *ROLE, "--wake-on", "agent-state-change", "--wake-scope", "galaxy"), "--wake-scope"),
+    U(
+        "add-wake-scope-bogus",
+        (*ADD, *EV, *ROLE, "--wake-on", "agent-state-change", "--wake-scope", "galaxy"),
+        "--wake-scope",
+    ),
     # ---- add: where
     U("add-outside-tmux-without-target", (*ADD, *EV), "not inside a tmux pane"),
-    U("add-tmux-without-pane-without-target", (*ADD, *EV), "not inside a tmux pane", env=(("TMUX", "/tmp/tmux-1000/work,123,0"),)),
-    U("add-malformed-tmux-pane-with-target", (*ADD, *EV, *ROLE), "malformed $TMUX_PANE", env=(("TMUX_PANE", "garbage"),)),
-    U("add-malformed-tmux-pane-no-target", (*ADD, *EV), "malformed $TMUX_PANE",
-      env=(("TMUX", "/tmp/tmux-1000/work,123,0"), ("TMUX_PANE", "%3x"))),
+    U(
+        "add-tmux-without-pane-without-target",
+        (*ADD, *EV),
+        "not inside a tmux pane",
+        env=(("TMUX", "/tmp/tmux-1000/work,123,0"),),
+    ),
+    U(
+        "add-malformed-tmux-pane-with-target",
+        (*ADD, *EV, *ROLE),
+        "malformed $TMUX_PANE",
+        env=(("TMUX_PANE", "garbage"),),
+    ),
+    U(
+        "add-malformed-tmux-pane-no-target",
+        (*ADD, *EV),
+        "malformed $TMUX_PANE",
+        env=(("TMUX", "/tmp/tmux-1000/work,123,0"), ("TMUX_PANE", "%3x")),
+    ),
     U("add-tmux-pane-without-percent", (*ADD, *EV, *ROLE), "malformed $TMUX_PANE", env=(("TMUX_PANE", "3"),)),
     # ---- add: arguments
     U("add-empty-prompt", ("cron", "add", "", *EV, *ROLE), "prompt"),
@@ -215,8 +258,16 @@ USAGE_CASES = [
     U("add-rk-now-no-offset", (*ADD, *EV, *ROLE), "RK_NOW", env=(("RK_NOW", "2027-01-15T08:00:00"),)),
     # ---- edit (reference §4.2)
     U("edit-nothing", ("cron", "edit", "e001"), NOTHING),
-    U("edit-wake-on-none-with-debounce", ("cron", "edit", "e001", "--wake-on", "none", "--wake-debounce", "5s"), "--wake-debounce"),
-    U("edit-wake-on-off-with-scope", ("cron", "edit", "e001", "--wake-on", "off", "--wake-scope", "server"), "--wake-scope"),
+    U(
+        "edit-wake-on-none-with-debounce",
+        ("cron", "edit", "e001", "--wake-on", "none", "--wake-debounce", "5s"),
+        "--wake-debounce",
+    ),
+    U(
+        "edit-wake-on-off-with-scope",
+        ("cron", "edit", "e001", "--wake-on", "off", "--wake-scope", "server"),
+        "--wake-scope",
+    ),
     U("edit-wake-debounce-alone", ("cron", "edit", "e001", "--wake-debounce", "5s"), "--wake-on"),
     U("edit-wake-on-bogus", ("cron", "edit", "e001", "--wake-on", "bogus"), "--wake-on"),
     U("edit-two-schedules", ("cron", "edit", "e001", *EV, "--backoff")),
@@ -240,11 +291,37 @@ USAGE_CASES = [
     U("edit-missing-id", ("cron", "edit", "--name", "x")),
     U("edit-two-ids", ("cron", "edit", "e001", "e002", "--name", "x")),
     U("edit-slug", ("cron", "edit", "e001", "--name", "x", "-L", "a.b"), SLUG),
-    U("edit-respawn-without-if-absent-respawn", ("cron", "edit", "e001", "--respawn", "rk"), RESPAWN_ONLY, needs_entry=True),
-    U("edit-if-absent-respawn-role-no-argv", ("cron", "edit", "e001", "--if-absent", "respawn"), "respawn", needs_entry=True),
-    U("edit-if-absent-respawn-pane-no-argv", ("cron", "edit", "e002", "--if-absent", "respawn"), "respawn", needs_entry=True),
-    U("edit-respawn-empty-program", ("cron", "edit", "e001", "--if-absent", "respawn", "--respawn", ""), "--respawn", needs_entry=True),
-    U("edit-rk-now-garbage", ("cron", "edit", "e001", "--every", "7m"), "RK_NOW", env=(("RK_NOW", "soon"),), needs_entry=True),
+    U(
+        "edit-respawn-without-if-absent-respawn",
+        ("cron", "edit", "e001", "--respawn", "rk"),
+        RESPAWN_ONLY,
+        needs_entry=True,
+    ),
+    U(
+        "edit-if-absent-respawn-role-no-argv",
+        ("cron", "edit", "e001", "--if-absent", "respawn"),
+        "respawn",
+        needs_entry=True,
+    ),
+    U(
+        "edit-if-absent-respawn-pane-no-argv",
+        ("cron", "edit", "e002", "--if-absent", "respawn"),
+        "respawn",
+        needs_entry=True,
+    ),
+    U(
+        "edit-respawn-empty-program",
+        ("cron", "edit", "e001", "--if-absent", "respawn", "--respawn", ""),
+        "--respawn",
+        needs_entry=True,
+    ),
+    U(
+        "edit-rk-now-garbage",
+        ("cron", "edit", "e001", "--every", "7m"),
+        "RK_NOW",
+        env=(("RK_NOW", "soon"),),
+        needs_entry=True,
+    ),
     # ---- mute / pin / rm / show / run
     U("mute-for-and-off", ("cron", "mute", "e001", "--for", "5m", "--off"), "--off"),
     U("mute-for-0s", ("cron", "mute", "e001", "--for", "0s"), "--for"),
@@ -254,7 +331,13 @@ USAGE_CASES = [
     U("mute-missing-id", ("cron", "mute")),
     U("mute-unknown-option", ("cron", "mute", "e001", "--forever"), "--forever"),
     U("mute-slug", ("cron", "mute", "e001", "-L", "../x"), SLUG),
-    U("mute-rk-now-garbage", ("cron", "mute", "e001", "--for", "5m"), "RK_NOW", env=(("RK_NOW", "noon"),), needs_entry=True),
+    U(
+        "mute-rk-now-garbage",
+        ("cron", "mute", "e001", "--for", "5m"),
+        "RK_NOW",
+        env=(("RK_NOW", "noon"),),
+        needs_entry=True,
+    ),
     U("pin-missing-id", ("cron", "pin")),
     U("pin-unknown-option", ("cron", "pin", "e001", "--for", "5m"), "--for"),
     U("pin-two-ids", ("cron", "pin", "e001", "e002")),
@@ -383,7 +466,7 @@ def test_usage_error_with_json_prints_one_usage_document(tmp_path, case):
     if case.expect:
         assert case.expect in message, res
     if human.code == 2 and human.err.startswith("rk: "):
-        assert message == human.err.strip()[len("rk: "):], "the JSON message is the human message"
+        assert message == human.err.strip()[len("rk: ") :], "the JSON message is the human message"
     assert snapshot(state_of(env)) == before
 
 
@@ -543,8 +626,13 @@ def test_a_corrupt_file_is_refused_through_a_real_process_but_list_still_works(t
 
 def _fifty_entries() -> str:
     entries = [
-        {"id": f"c{i:03d}", "schedule": {"kind": "every", "interval": "1h"}, "target": {"kind": "role", "role": "op"},
-         "payload": f"p{i}", "created_by": {"at": T0}}
+        {
+            "id": f"c{i:03d}",
+            "schedule": {"kind": "every", "interval": "1h"},
+            "target": {"kind": "role", "role": "op"},
+            "payload": f"p{i}",
+            "created_by": {"at": T0},
+        }
         for i in range(50)
     ]
     return json.dumps({"entries": entries}, indent=1) + "\n"  # JSON is YAML
@@ -566,7 +654,9 @@ def test_the_51st_entry_is_refused(tmp_path):
 def test_the_entry_cap_is_a_setting(tmp_path):
     env = make_env(tmp_path, RK_NOW=str(T0))
     write_private(state_of(env) / "default.yaml", _fifty_entries())
-    assert json_ok(run_in(["cron", "add", "51st", "--every", "5m", "--role", "op", "--json"], dict(env, RK_MAX_ENTRIES="51")))
+    assert json_ok(
+        run_in(["cron", "add", "51st", "--every", "5m", "--role", "op", "--json"], dict(env, RK_MAX_ENTRIES="51"))
+    )
     res = run_in(["cron", "add", "52nd", "--every", "5m", "--role", "op"], env)
     assert res.code == 1 and "maximum 50" in one_line_error(res)
     config = Path(env["XDG_CONFIG_HOME"]) / "rk" / "config.yaml"
@@ -606,7 +696,9 @@ def test_add_prints_the_receipt_line_and_json_receipt(tmp_path):
     assert res.code == 0 and res.err == "", res
     (line,) = res.out.splitlines()
     m = RECEIPT_RE.match(line)
-    assert m and m["name"] == "status report please" and m["schedule"] == "every 1h30m" and m["target"] == "role:op", line
+    assert m and m["name"] == "status report please" and m["schedule"] == "every 1h30m" and m["target"] == "role:op", (
+        line
+    )
     res = run_sub(["cron", "add", "second", "--idle-every", "3m", "--pane", "%3", "--json"], env)
     receipt = json_ok(res)
     assert set(receipt) == {"id", "name", "schedule", "target"}
@@ -629,8 +721,11 @@ def test_add_prints_the_receipt_line_and_json_receipt(tmp_path):
         (("--backoff", "--max", "5m"), "backoff 1m→5m", {"kind": "backoff", "min": "1m", "max": "5m"}),
         (("--idle-every", "3m"), "backoff 3m→3m", {"kind": "backoff", "min": "3m", "max": "3m"}),
         (("--cron", "0 9 * * 1-5"), "cron 0 9 * * 1-5", {"kind": "cron", "expr": "0 9 * * 1-5"}),
-        (("--cron", "*/15 * * * *", "--catch-up", "once"), "cron */15 * * * * (catch-up once)",
-         {"kind": "cron", "expr": "*/15 * * * *", "catch_up": "once"}),
+        (
+            ("--cron", "*/15 * * * *", "--catch-up", "once"),
+            "cron */15 * * * * (catch-up once)",
+            {"kind": "cron", "expr": "*/15 * * * *", "catch_up": "once"},
+        ),
     ],
 )
 def test_schedule_flags_give_short_summaries_and_short_stored_durations(tmp_path, flags, summary, stored):
@@ -645,7 +740,11 @@ def test_schedule_flags_give_short_summaries_and_short_stored_durations(tmp_path
 
 @pytest.mark.parametrize(
     "flags, summary",
-    [(("--role", "operator"), "role:operator"), (("--session", "8c1e-42"), "session:8c1e-42"), (("--pane", "%12"), "pane:%12")],
+    [
+        (("--role", "operator"), "role:operator"),
+        (("--session", "8c1e-42"), "session:8c1e-42"),
+        (("--pane", "%12"), "pane:%12"),
+    ],
 )
 def test_target_summaries(tmp_path, flags, summary):
     env = make_env(tmp_path, RK_NOW=str(T0))
@@ -676,9 +775,28 @@ def test_default_name_is_the_prompt_cut_to_40_characters(tmp_path):
 def test_add_stores_flags_verbatim(tmp_path):
     env = make_env(tmp_path, RK_NOW=str(T0))
     receipt = add_json(
-        env, "operator tick", "--backoff", "--min", "3m", "--max", "24m", "--role", "operator",
-        "--wake-on", "agent-state-change", "--deliver", "skip-if-busy", "--if-absent", "respawn",
-        "--respawn", "rk operator", "--respawn", "-L", "--respawn", "{server}", "--pinned",
+        env,
+        "operator tick",
+        "--backoff",
+        "--min",
+        "3m",
+        "--max",
+        "24m",
+        "--role",
+        "operator",
+        "--wake-on",
+        "agent-state-change",
+        "--deliver",
+        "skip-if-busy",
+        "--if-absent",
+        "respawn",
+        "--respawn",
+        "rk operator",
+        "--respawn",
+        "-L",
+        "--respawn",
+        "{server}",
+        "--pinned",
     )
     raw = entry_raw(state_of(env), receipt["id"])
     assert raw["schedule"] == {"kind": "backoff", "min": "3m", "max": "24m"}
@@ -700,8 +818,21 @@ def test_add_without_wake_on_writes_no_wake_on_key(tmp_path):
 
 
 LIST_KEYS = {
-    "id", "name", "schedule", "schedule_summary", "wake_on", "target", "deliver", "if_absent",
-    "respawn", "pinned", "any_program", "muted", "last_fired", "orphaned_since", "expires_at",
+    "id",
+    "name",
+    "schedule",
+    "schedule_summary",
+    "wake_on",
+    "target",
+    "deliver",
+    "if_absent",
+    "respawn",
+    "pinned",
+    "any_program",
+    "muted",
+    "last_fired",
+    "orphaned_since",
+    "expires_at",
 }
 
 
@@ -709,12 +840,39 @@ def _mixed_entries(env) -> dict[str, str]:
     """One entry of each shape; returns name → id."""
     ids = {}
     ids["every"] = add_json(env, "every", "--every", "1h30m", "--role", "op")["id"]
-    ids["backoff"] = add_json(env, "backoff", "--backoff", "--pane", "%3", "--wake-on", "agent-state-change",
-                              "--wake-debounce", "90s", "--deliver", "when-idle")["id"]
-    ids["cron"] = add_json(env, "cron", "--cron", "0 9 * * 1-5", "--catch-up", "once", "--session", "s-1",
-                           "--if-absent", "respawn", "--respawn", "rk", "--respawn", "{server}", "--pinned")["id"]
-    ids["idle"] = add_json(env, "idle", "--idle-every", "3m", "--pane", "%4", "--deliver", "immediate",
-                           "--if-absent", "notify")["id"]
+    ids["backoff"] = add_json(
+        env,
+        "backoff",
+        "--backoff",
+        "--pane",
+        "%3",
+        "--wake-on",
+        "agent-state-change",
+        "--wake-debounce",
+        "90s",
+        "--deliver",
+        "when-idle",
+    )["id"]
+    ids["cron"] = add_json(
+        env,
+        "cron",
+        "--cron",
+        "0 9 * * 1-5",
+        "--catch-up",
+        "once",
+        "--session",
+        "s-1",
+        "--if-absent",
+        "respawn",
+        "--respawn",
+        "rk",
+        "--respawn",
+        "{server}",
+        "--pinned",
+    )["id"]
+    ids["idle"] = add_json(
+        env, "idle", "--idle-every", "3m", "--pane", "%4", "--deliver", "immediate", "--if-absent", "notify"
+    )["id"]
     return ids
 
 
@@ -735,8 +893,13 @@ def test_list_json_records_have_exactly_the_documented_keys(tmp_path):
 def test_list_json_values(tmp_path):
     env = make_env(tmp_path, RK_NOW=str(T0))
     ids = _mixed_entries(env)
-    write_private(state_of(env) / "default.log", log_line(T0 + 60, ids["every"], "%9") + "\n"
-                  + log_line(T0 + 120, ids["backoff"], "", "schedule", "skipped-absent") + "\n")
+    write_private(
+        state_of(env) / "default.log",
+        log_line(T0 + 60, ids["every"], "%9")
+        + "\n"
+        + log_line(T0 + 120, ids["backoff"], "", "schedule", "skipped-absent")
+        + "\n",
+    )
     run_in(["cron", "mute", ids["backoff"]], env)
     run_in(["cron", "mute", ids["idle"], "--for", "10m"], dict(env, RK_NOW=str(T0 + 200)))
     records = {r["id"]: r for r in json_ok(run_in(["cron", "list", "--json"], dict(env, RK_NOW=str(T0 + 300))))}
@@ -744,7 +907,9 @@ def test_list_json_values(tmp_path):
     assert every["schedule"] == {"kind": "every", "interval": "1h30m0s"}
     assert every["schedule_summary"] == "every 1h30m"
     assert every["wake_on"] is None and every["target"] == "role:op"
-    assert every["deliver"] == "immediate" and every["if_absent"] == "skip" and every["respawn"] == []  # defaults written
+    assert (
+        every["deliver"] == "immediate" and every["if_absent"] == "skip" and every["respawn"] == []
+    )  # defaults written
     assert every["pinned"] is False and every["muted"] is False and "muted_until" not in every
     assert every["last_fired"] == T0 + 60
     assert every["orphaned_since"] == 0 and every["expires_at"] == 0  # role targets never orphan
@@ -822,12 +987,19 @@ def test_list_with_no_file_is_empty_and_exit_0(tmp_path):
 
 def test_list_skips_an_invalid_entry_with_a_diagnostic_on_stderr(tmp_path):
     env = make_env(tmp_path, RK_NOW=str(T0))
-    write_private(state_of(env) / "default.yaml", POPULATED_YAML + textwrap.indent(textwrap.dedent("""\
+    write_private(
+        state_of(env) / "default.yaml",
+        POPULATED_YAML
+        + textwrap.indent(
+            textwrap.dedent("""\
         - id: bad1
           schedule: {kind: every, interval: banana}
           target: {kind: role, role: op}
           payload: x
-        """), "  "))
+        """),
+            "  ",
+        ),
+    )
     res = run_sub(["cron", "list", "--json"], env)
     assert [r["id"] for r in json_ok(res)] == ["e001", "e002"]
     assert "entry-invalid" in res.err and "bad1" in res.err
@@ -857,7 +1029,11 @@ def test_mute_outputs_and_fields(tmp_path):
     raw = entry_raw(state, "e001")
     assert raw["muted_until"] == T0 + 5400 and not raw.get("muted"), "a lease replaces the indefinite mute"
 
-    assert json_ok(run_in(["cron", "mute", "e001", "--for", "10m", "--json"], env)) == {"id": "e001", "muted": True, "until": T0 + 600}
+    assert json_ok(run_in(["cron", "mute", "e001", "--for", "10m", "--json"], env)) == {
+        "id": "e001",
+        "muted": True,
+        "until": T0 + 600,
+    }
     assert json_ok(run_in(["cron", "mute", "e001", "--json"], env)) == {"id": "e001", "muted": True}
     raw = entry_raw(state, "e001")
     assert raw["muted"] is True and "muted_until" not in raw, "an indefinite mute clears the lease"
@@ -905,11 +1081,16 @@ def test_log_json_reads_archives_oldest_first_exactly_as_stored(tmp_path):
     env = make_env(tmp_path)
     state = state_of(env)
     archived_2 = [log_line(T0 - 900, "aaaa", "%1"), log_line(T0 - 800, "bbbb", "", "", "expired-orphan")]
-    archived_1 = [log_line(T0 - 500, "aaaa", "%1", "wake", "failed: echo not seen"),
-                  log_line(T0 - 400, "bbbb", "", "schedule", "missed")]
-    live = [log_line(T0 - 100, "aaaa", "", "edit", "rescheduled"), "{torn line",
-            log_line(T0, "aaaa", "%1", "manual", "respawned (kickoff undelivered: parked)"),
-            log_line(T0 + 5, "bbbb", "%2", "schedule", "skipped-busy: waiting")]
+    archived_1 = [
+        log_line(T0 - 500, "aaaa", "%1", "wake", "failed: echo not seen"),
+        log_line(T0 - 400, "bbbb", "", "schedule", "missed"),
+    ]
+    live = [
+        log_line(T0 - 100, "aaaa", "", "edit", "rescheduled"),
+        "{torn line",
+        log_line(T0, "aaaa", "%1", "manual", "respawned (kickoff undelivered: parked)"),
+        log_line(T0 + 5, "bbbb", "%2", "schedule", "skipped-busy: waiting"),
+    ]
     write_private(state / "default.log.2", "\n".join(archived_2) + "\n")
     write_private(state / "default.log.1", "\n".join(archived_1) + "\n")
     write_private(state / "default.log", "\n".join(live) + "\n")
@@ -919,7 +1100,9 @@ def test_log_json_reads_archives_oldest_first_exactly_as_stored(tmp_path):
     got = json_ok(run_sub(["cron", "log", "--json", "-n", "0"], env))
     assert got == stored
     assert all(list(item) == ["ts", "entry", "target", "reason", "outcome"] for item in got)
-    assert json_ok(run_in(["cron", "log", "aaaa", "--json", "-n", "0"], env)) == [s for s in stored if s["entry"] == "aaaa"]
+    assert json_ok(run_in(["cron", "log", "aaaa", "--json", "-n", "0"], env)) == [
+        s for s in stored if s["entry"] == "aaaa"
+    ]
     assert json_ok(run_in(["cron", "log", "--json", "-n", "2"], env)) == stored[-2:]
     assert json_ok(run_in(["cron", "log", "bbbb", "--json", "-n", "1"], env)) == [stored[-1]]
     assert json_ok(run_in(["cron", "log", "zzzz", "--json"], env)) == []
@@ -964,10 +1147,13 @@ def test_next_json_for_an_every_entry_uses_the_local_zone(tmp_path):
     env = make_env(tmp_path, RK_NOW="2027-01-15T17:00:00+09:00", TZ="Asia/Tokyo")
     populate(state_of(env))  # e001: every 5m, last own line at T0 + 300
     result = json_ok(run_in(["cron", "next", "e001", "-n", "2", "--json"], dict(env, RK_NOW=str(T0 + 400))))
-    assert result == {"id": "e001", "fires": [
-        {"ts": T0 + 600, "local": "2027-01-15T17:10:00+09:00", "utc": "2027-01-15T08:10:00Z"},
-        {"ts": T0 + 900, "local": "2027-01-15T17:15:00+09:00", "utc": "2027-01-15T08:15:00Z"},
-    ]}
+    assert result == {
+        "id": "e001",
+        "fires": [
+            {"ts": T0 + 600, "local": "2027-01-15T17:10:00+09:00", "utc": "2027-01-15T08:10:00Z"},
+            {"ts": T0 + 900, "local": "2027-01-15T17:15:00+09:00", "utc": "2027-01-15T08:15:00Z"},
+        ],
+    }
 
 
 @pytest.mark.parametrize("kind", ["every", "cron"])
@@ -1011,7 +1197,8 @@ def test_tick_json_decisions_on_a_live_server(tmp_path, tmux_server):
     ]
     assert all(set(d) == {"server", "entry", "reason", "detail"} for d in result["diagnostics"])
     assert {"server": tmux_server.name, "entry": entry, "reason": "target-unresolved"} in [
-        {k: d[k] for k in ("server", "entry", "reason")} for d in result["diagnostics"]]
+        {k: d[k] for k in ("server", "entry", "reason")} for d in result["diagnostics"]
+    ]
     res = run_sub(["cron", "tick"], dict(env, RK_NOW=str(T0 + 61)))
     assert res.code == 0 and re.fullmatch(r"tick: 1 servers swept, 0 fires, \d+ diagnostics\n", res.out), res
 
@@ -1025,8 +1212,14 @@ def test_ticker_status_json(tmp_path):
     res = run_sub(["cron", "ticker", "status"], env)
     assert (res.code, res.out) == (3, "ticker not running\n"), "systemctl's convention: 3 when nothing runs"
     me = os.getpid()
-    write_private(state_of(env) / PID_NAME, json.dumps({"pid": me, "start_time": process_start_time(me), "started_at": T0}))
-    assert json_ok(run_sub(["cron", "ticker", "status", "--json"], env)) == {"running": True, "pid": me, "started_at": T0}
+    write_private(
+        state_of(env) / PID_NAME, json.dumps({"pid": me, "start_time": process_start_time(me), "started_at": T0})
+    )
+    assert json_ok(run_sub(["cron", "ticker", "status", "--json"], env)) == {
+        "running": True,
+        "pid": me,
+        "started_at": T0,
+    }
     res = run_in(["cron", "ticker", "status"], env)
     assert res.out == f"ticker running (pid {me}, since 2027-01-15T08:00:00+00:00)\n", res
     write_private(state_of(env) / PID_NAME, json.dumps({"pid": me, "start_time": "1", "started_at": T0}))
@@ -1080,8 +1273,14 @@ def test_file_verbs_outside_tmux_never_run_tmux(tmp_path):
     bindir, calls = _failing_tmux_shim(tmp_path)
     env = make_env(tmp_path, RK_NOW=str(T0), PATH=f"{bindir}:{os.environ['PATH']}")
     entry = add_json(env, "p", "--every", "5m", "--role", "op", run=run_sub)["id"]
-    for args in (["mute", entry], ["mute", entry, "--for", "5m"], ["pin", entry], ["edit", entry, "--every", "6m"],
-                 ["next", entry], ["rm", entry]):
+    for args in (
+        ["mute", entry],
+        ["mute", entry, "--for", "5m"],
+        ["pin", entry],
+        ["edit", entry, "--every", "6m"],
+        ["next", entry],
+        ["rm", entry],
+    ):
         res = (run_sub if args[0] == "edit" else run_in)(["cron", *args], env)
         assert res.code == 0, f"{args}\n{res}"
     assert not calls.exists(), f"tmux was run: {calls.read_text()}"
@@ -1116,7 +1315,11 @@ def test_server_flag_is_accepted_anywhere(tmp_path, argv):
 def test_server_flag_anywhere_through_real_processes(tmp_path):
     env = make_env(tmp_path, RK_NOW=str(T0))
     _two_servers(env)
-    for argv in (["-L", "work", "cron", "list", "--json"], ["cron", "list", "-L", "work", "--json"], ["cron", "-L", "work", "list", "--json"]):
+    for argv in (
+        ["-L", "work", "cron", "list", "--json"],
+        ["cron", "list", "-L", "work", "--json"],
+        ["cron", "-L", "work", "list", "--json"],
+    ):
         assert [r["id"] for r in json_ok(run_sub(argv, env))] == ["w001", "w002"], argv
     assert [r["id"] for r in json_ok(run_sub(["cron", "list", "--json"], env))] == ["e001", "e002"]
 
@@ -1165,7 +1368,9 @@ def test_tick_with_server_flag_sweeps_only_that_live_server(tmp_path, tmux_serve
 # --------------------------------------------------------------------------- 6. RK_NOW
 
 
-@pytest.mark.parametrize("now", [str(T0), "2027-01-15T09:00:00+01:00", "2027-01-15T08:00:00Z", "2027-01-15T03:00:00-05:00"])
+@pytest.mark.parametrize(
+    "now", [str(T0), "2027-01-15T09:00:00+01:00", "2027-01-15T08:00:00Z", "2027-01-15T03:00:00-05:00"]
+)
 def test_rk_now_sets_created_by_at(tmp_path, now):
     env = make_env(tmp_path, RK_NOW=now)
     entry = add_json(env, "p", "--every", "5m", "--role", "op", run=run_sub)["id"]
@@ -1188,7 +1393,9 @@ def test_rk_now_governs_mute_leases(tmp_path):
 def test_rk_now_governs_next(tmp_path):
     env = make_env(tmp_path, RK_NOW=str(T0))
     entry = add_json(env, "p", "--every", "10m", "--role", "op")["id"]
-    fires = json_ok(run_in(["cron", "next", entry, "-n", "2", "--json"], dict(env, RK_NOW="2027-01-15T09:05:00+01:00")))["fires"]
+    fires = json_ok(
+        run_in(["cron", "next", entry, "-n", "2", "--json"], dict(env, RK_NOW="2027-01-15T09:05:00+01:00"))
+    )["fires"]
     assert [f["ts"] for f in fires] == [T0 + 600, T0 + 1200]
 
 
@@ -1428,8 +1635,13 @@ def test_a_change_waits_for_a_tick_to_finish_and_then_lands(tmp_path):
     holder = threading.Thread(target=tick_like)
     holder.start()
     held.wait(5)
-    proc = subprocess.Popen([sys.executable, "-m", "rk", "cron", "mute", "othr"], env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rk", "cron", "mute", "othr"],
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert proc.stderr is not None
     note = proc.stderr.readline()  # returns once the command found the lock held
     assert note == "rk: waiting for the tick on server default to finish\n"
@@ -1519,8 +1731,24 @@ def test_state_dir_is_0700_and_every_file_0600_whatever_the_umask(tmp_path, tmux
     env = make_env(tmp_path, RK_NOW=str(T0))
     state = state_of(env)
     live = tmux_server.name
-    res = run_sub(["cron", "add", "p", "--every", "1m", "--pane", "%999", "--wake-on", "agent-state-change", "-L", live, "--json"],
-                  env, umask=0)
+    res = run_sub(
+        [
+            "cron",
+            "add",
+            "p",
+            "--every",
+            "1m",
+            "--pane",
+            "%999",
+            "--wake-on",
+            "agent-state-change",
+            "-L",
+            live,
+            "--json",
+        ],
+        env,
+        umask=0,
+    )
     entry = json_ok(res)["id"]
     assert mode(state) == 0o700 and mode(state / f"{live}.yaml") == 0o600
     assert run_sub(["cron", "edit", entry, "--every", "2m", "-L", live], env, umask=0).code == 0

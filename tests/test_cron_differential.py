@@ -450,8 +450,25 @@ def test_both_reject_the_same_impossible_and_malformed_expressions():
     """Parse acceptance agrees on the syntax both accept (and on impossible dates)."""
     rng = random.Random(7)
     exprs = [random_expression(rng) for _ in range(300)]
-    exprs += ["0 0 31 2 *", "0 0 30 2 *", "0 0 30,31 2 *", "0 0 31 4,6,9,11 *", "0 0 29 2 *", "0 0 31 2 mon", "0 0 */31 2 *"]
-    exprs += ["61 * * * *", "* 24 * * *", "* * 0 * *", "* * 32 * *", "* * * 13 *", "* * * * 8", "*/0 * * * *", "5-3 * * * *"]
+    exprs += [
+        "0 0 31 2 *",
+        "0 0 30 2 *",
+        "0 0 30,31 2 *",
+        "0 0 31 4,6,9,11 *",
+        "0 0 29 2 *",
+        "0 0 31 2 mon",
+        "0 0 */31 2 *",
+    ]
+    exprs += [
+        "61 * * * *",
+        "* 24 * * *",
+        "* * 0 * *",
+        "* * 32 * *",
+        "* * * 13 *",
+        "* * * * 8",
+        "*/0 * * * *",
+        "5-3 * * * *",
+    ]
     for text in exprs:
         try:
             CronSim(text, datetime(2025, 1, 1, tzinfo=UTC))
@@ -479,16 +496,28 @@ def _at(zone_name: str, *args, fold: int = 0) -> int:
         # Lord Howe 2025-04-06: 02:00 (+11) falls back to 01:30 (+10:30); 01:30–02:00 twice.
         # A clock-following job fires in both passes. cronsim's minute jump overshoots
         # the half-hour fold and skips the second 01:40.
-        ("Australia/Lord_Howe", "40 * * * *", ("Australia/Lord_Howe", 2025, 4, 6, 1, 0),
-         [(2025, 4, 6, 1, 40, 0), (2025, 4, 6, 1, 40, 1), (2025, 4, 6, 2, 40, 0)]),
+        (
+            "Australia/Lord_Howe",
+            "40 * * * *",
+            ("Australia/Lord_Howe", 2025, 4, 6, 1, 0),
+            [(2025, 4, 6, 1, 40, 0), (2025, 4, 6, 1, 40, 1), (2025, 4, 6, 2, 40, 0)],
+        ),
         # Lord Howe 2025-10-05: 02:00 jumps to 02:30 (+11). 02:40 exists; cronsim skips it.
-        ("Australia/Lord_Howe", "40 * * * *", ("Australia/Lord_Howe", 2025, 10, 5, 1, 0),
-         [(2025, 10, 5, 1, 40, 0), (2025, 10, 5, 2, 40, 0), (2025, 10, 5, 3, 40, 0)]),
+        (
+            "Australia/Lord_Howe",
+            "40 * * * *",
+            ("Australia/Lord_Howe", 2025, 10, 5, 1, 0),
+            [(2025, 10, 5, 1, 40, 0), (2025, 10, 5, 2, 40, 0), (2025, 10, 5, 3, 40, 0)],
+        ),
         # Santiago 2025-09-07: midnight does not exist (00:00 → 01:00). A clock-following
         # job in hour 0 has nothing to follow that day; cronsim fires at the imaginary
         # 00:00 (really 01:00 -03), a time whose hour is not 0.
-        ("America/Santiago", "* 0 7 9 *", ("America/Santiago", 2025, 9, 6, 12, 0),
-         [(2026, 9, 7, 0, 0, 0), (2026, 9, 7, 0, 1, 0)]),
+        (
+            "America/Santiago",
+            "* 0 7 9 *",
+            ("America/Santiago", 2025, 9, 6, 12, 0),
+            [(2026, 9, 7, 0, 0, 0), (2026, 9, 7, 0, 1, 0)],
+        ),
     ],
 )
 def test_cronsim_defects_we_do_not_copy(zone_name, expr, start, want):

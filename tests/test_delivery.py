@@ -38,7 +38,7 @@ from rk.tmux import Server, child_env
 START = b"\x1b[200~"
 END = b"\x1b[201~"
 
-FAKE_AGENT = r'''
+FAKE_AGENT = r"""
 import json, os, sys, tty
 
 out_path, raw_path, ignore, collapse = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
@@ -130,7 +130,7 @@ while True:
             key(pending[0])
             pending = pending[1:]
     draw()
-'''
+"""
 
 
 # -- fixtures and helpers -----------------------------------------------------------------
@@ -157,8 +157,15 @@ def new_pane(server: Server, command: str) -> str:
 class Agent:
     """A FAKE_AGENT pane and what it recorded."""
 
-    def __init__(self, server: Server, tmp_path: Path, ignore_enters: int = 0, collapse: bool = False,
-                 redraw_after: float = 0.0, hook: bool = False) -> None:
+    def __init__(
+        self,
+        server: Server,
+        tmp_path: Path,
+        ignore_enters: int = 0,
+        collapse: bool = False,
+        redraw_after: float = 0.0,
+        hook: bool = False,
+    ) -> None:
         script = tmp_path / "fake_agent.py"
         script.write_text(FAKE_AGENT)
         self.out = tmp_path / f"submitted-{id(self)}.jsonl"
@@ -166,8 +173,19 @@ class Agent:
         self.server = server
         self.pane = new_pane(
             server,
-            " ".join(shlex.quote(a) for a in (sys.executable, str(script), str(self.out), str(self.raw), str(ignore_enters),
-                                               "1" if collapse else "0", str(redraw_after), "1" if hook else "0")),
+            " ".join(
+                shlex.quote(a)
+                for a in (
+                    sys.executable,
+                    str(script),
+                    str(self.out),
+                    str(self.raw),
+                    str(ignore_enters),
+                    "1" if collapse else "0",
+                    str(redraw_after),
+                    "1" if hook else "0",
+                )
+            ),
         )
         wait_for(lambda: "fake agent: 0 submitted" in server.capture(self.pane), timeout=15, message="fake agent ready")
 
@@ -265,7 +283,9 @@ def test_needle_is_the_normalised_tail_of_the_last_visible_line():
 
 def test_refuses_empty_and_glyph_only_payloads_without_running_tmux(tmp_path):
     server = counting(Server(name=f"rk-test-none-{os.getpid()}"))
-    assert deliver(server, "%0", "\x1b\x07\r\n") == DeliveryResult(False, Outcome.parse("failed: payload is empty after sanitising"))
+    assert deliver(server, "%0", "\x1b\x07\r\n") == DeliveryResult(
+        False, Outcome.parse("failed: payload is empty after sanitising")
+    )
     result = deliver(server, "%0", "\u2500\u2500\u2500")
     assert not result.ok and str(result.outcome) == "failed: payload has nothing visible to verify"
     assert server.calls == []
@@ -485,7 +505,9 @@ def test_no_echo_means_no_enter_and_nothing_left_typed(tmux_server, tmp_path):
 def test_deadline_before_enter_still_clears_what_was_typed(tmux_server, tmp_path):
     pane, out = cat_to_file(tmux_server, tmp_path, extra="-echo")
     result = deliver(tmux_server, pane, "out of time", timing=Timing(deadline=0.3))
-    assert result == DeliveryResult(False, Outcome.parse("failed: deadline exceeded before Enter (payload cleared)"), "")
+    assert result == DeliveryResult(
+        False, Outcome.parse("failed: deadline exceeded before Enter (payload cleared)"), ""
+    )
     tmux_server.send_keys(pane, "-l", "marker")
     tmux_server.send_keys(pane, "Enter")
     wait_for(lambda: out.read_text() != "", timeout=10, message="marker line")
@@ -622,7 +644,9 @@ def test_another_process_holding_the_pane_lock_blocks_delivery(tmux_server):
     try:
         # a short wait gives up with nothing typed
         busy = deliver(tmux_server, pane, "too early", timing=Timing(lock_wait=0.2))
-        assert busy == DeliveryResult(False, Outcome.parse("failed: pane busy: another delivery into it did not finish"))
+        assert busy == DeliveryResult(
+            False, Outcome.parse("failed: pane busy: another delivery into it did not finish")
+        )
         assert screen_lines(tmux_server, pane)[0] == ""
         # a normal wait goes through once the other process lets go
         started = time.monotonic()

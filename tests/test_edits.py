@@ -20,48 +20,60 @@ BASE = Entry(
 )
 
 
-@pytest.mark.parametrize("change", [
-    {"schedule": Every(interval=600)},
-    {"schedule": Backoff(min=60, max=1800)},
-    {"schedule": Cron(expr="0 9 * * 1-5")},
-    {"deliver": Deliver.WHEN_IDLE},
-    {"deliver": Deliver.SKIP_IF_BUSY},
-], ids=lambda c: next(iter(c)) + "=" + str(next(iter(c.values()))))
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"schedule": Every(interval=600)},
+        {"schedule": Backoff(min=60, max=1800)},
+        {"schedule": Cron(expr="0 9 * * 1-5")},
+        {"deliver": Deliver.WHEN_IDLE},
+        {"deliver": Deliver.SKIP_IF_BUSY},
+    ],
+    ids=lambda c: next(iter(c)) + "=" + str(next(iter(c.values()))),
+)
 def test_a_schedule_or_deliver_change_logs_rescheduled_by_edit(change):
     line = rescheduled_line(BASE, replace(BASE, **change), NOW)
     assert line == LogLine(NOW, "e001", "", Reason.EDIT, Status.RESCHEDULED)
     assert line.to_json() == '{"ts":1800000000,"entry":"e001","target":"","reason":"edit","outcome":"rescheduled"}'
 
 
-@pytest.mark.parametrize("change", [
-    {},
-    {"name": "renamed"},
-    {"payload": "other"},
-    {"if_absent": IfAbsent.NOTIFY},
-    {"any_program": True},
-    {"pinned": True},
-    {"muted": True},
-    {"wake_on": WakeOn(event=WakeEvent.AGENT_STATE_CHANGE)},
-    {"schedule": Every(interval=300)},  # the same schedule, written again
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {},
+        {"name": "renamed"},
+        {"payload": "other"},
+        {"if_absent": IfAbsent.NOTIFY},
+        {"any_program": True},
+        {"pinned": True},
+        {"muted": True},
+        {"wake_on": WakeOn(event=WakeEvent.AGENT_STATE_CHANGE)},
+        {"schedule": Every(interval=300)},  # the same schedule, written again
+    ],
+)
 def test_other_changes_log_nothing(change):
     assert rescheduled_line(BASE, replace(BASE, **change), NOW) is None
 
 
-@pytest.mark.parametrize("old, new, logs", [
-    ("", Deliver.IMMEDIATE, False),  # "" reads as immediate: the policy did not change
-    (Deliver.IMMEDIATE, "", False),
-    ("", Deliver.WHEN_IDLE, True),
-    (Deliver.WHEN_IDLE, "", True),
-])
+@pytest.mark.parametrize(
+    "old, new, logs",
+    [
+        ("", Deliver.IMMEDIATE, False),  # "" reads as immediate: the policy did not change
+        (Deliver.IMMEDIATE, "", False),
+        ("", Deliver.WHEN_IDLE, True),
+        (Deliver.WHEN_IDLE, "", True),
+    ],
+)
 def test_the_deliver_policy_is_compared_not_its_spelling(old, new, logs):
     line = rescheduled_line(replace(BASE, deliver=old), replace(BASE, deliver=new), NOW)
     assert (line is not None) == logs
 
 
 def test_the_rescheduled_line_cuts_the_backoff_history():
-    before = [LogLine(NOW - 600, "e001", "%1", Reason.SCHEDULE, Status.DELIVERED),
-              LogLine(NOW - 300, "e001", "%1", Reason.SCHEDULE, Status.DELIVERED)]
+    before = [
+        LogLine(NOW - 600, "e001", "%1", Reason.SCHEDULE, Status.DELIVERED),
+        LogLine(NOW - 300, "e001", "%1", Reason.SCHEDULE, Status.DELIVERED),
+    ]
     edit = rescheduled_line(BASE, replace(BASE, schedule=Backoff(min=60, max=1800)), NOW)
     after = [LogLine(NOW + 60, "e001", "%1", Reason.SCHEDULE, Status.DELIVERED)]
     assert LogView(before + [edit] + after).schedule_history("e001") == [NOW + 60]

@@ -41,7 +41,9 @@ from rk.cursor import parse_cursor, render_cursor
 from rk.entryfile import EntryDocument, EntryFileError, LoadResult, load_entries, parse_entries_text
 from rk.logfile import append_lines, read_live
 
-FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+FUZZ = settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 
 # --------------------------------------------------------------------------- generators
 
@@ -51,13 +53,55 @@ SCALARS = st.one_of(
     st.integers(min_value=-(10**20), max_value=10**20),
     st.floats(allow_nan=False),
     st.text(max_size=20),
-    st.sampled_from(["every", "cron", "backoff", "pane", "%1", "1m", "0s", "-5s", "x", "", "agent-state-change", "once", "*/5 * * * *"]),
+    st.sampled_from(
+        [
+            "every",
+            "cron",
+            "backoff",
+            "pane",
+            "%1",
+            "1m",
+            "0s",
+            "-5s",
+            "x",
+            "",
+            "agent-state-change",
+            "once",
+            "*/5 * * * *",
+        ]
+    ),
 )
 KEYS = st.one_of(
     st.text(max_size=8),
-    st.sampled_from(["id", "schedule", "kind", "interval", "min", "max", "expr", "tz", "target", "pane", "role", "session", "payload", "deliver", "wake_on", "debounce", "created_by", "at", "respawn", "muted_until", "entries"]),
+    st.sampled_from(
+        [
+            "id",
+            "schedule",
+            "kind",
+            "interval",
+            "min",
+            "max",
+            "expr",
+            "tz",
+            "target",
+            "pane",
+            "role",
+            "session",
+            "payload",
+            "deliver",
+            "wake_on",
+            "debounce",
+            "created_by",
+            "at",
+            "respawn",
+            "muted_until",
+            "entries",
+        ]
+    ),
 )
-TREES = st.recursive(SCALARS, lambda kids: st.one_of(st.lists(kids, max_size=4), st.dictionaries(KEYS, kids, max_size=5)), max_leaves=25)
+TREES = st.recursive(
+    SCALARS, lambda kids: st.one_of(st.lists(kids, max_size=4), st.dictionaries(KEYS, kids, max_size=5)), max_leaves=25
+)
 
 
 @st.composite
@@ -67,7 +111,11 @@ def valid_raw_entries(draw, index: int) -> dict:
     if kind == "every":
         schedule = {"kind": "every", "interval": draw(st.sampled_from(["30s", "5m", "1h", "1h30m", "1m0s", "90s"]))}
     elif kind == "backoff":
-        schedule = {"kind": "backoff", "min": draw(st.sampled_from(["1m", "60s", "3m"])), "max": draw(st.sampled_from(["30m", "1h0m0s", "24m"]))}
+        schedule = {
+            "kind": "backoff",
+            "min": draw(st.sampled_from(["1m", "60s", "3m"])),
+            "max": draw(st.sampled_from(["30m", "1h0m0s", "24m"])),
+        }
     else:
         schedule = {"kind": "cron", "expr": draw(st.sampled_from(["0 9 * * 1-5", "*/15 * * * *", "30 2 * * *"]))}
         if draw(st.booleans()):
@@ -105,7 +153,22 @@ def garbage_elements(draw, index: int):
     raw["id"] = f"g{index}"
     path = draw(
         st.sampled_from(
-            [("schedule",), ("schedule", "kind"), ("schedule", "interval"), ("schedule", "min"), ("schedule", "expr"), ("target",), ("target", "kind"), ("deliver",), ("respawn",), ("created_by",), ("created_by", "at"), ("muted",), ("wake_on",), ("wake_on", "debounce")]
+            [
+                ("schedule",),
+                ("schedule", "kind"),
+                ("schedule", "interval"),
+                ("schedule", "min"),
+                ("schedule", "expr"),
+                ("target",),
+                ("target", "kind"),
+                ("deliver",),
+                ("respawn",),
+                ("created_by",),
+                ("created_by", "at"),
+                ("muted",),
+                ("wake_on",),
+                ("wake_on", "debounce"),
+            ]
         )
     )
     node = raw
@@ -222,7 +285,13 @@ def test_unreadable_and_odd_paths(tmp_path):
 
 
 @FUZZ
-@given(blob=st.one_of(st.binary(max_size=200), st.text(max_size=200).map(lambda s: s.encode("utf-8")), TREES.map(lambda t: _yaml_text(t).encode())))
+@given(
+    blob=st.one_of(
+        st.binary(max_size=200),
+        st.text(max_size=200).map(lambda s: s.encode("utf-8")),
+        TREES.map(lambda t: _yaml_text(t).encode()),
+    )
+)
 @example(blob=b"entries: 5")
 @example(blob=b"entries:\n  - 1\n")
 @example(blob=b"- a\n- b\n")
@@ -306,7 +375,9 @@ def test_deeply_nested_cursor_is_a_cold_start_not_a_crash(text):
         print(repr(parse_cursor({text})))
         """
     )
-    assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr.strip().splitlines()[-1:] if proc.stderr else ''}"
+    assert proc.returncode == 0, (
+        f"exit {proc.returncode}: {proc.stderr.strip().splitlines()[-1:] if proc.stderr else ''}"
+    )
     assert proc.stdout.strip() == "{}"
 
 
@@ -441,7 +512,9 @@ def test_parse_cursor_never_raises(junk):
 NO_SPACE = st.text(min_size=1, max_size=16).filter(lambda s: s == s.strip() and not any(c.isspace() for c in s))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 @given(
     payload=st.text(max_size=60),
     name=st.text(max_size=40),
@@ -453,7 +526,9 @@ NO_SPACE = st.text(min_size=1, max_size=16).filter(lambda s: s == s.strip() and 
 @example(payload="tick", name="n", kind="session", value="claude:8c1e-ab", respawn=[])  # was corrupt for the tick
 @example(payload="tick", name="n", kind="role", value="x?", respawn=[])  # was corrupt for the tick
 @example(payload="tick", name="n", kind="role", value=":0", respawn=["curl", "http://h/x?q=1"])  # likewise
-@example(payload="line one\n\x1b[31mred\x1b[0m", name="n", kind="role", value="r", respawn=[])  # fails: corrupt for every reader
+@example(
+    payload="line one\n\x1b[31mred\x1b[0m", name="n", kind="role", value="r", respawn=[]
+)  # fails: corrupt for every reader
 @example(payload="one\x85two", name="n", kind="role", value="r", respawn=[])  # fails: payload altered
 @example(payload="hi\u2028there", name="n", kind="role", value="r", respawn=[])
 @example(payload="tick", name="caf\x85", kind="role", value="r", respawn=[])  # fails: name altered

@@ -24,8 +24,6 @@ def rk(args, env, check=False, timeout=60):
     return run_rk(args, env, check=check, timeout=timeout)
 
 
-
-
 def new_pane(server, command: str) -> str:
     return server.run("new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}", command).strip()
 
@@ -67,7 +65,9 @@ def test_a_shell_never_receives_a_payload_under_any_policy(env, tmux_server, tmp
         policy: add(env, tmux_server, payload, "--every", "30s", "--pane", pane, "--deliver", policy)
         for policy in ("immediate", "when-idle", "skip-if-busy")
     }
-    opted = add(env, tmux_server, payload, "--every", "30s", "--pane", pane, "--any-program")  # the opt-in never covers a shell
+    opted = add(
+        env, tmux_server, payload, "--every", "30s", "--pane", pane, "--any-program"
+    )  # the opt-in never covers a shell
     notify = add(env, tmux_server, payload, "--every", "30s", "--pane", pane, "--if-absent", "notify")
     decisions = tick(env, tmux_server, T0 + 30)
     assert {d["entry"]: d["outcome"] for d in decisions} == {
@@ -135,9 +135,13 @@ def test_an_agent_suspended_behind_its_shell_is_refused(env, tmux_server, tmp_pa
     assert {d["entry"]: d["outcome"] for d in tick(env, tmux_server, T0 + 30)} == {entry: "delivered"}
     wait_for(lambda: received.read_text() == "first\n", message="delivered while the agent was in front")
     tmux_server.send_keys(pane, "C-z")
-    wait_for(lambda: command_of(tmux_server, pane) == "bash" and "Stopped" in tmux_server.capture(pane),
-             message="the shell prompt back after Ctrl-Z")
-    assert {d["entry"]: d["outcome"] for d in tick(env, tmux_server, T0 + 60)} == {entry: "skipped-absent: shell in pane"}
+    wait_for(
+        lambda: command_of(tmux_server, pane) == "bash" and "Stopped" in tmux_server.capture(pane),
+        message="the shell prompt back after Ctrl-Z",
+    )
+    assert {d["entry"]: d["outcome"] for d in tick(env, tmux_server, T0 + 60)} == {
+        entry: "skipped-absent: shell in pane"
+    }
     assert received.read_text() == "first\n"
     assert "first" in tmux_server.capture(pane) and tmux_server.capture(pane).count("first") == 1
 

@@ -31,8 +31,9 @@ def _entries(state: Path) -> list[dict]:
 
 
 def _spawn(args: list[str], env: dict) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "rk", *args], env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-m", "rk", *args], env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
 
 
 # --------------------------------------------------------------------------- 1. one lock for every mutation
@@ -43,9 +44,14 @@ def test_parallel_adds_mutes_and_removes_lose_nothing(tmp_path):
     env = make_env(tmp_path, RK_NOW=str(T0))
     state = Path(env["RK_STATE_DIR"])
     seeded = [f"e{n:03d}" for n in range(12)]
-    write_private(state / "default.yaml", "entries:\n" + "".join(
-        f"  - {{id: {i}, schedule: {{kind: every, interval: 5m}}, target: {{kind: role, role: op}}, payload: p{i}}}\n"
-        for i in seeded))
+    write_private(
+        state / "default.yaml",
+        "entries:\n"
+        + "".join(
+            f"  - {{id: {i}, schedule: {{kind: every, interval: 5m}}, target: {{kind: role, role: op}}, payload: p{i}}}\n"
+            for i in seeded
+        ),
+    )
     muted, removed = seeded[:6], seeded[6:]
     procs = [_spawn(["cron", "add", f"new {n}", "--every", "5m", "--role", "op", "--json"], env) for n in range(8)]
     procs += [_spawn(["cron", "mute", i], env) for i in muted]
@@ -65,7 +71,7 @@ def test_parallel_adds_mutes_and_removes_lose_nothing(tmp_path):
 #: Files the round-trip reader would take but the loader calls corrupt, and plain corrupt ones.
 CORRUPT = {
     "unknown-tag": "entries:\n  - !!python/object {id: e001}\n"
-                   "  - {id: e002, schedule: {kind: every, interval: 5m}, target: {kind: role, role: op}, payload: p}\n",
+    "  - {id: e002, schedule: {kind: every, interval: 5m}, target: {kind: role, role: op}, payload: p}\n",
     "custom-tag": "entries: !mine\n  - {id: e002, schedule: {kind: every, interval: 5m}, target: {kind: role, role: op}, payload: p}\n",
     "does-not-parse": "entries:\n  - {id: e002, schedule: {kind: every\n",
 }
@@ -108,7 +114,6 @@ def test_a_flat_ladder_fires_one_step_after_its_last_line_whatever_came_before(e
     history = [*spam, spam[-1] + every]
     ladder = join_anchor(epoch=0, history=history, lo=every, hi=every)
     assert ladder.next_fire(every, every) == history[-1] + every
-
 
 
 # --------------------------------------------------------------------------- 7. keep history
@@ -175,13 +180,23 @@ def test_log_n_survives_a_missing_or_touched_archive(tmp_path, damage):
 def _planted(tmp_path) -> tuple[dict, Path]:
     env = make_env(tmp_path, RK_NOW=str(T0))
     state = Path(env["RK_STATE_DIR"])
-    write_private(state / "default.yaml", "entries:\n  - {id: e001, schedule: {kind: every, interval: 1m}, "
-                                          "target: {kind: pane, pane: '%0'}, payload: planted}\n")
+    write_private(
+        state / "default.yaml",
+        "entries:\n  - {id: e001, schedule: {kind: every, interval: 1m}, "
+        "target: {kind: pane, pane: '%0'}, payload: planted}\n",
+    )
     return env, state
 
 
-@pytest.mark.parametrize("verb", [["cron", "tick"], ["cron", "add", "x", "--every", "5m", "--role", "op"],
-                                  ["cron", "mute", "e001"], ["cron", "run", "e001"]])
+@pytest.mark.parametrize(
+    "verb",
+    [
+        ["cron", "tick"],
+        ["cron", "add", "x", "--every", "5m", "--role", "op"],
+        ["cron", "mute", "e001"],
+        ["cron", "run", "e001"],
+    ],
+)
 def test_a_state_directory_writable_by_others_is_refused_with_the_fix(tmp_path, verb):
     env, state = _planted(tmp_path)
     state.chmod(0o777)
@@ -253,7 +268,9 @@ KINDS = {
 
 
 @settings(max_examples=80, deadline=None)
-@given(kind=st.sampled_from(list(KINDS)), jump=st.integers(CLOCK_SKEW + TICK, 400 * 86400), phase=st.integers(0, TICK - 1))
+@given(
+    kind=st.sampled_from(list(KINDS)), jump=st.integers(CLOCK_SKEW + TICK, 400 * 86400), phase=st.integers(0, TICK - 1)
+)
 @example(kind="every 5m", jump=3600, phase=0)
 @example(kind="cron */5", jump=86400, phase=0)
 @example(kind="idle-every 3m", jump=3600, phase=7)
@@ -265,12 +282,25 @@ def test_after_the_clock_goes_back_no_schedule_is_silent_past_its_period_and_a_p
 
     schedule, period = KINDS[kind]
     start = 1_800_000_000  # 2027-01-15T08:00:00Z, on a five-minute boundary
-    entry = Entry(id="e001", schedule=schedule, target=Target("pane", "%1"), payload="p", any_program=True,
-                  created_by=CreatedBy(at=start - 7 * 86400))
+    entry = Entry(
+        id="e001",
+        schedule=schedule,
+        target=Target("pane", "%1"),
+        payload="p",
+        any_program=True,
+        created_by=CreatedBy(at=start - 7 * 86400),
+    )
     before = [LogLine(start + jump, "e001", "%1", "schedule", "delivered")]  # written before the clock went back
-    sim = simulate([entry], start=start, end=start + 4 * period + 4 * TICK, tick=TICK, phase=phase,
-                   script=[StateChange(start - 3600, "%1", "idle")], log=before)
-    new = sim.lines[len(before):]
+    sim = simulate(
+        [entry],
+        start=start,
+        end=start + 4 * period + 4 * TICK,
+        tick=TICK,
+        phase=phase,
+        script=[StateChange(start - 3600, "%1", "idle")],
+        log=before,
+    )
+    new = sim.lines[len(before) :]
     assert (new[0].reason, new[0].outcome) == ("clock", "rescheduled") and new[0].ts == start + phase
     fires = [line.ts for line in new if line.outcome == "delivered"]
     assert fires and fires[0] - new[0].ts <= period + TICK, (kind, fires)
@@ -281,11 +311,18 @@ def test_a_forward_jump_still_gives_one_fire_not_a_burst():
     from rk.core.simulate import StateChange, simulate
 
     start = 1_800_000_000
-    entry = Entry(id="e001", schedule=Every(interval=300), target=Target("pane", "%1"), payload="p",
-                  any_program=True, created_by=CreatedBy(at=start - 86400))
+    entry = Entry(
+        id="e001",
+        schedule=Every(interval=300),
+        target=Target("pane", "%1"),
+        payload="p",
+        any_program=True,
+        created_by=CreatedBy(at=start - 86400),
+    )
     before = [LogLine(start - 86400, "e001", "%1", "schedule", "delivered")]  # a day of sleep
-    sim = simulate([entry], start=start, end=start + 60, tick=TICK, script=[StateChange(start - 10, "%1", "idle")],
-                   log=before)
+    sim = simulate(
+        [entry], start=start, end=start + 60, tick=TICK, script=[StateChange(start - 10, "%1", "idle")], log=before
+    )
     assert [line.ts for line in sim.fires("e001") if line.ts >= start] == [start]
 
 
@@ -298,17 +335,31 @@ NUMBERS = st.one_of(
 )
 DURATIONS = st.one_of(
     NUMBERS,
-    st.builds(lambda n, u: f"{n}{u}", st.integers(-(10**25), 10**25), st.sampled_from(["s", "m", "h", "d", "ms", "ns", "y", ""])),
+    st.builds(
+        lambda n, u: f"{n}{u}",
+        st.integers(-(10**25), 10**25),
+        st.sampled_from(["s", "m", "h", "d", "ms", "ns", "y", ""]),
+    ),
     st.text(max_size=12),
 )
 FLAG_CASES = st.one_of(
     st.builds(lambda d: ["cron", "add", "p", "--every", d, "--role", "op"], DURATIONS),
     st.builds(lambda d: ["cron", "add", "p", "--idle-every", d, "--role", "op"], DURATIONS),
-    st.builds(lambda a, b: ["cron", "add", "p", "--backoff", "--min", a, "--max", b, "--role", "op"], DURATIONS, DURATIONS),
-    st.builds(lambda d: ["cron", "add", "p", "--wake-on", "agent-state-change", "--wake-debounce", d, "--role", "op"], DURATIONS),
-    st.builds(lambda c: ["cron", "add", "p", "--cron", c, "--role", "op"],
-              st.lists(st.sampled_from(["*", "*/0", "*/5", "61", "-1", "0", "1-5", "5-1", "99999999999999999999", "a", ","]),
-                       min_size=0, max_size=6).map(" ".join)),
+    st.builds(
+        lambda a, b: ["cron", "add", "p", "--backoff", "--min", a, "--max", b, "--role", "op"], DURATIONS, DURATIONS
+    ),
+    st.builds(
+        lambda d: ["cron", "add", "p", "--wake-on", "agent-state-change", "--wake-debounce", d, "--role", "op"],
+        DURATIONS,
+    ),
+    st.builds(
+        lambda c: ["cron", "add", "p", "--cron", c, "--role", "op"],
+        st.lists(
+            st.sampled_from(["*", "*/0", "*/5", "61", "-1", "0", "1-5", "5-1", "99999999999999999999", "a", ","]),
+            min_size=0,
+            max_size=6,
+        ).map(" ".join),
+    ),
     st.builds(lambda d: ["cron", "mute", "e001", "--for", d], DURATIONS),
     st.builds(lambda n: ["cron", "log", "-n", n], NUMBERS),
     st.builds(lambda n: ["cron", "next", "e001", "-n", n], NUMBERS),
@@ -316,11 +367,15 @@ FLAG_CASES = st.one_of(
     st.builds(lambda a, b: ["cron", "simulate", "--every", "5m", "--for", a, "--tick", b], DURATIONS, DURATIONS),
     st.builds(lambda w: ["cron", "simulate", "--every", "5m", "--for", "10m", "--width", w], NUMBERS),
     st.builds(lambda p: ["agent", "state", "idle", "--pane", "%1", "--pid", p], NUMBERS),
-    st.builds(lambda t: ["agent", "state", "limited", "--pane", "%1", "--until", t], st.one_of(NUMBERS, st.text(max_size=30))),
+    st.builds(
+        lambda t: ["agent", "state", "limited", "--pane", "%1", "--until", t], st.one_of(NUMBERS, st.text(max_size=30))
+    ),
 )
 
 
-@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(args=FLAG_CASES, now=st.one_of(st.none(), NUMBERS))
 def test_no_number_from_a_flag_or_rk_now_crashes_hangs_or_writes_on_refusal(tmp_path_factory, args, now):
     """Thousands of generated values for every numeric flag and RK_NOW: each command
@@ -329,8 +384,10 @@ def test_no_number_from_a_flag_or_rk_now_crashes_hangs_or_writes_on_refusal(tmp_
     root = tmp_path_factory.mktemp("fuzz")
     env = make_env(root, **({"RK_NOW": now} if now is not None else {"RK_NOW": str(T0)}))
     state = Path(env["RK_STATE_DIR"])
-    write_private(state / "default.yaml", "entries:\n  - {id: e001, schedule: {kind: every, interval: 5m}, "
-                                          "target: {kind: role, role: op}, payload: p}\n")
+    write_private(
+        state / "default.yaml",
+        "entries:\n  - {id: e001, schedule: {kind: every, interval: 5m}, target: {kind: role, role: op}, payload: p}\n",
+    )
     before = snapshot(state)
     res = run_in(args, env)
     text = res.out + res.err
@@ -340,14 +397,29 @@ def test_no_number_from_a_flag_or_rk_now_crashes_hangs_or_writes_on_refusal(tmp_
         assert snapshot(state) == before, res
 
 
-VALUES = st.one_of(NUMBERS, st.integers(-(10**30), 10**30), st.floats(allow_nan=True, allow_infinity=True),
-                   st.booleans(), st.none())
+VALUES = st.one_of(
+    NUMBERS, st.integers(-(10**30), 10**30), st.floats(allow_nan=True, allow_infinity=True), st.booleans(), st.none()
+)
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(field=st.sampled_from(["interval", "min", "max", "muted_until", "at", "debounce", "ts"]), value=VALUES,
-       verb=st.sampled_from([["cron", "list"], ["cron", "list", "--json"], ["cron", "show", "e001"], ["cron", "next", "e001"],
-                             ["cron", "log"], ["cron", "tick", "--dry-run"], ["cron", "mute", "e002"]]))
+@settings(
+    max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
+@given(
+    field=st.sampled_from(["interval", "min", "max", "muted_until", "at", "debounce", "ts"]),
+    value=VALUES,
+    verb=st.sampled_from(
+        [
+            ["cron", "list"],
+            ["cron", "list", "--json"],
+            ["cron", "show", "e001"],
+            ["cron", "next", "e001"],
+            ["cron", "log"],
+            ["cron", "tick", "--dry-run"],
+            ["cron", "mute", "e002"],
+        ]
+    ),
+)
 def test_no_value_in_a_file_stops_the_other_entries_or_crashes_a_command(tmp_path_factory, field, value, verb):
     """One bad value in one entry (or one log line) is that entry's or line's problem:
     every command still answers, without a traceback, and the other entry is intact."""
@@ -356,8 +428,13 @@ def test_no_value_in_a_file_stops_the_other_entries_or_crashes_a_command(tmp_pat
     root = tmp_path_factory.mktemp("files")
     env = make_env(root, RK_NOW=str(T0))
     state = Path(env["RK_STATE_DIR"])
-    bad = {"id": "e001", "schedule": {"kind": "every", "interval": "5m"}, "target": {"kind": "role", "role": "op"},
-           "payload": "p", "created_by": {"at": T0 - 600}}
+    bad = {
+        "id": "e001",
+        "schedule": {"kind": "every", "interval": "5m"},
+        "target": {"kind": "role", "role": "op"},
+        "payload": "p",
+        "created_by": {"at": T0 - 600},
+    }
     if field in ("interval",):
         bad["schedule"]["interval"] = value
     elif field in ("min", "max"):
@@ -368,12 +445,28 @@ def test_no_value_in_a_file_stops_the_other_entries_or_crashes_a_command(tmp_pat
         bad["wake_on"] = {"event": "agent-state-change", "debounce": value}
     elif field == "muted_until":
         bad["muted_until"] = value
-    good = {"id": "e002", "schedule": {"kind": "every", "interval": "5m"}, "target": {"kind": "role", "role": "op"},
-            "payload": "q", "created_by": {"at": T0 - 600}}
+    good = {
+        "id": "e002",
+        "schedule": {"kind": "every", "interval": "5m"},
+        "target": {"kind": "role", "role": "op"},
+        "payload": "q",
+        "created_by": {"at": T0 - 600},
+    }
     write_private(state / "default.yaml", json.dumps({"entries": [bad, good]}, default=str))  # JSON is YAML
-    line = {"ts": value if field == "ts" else T0 - 60, "entry": "e001", "target": "", "reason": "schedule", "outcome": "delivered"}
-    write_private(state / "default.log", json.dumps(line, default=str) + "\n" +
-                  json.dumps({"ts": T0 - 30, "entry": "e002", "target": "", "reason": "schedule", "outcome": "delivered"}) + "\n")
+    line = {
+        "ts": value if field == "ts" else T0 - 60,
+        "entry": "e001",
+        "target": "",
+        "reason": "schedule",
+        "outcome": "delivered",
+    }
+    write_private(
+        state / "default.log",
+        json.dumps(line, default=str)
+        + "\n"
+        + json.dumps({"ts": T0 - 30, "entry": "e002", "target": "", "reason": "schedule", "outcome": "delivered"})
+        + "\n",
+    )
     res = run_in(verb, env)
     text = res.out + res.err
     assert res.code in (0, 1), res
@@ -385,8 +478,16 @@ def test_no_value_in_a_file_stops_the_other_entries_or_crashes_a_command(tmp_pat
 # --------------------------------------------------------------------------- 2. isolation, the rest
 
 
-@pytest.mark.parametrize("value", ["idle:1800000000:99999999999999999999", "idle:1800000000:2147483648",
-                                   "idle:99999999999999999999999", "idle:" + "9" * 5000, "active:1800000000:0"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "idle:1800000000:99999999999999999999",
+        "idle:1800000000:2147483648",
+        "idle:99999999999999999999999",
+        "idle:" + "9" * 5000,
+        "active:1800000000:0",
+    ],
+)
 def test_a_pane_state_with_an_epoch_or_pid_out_of_range_is_unknown(value):
     from rk.core.facts import UNKNOWN, parse_state_option
 
@@ -404,10 +505,30 @@ def make_env_here():
     return make_env(Path(tempfile.mkdtemp(prefix="rk-hardening-")))
 
 
-MALFORMED_CRONS = ["61 * * * *", "* 24 * * *", "* * 32 * *", "* * * 13 *", "* * * * 8", "*/0 * * * *", "5-1 * * * *",
-                   "a * * * *", "* * * * MON-", "1,,2 * * * *", "-1 * * * *", "0 0 30 2 *", "0 0 31 4 *", "* * 0 * *",
-                   "* * * 0 *", "*/99999999999999999999 * * * *", "1-99999999999999999999 * * * *", "L * * * *",
-                   "* * L * *", "* * * * 5#2", "* * 15W * *", "? * * * *"]
+MALFORMED_CRONS = [
+    "61 * * * *",
+    "* 24 * * *",
+    "* * 32 * *",
+    "* * * 13 *",
+    "* * * * 8",
+    "*/0 * * * *",
+    "5-1 * * * *",
+    "a * * * *",
+    "* * * * MON-",
+    "1,,2 * * * *",
+    "-1 * * * *",
+    "0 0 30 2 *",
+    "0 0 31 4 *",
+    "* * 0 * *",
+    "* * * 0 *",
+    "*/99999999999999999999 * * * *",
+    "1-99999999999999999999 * * * *",
+    "L * * * *",
+    "* * L * *",
+    "* * * * 5#2",
+    "* * 15W * *",
+    "? * * * *",
+]
 
 
 @pytest.mark.parametrize("expr", MALFORMED_CRONS)
@@ -430,7 +551,11 @@ def test_an_entries_file_past_its_caps_is_refused_in_bounded_time(tmp_path, shap
         text = "entries:\n" + "".join(element % i for i in range(1001))
     write_private(state / "default.yaml", text)
     before = snapshot(state)
-    for verb in (["cron", "add", "y", "--every", "5m", "--role", "op"], ["cron", "mute", "e00001"], ["cron", "rm", "e00001"]):
+    for verb in (
+        ["cron", "add", "y", "--every", "5m", "--role", "op"],
+        ["cron", "mute", "e00001"],
+        ["cron", "rm", "e00001"],
+    ):
         res = run_in(verb, env)
         assert res.code == 1, res
         message = one_line_error(res)

@@ -59,7 +59,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         path.append(node)
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
-                return path[path.index(nxt):] + [nxt]
+                return path[path.index(nxt) :] + [nxt]
             if nxt not in state and (cycle := visit(nxt)):
                 return cycle
         path.pop()
@@ -94,6 +94,11 @@ def test_the_cycle_finder_sees_lazy_imports(tmp_path):
 
 
 def test_the_core_imports_only_the_core():
-    leaks = sorted(f"{a} -> {b}" for a, bs in import_graph().items() if a.startswith("rk.core") for b in bs
-                   if not b.startswith("rk.core"))
+    leaks = sorted(
+        f"{a} -> {b}"
+        for a, bs in import_graph().items()
+        if a.startswith("rk.core")
+        for b in bs
+        if not b.startswith("rk.core")
+    )
     assert leaks == []

@@ -21,7 +21,10 @@ def L(ts, entry="e1", outcome="delivered", target="%1", reason="schedule"):
 
 def test_line_is_compact_json_with_keys_in_contract_order():
     line = L(1700000000, "a3f9", "failed: echo not seen", "%42")
-    assert line.to_json() == '{"ts":1700000000,"entry":"a3f9","target":"%42","reason":"schedule","outcome":"failed: echo not seen"}'
+    assert (
+        line.to_json()
+        == '{"ts":1700000000,"entry":"a3f9","target":"%42","reason":"schedule","outcome":"failed: echo not seen"}'
+    )
     assert parse_line(line.to_json()) == line
 
 
@@ -33,8 +36,19 @@ def test_lines_from_other_writers_parse_too():
 
 
 def test_malformed_lines_are_skipped():
-    for bad in ["", "   ", "not json", "[1,2]", '{"ts":"7","entry":"x"}', '{"ts":true,"entry":"x"}', '{"ts":7}',
-                '{"ts":7,"entry":5}', '{"ts":7,"entry":"x","outcome":null}', '{"ts":1,"entry":"x"', b"\xff\xfe"]:
+    for bad in [
+        "",
+        "   ",
+        "not json",
+        "[1,2]",
+        '{"ts":"7","entry":"x"}',
+        '{"ts":true,"entry":"x"}',
+        '{"ts":7}',
+        '{"ts":7,"entry":5}',
+        '{"ts":7,"entry":"x","outcome":null}',
+        '{"ts":1,"entry":"x"',
+        b"\xff\xfe",
+    ]:
         assert parse_line(bad) is None, bad
 
 
@@ -42,17 +56,39 @@ def test_status_words():
     assert status_of("failed: agent-state read: boom") == "failed"
     assert status_of("respawned (kickoff undelivered: parked)") == "respawned"
     assert status_of("skipped-busy: active") == "skipped-busy"
-    assert [counts_for_rate(o) for o in ("delivered", "failed: x", "notified-absent", "respawned (kickoff undelivered: x)",
-                                         "respawn-failed: y", "rate-capped", "skipped-absent", "missed",
-                                         "held-expired: active", "skipped-busy: waiting", "rescheduled",
-                                         "no-deliverer", "expired-orphan")] == [True] * 5 + [False] * 8
+    assert [
+        counts_for_rate(o)
+        for o in (
+            "delivered",
+            "failed: x",
+            "notified-absent",
+            "respawned (kickoff undelivered: x)",
+            "respawn-failed: y",
+            "rate-capped",
+            "skipped-absent",
+            "missed",
+            "held-expired: active",
+            "skipped-busy: waiting",
+            "rescheduled",
+            "no-deliverer",
+            "expired-orphan",
+        )
+    ] == [True] * 5 + [False] * 8
 
 
 # ---------------------------------------------------------------- queries
 
 
 def test_newest_and_schedule_history_cut_at_own_rescheduled():
-    view = LogView([L(1), L(2, outcome="rescheduled", reason="edit", target=""), L(3), L(4, entry="zz", outcome="rescheduled"), L(5)])
+    view = LogView(
+        [
+            L(1),
+            L(2, outcome="rescheduled", reason="edit", target=""),
+            L(3),
+            L(4, entry="zz", outcome="rescheduled"),
+            L(5),
+        ]
+    )
     assert view.newest("e1") == L(5)
     assert view.schedule_history("e1") == [3, 5]
     assert view.newest("nobody") is None and view.schedule_history("nobody") == []
@@ -60,15 +96,28 @@ def test_newest_and_schedule_history_cut_at_own_rescheduled():
 
 def test_rate_count_window_is_inclusive_and_keyed_by_pane_or_entry():
     now = 10_000
-    view = LogView([L(now - RATE_WINDOW - 1), L(now - RATE_WINDOW), L(now - 5, entry="e2"), L(now - 4, outcome="skipped-busy: active"),
-                    L(now - 3, target="", outcome="notified-absent")])
+    view = LogView(
+        [
+            L(now - RATE_WINDOW - 1),
+            L(now - RATE_WINDOW),
+            L(now - 5, entry="e2"),
+            L(now - 4, outcome="skipped-busy: active"),
+            L(now - 3, target="", outcome="notified-absent"),
+        ]
+    )
     assert view.rate_count(now, target="%1") == 2  # boundary line counts, other entries' lines count, skips do not
     assert view.rate_count(now, entry="e1") == 2  # the boundary line and the absent disposition
 
 
 def test_orphaned_since():
-    view = LogView([L(10, outcome="delivered"), L(20, outcome="skipped-absent", target=""), L(30, outcome="notified-absent", target=""),
-                    L(35, outcome="rescheduled", reason="edit", target="")])
+    view = LogView(
+        [
+            L(10, outcome="delivered"),
+            L(20, outcome="skipped-absent", target=""),
+            L(30, outcome="notified-absent", target=""),
+            L(35, outcome="rescheduled", reason="edit", target=""),
+        ]
+    )
     assert view.orphaned_since("e1", created_at=1) == 20  # oldest line after the newest delivery
     assert view.orphaned_since("new", created_at=99) == 99  # no lines: created_by.at
     assert LogView([L(5, outcome="rescheduled")]).orphaned_since("e1", 1) == 0
@@ -154,8 +203,20 @@ def test_malformed_lines_move_to_the_archive_not_lost(tmp_path):
 
 # ---------------------------------------------------------------- rotation keeps derivations (property)
 
-outcomes = st.sampled_from(["delivered", "delivered", "failed: x", "skipped-busy: active", "notified-absent",
-                            "skipped-absent", "rescheduled", "missed", "rate-capped", "respawned"])
+outcomes = st.sampled_from(
+    [
+        "delivered",
+        "delivered",
+        "failed: x",
+        "skipped-busy: active",
+        "notified-absent",
+        "skipped-absent",
+        "rescheduled",
+        "missed",
+        "rate-capped",
+        "respawned",
+    ]
+)
 
 
 @st.composite
@@ -166,7 +227,11 @@ def histories(draw):
     lines = []
     for _ in range(n):
         ts += draw(st.integers(0, 2400))
-        lines.append(LogLine(ts, draw(st.sampled_from(entries)), draw(st.sampled_from(["%1", "%2", ""])), "schedule", draw(outcomes)))
+        lines.append(
+            LogLine(
+                ts, draw(st.sampled_from(entries)), draw(st.sampled_from(["%1", "%2", ""])), "schedule", draw(outcomes)
+            )
+        )
     backoff = {e: (lo, max(lo, lo * draw(st.integers(1, 40)))) for e in entries for lo in [draw(st.integers(1, 600))]}
     return lines, backoff, ts + draw(st.integers(0, 4000))
 
@@ -186,7 +251,9 @@ def test_the_kept_lines_answer_every_query_as_the_whole_log_does(case):
         full, part = whole.schedule_history(entry), kept.schedule_history(entry)
         if full:
             epoch = full[-1] + 10  # attributed: the walk decides
-            assert ladder.join_anchor(epoch, part, lo, hi).next_fire(lo, hi) == ladder.join_anchor(epoch, full, lo, hi).next_fire(lo, hi)
+            assert ladder.join_anchor(epoch, part, lo, hi).next_fire(lo, hi) == ladder.join_anchor(
+                epoch, full, lo, hi
+            ).next_fire(lo, hi)
         else:
             assert part == []
 

@@ -30,15 +30,14 @@ def rk(args, env, check=True, timeout=60):
     return run_rk(args, env, check=check, timeout=timeout)
 
 
-
-
 def replay(server, fixture: str, received: Path | None = None) -> tuple[str, int]:
     """A pane showing `fixture` (a Claude screen) with a `cat` named claude in front;
     (pane id, the pid of that cat)."""
     screen = FIXTURES / f"{fixture}.ansi"
     sink = f" > {received}" if received else ""
-    pane = server.run("new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}",
-                      f"bash -c 'cat {screen}; exec -a claude cat{sink}'").strip()
+    pane = server.run(
+        "new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}", f"bash -c 'cat {screen}; exec -a claude cat{sink}'"
+    ).strip()
     wait_for(lambda: server.display(pane, "#{pane_current_command}") == "claude", message="the replayed agent in front")
     pid = int(server.display(pane, "#{pane_pid}"))
     return pane, pid
@@ -72,7 +71,11 @@ def test_a_humans_draft_is_never_typed_over_under_any_policy(env, tmux_server):
     imm = add(env, tmux_server, "status?", "--every", "5m", "--pane", pane)
     idle = add(env, tmux_server, "status?", "--every", "5m", "--pane", pane, "--deliver", "when-idle")
     skip = add(env, tmux_server, "status?", "--every", "5m", "--pane", pane, "--deliver", "skip-if-busy")
-    assert tick(env, tmux_server, NOW) == {imm: "held-busy: draft", idle: "held-busy: draft", skip: "skipped-busy: draft"}
+    assert tick(env, tmux_server, NOW) == {
+        imm: "held-busy: draft",
+        idle: "held-busy: draft",
+        skip: "skipped-busy: draft",
+    }
     assert logged(env, tmux_server) == {skip: ["skipped-busy: draft"]}  # holds are not logged
     assert tmux_server.capture(pane) == before  # nothing typed, nothing cleared
     assert "a draft a human typed but did not send" in before
@@ -86,8 +89,9 @@ def test_a_hookless_agent_gets_its_state_from_the_screen(env, tmux_server):
     assert option(tmux_server, pane, "@rk_pane_agent_state") == f"idle:{NOW}"
     assert option(tmux_server, pane, "@rk_pane_agent_source") == f"screen:{NOW}"
     # the idle-every ladder now has an anchor: due 3 min after the screen saw the agent at rest
-    upcoming = json.loads(rk(["cron", "next", entry, "-n", "1", "-L", tmux_server.name, "--json"],
-                             {**env, "RK_NOW": str(NOW + 1)}).stdout)["result"]["fires"]
+    upcoming = json.loads(
+        rk(["cron", "next", entry, "-n", "1", "-L", tmux_server.name, "--json"], {**env, "RK_NOW": str(NOW + 1)}).stdout
+    )["result"]["fires"]
     assert [f["ts"] for f in upcoming] == [NOW + 180]
     assert tick(env, tmux_server, NOW + 120) == {}
 

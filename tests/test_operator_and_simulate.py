@@ -78,11 +78,32 @@ def test_operator_refuses_a_command_that_does_not_exist(tmp_path, tmux_server):
 def test_run_fires_now_through_the_deliver_policy_and_logs_manual(tmp_path, tmux_server):
     env = base_env(tmp_path)
     pane = tmux_server.run("list-panes", "-t", "main", "-F", "#{pane_id}").split()[0]
-    added = rk(["cron", "add", "run me now", "--every", "24h", "--pane", pane, "--any-program", "-L", tmux_server.name, "--json"],
-               dict(env, RK_NOW="1800000000"), check=True)
+    added = rk(
+        [
+            "cron",
+            "add",
+            "run me now",
+            "--every",
+            "24h",
+            "--pane",
+            pane,
+            "--any-program",
+            "-L",
+            tmux_server.name,
+            "--json",
+        ],
+        dict(env, RK_NOW="1800000000"),
+        check=True,
+    )
     entry = json.loads(added.stdout)["result"]["id"]
     out = rk(["cron", "run", entry, "-L", tmux_server.name, "--json"], dict(env, RK_NOW="1800000100"), check=True)
-    assert json.loads(out.stdout)["result"] == {"id": entry, "pane": pane, "reason": "manual", "outcome": "delivered", "logged": True}
+    assert json.loads(out.stdout)["result"] == {
+        "id": entry,
+        "pane": pane,
+        "reason": "manual",
+        "outcome": "delivered",
+        "logged": True,
+    }
     wait_for(lambda: tmux_server.capture(pane).count("run me now") == 2, message="typed and submitted")
     log = rk(["cron", "log", entry, "-L", tmux_server.name, "--json"], env, check=True)
     assert json.loads(log.stdout)["result"] == [
@@ -90,15 +111,35 @@ def test_run_fires_now_through_the_deliver_policy_and_logs_manual(tmp_path, tmux
     ]
     # skip-if-busy on a busy pane: logged skip, exit 0
     tmux_server.set_pane_option(pane, "@rk_pane_agent_state", "active:1800000150")
-    rk(["cron", "edit", entry, "--deliver", "skip-if-busy", "-L", tmux_server.name], dict(env, RK_NOW="1800000160"), check=True)
+    rk(
+        ["cron", "edit", entry, "--deliver", "skip-if-busy", "-L", tmux_server.name],
+        dict(env, RK_NOW="1800000160"),
+        check=True,
+    )
     busy = rk(["cron", "run", entry, "-L", tmux_server.name], dict(env, RK_NOW="1800000200"), check=True)
     assert busy.stdout.strip() == f"{entry} -> {pane}: skipped-busy: active"
 
 
 def test_simulate_draws_the_explainers_panels_and_emits_raw_events(tmp_path):
     env = dict(base_env(tmp_path), COLUMNS="100")
-    args = ["cron", "simulate", "--every", "5m", "--deliver", "skip-if-busy", "--states", "0 idle; 10m active; 25m idle",
-            "--busy", "0s", "--for", "40m", "--start", "2026-11-29T09:00:00Z", "--width", "100"]
+    args = [
+        "cron",
+        "simulate",
+        "--every",
+        "5m",
+        "--deliver",
+        "skip-if-busy",
+        "--states",
+        "0 idle; 10m active; 25m idle",
+        "--busy",
+        "0s",
+        "--for",
+        "40m",
+        "--start",
+        "2026-11-29T09:00:00Z",
+        "--width",
+        "100",
+    ]
     drawing = rk(args, env, check=True).stdout
     assert "every 5m  deliver skip-if-busy" in drawing
     assert "+10m  09:10:00  schedule skipped-busy: active" in drawing
@@ -107,8 +148,13 @@ def test_simulate_draws_the_explainers_panels_and_emits_raw_events(tmp_path):
     raw = json.loads(rk([*args, "--json"], env, check=True).stdout)["result"]
     assert raw["start"] == 1795942800 and raw["end"] == 1795942800 + 2400 and raw["tick"] == 30
     assert [(e["at"] - raw["start"], e["outcome"]) for e in raw["events"] if e["kind"] == "line"] == [
-        (300, "delivered"), (600, "skipped-busy: active"), (900, "skipped-busy: active"), (1200, "skipped-busy: active"),
-        (1500, "delivered"), (1800, "delivered"), (2100, "delivered"),
+        (300, "delivered"),
+        (600, "skipped-busy: active"),
+        (900, "skipped-busy: active"),
+        (1200, "skipped-busy: active"),
+        (1500, "delivered"),
+        (1800, "delivered"),
+        (2100, "delivered"),
     ]
     assert raw["states"] == [
         {"at": 1795942800, "pane": "%1", "state": "idle"},
@@ -119,10 +165,46 @@ def test_simulate_draws_the_explainers_panels_and_emits_raw_events(tmp_path):
 
 def test_simulate_replays_a_stored_entry_with_wake_edges_from_other_panes(tmp_path):
     env = base_env(tmp_path)
-    added = rk(["cron", "add", "check workers", "--every", "24h", "--wake-on", "agent-state-change", "--wake-debounce", "0s",
-                "--pane", "%5", "--json"], dict(env, RK_NOW="0"), check=True)
+    added = rk(
+        [
+            "cron",
+            "add",
+            "check workers",
+            "--every",
+            "24h",
+            "--wake-on",
+            "agent-state-change",
+            "--wake-debounce",
+            "0s",
+            "--pane",
+            "%5",
+            "--json",
+        ],
+        dict(env, RK_NOW="0"),
+        check=True,
+    )
     entry = json.loads(added.stdout)["result"]["id"]
-    raw = json.loads(rk(["cron", "simulate", entry, "--states", "0 idle", "--other", "0 active; 10m idle; 20m waiting",
-                         "--other", "0 active; 30m gone", "--for", "40m", "--start", "0", "--json"], env, check=True).stdout)
+    raw = json.loads(
+        rk(
+            [
+                "cron",
+                "simulate",
+                entry,
+                "--states",
+                "0 idle",
+                "--other",
+                "0 active; 10m idle; 20m waiting",
+                "--other",
+                "0 active; 30m gone",
+                "--for",
+                "40m",
+                "--start",
+                "0",
+                "--json",
+            ],
+            env,
+            check=True,
+        ).stdout
+    )
     wakes = [(e["at"], e["reason"], e["outcome"]) for e in raw["result"]["events"] if e["kind"] == "line"]
     assert wakes == [(600, "wake", "delivered"), (1200, "wake", "delivered"), (1800, "wake", "delivered")]

@@ -85,7 +85,9 @@ def attributed_history(draw):
     for g in gaps:
         history.append(history[-1] + g)
     newest = history[-1]
-    epoch = draw(st.one_of(st.integers(min_value=1, max_value=newest + ladder.ATTRIBUTION_WINDOW), st.just(newest + 120)))
+    epoch = draw(
+        st.one_of(st.integers(min_value=1, max_value=newest + ladder.ATTRIBUTION_WINDOW), st.just(newest + 120))
+    )
     return lo, hi, epoch, history
 
 
@@ -298,8 +300,15 @@ def test_backoff_never_fires_into_a_working_agent(mm, phase, busy):
     ladder still climbs (gaps ≥ min), and no gap exceeds max + the turn + a poll."""
     lo, hi = mm
     start = 1_750_000_000
-    sim = simulate([_backoff(lo, hi)], start=start, end=start + _span_to_cap(lo, hi, 4), tick=TICK, phase=phase,
-                   script=[StateChange(start, "%1", "idle")], agents={"%1": AgentModel(busy_for=busy)})
+    sim = simulate(
+        [_backoff(lo, hi)],
+        start=start,
+        end=start + _span_to_cap(lo, hi, 4),
+        tick=TICK,
+        phase=phase,
+        script=[StateChange(start, "%1", "idle")],
+        agents={"%1": AgentModel(busy_for=busy)},
+    )
     seen = dict(sim.strip)
     times = [line.ts for line in sim.fires("bk01")]
     assert len(times) >= 4
@@ -339,7 +348,8 @@ def schedules(draw):
     if kind == "backoff":
         lo, hi = draw(min_max())
         return Backoff(min=lo, max=hi)
-    return Cron(expr=draw(st.sampled_from(CRONS)),
+    return Cron(
+        expr=draw(st.sampled_from(CRONS)),
         tz=draw(st.sampled_from(["", "", "Europe/Berlin", "America/New_York", "Australia/Lord_Howe"])),
         catch_up=draw(st.sampled_from(["", "once"])),
     )
@@ -351,11 +361,17 @@ def entries(draw):
     out = []
     for i in range(n):
         kind = draw(st.sampled_from(["pane", "role", "session"]))
-        value = draw(st.sampled_from(PANE_IDS + ["%77"])) if kind == "pane" else draw(st.sampled_from(["r0", "r1", "s0", "s1"]))
+        value = (
+            draw(st.sampled_from(PANE_IDS + ["%77"]))
+            if kind == "pane"
+            else draw(st.sampled_from(["r0", "r1", "s0", "s1"]))
+        )
         wake = draw(
             st.one_of(
                 st.none(),
-                st.builds(WakeOn, event=st.sampled_from([WAKE_EVENT, WAKE_EVENT, "bogus"]), debounce=st.integers(0, 600)),
+                st.builds(
+                    WakeOn, event=st.sampled_from([WAKE_EVENT, WAKE_EVENT, "bogus"]), debounce=st.integers(0, 600)
+                ),
             )
         )
         out.append(
@@ -421,7 +437,10 @@ def due_inputs(draw):
     cursor = {}
     for e in es:
         if draw(st.booleans()):
-            seen = {p: draw(st.sampled_from(STATES)) for p in draw(st.lists(st.sampled_from(PANE_IDS), unique=True, max_size=4))}
+            seen = {
+                p: draw(st.sampled_from(STATES))
+                for p in draw(st.lists(st.sampled_from(PANE_IDS), unique=True, max_size=4))
+            }
             cursor[e.id] = Observation(fingerprint=fingerprint(seen), observed_at=draw(st.integers(NOW - 3600, NOW)))
     return {
         "entries": tuple(es),
@@ -638,7 +657,12 @@ def test_valid_expressions_parse(case):
 @settings(max_examples=250, deadline=None)
 @given(case=cron_expressions())
 @example(case=("5-5/10 9-9 15-15 jun-jun 7-7", [{5}, {9}, {15}, {6}, {7}]))
-@example(case=("*/7 */5 */10 */4 */2", [set(range(0, 60, 7)), set(range(0, 24, 5)), set(range(1, 32, 10)), set(range(1, 13, 4)), {0, 2, 4, 6}]))
+@example(
+    case=(
+        "*/7 */5 */10 */4 */2",
+        [set(range(0, 60, 7)), set(range(0, 24, 5)), set(range(1, 32, 10)), set(range(1, 13, 4)), {0, 2, 4, 6}],
+    )
+)
 def test_parsed_fields_mean_what_standard_cron_means(case):
     """The expansion: minutes×hours as minutes of the day, day-of-month, month, and
     day-of-week with 7 = Sunday; `a-a` is the one value a (croniter 7 read it as
@@ -662,7 +686,32 @@ CRON_JUNK = st.one_of(
     st.text(alphabet="0123456789*/-, LW#?janmonSUNx\t", max_size=30),
     st.lists(st.text(alphabet="0123456789*/-,", min_size=1, max_size=8), min_size=5, max_size=5).map(" ".join),
     st.lists(
-        st.sampled_from(["*", "*/0", "*/99999999999999999999", "0-99999999999999", "5-3", "-1", "1-", "/5", "L", "5W", "1#2", "?", "mon-fri", "jan", "60", "24", "0", "32", "13", "8", "7", ""]),
+        st.sampled_from(
+            [
+                "*",
+                "*/0",
+                "*/99999999999999999999",
+                "0-99999999999999",
+                "5-3",
+                "-1",
+                "1-",
+                "/5",
+                "L",
+                "5W",
+                "1#2",
+                "?",
+                "mon-fri",
+                "jan",
+                "60",
+                "24",
+                "0",
+                "32",
+                "13",
+                "8",
+                "7",
+                "",
+            ]
+        ),
         min_size=5,
         max_size=5,
     ).map(" ".join),
@@ -773,7 +822,9 @@ def test_rotation_keeps_the_live_segment_bounded_while_entries_come_and_go(tmp_p
 
 
 @settings(max_examples=200, deadline=None)
-@given(states=st.dictionaries(st.sampled_from(PANE_IDS), st.sampled_from(STATES)), exclude=st.sampled_from([*PANE_IDS, ""]))
+@given(
+    states=st.dictionaries(st.sampled_from(PANE_IDS), st.sampled_from(STATES)), exclude=st.sampled_from([*PANE_IDS, ""])
+)
 def test_the_sliced_fingerprint_equals_the_built_one(states, exclude):
     from rk.core.wake import Fingerprints, fingerprint
 

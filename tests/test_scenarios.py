@@ -10,8 +10,16 @@ CASES = load_cases()
 
 def test_there_are_scenarios_for_every_rule_file():
     files = {c.file for c in CASES}
-    for name in ("every.yaml", "cron.yaml", "cron-dst.yaml", "backoff.yaml", "backoff-regressions.yaml",
-                 "wake.yaml", "compose.yaml", "deliver.yaml"):
+    for name in (
+        "every.yaml",
+        "cron.yaml",
+        "cron-dst.yaml",
+        "backoff.yaml",
+        "backoff-regressions.yaml",
+        "wake.yaml",
+        "compose.yaml",
+        "deliver.yaml",
+    ):
         assert name in files, f"missing scenario file {name}"
 
 

@@ -156,7 +156,10 @@ def read(name: str, kind: str = "ansi") -> str:
 def test_every_captured_screen_has_an_expectation():
     names = set(fixture_names())
     assert names, "no screen fixtures"
-    assert names - NOT_ASKED == set(EXPECTED), (sorted(names - NOT_ASKED - set(EXPECTED)), sorted(set(EXPECTED) - names))
+    assert names - NOT_ASKED == set(EXPECTED), (
+        sorted(names - NOT_ASKED - set(EXPECTED)),
+        sorted(set(EXPECTED) - names),
+    )
     assert {n.split("/")[0] for n in names} == {"claude", "codex", "gemini", "opencode"}
 
 
@@ -167,7 +170,9 @@ def test_captured_screen_is_read_as_a_human_would(name):
     for hint in (agent, ""):  # the pane's provider when known, else every layout tried in turn
         got = classify(read(name), LAYOUTS, now=NOW, since=NOW, zone=timezone.utc, hint=hint)
         assert (got.state, got.draft) == (state, draft), (hint, got)
-        assert got.agent == (agent if state else ""), got  # a screen read is the right agent's; an unread one names none
+        assert got.agent == (agent if state else ""), (
+            got
+        )  # a screen read is the right agent's; an unread one names none
         when = datetime.fromtimestamp(got.reset_at, timezone.utc).strftime("%H:%M") if got.reset_at else ""
         assert when == reset, got
         assert got.dialog == (state == W or name in LIMIT_DIALOGS), got  # keys typed now would answer a dialog
@@ -175,9 +180,12 @@ def test_captured_screen_is_read_as_a_human_would(name):
 
 def test_the_placeholder_is_told_from_a_draft_only_by_its_style():
     """Codex's placeholder and a draft with the same words differ only by SGR 2."""
-    placeholder = classify("\x1b[1m›\x1b[0m \x1b[2mAsk Codex to do anything\n\n  gpt-5 default · /w\n", LAYOUTS,
-                           now=NOW, zone=timezone.utc)
-    typed = classify("\x1b[1m›\x1b[0m Ask Codex to do anything\n\n  gpt-5 default · /w\n", LAYOUTS, now=NOW, zone=timezone.utc)
+    placeholder = classify(
+        "\x1b[1m›\x1b[0m \x1b[2mAsk Codex to do anything\n\n  gpt-5 default · /w\n", LAYOUTS, now=NOW, zone=timezone.utc
+    )
+    typed = classify(
+        "\x1b[1m›\x1b[0m Ask Codex to do anything\n\n  gpt-5 default · /w\n", LAYOUTS, now=NOW, zone=timezone.utc
+    )
     assert (placeholder.agent, placeholder.state, placeholder.draft) == ("codex", "idle", "")
     assert (typed.state, typed.draft) == ("idle", "Ask Codex to do anything")
 
@@ -187,11 +195,22 @@ def test_a_title_spinner_says_busy_where_the_screen_looks_idle():
     assert classify(stalled, LAYOUTS, now=NOW, zone=timezone.utc, hint="codex").state == "idle"
     busy = classify(stalled, LAYOUTS, now=NOW, zone=timezone.utc, hint="codex", title="⠙ say hello | work")
     assert busy.state == "active"
-    dialog = classify(read("codex/idle_after_turn"), LAYOUTS, now=NOW, zone=timezone.utc, hint="codex",
-                      title="[ . ] Action Required | say hello | work")
+    dialog = classify(
+        read("codex/idle_after_turn"),
+        LAYOUTS,
+        now=NOW,
+        zone=timezone.utc,
+        hint="codex",
+        title="[ . ] Action Required | say hello | work",
+    )
     assert dialog.state == "waiting"
-    assert classify(read("claude/idle_fresh"), LAYOUTS, now=NOW, zone=timezone.utc, title="✳ Claude Code").state == "idle"
-    assert classify(read("claude/idle_fresh"), LAYOUTS, now=NOW, zone=timezone.utc, title="⠂ Claude Code").state == "active"
+    assert (
+        classify(read("claude/idle_fresh"), LAYOUTS, now=NOW, zone=timezone.utc, title="✳ Claude Code").state == "idle"
+    )
+    assert (
+        classify(read("claude/idle_fresh"), LAYOUTS, now=NOW, zone=timezone.utc, title="⠂ Claude Code").state
+        == "active"
+    )
 
 
 def test_a_screen_no_layout_knows_claims_nothing():
@@ -218,21 +237,27 @@ def ts(hhmm: str, day: int = 1, zone=UTC) -> int:
     return int(datetime(2026, 12, day, h, m, tzinfo=zone).timestamp())
 
 
-@pytest.mark.parametrize("text, want", [
-    ("You've hit your session limit · resets 2:57pm (UTC)", ts("14:57")),
-    ("Usage limit reached for your plan. Your limit resets at 14:56 UTC.", ts("14:56")),
-    ("… or try again at 3:07 PM.", ts("15:07")),
-    ("Claude usage limit reached. Your limit will reset at 3pm (America/New_York).", ts("15:00", zone=ZoneInfo("America/New_York"))),
-    ("Access resets at 12:34 PM PST", ts("12:34", zone=ZoneInfo("America/Los_Angeles"))),
-    ("resets 9am", ts("09:00", day=2)),  # already past today: the next one
-    ("try again in 2 hours 5 minutes", int(T.timestamp()) + 7500),
-    ("rate limited; retry after 45s", int(T.timestamp()) + 45),
-    ("resets in 4h 59m", int(T.timestamp()) + 4 * 3600 + 59 * 60),
-    ("Claude AI usage limit reached|1764601200", 1764601200),
-    ("limit until 2026-12-01T15:00:00Z", ts("15:00")),
-    ("Please try again later.", 0),
-    ("resets 5", 0),  # a bare number is not a time
-])
+@pytest.mark.parametrize(
+    "text, want",
+    [
+        ("You've hit your session limit · resets 2:57pm (UTC)", ts("14:57")),
+        ("Usage limit reached for your plan. Your limit resets at 14:56 UTC.", ts("14:56")),
+        ("… or try again at 3:07 PM.", ts("15:07")),
+        (
+            "Claude usage limit reached. Your limit will reset at 3pm (America/New_York).",
+            ts("15:00", zone=ZoneInfo("America/New_York")),
+        ),
+        ("Access resets at 12:34 PM PST", ts("12:34", zone=ZoneInfo("America/Los_Angeles"))),
+        ("resets 9am", ts("09:00", day=2)),  # already past today: the next one
+        ("try again in 2 hours 5 minutes", int(T.timestamp()) + 7500),
+        ("rate limited; retry after 45s", int(T.timestamp()) + 45),
+        ("resets in 4h 59m", int(T.timestamp()) + 4 * 3600 + 59 * 60),
+        ("Claude AI usage limit reached|1764601200", 1764601200),
+        ("limit until 2026-12-01T15:00:00Z", ts("15:00")),
+        ("Please try again later.", 0),
+        ("resets 5", 0),  # a bare number is not a time
+    ],
+)
 def test_reset_instant_reads_each_form_agents_print(text, want):
     assert reset_instant(text, int(T.timestamp()), UTC) == want
 
@@ -250,11 +275,13 @@ def test_a_reset_time_without_a_date_is_read_against_when_the_limit_began():
 
 # -- when to look, and what a look corrects -----------------------------------------------------
 
+
 def pane(state="", epoch=0, pid=0, source="", reset_at=0, kind=PaneKind.AGENT, command="claude") -> PaneFact:
     if state and not source:
         source = Source.HOOK
-    return PaneFact("%1", state=state, epoch=epoch, pid=pid, source=str(source), reset_at=reset_at, kind=kind,
-                    command=command)
+    return PaneFact(
+        "%1", state=state, epoch=epoch, pid=pid, source=str(source), reset_at=reset_at, kind=kind, command=command
+    )
 
 
 def test_a_fresh_hook_state_costs_no_look():
@@ -283,7 +310,9 @@ def test_corrections():
     assert correction(stuck, rest, now, settled=True) == Correction("idle", now, 42)
     assert correction(stuck, Screen("claude", "active"), now, settled=True) is None  # confirmed: keep the hook's epoch
     assert correction(stuck, Screen(), now, settled=True) is None  # unreadable: claims nothing
-    assert correction(pane("active", now - 300, 42), Screen("claude", "waiting"), now, False) == Correction("waiting", now, 42)
+    assert correction(pane("active", now - 300, 42), Screen("claude", "waiting"), now, False) == Correction(
+        "waiting", now, 42
+    )
     assert correction(pane(), rest, now, settled=False) == Correction("idle", now, 0)  # a hookless agent gets a state
     hit = correction(pane("active", now - 30, 42), Screen("claude", "limited", reset_at=now + 3600), now, False)
     assert hit == Correction("limited", now, 42, now + 3600)
@@ -292,7 +321,9 @@ def test_corrections():
     assert correction(pane("idle", now - 30, 42), Screen("claude", "limited", reset_at=now - 10), now, True) is None
     # a hook's limited state learns its reset from the screen, keeping its epoch
     hooked = pane("limited", now - 30, 42)
-    assert correction(hooked, Screen("claude", "limited", reset_at=now + 99), now, False) == Correction("limited", now - 30, 42, now + 99)
+    assert correction(hooked, Screen("claude", "limited", reset_at=now + 99), now, False) == Correction(
+        "limited", now - 30, 42, now + 99
+    )
     # past the reset (or the retry delay), a settled screen at rest ends the limit
     over = pane("limited", now - 30, 42, reset_at=now - 1)
     assert correction(over, Screen("claude", "limited", reset_at=now - 1), now, True) == Correction("idle", now, 42)
@@ -300,7 +331,9 @@ def test_corrections():
     unknown = pane("limited", now - LIMIT_RETRY, 42)
     assert correction(unknown, Screen("claude", "limited"), now, True) == Correction("idle", now, 42)
     assert correction(pane("limited", now - 60, 42), Screen("claude", "limited"), now, True) is None
-    assert correction(pane("limited", now - 60, 42), rest, now, True) == Correction("idle", now, 42)  # the banner is gone
+    assert correction(pane("limited", now - 60, 42), rest, now, True) == Correction(
+        "idle", now, 42
+    )  # the banner is gone
 
 
 def test_a_program_whose_screen_is_an_agent_counts_as_one():
@@ -317,7 +350,10 @@ def test_what_a_pane_shows_right_before_typing():
     now = 10_000
     limited = pane("limited", now - 60, 42)
     banner = Screen("codex", "limited", reset_at=now + 600, dialog=True)
-    assert (seen_before_typing(limited, banner, now).state, seen_before_typing(limited, banner, now).dialog) == ("limited", True)
+    assert (seen_before_typing(limited, banner, now).state, seen_before_typing(limited, banner, now).dialog) == (
+        "limited",
+        True,
+    )
     # the reset passed: the message is old; the dialog over it still stops the keys
     over = Screen("codex", "limited", reset_at=now - 1, dialog=True)
     assert seen_before_typing(limited, over, now).state == "waiting"

@@ -25,8 +25,6 @@ def rk(args, env, check=False, timeout=60):
     return run_rk(args, env, check=check, timeout=timeout)
 
 
-
-
 def first_pane(server) -> str:
     return server.run("list-panes", "-t", "main", "-F", "#{pane_id}").split()[0]
 
@@ -44,7 +42,9 @@ def log_lines(env) -> list[LogLine]:
 
 def add(env, server, *args) -> str:
     """Add an entry; the panes here run `cat`, a program, so the entries opt in with --any-program."""
-    out = rk(["cron", "add", *args, "--any-program", "--json", "-L", server.name], dict(env, RK_NOW=str(T0)), check=True)
+    out = rk(
+        ["cron", "add", *args, "--any-program", "--json", "-L", server.name], dict(env, RK_NOW=str(T0)), check=True
+    )
     return json.loads(out.stdout)["result"]["id"]
 
 
@@ -68,8 +68,13 @@ def test_two_ticks_started_together_deliver_each_fire_once(env, tmux_server):
     add(env, tmux_server, "only once", "--every", "1m", "--pane", pane)
     run_env = dict(env, RK_NOW=str(T0 + 120))
     procs = [
-        subprocess.Popen([sys.executable, "-m", "rk", "cron", "tick", "-L", tmux_server.name], env=run_env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-m", "rk", "cron", "tick", "-L", tmux_server.name],
+            env=run_env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for _ in range(2)
     ]
     outs = [p.communicate(timeout=60) for p in procs]
@@ -101,21 +106,52 @@ def test_a_respawn_argv_runs_without_a_shell_and_logs_respawned(env, tmux_server
     marker = tmp_path / "respawned.txt"
     script = f"import sys; open({str(marker)!r}, 'a').write(' '.join(sys.argv[1:]) + '\\n')"
     entry = add(
-        env, tmux_server, "wake the worker", "--every", "1m", "--role", "worker", "--if-absent", "respawn",
-        "--respawn", sys.executable, "--respawn", "-c", "--respawn", script,
-        "--respawn", "{server}", "--respawn", "$HOME;echo-not-expanded",
+        env,
+        tmux_server,
+        "wake the worker",
+        "--every",
+        "1m",
+        "--role",
+        "worker",
+        "--if-absent",
+        "respawn",
+        "--respawn",
+        sys.executable,
+        "--respawn",
+        "-c",
+        "--respawn",
+        script,
+        "--respawn",
+        "{server}",
+        "--respawn",
+        "$HOME;echo-not-expanded",
     )
     out = rk(["cron", "tick", "-L", tmux_server.name, "--json"], dict(env, RK_NOW=str(T0 + 60)), check=True)
     decisions = json.loads(out.stdout)["result"]["decisions"]
-    assert decisions == [{"server": tmux_server.name, "entry": entry, "reason": "schedule", "pane": "", "outcome": "respawned"}]
+    assert decisions == [
+        {"server": tmux_server.name, "entry": entry, "reason": "schedule", "pane": "", "outcome": "respawned"}
+    ]
     assert marker.read_text() == f"{tmux_server.name} $HOME;echo-not-expanded\n"
     assert [line.outcome for line in log_lines(env)] == ["respawned"]
 
 
 def test_a_failing_respawn_logs_the_output_tail(env, tmux_server):
     add(
-        env, tmux_server, "wake", "--every", "1m", "--role", "worker", "--if-absent", "respawn",
-        "--respawn", sys.executable, "--respawn", "-c", "--respawn", "import sys; print('x' * 300 + 'END'); sys.exit(3)",
+        env,
+        tmux_server,
+        "wake",
+        "--every",
+        "1m",
+        "--role",
+        "worker",
+        "--if-absent",
+        "respawn",
+        "--respawn",
+        sys.executable,
+        "--respawn",
+        "-c",
+        "--respawn",
+        "import sys; print('x' * 300 + 'END'); sys.exit(3)",
     )
     rk(["cron", "tick", "-L", tmux_server.name], dict(env, RK_NOW=str(T0 + 60)), check=True)
     (line,) = log_lines(env)
@@ -131,11 +167,13 @@ def _tmux_shim(tmp_path: Path) -> tuple[Path, Path]:
     bindir.mkdir()
     calls = tmp_path / "tmux-calls.log"
     shim = bindir / "tmux"
-    shim.write_text(textwrap.dedent(f"""\
+    shim.write_text(
+        textwrap.dedent(f"""\
         #!/bin/sh
         printf '%s\\n' "$*" >> {calls}
         exec {real} "$@"
-        """))
+        """)
+    )
     shim.chmod(0o755)
     return bindir, calls
 
@@ -203,7 +241,10 @@ def test_when_idle_holds_without_logging_and_skip_if_busy_logs(env, tmux_server)
     skip = add(env, tmux_server, "skip me", "--every", "1m", "--pane", pane, "--deliver", "skip-if-busy")
     out = rk(["cron", "tick", "-L", tmux_server.name, "--json"], dict(env, RK_NOW=str(T0 + 60)), check=True)
     result = json.loads(out.stdout)["result"]
-    assert {(d["entry"], d["outcome"]) for d in result["decisions"]} == {(hold, "held-busy: active"), (skip, "skipped-busy: active")}
+    assert {(d["entry"], d["outcome"]) for d in result["decisions"]} == {
+        (hold, "held-busy: active"),
+        (skip, "skipped-busy: active"),
+    }
     assert [(line.entry, line.outcome) for line in log_lines(env)] == [(skip, "skipped-busy: active")]
     tmux_server.set_pane_option(pane, "@rk_pane_agent_state", f"idle:{T0 + 70}")
     out = rk(["cron", "tick", "-L", tmux_server.name, "--json"], dict(env, RK_NOW=str(T0 + 90)), check=True)
@@ -223,9 +264,13 @@ def test_kill_9_between_paste_and_enter_then_restart_refires_once_and_cleanly(en
     entry = add(env, tmux_server, "deploy status?", "--every", "1m", "--pane", pane)
     bindir, pasted = _stalling_tmux(tmp_path)
     run_env = dict(env, RK_NOW=str(T0 + 60))
-    victim = subprocess.Popen([sys.executable, "-m", "rk", "cron", "tick", "-L", tmux_server.name],
-                              env=dict(run_env, PATH=f"{bindir}:{env['PATH']}"), start_new_session=True,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    victim = subprocess.Popen(
+        [sys.executable, "-m", "rk", "cron", "tick", "-L", tmux_server.name],
+        env=dict(run_env, PATH=f"{bindir}:{env['PATH']}"),
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         wait_for(pasted.exists, timeout=30, message="the paste happened")
         wait_for(lambda: "deploy status?" in tmux_server.capture(pane), message="pasted text on screen")
@@ -253,21 +298,32 @@ def test_kill_9_of_the_ticker_mid_delivery_then_a_restart_refires_at_most_once(e
     entry = add(env, tmux_server, "nightly summary", "--every", "1h", "--pane", pane)
     bindir, pasted = _stalling_tmux(tmp_path)
     ticker_env = dict(env, RK_NOW=str(T0 + 3600))
-    victim = subprocess.Popen([sys.executable, "-m", "rk", "cron", "ticker", "--interval", "1"],
-                              env=dict(ticker_env, PATH=f"{bindir}:{env['PATH']}"), start_new_session=True,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    victim = subprocess.Popen(
+        [sys.executable, "-m", "rk", "cron", "ticker", "--interval", "1"],
+        env=dict(ticker_env, PATH=f"{bindir}:{env['PATH']}"),
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         wait_for(pasted.exists, timeout=30, message="the ticker pasted")
     finally:
         os.killpg(victim.pid, signal.SIGKILL)
         victim.wait(10)
     assert log_lines(env) == [] and not out_file.read_text()
-    restarted = subprocess.Popen([sys.executable, "-m", "rk", "cron", "ticker", "--interval", "1"], env=ticker_env,
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    restarted = subprocess.Popen(
+        [sys.executable, "-m", "rk", "cron", "ticker", "--interval", "1"],
+        env=ticker_env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_for(lambda: out_file.read_text() == "nightly summary\n", timeout=30, message="one clean submission")
-        wait_for(lambda: [(line.entry, line.outcome) for line in log_lines(env)] == [(entry, "delivered")],
-                 message="exactly one delivered line")
+        wait_for(
+            lambda: [(line.entry, line.outcome) for line in log_lines(env)] == [(entry, "delivered")],
+            message="exactly one delivered line",
+        )
         cursor = Path(env["RK_STATE_DIR"]) / f"{tmux_server.name}.cursor.yaml"
         wait_for(cursor.exists, message="the first tick finished")
         mtime = cursor.stat().st_mtime_ns
@@ -286,13 +342,15 @@ def _stalling_tmux(tmp_path: Path) -> tuple[Path, Path]:
     bindir = tmp_path / "stallbin"
     bindir.mkdir()
     pasted = tmp_path / "pasted.flag"
-    (bindir / "tmux").write_text(textwrap.dedent(f"""\
+    (bindir / "tmux").write_text(
+        textwrap.dedent(f"""\
         #!/bin/sh
         case "$*" in
           *paste-buffer*) {real} "$@"; rc=$?; touch {pasted}; sleep 60; exit $rc ;;
         esac
         exec {real} "$@"
-        """))
+        """)
+    )
     (bindir / "tmux").chmod(0o755)
     return bindir, pasted
 
@@ -314,8 +372,13 @@ def _kill_trial(env, tmux_server, tmp_path, n: int, offset: float | None) -> tup
         p.unlink()
     entry = add(env, tmux_server, f"trial {n} status?", "--every", "1m", "--pane", pane)
     run_env = dict(env, RK_NOW=str(T0 + 60))
-    victim = subprocess.Popen([sys.executable, "-m", "rk", "cron", "tick", "-L", tmux_server.name], env=run_env,
-                              start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    victim = subprocess.Popen(
+        [sys.executable, "-m", "rk", "cron", "tick", "-L", tmux_server.name],
+        env=run_env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     started = time.monotonic()
     if offset is not None:
         time.sleep(offset)  # the fault's moment, not a synchronisation
@@ -370,8 +433,9 @@ def test_a_journal_write_cut_short_is_swept_and_an_intent_already_logged_is_not_
     intents = state / f"{tmux_server.name}.intents"
     intents.mkdir(mode=0o700)
     record = {"entry": entry, "ts": T0 + 60, "reason": "schedule", "target": pane, "pane": pane}
-    (intents / f".{entry}.json.x1y2.tmp").write_text(json.dumps({**record, "phase": "enter", "pasted": "0" * 32,
-                                                                 "needle": "journal"}))
+    (intents / f".{entry}.json.x1y2.tmp").write_text(
+        json.dumps({**record, "phase": "enter", "pasted": "0" * 32, "needle": "journal"})
+    )
     (intents / f"{entry}.json").write_text(json.dumps({**record, "phase": "done", "outcome": "delivered"}))
     append_lines(state / f"{tmux_server.name}.log", [LogLine(T0 + 60, entry, pane, "schedule", "delivered")])
     out = rk(["cron", "tick", "-L", tmux_server.name, "--json"], dict(env, RK_NOW=str(T0 + 60)), check=True)

@@ -47,8 +47,14 @@ def write_entries(state: Path, slug: str, entries: list[Entry]) -> None:
 
 def entry(eid: str, pane: str, interval: int, at: int) -> Entry:
     """An entry for the fixture's `cat` pane (a program, hence any_program)."""
-    return Entry(id=eid, schedule=Every(interval=interval), target=Target("pane", pane), payload=f"p-{eid}",
-                 any_program=True, created_by=CreatedBy(at=at))
+    return Entry(
+        id=eid,
+        schedule=Every(interval=interval),
+        target=Target("pane", pane),
+        payload=f"p-{eid}",
+        any_program=True,
+        created_by=CreatedBy(at=at),
+    )
 
 
 def make_ticker(state: Path, tmux_server, wall, deliver, interval: float) -> Ticker:
@@ -123,7 +129,9 @@ def test_a_nudge_ticks_the_server_at_once(tmp_path, tmux_server):
         assert deliver.calls == []
         clock["now"] = 1_600
         env = {"RK_STATE_DIR": str(state)}
-        wait_for(lambda: (nudge.send(tmux_server.name, env) and False) or loop.ticks >= 2, timeout=5, message="nudged tick")
+        wait_for(
+            lambda: (nudge.send(tmux_server.name, env) and False) or loop.ticks >= 2, timeout=5, message="nudged tick"
+        )
         wait_for(lambda: len(deliver.calls) == 1, timeout=5, message="delivery after the nudge")
     finally:
         loop.stop()
@@ -151,7 +159,9 @@ def test_clock_jumps_give_at_most_one_fire_per_entry(tmp_path, tmux_server):
     assert sorted(line.entry for line in lines if line.outcome == "delivered") == ["e004", "e005"]
     # the step back put both newest lines two hours ahead: each is anchored again at now, once
     assert sorted((line.entry, line.reason) for line in lines if line.outcome == "rescheduled") == [
-        ("e004", "clock"), ("e005", "clock")]
+        ("e004", "clock"),
+        ("e005", "clock"),
+    ]
 
 
 def rk_env(tmp_path, tmux_server) -> dict:
@@ -163,14 +173,40 @@ def rk_env(tmp_path, tmux_server) -> dict:
 def test_foreground_ticker_stops_cleanly_on_sigterm(tmp_path, tmux_server):
     env = rk_env(tmp_path, tmux_server)
     pane = pane_of(tmux_server)
-    subprocess.run([sys.executable, "-m", "rk", "cron", "add", "hello from the ticker", "--every", "1h", "--pane", pane, "--any-program",
-                    "-L", tmux_server.name], env=dict(env, RK_NOW="1000"), check=True, capture_output=True)
-    proc = subprocess.Popen([sys.executable, "-m", "rk", "cron", "ticker", "--interval", "1"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rk",
+            "cron",
+            "add",
+            "hello from the ticker",
+            "--every",
+            "1h",
+            "--pane",
+            pane,
+            "--any-program",
+            "-L",
+            tmux_server.name,
+        ],
+        env=dict(env, RK_NOW="1000"),
+        check=True,
+        capture_output=True,
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rk", "cron", "ticker", "--interval", "1"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     state = Path(env["RK_STATE_DIR"])
     try:
-        wait_for(lambda: any(line.outcome == "delivered" for line in read_live(state / f"{tmux_server.name}.log")),
-                 timeout=20, message="the first tick delivers the overdue entry")
+        wait_for(
+            lambda: any(line.outcome == "delivered" for line in read_live(state / f"{tmux_server.name}.log")),
+            timeout=20,
+            message="the first tick delivers the overdue entry",
+        )
         record = read_pid(state)
         assert record is not None and record.pid == proc.pid and record.alive()
     finally:
@@ -183,8 +219,13 @@ def test_foreground_ticker_stops_cleanly_on_sigterm(tmp_path, tmux_server):
 
 def test_background_start_status_stop(tmp_path, tmux_server):
     env = rk_env(tmp_path, tmux_server)
-    run = lambda *a: subprocess.run([sys.executable, "-m", "rk", "cron", "ticker", *a, "--json"], env=env,
-                                    capture_output=True, text=True, timeout=30)
+    run = lambda *a: subprocess.run(
+        [sys.executable, "-m", "rk", "cron", "ticker", *a, "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     started = run("start", "--interval", "1")
     assert started.returncode == 0, started.stderr
     pid = json.loads(started.stdout)["result"]["pid"]
@@ -198,8 +239,10 @@ def test_background_start_status_stop(tmp_path, tmux_server):
     finally:
         stopped = run("stop")
     assert json.loads(stopped.stdout)["result"] == {"stopped": True, "pid": pid}
-    wait_for(lambda: not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2],
-             message="ticker process gone")
+    wait_for(
+        lambda: not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2],
+        message="ticker process gone",
+    )
     gone = run("status")
     assert gone.returncode == 3, "systemctl's convention: 3 when nothing runs"
     assert json.loads(gone.stdout)["result"] == {"running": False}
@@ -223,8 +266,14 @@ def test_with_rk_now_in_the_past_the_ticker_keeps_the_pace_of_a_real_one(tmp_pat
     past = 1_000_000
     write_entries(state, tmux_server.name, [entry("e006", pane, 60, past - 60)])  # due at once, then every 60 s
     deliver = FakeDelivery()
-    runtime = Runtime(state_dir=state, settings=Settings(), environ=dict(tmux_server.env, RK_NOW=str(past)),
-                      zone=UTC, clock=lambda: 0, deliver=deliver)
+    runtime = Runtime(
+        state_dir=state,
+        settings=Settings(),
+        environ=dict(tmux_server.env, RK_NOW=str(past)),
+        zone=UTC,
+        clock=lambda: 0,
+        deliver=deliver,
+    )
     loop = Ticker(runtime, interval=30)
     thread = run_in_thread(loop)
     started = time.monotonic()

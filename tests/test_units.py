@@ -34,33 +34,38 @@ from rk.process import parse_stat, process_info
 # ---------------------------------------------------------------- pane facts
 
 
-@pytest.mark.parametrize("value, want", [
-    ("idle:1751790042", AgentState("idle", 1751790042)),
-    ("active:1751790100:48213", AgentState("active", 1751790100, 48213)),
-    (" waiting:5 ", AgentState("waiting", 5)),
-    ("busy:5", AgentState()),
-    ("idle", AgentState()),
-    ("idle:", AgentState()),
-    (":5", AgentState()),
-    ("idle:5x", AgentState()),
-    ("idle:-5", AgentState()),
-    ("idle:5:0", AgentState()),
-    ("idle:5:abc", AgentState()),
-    ("idle:5:6:7", AgentState()),
-    ("", AgentState()),
-])
+@pytest.mark.parametrize(
+    "value, want",
+    [
+        ("idle:1751790042", AgentState("idle", 1751790042)),
+        ("active:1751790100:48213", AgentState("active", 1751790100, 48213)),
+        (" waiting:5 ", AgentState("waiting", 5)),
+        ("busy:5", AgentState()),
+        ("idle", AgentState()),
+        ("idle:", AgentState()),
+        (":5", AgentState()),
+        ("idle:5x", AgentState()),
+        ("idle:-5", AgentState()),
+        ("idle:5:0", AgentState()),
+        ("idle:5:abc", AgentState()),
+        ("idle:5:6:7", AgentState()),
+        ("", AgentState()),
+    ],
+)
 def test_state_option_grammar_is_all_or_nothing(value, want):
     assert parse_state_option(value) == want
 
 
 def _probe(front=(), behind=(), tty=7):
     """A process probe: pids in `front` own tty `tty`'s foreground, pids in `behind` are alive but not."""
+
     def probe(pid):
         if pid in front:
             return ProcessInfo(alive=True, tty=tty, pgrp=pid, tpgid=pid)
         if pid in behind:
             return ProcessInfo(alive=True, tty=tty, pgrp=pid, tpgid=pid + 1)
         return ProcessInfo()
+
     return probe
 
 
@@ -104,7 +109,10 @@ def test_pane_kind_decides_what_may_be_typed_into():
 
 
 def test_a_refused_target_is_unresolved_and_says_why():
-    panes = [PaneFact("%1", command="bash", kind=PaneKind.SHELL), PaneFact("%2", command="python3", kind=PaneKind.PROGRAM)]
+    panes = [
+        PaneFact("%1", command="bash", kind=PaneKind.SHELL),
+        PaneFact("%2", command="python3", kind=PaneKind.PROGRAM),
+    ]
     shell = resolve_target(Target("pane", "%1"), panes)
     assert (shell.resolved, shell.refused, shell.why) == (False, "shell in pane", "%1: shell in pane")
     repl = resolve_target(Target("pane", "%2"), panes)
@@ -134,7 +142,10 @@ def test_role_resolves_to_the_windows_agent_pane():
     panes[3] = PaneFact("%4", window_id="@2", role="operator", state="active", epoch=9, active=True)
     assert resolve_target(Target("role", "operator"), panes).pane == "%4"  # known state and active wins
     assert resolve_target(Target("role", "nobody"), panes).why == "no window carries role nobody"
-    bare = [PaneFact("%8", window_id="@3", role="r", active=False), PaneFact("%9", window_id="@3", role="r", active=True)]
+    bare = [
+        PaneFact("%8", window_id="@3", role="r", active=False),
+        PaneFact("%9", window_id="@3", role="r", active=True),
+    ]
     assert resolve_target(Target("role", "r"), bare).pane == "%9"  # no states: the active pane
 
 
@@ -208,11 +219,17 @@ def test_next_due_is_the_earliest_coming_instant_including_a_debounce_end():
     from rk.core.entry import WakeOn
 
     now = 10_000
-    every = Entry(id="ev", schedule=Every(interval=600), target=Target("pane", "%1"),
-                  created_by=CreatedBy(at=now - 100))
+    every = Entry(
+        id="ev", schedule=Every(interval=600), target=Target("pane", "%1"), created_by=CreatedBy(at=now - 100)
+    )
     leased = Entry(id="mu", schedule=Every(interval=60), target=Target("pane", "%1"), muted_until=now + 300)
-    waker = Entry(id="wk", schedule=Every(interval=86400), target=Target("pane", "%1"),
-                  wake_on=WakeOn(debounce=120), created_by=CreatedBy(at=now))
+    waker = Entry(
+        id="wk",
+        schedule=Every(interval=86400),
+        target=Target("pane", "%1"),
+        wake_on=WakeOn(debounce=120),
+        created_by=CreatedBy(at=now),
+    )
     targets = {e.id: TargetFact(pane="%1", state="idle", epoch=1) for e in (every, leased, waker)}
     assert next_due([every], LogView(), targets, now) == now + 500
     assert next_due([every, leased], LogView(), targets, now) == now + 300  # a lease lapsing is a due time
@@ -252,7 +269,11 @@ def test_absent_disposition_matrix():
     assert act(_entry(if_absent="notify")) == (Act.NOTIFY, "notified-absent", None)
     assert act(_entry("session", if_absent="respawn", respawn=("x",))) == (Act.RESPAWN, "", None)
     assert act(_entry("role", if_absent="respawn", respawn=("x",))) == (Act.RESPAWN, "", None)
-    assert act(_entry("pane", if_absent="respawn", respawn=("x",))) == (Act.NOTIFY, "notified-absent", "respawn-uncommanded")
+    assert act(_entry("pane", if_absent="respawn", respawn=("x",))) == (
+        Act.NOTIFY,
+        "notified-absent",
+        "respawn-uncommanded",
+    )
     assert act(_entry("session", if_absent="respawn")) == (Act.NOTIFY, "notified-absent", "respawn-uncommanded")
     # a pane that is there but refused is absent, and the line says why
     assert absent_disposition(_entry(), "shell in pane").text == "skipped-absent: shell in pane"
@@ -321,11 +342,14 @@ def test_tolerant_load_skips_bad_elements_and_names_them():
     assert details[2][1] == "entry #4 (id ok01): duplicate id ok01"
 
 
-@pytest.mark.parametrize("text, reason", [
-    ("entries: [", Diag.ENTRY_FILE_CORRUPT),
-    ("- a\n- b\n", Diag.ENTRY_FILE_CORRUPT),
-    ("entries: 5\n", Diag.ENTRY_FILE_CORRUPT),
-])
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        ("entries: [", Diag.ENTRY_FILE_CORRUPT),
+        ("- a\n- b\n", Diag.ENTRY_FILE_CORRUPT),
+        ("entries: 5\n", Diag.ENTRY_FILE_CORRUPT),
+    ],
+)
 def test_a_corrupt_file_loads_nothing_with_a_diagnostic(text, reason):
     result = parse_entries_text(text)
     assert result.entries == [] and [d.reason for d in result.diagnostics] == [reason]
@@ -379,7 +403,9 @@ entries:
 def test_add_assigns_a_fresh_id_and_respects_the_cap(tmp_path):
     path = tmp_path / "s.yaml"
     doc = EntryDocument.read(path)
-    e = decode_entry({"id": "x", "schedule": {"kind": "every", "interval": "1m"}, "target": {"kind": "pane", "pane": "%1"}})
+    e = decode_entry(
+        {"id": "x", "schedule": {"kind": "every", "interval": "1m"}, "target": {"kind": "pane", "pane": "%1"}}
+    )
     added = [doc.add(e, 3).id for _ in range(3)]
     assert len(set(added)) == 3 and all(len(i) == 4 and i.isalnum() for i in added)
     with pytest.raises(EntryFileError, match="maximum 3"):
@@ -424,10 +450,16 @@ def test_values_with_colons_in_flow_maps_round_trip_and_load(tmp_path):
     """`claude:6f0d…` inside `{…}` is YAML 1.2 that libyaml (the fast loader)
     refuses: rk quotes it when writing and falls back when reading."""
     path = tmp_path / "s.yaml"
-    entry = decode_entry({"id": "x", "schedule": {"kind": "cron", "expr": "0 9 * * 1-5"},
-                          "target": {"kind": "session", "session": "claude:6f0d"},
-                          "respawn": ["claude", "--resume", "a:b"], "if_absent": "respawn",
-                          "created_by": {"session": "claude:6f0d", "pane": "%0", "at": 5}})
+    entry = decode_entry(
+        {
+            "id": "x",
+            "schedule": {"kind": "cron", "expr": "0 9 * * 1-5"},
+            "target": {"kind": "session", "session": "claude:6f0d"},
+            "respawn": ["claude", "--resume", "a:b"],
+            "if_absent": "respawn",
+            "created_by": {"session": "claude:6f0d", "pane": "%0", "at": 5},
+        }
+    )
     with EntryDocument.edit(ServerFiles(tmp_path, "s")) as doc:
         added = doc.add(entry, 50)
     loaded = load_entries(path)

@@ -47,10 +47,20 @@ TOKENS = (*STATES, "stamp", "failed")
 #: Error words in a failed turn's payload that mean a usage or rate limit
 #: (Claude's StopFailure `error`: rate_limit, billing_error "usage limit
 #: reached"; API codes others report). Any other failure ends the turn: idle.
-LIMIT_ERRORS = frozenset({
-    "rate_limit", "billing_error", "rate_limit_error", "rate_limit_exceeded", "usage_limit_reached",
-    "usage_limit_exceeded", "quota_exceeded", "insufficient_quota", "resource_exhausted", "429",
-})
+LIMIT_ERRORS = frozenset(
+    {
+        "rate_limit",
+        "billing_error",
+        "rate_limit_error",
+        "rate_limit_exceeded",
+        "usage_limit_reached",
+        "usage_limit_exceeded",
+        "quota_exceeded",
+        "insufficient_quota",
+        "resource_exhausted",
+        "429",
+    }
+)
 #: Phrases of a failed request's error message that mean a limit (Codex's
 #: PostModelRequest: "exceeded retry limit, last status: 429 Too Many Requests",
 #: "Quota exceeded. Check your plan…", "You've hit your usage limit…").
@@ -201,8 +211,21 @@ def tmux_commands(pane: str, state: str | None, epoch: int, pid: int, session: s
     args: list[str] = []
     if state:
         value = state_value(state, epoch, pid)
-        args += ["set-option", "-p", "-t", pane, STATE_OPTION, value, ";",
-                 "set-option", "-p", "-t", pane, LEGACY_STATE_OPTION, value]
+        args += [
+            "set-option",
+            "-p",
+            "-t",
+            pane,
+            STATE_OPTION,
+            value,
+            ";",
+            "set-option",
+            "-p",
+            "-t",
+            pane,
+            LEGACY_STATE_OPTION,
+            value,
+        ]
         if source:
             args += [";", "set-option", "-p", "-t", pane, SOURCE_OPTION, source]
     if session:
@@ -259,7 +282,9 @@ def _ps_step(pid: int) -> tuple[str, int] | None:
     try:
         proc = subprocess.run(
             ["ps", "-o", "ppid=,comm=", "-p", str(pid)],
-            stdin=subprocess.DEVNULL, capture_output=True, timeout=2.0,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=2.0,
         )
     except (OSError, subprocess.SubprocessError):
         return None
@@ -268,8 +293,9 @@ def _ps_step(pid: int) -> tuple[str, int] | None:
     return parse_ps_line(proc.stdout.decode("utf-8", "replace").splitlines()[0] if proc.stdout else "")
 
 
-def find_agent_pid(provider: str, start: int | None = None, *, proc_root: str = "/proc",
-                   max_hops: int = MAX_HOPS, ps_step=None) -> int:
+def find_agent_pid(
+    provider: str, start: int | None = None, *, proc_root: str = "/proc", max_hops: int = MAX_HOPS, ps_step=None
+) -> int:
     """The pid of the agent process: walk up from `start` (default: our parent),
     at most `max_hops` processes, to the first whose comm is one the provider's
     agent runs as. 0 when none validates (a missing pid beats a wrong one).
@@ -496,8 +522,10 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     if args and args[0] in ("-h", "--help"):
         print(USAGE)
-        print("Writes @rk_pane_agent_state on $TMUX_PANE; meant to be run by agent hooks "
-              "(install them with `rk agent setup`).")
+        print(
+            "Writes @rk_pane_agent_state on $TMUX_PANE; meant to be run by agent hooks "
+            "(install them with `rk agent setup`)."
+        )
         return 0
     try:
         return run(args)
@@ -505,8 +533,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
 
-def set_state(state: str, pane: str | None = None, env=None, *, pid: int = 0,
-              socket: str | None = None, until: int = 0) -> tuple[bool, str]:
+def set_state(
+    state: str, pane: str | None = None, env=None, *, pid: int = 0, socket: str | None = None, until: int = 0
+) -> tuple[bool, str]:
     """`rk agent state`: write `state` on `pane` (default `$TMUX_PANE`) of the
     server of `$TMUX` (or `socket`), noted as a manual report (with the reset
     instant `until` for `limited`), then nudge the ticker. (ok, message)."""
@@ -534,8 +563,9 @@ def set_state(state: str, pane: str | None = None, env=None, *, pid: int = 0,
     source = f"manual:{epoch}" + (f":{until}" if until else "")
     argv = ["tmux", "-S", socket, *tmux_commands(pane, state, epoch, pid, "", source)]
     try:
-        proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=TMUX_TIMEOUT, env=child_env(env))
+        proc = subprocess.run(
+            argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=TMUX_TIMEOUT, env=child_env(env)
+        )
     except FileNotFoundError:
         return False, "tmux is not installed (not on PATH)"
     except subprocess.TimeoutExpired:

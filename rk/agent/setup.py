@@ -114,7 +114,9 @@ HOOKS: dict[str, tuple[tuple[str, str | None, str], ...]] = {
 #: leaves garbage at narrow widths).
 HANDLER_EXTRA: dict[str, dict[str, str]] = {"gemini": {"name": "rk"}}
 
-OPENCODE_HEADER = "// rk agent hook plugin: written by `rk agent setup opencode`, removed by `--uninstall`; edits are overwritten."
+OPENCODE_HEADER = (
+    "// rk agent hook plugin: written by `rk agent setup opencode`, removed by `--uninstall`; edits are overwritten."
+)
 
 AFTER_INSTALL = {
     "claude": "restart running Claude Code sessions to load the hooks",
@@ -172,8 +174,10 @@ def check_rk_path(path: str) -> str:
         raise SetupError(f"rk path {path!r} is not absolute")
     bad = sorted({c for c in path if c in FORBIDDEN_PATH_CHARS or not c.isprintable()})
     if bad:
-        raise SetupError(f"rk path {path!r} contains {' '.join(repr(c) for c in bad)}, "
-                         "which a hook command cannot carry; install rk under a plainer path")
+        raise SetupError(
+            f"rk path {path!r} contains {' '.join(repr(c) for c in bad)}, "
+            "which a hook command cannot carry; install rk under a plainer path"
+        )
     return path
 
 
@@ -199,13 +203,17 @@ def find_rk(argv0: str | None = None, executable: str | None = None, env=None) -
     for candidate in candidates:
         if _is_rk_script(candidate):
             return check_rk_path(candidate)
-    raise SetupError("cannot find the installed `rk` script (looked beside the Python interpreter and on PATH); "
-                     "install rk with pip or pipx first")
+    raise SetupError(
+        "cannot find the installed `rk` script (looked beside the Python interpreter and on PATH); "
+        "install rk with pip or pipx first"
+    )
 
 
 def wrapper_command(rk: str, provider: str, token: str) -> str:
-    return (f"/bin/sh -c '[ -n \"$TMUX_PANE\" ] || exit 0; \"{rk}\" agent hook --agent {provider} {token}"
-            f" 2>/dev/null || true'")
+    return (
+        f'/bin/sh -c \'[ -n "$TMUX_PANE" ] || exit 0; "{rk}" agent hook --agent {provider} {token}'
+        f" 2>/dev/null || true'"
+    )
 
 
 def is_rk_command(command: object) -> bool:
@@ -238,12 +246,12 @@ def strip_rk_hooks(doc: dict, path: Path | str = "settings") -> tuple[dict, int]
         return dict(doc), 0
     hooks = doc["hooks"]
     if not isinstance(hooks, dict):
-        raise SetupError(f"{path}: \"hooks\" is not an object — nothing was written")
+        raise SetupError(f'{path}: "hooks" is not an object — nothing was written')
     removed = 0
     new_hooks: dict = {}
     for event, groups in hooks.items():
         if not isinstance(groups, list):
-            raise SetupError(f"{path}: \"hooks\".{event!r} is not a list — nothing was written")
+            raise SetupError(f'{path}: "hooks".{event!r} is not a list — nothing was written')
         kept: list = []
         removed_here = 0
         for group in groups:
@@ -276,7 +284,9 @@ def install_hooks(doc: dict, agent: str, rk: str, path: Path | str = "settings")
         group: dict = {}
         if matcher is not None:
             group["matcher"] = matcher
-        group["hooks"] = [{"type": "command", "command": wrapper_command(rk, agent, token), **HANDLER_EXTRA.get(agent, {})}]
+        group["hooks"] = [
+            {"type": "command", "command": wrapper_command(rk, agent, token), **HANDLER_EXTRA.get(agent, {})}
+        ]
         hooks[event] = [*hooks.get(event, []), group]
     out["hooks"] = hooks
     return out
@@ -385,11 +395,14 @@ class Plan:
     def diff(self) -> str:
         old = (self.old or b"").decode("utf-8", "replace").splitlines(keepends=True)
         new = (self.new or b"").decode("utf-8", "replace").splitlines(keepends=True)
-        text = "".join(difflib.unified_diff(
-            old, new,
-            fromfile=str(self.path) if self.old is not None else "/dev/null",
-            tofile=str(self.path) if self.new is not None else "/dev/null",
-        ))
+        text = "".join(
+            difflib.unified_diff(
+                old,
+                new,
+                fromfile=str(self.path) if self.old is not None else "/dev/null",
+                tofile=str(self.path) if self.new is not None else "/dev/null",
+            )
+        )
         if text and not text.endswith("\n"):
             text += "\n"
         return text
@@ -421,8 +434,14 @@ def plan(agent: str, env, rk: str | None, uninstall: bool) -> Plan:
     new_doc = install_hooks(doc, agent, rk, path)
     if old is not None and new_doc == doc:
         return Plan(agent, path, old, old, f"{agent}: hooks already up to date in {path}")
-    return Plan(agent, path, old, dump_json(new_doc),
-                f"{agent}: installed {len(HOOKS[agent])} hooks in {path}", [AFTER_INSTALL[agent]])
+    return Plan(
+        agent,
+        path,
+        old,
+        dump_json(new_doc),
+        f"{agent}: installed {len(HOOKS[agent])} hooks in {path}",
+        [AFTER_INSTALL[agent]],
+    )
 
 
 def _plan_opencode(path: Path, old: bytes | None, rk: str | None, uninstall: bool) -> Plan:
@@ -467,9 +486,19 @@ def _isatty(stream) -> bool:
         return False
 
 
-def run_setup(agents=(), *, dry_run: bool = False, yes: bool = False, uninstall: bool = False,
-              env=None, stdin=None, stdout=None, stderr=None,
-              argv0: str | None = None, executable: str | None = None) -> int:
+def run_setup(
+    agents=(),
+    *,
+    dry_run: bool = False,
+    yes: bool = False,
+    uninstall: bool = False,
+    env=None,
+    stdin=None,
+    stdout=None,
+    stderr=None,
+    argv0: str | None = None,
+    executable: str | None = None,
+) -> int:
     """`rk agent setup`; returns the exit code (0 ok, 1 operational, 2 usage)."""
     env = os.environ if env is None else env
     stdin = sys.stdin if stdin is None else stdin
@@ -497,8 +526,10 @@ def run_setup(agents=(), *, dry_run: bool = False, yes: bool = False, uninstall:
                 else:
                     skipped.append(agent)
     for agent in skipped:
-        print(f"{agent}: skipped ({BINARIES[agent]} is not on PATH; `rk agent setup {agent}` installs anyway)",
-              file=stdout)
+        print(
+            f"{agent}: skipped ({BINARIES[agent]} is not on PATH; `rk agent setup {agent}` installs anyway)",
+            file=stdout,
+        )
     if not names:
         print("nothing to install: none of claude, codex, gemini, opencode is on PATH", file=stdout)
         return 0

@@ -27,12 +27,17 @@ def _error(command: str, message: str, status: ExitStatus) -> CliError:
 def cmd_state(
     ctx: typer.Context,
     state: Annotated[str, typer.Argument(metavar="active|waiting|idle|limited", help="The state to record.")],
-    pane: Annotated[str | None, typer.Option("--pane", "-t", metavar="%N",
-                                                help="Pane id on the current server (default: $TMUX_PANE).")] = None,
-    pid: Annotated[int | None, typer.Option("--pid", metavar="PID",
-                                               help="Record this agent pid with the state (liveness check).")] = None,
-    until: Annotated[str | None, typer.Option("--until", metavar="TIME",
-                                                 help="With limited: when the limit resets (ISO-8601 or unix seconds).")] = None,
+    pane: Annotated[
+        str | None,
+        typer.Option("--pane", "-t", metavar="%N", help="Pane id on the current server (default: $TMUX_PANE)."),
+    ] = None,
+    pid: Annotated[
+        int | None, typer.Option("--pid", metavar="PID", help="Record this agent pid with the state (liveness check).")
+    ] = None,
+    until: Annotated[
+        str | None,
+        typer.Option("--until", metavar="TIME", help="With limited: when the limit resets (ISO-8601 or unix seconds)."),
+    ] = None,
 ) -> None:
     """Write @rk_pane_agent_state on the current pane (or --pane) and nudge the ticker.
 
@@ -71,9 +76,13 @@ def cmd_state(
 
 
 def cmd_setup(
-    agents: Annotated[list[str] | None, typer.Argument(
-        metavar="[claude|codex|gemini|opencode]...",
-        help="Agent CLIs to configure (default: those on PATH; all four for --uninstall).")] = None,
+    agents: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="[claude|codex|gemini|opencode]...",
+            help="Agent CLIs to configure (default: those on PATH; all four for --uninstall).",
+        ),
+    ] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the diff; write nothing.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Write without asking.")] = False,
     uninstall: Annotated[bool, typer.Option("--uninstall", help="Remove rk's hooks (only those).")] = False,

@@ -67,7 +67,9 @@ def cmd_add(
     pinned: Annotated[bool, typer.Option("--pinned", help="Never expire as an orphan.")] = False,
     any_program: AnyProgramOpt = False,
     role: Annotated[str | None, typer.Option("--role", help="Target the window carrying this role.")] = None,
-    session: Annotated[str | None, typer.Option("--session", help="Target the pane carrying this agent session.")] = None,
+    session: Annotated[
+        str | None, typer.Option("--session", help="Target the pane carrying this agent session.")
+    ] = None,
     pane: Annotated[str | None, typer.Option("--pane", help="Target this pane id (%N).")] = None,
     wake_on: WakeOnOpt = None,
     wake_scope: WakeScopeOpt = None,
@@ -80,10 +82,23 @@ def cmd_add(
     if not prompt.strip():
         raise usage("the prompt must not be empty")
     wake = wake_from_flags(wake_on, wake_scope, wake_debounce, allow_off=False)
-    schedule = schedule_from_flags(every, idle_every, backoff, lo, hi, cron, catch_up, tz, required=wake is None,
-                                   note=env.notice, poll=env.settings().tick_interval)
+    schedule = schedule_from_flags(
+        every,
+        idle_every,
+        backoff,
+        lo,
+        hi,
+        cron,
+        catch_up,
+        tz,
+        required=wake is None,
+        note=env.notice,
+        poll=env.settings().tick_interval,
+    )
     schedule = schedule or WakeOnly()  # fires on its wake event only
-    deliver = choice("--deliver", deliver, Deliver) or Deliver.IMMEDIATE  # the defaults are written, as the original does
+    deliver = (
+        choice("--deliver", deliver, Deliver) or Deliver.IMMEDIATE
+    )  # the defaults are written, as the original does
     if_absent = choice("--if-absent", if_absent, IfAbsent) or IfAbsent.SKIP
     target = target_from_flags(role, session, pane)
     argv = tuple(respawn or ())
@@ -105,7 +120,9 @@ def cmd_add(
         except TmuxError:
             session_ref = ""
     if if_absent == IfAbsent.RESPAWN and not argv and target.kind != TargetKind.SESSION:
-        raise usage("--if-absent respawn needs --respawn on role and pane targets (only session targets have a default)")
+        raise usage(
+            "--if-absent respawn needs --respawn on role and pane targets (only session targets have a default)"
+        )
     entry = Entry(
         id="new",
         name=name if name is not None else prompt[:40],
@@ -181,7 +198,9 @@ def cmd_edit(
     wake_debounce: WakeDebounceOpt = None,
     any_program: Annotated[
         bool | None,
-        typer.Option("--any-program/--agents-only", help="Allow typing into a program that is not a known agent, or not."),
+        typer.Option(
+            "--any-program/--agents-only", help="Allow typing into a program that is not a known agent, or not."
+        ),
     ] = None,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
@@ -192,14 +211,27 @@ def cmd_edit(
     and the backoff climb. Target and creator cannot change (rm + add).
     """
     env = environment(ctx, server, as_json)
-    schedule = schedule_from_flags(every, idle_every, backoff, lo, hi, cron, catch_up, tz, required=False, note=env.notice,
-                                   poll=env.settings().tick_interval)
+    schedule = schedule_from_flags(
+        every,
+        idle_every,
+        backoff,
+        lo,
+        hi,
+        cron,
+        catch_up,
+        tz,
+        required=False,
+        note=env.notice,
+        poll=env.settings().tick_interval,
+    )
     deliver = choice("--deliver", deliver, Deliver)
     if_absent = choice("--if-absent", if_absent, IfAbsent)
     wake = wake_from_flags(wake_on, wake_scope, wake_debounce, allow_off=True)
     if all(v is None for v in (schedule, deliver, name, if_absent, respawn, wake, any_program)):
-        raise usage("nothing to edit — pass a schedule flag, --deliver, --name, --if-absent, --respawn, --wake-on, "
-                    "or --any-program/--agents-only")
+        raise usage(
+            "nothing to edit — pass a schedule flag, --deliver, --name, --if-absent, --respawn, --wake-on, "
+            "or --any-program/--agents-only"
+        )
     files = env.files()
     now = env.now()
 
@@ -266,7 +298,9 @@ def cmd_rm(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, server
 def cmd_mute(
     ctx: typer.Context,
     entry_id: IdArg,
-    for_: Annotated[str | None, typer.Option("--for", help="Mute for this long (a lease that lapses by itself).")] = None,
+    for_: Annotated[
+        str | None, typer.Option("--for", help="Mute for this long (a lease that lapses by itself).")
+    ] = None,
     off: Annotated[bool, typer.Option("--off", help="Unmute (clears the flag and any lease).")] = False,
     as_json: JsonOpt = False,
     server: ServerOpt = None,

@@ -66,7 +66,11 @@ def schedule_from_flags(
 ) -> Schedule | None:
     """The schedule the flags name (None: none given and none `required`); `note` gets
     the remarks for humans (a backoff step shorter than the ticker's `poll`)."""
-    chosen = [name for name, on in (("--every", every), ("--idle-every", idle_every), ("--backoff", backoff), ("--cron", cron)) if on]
+    chosen = [
+        name
+        for name, on in (("--every", every), ("--idle-every", idle_every), ("--backoff", backoff), ("--cron", cron))
+        if on
+    ]
     if (lo or hi) and not backoff:
         raise usage("--min/--max only apply with --backoff")
     if catch_up is not None and cron is None:
@@ -94,7 +98,9 @@ def schedule_from_flags(
         return Backoff(min=mn, max=mx)
     expr = (cron or "").strip()
     if len(expr.split()) != 5:
-        raise usage(f"--cron needs exactly 5 fields (minute hour day-of-month month day-of-week), got {len(expr.split())}")
+        raise usage(
+            f"--cron needs exactly 5 fields (minute hour day-of-month month day-of-week), got {len(expr.split())}"
+        )
     try:
         CronExpr.parse(expr)
     except CronError as exc:
@@ -146,7 +152,9 @@ def target_from_flags(role: str | None, session: str | None, pane: str | None) -
     return Target(TargetKind.PANE, value)
 
 
-def wake_from_flags(wake_on: str | None, scope: str | None, debounce: str | None, allow_off: bool) -> WakeOn | str | None:
+def wake_from_flags(
+    wake_on: str | None, scope: str | None, debounce: str | None, allow_off: bool
+) -> WakeOn | str | None:
     """WakeOn, None (not given), or WAKE_OFF (remove; edit only)."""
     if wake_on is None:
         if scope is not None or debounce is not None:

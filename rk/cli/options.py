@@ -16,15 +16,20 @@ IdArg = Annotated[str, typer.Argument(metavar="ID")]
 # The flags shared by add, edit and simulate.
 EveryOpt = Annotated[str | None, typer.Option("--every", help="Fixed interval, e.g. 5m.")]
 IdleEveryOpt = Annotated[
-    str | None, typer.Option("--idle-every", help="After this much quiet, then every this long while quiet (flat backoff).")
+    str | None,
+    typer.Option("--idle-every", help="After this much quiet, then every this long while quiet (flat backoff)."),
 ]
 BackoffOpt = Annotated[bool, typer.Option("--backoff", help="Doubling ladder from the target's last activity.")]
 MinOpt = Annotated[str | None, typer.Option("--min", help="Backoff first gap (default 60s).")]
 MaxOpt = Annotated[str | None, typer.Option("--max", help="Backoff largest gap (default 30m).")]
 CronOpt = Annotated[str | None, typer.Option("--cron", help='Five-field cron expression, e.g. "0 9 * * 1-5".')]
-CatchUpOpt = Annotated[str | None, typer.Option("--catch-up", help="'once': one late fire after a gap instead of 'missed'.")]
+CatchUpOpt = Annotated[
+    str | None, typer.Option("--catch-up", help="'once': one late fire after a gap instead of 'missed'.")
+]
 TzOpt = Annotated[str | None, typer.Option("--tz", help="IANA zone for --cron (default: the ticker's local zone).")]
-NameOpt = Annotated[str | None, typer.Option("--name", help="Display name (default: the prompt's first 40 characters).")]
+NameOpt = Annotated[
+    str | None, typer.Option("--name", help="Display name (default: the prompt's first 40 characters).")
+]
 DeliverOpt = Annotated[str | None, typer.Option("--deliver", help="immediate | when-idle | skip-if-busy")]
 IfAbsentOpt = Annotated[str | None, typer.Option("--if-absent", help="skip | notify | respawn")]
 RespawnOpt = Annotated[
@@ -42,9 +47,12 @@ WakeOnOpt = Annotated[
 ]
 AnyProgramOpt = Annotated[
     bool,
-    typer.Option("--any-program", help="Also type into a program rk does not know as an agent (a REPL, a TUI). Never a shell."),
+    typer.Option(
+        "--any-program", help="Also type into a program rk does not know as an agent (a REPL, a TUI). Never a shell."
+    ),
 ]
 WakeScopeOpt = Annotated[str | None, typer.Option("--wake-scope", help="server (the only scope).")]
 WakeDebounceOpt = Annotated[
-    str | None, typer.Option("--wake-debounce", help="Hold wake edges this long after the entry's last line (default 60s).")
+    str | None,
+    typer.Option("--wake-debounce", help="Hold wake edges this long after the entry's last line (default 60s)."),
 ]

@@ -39,8 +39,7 @@ def cmd_run(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serve
     files = env.files()
     stored(files, entry_id)  # a corrupt file or an unknown id, before the lock
     try:
-        with locked(files.lock, retry_every=0.05, retry_for=env.settings().lock_wait,
-                    on_wait=waiting_note(env, files)):
+        with locked(files.lock, retry_every=0.05, retry_for=env.settings().lock_wait, on_wait=waiting_note(env, files)):
             report = run_now(runtime, files, entry_id)
     except LockHeld as exc:
         raise CliError(busy(files.slug, exc)) from None
@@ -53,7 +52,9 @@ def cmd_run(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serve
 
 def cmd_tick(
     ctx: typer.Context,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Evaluate and print decisions; deliver and write nothing.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Evaluate and print decisions; deliver and write nothing.")
+    ] = False,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
@@ -70,7 +71,9 @@ def cmd_tick(
     if dry_run:
         for d in result.decisions:
             human.append(f"would: {d.server} {d.entry} {d.reason} {d.pane or '-'} {d.outcome}")
-    human.append(f"tick: {result.servers_swept} servers swept, {result.fires} fires, {len(result.diagnostics)} diagnostics")
+    human.append(
+        f"tick: {result.servers_swept} servers swept, {result.fires} fires, {len(result.diagnostics)} diagnostics"
+    )
     env.result(result.to_json(), human)
 
 
@@ -109,7 +112,9 @@ def cmd_ticker(
     if action == "start":
         already = ticker.read_pid(runtime.state_dir)
         if already is not None and already.alive():  # a harmless no-op, so a tmux.conf line can run it every time
-            env.result({"running": True, "pid": already.pid, "started": False}, f"ticker already running (pid {already.pid})")
+            env.result(
+                {"running": True, "pid": already.pid, "started": False}, f"ticker already running (pid {already.pid})"
+            )
             return
         argv = [sys.executable, "-m", "rk", "cron", "ticker"]
         if interval is not None:
@@ -120,16 +125,20 @@ def cmd_ticker(
             rec = ticker.start_background(runtime, argv)
         except ticker.TickerError as exc:
             raise CliError(str(exc)) from None
-        env.result({"running": True, "pid": rec.pid, "started": True},
-                   f"ticker started (pid {rec.pid}); log: {runtime.state_dir / ticker.LOG_NAME}")
+        env.result(
+            {"running": True, "pid": rec.pid, "started": True},
+            f"ticker started (pid {rec.pid}); log: {runtime.state_dir / ticker.LOG_NAME}",
+        )
         return
     if action == "stop":
         try:
             stopped = ticker.stop_background(runtime.state_dir)
         except ticker.TickerError as exc:
             raise CliError(str(exc)) from None
-        env.result({"stopped": stopped is not None, "pid": stopped.pid if stopped else 0},
-                   f"ticker stopped (pid {stopped.pid})" if stopped else "no ticker running")
+        env.result(
+            {"stopped": stopped is not None, "pid": stopped.pid if stopped else 0},
+            f"ticker stopped (pid {stopped.pid})" if stopped else "no ticker running",
+        )
         return
     found = ticker.read_pid(runtime.state_dir)
     if found is not None and found.alive():

@@ -33,13 +33,25 @@ from rk.core.entry import CreatedBy, Cron, Deliver, Entry, Target, TargetKind, W
 
 def cmd_simulate(
     ctx: typer.Context,
-    entry_id: Annotated[str | None, typer.Argument(metavar="[ID]", help="An entry of the server's file (else give schedule flags).")] = None,
-    states: Annotated[str, typer.Option("--states", help='The target pane\'s script, e.g. "0 idle; 10m active; 25m idle; 40m waiting".')] = "0 idle",
-    other: Annotated[list[str] | None, typer.Option("--other", help="Another pane's script (%2, %3, … in order), for wake_on.")] = None,
+    entry_id: Annotated[
+        str | None, typer.Argument(metavar="[ID]", help="An entry of the server's file (else give schedule flags).")
+    ] = None,
+    states: Annotated[
+        str,
+        typer.Option("--states", help='The target pane\'s script, e.g. "0 idle; 10m active; 25m idle; 40m waiting".'),
+    ] = "0 idle",
+    other: Annotated[
+        list[str] | None, typer.Option("--other", help="Another pane's script (%2, %3, … in order), for wake_on.")
+    ] = None,
     for_: Annotated[str, typer.Option("--for", help="How long to replay.")] = "2h",
     tick: Annotated[str, typer.Option("--tick", help="Poll interval.")] = "30s",
-    busy: Annotated[str, typer.Option("--busy", help="How long the target stays active after each delivery (0s: it does not react).")] = "20s",
-    start: Annotated[str | None, typer.Option("--start", help="Start instant (ISO-8601 or unix seconds; default now).")] = None,
+    busy: Annotated[
+        str,
+        typer.Option("--busy", help="How long the target stays active after each delivery (0s: it does not react)."),
+    ] = "20s",
+    start: Annotated[
+        str | None, typer.Option("--start", help="Start instant (ISO-8601 or unix seconds; default now).")
+    ] = None,
     every: EveryOpt = None,
     idle_every: IdleEveryOpt = None,
     backoff: BackoffOpt = False,
@@ -51,7 +63,9 @@ def cmd_simulate(
     deliver: DeliverOpt = None,
     wake_on: WakeOnOpt = None,
     wake_debounce: WakeDebounceOpt = None,
-    width: Annotated[int | None, typer.Option("--width", help="Columns for the drawing (default: the terminal's).")] = None,
+    width: Annotated[
+        int | None, typer.Option("--width", help="Columns for the drawing (default: the terminal's).")
+    ] = None,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
@@ -64,8 +78,9 @@ def cmd_simulate(
     from rk.core.due import cron_zone
     from rk.core.simulate import AgentModel, simulate
 
-    schedule = schedule_from_flags(every, idle_every, backoff, lo, hi, cron, catch_up, tz, required=entry_id is None,
-                                   note=env.notice)
+    schedule = schedule_from_flags(
+        every, idle_every, backoff, lo, hi, cron, catch_up, tz, required=entry_id is None, note=env.notice
+    )
     deliver = choice("--deliver", deliver, Deliver)
     wake = wake_from_flags(wake_on, None, wake_debounce, allow_off=True)
     if width is not None and not 20 <= width <= 1000:
@@ -86,7 +101,13 @@ def cmd_simulate(
         entries, _, _ = load_for_listing(env)
         base = find(entries, entry_id)
     else:
-        base = Entry(id="sim", name="simulated", schedule=schedule or WakeOnly(), target=Target(TargetKind.PANE, "%1"), payload="simulated")
+        base = Entry(
+            id="sim",
+            name="simulated",
+            schedule=schedule or WakeOnly(),
+            target=Target(TargetKind.PANE, "%1"),
+            payload="simulated",
+        )
     entry = replace(base, target=Target(TargetKind.PANE, "%1"), muted=False, muted_until=0, created_by=CreatedBy(at=t0))
     if schedule is not None:
         entry = replace(entry, schedule=schedule)
@@ -106,25 +127,50 @@ def cmd_simulate(
         raise usage(str(exc)) from None
     zone = cron_zone(entry.schedule, env.zone()) if isinstance(entry.schedule, Cron) else env.zone()
     sim = simulate(
-        [entry], start=t0, end=t0 + span, tick=step, script=script,
-        agents={"%1": AgentModel(busy_for=react)} if react else {}, zone=zone,
+        [entry],
+        start=t0,
+        end=t0 + span,
+        tick=step,
+        script=script,
+        agents={"%1": AgentModel(busy_for=react)} if react else {},
+        zone=zone,
     )
     if env.json:
-        env.result({
-            "entry": {"id": entry.id, "schedule": entry.schedule.summary, "deliver": entry.deliver or Deliver.IMMEDIATE,
-                      "wake_on": entry.wake_on is not None},
-            "start": t0, "end": t0 + span, "tick": step,
-            "states": [{"at": c.at, "pane": c.pane, "state": c.state} for c in script],
-            "events": [
-                {"at": e.at, "kind": e.kind, "reason": e.reason, "outcome": e.outcome, "pane": e.pane, "due_at": e.due_at, "rung": e.rung}
-                for e in sim.events
-            ],
-        })
+        env.result(
+            {
+                "entry": {
+                    "id": entry.id,
+                    "schedule": entry.schedule.summary,
+                    "deliver": entry.deliver or Deliver.IMMEDIATE,
+                    "wake_on": entry.wake_on is not None,
+                },
+                "start": t0,
+                "end": t0 + span,
+                "tick": step,
+                "states": [{"at": c.at, "pane": c.pane, "state": c.state} for c in script],
+                "events": [
+                    {
+                        "at": e.at,
+                        "kind": e.kind,
+                        "reason": e.reason,
+                        "outcome": e.outcome,
+                        "pane": e.pane,
+                        "due_at": e.due_at,
+                        "rung": e.rung,
+                    }
+                    for e in sim.events
+                ],
+            }
+        )
         return
     from rich.console import Console
 
     console = Console(file=env.stdout, width=width, highlight=False)
-    title = (f"{entry.id}  {entry.schedule.summary}{' +wake' if entry.wake_on else ''}  deliver {entry.deliver or Deliver.IMMEDIATE}"
-             f"  target %1{f' (answers in {react}s)' if react else ''}  over {for_} from "
-             f"{datetime.fromtimestamp(t0, zone).isoformat(timespec='minutes')}")
-    console.print(render(sim, title=title, pane="%1", others=others, start=t0, end=t0 + span, width=console.width, zone=zone))
+    title = (
+        f"{entry.id}  {entry.schedule.summary}{' +wake' if entry.wake_on else ''}  deliver {entry.deliver or Deliver.IMMEDIATE}"
+        f"  target %1{f' (answers in {react}s)' if react else ''}  over {for_} from "
+        f"{datetime.fromtimestamp(t0, zone).isoformat(timespec='minutes')}"
+    )
+    console.print(
+        render(sim, title=title, pane="%1", others=others, start=t0, end=t0 + span, width=console.width, zone=zone)
+    )

@@ -110,7 +110,9 @@ def offset_label(seconds: int) -> str:
     return "+" + format_duration(seconds)
 
 
-def render(sim: Simulation, *, title: str, pane: str, others: list[str], start: int, end: int, width: int, zone: tzinfo):
+def render(
+    sim: Simulation, *, title: str, pane: str, others: list[str], start: int, end: int, width: int, zone: tzinfo
+):
     """A rich renderable (a Group of Text lines)."""
     from rich.console import Group
     from rich.text import Text
@@ -142,9 +144,14 @@ def render(sim: Simulation, *, title: str, pane: str, others: list[str], start: 
         else:
             row.append(" ")
     lines.append(row)
-    lines.append(Text(f"one column = {format_duration(per)}; ▁ idle █ active ▆ waiting L limited d draft ? dialog "
-                      "$ shell · unknown; ▲ delivered h held s skipped-busy l skipped-limited a skipped-absent "
-                      "m missed x held-expired ! failed", style="dim"))
+    lines.append(
+        Text(
+            f"one column = {format_duration(per)}; ▁ idle █ active ▆ waiting L limited d draft ? dialog "
+            "$ shell · unknown; ▲ delivered h held s skipped-busy l skipped-limited a skipped-absent "
+            "m missed x held-expired ! failed",
+            style="dim",
+        )
+    )
     lines.append(Text(""))
     events = [ev for ev in sim.events if ev.kind in ("line", "hold")]
     i = 0
@@ -152,7 +159,12 @@ def render(sim: Simulation, *, title: str, pane: str, others: list[str], start: 
         ev = events[i]
         j = i + 1
         if ev.kind == "hold":  # a run of holds of one fire is one line
-            while j < len(events) and events[j].kind == "hold" and events[j].due_at == ev.due_at and events[j].entry == ev.entry:
+            while (
+                j < len(events)
+                and events[j].kind == "hold"
+                and events[j].due_at == ev.due_at
+                and events[j].entry == ev.entry
+            ):
                 j += 1
         when = datetime.fromtimestamp(ev.at, zone).strftime("%H:%M:%S")
         if ev.kind == "hold":

@@ -52,7 +52,9 @@ def cmd_list(ctx: typer.Context, as_json: JsonOpt = False, server: ServerOpt = N
             _flags(e, now),
             rfc3339(newest.ts, zone) if newest else "-",
         )
-    Console(file=env.stdout, soft_wrap=True, width=200 if not getattr(env.stdout, "isatty", lambda: False)() else None).print(table)
+    Console(
+        file=env.stdout, soft_wrap=True, width=200 if not getattr(env.stdout, "isatty", lambda: False)() else None
+    ).print(table)
 
 
 def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, server: ServerOpt = None) -> None:
@@ -75,12 +77,15 @@ def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serv
         f"if_absent:  {entry.if_absent or IfAbsent.SKIP}" + (f" {list(entry.respawn)}" if entry.respawn else ""),
         f"flags:      {_flags(entry, now)}",
         f"types into: {'any program but a shell (any_program)' if entry.any_program else 'agents only'}",
-        f"created:    {rfc3339(entry.created_by.at, zone)}" + (f" from {entry.created_by.pane}" if entry.created_by.pane else ""),
+        f"created:    {rfc3339(entry.created_by.at, zone)}"
+        + (f" from {entry.created_by.pane}" if entry.created_by.pane else ""),
         f"last fired: {rfc3339(rec['last_fired'], zone) if rec['last_fired'] else '-'}",
         f"payload:    {entry.payload}",
     ]
     if rec["expires_at"]:
-        lines.append(f"expires:    {rfc3339(rec['expires_at'], zone)} (target missing since {rfc3339(rec['orphaned_since'], zone)})")
+        lines.append(
+            f"expires:    {rfc3339(rec['expires_at'], zone)} (target missing since {rfc3339(rec['orphaned_since'], zone)})"
+        )
     env.result(rec, lines)
 
 
@@ -137,7 +142,11 @@ def record(entry: Entry, view: LogView, now: int) -> dict:
         "schedule_summary": entry.schedule.summary,
         "wake_on": None
         if entry.wake_on is None
-        else {"event": entry.wake_on.event, "scope": entry.wake_on.scope, "debounce": format_go(entry.wake_on.debounce)},
+        else {
+            "event": entry.wake_on.event,
+            "scope": entry.wake_on.scope,
+            "debounce": format_go(entry.wake_on.debounce),
+        },
         "target": entry.target.summary,
         "deliver": str(entry.deliver or ""),
         "if_absent": str(entry.if_absent or ""),
@@ -178,7 +187,9 @@ def cmd_log(
         return
     zone = env.zone()
     for line in lines:
-        env.out(f"{rfc3339(line.ts, zone)}  {line.entry:<6} {line.target or '-':<5} {line.reason or '-':<8} {line.outcome}")
+        env.out(
+            f"{rfc3339(line.ts, zone)}  {line.entry:<6} {line.target or '-':<5} {line.reason or '-':<8} {line.outcome}"
+        )
 
 
 def cmd_next(
@@ -205,7 +216,9 @@ def cmd_next(
     human = []
     overdue = [item for item in plan.fires if item.ts <= now]
     if overdue:
-        human.append(f"due now (since {datetime.fromtimestamp(overdue[0].ts, zone).isoformat(timespec='seconds')}); fires on the next tick")
+        human.append(
+            f"due now (since {datetime.fromtimestamp(overdue[0].ts, zone).isoformat(timespec='seconds')}); fires on the next tick"
+        )
     for item in [item for item in plan.fires if item.ts > now][:n]:
         local = datetime.fromtimestamp(item.ts, zone).isoformat(timespec="seconds")
         utc = datetime.fromtimestamp(item.ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -39,7 +39,10 @@ def cmd_role(
 
 def cmd_operator(
     ctx: typer.Context,
-    command: Annotated[str | None, typer.Option("--command", help="Agent command to run (default: settings operator_command, 'claude').")] = None,
+    command: Annotated[
+        str | None,
+        typer.Option("--command", help="Agent command to run (default: settings operator_command, 'claude')."),
+    ] = None,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
@@ -54,7 +57,9 @@ def cmd_operator(
     if not target.is_live():
         raise CliError(f"no tmux server {env.server} is running")
     try:
-        created, window = ensure_operator(target, command or settings.operator_command, home=env.environ.get("HOME", "/"))
+        created, window = ensure_operator(
+            target, command or settings.operator_command, home=env.environ.get("HOME", "/")
+        )
     except (TmuxError, ValueError) as exc:
         raise CliError(str(exc)) from None
     human = f"operator window {window} started" if created else "Operator tab already present."

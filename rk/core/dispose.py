@@ -157,7 +157,9 @@ def absent_disposition(entry: Entry, refused: str = "") -> Disposition:
     return Disposition(Act.RESPAWN)
 
 
-def dispose(fire: Fire, entry: Entry, view: LogView, now: int, rate_per_hour: int, seen: Seen | None = None) -> Disposition:
+def dispose(
+    fire: Fire, entry: Entry, view: LogView, now: int, rate_per_hour: int, seen: Seen | None = None
+) -> Disposition:
     """The disposition of one fire. `seen` is the target pane read right before
     typing (a resolved fire only): a pane that turned out to be refused is absent."""
     if not fire.pane:

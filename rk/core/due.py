@@ -129,17 +129,22 @@ def cron_verdict(entry: Entry, sched: Cron, log: LogView, now: int, local_zone: 
     return ScheduleVerdict(missed=True, occurrence=occurrence)
 
 
-def backoff_verdict(entry: Entry, sched: Backoff, log: LogView, target: TargetFact, now: int,
-                    poll: int = POLL) -> ScheduleVerdict:
+def backoff_verdict(
+    entry: Entry, sched: Backoff, log: LogView, target: TargetFact, now: int, poll: int = POLL
+) -> ScheduleVerdict:
     if not target.resolved:
         why = target.why or "no facts"
-        return ScheduleVerdict(diagnostic=Diagnostic(entry.id, Diag.ANCHOR_UNAVAILABLE, f"backoff target unresolved: {why}"))
+        return ScheduleVerdict(
+            diagnostic=Diagnostic(entry.id, Diag.ANCHOR_UNAVAILABLE, f"backoff target unresolved: {why}")
+        )
     if target.epoch <= 0:
         return ScheduleVerdict(
             diagnostic=Diagnostic(entry.id, Diag.ANCHOR_UNAVAILABLE, "target pane carries no agent-state epoch")
         )
     if target.state == "active":  # quiet means quiet: a working agent is not nudged
-        return ScheduleVerdict(diagnostic=Diagnostic(entry.id, Diag.TARGET_ACTIVE, "target is working; the ladder waits"))
+        return ScheduleVerdict(
+            diagnostic=Diagnostic(entry.id, Diag.TARGET_ACTIVE, "target is working; the ladder waits")
+        )
     lo, hi = sched.min, sched.max
     epoch = target.epoch if target.epoch <= now + poll else anchor_of(entry, log)  # an epoch from before a clock-back
     position = ladder.join_anchor(epoch, log.schedule_history(entry.id), lo, hi, poll)
@@ -147,8 +152,9 @@ def backoff_verdict(entry: Entry, sched: Backoff, log: LogView, target: TargetFa
     return ScheduleVerdict(due=now >= next_fire, due_at=next_fire, rung=position.rung + 1)
 
 
-def schedule_verdict(entry: Entry, log: LogView, target: TargetFact, now: int, local_zone: tzinfo,
-                     poll: int = POLL) -> ScheduleVerdict:
+def schedule_verdict(
+    entry: Entry, log: LogView, target: TargetFact, now: int, local_zone: tzinfo, poll: int = POLL
+) -> ScheduleVerdict:
     sched = entry.schedule
     if isinstance(sched, Every):
         return every_verdict(entry, sched, log, now)
@@ -195,7 +201,9 @@ def due(
 
     for index, entry in enumerate(entries):
         if index >= max_entries:
-            diags.append(Diagnostic(entry.id, Diag.ENTRY_CAP_EXCEEDED, f"entry #{index + 1} is past the cap of {max_entries}"))
+            diags.append(
+                Diagnostic(entry.id, Diag.ENTRY_CAP_EXCEEDED, f"entry #{index + 1} is past the cap of {max_entries}")
+            )
             continue
         if entry.is_muted(now):
             detail = "entry is muted" if entry.muted else f"entry is muted until {_stamp(entry.muted_until, zone)}"
@@ -204,8 +212,13 @@ def due(
         target = targets.get(entry.id, _NO_TARGET)
         if clock_went_back(entry, log, now, poll):
             clock_back.append(entry.id)
-            diags.append(Diagnostic(entry.id, Diag.CLOCK_BACK,
-                                    f"its newest line ({_stamp(anchor_of(entry, log), zone)}) is later than now: anchored at now"))
+            diags.append(
+                Diagnostic(
+                    entry.id,
+                    Diag.CLOCK_BACK,
+                    f"its newest line ({_stamp(anchor_of(entry, log), zone)}) is later than now: anchored at now",
+                )
+            )
             continue
 
         verdict = schedule_verdict(entry, log, target, now, zone, poll)
@@ -230,7 +243,11 @@ def due(
                 if edge == WakeVerdict.FIRE:
                     wake_due = True
                 elif edge != WakeVerdict.UNCHANGED:
-                    diags.append(Diagnostic(entry.id, Diag(edge.value), _wake_detail(edge, entry, newest.ts if newest else None, now)))
+                    diags.append(
+                        Diagnostic(
+                            entry.id, Diag(edge.value), _wake_detail(edge, entry, newest.ts if newest else None, now)
+                        )
+                    )
 
         if not (verdict.due or wake_due or verdict.missed):
             continue

@@ -486,7 +486,4 @@ def check_respawn_intent(entry: Entry) -> None:
     Not part of `decode_entry`, so hand-edited legacy files still load.
     """
     if entry.if_absent == IfAbsent.RESPAWN and not entry.respawn and entry.target.kind != TargetKind.SESSION:
-        raise EntryError(
-            "if_absent respawn requires a respawn command — only session targets have a default (resume)"
-        )
-
+        raise EntryError("if_absent respawn requires a respawn command — only session targets have a default (resume)")

@@ -25,17 +25,57 @@ LIMITED = "limited"
 #: Foreground commands that are plain shells: a payload typed there would be
 #: executed, so such a pane never receives one (tmux reports the basename of
 #: argv[0] without a login shell's leading `-`).
-SHELLS = frozenset({
-    "bash", "zsh", "fish", "sh", "dash", "ksh", "mksh", "oksh", "pdksh", "tcsh", "csh", "ash", "busybox",
-    "nu", "xonsh", "elvish", "pwsh", "yash", "osh", "ysh", "rc", "es", "ion", "murex",
-})
+SHELLS = frozenset(
+    {
+        "bash",
+        "zsh",
+        "fish",
+        "sh",
+        "dash",
+        "ksh",
+        "mksh",
+        "oksh",
+        "pdksh",
+        "tcsh",
+        "csh",
+        "ash",
+        "busybox",
+        "nu",
+        "xonsh",
+        "elvish",
+        "pwsh",
+        "yash",
+        "osh",
+        "ysh",
+        "rc",
+        "es",
+        "ion",
+        "murex",
+    }
+)
 #: Foreground commands rk knows as agent CLIs (the native binaries; an npm
 #: build may run under `node`, which the hook's recorded pid vouches for).
-AGENT_COMMANDS = frozenset({
-    "claude", "codex", "gemini", "opencode", "copilot", "kimi", "kimi-code", "agy", "antigravity",
-    "aider", "goose", "qwen", "amp", "crush", "cursor-agent", "droid", "auggie",
-})
-
+AGENT_COMMANDS = frozenset(
+    {
+        "claude",
+        "codex",
+        "gemini",
+        "opencode",
+        "copilot",
+        "kimi",
+        "kimi-code",
+        "agy",
+        "antigravity",
+        "aider",
+        "goose",
+        "qwen",
+        "amp",
+        "crush",
+        "cursor-agent",
+        "droid",
+        "auggie",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -219,8 +259,16 @@ def reconcile(
             source, reset_at = note.source, note.reset_at if state.state == LIMITED else 0
         else:
             source = Source.HOOK
-    return replace(pane, state=state.state, epoch=state.epoch, pid=state.pid, session_ref=session, kind=kind,
-                   source=str(source), reset_at=reset_at)
+    return replace(
+        pane,
+        state=state.state,
+        epoch=state.epoch,
+        pid=state.pid,
+        session_ref=session,
+        kind=kind,
+        source=str(source),
+        reset_at=reset_at,
+    )
 
 
 def session_ref_of(value: str) -> str:

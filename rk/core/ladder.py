@@ -156,8 +156,9 @@ def _walk(history: Sequence[int], lo: int, hi: int, poll: int) -> tuple[int, int
     return found if found[0] >= best[0] else best
 
 
-def _descend(gaps: Sequence[int], i: int, expect: int, count: int, lo: int, hi: int,
-             poll: int) -> tuple[int, int, bool]:
+def _descend(
+    gaps: Sequence[int], i: int, expect: int, count: int, lo: int, hi: int, poll: int
+) -> tuple[int, int, bool]:
     """Continue down the ramp from gaps[i], whose later line has rung `expect`.
     Returns (streak, rung of the oldest line counted, whether the gaps ran out)."""
     while i < len(gaps):

@@ -82,7 +82,7 @@ class Outcome:
             status = Status(word)
         except ValueError:
             return None
-        rest = text[len(word):]
+        rest = text[len(word) :]
         if rest.startswith(" (") and rest.endswith(")"):
             return Outcome(status, rest[2:-1], parenthesised=True)
         return Outcome(status, rest.removeprefix(":").strip())
@@ -99,7 +99,9 @@ def status_of(outcome: str) -> str:
     return outcome[:end]
 
 
-_RATE_COUNTED = frozenset({Status.DELIVERED, Status.FAILED, Status.NOTIFIED_ABSENT, Status.RESPAWNED, Status.RESPAWN_FAILED})
+_RATE_COUNTED = frozenset(
+    {Status.DELIVERED, Status.FAILED, Status.NOTIFIED_ABSENT, Status.RESPAWNED, Status.RESPAWN_FAILED}
+)
 
 
 @lru_cache(maxsize=4096)
@@ -132,7 +134,13 @@ class LogLine:
         )
 
     def to_dict(self) -> dict[str, object]:
-        return {"ts": self.ts, "entry": self.entry, "target": self.target, "reason": self.reason, "outcome": self.outcome}
+        return {
+            "ts": self.ts,
+            "entry": self.entry,
+            "target": self.target,
+            "reason": self.reason,
+            "outcome": self.outcome,
+        }
 
 
 _CANONICAL = re.compile(

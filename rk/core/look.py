@@ -121,7 +121,9 @@ def corrected(pane: PaneFact, fix: Correction | None, screen: Screen) -> PaneFac
         pane = replace(pane, kind=PaneKind.AGENT)
     if fix is None:
         return pane
-    return replace(pane, state=fix.state, epoch=fix.epoch, pid=fix.pid, source=str(Source.SCREEN), reset_at=fix.reset_at)
+    return replace(
+        pane, state=fix.state, epoch=fix.epoch, pid=fix.pid, source=str(Source.SCREEN), reset_at=fix.reset_at
+    )
 
 
 def seen_before_typing(pane: PaneFact, screen: Screen | None, now: int, any_program: bool = False) -> Seen:
@@ -153,5 +155,6 @@ def seen_before_typing(pane: PaneFact, screen: Screen | None, now: int, any_prog
         judged = not screen.reset_at and pane.state == "idle"
         if over or judged:
             state = "waiting" if screen.dialog else "idle"  # the limit is over; its message is old
-    return Seen(state, pane.reset_at or screen.reset_at, dialog=screen.dialog, draft=bool(screen.draft),
-                refused=refused)
+    return Seen(
+        state, pane.reset_at or screen.reset_at, dialog=screen.dialog, draft=bool(screen.draft), refused=refused
+    )

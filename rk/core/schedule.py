@@ -30,8 +30,16 @@ class Plan:
     note: str = ""
 
 
-def upcoming(entry: Entry, log: LogView, now: int, n: int, *, zone: tzinfo, target: TargetFact | None = None,
-             poll: int = ladder.POLL) -> Plan:
+def upcoming(
+    entry: Entry,
+    log: LogView,
+    now: int,
+    n: int,
+    *,
+    zone: tzinfo,
+    target: TargetFact | None = None,
+    poll: int = ladder.POLL,
+) -> Plan:
     plan = Plan()
     sched = entry.schedule
     if isinstance(sched, Every):

@@ -29,10 +29,20 @@ class Settings:
 
 #: The range each number may be set to.
 MINIMUM: dict[str, int] = {
-    "max_entries": 1, "rate_per_hour": 0, "log_max_bytes": 4096, "log_keep": 0, "tick_interval": 1,
-    "respawn_timeout": 1, "lock_wait": 0,
+    "max_entries": 1,
+    "rate_per_hour": 0,
+    "log_max_bytes": 4096,
+    "log_keep": 0,
+    "tick_interval": 1,
+    "respawn_timeout": 1,
+    "lock_wait": 0,
 }
 MAXIMUM: dict[str, int] = {
-    "max_entries": MAX_ENTRIES_HARD, "rate_per_hour": 3600, "log_max_bytes": 1 << 30, "log_keep": 1_000_000,
-    "tick_interval": 86400, "respawn_timeout": 3600, "lock_wait": 3600,
+    "max_entries": MAX_ENTRIES_HARD,
+    "rate_per_hour": 3600,
+    "log_max_bytes": 1 << 30,
+    "log_keep": 1_000_000,
+    "tick_interval": 86400,
+    "respawn_timeout": 3600,
+    "lock_wait": 3600,
 }

@@ -114,8 +114,12 @@ def _fact(pane_id: str, pane: _Pane, role: str, session: str) -> PaneFact:
 
 def _seen(pane: _Pane) -> Seen:
     """A scripted pane as the look right before typing would see it."""
-    return Seen(state=_agent_state(pane.state), draft=pane.state == DRAFT, dialog=pane.state == DIALOG,
-                refused="shell in pane" if pane.state == SHELL else "")
+    return Seen(
+        state=_agent_state(pane.state),
+        draft=pane.state == DRAFT,
+        dialog=pane.state == DIALOG,
+        refused="shell in pane" if pane.state == SHELL else "",
+    )
 
 
 def simulate(
@@ -182,11 +186,16 @@ def simulate(
             seen = _seen(current) if fire.pane and current is not None else None
             disposition = dispose(fire, entry, view, t, rate_per_hour, seen)
             if disposition.act == Act.HOLD:
-                result.events.append(Event(t, fire.entry, "hold", fire.reason, disposition.text, fire.pane, fire.due_at))
+                result.events.append(
+                    Event(t, fire.entry, "hold", fire.reason, disposition.text, fire.pane, fire.due_at)
+                )
                 continue
             outcome = disposition.text if disposition.act in (Act.LOG, Act.NOTIFY) else str(_SIMULATED[disposition.act])
-            emit(LogLine(t, fire.entry, fire.pane, fire.reason, outcome), due_at=fire.due_at,
-                 rung=fire.rung if fire.pane else 0)
+            emit(
+                LogLine(t, fire.entry, fire.pane, fire.reason, outcome),
+                due_at=fire.due_at,
+                rung=fire.rung if fire.pane else 0,
+            )
             model = agents.get(fire.pane)
             if disposition.act == Act.SEND and model is not None:
                 panes[fire.pane] = _Pane(state="active", epoch=t)

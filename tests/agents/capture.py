@@ -33,9 +33,25 @@ DRAFT = "a draft a human typed but did not send"
 PASTE3 = "line one of paste\nline two of paste\nline three"
 PASTE40 = "\n".join(f"long paste line {i:02d} with some words in it" for i in range(40))
 
-PAYLOAD_KEYS = ("source", "prompt", "error", "last_assistant_message", "notification_type", "message",
-                "tool_name", "tool_input", "status", "kind", "attempt_number", "reason", "stop_hook_active",
-                "type", "input-messages", "last-assistant-message", "thread-id")
+PAYLOAD_KEYS = (
+    "source",
+    "prompt",
+    "error",
+    "last_assistant_message",
+    "notification_type",
+    "message",
+    "tool_name",
+    "tool_input",
+    "status",
+    "kind",
+    "attempt_number",
+    "reason",
+    "stop_hook_active",
+    "type",
+    "input-messages",
+    "last-assistant-message",
+    "thread-id",
+)
 
 
 def brief(payload):
@@ -48,7 +64,11 @@ def brief(payload):
             if isinstance(v, str) and len(v) > 160:
                 v = v[:157] + "..."
             if k == "prompt" and isinstance(v, str):
-                v = v if len(v) <= 80 else f"{v[:60]}... ({len(payload[k])} chars, {payload[k].count(chr(10)) + 1} lines)"
+                v = (
+                    v
+                    if len(v) <= 80
+                    else f"{v[:60]}... ({len(payload[k])} chars, {payload[k].count(chr(10)) + 1} lines)"
+                )
             if k == "input-messages":
                 v = [m[:60] for m in v]
             out[k] = v
@@ -65,8 +85,9 @@ class Capturer:
     # -- plumbing ------------------------------------------------------------
     def start(self, suffix: str = "", width: int = 120, height: int = 40, **kw) -> AgentRun:
         root = Path(f"/tmp/rk-capture-{self.agent}{suffix}")
-        self.run = AgentRun(self.agent, width=width, height=height, root=root, launch=False,
-                            mock_port=MOCK_PORTS[self.agent], **kw)
+        self.run = AgentRun(
+            self.agent, width=width, height=height, root=root, launch=False, mock_port=MOCK_PORTS[self.agent], **kw
+        )
         self.run.launch(ansi_frames=True)
         return self.run
 
@@ -83,8 +104,10 @@ class Capturer:
         try:
             info = self.run.pane_info()
             self.report.setdefault("screens", {})[name] = {
-                "pane_title": info["pane_title"], "pane_current_command": info["pane_current_command"],
-                "alternate_on": info["alternate_on"]}
+                "pane_title": info["pane_title"],
+                "pane_current_command": info["pane_current_command"],
+                "alternate_on": info["alternate_on"],
+            }
         except Exception:
             pass
         print(f"  saved {self.agent}/{name}")
@@ -129,11 +152,18 @@ class Capturer:
         if run.agent_pid:
             p = read_proc(run.agent_pid)
             if p:
-                facts["agent"] = {"pid": p.pid, "comm": p.comm, "pgrp": p.pgrp, "tpgid": p.tpgid,
-                                  "in_foreground": p.in_foreground}
+                facts["agent"] = {
+                    "pid": p.pid,
+                    "comm": p.comm,
+                    "pgrp": p.pgrp,
+                    "tpgid": p.tpgid,
+                    "in_foreground": p.in_foreground,
+                }
         self.report.setdefault("procs", {})[label] = facts
-        print(f"  procs[{label}]: {info['pane_current_command']} alt={info['alternate_on']}"
-              f" title={info['pane_title']!r} agent={facts.get('agent')}")
+        print(
+            f"  procs[{label}]: {info['pane_current_command']} alt={info['alternate_on']}"
+            f" title={info['pane_title']!r} agent={facts.get('agent')}"
+        )
         return facts
 
     def boot(self):
@@ -212,8 +242,7 @@ class Capturer:
         self.wait_quiet(0.5, 3)
         self.save("interrupted_before_output")
         time.sleep(2.5)
-        self.scenario("esc_before_output", t, esc_ms=round((te - t) * 1000),
-                      composer_after=self.composer_text())
+        self.scenario("esc_before_output", t, esc_ms=round((te - t) * 1000), composer_after=self.composer_text())
         self.erase(len("take your time") + 2)
         self.wait_quiet(0.3, 2)
         run.mock.set_mode("slow", seconds=120, partial="I will take my time. ")
@@ -226,8 +255,7 @@ class Capturer:
         self.wait_quiet(0.5, 3)
         self.save("interrupted")
         time.sleep(2.5)
-        self.scenario("esc_after_output", t, esc_ms=round((te - t) * 1000),
-                      composer_after=self.composer_text())
+        self.scenario("esc_after_output", t, esc_ms=round((te - t) * 1000), composer_after=self.composer_text())
         self.wait_quiet(0.3, 2)
 
     def composer_text(self) -> str:
@@ -284,8 +312,13 @@ def capture_claude(out: Path, report: dict, quick: bool):
         run.wait_idle(10)
         c.wait_quiet(0.5, 3)
         c.save("after_queued_turns")
-        c.scenario("busy_queue", t, enter_queued_ms=round((tq - t) * 1000), release_ms=round((tr - t) * 1000),
-                   prompts=run.mock.prompts()[-2:])
+        c.scenario(
+            "busy_queue",
+            t,
+            enter_queued_ms=round((tq - t) * 1000),
+            release_ms=round((tr - t) * 1000),
+            prompts=run.mock.prompts()[-2:],
+        )
 
         # permission dialog -> approve
         run.mock.set_mode("tool", command="sleep 3 && touch made-by-tool.txt")
@@ -331,8 +364,12 @@ def capture_claude(out: Path, report: dict, quick: bool):
             run.esc()
 
         # API errors
-        for mode, name in (("error500", "error_500"), ("error429", "error_429"),
-                           ("error429_reset", "error_429_reset_text"), ("error529", "error_529")):
+        for mode, name in (
+            ("error500", "error_500"),
+            ("error429", "error_429"),
+            ("error429_reset", "error_429_reset_text"),
+            ("error529", "error_529"),
+        ):
             run.mock.set_mode(mode)
             t = run.submit(f"trigger {mode}")
             run.wait_hook("StopFailure", since=t, timeout=20)
@@ -344,8 +381,9 @@ def capture_claude(out: Path, report: dict, quick: bool):
         t = run.submit("trigger a mid-stream overloaded error")
         run.wait_hook("StopFailure", since=t, timeout=30)
         run.wait_idle(10)
-        c.scenario("error_529_midstream", t, mock_requests=len([r for r in run.mock.requests(main_only=True)
-                                                                 if r["t"] >= t]))
+        c.scenario(
+            "error_529_midstream", t, mock_requests=len([r for r in run.mock.requests(main_only=True) if r["t"] >= t])
+        )
         run.mock.set_mode("ok")
 
         # pastes
@@ -385,8 +423,7 @@ def capture_claude(out: Path, report: dict, quick: bool):
             t = run.submit("say hello")
             stop = run.wait_hook("Stop", since=t, timeout=20)
             n = run.wait_hook("Notification", since=t, timeout=75)
-            c.scenario("idle_prompt_notification", t,
-                       after_stop_ms=round((n["t"] - stop["t"]) * 1000))
+            c.scenario("idle_prompt_notification", t, after_stop_ms=round((n["t"] - stop["t"]) * 1000))
     finally:
         c.stop()
 
@@ -398,9 +435,11 @@ def capture_claude(out: Path, report: dict, quick: bool):
         c.stop()
 
     print("claude: subscription session (CLAUDE_CODE_OAUTH_TOKEN, offline)")
-    run = c.start(suffix="-sub", extra_env={"CLAUDE_CODE_OAUTH_TOKEN": "sk-ant-oat01-mock-token",
-                                            "CLAUDE_CODE_SUBSCRIPTION_TYPE": "max"},
-                  drop_env=("ANTHROPIC_API_KEY",))
+    run = c.start(
+        suffix="-sub",
+        extra_env={"CLAUDE_CODE_OAUTH_TOKEN": "sk-ant-oat01-mock-token", "CLAUDE_CODE_SUBSCRIPTION_TYPE": "max"},
+        drop_env=("ANTHROPIC_API_KEY",),
+    )
     try:
         c.wait_quiet(0.5, 4)
         c.save("idle_fresh_subscription")
@@ -475,8 +514,13 @@ def capture_codex(out: Path, report: dict, quick: bool):
         run.wait_idle(10)
         c.wait_quiet(0.5, 3)
         c.save("after_queued_turns")
-        c.scenario("busy_queue_tab", t, tab_ms=round((tq - t) * 1000), release_ms=round((tr - t) * 1000),
-                   prompts=run.mock.prompts()[-2:])
+        c.scenario(
+            "busy_queue_tab",
+            t,
+            tab_ms=round((tq - t) * 1000),
+            release_ms=round((tr - t) * 1000),
+            prompts=run.mock.prompts()[-2:],
+        )
 
         # Enter while busy: steers the running turn
         run.mock.set_mode("slow", seconds=4)
@@ -522,10 +566,12 @@ def capture_codex(out: Path, report: dict, quick: bool):
         c.scenario("permission_deny_esc", t, deny_ms=round((td - t) * 1000))
 
         # API errors (usage-limit last: it leaves a limit banner and a popup)
-        for mode, opts, name in (("error500", {}, "error_500"),
-                                 ("error529", {}, "error_503_capacity"),
-                                 ("error429", {"kind": "rate_limit_exceeded"}, "error_429_retry_limit"),
-                                 ("error429", {"kind": "insufficient_quota"}, "error_429_quota")):
+        for mode, opts, name in (
+            ("error500", {}, "error_500"),
+            ("error529", {}, "error_503_capacity"),
+            ("error429", {"kind": "rate_limit_exceeded"}, "error_429_retry_limit"),
+            ("error429", {"kind": "insufficient_quota"}, "error_429_quota"),
+        ):
             run.mock.set_mode(mode, **opts)
             t = run.submit(f"trigger {name}")
             run.wait_hook("PostModelRequest", since=t, timeout=20)

@@ -49,8 +49,12 @@ class Rig(ClientRig):
                 config.write_text(config.read_text().replace("disable_paste_burst = true\n", ""))
             setup = subprocess.run(
                 [sys.executable, "-m", "rk", "agent", "setup", agent, "--yes"],
-                env={**self._env(), "HOME": str(self.run.home)}, capture_output=True, text=True, timeout=60,
-                cwd=REPO, stdin=subprocess.DEVNULL,
+                env={**self._env(), "HOME": str(self.run.home)},
+                capture_output=True,
+                text=True,
+                timeout=60,
+                cwd=REPO,
+                stdin=subprocess.DEVNULL,
             )
             assert setup.returncode == 0, setup.stderr
             self.run.launch()

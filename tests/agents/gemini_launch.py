@@ -16,6 +16,7 @@ Typical use (see GEMINI.md for what each step was measured to do)::
 Everything lives under one temp dir (``g.root``): ``home/.gemini/settings.json``, ``work/`` (the
 pane's cwd), ``hook.sh`` and ``hooks.log`` (one line per hook call: ``EVENT epoch.ms {stdin json}``).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -39,8 +40,19 @@ AGENT_ENV = clean_env()
 GEMINI_BIN = os.environ.get("RK_GEMINI_BIN", "/tmp/agentcache/node_modules/.bin/gemini")
 
 #: All hook events of Gemini CLI 0.61 (HookEventName in the bundle).
-ALL_EVENTS = ("SessionStart", "SessionEnd", "BeforeAgent", "AfterAgent", "BeforeModel", "AfterModel",
-              "BeforeToolSelection", "BeforeTool", "AfterTool", "Notification", "PreCompress")
+ALL_EVENTS = (
+    "SessionStart",
+    "SessionEnd",
+    "BeforeAgent",
+    "AfterAgent",
+    "BeforeModel",
+    "AfterModel",
+    "BeforeToolSelection",
+    "BeforeTool",
+    "AfterTool",
+    "Notification",
+    "PreCompress",
+)
 #: The events `rk agent setup gemini` hooks (rk/agent/setup.py HOOKS["gemini"]).
 RK_EVENTS = ("SessionStart", "BeforeAgent", "BeforeTool", "Notification", "AfterAgent", "SessionEnd")
 
@@ -70,24 +82,32 @@ exit 0
 def base_settings() -> dict:
     """settings.json keys that make 0.61 start offline straight into the composer."""
     return {
-        "security": {"auth": {"selectedType": "gemini-api-key"},   # no auth dialog (with GEMINI_API_KEY)
-                     "folderTrust": {"enabled": False}},           # no "Do you trust this folder?" dialog
+        "security": {
+            "auth": {"selectedType": "gemini-api-key"},  # no auth dialog (with GEMINI_API_KEY)
+            "folderTrust": {"enabled": False},
+        },  # no "Do you trust this folder?" dialog
         "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
-        "privacy": {"usageStatisticsEnabled": False},              # no Clearcut usage logging
+        "privacy": {"usageStatisticsEnabled": False},  # no Clearcut usage logging
         "telemetry": {"enabled": False},
-        "ide": {"enabled": False, "hasSeenNudge": True},           # no IDE-integration nudge
+        "ide": {"enabled": False, "hasSeenNudge": True},  # no IDE-integration nudge
     }
 
 
 def hook_command(hook_sh: Path, event: str, style: str) -> str:
     if style == "rk":
         # same shape/length as rk's wrapper_command (the screen shows it while it runs)
-        return (f"/bin/sh -c '[ -n \"$TMUX_PANE\" ] || exit 0; \"{hook_sh}\" {event} 2>/dev/null || true'")
+        return f'/bin/sh -c \'[ -n "$TMUX_PANE" ] || exit 0; "{hook_sh}" {event} 2>/dev/null || true\''
     return f"{hook_sh} {event}"
 
 
-def write_home(root: Path, events=ALL_EVENTS, hook_style: str = "plain", hook_names: bool | str = False,
-               notifications: bool = True, extra: dict | None = None) -> dict:
+def write_home(
+    root: Path,
+    events=ALL_EVENTS,
+    hook_style: str = "plain",
+    hook_names: bool | str = False,
+    notifications: bool = True,
+    extra: dict | None = None,
+) -> dict:
     """Create root/home/.gemini/settings.json, root/work, root/hook.sh; return the settings."""
     root = Path(root)
     (root / "home" / ".gemini").mkdir(parents=True, exist_ok=True)
@@ -99,14 +119,14 @@ def write_home(root: Path, events=ALL_EVENTS, hook_style: str = "plain", hook_na
     hooks = {}
     for ev in events:
         h = {"type": "command", "command": hook_command(hook_sh, ev, hook_style)}
-        if hook_names:      # the screen shows `name` (else the whole command) while a hook runs
+        if hook_names:  # the screen shows `name` (else the whole command) while a hook runs
             h["name"] = hook_names if isinstance(hook_names, str) else f"log-{ev}"
         hooks[ev] = [{"hooks": [h]}]
     if hooks:
         s["hooks"] = hooks
     if not notifications:
         s["hooksConfig"] = {"notifications": False}
-    for k, v in (extra or {}).items():          # shallow-merge one level
+    for k, v in (extra or {}).items():  # shallow-merge one level
         if isinstance(v, dict) and isinstance(s.get(k), dict):
             s[k] = {**s[k], **v}
         else:
@@ -148,7 +168,7 @@ def composer(screen: str) -> tuple[str, str] | None:
     rules = [i for i, l in enumerate(lines) if RULE_RE.match(l)]
     if not rules:
         return None
-    for l in lines[rules[-1] + 1:]:
+    for l in lines[rules[-1] + 1 :]:
         m = PROMPT_RE.match(l.rstrip())
         if m:
             text = m.group(2).strip()
@@ -163,7 +183,7 @@ def composer_block(screen: str) -> str:
     if not rules:
         return ""
     out, started = [], False
-    for l in lines[rules[-1] + 1:]:
+    for l in lines[rules[-1] + 1 :]:
         if not started and PROMPT_RE.match(l.rstrip()):
             started = True
         if started:
@@ -181,13 +201,16 @@ def screen_class(screen: str) -> str:
         return "blank"
     lines = screen.splitlines()
     rules = [i for i, l in enumerate(lines) if RULE_RE.match(l)]
-    if rules and composer(screen) is not None and not any(
-            l.strip() and l.strip() != "? for shortcuts" for l in lines[:rules[-1]]):
+    if (
+        rules
+        and composer(screen) is not None
+        and not any(l.strip() and l.strip() != "? for shortcuts" for l in lines[: rules[-1]])
+    ):
         return "boot"
     if "Allow execution of" in screen or re.search(r"● 1\. Allow once", screen):
         return "tool_confirm"
     if re.search(r"● 1\. Keep trying", screen):
-        return "choice_dialog"           # quota / "high demand" dialog: waits for the human
+        return "choice_dialog"  # quota / "high demand" dialog: waits for the human
     if BUSY_RE.search(screen):
         return "busy"
     if composer(screen) is not None:
@@ -198,18 +221,34 @@ def screen_class(screen: str) -> str:
 class GeminiSession:
     """The real Gemini CLI in a private tmux server, against `base_url` (the mock)."""
 
-    def __init__(self, base_url: str | None, cols: int = 120, rows: int = 40, root: str | Path | None = None,
-                 events=ALL_EVENTS, hook_style: str = "plain", hook_names: bool | str = False,
-                 notifications: bool = True, settings_extra: dict | None = None, env: dict | None = None,
-                 truecolor: bool = True, args: tuple[str, ...] = (), binary: str = GEMINI_BIN):
+    def __init__(
+        self,
+        base_url: str | None,
+        cols: int = 120,
+        rows: int = 40,
+        root: str | Path | None = None,
+        events=ALL_EVENTS,
+        hook_style: str = "plain",
+        hook_names: bool | str = False,
+        notifications: bool = True,
+        settings_extra: dict | None = None,
+        env: dict | None = None,
+        truecolor: bool = True,
+        args: tuple[str, ...] = (),
+        binary: str = GEMINI_BIN,
+    ):
         self.root = Path(root) if root else Path(tempfile.mkdtemp(prefix="rk-gem-"))
         self._own_root = root is None
         self.base_url, self.cols, self.rows = base_url, cols, rows
         self.socket = f"rk-gem-{os.getpid()}-{next(_counter)}"
         self.settings = write_home(self.root, events, hook_style, hook_names, notifications, settings_extra)
         self.hooks_log = self.root / "hooks.log"
-        self.env = {"HOME": str(self.root / "home"), "GEMINI_API_KEY": "dummy",
-                    "TERM": "tmux-256color", "LANG": os.environ.get("LANG", "C.UTF-8")}
+        self.env = {
+            "HOME": str(self.root / "home"),
+            "GEMINI_API_KEY": "dummy",
+            "TERM": "tmux-256color",
+            "LANG": os.environ.get("LANG", "C.UTF-8"),
+        }
         if truecolor:
             self.env["COLORTERM"] = "truecolor"
         if base_url:
@@ -221,8 +260,9 @@ class GeminiSession:
 
     # -- tmux ----------------------------------------------------------------------------
     def tmux(self, *a: str, check: bool = True) -> str:
-        r = subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", *a],
-                           capture_output=True, text=True, env=AGENT_ENV)
+        r = subprocess.run(
+            ["tmux", "-L", self.socket, "-f", "/dev/null", *a], capture_output=True, text=True, env=AGENT_ENV
+        )
         if check and r.returncode:
             raise RuntimeError(f"tmux {a!r}: {r.stderr.strip()}")
         return r.stdout
@@ -232,8 +272,19 @@ class GeminiSession:
         # `exec env …`: the pane's process IS the gemini node wrapper (pane_current_command=node);
         # remain-on-exit keeps the pane so its exit status can be read.
         cmd = f"exec env {env_args} {shlex.quote(self.binary)} {' '.join(map(shlex.quote, self.args))}"
-        self.tmux("new-session", "-d", "-s", "g", "-x", str(self.cols), "-y", str(self.rows),
-                  "-c", str(self.root / "work"), "sleep 86400")   # placeholder window, replaced below
+        self.tmux(
+            "new-session",
+            "-d",
+            "-s",
+            "g",
+            "-x",
+            str(self.cols),
+            "-y",
+            str(self.rows),
+            "-c",
+            str(self.root / "work"),
+            "sleep 86400",
+        )  # placeholder window, replaced below
         self.tmux("set-option", "-g", "default-terminal", "tmux-256color")
         self.tmux("set-option", "-g", "remain-on-exit", "on")
         self.tmux("set-option", "-g", "history-limit", "5000")
@@ -259,13 +310,19 @@ class GeminiSession:
     def info(self) -> dict:
         fmt = "#{pane_current_command}\t#{pane_pid}\t#{pane_dead}\t#{pane_dead_status}\t#{cursor_x},#{cursor_y}"
         cc, pid, dead, status, cur = self.tmux("display", "-p", "-t", "g", fmt).rstrip("\n").split("\t")
-        return {"pane_current_command": cc, "pane_pid": int(pid), "dead": dead == "1",
-                "dead_status": status, "cursor": cur}
+        return {
+            "pane_current_command": cc,
+            "pane_pid": int(pid),
+            "dead": dead == "1",
+            "dead_status": status,
+            "cursor": cur,
+        }
 
     def ps_tree(self) -> str:
         """`ps -o pid,ppid,pgid,tpgid,comm` of the pane's session."""
-        r = subprocess.run(["ps", "-o", "pid,ppid,pgid,tpgid,comm,args", "-s", str(self.pane_pid)],
-                           capture_output=True, text=True)
+        r = subprocess.run(
+            ["ps", "-o", "pid,ppid,pgid,tpgid,comm,args", "-s", str(self.pane_pid)], capture_output=True, text=True
+        )
         return r.stdout
 
     # -- waiting -------------------------------------------------------------------------
@@ -274,7 +331,7 @@ class GeminiSession:
         end = time.time() + timeout
         while True:
             s = self.capture()
-            if (pred(s) if callable(pred) else re.search(pred, s, re.M)):
+            if pred(s) if callable(pred) else re.search(pred, s, re.M):
                 return s
             if time.time() > end:
                 raise TimeoutError(f"screen did not match within {timeout}s:\n{s}")
@@ -284,6 +341,7 @@ class GeminiSession:
         def ok(s):
             c = composer(s)
             return c is not None and (empty is None or (c[1] == "") == empty) and not BUSY_RE.search(s)
+
         return self.wait_for(ok, timeout)
 
     def wait_ready(self, timeout: float = 30.0, settle: float = 0.3) -> str:
@@ -301,6 +359,7 @@ class GeminiSession:
             if hooked:
                 return any(h.event == "SessionStart" for h in self.hooks())
             return bool(READY_RE.search(s))
+
         s = self.wait_for(ok, timeout)
         time.sleep(settle)
         return s
@@ -335,8 +394,13 @@ class GeminiSession:
 
     def paste(self, text: str, bracketed: bool = True) -> float:
         """load-buffer + paste-buffer (-p = bracketed paste, as a terminal would send it)."""
-        subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", "load-buffer", "-b", "rkpaste", "-"],
-                       input=text, text=True, check=True, env=AGENT_ENV)
+        subprocess.run(
+            ["tmux", "-L", self.socket, "-f", "/dev/null", "load-buffer", "-b", "rkpaste", "-"],
+            input=text,
+            text=True,
+            check=True,
+            env=AGENT_ENV,
+        )
         a = ["paste-buffer", "-d", "-b", "rkpaste", "-t", "g"]
         if bracketed:
             a.insert(1, "-p")
@@ -405,7 +469,7 @@ class GeminiSession:
                 os.kill(p, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        if sock and Path(sock).name == self.socket:      # tmux 3.3a leaves the socket file behind
+        if sock and Path(sock).name == self.socket:  # tmux 3.3a leaves the socket file behind
             Path(sock).unlink(missing_ok=True)
         if self._own_root and not keep_root:
             shutil.rmtree(self.root, ignore_errors=True)
@@ -428,7 +492,7 @@ def _alive(pid: int) -> bool:
 
 # -- fixture capture -------------------------------------------------------------------------
 
-FIXTURE_ROOT = Path("/tmp/rk-gem-fx")      # fixed, so the paths in the fixtures are stable
+FIXTURE_ROOT = Path("/tmp/rk-gem-fx")  # fixed, so the paths in the fixtures are stable
 DRAFT = "refactor the retry loop in rk/delivery.py so it backs off"
 PASTE = "first line of a pasted prompt\nsecond line of it\nthird and last line"
 
@@ -461,16 +525,28 @@ def capture_fixtures(outdir: str | Path, log=print) -> list[str]:
         return g.wait_for(lambda s: "Executing Hook" not in s and not BUSY_RE.search(s), timeout)
 
     def timeline(g: GeminiSession, t0: float, label: str) -> None:
-        evs = [f"{h.event}{'(' + h.payload.get('notification_type', '') + ')' if h.event == 'Notification' else ''}"
-               f" {h.t - t0:+.3f}" for h in g.hooks() if h.t >= t0 - 0.001]
+        evs = [
+            f"{h.event}{'(' + h.payload.get('notification_type', '') + ')' if h.event == 'Notification' else ''}"
+            f" {h.t - t0:+.3f}"
+            for h in g.hooks()
+            if h.t >= t0 - 0.001
+        ]
         log(f"  hooks after {label}: " + ", ".join(evs))
 
     def session(cols=120, rows=40, settings_extra=None, long_label=False, truecolor=True) -> GeminiSession:
         # rk's event set and command shape; name="rk" keeps the "Executing Hook: rk" label short
         # (long_label=True: no name, so the label is the whole command, as `rk agent setup` writes it today)
-        return GeminiSession(mock.base_url, cols=cols, rows=rows, root=_fresh_root(), events=RK_EVENTS,
-                             hook_style="rk", hook_names=False if long_label else "rk",
-                             settings_extra=settings_extra, truecolor=truecolor)
+        return GeminiSession(
+            mock.base_url,
+            cols=cols,
+            rows=rows,
+            root=_fresh_root(),
+            events=RK_EVENTS,
+            hook_style="rk",
+            hook_names=False if long_label else "rk",
+            settings_extra=settings_extra,
+            truecolor=truecolor,
+        )
 
     try:
         # A: boot, idle, working, idle after turn, draft, paste, tool dialog, Esc ------------
@@ -480,7 +556,7 @@ def capture_fixtures(outdir: str | Path, log=print) -> list[str]:
         g.start()
         try:
             s = g.wait_composer(30)
-            save(g, "boot", g.t_launch)                       # composer drawn, config not ready yet
+            save(g, "boot", g.t_launch)  # composer drawn, config not ready yet
             g.wait_ready()
             log(f"  ready +{time.time() - g.t_launch:.2f}s")
             no_hook_label(g)

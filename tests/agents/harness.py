@@ -49,16 +49,39 @@ CLAUDE_PKG, CLAUDE_VERSION = "@anthropic-ai/claude-code", "2.1.197"
 CODEX_PKG, CODEX_VERSION = "@openai/codex", "0.171.0"
 GEMINI_PKG, GEMINI_VERSION = "@google/gemini-cli", "0.61.0"
 OPENCODE_PKG, OPENCODE_VERSION = "opencode-ai", "1.18.33"
-PINNED = {CLAUDE_PKG: CLAUDE_VERSION, CODEX_PKG: CODEX_VERSION, GEMINI_PKG: GEMINI_VERSION,
-          OPENCODE_PKG: OPENCODE_VERSION}
+PINNED = {
+    CLAUDE_PKG: CLAUDE_VERSION,
+    CODEX_PKG: CODEX_VERSION,
+    GEMINI_PKG: GEMINI_VERSION,
+    OPENCODE_PKG: OPENCODE_VERSION,
+}
 
 # Every hook event name found in the 2.1.197 binary.
 CLAUDE_HOOK_EVENTS = (
-    "PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch", "Notification",
-    "UserPromptSubmit", "UserPromptExpansion", "SessionStart", "SessionEnd", "Stop",
-    "StopFailure", "SubagentStart", "SubagentStop", "PreCompact", "PostCompact",
-    "PermissionRequest", "PermissionDenied", "Setup", "TeammateIdle", "TaskCreated",
-    "TaskCompleted", "Elicitation", "ElicitationResult", "ConfigChange",
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PostToolBatch",
+    "Notification",
+    "UserPromptSubmit",
+    "UserPromptExpansion",
+    "SessionStart",
+    "SessionEnd",
+    "Stop",
+    "StopFailure",
+    "SubagentStart",
+    "SubagentStop",
+    "PreCompact",
+    "PostCompact",
+    "PermissionRequest",
+    "PermissionDenied",
+    "Setup",
+    "TeammateIdle",
+    "TaskCreated",
+    "TaskCompleted",
+    "Elicitation",
+    "ElicitationResult",
+    "ConfigChange",
 )
 # Hook events of codex 0.171.0: the ``<event>.command.input`` JSON schemas in
 # the native binary (hooks/src/events/*.rs), plus PreModelRequest and
@@ -66,9 +89,20 @@ CLAUDE_HOOK_EVENTS = (
 # managed-hooks requirements, and they do fire for user hooks). A made-up name
 # such as ``TurnError`` in hooks.json is accepted silently and never fires.
 CODEX_HOOK_EVENTS = (
-    "SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PermissionRequest",
-    "PostToolUse", "PreCompact", "PostCompact", "Stop", "SubagentStart", "SubagentStop",
-    "Interrupt", "PreModelRequest", "PostModelRequest",
+    "SessionStart",
+    "SessionEnd",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PermissionRequest",
+    "PostToolUse",
+    "PreCompact",
+    "PostCompact",
+    "Stop",
+    "SubagentStart",
+    "SubagentStop",
+    "Interrupt",
+    "PreModelRequest",
+    "PostModelRequest",
 )
 
 _counter = itertools.count()
@@ -118,16 +152,15 @@ def ensure_agents(root: Path | None = None) -> Path:
         root.mkdir(parents=True, exist_ok=True)
         if not (root / "package.json").exists():
             (root / "package.json").write_text('{"name": "rk-test-agents", "private": true}\n')
-        cmd = [npm, "install", "--no-audit", "--no-fund",
-               *(f"{p}@{v}" for p, v in PINNED.items())]
+        cmd = [npm, "install", "--no-audit", "--no-fund", *(f"{p}@{v}" for p, v in PINNED.items())]
         try:
             r = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=900)
         except (OSError, subprocess.TimeoutExpired) as e:
             raise AgentInstallError(f"{' '.join(cmd)} failed in {root}: {e}") from e
         if r.returncode != 0 or not _install_ok(root):
             raise AgentInstallError(
-                f"{' '.join(cmd)} failed in {root} (rc={r.returncode}):\n"
-                f"{r.stdout[-2000:]}\n{r.stderr[-4000:]}")
+                f"{' '.join(cmd)} failed in {root} (rc={r.returncode}):\n{r.stdout[-2000:]}\n{r.stderr[-4000:]}"
+            )
     return root / "node_modules" / ".bin"
 
 
@@ -137,8 +170,21 @@ def ensure_agents(root: Path | None = None) -> Path:
 
 #: Variables that would make an agent CLI think it runs headless or under CI (Gemini CLI
 #: refuses its interactive UI when CI=true or GITHUB_ACTIONS=true) or reach a real account.
-_FOREIGN = ("TMUX", "CLAUDE", "ANTHROPIC", "OPENAI", "CODEX", "GEMINI", "GOOGLE", "OPENCODE",
-            "CI_", "GITHUB_", "CONTINUOUS_INTEGRATION", "BUILD_NUMBER", "RUN_ID")
+_FOREIGN = (
+    "TMUX",
+    "CLAUDE",
+    "ANTHROPIC",
+    "OPENAI",
+    "CODEX",
+    "GEMINI",
+    "GOOGLE",
+    "OPENCODE",
+    "CI_",
+    "GITHUB_",
+    "CONTINUOUS_INTEGRATION",
+    "BUILD_NUMBER",
+    "RUN_ID",
+)
 
 
 def clean_env(extra: dict | None = None) -> dict:
@@ -160,8 +206,14 @@ class Tmux:
         self.env["TMUX_TMPDIR"] = str(self.sockdir)
 
     def run(self, *args: str, input: str | None = None, check: bool = True) -> str:
-        r = subprocess.run(["tmux", "-L", self.name, "-f", "/dev/null", *args], env=self.env,
-                           input=input, capture_output=True, text=True, timeout=20)
+        r = subprocess.run(
+            ["tmux", "-L", self.name, "-f", "/dev/null", *args],
+            env=self.env,
+            input=input,
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
         if check and r.returncode != 0:
             raise RuntimeError(f"tmux {' '.join(args)} failed: {r.stderr.strip()}")
         return r.stdout
@@ -204,8 +256,8 @@ def read_proc(pid: int) -> Proc | None:
         cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
     except OSError:
         return None
-    comm = stat[stat.index("(") + 1:stat.rindex(")")]
-    f = stat[stat.rindex(")") + 2:].split()
+    comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+    f = stat[stat.rindex(")") + 2 :].split()
     # fields after comm: state ppid pgrp session tty_nr tpgid ...
     return Proc(pid, int(f[1]), int(f[2]), int(f[3]), int(f[4]), int(f[5]), f[0], comm, cmd)
 
@@ -355,12 +407,25 @@ class AgentRun:
     process instead of typing it into ``bash``.
     """
 
-    def __init__(self, agent: str, width: int = 120, height: int = 40, root: str | Path | None = None,
-                 keep: bool = False, launch: bool = True, shell: bool = True, extra_args: Iterable[str] = (),
-                 extra_env: dict | None = None, mock_mode: dict | None = None, bin_dir: Path | None = None,
-                 term: str = "tmux-256color", ready_timeout: float = 20.0,
-                 hook_events: Iterable[str] | None = None, mock_port: int = 0,
-                 drop_env: Iterable[str] = ()):
+    def __init__(
+        self,
+        agent: str,
+        width: int = 120,
+        height: int = 40,
+        root: str | Path | None = None,
+        keep: bool = False,
+        launch: bool = True,
+        shell: bool = True,
+        extra_args: Iterable[str] = (),
+        extra_env: dict | None = None,
+        mock_mode: dict | None = None,
+        bin_dir: Path | None = None,
+        term: str = "tmux-256color",
+        ready_timeout: float = 20.0,
+        hook_events: Iterable[str] | None = None,
+        mock_port: int = 0,
+        drop_env: Iterable[str] = (),
+    ):
         if agent not in ("claude", "codex"):
             raise ValueError("agent must be 'claude' or 'codex'")
         self.agent, self.width, self.height = agent, width, height
@@ -368,8 +433,11 @@ class AgentRun:
         self.extra_args, self.extra_env = list(extra_args), dict(extra_env or {})
         self.drop_env = tuple(drop_env)
         self.ready_timeout = ready_timeout
-        self.hook_events = tuple(hook_events) if hook_events is not None else (
-            CLAUDE_HOOK_EVENTS if agent == "claude" else CODEX_HOOK_EVENTS)
+        self.hook_events = (
+            tuple(hook_events)
+            if hook_events is not None
+            else (CLAUDE_HOOK_EVENTS if agent == "claude" else CODEX_HOOK_EVENTS)
+        )
         self.bin_dir = Path(bin_dir) if bin_dir else ensure_agents()
         if root is None:
             self.root = Path(tempfile.mkdtemp(prefix=f"rk-agents-{agent}-", dir="/tmp"))
@@ -430,15 +498,19 @@ class AgentRun:
         if self.agent == "claude":
             self.api_key = "sk-ant-api03-mock-" + "0123456789abcdefghijklmnop"
             claude_json = {
-                "hasCompletedOnboarding": True, "lastOnboardingVersion": CLAUDE_VERSION,
-                "theme": "dark", "numStartups": 1,
+                "hasCompletedOnboarding": True,
+                "lastOnboardingVersion": CLAUDE_VERSION,
+                "theme": "dark",
+                "numStartups": 1,
                 "customApiKeyResponses": {"approved": [self.api_key[-20:]], "rejected": []},
-                "projects": {str(self.work): {"hasTrustDialogAccepted": True,
-                                              "hasCompletedProjectOnboarding": True}},
+                "projects": {str(self.work): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}},
             }
             (self.home / ".claude.json").write_text(json.dumps(claude_json, indent=1))
-            settings = {"hooks": {ev: [{"hooks": [{"type": "command", "command": self._hook_cmd(ev)}]}]
-                                  for ev in self.hook_events}}
+            settings = {
+                "hooks": {
+                    ev: [{"hooks": [{"type": "command", "command": self._hook_cmd(ev)}]}] for ev in self.hook_events
+                }
+            }
             (self.home / ".claude").mkdir(exist_ok=True)
             (self.home / ".claude" / "settings.json").write_text(json.dumps(settings, indent=1))
         else:
@@ -448,35 +520,47 @@ class AgentRun:
             (codex / "config.toml").write_text(
                 'model = "gpt-5"\n'
                 'model_provider = "mock"\n'
-                'check_for_update_on_startup = false\n'
-                'disable_paste_burst = true\n'
+                "check_for_update_on_startup = false\n"
+                "disable_paste_burst = true\n"
                 f'notify = ["{self.root / "notify.sh"}"]\n'
-                '\n'
+                "\n"
                 f'[projects."{self.work}"]\n'
                 'trust_level = "trusted"\n'
-                '\n'
-                '[model_providers.mock]\n'
+                "\n"
+                "[model_providers.mock]\n"
                 'name = "mock"\n'
                 f'base_url = "http://127.0.0.1:{self.mock.port}/v1"\n'
                 'wire_api = "responses"\n'
                 'env_key = "OPENAI_API_KEY"\n'
-                'request_max_retries = 0\n'
-                'stream_max_retries = 0\n')
-            hooks = {"hooks": {ev: [{"hooks": [{"type": "command", "command": self._hook_cmd(ev)}]}]
-                               for ev in self.hook_events}}
+                "request_max_retries = 0\n"
+                "stream_max_retries = 0\n"
+            )
+            hooks = {
+                "hooks": {
+                    ev: [{"hooks": [{"type": "command", "command": self._hook_cmd(ev)}]}] for ev in self.hook_events
+                }
+            }
             (codex / "hooks.json").write_text(json.dumps(hooks, indent=1))
 
     def agent_env(self) -> dict:
         env = {
-            "HOME": str(self.home), "PATH": f"{self.root / 'bin'}:{os.environ.get('PATH', '/usr/bin:/bin')}",
-            "LANG": "C.UTF-8", "PS1": "$ ", "HISTFILE": "/dev/null", "SHELL": "/bin/bash",
+            "HOME": str(self.home),
+            "PATH": f"{self.root / 'bin'}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+            "LANG": "C.UTF-8",
+            "PS1": "$ ",
+            "HISTFILE": "/dev/null",
+            "SHELL": "/bin/bash",
         }
         if self.agent == "claude":
-            env.update({
-                "ANTHROPIC_API_KEY": self.api_key, "ANTHROPIC_BASE_URL": self.mock.base_url,
-                "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-                "CLAUDE_CODE_MAX_RETRIES": "0",
-            })
+            env.update(
+                {
+                    "ANTHROPIC_API_KEY": self.api_key,
+                    "ANTHROPIC_BASE_URL": self.mock.base_url,
+                    "DISABLE_AUTOUPDATER": "1",
+                    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                    "CLAUDE_CODE_MAX_RETRIES": "0",
+                }
+            )
         else:
             env.update({"OPENAI_API_KEY": self.api_key})
         env.update(self.extra_env)
@@ -493,8 +577,19 @@ class AgentRun:
         env = self.agent_env()
         self.tmux = Tmux(self.root / "tmux", env=env)
         first = ["bash", "--norc", "--noprofile"]  # direct mode respawns the pane in launch()
-        self.tmux.run("new-session", "-d", "-s", "agents", "-x", str(self.width), "-y", str(self.height),
-                      "-c", str(self.work), *first)
+        self.tmux.run(
+            "new-session",
+            "-d",
+            "-s",
+            "agents",
+            "-x",
+            str(self.width),
+            "-y",
+            str(self.height),
+            "-c",
+            str(self.work),
+            *first,
+        )
         self.tmux.run("set-option", "-g", "default-terminal", self.term, check=False)
         self.tmux.run("set-option", "-g", "history-limit", "5000", check=False)
         info = self.tmux.run("display", "-p", "-t", "agents", "#{pane_id} #{pane_pid}").split()
@@ -537,8 +632,7 @@ class AgentRun:
     def wait_idle(self, timeout: float = 15.0) -> str:
         return self.wait_screen(self.is_idle, timeout)
 
-    def wait_ready(self, timeout: float | None = None, frame_interval: float = 0.03,
-                   ansi_frames: bool = False) -> str:
+    def wait_ready(self, timeout: float | None = None, frame_interval: float = 0.03, ansi_frames: bool = False) -> str:
         deadline = time.monotonic() + (timeout or self.ready_timeout)
         last = None
         while time.monotonic() < deadline:
@@ -554,8 +648,9 @@ class AgentRun:
                 self._note_agent_pid()
                 return s
             time.sleep(frame_interval)
-        raise TimeoutError(f"{self.agent} composer did not appear within {timeout or self.ready_timeout}s;"
-                           f" screen:\n{last}")
+        raise TimeoutError(
+            f"{self.agent} composer did not appear within {timeout or self.ready_timeout}s; screen:\n{last}"
+        )
 
     def _note_agent_pid(self) -> None:
         tree = descendants(self.pane_pid)
@@ -606,9 +701,24 @@ class AgentRun:
     def capture_both(self) -> tuple[str, str]:
         """Plain and ``-e`` captures taken in one tmux command sequence."""
         sep = f"@@RK-SPLIT-{os.getpid()}@@"
-        out = self.tmux.run("capture-pane", "-p", "-J", "-t", self.pane, ";",
-                            "display-message", "-p", sep, ";",
-                            "capture-pane", "-p", "-J", "-e", "-t", self.pane)
+        out = self.tmux.run(
+            "capture-pane",
+            "-p",
+            "-J",
+            "-t",
+            self.pane,
+            ";",
+            "display-message",
+            "-p",
+            sep,
+            ";",
+            "capture-pane",
+            "-p",
+            "-J",
+            "-e",
+            "-t",
+            self.pane,
+        )
         plain, _, ansi = out.partition(sep + "\n")
         return plain, ansi
 
@@ -621,8 +731,7 @@ class AgentRun:
             time.sleep(interval)
         raise TimeoutError(f"timed out after {timeout}s waiting for {what}; screen:\n{self.capture()}")
 
-    def wait_screen(self, pattern: str | Callable[[str], object], timeout: float = 15.0,
-                    interval: float = 0.05) -> str:
+    def wait_screen(self, pattern: str | Callable[[str], object], timeout: float = 15.0, interval: float = 0.05) -> str:
         """Poll the screen until ``pattern`` (regex, multiline) matches or the callable is truthy."""
         if callable(pattern):
             test = pattern
@@ -635,6 +744,7 @@ class AgentRun:
         def pred():
             s = self.capture()
             return s if test(s) else None
+
         return self._wait(pred, timeout, what, interval)
 
     def wait_not_screen(self, pattern: str, timeout: float = 15.0) -> str:
@@ -643,6 +753,7 @@ class AgentRun:
         def pred():
             s = self.capture()
             return s if not rx.search(s) else None
+
         return self._wait(pred, timeout, f"not /{pattern}/")
 
     def resize(self, width: int, height: int) -> None:
@@ -656,11 +767,11 @@ class AgentRun:
             evs = [e for e in evs if e.get("t") is not None and e["t"] >= since - 0.0005]
         return evs
 
-    def wait_hook(self, event: str, since: float | None = None, timeout: float = 15.0,
-                  count: int = 1) -> dict:
+    def wait_hook(self, event: str, since: float | None = None, timeout: float = 15.0, count: int = 1) -> dict:
         def pred():
             hits = [e for e in self.hooks(since) if e["event"] == event]
             return hits[count - 1] if len(hits) >= count else None
+
         return self._wait(pred, timeout, f"hook {event} x{count}", interval=0.02)
 
     def hook_timeline(self, since: float) -> list[tuple[str, float]]:
@@ -669,12 +780,22 @@ class AgentRun:
 
     # -- processes ---------------------------------------------------------------
     def pane_info(self) -> dict:
-        out = self.tmux.run("display", "-p", "-t", self.pane,
-                            "#{pane_current_command}\t#{pane_pid}\t#{pane_tty}\t#{alternate_on}\t"
-                            "#{pane_dead}\t#{pane_title}")
+        out = self.tmux.run(
+            "display",
+            "-p",
+            "-t",
+            self.pane,
+            "#{pane_current_command}\t#{pane_pid}\t#{pane_tty}\t#{alternate_on}\t#{pane_dead}\t#{pane_title}",
+        )
         cmd, pid, tty, alt, dead, title = out.rstrip("\n").split("\t", 5)
-        return {"pane_current_command": cmd, "pane_pid": int(pid), "pane_tty": tty,
-                "alternate_on": alt == "1", "pane_dead": dead == "1", "pane_title": title}
+        return {
+            "pane_current_command": cmd,
+            "pane_pid": int(pid),
+            "pane_tty": tty,
+            "alternate_on": alt == "1",
+            "pane_dead": dead == "1",
+            "pane_title": title,
+        }
 
     def proc_tree(self) -> list[Proc]:
         tree = descendants(self.pane_pid)

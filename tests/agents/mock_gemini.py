@@ -36,6 +36,7 @@ Use from Python::
 
 or as a script: ``python3 mock_gemini.py [--port N] [--mode ok] [--delay 5]`` (prints the port).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -54,31 +55,68 @@ TOOL_DONE_REPLY = "Ran the command."
 
 def _error_body(mode: str, model: str, delay: float) -> tuple[int, dict]:
     if mode == "error500":
-        return 500, {"error": {"code": 500, "status": "INTERNAL",
-                               "message": "An internal error has occurred. Please retry or report in "
-                                          "https://developers.generativeai.google/guide/troubleshooting"}}
+        return 500, {
+            "error": {
+                "code": 500,
+                "status": "INTERNAL",
+                "message": "An internal error has occurred. Please retry or report in "
+                "https://developers.generativeai.google/guide/troubleshooting",
+            }
+        }
     if mode == "error503":
-        return 503, {"error": {"code": 503, "status": "UNAVAILABLE",
-                               "message": "The model is overloaded. Please try again later."}}
+        return 503, {
+            "error": {
+                "code": 503,
+                "status": "UNAVAILABLE",
+                "message": "The model is overloaded. Please try again later.",
+            }
+        }
     per_day = mode == "error429"
-    quota_id = ("GenerateRequestsPerDayPerProjectPerModel-FreeTier" if per_day
-                else "GenerateRequestsPerMinutePerProjectPerModel-FreeTier")
+    quota_id = (
+        "GenerateRequestsPerDayPerProjectPerModel-FreeTier"
+        if per_day
+        else "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"
+    )
     limit = "50" if per_day else "2"
     retry = 32.0 if per_day else max(float(delay), 0.0)
     metric = "generativelanguage.googleapis.com/generate_content_free_tier_requests"
-    msg = ("You exceeded your current quota, please check your plan and billing details. For more "
-           "information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits. "
-           "To monitor your current usage, head to: https://ai.dev/usage?tab=rate-limit. \n"
-           f"* Quota exceeded for metric: {metric}, limit: {limit}, model: {model}\n"
-           f"Please retry in {retry:.1f}s.")
-    return 429, {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "message": msg, "details": [
-        {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [
-            {"quotaMetric": metric, "quotaId": quota_id,
-             "quotaDimensions": {"location": "global", "model": model}, "quotaValue": limit}]},
-        {"@type": "type.googleapis.com/google.rpc.Help", "links": [
-            {"description": "Learn more about Gemini API quotas",
-             "url": "https://ai.google.dev/gemini-api/docs/rate-limits"}]},
-        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{int(retry)}s"}]}}
+    msg = (
+        "You exceeded your current quota, please check your plan and billing details. For more "
+        "information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits. "
+        "To monitor your current usage, head to: https://ai.dev/usage?tab=rate-limit. \n"
+        f"* Quota exceeded for metric: {metric}, limit: {limit}, model: {model}\n"
+        f"Please retry in {retry:.1f}s."
+    )
+    return 429, {
+        "error": {
+            "code": 429,
+            "status": "RESOURCE_EXHAUSTED",
+            "message": msg,
+            "details": [
+                {
+                    "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                    "violations": [
+                        {
+                            "quotaMetric": metric,
+                            "quotaId": quota_id,
+                            "quotaDimensions": {"location": "global", "model": model},
+                            "quotaValue": limit,
+                        }
+                    ],
+                },
+                {
+                    "@type": "type.googleapis.com/google.rpc.Help",
+                    "links": [
+                        {
+                            "description": "Learn more about Gemini API quotas",
+                            "url": "https://ai.google.dev/gemini-api/docs/rate-limits",
+                        }
+                    ],
+                },
+                {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{int(retry)}s"},
+            ],
+        }
+    }
 
 
 def _fill_schema(schema: dict | None):
@@ -107,19 +145,23 @@ def _contents_summary(req: dict) -> tuple[str, bool]:
         return "", False
     parts = users[-1].get("parts") or []
     texts = [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
-    fres = [p["functionResponse"].get("name", "?") for p in parts
-            if isinstance(p, dict) and isinstance(p.get("functionResponse"), dict)]
+    fres = [
+        p["functionResponse"].get("name", "?")
+        for p in parts
+        if isinstance(p, dict) and isinstance(p.get("functionResponse"), dict)
+    ]
     if fres and not texts:
         return "[functionResponse " + ",".join(fres) + "]", True
     return "\n".join(texts), bool(fres)
 
 
 class MockGemini:
-    def __init__(self, mode: str = "ok", delay: float = 5.0, reply: str = DEFAULT_REPLY,
-                 host: str = "127.0.0.1", port: int = 0):
+    def __init__(
+        self, mode: str = "ok", delay: float = 5.0, reply: str = DEFAULT_REPLY, host: str = "127.0.0.1", port: int = 0
+    ):
         self.host, self.port = host, port
         self.mode, self.delay, self.reply = mode, float(delay), reply
-        self.tool_command = "touch x"          # what mode "tool" asks run_shell_command to run
+        self.tool_command = "touch x"  # what mode "tool" asks run_shell_command to run
         #: False: error modes fail only the main (stream) call; the CLI's JSON side calls (model
         #: router etc.) still succeed. With True the router call is retried with backoff for
         #: minutes before the main call is even tried.
@@ -131,8 +173,9 @@ class MockGemini:
         self._thread: threading.Thread | None = None
 
     # -- control -------------------------------------------------------------------------
-    def set_mode(self, mode: str, delay: float | None = None, reply: str | None = None,
-                 command: str | None = None) -> None:
+    def set_mode(
+        self, mode: str, delay: float | None = None, reply: str | None = None, command: str | None = None
+    ) -> None:
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; one of {MODES}")
         with self._lock:
@@ -153,6 +196,7 @@ class MockGemini:
 
         class Handler(_Handler):
             pass
+
         Handler.mock = mock
         self._srv = ThreadingHTTPServer((self.host, self.port), Handler)
         self._srv.daemon_threads = True
@@ -208,9 +252,16 @@ class _Handler(BaseHTTPRequestHandler):
         path = urlsplit(self.path).path
         if path == "/_mode":
             with m._lock:
-                return self._send_json(200, {"mode": m.mode, "delay": m.delay, "reply": m.reply,
-                                             "command": m.tool_command,
-                                             "errors_on_side_calls": m.errors_on_side_calls})
+                return self._send_json(
+                    200,
+                    {
+                        "mode": m.mode,
+                        "delay": m.delay,
+                        "reply": m.reply,
+                        "command": m.tool_command,
+                        "errors_on_side_calls": m.errors_on_side_calls,
+                    },
+                )
         if path == "/_requests":
             with m._lock:
                 return self._send_json(200, list(m.requests))
@@ -221,7 +272,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         try:
             self._post()
-        except (BrokenPipeError, ConnectionResetError):   # the CLI cancelled (Esc) or gave up
+        except (BrokenPipeError, ConnectionResetError):  # the CLI cancelled (Esc) or gave up
             self.close_connection = True
 
     def _post(self):
@@ -241,16 +292,32 @@ class _Handler(BaseHTTPRequestHandler):
                 m.requests.clear()
             return self._send_json(200, {})
         model = path.rsplit("/", 1)[-1].split(":", 1)[0]
-        kind = ("stream" if ":streamGenerateContent" in path else "generate" if ":generateContent" in path
-                else "count" if ":countTokens" in path else "other")
+        kind = (
+            "stream"
+            if ":streamGenerateContent" in path
+            else "generate"
+            if ":generateContent" in path
+            else "count"
+            if ":countTokens" in path
+            else "other"
+        )
         text, is_fres = _contents_summary(req)
         with m._lock:
             mode, delay, reply, tool_command = m.mode, m.delay, m.reply, m.tool_command
             gc = req.get("generationConfig") or req.get("config") or {}
-            m.requests.append({"t": round(time.time(), 3), "method": "POST", "path": self.path, "kind": kind,
-                               "mode": mode, "model": model, "last_user_text": text[-500:],
-                               "json_schema": bool(gc.get("responseJsonSchema") or gc.get("responseSchema")),
-                               "n_contents": len(req.get("contents") or [])})
+            m.requests.append(
+                {
+                    "t": round(time.time(), 3),
+                    "method": "POST",
+                    "path": self.path,
+                    "kind": kind,
+                    "mode": mode,
+                    "model": model,
+                    "last_user_text": text[-500:],
+                    "json_schema": bool(gc.get("responseJsonSchema") or gc.get("responseSchema")),
+                    "n_contents": len(req.get("contents") or []),
+                }
+            )
         if kind == "count":
             return self._send_json(200, {"totalTokens": 10})
         if kind == "other":
@@ -265,12 +332,23 @@ class _Handler(BaseHTTPRequestHandler):
         if schema and kind == "generate":
             parts = [{"text": json.dumps(_fill_schema(schema))}]
         elif mode == "tool" and not is_fres:
-            parts = [{"functionCall": {"id": "call_" + uuid.uuid4().hex[:12], "name": "run_shell_command",
-                                       "args": {"command": tool_command, "description": f"Run {tool_command}"}}}]
+            parts = [
+                {
+                    "functionCall": {
+                        "id": "call_" + uuid.uuid4().hex[:12],
+                        "name": "run_shell_command",
+                        "args": {"command": tool_command, "description": f"Run {tool_command}"},
+                    }
+                }
+            ]
         else:
             parts = [{"text": TOOL_DONE_REPLY if (mode == "tool" and is_fres) else reply}]
-        resp = {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
-                "usageMetadata": usage, "modelVersion": model, "responseId": uuid.uuid4().hex[:20]}
+        resp = {
+            "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": usage,
+            "modelVersion": model,
+            "responseId": uuid.uuid4().hex[:20],
+        }
         if kind == "generate":
             return self._send_json(200, resp)
         self.send_response(200)

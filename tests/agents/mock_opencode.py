@@ -53,7 +53,9 @@ def _text(content) -> str:
 
 
 def _marker(text: str, name: str) -> str | None:
-    m = re.search(r"mock:" + re.escape(name) + r"=(\S[^\n]*)" if name == "bash" else r"mock:" + re.escape(name) + r"=(\S+)", text)
+    m = re.search(
+        r"mock:" + re.escape(name) + r"=(\S[^\n]*)" if name == "bash" else r"mock:" + re.escape(name) + r"=(\S+)", text
+    )
     return m.group(1).strip() if m else None
 
 
@@ -84,7 +86,9 @@ class MockHandler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         if self.path.rstrip("/").endswith("/models"):
-            return self._json(200, {"object": "list", "data": [{"id": MODEL_ID, "object": "model", "owned_by": "mock"}]})
+            return self._json(
+                200, {"object": "list", "data": [{"id": MODEL_ID, "object": "model", "owned_by": "mock"}]}
+            )
         self._json(404, {"error": {"message": "mock: not found", "type": "not_found"}})
 
     def do_POST(self):
@@ -126,12 +130,16 @@ class MockHandler(BaseHTTPRequestHandler):
                     headers["retry-after-ms"] = ra
                 kind = {429: "rate_limit_exceeded", 503: "service_unavailable"}.get(code, "server_error")
                 self._log(kind="error", status=code, attempt=n, **base)
-                return self._json(code, {"error": {"message": f"mock error {code}", "type": kind, "code": kind}}, headers)
+                return self._json(
+                    code, {"error": {"message": f"mock error {code}", "type": kind, "code": kind}}, headers
+                )
 
         read = _marker(prompt, "read")
         bash = _marker(prompt, "bash")
         if read or bash:
-            name, args = ("read", {"filePath": read}) if read else ("bash", {"command": bash, "description": "Run a command"})
+            name, args = (
+                ("read", {"filePath": read}) if read else ("bash", {"command": bash, "description": "Run a command"})
+            )
             self._log(kind="tool", status=200, tool=name, args=args, **base)
             return self._answer(req, tool=(name, args))
 
@@ -146,14 +154,26 @@ class MockHandler(BaseHTTPRequestHandler):
         finish = "tool_calls" if tool else "stop"
         call = None
         if tool:
-            call = {"id": "call_" + uuid.uuid4().hex[:12], "type": "function",
-                    "function": {"name": tool[0], "arguments": json.dumps(tool[1])}}
+            call = {
+                "id": "call_" + uuid.uuid4().hex[:12],
+                "type": "function",
+                "function": {"name": tool[0], "arguments": json.dumps(tool[1])},
+            }
         if not req.get("stream"):
             msg = {"role": "assistant", "content": text or None}
             if call:
                 msg["tool_calls"] = [call]
-            return self._json(200, {"id": cid, "object": "chat.completion", "created": created, "model": model,
-                                    "choices": [{"index": 0, "message": msg, "finish_reason": finish}], "usage": usage})
+            return self._json(
+                200,
+                {
+                    "id": cid,
+                    "object": "chat.completion",
+                    "created": created,
+                    "model": model,
+                    "choices": [{"index": 0, "message": msg, "finish_reason": finish}],
+                    "usage": usage,
+                },
+            )
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")
@@ -162,8 +182,14 @@ class MockHandler(BaseHTTPRequestHandler):
         self.close_connection = True
 
         def chunk(delta: dict, finish_reason=None, **extra) -> None:
-            obj = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
-                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}], **extra}
+            obj = {
+                "id": cid,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+                **extra,
+            }
             self.wfile.write(b"data: " + json.dumps(obj).encode() + b"\n\n")
             self.wfile.flush()
 

@@ -119,16 +119,19 @@ def _openai_user_texts(req: dict) -> tuple[list[str], bool]:
         return [items], False
     items = [i for i in items or [] if isinstance(i, dict)]
     last_is_output = bool(items) and items[-1].get("type") in (
-        "function_call_output", "custom_tool_call_output", "local_shell_call_output")
-    users = [i for i in items if i.get("role") == "user"
-             and i.get("type", "message") == "message"]
+        "function_call_output",
+        "custom_tool_call_output",
+        "local_shell_call_output",
+    )
+    users = [i for i in items if i.get("role") == "user" and i.get("type", "message") == "message"]
     if not users:
         return [], last_is_output
     content = users[-1].get("content")
     if isinstance(content, str):
         return [content], last_is_output
-    texts = [p.get("text", "") for p in content or []
-             if isinstance(p, dict) and p.get("type") in ("input_text", "text")]
+    texts = [
+        p.get("text", "") for p in content or [] if isinstance(p, dict) and p.get("type") in ("input_text", "text")
+    ]
     return texts, last_is_output
 
 
@@ -298,21 +301,23 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(0.05)
 
     def _record(self, path, req, main, texts, has_result, spec, status) -> dict:
-        return self.server.state.record({
-            "t": round(time.time(), 3),
-            "method": "POST",
-            "path": self.path,
-            "flavor": self.server.state.flavor,
-            "model": req.get("model"),
-            "stream": bool(req.get("stream")),
-            "main": main,
-            "n_tools": len(req.get("tools") or []),
-            "last_user_text": _pick_prompt_text(texts),
-            "user_texts": texts,
-            "tool_result": has_result,
-            "mode": spec.get("mode"),
-            "status": status,
-        })
+        return self.server.state.record(
+            {
+                "t": round(time.time(), 3),
+                "method": "POST",
+                "path": self.path,
+                "flavor": self.server.state.flavor,
+                "model": req.get("model"),
+                "stream": bool(req.get("stream")),
+                "main": main,
+                "n_tools": len(req.get("tools") or []),
+                "last_user_text": _pick_prompt_text(texts),
+                "user_texts": texts,
+                "tool_result": has_result,
+                "mode": spec.get("mode"),
+                "status": status,
+            }
+        )
 
     # -- Anthropic Messages API ---------------------------------------------
     def _anthropic(self, req: dict, path: str):
@@ -337,8 +342,11 @@ class _Handler(BaseHTTPRequestHandler):
                 etype, msg = "overloaded_error", spec.get("message", "Overloaded")
             elif mode == "error429":
                 etype = "rate_limit_error"
-                msg = spec.get("message", "This request would exceed the rate limit for your organization "
-                                          "of 50 requests per minute. Please try again later.")
+                msg = spec.get(
+                    "message",
+                    "This request would exceed the rate limit for your organization "
+                    "of 50 requests per minute. Please try again later.",
+                )
                 headers.setdefault("retry-after", str(spec.get("retry_after", 60)))
             else:  # error429_reset
                 etype = "rate_limit_error"
@@ -351,8 +359,11 @@ class _Handler(BaseHTTPRequestHandler):
                 headers.setdefault("anthropic-ratelimit-unified-5h-utilization", "1.0")
                 headers.setdefault("anthropic-ratelimit-unified-5h-reset", str(reset))
                 headers.setdefault("anthropic-ratelimit-unified-fallback", "unavailable")
-            body = {"type": "error", "error": {"type": etype, "message": msg},
-                    "request_id": "req_mock_" + uuid.uuid4().hex[:16]}
+            body = {
+                "type": "error",
+                "error": {"type": etype, "message": msg},
+                "request_id": "req_mock_" + uuid.uuid4().hex[:16],
+            }
             try:
                 if spec.get("midstream") and req.get("stream"):
                     self._sse_open(headers)
@@ -378,18 +389,27 @@ class _Handler(BaseHTTPRequestHandler):
         text = spec.get("text") or DEFAULT_TEXT
         if mode == "tool" and has_result:
             text = spec.get("after_text", "The tool ran. Done.")
-        usage = {"input_tokens": 10, "output_tokens": 5,
-                 "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        usage = {"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
         mid = "msg_" + uuid.uuid4().hex[:24]
         model = req.get("model", "mock")
         try:
             if not req.get("stream"):
                 if mode == "slow":
                     self._wait(float(spec.get("seconds", 30)))
-                return self._json(200, {
-                    "id": mid, "type": "message", "role": "assistant", "model": model,
-                    "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
-                    "stop_sequence": None, "usage": usage}, headers)
+                return self._json(
+                    200,
+                    {
+                        "id": mid,
+                        "type": "message",
+                        "role": "assistant",
+                        "model": model,
+                        "content": [{"type": "text", "text": text}],
+                        "stop_reason": "end_turn",
+                        "stop_sequence": None,
+                        "usage": usage,
+                    },
+                    headers,
+                )
             self._sse_open(headers)
             self._anthropic_message_start(req, mid)
             index = 0
@@ -397,39 +417,91 @@ class _Handler(BaseHTTPRequestHandler):
                 self._sse("ping", {"type": "ping"})
                 if spec.get("partial"):
                     # some text streams at once, then the stream stalls
-                    self._sse("content_block_start", {"type": "content_block_start", "index": 0,
-                                                      "content_block": {"type": "text", "text": ""}})
-                    self._sse("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                                      "delta": {"type": "text_delta", "text": spec["partial"]}})
+                    self._sse(
+                        "content_block_start",
+                        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+                    )
+                    self._sse(
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": 0,
+                            "delta": {"type": "text_delta", "text": spec["partial"]},
+                        },
+                    )
                     self._sse("content_block_stop", {"type": "content_block_stop", "index": 0})
                     index = 1
                 self._wait(float(spec.get("seconds", 30)))
             if tool:
                 command = spec.get("command") or f"touch {spec.get('file', 'made-by-tool.txt')}"
-                self._sse("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {
-                    "type": "tool_use", "id": "toolu_" + uuid.uuid4().hex[:20], "name": "Bash", "input": {}}})
-                self._sse("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
-                    "type": "input_json_delta",
-                    "partial_json": json.dumps({"command": command, "description": "Create a file"})}})
+                self._sse(
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": 0,
+                        "content_block": {
+                            "type": "tool_use",
+                            "id": "toolu_" + uuid.uuid4().hex[:20],
+                            "name": "Bash",
+                            "input": {},
+                        },
+                    },
+                )
+                self._sse(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": 0,
+                        "delta": {
+                            "type": "input_json_delta",
+                            "partial_json": json.dumps({"command": command, "description": "Create a file"}),
+                        },
+                    },
+                )
             else:
-                self._sse("content_block_start", {"type": "content_block_start", "index": index,
-                                                  "content_block": {"type": "text", "text": ""}})
-                self._sse("content_block_delta", {"type": "content_block_delta", "index": index,
-                                                  "delta": {"type": "text_delta", "text": text}})
+                self._sse(
+                    "content_block_start",
+                    {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+                )
+                self._sse(
+                    "content_block_delta",
+                    {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": text}},
+                )
             self._sse("content_block_stop", {"type": "content_block_stop", "index": index})
-            self._sse("message_delta", {"type": "message_delta", "delta": {
-                "stop_reason": "tool_use" if tool else "end_turn", "stop_sequence": None},
-                "usage": {"output_tokens": 5}})
+            self._sse(
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": "tool_use" if tool else "end_turn", "stop_sequence": None},
+                    "usage": {"output_tokens": 5},
+                },
+            )
             self._sse("message_stop", {"type": "message_stop"})
         except (BrokenPipeError, ConnectionResetError):
             pass
 
     def _anthropic_message_start(self, req: dict, mid: str | None = None) -> None:
-        self._sse("message_start", {"type": "message_start", "message": {
-            "id": mid or "msg_" + uuid.uuid4().hex[:24], "type": "message", "role": "assistant",
-            "model": req.get("model", "mock"), "content": [], "stop_reason": None, "stop_sequence": None,
-            "usage": {"input_tokens": 10, "output_tokens": 1,
-                      "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}})
+        self._sse(
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": mid or "msg_" + uuid.uuid4().hex[:24],
+                    "type": "message",
+                    "role": "assistant",
+                    "model": req.get("model", "mock"),
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {
+                        "input_tokens": 10,
+                        "output_tokens": 1,
+                        "cache_creation_input_tokens": 0,
+                        "cache_read_input_tokens": 0,
+                    },
+                },
+            },
+        )
 
     # -- OpenAI Responses API ------------------------------------------------
     def _openai(self, req: dict, path: str):
@@ -451,24 +523,46 @@ class _Handler(BaseHTTPRequestHandler):
             now = int(time.time())
             resets_in = int(spec.get("resets_in", 3 * 3600))
             if mode == "error500":
-                err = {"message": spec.get("message", "The server had an error while processing your request."),
-                       "type": "server_error", "param": None, "code": "server_error"}
+                err = {
+                    "message": spec.get("message", "The server had an error while processing your request."),
+                    "type": "server_error",
+                    "param": None,
+                    "code": "server_error",
+                }
             elif mode == "error529":
-                err = {"message": spec.get("message", "The engine is currently overloaded, please try again later."),
-                       "type": "server_overloaded", "param": None, "code": "server_is_overloaded"}
+                err = {
+                    "message": spec.get("message", "The engine is currently overloaded, please try again later."),
+                    "type": "server_overloaded",
+                    "param": None,
+                    "code": "server_is_overloaded",
+                }
             else:
                 kind = spec.get("kind", "usage_limit_reached")
-                err = {"type": kind, "code": kind, "param": None,
-                       "message": spec.get("message", {
-                           "usage_limit_reached": "The usage limit has been reached",
-                           "usage_not_included": "Usage is not included in your plan",
-                           "insufficient_quota": "You exceeded your current quota, please check your plan and billing details.",
-                           "rate_limit_exceeded": "Rate limit reached for requests. Please try again in 20s.",
-                       }.get(kind, "Too many requests"))}
+                err = {
+                    "type": kind,
+                    "code": kind,
+                    "param": None,
+                    "message": spec.get(
+                        "message",
+                        {
+                            "usage_limit_reached": "The usage limit has been reached",
+                            "usage_not_included": "Usage is not included in your plan",
+                            "insufficient_quota": "You exceeded your current quota, please check your plan and billing details.",
+                            "rate_limit_exceeded": "Rate limit reached for requests. Please try again in 20s.",
+                        }.get(kind, "Too many requests"),
+                    ),
+                }
                 if kind == "usage_limit_reached":
-                    err.update({"plan_type": spec.get("plan_type", "plus"),
-                                "resets_at": now + resets_in, "resets_in_seconds": resets_in})
-                headers.setdefault("retry-after", str(spec.get("retry_after", resets_in if kind == "usage_limit_reached" else 20)))
+                    err.update(
+                        {
+                            "plan_type": spec.get("plan_type", "plus"),
+                            "resets_at": now + resets_in,
+                            "resets_in_seconds": resets_in,
+                        }
+                    )
+                headers.setdefault(
+                    "retry-after", str(spec.get("retry_after", resets_in if kind == "usage_limit_reached" else 20))
+                )
                 headers.setdefault("x-codex-primary-used-percent", "100")
                 headers.setdefault("x-codex-primary-window-minutes", "300")
                 headers.setdefault("x-codex-primary-reset-at", str(now + resets_in))
@@ -476,8 +570,10 @@ class _Handler(BaseHTTPRequestHandler):
                 if spec.get("midstream") and req.get("stream"):
                     self._sse_open(headers)
                     self._sse("response.created", {"type": "response.created", "response": {"id": rid}})
-                    self._sse("response.failed", {"type": "response.failed", "response": {
-                        "id": rid, "status": "failed", "error": err}})
+                    self._sse(
+                        "response.failed",
+                        {"type": "response.failed", "response": {"id": rid, "status": "failed", "error": err}},
+                    )
                 else:
                     self._json(codes[mode], {"error": err}, headers)
             except (BrokenPipeError, ConnectionResetError):
@@ -499,43 +595,94 @@ class _Handler(BaseHTTPRequestHandler):
             text = "Mock title"
         if mode == "tool" and has_result:
             text = spec.get("after_text", "The tool ran. Done.")
-        usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
-                 "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 15}
+        usage = {
+            "input_tokens": 10,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 5,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 15,
+        }
         try:
             self._sse_open(headers)
-            self._sse("response.created", {"type": "response.created", "response": {
-                "id": rid, "status": "in_progress", "output": []}})
+            self._sse(
+                "response.created",
+                {"type": "response.created", "response": {"id": rid, "status": "in_progress", "output": []}},
+            )
             if mode == "slow":
                 if spec.get("partial"):
                     # Codex renders streamed text a whole line at a time
-                    self._sse("response.output_item.added", {
-                        "type": "response.output_item.added", "output_index": 0, "item": {
-                            "type": "message", "id": "msg_partial", "role": "assistant",
-                            "status": "in_progress", "content": []}})
-                    self._sse("response.output_text.delta", {
-                        "type": "response.output_text.delta", "item_id": "msg_partial", "output_index": 0,
-                        "content_index": 0, "delta": spec["partial"].rstrip("\n") + "\n\n"})
+                    self._sse(
+                        "response.output_item.added",
+                        {
+                            "type": "response.output_item.added",
+                            "output_index": 0,
+                            "item": {
+                                "type": "message",
+                                "id": "msg_partial",
+                                "role": "assistant",
+                                "status": "in_progress",
+                                "content": [],
+                            },
+                        },
+                    )
+                    self._sse(
+                        "response.output_text.delta",
+                        {
+                            "type": "response.output_text.delta",
+                            "item_id": "msg_partial",
+                            "output_index": 0,
+                            "content_index": 0,
+                            "delta": spec["partial"].rstrip("\n") + "\n\n",
+                        },
+                    )
                 self._wait(float(spec.get("seconds", 30)))
             if tool:
                 command = spec.get("command") or f"touch {spec.get('file', 'made-by-tool.txt')}"
-                args = {"cmd": command, "sandbox_permissions": "require_escalated",
-                        "justification": "The mock wants to create a file outside the sandbox."}
-                item = {"type": "function_call", "id": "fc_" + uuid.uuid4().hex[:20],
-                        "call_id": "call_" + uuid.uuid4().hex[:20], "name": "exec_command",
-                        "arguments": json.dumps(args), "status": "completed"}
-                self._sse("response.output_item.done", {"type": "response.output_item.done",
-                                                        "output_index": 0, "item": item})
+                args = {
+                    "cmd": command,
+                    "sandbox_permissions": "require_escalated",
+                    "justification": "The mock wants to create a file outside the sandbox.",
+                }
+                item = {
+                    "type": "function_call",
+                    "id": "fc_" + uuid.uuid4().hex[:20],
+                    "call_id": "call_" + uuid.uuid4().hex[:20],
+                    "name": "exec_command",
+                    "arguments": json.dumps(args),
+                    "status": "completed",
+                }
+                self._sse(
+                    "response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}
+                )
             else:
                 msg_id = "msg_" + uuid.uuid4().hex[:20]
-                self._sse("response.output_text.delta", {"type": "response.output_text.delta",
-                                                         "item_id": msg_id, "output_index": 0,
-                                                         "content_index": 0, "delta": text})
-                item = {"type": "message", "id": msg_id, "role": "assistant", "status": "completed",
-                        "content": [{"type": "output_text", "text": text, "annotations": []}]}
-                self._sse("response.output_item.done", {"type": "response.output_item.done",
-                                                        "output_index": 0, "item": item})
-            self._sse("response.completed", {"type": "response.completed", "response": {
-                "id": rid, "status": "completed", "output": [], "usage": usage}})
+                self._sse(
+                    "response.output_text.delta",
+                    {
+                        "type": "response.output_text.delta",
+                        "item_id": msg_id,
+                        "output_index": 0,
+                        "content_index": 0,
+                        "delta": text,
+                    },
+                )
+                item = {
+                    "type": "message",
+                    "id": msg_id,
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": text, "annotations": []}],
+                }
+                self._sse(
+                    "response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}
+                )
+            self._sse(
+                "response.completed",
+                {
+                    "type": "response.completed",
+                    "response": {"id": rid, "status": "completed", "output": [], "usage": usage},
+                },
+            )
         except (BrokenPipeError, ConnectionResetError):
             pass
 
@@ -546,8 +693,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 def _http(url: str, method: str = "GET", body: Any = None, timeout: float = 5.0) -> Any:
     data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(url, data=data, method=method,
-                                 headers={"content-type": "application/json"})
+    req = urllib.request.Request(url, data=data, method=method, headers={"content-type": "application/json"})
     with urllib.request.urlopen(req, timeout=timeout) as r:
         return json.loads(r.read() or b"null")
 
@@ -555,9 +701,15 @@ def _http(url: str, method: str = "GET", body: Any = None, timeout: float = 5.0)
 class MockHandle:
     """A running mock: ``port``, ``base_url``, ``pid`` (None when in-thread)."""
 
-    def __init__(self, flavor: str, port: int, pid: int | None = None,
-                 server: _Server | None = None, thread: threading.Thread | None = None,
-                 proc: _subprocess.Popen | None = None):
+    def __init__(
+        self,
+        flavor: str,
+        port: int,
+        pid: int | None = None,
+        server: _Server | None = None,
+        thread: threading.Thread | None = None,
+        proc: _subprocess.Popen | None = None,
+    ):
         self.flavor, self.port, self.pid = flavor, port, pid
         self._server, self._thread, self._proc = server, thread, proc
 
@@ -609,14 +761,19 @@ class MockHandle:
         self.stop()
 
 
-def start_mock(flavor: str, port: int = 0, mode: dict | None = None,
-               subprocess: bool = False, timeout: float = 10.0) -> MockHandle:
+def start_mock(
+    flavor: str, port: int = 0, mode: dict | None = None, subprocess: bool = False, timeout: float = 10.0
+) -> MockHandle:
     """Start a mock on 127.0.0.1 (``port=0``: a free port) and wait until it answers."""
     if flavor not in FLAVORS:
         raise ValueError(f"flavor must be one of {FLAVORS}")
     if subprocess:
-        proc = _subprocess.Popen([sys.executable, os.path.abspath(__file__), flavor, str(port)],
-                                 stdout=_subprocess.PIPE, stdin=_subprocess.DEVNULL, text=True)
+        proc = _subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), flavor, str(port)],
+            stdout=_subprocess.PIPE,
+            stdin=_subprocess.DEVNULL,
+            text=True,
+        )
         line = proc.stdout.readline()
         if not line.startswith("PORT "):
             proc.kill()
@@ -658,5 +815,6 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     import signal
+
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
     sys.exit(main(sys.argv[1:]))

@@ -104,8 +104,9 @@ def opencode_config(base_url: str, permission: dict | None = None) -> dict:
                 "npm": "@ai-sdk/openai-compatible",
                 "name": "Mock",
                 "options": {"baseURL": base_url, "apiKey": "sk-mock"},
-                "models": {MODEL_ID: {"name": "Mock Model", "tool_call": True,
-                                      "limit": {"context": 200000, "output": 8192}}},
+                "models": {
+                    MODEL_ID: {"name": "Mock Model", "tool_call": True, "limit": {"context": 200000, "output": 8192}}
+                },
             }
         },
     }
@@ -128,16 +129,25 @@ def seed_config_deps(cfgdir: Path, version: str = "*") -> None:
     if not (cfgdir / "package.json").exists():
         (cfgdir / "package.json").write_text(json.dumps({"dependencies": deps}))
     if not (cfgdir / "package-lock.json").exists():
-        (cfgdir / "package-lock.json").write_text(json.dumps(
-            {"lockfileVersion": 3, "requires": True, "packages": {"": {"dependencies": deps}}}))
+        (cfgdir / "package-lock.json").write_text(
+            json.dumps({"lockfileVersion": 3, "requires": True, "packages": {"": {"dependencies": deps}}})
+        )
 
 
 class OpenCodeRun:
     """One OpenCode TUI in a private tmux server (`tmux -L rk-oc-<pid>-<n> -f /dev/null`)."""
 
-    def __init__(self, root: str | None = None, binary: str | None = None, permission: dict | None = None,
-                 extra_plugins: dict[str, str] | None = None, extra_env: dict | None = None,
-                 args: list[str] | None = None, cols: int = COLS, rows: int = ROWS):
+    def __init__(
+        self,
+        root: str | None = None,
+        binary: str | None = None,
+        permission: dict | None = None,
+        extra_plugins: dict[str, str] | None = None,
+        extra_env: dict | None = None,
+        args: list[str] | None = None,
+        cols: int = COLS,
+        rows: int = ROWS,
+    ):
         global _counter
         _counter += 1
         self.binary = binary or find_opencode()
@@ -146,8 +156,12 @@ class OpenCodeRun:
         self.root = Path(root or tempfile.mkdtemp(prefix="rk-oc-"))
         self.socket = f"rk-oc-{os.getpid()}-{_counter}"
         self.home, self.work = self.root / "home", self.root / "work"
-        self.xdg = {"XDG_CONFIG_HOME": self.home / ".config", "XDG_DATA_HOME": self.home / ".local/share",
-                    "XDG_CACHE_HOME": self.home / ".cache", "XDG_STATE_HOME": self.home / ".local/state"}
+        self.xdg = {
+            "XDG_CONFIG_HOME": self.home / ".config",
+            "XDG_DATA_HOME": self.home / ".local/share",
+            "XDG_CACHE_HOME": self.home / ".cache",
+            "XDG_STATE_HOME": self.home / ".local/state",
+        }
         self.events_path = self.root / "events.jsonl"
         self.mock_log = self.root / "mock.jsonl"
         self.permission, self.extra_plugins, self.extra_env = permission, extra_plugins or {}, extra_env or {}
@@ -172,17 +186,28 @@ class OpenCodeRun:
         self.mock = start_mock(0, str(self.mock_log))
         cfgdir = self.xdg["XDG_CONFIG_HOME"] / "opencode"
         (cfgdir / "plugins").mkdir(parents=True, exist_ok=True)
-        (cfgdir / "opencode.json").write_text(json.dumps(opencode_config(self.mock.base_url, self.permission), indent=2))
-        (cfgdir / "plugins" / "zz-event-logger.js").write_text(EVENT_LOGGER.replace("__OUT__", json.dumps(str(self.events_path))))
+        (cfgdir / "opencode.json").write_text(
+            json.dumps(opencode_config(self.mock.base_url, self.permission), indent=2)
+        )
+        (cfgdir / "plugins" / "zz-event-logger.js").write_text(
+            EVENT_LOGGER.replace("__OUT__", json.dumps(str(self.events_path)))
+        )
         for name, text in self.extra_plugins.items():
             (cfgdir / "plugins" / name).write_text(text)
         seed_config_deps(cfgdir)
-        env = {"HOME": str(self.home), **{k: str(v) for k, v in self.xdg.items()}, **OFFLINE_ENV,
-               "TERM": "xterm-256color", "COLORTERM": "truecolor", **self.extra_env}
+        env = {
+            "HOME": str(self.home),
+            **{k: str(v) for k, v in self.xdg.items()},
+            **OFFLINE_ENV,
+            "TERM": "xterm-256color",
+            "COLORTERM": "truecolor",
+            **self.extra_env,
+        }
         envargs = [f"{k}={v}" for k, v in env.items()]
         cmd = ["env", *envargs, self.binary, *self.args]
-        self._tmux("new-session", "-d", "-s", "oc", "-x", str(self.cols), "-y", str(self.rows),
-                   "-c", str(self.work), *cmd)
+        self._tmux(
+            "new-session", "-d", "-s", "oc", "-x", str(self.cols), "-y", str(self.rows), "-c", str(self.work), *cmd
+        )
         self._tmux("set-option", "-g", "remain-on-exit", "off")
         self.t_launch = time.time()
         self.pane_pid = int(self.display("#{pane_pid}"))
@@ -214,8 +239,13 @@ class OpenCodeRun:
 
     # -- tmux --------------------------------------------------------------------
     def _tmux(self, *args: str) -> str:
-        return subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", *args],
-                              check=True, capture_output=True, text=True, env=AGENT_ENV).stdout
+        return subprocess.run(
+            ["tmux", "-L", self.socket, "-f", "/dev/null", *args],
+            check=True,
+            capture_output=True,
+            text=True,
+            env=AGENT_ENV,
+        ).stdout
 
     def display(self, fmt: str) -> str:
         return self._tmux("display-message", "-p", "-t", "oc", fmt).strip()
@@ -231,8 +261,29 @@ class OpenCodeRun:
 
     def paste(self, text: str) -> None:
         """Bracketed paste, as rk delivers (load-buffer + paste-buffer -p -d)."""
-        subprocess.run(["tmux", "-L", self.socket, "load-buffer", "-b", "rkoc", "-", ";",
-                        "paste-buffer", "-p", "-d", "-b", "rkoc", "-t", "oc"], input=text, text=True, check=True, env=AGENT_ENV)
+        subprocess.run(
+            [
+                "tmux",
+                "-L",
+                self.socket,
+                "load-buffer",
+                "-b",
+                "rkoc",
+                "-",
+                ";",
+                "paste-buffer",
+                "-p",
+                "-d",
+                "-b",
+                "rkoc",
+                "-t",
+                "oc",
+            ],
+            input=text,
+            text=True,
+            check=True,
+            env=AGENT_ENV,
+        )
 
     def send_prompt(self, text: str, gap: float = 0.3) -> float:
         """Type text, wait `gap`, press Enter; returns the time of the Enter."""
@@ -274,8 +325,12 @@ class OpenCodeRun:
     # -- rk state (when rk's plugin is installed) ---------------------------------
     def rk_state(self) -> str:
         """`@rk_pane_agent_state` of the pane ("" if unset)."""
-        out = subprocess.run(["tmux", "-L", self.socket, "show-options", "-p", "-v", "-q", "-t", "oc",
-                              "@rk_pane_agent_state"], capture_output=True, text=True, env=AGENT_ENV).stdout
+        out = subprocess.run(
+            ["tmux", "-L", self.socket, "show-options", "-p", "-v", "-q", "-t", "oc", "@rk_pane_agent_state"],
+            capture_output=True,
+            text=True,
+            env=AGENT_ENV,
+        ).stdout
         return out.strip()
 
     # -- screen classes (see OPENCODE.md) ----------------------------------------
@@ -346,22 +401,31 @@ def process_tree(pid: int) -> str:
         p = todo.pop(0)
         pids.append(p)
         todo.extend(sorted(kids.get(p, [])))
-    return subprocess.run(["ps", "-o", "pid,ppid,pgid,tpgid,comm", "-p", ",".join(map(str, pids))],
-                          capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["ps", "-o", "pid,ppid,pgid,tpgid,comm", "-p", ",".join(map(str, pids))], capture_output=True, text=True
+    ).stdout
 
 
 # -- recording the screen fixtures ------------------------------------------------------
 
-SUMMARY_SKIP = NOISY_EVENTS | {"plugin.added", "catalog.updated", "reference.updated", "integration.updated",
-                               "session.diff", "session.updated", "message.updated"}
+SUMMARY_SKIP = NOISY_EVENTS | {
+    "plugin.added",
+    "catalog.updated",
+    "reference.updated",
+    "integration.updated",
+    "session.diff",
+    "session.updated",
+    "message.updated",
+}
 
 
 def _brief(e: dict) -> str:
     p, typ = e.get("p") or {}, e.get("type")
     if typ == "session.status":
         st = p.get("status") or {}
-        return f"session.status {st.get('type')}" + (f" attempt={st.get('attempt')} message={st.get('message')!r}"
-                                                     if st.get("type") == "retry" else "")
+        return f"session.status {st.get('type')}" + (
+            f" attempt={st.get('attempt')} message={st.get('message')!r}" if st.get("type") == "retry" else ""
+        )
     if typ == "session.error":
         err = p.get("error") or {}
         data = err.get("data") or {}
@@ -386,8 +450,10 @@ def record_fixtures(fixtures: str, binary: str | None = None, rk: str | None = N
     extra = {}
     if rk:
         import sys
+
         sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
         from rk.agent.setup import opencode_plugin
+
         extra["rk.js"] = opencode_plugin(rk)
     out = Path(fixtures)
     out.mkdir(parents=True, exist_ok=True)
@@ -441,8 +507,12 @@ def record_fixtures(fixtures: str, binary: str | None = None, rk: str | None = N
             time.sleep(1.0)
 
         def started(t: float) -> None:  # the reply stream has begun
-            oc.wait_event("message.part.updated", after=t, timeout=30,
-                          pred=lambda e: (e["p"].get("part") or {}).get("type") == "step-start")
+            oc.wait_event(
+                "message.part.updated",
+                after=t,
+                timeout=30,
+                pred=lambda e: (e["p"].get("part") or {}).get("type") == "step-start",
+            )
 
         scenario("launch")
         oc.wait_screen(lambda s: classify(s) == "idle", timeout=90)
@@ -520,8 +590,12 @@ def record_fixtures(fixtures: str, binary: str | None = None, rk: str | None = N
         idle_after(t)
         t = scenario("tool_running")
         prompt("run it mock:bash=sleep 5")
-        oc.wait_event("message.part.updated", after=t, timeout=30,
-                      pred=lambda e: (e["p"].get("part") or {}).get("state", {}).get("status") == "running")
+        oc.wait_event(
+            "message.part.updated",
+            after=t,
+            timeout=30,
+            pred=lambda e: (e["p"].get("part") or {}).get("state", {}).get("status") == "running",
+        )
         time.sleep(1.5)
         cap("tool_running")
         result["_process_tree"] = process_tree(oc.pane_pid)

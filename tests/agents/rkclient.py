@@ -17,8 +17,9 @@ class RkClient:
 
     `tmux_tmpdir` is the socket directory of the server (None: tmux's default)."""
 
-    def __init__(self, server: str, pane: str, state_dir: Path, tmux_tmpdir: str | None = None,
-                 home: Path | None = None) -> None:
+    def __init__(
+        self, server: str, pane: str, state_dir: Path, tmux_tmpdir: str | None = None, home: Path | None = None
+    ) -> None:
         self.server, self.pane, self.state_dir = server, pane, state_dir
         self.tmux_tmpdir, self.home = tmux_tmpdir, home
 
@@ -34,8 +35,14 @@ class RkClient:
         return env
 
     def rk(self, *args: str, now: int | None = None, check: bool = True) -> subprocess.CompletedProcess:
-        proc = subprocess.run([sys.executable, "-m", "rk", "-L", self.server, *args], env=self.env(now),
-                              capture_output=True, text=True, timeout=120, cwd=REPO)
+        proc = subprocess.run(
+            [sys.executable, "-m", "rk", "-L", self.server, *args],
+            env=self.env(now),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=REPO,
+        )
         if check and proc.returncode != 0:
             raise AssertionError(f"rk {args} failed ({proc.returncode}): {proc.stderr or proc.stdout}")
         return proc
@@ -43,7 +50,9 @@ class RkClient:
     def add(self, payload: str, *flags: str, pane: str | None = None) -> str:
         """An entry created a minute ago (so an `--every 1m` one is due now); the payload
         goes after `--`, so a leading dash is text."""
-        out = self.rk("cron", "add", *flags, "--pane", pane or self.pane, "--json", "--", payload, now=int(time.time()) - 60)
+        out = self.rk(
+            "cron", "add", *flags, "--pane", pane or self.pane, "--json", "--", payload, now=int(time.time()) - 60
+        )
         return json.loads(out.stdout)["result"]["id"]
 
     def tick(self, now: int | None = None) -> dict[str, str]:

@@ -27,6 +27,7 @@ def stale(seconds: int = 30) -> int:
 
 # -- states through a turn, and what is typed ----------------------------------------------------
 
+
 @pytest.mark.parametrize("agent", AGENTS)
 def test_a_delivered_turn_goes_active_then_idle_and_lands_once(rig, agent):
     r = rig(agent)
@@ -66,14 +67,18 @@ def test_payloads_arrive_byte_exact_and_exactly_once(rig, agent):
 
 # -- turns that end without a Stop ---------------------------------------------------------------
 
-@pytest.mark.parametrize("agent, mode, want", [
-    ("claude", "error500", "idle"),
-    ("claude", "error529", "idle"),
-    ("claude", "error429", "limited"),
-    ("codex", "error500", "idle"),
-    ("codex", "error529", "idle"),  # Codex's overload is a 503: "Selected model is at capacity"
-    ("codex", "error429", "limited"),
-])
+
+@pytest.mark.parametrize(
+    "agent, mode, want",
+    [
+        ("claude", "error500", "idle"),
+        ("claude", "error529", "idle"),
+        ("claude", "error429", "limited"),
+        ("codex", "error500", "idle"),
+        ("codex", "error529", "idle"),  # Codex's overload is a 503: "Selected model is at capacity"
+        ("codex", "error429", "limited"),
+    ],
+)
 def test_a_failed_turn_is_reported_at_once(rig, agent, mode, want):
     """Claude fires only StopFailure, Codex only a failed PostModelRequest:
     either way the pane leaves `active` the moment the turn ends."""
@@ -130,6 +135,7 @@ def test_a_permission_dialog_reads_waiting_at_once_and_is_never_answered(rig, ag
 
 # -- never into a shell, never over a draft ------------------------------------------------------
 
+
 @pytest.mark.parametrize("agent", AGENTS)
 def test_a_pane_whose_agent_exited_is_refused(rig, agent, tmp_path):
     r = rig(agent)
@@ -165,12 +171,15 @@ def test_a_humans_draft_is_left_alone(rig, agent):
 
 # -- limits ---------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("agent", AGENTS)
 def test_a_limited_agent_is_not_prompted_and_resumes_after_its_reset(rig, agent):
     extra = {}
     if agent == "claude":  # a subscription: Claude prints "You've hit your session limit · resets …"
-        extra = {"extra_env": {"CLAUDE_CODE_OAUTH_TOKEN": "sk-ant-oat01-mock-token", "CLAUDE_CODE_SUBSCRIPTION_TYPE": "max"},
-                 "drop_env": ("ANTHROPIC_API_KEY",)}
+        extra = {
+            "extra_env": {"CLAUDE_CODE_OAUTH_TOKEN": "sk-ant-oat01-mock-token", "CLAUDE_CODE_SUBSCRIPTION_TYPE": "max"},
+            "drop_env": ("ANTHROPIC_API_KEY",),
+        }
     r = rig(agent, **extra)
     r.run.mock.set_mode("error429_reset" if agent == "claude" else "error429", resets_in=3600)
     first = r.add("work on the task", "--every", "1m")
@@ -193,6 +202,7 @@ def test_a_limited_agent_is_not_prompted_and_resumes_after_its_reset(rig, agent)
     r.run.mock.set_mode("ok")
     r.rk("cron", "rm", ping)
     from datetime import datetime
+
     after = int(datetime.fromisoformat(reset.replace("Z", "+00:00")).timestamp()) + 60
     assert r.tick(now=after) == {resume: "delivered"}
     r.run.wait_hook("Stop", timeout=30)
@@ -202,15 +212,27 @@ def test_a_limited_agent_is_not_prompted_and_resumes_after_its_reset(rig, agent)
 
 # -- the operator wakes when a worker finishes --------------------------------------------------
 
+
 def test_a_workers_stop_wakes_the_operator_through_the_ticker(rig):
     operator = rig("claude")
     worker_pane = operator.run.tmux.run(
-        "new-window", "-d", "-t", "agents:", "-c", str(operator.run.work), "-P", "-F", "#{pane_id}", "bash --norc --noprofile",
+        "new-window",
+        "-d",
+        "-t",
+        "agents:",
+        "-c",
+        str(operator.run.work),
+        "-P",
+        "-F",
+        "#{pane_id}",
+        "bash --norc --noprofile",
     ).strip()
     operator.run.tmux.run("send-keys", "-t", worker_pane, "-l", "claude")
     operator.run.tmux.run("send-keys", "-t", worker_pane, "Enter")
     deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and not re.search(r"^❯", operator.run.tmux.run("capture-pane", "-p", "-t", worker_pane), re.M):
+    while time.monotonic() < deadline and not re.search(
+        r"^❯", operator.run.tmux.run("capture-pane", "-p", "-t", worker_pane), re.M
+    ):
         time.sleep(0.1)
     operator.wait_state("idle", timeout=10, pane=worker_pane)
     woke = operator.add("a worker finished: check it", "--wake-on", "agent-state-change", "--wake-debounce", "0s")

@@ -32,11 +32,21 @@ class GeminiRig(ClientRig):
         self.state_dir = root / "rk-state"
         self.mock = MockGemini(mode="ok", delay=3)
         self.mock.start()
-        self.g = GeminiSession(self.mock.base_url, root=root / "gemini", env={"RK_STATE_DIR": str(self.state_dir)},
-                               binary=str(bin_dir / "gemini"))
-        setup = subprocess.run([sys.executable, "-m", "rk", "agent", "setup", "gemini", "--yes"],
-                               env={**os.environ, "HOME": self.g.env["HOME"]}, capture_output=True, text=True,
-                               timeout=60, cwd=REPO, stdin=subprocess.DEVNULL)
+        self.g = GeminiSession(
+            self.mock.base_url,
+            root=root / "gemini",
+            env={"RK_STATE_DIR": str(self.state_dir)},
+            binary=str(bin_dir / "gemini"),
+        )
+        setup = subprocess.run(
+            [sys.executable, "-m", "rk", "agent", "setup", "gemini", "--yes"],
+            env={**os.environ, "HOME": self.g.env["HOME"]},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=REPO,
+            stdin=subprocess.DEVNULL,
+        )
         assert setup.returncode == 0, setup.stderr
         self.g.start()
         self.g.wait_ready(timeout=60)
@@ -53,8 +63,11 @@ class GeminiRig(ClientRig):
 
     def prompts(self) -> list[str]:
         """What arrived as the user's prompt (Gemini puts a <session_context> block before the first one)."""
-        return [r["last_user_text"].rpartition("</session_context>\n")[2]
-                for r in self.mock.model_requests() if r.get("kind") == "stream"]
+        return [
+            r["last_user_text"].rpartition("</session_context>\n")[2]
+            for r in self.mock.model_requests()
+            if r.get("kind") == "stream"
+        ]
 
     def close(self) -> None:
         self.g.stop()

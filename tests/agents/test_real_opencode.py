@@ -30,9 +30,12 @@ class OpenCodeRig(ClientRig):
     def __init__(self, root: Path, bin_dir: Path) -> None:
         self.state_dir = root / "rk-state"
         rk = find_rk(str(Path(sys.executable).parent / "rk"))
-        self.oc = OpenCodeRun(root=str(root / "oc"), binary=str(bin_dir / "opencode"),
-                              extra_plugins={"rk.js": opencode_plugin(rk)},
-                              extra_env={"RK_STATE_DIR": str(self.state_dir)})
+        self.oc = OpenCodeRun(
+            root=str(root / "oc"),
+            binary=str(bin_dir / "opencode"),
+            extra_plugins={"rk.js": opencode_plugin(rk)},
+            extra_env={"RK_STATE_DIR": str(self.state_dir)},
+        )
         self.oc.start()
         self.oc.wait_screen(lambda s: classify(s) == "idle", timeout=90)
         self.pane = self.oc.display("#{pane_id}")

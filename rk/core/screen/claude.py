@@ -15,7 +15,13 @@ from rk.core.screen.engine import Layout
 
 LAYOUT = Layout(
     agent="claude",
-    identify=(r"^❯( |$)", r"Claude Code v\d", r"Do you want to proceed\?", r"^ *❯ \d+\. ", r"Esc to cancel · Tab to amend"),
+    identify=(
+        r"^❯( |$)",
+        r"Claude Code v\d",
+        r"Do you want to proceed\?",
+        r"^ *❯ \d+\. ",
+        r"Esc to cancel · Tab to amend",
+    ),
     composer=r"^❯(?: (?P<text>.*))?$",
     composer_more=r"^  (?P<text>.*)$",
     composer_end=r"^─{10,}",

@@ -16,8 +16,14 @@ from rk.core.screen.engine import Layout
 
 LAYOUT = Layout(
     agent="codex",
-    identify=(r"^›( |$)", r"Ask Codex to do anything", r"tab to queue message", r"⚠ \d+ warnings? · f2 to view",
-              r"Press enter to confirm or esc to cancel", r"Would you like to (run|make|apply)"),
+    identify=(
+        r"^›( |$)",
+        r"Ask Codex to do anything",
+        r"tab to queue message",
+        r"⚠ \d+ warnings? · f2 to view",
+        r"Press enter to confirm or esc to cancel",
+        r"Would you like to (run|make|apply)",
+    ),
     composer=r"^›(?: (?!\d+\. )(?P<text>.*))?$",
     composer_more=r"^  (?P<text>.*)$",
     composer_end=r"^$",

@@ -248,14 +248,16 @@ def _text_of(layout: Layout, line: Line, m: re.Match[str]) -> str:
         return ""
     lo, hi = m.span("text")
     ink = "".join(
-        line.plain[i] for i in range(lo, hi)
+        line.plain[i]
+        for i in range(lo, hi)
         if not line.style_at(i).reverse and not layout.is_placeholder(line.style_at(i))
     )
     return ink.strip()
 
 
-def classify(text: str, layouts: Sequence[Layout], *, now: int, zone: tzinfo, since: int = 0, hint: str = "",
-             title: str = "") -> Screen:
+def classify(
+    text: str, layouts: Sequence[Layout], *, now: int, zone: tzinfo, since: int = 0, hint: str = "", title: str = ""
+) -> Screen:
     """Classify one capture. `hint` names the agent to try first (the pane's
     provider); `title` is the pane's title. A printed reset time is dated from
     `since` (when the state began, if known) or else read as the nearest such
@@ -266,7 +268,11 @@ def classify(text: str, layouts: Sequence[Layout], *, now: int, zone: tzinfo, si
         if _search(layout.rx("identify"), lines) is None:
             continue
         screen = _classify(layout, lines, Dating(now, since, zone))
-        if title and screen.state in ("idle", "limited", "") and any(rx.search(title) for rx in layout.rx("title_busy")):
+        if (
+            title
+            and screen.state in ("idle", "limited", "")
+            and any(rx.search(title) for rx in layout.rx("title_busy"))
+        ):
             return Screen(layout.agent, "active", screen.draft, 0, f"title: {title}")
         if title and screen.state in ("idle", "") and any(rx.search(title) for rx in layout.rx("title_dialog")):
             return Screen(layout.agent, "waiting", "", 0, f"title: {title}", dialog=True)
@@ -321,14 +327,14 @@ def _classify(layout: Layout, lines: list[Line], dating: Dating) -> Screen:
         # no composer: a dialog replaced it. The last turn's result may be a
         # limit (the dialog then offers what to do about it).
         dialog = _search(layout.rx("dialog"), lines[-25:])
-        limit = _limit(layout, lines[_turn_start(layout, lines, len(lines)):], dating)
+        limit = _limit(layout, lines[_turn_start(layout, lines, len(lines)) :], dating)
         if limit is not None:
             return Screen(layout.agent, "limited", "", limit[1], limit[0], dialog=dialog is not None)
         if dialog is not None:
             return Screen(layout.agent, "waiting", "", 0, dialog.plain.strip(), dialog=True)
         return Screen(layout.agent)
     index, draft = found
-    block = lines[_turn_start(layout, lines, index):index]
+    block = lines[_turn_start(layout, lines, index) : index]
     below = lines[index + 1 :]
     busy = _search(layout.rx("working"), [*block, *below])
     if busy is not None:

@@ -14,14 +14,26 @@ from rk.core.screen.engine import Layout
 
 LAYOUT = Layout(
     agent="gemini",
-    identify=(r"Type your message or @path/to/file", r"Shift\+Tab to accept edits", r"workspace \(/directory\)",
-              r"\(esc to cancel, \d+[smh]", r"Allow execution of \[", r"^│ ● \d+\. "),
+    identify=(
+        r"Type your message or @path/to/file",
+        r"Shift\+Tab to accept edits",
+        r"workspace \(/directory\)",
+        r"\(esc to cancel, \d+[smh]",
+        r"Allow execution of \[",
+        r"^│ ● \d+\. ",
+    ),
     composer=r"^ > (?P<text>.*)$",
     composer_more=r"^   (?P<text>.*)$",
     composer_end=r"^(▀{10,})?$",  # a blank band in 256 colours
     turn_start=r"^ > \S",
     working=(r"\(esc to cancel, \d+", r"^ [\u2801-\u28ff] \S"),
-    dialog=(r"Allow execution of", r"^│ ● \d+\. ", r"Apply this change\?", r"Do you want to proceed", r"Allow (once|for this session)"),
+    dialog=(
+        r"Allow execution of",
+        r"^│ ● \d+\. ",
+        r"Apply this change\?",
+        r"Do you want to proceed",
+        r"Allow (once|for this session)",
+    ),
     limit=(
         r"(?i)usage limit reached",
         r"(?i)quota (exceeded|exhausted)",

@@ -16,7 +16,13 @@ from rk.core.screen.engine import Layout
 
 LAYOUT = Layout(
     agent="opencode",
-    identify=(r"ctrl\+p commands", r"^\s*╹▀{10,}", r"△ Permission required", r"esc (again to )?interrupt\b", r"tab agents"),
+    identify=(
+        r"ctrl\+p commands",
+        r"^\s*╹▀{10,}",
+        r"△ Permission required",
+        r"esc (again to )?interrupt\b",
+        r"tab agents",
+    ),
     composer=r"^\s*┃(?:  (?P<text>.*))?$",
     composer_end=r"^\s*╹▀{10,}",
     composer_block=True,

@@ -18,13 +18,28 @@ from rk.core.cronexpr import CronError, zone_for
 
 #: Zone abbreviations agents print, to IANA zones.
 ABBREVIATIONS = {
-    "UTC": "UTC", "GMT": "UTC", "Z": "UTC",
-    "PST": "America/Los_Angeles", "PDT": "America/Los_Angeles", "PT": "America/Los_Angeles",
-    "MST": "America/Denver", "MDT": "America/Denver", "MT": "America/Denver",
-    "CST": "America/Chicago", "CDT": "America/Chicago", "CT": "America/Chicago",
-    "EST": "America/New_York", "EDT": "America/New_York", "ET": "America/New_York",
-    "BST": "Europe/London", "CET": "Europe/Berlin", "CEST": "Europe/Berlin",
-    "JST": "Asia/Tokyo", "IST": "Asia/Kolkata", "AEST": "Australia/Sydney", "AEDT": "Australia/Sydney",
+    "UTC": "UTC",
+    "GMT": "UTC",
+    "Z": "UTC",
+    "PST": "America/Los_Angeles",
+    "PDT": "America/Los_Angeles",
+    "PT": "America/Los_Angeles",
+    "MST": "America/Denver",
+    "MDT": "America/Denver",
+    "MT": "America/Denver",
+    "CST": "America/Chicago",
+    "CDT": "America/Chicago",
+    "CT": "America/Chicago",
+    "EST": "America/New_York",
+    "EDT": "America/New_York",
+    "ET": "America/New_York",
+    "BST": "Europe/London",
+    "CET": "Europe/Berlin",
+    "CEST": "Europe/Berlin",
+    "JST": "Asia/Tokyo",
+    "IST": "Asia/Kolkata",
+    "AEST": "Australia/Sydney",
+    "AEDT": "Australia/Sydney",
 }
 
 _UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
