@@ -29,15 +29,17 @@ demo: $(STAMP)
 # (the core imports nothing of the shell; the hook path stays light).
 lint: $(STAMP)
 	$(BIN)/ruff check rk tests bench demo
+	$(BIN)/ruff format --check rk tests bench demo
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
 test: lint
 	$(BIN)/python -m pytest -q $(ARGS)
 
-# The pure suite: no tmux server, no subprocess, no long property runs.
+# The pure core's suite in seconds: no tmux server, no CLI, no processes, no long
+# property runs (those are marked tmux, shell and slow; make test runs them all).
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m 'not tmux and not slow' $(ARGS)
+	$(BIN)/python -m pytest -q -m 'not tmux and not shell and not slow and not agents' $(ARGS)
 
 # The real Claude Code, Codex, Gemini CLI and OpenCode, offline against local mocks of their
 # model APIs (installed by npm into ~/.cache/rk-test-agents; an install that

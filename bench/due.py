@@ -395,7 +395,7 @@ def bench_due(runs50: int, runs1000: int) -> None:
     ]:
         ms, info = time_due(n, now, runs)
         print(
-            f"   {n:>8} {100:>6} {info['log lines']:>10} {ms:>10.2f} {info['min ms']:>7.2f} {'< %g' % target:>9}  {ok(ms < target):7}  "
+            f"   {n:>8} {100:>6} {info['log lines']:>10} {ms:>10.2f} {info['min ms']:>7.2f} {f'< {target:g}':>9}  {ok(ms < target):7}  "
             f"({info['fires']}/{info['absent']}/{info['missed']}/{info['diags']}){label}"
         )
 

@@ -39,7 +39,7 @@ def trial(sb: Sandbox, server, n: int, delay: float) -> tuple[int, list[str], st
     out.write_text("")
     pane = server.run("list-panes", "-t", "main", "-F", "#{pane_id}").split()[0]
     server.run("respawn-pane", "-k", "-t", pane, f"exec cat > {out}")
-    wait_for(lambda: server.display(pane, "#{pane_current_command}") == "cat", 5, what="cat")
+    wait_for(lambda pane=pane: server.display(pane, "#{pane_current_command}") == "cat", 5, what="cat")
     payload = f"trial {n} status?"
     base = T0 + 7200 * n  # an hour apart: the per-target rate cap (30 an hour) never bites
     added = sb.rk_json(
@@ -90,7 +90,7 @@ def calibrate(sb: Sandbox, server) -> float:
         out = sb.tmp / f"calibrate-{n}.txt"
         pane = server.run("list-panes", "-t", "main", "-F", "#{pane_id}").split()[0]
         server.run("respawn-pane", "-k", "-t", pane, f"exec cat > {out}")
-        wait_for(lambda: server.display(pane, "#{pane_current_command}") == "cat", 5, what="cat")
+        wait_for(lambda pane=pane: server.display(pane, "#{pane_current_command}") == "cat", 5, what="cat")
         added = sb.rk_json(
             "cron",
             "add",

@@ -597,7 +597,7 @@ def part_b(args) -> None:
             )
             samples, writes = [], []
             for _ in range(args.wake_samples):
-                ok, msg = rig.flip("active")
+                _ok, _msg = rig.flip("active")
                 wait_for(
                     lambda: f"{rig.worker}=active" in rig.cursor_fp(state_a, eid),
                     10,

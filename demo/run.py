@@ -218,7 +218,7 @@ def narrate(env: dict, kinds: dict[str, str], minimum: float, maximum: float) ->
         elapsed = time.monotonic() - start
         while script and elapsed >= script[0][0]:
             human(script.pop(0)[1], panes()["worker-d"][0], elapsed)
-        for name, (pane, state) in sorted(panes().items()):
+        for name, (_pane, state) in sorted(panes().items()):
             if states.get(name) != state:
                 if name in states:
                     note = "  (its agent exited: a shell now)" if name == "worker-c" and not state else ""

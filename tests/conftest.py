@@ -26,10 +26,13 @@ _counter = itertools.count()
 
 def pytest_collection_modifyitems(config, items):
     """Every test that uses a tmux server (the fixture, directly or through another
-    fixture) carries the `tmux` marker, so `-m 'not tmux'` is the suite without tmux."""
+    fixture) carries the `tmux` marker, and every hypothesis test the `slow` one, so
+    `-m 'not tmux and not slow'` (`make test-fast`) is the pure suite in seconds."""
     for item in items:
         if "tmux_server" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.tmux)
+        if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+            item.add_marker(pytest.mark.slow)
 
 
 def wait_for(predicate, timeout: float = 5.0, interval: float = 0.02, message: str = "condition"):

@@ -11,6 +11,7 @@ fire times. Times may be unix seconds, ISO-8601 instants, or durations such as
 from __future__ import annotations
 
 import collections
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -240,7 +241,7 @@ def _run_timeline(spec: dict, entries, zone) -> list[str]:
     lines = [line for line in sim.lines if line.entry == entry_id]
     fires = [line for line in lines if line.outcome != "missed"]
     times = [line.ts for line in fires]
-    gaps = [b - a for a, b in zip(times, times[1:])]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
     problems = []
     if "fire_times" in expect:
         want = [T(x) for x in expect["fire_times"]]
@@ -255,7 +256,7 @@ def _run_timeline(spec: dict, entries, zone) -> list[str]:
         problems.append(f"count: want {expect['count']}, got {len(times)} ({times})")
     if "max_count" in expect and len(times) > int(expect["max_count"]):
         problems.append(f"max_count: want at most {expect['max_count']}, got {len(times)} ({times})")
-    if expect.get("gaps_nondecreasing") and any(b < a for a, b in zip(gaps, gaps[1:])):
+    if expect.get("gaps_nondecreasing") and any(b < a for a, b in itertools.pairwise(gaps)):
         problems.append(f"gaps decrease: {gaps}")
     if "min_gap" in expect and gaps and min(gaps) < T(expect["min_gap"]):
         problems.append(f"min_gap {T(expect['min_gap'])}: gaps {gaps}")

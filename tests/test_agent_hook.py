@@ -616,6 +616,9 @@ def test_tmux_that_hangs_is_killed_after_the_timeout(tmp_path):
 PROBE = """
 import sys
 from rk.__main__ import main
+
+#: The shell (the CLI, files, processes, tmux): `make test`, not `make test-fast`.
+pytestmark = pytest.mark.shell
 code = main(["agent", "hook", "--agent", "claude", "active"])
 print(code)
 print(" ".join(sorted(sys.modules)))

@@ -310,7 +310,7 @@ def test_malformed_config_is_refused_and_nothing_is_written(tmp_path, content):
     path.write_text(content)
     before = path.stat()
     env = {"CODEX_HOME": str(tmp_path / "codex")}
-    code, out, err = run(tmp_path, "codex", "claude", env=env, yes=True)
+    code, _out, err = run(tmp_path, "codex", "claude", env=env, yes=True)
     assert code == 1
     assert str(path) in err and err.count("\n") == 1
     assert path.read_text() == content and path.stat().st_mtime_ns == before.st_mtime_ns
@@ -364,7 +364,7 @@ def test_dry_run_prints_a_diff_and_writes_nothing(tmp_path):
 
 
 def test_non_terminal_without_yes_is_refused(tmp_path):
-    code, out, err = run(tmp_path, "claude")
+    code, _out, err = run(tmp_path, "claude")
     assert code == 2
     assert "--yes" in err and err.count("\n") == 1
     assert not settings(tmp_path).exists()
@@ -524,6 +524,9 @@ def test_opencode_foreign_plugin_is_left_byte_exact(tmp_path):
 
 NODE_DRIVER = r"""
 import { execFileSync } from "node:child_process";
+
+#: The shell (the CLI, files, processes, tmux): `make test`, not `make test-fast`.
+pytestmark = pytest.mark.shell
 const [plugin, sock, pane] = process.argv.slice(2);
 const mod = await import(plugin);
 const hooks = await mod.RkAgentState({});

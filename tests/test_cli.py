@@ -47,6 +47,9 @@ from cli_helpers import (
 )
 from ruamel.yaml import YAML
 
+#: The shell (the CLI, files, processes, tmux): `make test`, not `make test-fast`.
+pytestmark = pytest.mark.shell
+
 # --------------------------------------------------------------------------- shared fixtures
 
 POPULATED_YAML = textwrap.dedent("""\
@@ -120,7 +123,10 @@ EV = ("--every", "5m")
 ONE_SCHEDULE = "exactly one schedule flag is required: --every, --idle-every, --backoff, or --cron (or --wake-on alone)"
 MINMAX = "--min/--max only apply with --backoff"
 RESPAWN_ONLY = "--respawn only applies with --if-absent respawn"
-NOTHING = "nothing to edit — pass a schedule flag, --deliver, --name, --if-absent, --respawn, --wake-on, or --any-program/--agents-only"
+NOTHING = (
+    "nothing to edit — pass a schedule flag, --deliver, --name, --if-absent, --respawn, --wake-on, "
+    "or --any-program/--agents-only"
+)
 SLUG = "invalid server slug"
 
 USAGE_CASES = [
@@ -490,6 +496,7 @@ SUBPROCESS_USAGE = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SUBPROCESS_USAGE)
 def test_usage_errors_through_a_real_process(tmp_path, name):
     (case,) = [c for c in USAGE_CASES if c.name == name]
@@ -571,7 +578,8 @@ CORRUPT_FILES = {
     "does-not-parse": "entries:\n  - {id: e001, schedule: {kind: every\n",
     "top-level-list": "- id: e001\n- id: e002\n",
     "entries-not-a-list": "entries: nope\n",
-    "scalar-element": "entries:\n  - 42\n  - {id: e001, schedule: {kind: every, interval: 5m}, target: {kind: role, role: op}, payload: p}\n",
+    "scalar-element": "entries:\n  - 42\n"
+    "  - {id: e001, schedule: {kind: every, interval: 5m}, target: {kind: role, role: op}, payload: p}\n",
     "not-utf8": b"entries:\n  - id: e001\n    payload: \xff\xfe\n",
 }
 MUTATIONS = {
@@ -592,7 +600,7 @@ def _without_lock(snap):
     the directory's own mtime (which that creation moves)."""
     snap = dict(snap)
     snap.pop("default.lock", None)
-    kind, perm, ino, _mtime, _size, content = snap.pop(".")
+    kind, perm, ino, _mtime, _size, _content = snap.pop(".")
     return snap, (kind, perm, ino)
 
 
@@ -1371,6 +1379,7 @@ def test_tick_with_server_flag_sweeps_only_that_live_server(tmp_path, tmux_serve
 @pytest.mark.parametrize(
     "now", [str(T0), "2027-01-15T09:00:00+01:00", "2027-01-15T08:00:00Z", "2027-01-15T03:00:00-05:00"]
 )
+@pytest.mark.slow  # a real process each
 def test_rk_now_sets_created_by_at(tmp_path, now):
     env = make_env(tmp_path, RK_NOW=now)
     entry = add_json(env, "p", "--every", "5m", "--role", "op", run=run_sub)["id"]

@@ -432,6 +432,7 @@ def test_random_expressions_agree_across_transitions():
     CRONSIM_FINDINGS.extend(found)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("zone_name", ZONES[1:])
 def test_dst_expressions_at_every_transition(zone_name):
     """Hand-picked DST cases at both transitions of a random year (2025–2027) of

@@ -599,7 +599,7 @@ def test_concurrent_deliveries_into_different_panes_each_get_their_own_text(tmux
         results: dict[str, DeliveryResult] = {}
         barrier = threading.Barrier(len(agents))
 
-        def send(agent):
+        def send(agent, barrier=barrier, results=results, texts=texts):
             barrier.wait()
             results[agent.pane] = deliver(tmux_server, agent.pane, texts[agent.pane])
 
@@ -610,7 +610,7 @@ def test_concurrent_deliveries_into_different_panes_each_get_their_own_text(tmux
             t.join(60)
         assert len(results) == len(agents) and all(r.ok for r in results.values()), (n, results)
         for agent in agents:
-            wait_for(lambda: len(agent.submissions()) == n + 1, timeout=10, message="a submission")
+            wait_for(lambda agent=agent, n=n: len(agent.submissions()) == n + 1, timeout=10, message="a submission")
             assert agent.submissions()[-1] == texts[agent.pane]
 
 
@@ -618,6 +618,9 @@ _HOLD_LOCK = r"""
 import sys, time
 from rk.delivery import buffer_lock, pane_lock
 from rk.tmux import Server
+
+#: The shell (the CLI, files, processes, tmux): `make test`, not `make test-fast`.
+pytestmark = pytest.mark.shell
 kind, server, name, seconds = sys.argv[1], Server(name=sys.argv[2]), sys.argv[3], float(sys.argv[4])
 with (pane_lock if kind == "pane" else buffer_lock)(server, name, timeout=10):
     print("held", flush=True)

@@ -41,6 +41,9 @@ from rk.cursor import parse_cursor, render_cursor
 from rk.entryfile import EntryDocument, EntryFileError, LoadResult, load_entries, parse_entries_text
 from rk.logfile import append_lines, read_live
 
+#: Fuzzing and parallel processes: part of `make test`, not of `make test-fast`.
+pytestmark = pytest.mark.slow
+
 FUZZ = settings(
     max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )
@@ -352,7 +355,8 @@ def test_deeply_nested_entry_file_is_corrupt_not_a_crash(tmp_path, text):
         a = parse_entries_text(text)
         pathlib.Path({str(path)!r}).write_text(text)
         b = load_entries(pathlib.Path({str(path)!r}))
-        print(json.dumps([[d.reason for d in a.diagnostics], len(a.entries), [d.reason for d in b.diagnostics], len(b.entries)]))
+        print(json.dumps([[d.reason for d in a.diagnostics], len(a.entries),
+                          [d.reason for d in b.diagnostics], len(b.entries)]))
         """
     )
     assert proc.returncode == 0, f"interpreter died with {proc.returncode}: {proc.stderr[-300:]}"

@@ -15,7 +15,7 @@ from conftest import run_rk, wait_for
 
 from rk.logfile import read_live
 
-pytestmark = pytest.mark.tmux
+pytestmark = [pytest.mark.tmux, pytest.mark.shell]
 
 T0 = 1_800_000_000
 

@@ -8,6 +8,7 @@ exit codes and the written defaults.
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,9 @@ from rk.core.entry import Backoff, CreatedBy, Cron, Entry, Every, Target
 from rk.core.ladder import POLL as CLOCK_SKEW
 from rk.core.log import LogLine
 from tests.cli_helpers import make_env, one_line_error, run_in, snapshot, write_private
+
+#: Fuzzing and parallel processes: part of `make test`, not of `make test-fast`.
+pytestmark = pytest.mark.slow
 
 T0 = 1_800_000_000
 
@@ -48,7 +52,8 @@ def test_parallel_adds_mutes_and_removes_lose_nothing(tmp_path):
         state / "default.yaml",
         "entries:\n"
         + "".join(
-            f"  - {{id: {i}, schedule: {{kind: every, interval: 5m}}, target: {{kind: role, role: op}}, payload: p{i}}}\n"
+            f"  - {{id: {i}, schedule: {{kind: every, interval: 5m}},"
+            f" target: {{kind: role, role: op}}, payload: p{i}}}\n"
             for i in seeded
         ),
     )
@@ -72,7 +77,8 @@ def test_parallel_adds_mutes_and_removes_lose_nothing(tmp_path):
 CORRUPT = {
     "unknown-tag": "entries:\n  - !!python/object {id: e001}\n"
     "  - {id: e002, schedule: {kind: every, interval: 5m}, target: {kind: role, role: op}, payload: p}\n",
-    "custom-tag": "entries: !mine\n  - {id: e002, schedule: {kind: every, interval: 5m}, target: {kind: role, role: op}, payload: p}\n",
+    "custom-tag": "entries: !mine\n"
+    "  - {id: e002, schedule: {kind: every, interval: 5m}, target: {kind: role, role: op}, payload: p}\n",
     "does-not-parse": "entries:\n  - {id: e002, schedule: {kind: every\n",
 }
 MUTATIONS = {
@@ -304,7 +310,7 @@ def test_after_the_clock_goes_back_no_schedule_is_silent_past_its_period_and_a_p
     assert (new[0].reason, new[0].outcome) == ("clock", "rescheduled") and new[0].ts == start + phase
     fires = [line.ts for line in new if line.outcome == "delivered"]
     assert fires and fires[0] - new[0].ts <= period + TICK, (kind, fires)
-    assert all(b - a >= period - TICK for a, b in zip(fires, fires[1:])), fires
+    assert all(b - a >= period - TICK for a, b in itertools.pairwise(fires)), fires
 
 
 def test_a_forward_jump_still_gives_one_fire_not_a_burst():

@@ -30,7 +30,10 @@ def test_line_is_compact_json_with_keys_in_contract_order():
 
 def test_lines_from_other_writers_parse_too():
     # Go's encoder escapes <, >, & and may reorder nothing but escape unicode
-    go = '{"ts":5,"entry":"ab12","target":"","reason":"wake","outcome":"respawn-failed: exit status 1: \\u003cboom\\u003e"}'
+    go = (
+        '{"ts":5,"entry":"ab12","target":"","reason":"wake",'
+        '"outcome":"respawn-failed: exit status 1: \\u003cboom\\u003e"}'
+    )
     assert parse_line(go) == LogLine(5, "ab12", "", "wake", "respawn-failed: exit status 1: <boom>")
     assert parse_line('{"outcome":"missed","ts":7,"entry":"x"}') == LogLine(7, "x", "", "", "missed")
 

@@ -20,7 +20,7 @@ from conftest import run_rk, wait_for
 
 from rk.logfile import read_live
 
-pytestmark = pytest.mark.tmux
+pytestmark = [pytest.mark.tmux, pytest.mark.shell]
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "screens"
 NOW = int(datetime(2026, 12, 1, 12, 0, tzinfo=UTC).timestamp())

@@ -7,7 +7,11 @@ import os
 import subprocess
 import sys
 
+import pytest
 from conftest import wait_for
+
+#: The shell (the CLI, files, processes, tmux): `make test`, not `make test-fast`.
+pytestmark = pytest.mark.shell
 
 
 def rk(args, env, check=False):

@@ -8,6 +8,7 @@ DECISIONS.md; each test names the rule it checks.
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 import random
 from datetime import UTC
@@ -50,7 +51,7 @@ def test_gap_doubles_from_min_and_is_capped_at_max(mm, rungs):
     assert (lo, hi) == (max(mm[0], 30), max(mm[1], mm[0], 30))
     gaps = [ladder.gap(r, lo, hi) for r in range(rungs + 1)]
     assert gaps[0] == lo
-    assert all(a <= b for a, b in zip(gaps, gaps[1:]))
+    assert all(a <= b for a, b in itertools.pairwise(gaps))
     assert all(g <= hi for g in gaps)
     assert gaps == [min(lo * 2**r, hi) for r in range(rungs + 1)]
     assert ladder.gap(rungs + 64, lo, hi) == hi
@@ -217,9 +218,9 @@ def test_quiet_pane_gaps_never_shrink_and_never_exceed_max(mm, phase, busy):
     are 960, 930, 960, …, averaging max. A drop of more than 30 s is a reset."""
     lo, hi = mm
     times = _quiet_pane_fires(lo, hi, phase, _quick(busy, lo), _span_to_cap(lo, hi, 6))
-    gaps = [b - a for a, b in zip(times, times[1:])]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
     assert len(gaps) >= 6, times
-    drops = [(i, a, b) for i, (a, b) in enumerate(zip(gaps, gaps[1:])) if b < a - TICK]
+    drops = [(i, a, b) for i, (a, b) in enumerate(itertools.pairwise(gaps)) if b < a - TICK]
     assert not drops, f"min {lo} max {hi} phase {phase} busy {busy}: gaps fall back {drops[:3]} in {gaps[:16]}"
     assert all(g <= hi + TICK for g in gaps), f"gap over max {hi} + one poll: {gaps}"
 
@@ -236,7 +237,7 @@ def test_quiet_pane_backs_off_to_max(mm, phase, busy):
     just cannot time the first rungs precisely."""
     lo, hi = mm
     times = _quiet_pane_fires(lo, hi, phase, _quick(busy, lo), _span_to_cap(lo, hi, 6))
-    gaps = [b - a for a, b in zip(times, times[1:])]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
     tail = gaps[-4:]
     assert tail and all(hi - TICK <= g <= hi + TICK for g in tail), (
         f"min {lo} max {hi} phase {phase} busy {busy}: last gaps {tail}, want max ± {TICK} s; all gaps {gaps[:20]}"
@@ -255,7 +256,7 @@ def test_a_long_quiet_stretch_stays_at_max(mm, phase, busy):
     lo, hi = mm
     assume(not near_cap(lo, hi))  # shown by the two tests above
     times = _quiet_pane_fires(lo, hi, phase, _quick(busy, lo), _span_to_cap(lo, hi, 80))
-    gaps = [b - a for a, b in zip(times, times[1:])]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
     assert len(times) > ladder.WALK_LIMIT + 10
     at_cap = gaps[-70:]
     assert all(hi - TICK <= g <= hi + TICK for g in at_cap), f"min {lo} max {hi}: {sorted(set(at_cap))}"
@@ -281,7 +282,7 @@ def test_flat_ladder_fires_every_min_rounded_up_to_the_poll(d, phase, busy):
     idle, rounded up to a tick."""
     start = 1_750_000_000
     times = _quiet_pane_fires(d, d, phase, busy, 12 * max(d, TICK, busy) + 600)
-    gaps = [b - a for a, b in zip(times, times[1:])]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
     d = max(d, TICK)  # a min below one poll counts as one poll
     want = TICK * math.ceil(max(d, busy) / TICK)
     assert len(gaps) >= 8
@@ -313,7 +314,7 @@ def test_backoff_never_fires_into_a_working_agent(mm, phase, busy):
     times = [line.ts for line in sim.fires("bk01")]
     assert len(times) >= 4
     assert all(seen[t].get("%1") != "active" for t in times), [(t, seen[t]) for t in times]
-    gaps = [b - a for a, b in zip(times, times[1:])]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
     assert all(max(lo, TICK) <= g <= hi + busy + 2 * TICK for g in gaps), gaps
 
 

@@ -13,10 +13,14 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from conftest import run_rk, wait_for
 
 from rk.core.log import LogLine
 from rk.logfile import append_lines, read_live
+
+#: The shell (the CLI, files, processes, tmux): `make test`, not `make test-fast`.
+pytestmark = pytest.mark.shell
 
 T0 = 1_800_000_000
 

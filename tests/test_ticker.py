@@ -14,6 +14,7 @@ import time
 from datetime import UTC
 from pathlib import Path
 
+import pytest
 from conftest import wait_for
 
 from rk import nudge
@@ -23,6 +24,9 @@ from rk.core.log import Outcome
 from rk.logfile import read_live
 from rk.tick import Runtime
 from rk.ticker import PID_NAME, Clocks, PidRecord, Ticker, read_pid
+
+#: The shell (the CLI, files, processes, tmux): `make test`, not `make test-fast`.
+pytestmark = pytest.mark.shell
 
 
 class FakeDelivery:
@@ -211,7 +215,7 @@ def test_foreground_ticker_stops_cleanly_on_sigterm(tmp_path, tmux_server):
         assert record is not None and record.pid == proc.pid and record.alive()
     finally:
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=20)
+        _out, err = proc.communicate(timeout=20)
     assert proc.returncode == 0, err
     assert "ticker stopped" in err
     assert not (state / PID_NAME).exists()
@@ -219,13 +223,16 @@ def test_foreground_ticker_stops_cleanly_on_sigterm(tmp_path, tmux_server):
 
 def test_background_start_status_stop(tmp_path, tmux_server):
     env = rk_env(tmp_path, tmux_server)
-    run = lambda *a: subprocess.run(
-        [sys.executable, "-m", "rk", "cron", "ticker", *a, "--json"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+
+    def run(*a):
+        return subprocess.run(
+            [sys.executable, "-m", "rk", "cron", "ticker", *a, "--json"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+
     started = run("start", "--interval", "1")
     assert started.returncode == 0, started.stderr
     pid = json.loads(started.stdout)["result"]["pid"]

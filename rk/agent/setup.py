@@ -3,12 +3,22 @@
 Installs, in each agent CLI's own configuration, hooks that run
 `rk agent hook --agent <provider> <token>` on the agent's lifecycle events:
 
-| agent    | file                                   | events → token |
-|----------|----------------------------------------|----------------|
-| claude   | ~/.claude/settings.json                | SessionStart→stamp; UserPromptSubmit, PreToolUse, PostToolUse(Failure), ElicitationResult→active; PermissionRequest, Elicitation, Notification(elicitation_dialog|agent_needs_input)→waiting; Notification(idle_prompt), Stop→idle; StopFailure→failed (limited for rate_limit/billing_error, else idle) |
-| codex    | $CODEX_HOME/hooks.json (~/.codex)      | SessionStart→stamp; UserPromptSubmit, PreModelRequest, PreToolUse, PostToolUse→active; PermissionRequest→waiting; PostModelRequest→failed (only when its status is failed); Interrupt, Stop, SessionEnd→idle |
-| gemini   | ~/.gemini/settings.json                | SessionStart→stamp; BeforeAgent, BeforeModel, BeforeTool, AfterTool→active; Notification(ToolPermission)→waiting; AfterAgent, SessionEnd→idle |
-| opencode | $XDG_CONFIG_HOME/opencode/plugins/rk.js | a whole-file plugin: session.created→stamp; session.status busy, permission.replied→active; permission.asked/updated→waiting; session.idle→idle, or limited after a session.error that was a 429 or a limit |
+* claude, in `~/.claude/settings.json`: SessionStart→stamp; UserPromptSubmit,
+  PreToolUse, PostToolUse(Failure), ElicitationResult→active; PermissionRequest,
+  Elicitation, Notification(elicitation_dialog|agent_needs_input)→waiting;
+  Notification(idle_prompt), Stop→idle; StopFailure→failed (limited for
+  rate_limit/billing_error, else idle).
+* codex, in `$CODEX_HOME/hooks.json` (`~/.codex`): SessionStart→stamp;
+  UserPromptSubmit, PreModelRequest, PreToolUse, PostToolUse→active;
+  PermissionRequest→waiting; PostModelRequest→failed (only when its status is
+  failed); Interrupt, Stop, SessionEnd→idle.
+* gemini, in `~/.gemini/settings.json`: SessionStart→stamp; BeforeAgent,
+  BeforeModel, BeforeTool, AfterTool→active; Notification(ToolPermission)→waiting;
+  AfterAgent, SessionEnd→idle.
+* opencode, the whole-file plugin `$XDG_CONFIG_HOME/opencode/plugins/rk.js`:
+  session.created→stamp; session.status busy, permission.replied→active;
+  permission.asked/updated→waiting; session.idle→idle, or limited after a
+  session.error that was a 429 or a limit.
 
 Every hook is the same thin wrapper around the absolute path of the `rk`
 console script (hook PATH is unreliable):
@@ -120,7 +130,9 @@ OPENCODE_HEADER = (
 
 AFTER_INSTALL = {
     "claude": "restart running Claude Code sessions to load the hooks",
-    "codex": "open codex, run /hooks and trust the rk entries (they stay inactive until trusted); restart running sessions",
+    "codex": (
+        "open codex, run /hooks and trust the rk entries (they stay inactive until trusted); restart running sessions"
+    ),
     "gemini": "restart running Gemini CLI sessions to load the hooks",
     "opencode": "restart running OpenCode sessions to load the plugin",
 }

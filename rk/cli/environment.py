@@ -148,7 +148,7 @@ def environment(ctx: typer.Context, server: str | None = None, as_json: bool | N
         env.json = as_json
     if server:
         env.server_flag = server
-        env.server  # validates the slug now: a bad -L is a usage error for every command
+        _ = env.server  # validates the slug now: a bad -L is a usage error for every command
     return env
 
 

@@ -40,9 +40,9 @@ WakeOnOpt = Annotated[
     str | None,
     typer.Option(
         "--wake-on",
-        help="agent-state-change: also fire when another pane goes idle/waiting or vanishes; limit-reset: fire when this "
-        "target's usage limit has reset and it is at rest. Without a schedule flag the entry fires on the event only "
-        "(edit: none/off removes it).",
+        help="agent-state-change: also fire when another pane goes idle/waiting or vanishes; "
+        "limit-reset: fire when this target's usage limit has reset and it is at rest. "
+        "Without a schedule flag the entry fires on the event only (edit: none/off removes it).",
     ),
 ]
 AnyProgramOpt = Annotated[

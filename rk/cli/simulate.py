@@ -167,7 +167,8 @@ def cmd_simulate(
 
     console = Console(file=env.stdout, width=width, highlight=False)
     title = (
-        f"{entry.id}  {entry.schedule.summary}{' +wake' if entry.wake_on else ''}  deliver {entry.deliver or Deliver.IMMEDIATE}"
+        f"{entry.id}  {entry.schedule.summary}{' +wake' if entry.wake_on else ''}"
+        f"  deliver {entry.deliver or Deliver.IMMEDIATE}"
         f"  target %1{f' (answers in {react}s)' if react else ''}  over {for_} from "
         f"{datetime.fromtimestamp(t0, zone).isoformat(timespec='minutes')}"
     )

@@ -67,11 +67,12 @@ def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serv
         env.result(rec)
         return
     zone = env.zone()
+    wake = f"{entry.wake_on.event} (debounce {_short(entry.wake_on.debounce)})" if entry.wake_on else "-"
     lines = [
         f"id:         {entry.id}",
         f"name:       {entry.name}",
         f"schedule:   {entry.schedule.summary}",
-        f"wake_on:    {entry.wake_on.event + ' (debounce ' + _short(entry.wake_on.debounce) + ')' if entry.wake_on else '-'}",
+        f"wake_on:    {wake}",
         f"target:     {entry.target.summary}",
         f"deliver:    {entry.deliver or Deliver.IMMEDIATE}",
         f"if_absent:  {entry.if_absent or IfAbsent.SKIP}" + (f" {list(entry.respawn)}" if entry.respawn else ""),
@@ -84,7 +85,8 @@ def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serv
     ]
     if rec["expires_at"]:
         lines.append(
-            f"expires:    {rfc3339(rec['expires_at'], zone)} (target missing since {rfc3339(rec['orphaned_since'], zone)})"
+            f"expires:    {rfc3339(rec['expires_at'], zone)}"
+            f" (target missing since {rfc3339(rec['orphaned_since'], zone)})"
         )
     env.result(rec, lines)
 
@@ -217,7 +219,8 @@ def cmd_next(
     overdue = [item for item in plan.fires if item.ts <= now]
     if overdue:
         human.append(
-            f"due now (since {datetime.fromtimestamp(overdue[0].ts, zone).isoformat(timespec='seconds')}); fires on the next tick"
+            f"due now (since {datetime.fromtimestamp(overdue[0].ts, zone).isoformat(timespec='seconds')});"
+            " fires on the next tick"
         )
     for item in [item for item in plan.fires if item.ts > now][:n]:
         local = datetime.fromtimestamp(item.ts, zone).isoformat(timespec="seconds")

@@ -165,11 +165,11 @@ def composer(screen: str) -> tuple[str, str] | None:
     text is "" when the placeholder shows. The composer is the first ` > ` line after the
     last rule line (history echoes of old prompts also start with ` > ` but sit above it)."""
     lines = screen.splitlines()
-    rules = [i for i, l in enumerate(lines) if RULE_RE.match(l)]
+    rules = [i for i, line in enumerate(lines) if RULE_RE.match(line)]
     if not rules:
         return None
-    for l in lines[rules[-1] + 1 :]:
-        m = PROMPT_RE.match(l.rstrip())
+    for line in lines[rules[-1] + 1 :]:
+        m = PROMPT_RE.match(line.rstrip())
         if m:
             text = m.group(2).strip()
             return m.group(1), ("" if text == PLACEHOLDER else text)
@@ -179,17 +179,17 @@ def composer(screen: str) -> tuple[str, str] | None:
 def composer_block(screen: str) -> str:
     """All text from the composer's first line up to the footer (multi-line drafts)."""
     lines = screen.splitlines()
-    rules = [i for i, l in enumerate(lines) if RULE_RE.match(l)]
+    rules = [i for i, line in enumerate(lines) if RULE_RE.match(line)]
     if not rules:
         return ""
     out, started = [], False
-    for l in lines[rules[-1] + 1 :]:
-        if not started and PROMPT_RE.match(l.rstrip()):
+    for line in lines[rules[-1] + 1 :]:
+        if not started and PROMPT_RE.match(line.rstrip()):
             started = True
         if started:
-            if l.startswith(" workspace (/directory)") or l.lstrip().startswith("▀▀▀"):
+            if line.startswith(" workspace (/directory)") or line.lstrip().startswith("▀▀▀"):
                 break
-            out.append(l.rstrip())
+            out.append(line.rstrip())
     return "\n".join(out)
 
 
@@ -200,11 +200,11 @@ def screen_class(screen: str) -> str:
     if not screen.strip():
         return "blank"
     lines = screen.splitlines()
-    rules = [i for i, l in enumerate(lines) if RULE_RE.match(l)]
+    rules = [i for i, line in enumerate(lines) if RULE_RE.match(line)]
     if (
         rules
         and composer(screen) is not None
-        and not any(l.strip() and l.strip() != "? for shortcuts" for l in lines[: rules[-1]])
+        and not any(line.strip() and line.strip() != "? for shortcuts" for line in lines[: rules[-1]])
     ):
         return "boot"
     if "Allow execution of" in screen or re.search(r"● 1\. Allow once", screen):
@@ -555,7 +555,7 @@ def capture_fixtures(outdir: str | Path, log=print) -> list[str]:
         g = session()
         g.start()
         try:
-            s = g.wait_composer(30)
+            g.wait_composer(30)
             save(g, "boot", g.t_launch)  # composer drawn, config not ready yet
             g.wait_ready()
             log(f"  ready +{time.time() - g.t_launch:.2f}s")

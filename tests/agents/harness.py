@@ -356,7 +356,7 @@ def read_hooks(jsonl: Path) -> list[dict]:
         try:
             out.append(json.loads(line))
         except ValueError:
-            ev, _, rest = line.partition('","t":')
+            ev, _, _rest = line.partition('","t":')
             out.append({"event": ev.split('"')[-1], "t": None, "payload": None, "raw": line})
     return out
 
@@ -383,10 +383,7 @@ def claude_composer_ready(screen: str) -> bool:
 
 def codex_composer_ready(screen: str) -> bool:
     """A ``›`` composer line (not a ``› 1.`` menu) with Codex's footer or placeholder."""
-    for line in screen.splitlines():
-        if re.match(r"^›(\s|$)", line) and not re.match(r"^›\s*\d+\.", line):
-            return True
-    return False
+    return any(re.match(r"^›(\s|$)", line) and not re.match(r"^›\s*\d+\.", line) for line in screen.splitlines())
 
 
 def busy(screen: str) -> bool:

@@ -793,7 +793,7 @@ def start_mock(
         except OSError:
             if time.monotonic() > deadline:
                 handle.stop()
-                raise RuntimeError(f"mock {flavor} on port {handle.port} did not answer")
+                raise RuntimeError(f"mock {flavor} on port {handle.port} did not answer") from None
             time.sleep(0.02)
     if mode:
         handle.set_mode(**mode)
