@@ -36,36 +36,23 @@ costs no process of its own.
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import json
 import os
 import re
 import secrets
-import tempfile
-import threading
 import time
-from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from rk import lock
 from rk.core.environ import LEGACY_STATE_OPTION, SESSION_OPTION, SOURCE_OPTION, STATE_OPTION, is_pane_id
 from rk.core.log import Outcome, Status
-from rk.nudge import state_dir
+from rk.core.payload import COLLAPSE_THRESHOLD, fresh_chip, needle_for, normalise, sanitize
 from rk.tmux import Command, Server, TmuxError, chain, head_format, split_head
 
 DEFAULT_BUFFER = "rk-cron-send"
-
-
-#: Payloads at least this long (or multi-line) may be collapsed by the agent
-#: into a chip instead of being echoed (Claude Code: `[Pasted text #N +M lines]`).
-COLLAPSE_THRESHOLD = 200
-
-#: How many trailing characters of the normalised last line make the needle.
-NEEDLE_LENGTH = 40
 
 
 @dataclass(frozen=True)
@@ -155,134 +142,6 @@ def _fingerprint(frame: Frame) -> str:
     return hashlib.sha256(repr(frame.key()).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-# -- sanitising and normalising (pure) -------------------------------------------------
-
-# C0 except \t and \n, DEL, C1 (0x80-0x9f, which includes the 8-bit CSI 0x9b),
-# and lone surrogates (undecodable input bytes; they cannot be encoded to type).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
-
-
-def sanitize(text: str) -> str:
-    """The text exactly as it will be typed.
-
-    - CRLF and lone CR become LF (a CR typed into a pane is Enter).
-    - Every control character except LF and TAB is removed: C0 (including
-      ESC), DEL, and C1 (including 0x9B, the one-byte CSI). Only the control
-      characters themselves go; what followed an ESC stays as inert, visible
-      text (`ESC[31m` becomes `[31m`). This is what makes the paste safe: an
-      `ESC[201~` inside the text would otherwise close the bracketed paste and
-      the rest would arrive as live keystrokes. Lone surrogates (what
-      `surrogateescape` makes of undecodable bytes) go as well.
-    - Trailing lines that are empty or whitespace-only are dropped, and so is
-      the final newline. A trailing newline is a submit in apps without
-      bracketed paste (the Enter would come before the echo probe) and an
-      empty last line in apps with it (the probe's needle would be blank).
-      Leading lines and whitespace inside lines are kept as written.
-
-    All-control text becomes `""`; `deliver` refuses it.
-    """
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    text = _CONTROL.sub("", text)
-    lines = text.split("\n")
-    while lines and not lines[-1].strip():
-        lines.pop()
-    return "\n".join(lines)
-
-
-_ANSI = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC
-    r"|\x1b[@-Z\\-_]"  # other two-byte escapes
-)
-# All whitespace, and the box-drawing and block glyphs U+2500-U+259F that TUIs
-# draw around composers (a wrapped line in a bordered composer reads `│ ab │`).
-_NOISE = re.compile(r"[\s\u2500-\u259f]+")
-
-
-def normalise(screen: str) -> str:
-    """A screen (or a line) reduced to what survives wrapping and reflow."""
-    return _NOISE.sub("", _ANSI.sub("", screen))
-
-
-def needle_for(text: str) -> str:
-    """The last `NEEDLE_LENGTH` characters of the last line that has any after
-    normalising; `""` if no line does (nothing we could see echoed)."""
-    for line in reversed(text.split("\n")):
-        norm = normalise(line)
-        if norm:
-            return norm[-NEEDLE_LENGTH:]
-    return ""
-
-
-#: Claude Code `[Pasted text #1 +39 lines]`, others `[Pasted Content …]`, OpenCode `[Pasted ~3 lines]`.
-_CHIP = re.compile(r"\[Pasted (?:text|Content|~)[^\]\n]*\]")
-
-
-def _chips(screen: str) -> Counter[str]:
-    return Counter(_CHIP.findall(screen))
-
-
-def _fresh_chip(baseline: str, screen: str) -> bool:
-    before = _chips(baseline)
-    return any(n > before[chip] for chip, n in _chips(screen).items())
-
-
-# -- locks -----------------------------------------------------------------------------
-
-_registry_lock = threading.Lock()
-_thread_locks: dict[str, threading.Lock] = {}
-
-
-def _lock_dir() -> str:
-    """`<state dir>/locks` (0700); a private tempdir if the state dir is unusable."""
-    primary = os.path.join(state_dir(), "locks")
-    try:
-        os.makedirs(primary, mode=0o700, exist_ok=True)
-        return primary
-    except OSError:
-        pass
-    fallback = os.path.join(tempfile.gettempdir(), f"rk-locks-{os.getuid()}")
-    os.makedirs(fallback, mode=0o700, exist_ok=True)
-    st = os.lstat(fallback)
-    if st.st_uid != os.getuid() or not os.path.isdir(fallback) or os.path.islink(fallback):
-        raise OSError(errno.EPERM, f"lock directory {fallback} is not ours")
-    return fallback
-
-
-class _LockTimeout(TimeoutError):
-    """A lock was still held by someone else when the wait ran out."""
-
-
-@contextmanager
-def _exclusive(key: str, wait: float, poll: float) -> Iterator[None]:
-    """Hold `key` against other threads (threading.Lock) and other processes
-    (`flock` on `<lock dir>/<hash>.lock`, mode 0600) for the `with` body.
-
-    The threading lock orders the threads of this process (the ticker may
-    deliver from several) before they touch the disk; flock orders separate
-    rk processes (`rk cron run` beside the ticker) and is dropped by the
-    kernel if a holder dies, so a crash never leaves a pane locked. Waiting
-    is bounded; a lock still held after `wait` raises _LockTimeout.
-    """
-    deadline = time.monotonic() + wait
-    with _registry_lock:
-        tlock = _thread_locks.setdefault(key, threading.Lock())
-    if not tlock.acquire(timeout=max(wait, 0.0)):
-        raise _LockTimeout(key)
-    try:
-        name = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:24] + ".lock"
-        try:
-            fd = lock.acquire(os.path.join(_lock_dir(), name), poll, max(deadline - time.monotonic(), 0.0))
-        except lock.LockHeld:
-            raise _LockTimeout(key) from None
-        try:
-            yield
-        finally:
-            lock.release(fd)
-    finally:
-        tlock.release()
-
-
 def _server_key(server: Server) -> str:
     return os.path.realpath(str(server.path))
 
@@ -290,7 +149,9 @@ def _server_key(server: Server) -> str:
 def _pending_path(server: Server, pane: str) -> str:
     """A marker that exists while text may sit unsubmitted in the pane."""
     key = f"pending\0{_server_key(server)}\0{pane}"
-    return os.path.join(_lock_dir(), hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:24] + ".pending")
+    return os.path.join(
+        lock.lock_dir(), hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:24] + ".pending"
+    )
 
 
 def pane_lock(server: Server, pane: str, timeout: float = Timing.lock_wait) -> contextlib.AbstractContextManager[None]:
@@ -300,7 +161,7 @@ def pane_lock(server: Server, pane: str, timeout: float = Timing.lock_wait) -> c
     must be the pane id (`%N`) for two spellings of one pane to share a lock.
     Raises TimeoutError if it cannot be had within `timeout` seconds.
     """
-    return _exclusive(f"pane\0{_server_key(server)}\0{pane}", timeout, Timing.lock_poll)
+    return lock.exclusive(f"pane\0{_server_key(server)}\0{pane}", timeout, Timing.lock_poll)
 
 
 def buffer_lock(server: Server, buffer: str, timeout: float) -> contextlib.AbstractContextManager[None]:
@@ -310,7 +171,7 @@ def buffer_lock(server: Server, buffer: str, timeout: float) -> contextlib.Abstr
     use one buffer name would otherwise paste (or `-d`-delete) each other's
     text. Raises TimeoutError if it cannot be had within `timeout` seconds.
     """
-    return _exclusive(f"buffer\0{_server_key(server)}\0{buffer}", timeout, Timing.lock_poll)
+    return lock.exclusive(f"buffer\0{_server_key(server)}\0{buffer}", timeout, Timing.lock_poll)
 
 
 # -- the sequence ----------------------------------------------------------------------
@@ -457,14 +318,14 @@ class _Run:
             f = self.frame(pane)
             if f.norm.count(needle) > before:
                 return f
-            if collapsible and _fresh_chip(baseline.screen, f.screen):
+            if collapsible and fresh_chip(baseline.screen, f.screen):
                 return f
         return None
 
     def echo_visible(self, f: Frame, baseline: Frame, needle: str, collapsible: bool) -> bool:
         if f.norm.count(needle) > baseline.norm.count(needle):
             return True
-        return collapsible and _fresh_chip(baseline.screen, f.screen)
+        return collapsible and fresh_chip(baseline.screen, f.screen)
 
     def enter_and_observe(self, pane: str, pasted: Frame, retry: bool = False) -> Frame | None:
         """Press Enter alone, then capture at the observation offsets until the
@@ -555,7 +416,7 @@ def deliver(
     held = pane_lock(server, target, timing.lock_wait)
     try:
         held.__enter__()
-    except _LockTimeout:
+    except lock.LockTimeout:
         return _failed("pane busy: another delivery into it did not finish")
     except OSError as exc:
         return _failed(f"cannot take the pane lock: {exc}")
@@ -672,7 +533,7 @@ def _deliver_locked(
         if stage == "pasted" and baseline is not None:
             detail += f"; cleared={run.try_clear(pane, baseline)}"
         return _failed(str(exc), detail)
-    except _LockTimeout:  # the buffer lock; an OSError subclass, so first
+    except lock.LockTimeout:  # the buffer lock; an OSError subclass, so first
         return _failed("buffer busy: another delivery held it too long", f"stage: {stage}")
     except OSError as exc:  # spawning tmux, the lock directory, or the intent journal
         detail = f"stage: {stage}"
@@ -731,7 +592,7 @@ def recover(server: Server, record: dict, *, timing: Timing | None = None) -> tu
             if run.enter_and_observe(pane, now) is not None:
                 return str(Status.DELIVERED), "recovered: the Enter had not gone in; pressed once now"
             return _failed_outcome("interrupted before Enter; Enter did not take"), "our text may remain"
-    except (TmuxError, _Deadline, _LockTimeout, OSError) as exc:
+    except (TmuxError, _Deadline, lock.LockTimeout, OSError) as exc:
         if phase == "enter":
             return _failed_outcome("interrupted after the paste; the pane could not be read"), str(exc)
         return None, f"interrupted before the paste; the pane could not be read ({exc})"

@@ -14,12 +14,18 @@ otherwise wait for itself.
 
 from __future__ import annotations
 
+import errno
 import fcntl
+import hashlib
 import os
+import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from rk.core import environ
 
 
 class LockHeld(Exception):
@@ -98,3 +104,59 @@ def locked(
         yield
     finally:
         release(fd)
+
+
+# -- keyed locks for threads and processes (delivery's per-pane and per-buffer locks)
+
+_registry_lock = threading.Lock()
+_thread_locks: dict[str, threading.Lock] = {}
+
+
+def lock_dir() -> str:
+    """`<state dir>/locks` (0700); a private tempdir if the state dir is unusable."""
+    primary = os.path.join(environ.state_dir(os.environ), "locks")
+    try:
+        os.makedirs(primary, mode=0o700, exist_ok=True)
+        return primary
+    except OSError:
+        pass
+    fallback = os.path.join(tempfile.gettempdir(), f"rk-locks-{os.getuid()}")
+    os.makedirs(fallback, mode=0o700, exist_ok=True)
+    st = os.lstat(fallback)
+    if st.st_uid != os.getuid() or not os.path.isdir(fallback) or os.path.islink(fallback):
+        raise OSError(errno.EPERM, f"lock directory {fallback} is not ours")
+    return fallback
+
+
+class LockTimeout(TimeoutError):
+    """A lock was still held by someone else when the wait ran out."""
+
+
+@contextmanager
+def exclusive(key: str, wait: float, poll: float) -> Iterator[None]:
+    """Hold `key` against other threads (threading.Lock) and other processes
+    (`flock` on `<lock dir>/<hash>.lock`, mode 0600) for the `with` body.
+
+    The threading lock orders the threads of this process (the ticker may
+    deliver from several) before they touch the disk; flock orders separate
+    rk processes (`rk cron run` beside the ticker) and is dropped by the
+    kernel if a holder dies, so a crash never leaves a pane locked. Waiting
+    is bounded; a lock still held after `wait` raises LockTimeout.
+    """
+    deadline = time.monotonic() + wait
+    with _registry_lock:
+        tlock = _thread_locks.setdefault(key, threading.Lock())
+    if not tlock.acquire(timeout=max(wait, 0.0)):
+        raise LockTimeout(key)
+    try:
+        name = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:24] + ".lock"
+        try:
+            fd = acquire(os.path.join(lock_dir(), name), poll, max(deadline - time.monotonic(), 0.0))
+        except LockHeld:
+            raise LockTimeout(key) from None
+        try:
+            yield
+        finally:
+            release(fd)
+    finally:
+        tlock.release()

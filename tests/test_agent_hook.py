@@ -20,6 +20,9 @@ from rk import tmux as rktmux
 from rk.agent import hook
 from rk.core.environ import child_env
 
+#: The shell (the CLI, files, processes, tmux): `make test`, not `make test-fast`.
+pytestmark = pytest.mark.shell
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -617,8 +620,6 @@ PROBE = """
 import sys
 from rk.__main__ import main
 
-#: The shell (the CLI, files, processes, tmux): `make test`, not `make test-fast`.
-pytestmark = pytest.mark.shell
 code = main(["agent", "hook", "--agent", "claude", "active"])
 print(code)
 print(" ".join(sorted(sys.modules)))

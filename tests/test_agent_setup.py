@@ -20,6 +20,9 @@ import pytest
 
 from rk.agent import setup
 
+#: The shell (the CLI, files, processes, tmux): `make test`, not `make test-fast`.
+pytestmark = pytest.mark.shell
+
 REPO = Path(__file__).resolve().parent.parent
 RK = str(Path(sys.executable).parent / "rk")  # the console script `make venv` installs
 
@@ -525,8 +528,6 @@ def test_opencode_foreign_plugin_is_left_byte_exact(tmp_path):
 NODE_DRIVER = r"""
 import { execFileSync } from "node:child_process";
 
-#: The shell (the CLI, files, processes, tmux): `make test`, not `make test-fast`.
-pytestmark = pytest.mark.shell
 const [plugin, sock, pane] = process.argv.slice(2);
 const mod = await import(plugin);
 const hooks = await mod.RkAgentState({});

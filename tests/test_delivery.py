@@ -32,8 +32,12 @@ from conftest import wait_for
 
 from rk import delivery
 from rk.core.log import Outcome
-from rk.delivery import DeliveryResult, Timing, deliver, needle_for, normalise, pane_lock, sanitize
+from rk.core.payload import needle_for, normalise, sanitize
+from rk.delivery import DeliveryResult, Timing, deliver, pane_lock
 from rk.tmux import Server, child_env
+
+#: The shell (the CLI, files, processes, tmux): `make test`, not `make test-fast`.
+pytestmark = pytest.mark.shell
 
 START = b"\x1b[200~"
 END = b"\x1b[201~"
@@ -619,8 +623,6 @@ import sys, time
 from rk.delivery import buffer_lock, pane_lock
 from rk.tmux import Server
 
-#: The shell (the CLI, files, processes, tmux): `make test`, not `make test-fast`.
-pytestmark = pytest.mark.shell
 kind, server, name, seconds = sys.argv[1], Server(name=sys.argv[2]), sys.argv[3], float(sys.argv[4])
 with (pane_lock if kind == "pane" else buffer_lock)(server, name, timeout=10):
     print("held", flush=True)
