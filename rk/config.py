@@ -130,6 +130,11 @@ class ServerFiles:
     def intent(self, entry_id: str) -> Path:
         return self.intents / f"{entry_id}.json"
 
+    @property
+    def pause(self) -> Path:
+        """`<slug>.pause`: the server's pause (see rk.pause)."""
+        return self.dir / f"{self.slug}.pause"
+
 
 def known_servers(directory: Path) -> list[str]:
     """Slugs that have an entry file, in filename order (cursor files excluded)."""

@@ -59,6 +59,7 @@ INTENT_KEYS = (
     "any_program",
     "muted",
     "muted_until",
+    "active_hours",
     "created_by",
 )
 
@@ -256,6 +257,10 @@ def _yaml_value(key: str, value: object):
         return _flow(value)
     if isinstance(value, list):
         return _flow_seq(value)
+    if key == "active_hours" and isinstance(value, str):
+        from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+
+        return DoubleQuotedScalarString(value)  # `"08:00-19:00"`, quoted as the docs write it
     if isinstance(value, str) and _UNSAFE.search(value):
         return _double_if_unsafe(value)
     if key == "payload" and isinstance(value, str) and "\n" in value:

@@ -36,6 +36,7 @@ from rk.entryfile import EntryDocument, EntryFileError, load_entries
 from rk.fsutil import read_nofollow
 from rk.lock import release, try_lock
 from rk.observe import LookReport, look_around, pane_of_frame, read_screen
+from rk.pause import paused_until
 from rk.tmux import Server, TmuxError
 
 
@@ -240,6 +241,7 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
         recover_intents(server, files, out)
     live = runtime.log_cache.read(files.log) if runtime.log_cache is not None else logfile.read_live(files.log)
     view = LogView(live)
+    paused = paused_until(files.pause, now)
     ev = due(
         entries,
         view,
@@ -250,6 +252,7 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
         zone=runtime.zone,
         max_entries=runtime.settings.max_entries,
         poll=runtime.settings.tick_interval,
+        paused_until=paused,
     )
     out.diagnostics.extend(ev.diagnostics)
     by_id = {e.id: e for e in entries}
@@ -261,6 +264,9 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
     for missed in ev.missed:
         writer.line(LogLine(now, missed.entry, "", Reason.SCHEDULE, Status.MISSED))
         out.decisions.append(Decision(server.name, missed.entry, Reason.SCHEDULE, "", Status.MISSED))
+    for quiet in ev.quiet:
+        writer.line(LogLine(now, quiet.entry, quiet.pane, quiet.reason, Status.SKIPPED_QUIET))
+        out.decisions.append(Decision(server.name, quiet.entry, quiet.reason, quiet.pane, Status.SKIPPED_QUIET))
 
     resolved_now: set[str] = set()
     for fire in (*ev.fires, *ev.absent):
@@ -284,6 +290,7 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
         max_entries=runtime.settings.max_entries,
         debounced=ev.debounced,
         poll=runtime.settings.tick_interval,
+        paused_until=paused,
     )
 
     if dry_run:

@@ -176,9 +176,25 @@ def run_case(case: Case) -> list[str]:
     log = LogView(_log(spec.get("log")))
     cursor = _cursor(spec.get("cursor"))
     now = T(spec["now"])
-    ev = due(entries, log, panes, targets, cursor, now, zone=zone, max_entries=int(spec.get("max_entries", 50)))
+    paused = spec.get("paused_until")
+    ev = due(
+        entries,
+        log,
+        panes,
+        targets,
+        cursor,
+        now,
+        zone=zone,
+        max_entries=int(spec.get("max_entries", 50)),
+        paused_until=None if paused is None else T(paused),
+    )
     expect = spec.get("expect") or {}
-    problems = _check_fires("fires", list(ev.fires), expect.get("fires"))
+    got_quiet = [q.entry for q in ev.quiet]
+    if got_quiet != list(expect.get("quiet") or []):
+        problems_quiet = [f"quiet: want {expect.get('quiet') or []}, got {got_quiet}"]
+    else:
+        problems_quiet = []
+    problems = problems_quiet + _check_fires("fires", list(ev.fires), expect.get("fires"))
     problems += _check_fires("absent", list(ev.absent), expect.get("absent"))
     got_missed = [m.entry for m in ev.missed]
     if got_missed != list(expect.get("missed") or []):

@@ -9,11 +9,22 @@ import typer
 
 from rk import logfile
 from rk.cli.environment import CliError, Environment, environment, not_found, rfc3339, usage
-from rk.cli.flags import WAKE_OFF, choice, duration, schedule_from_flags, target_from_flags, wake_from_flags
+from rk.cli.flags import (
+    HOURS_OFF,
+    WAKE_OFF,
+    active_hours_from_flag,
+    choice,
+    duration,
+    schedule_from_flags,
+    target_from_flags,
+    wake_from_flags,
+)
 from rk.cli.options import (
+    ActiveHoursOpt,
     AnyProgramOpt,
     BackoffOpt,
     CatchUpOpt,
+    CatchUpWithinOpt,
     CronOpt,
     DeliverOpt,
     EveryOpt,
@@ -45,6 +56,7 @@ from rk.core.entry import (
     WakeOnly,
     check_respawn_intent,
 )
+from rk.core.hours import ActiveHours
 from rk.entryfile import EntryDocument, EntryFileError, EntryNotFound
 from rk.tmux import TmuxError
 
@@ -74,6 +86,8 @@ def cmd_add(
     wake_on: WakeOnOpt = None,
     wake_scope: WakeScopeOpt = None,
     wake_debounce: WakeDebounceOpt = None,
+    catch_up_within: CatchUpWithinOpt = None,
+    active_hours: ActiveHoursOpt = None,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
@@ -94,8 +108,10 @@ def cmd_add(
         required=wake is None,
         note=env.notice,
         poll=env.settings().tick_interval,
+        catch_up_within=catch_up_within,
     )
     schedule = schedule or WakeOnly()  # fires on its wake event only
+    hours = active_hours_from_flag(active_hours, allow_off=False)
     deliver = (
         choice("--deliver", deliver, Deliver) or Deliver.IMMEDIATE
     )  # the defaults are written, as the original does
@@ -135,6 +151,7 @@ def cmd_add(
         wake_on=wake if isinstance(wake, WakeOn) else None,
         pinned=pinned,
         any_program=any_program,
+        active_hours=hours if isinstance(hours, ActiveHours) else None,
         created_by=CreatedBy(at=now, session=session_ref, pane=caller),
     )
     try:
@@ -202,6 +219,8 @@ def cmd_edit(
             "--any-program/--agents-only", help="Allow typing into a program that is not a known agent, or not."
         ),
     ] = None,
+    catch_up_within: CatchUpWithinOpt = None,
+    active_hours: ActiveHoursOpt = None,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
@@ -223,14 +242,16 @@ def cmd_edit(
         required=False,
         note=env.notice,
         poll=env.settings().tick_interval,
+        catch_up_within=catch_up_within,
     )
+    hours = active_hours_from_flag(active_hours, allow_off=True)
     deliver = choice("--deliver", deliver, Deliver)
     if_absent = choice("--if-absent", if_absent, IfAbsent)
     wake = wake_from_flags(wake_on, wake_scope, wake_debounce, allow_off=True)
-    if all(v is None for v in (schedule, deliver, name, if_absent, respawn, wake, any_program)):
+    if all(v is None for v in (schedule, deliver, name, if_absent, respawn, wake, any_program, hours)):
         raise usage(
             "nothing to edit — pass a schedule flag, --deliver, --name, --if-absent, --respawn, --wake-on, "
-            "or --any-program/--agents-only"
+            "--active-hours, or --any-program/--agents-only"
         )
     files = env.files()
     now = env.now()
@@ -258,6 +279,10 @@ def cmd_edit(
             new = replace(new, wake_on=wake)
         if any_program is not None:
             new = replace(new, any_program=any_program)
+        if hours == HOURS_OFF:
+            new = replace(new, active_hours=None)
+        elif isinstance(hours, ActiveHours):
+            new = replace(new, active_hours=hours)
         try:
             check_respawn_intent(new)
         except EntryError as exc:

@@ -29,6 +29,7 @@ from rk.core.entry import (
     WakeOn,
 )
 from rk.core.environ import is_pane_id
+from rk.core.hours import ActiveHours, HoursError
 from rk.core.ladder import POLL
 
 E = TypeVar("E", bound=StrEnum)
@@ -63,6 +64,7 @@ def schedule_from_flags(
     required: bool,
     note: Callable[[str], None],
     poll: int = POLL,
+    catch_up_within: str | None = None,
 ) -> Schedule | None:
     """The schedule the flags name (None: none given and none `required`); `note` gets
     the remarks for humans (a backoff step shorter than the ticker's `poll`)."""
@@ -75,6 +77,8 @@ def schedule_from_flags(
         raise usage("--min/--max only apply with --backoff")
     if catch_up is not None and cron is None:
         raise usage("--catch-up only applies with --cron")
+    if catch_up_within is not None and catch_up != CATCH_UP_ONCE:
+        raise usage("--catch-up-within only applies with --catch-up once")
     if tz is not None and cron is None:
         raise usage("--tz only applies with --cron")
     if len(chosen) > 1:
@@ -112,7 +116,24 @@ def schedule_from_flags(
             zone_for(tz)
         except CronError as exc:
             raise usage(str(exc)) from None
-    return Cron(expr=" ".join(expr.split()), catch_up=catch_up or "", tz=tz or "")
+    within = duration("--catch-up-within", catch_up_within) if catch_up_within is not None else 0
+    return Cron(expr=" ".join(expr.split()), catch_up=catch_up or "", tz=tz or "", catch_up_within=within)
+
+
+#: `active_hours_from_flag` for `--active-hours none|off` (edit: remove them).
+HOURS_OFF = "off"
+
+
+def active_hours_from_flag(value: str | None, allow_off: bool) -> ActiveHours | str | None:
+    """The `--active-hours` value: the hours, HOURS_OFF (edit), or None when not given."""
+    if value is None:
+        return None
+    if allow_off and value.strip().lower() in ("none", "off"):
+        return HOURS_OFF
+    try:
+        return ActiveHours.parse(value)
+    except HoursError as exc:
+        raise usage(f"--active-hours: {exc}") from None
 
 
 def _note_short_rung(seconds: int, poll: int, note: Callable[[str], None]) -> None:

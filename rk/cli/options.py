@@ -26,6 +26,21 @@ CronOpt = Annotated[str | None, typer.Option("--cron", help='Five-field cron exp
 CatchUpOpt = Annotated[
     str | None, typer.Option("--catch-up", help="'once': one late fire after a gap instead of 'missed'.")
 ]
+CatchUpWithinOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--catch-up-within",
+        help="With --catch-up once: fire a missed occurrence only when at most this late, e.g. 12h.",
+    ),
+]
+ActiveHoursOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--active-hours",
+        help='Times of day it may fire, in its zone, e.g. "08:00-19:00" or "22:00-02:00,09:00-12:00"; '
+        "a fire due outside is logged skipped-quiet (edit: none/off removes it).",
+    ),
+]
 TzOpt = Annotated[str | None, typer.Option("--tz", help="IANA zone for --cron (default: the ticker's local zone).")]
 NameOpt = Annotated[
     str | None, typer.Option("--name", help="Display name (default: the prompt's first 40 characters).")

@@ -17,7 +17,7 @@ try:  # recent typer vendors click
 except ImportError:  # pragma: no cover - typer on top of click
     from click.exceptions import ClickException, NoArgsIsHelpError, UsageError  # type: ignore[assignment]
 
-from rk.cli import agent, entries, running, simulate, views, windows
+from rk.cli import agent, entries, pausing, running, simulate, views, windows
 from rk.cli.environment import CliError, Environment, ExitStatus, environment, usage
 from rk.cli.options import ServerOpt
 from rk.config import ConfigError
@@ -61,6 +61,8 @@ cron_app.command("next")(views.cmd_next)
 cron_app.command("run")(running.cmd_run)
 cron_app.command("tick")(running.cmd_tick)
 cron_app.command("ticker")(running.cmd_ticker)
+cron_app.command("pause")(pausing.cmd_pause)
+cron_app.command("resume")(pausing.cmd_resume)
 cron_app.command("simulate")(simulate.cmd_simulate)
 
 app.command("role")(windows.cmd_role)

@@ -10,10 +10,20 @@ import typer
 
 from rk import clock
 from rk.cli.environment import environment, usage
-from rk.cli.flags import WAKE_OFF, choice, duration, schedule_from_flags, wake_from_flags
+from rk.cli.flags import (
+    HOURS_OFF,
+    WAKE_OFF,
+    active_hours_from_flag,
+    choice,
+    duration,
+    schedule_from_flags,
+    wake_from_flags,
+)
 from rk.cli.options import (
+    ActiveHoursOpt,
     BackoffOpt,
     CatchUpOpt,
+    CatchUpWithinOpt,
     CronOpt,
     DeliverOpt,
     EveryOpt,
@@ -29,6 +39,7 @@ from rk.cli.options import (
 from rk.cli.store import find, load_for_listing
 from rk.core import bounds
 from rk.core.entry import CreatedBy, Cron, Deliver, Entry, Target, TargetKind, WakeOn, WakeOnly
+from rk.core.hours import ActiveHours
 
 
 def cmd_simulate(
@@ -63,6 +74,8 @@ def cmd_simulate(
     deliver: DeliverOpt = None,
     wake_on: WakeOnOpt = None,
     wake_debounce: WakeDebounceOpt = None,
+    catch_up_within: CatchUpWithinOpt = None,
+    active_hours: ActiveHoursOpt = None,
     width: Annotated[
         int | None, typer.Option("--width", help="Columns for the drawing (default: the terminal's).")
     ] = None,
@@ -79,8 +92,19 @@ def cmd_simulate(
     from rk.core.simulate import AgentModel, simulate
 
     schedule = schedule_from_flags(
-        every, idle_every, backoff, lo, hi, cron, catch_up, tz, required=entry_id is None, note=env.notice
+        every,
+        idle_every,
+        backoff,
+        lo,
+        hi,
+        cron,
+        catch_up,
+        tz,
+        required=entry_id is None,
+        note=env.notice,
+        catch_up_within=catch_up_within,
     )
+    hours = active_hours_from_flag(active_hours, allow_off=True)
     deliver = choice("--deliver", deliver, Deliver)
     wake = wake_from_flags(wake_on, None, wake_debounce, allow_off=True)
     if width is not None and not 20 <= width <= 1000:
@@ -113,6 +137,10 @@ def cmd_simulate(
         entry = replace(entry, schedule=schedule)
     if deliver is not None:
         entry = replace(entry, deliver=deliver)
+    if hours == HOURS_OFF:
+        entry = replace(entry, active_hours=None)
+    elif isinstance(hours, ActiveHours):
+        entry = replace(entry, active_hours=hours)
     if wake == WAKE_OFF:
         entry = replace(entry, wake_on=None)
     elif isinstance(wake, WakeOn):

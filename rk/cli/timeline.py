@@ -16,9 +16,9 @@ from datetime import datetime, tzinfo
 from rk.core.durations import DurationError, format_duration, parse_duration
 from rk.core.facts import LIMITED
 from rk.core.log import Status, status_of
-from rk.core.simulate import DIALOG, DRAFT, GONE, SHELL, UNKNOWN, Simulation, StateChange
+from rk.core.simulate import DIALOG, DRAFT, GONE, PAUSE, RESUME, SHELL, UNKNOWN, Simulation, StateChange
 
-STATES = ("active", "waiting", "idle", LIMITED, DRAFT, DIALOG, SHELL, UNKNOWN, GONE)
+STATES = ("active", "waiting", "idle", LIMITED, DRAFT, DIALOG, SHELL, UNKNOWN, GONE, PAUSE, RESUME)
 
 #: state → (glyph, style) for the strip
 STATE_GLYPH = {
@@ -38,6 +38,7 @@ EVENT_GLYPH = {
     Status.DELIVERED: ("▲", "bold green", 5),
     Status.SKIPPED_BUSY: ("s", "yellow", 4),
     Status.SKIPPED_LIMITED: ("l", "magenta", 4),
+    Status.SKIPPED_QUIET: ("q", "blue", 3),
     Status.HELD_EXPIRED: ("x", "red", 4),
     Status.MISSED: ("m", "magenta", 4),
     Status.RATE_CAPPED: ("c", "red", 4),
@@ -136,6 +137,12 @@ def render(
             glyph, style = STATE_GLYPH.get(col.state, ("?", ""))
             strip.append(glyph, style=style)
         lines.append(strip)
+    if sim.paused:
+        paused = Text(f"{'paused':<{label_w}}")
+        for col in cols:
+            on = col.at in sim.paused
+            paused.append("‖" if on else " ", style="bold blue")
+        lines.append(paused)
     row = Text(f"{'fires':<{label_w}}")
     for col in cols:
         if col.event:
@@ -148,7 +155,7 @@ def render(
         Text(
             f"one column = {format_duration(per)}; ▁ idle █ active ▆ waiting L limited d draft ? dialog "
             "$ shell · unknown; ▲ delivered h held s skipped-busy l skipped-limited a skipped-absent "
-            "m missed x held-expired ! failed",
+            "q skipped-quiet m missed x held-expired ! failed; ‖ paused",
             style="dim",
         )
     )

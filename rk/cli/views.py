@@ -31,6 +31,11 @@ def cmd_list(ctx: typer.Context, as_json: JsonOpt = False, server: ServerOpt = N
     if env.json:
         env.result([record(e, view, now) for e in entries])
         return
+    from rk.cli.pausing import pause_note
+
+    paused = pause_note(env, env.files(), now)
+    if paused:
+        env.out(f"server {env.server} is {paused}")
     if not entries:
         env.out(f"no cron entries on server {env.server}")
         return
@@ -72,6 +77,7 @@ def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serv
         f"id:         {entry.id}",
         f"name:       {entry.name}",
         f"schedule:   {entry.schedule.summary}",
+        *([f"active:     {entry.active_hours.text}"] if entry.active_hours else []),
         f"wake_on:    {wake}",
         f"target:     {entry.target.summary}",
         f"deliver:    {entry.deliver or Deliver.IMMEDIATE}",
@@ -128,6 +134,8 @@ def _schedule_json(s: Schedule) -> dict:
         out["expr"] = s.expr
         if s.catch_up:
             out["catch_up"] = s.catch_up
+        if s.catch_up_within:
+            out["catch_up_within"] = format_go(s.catch_up_within)
         if s.tz:
             out["tz"] = s.tz
     return out
@@ -162,6 +170,8 @@ def record(entry: Entry, view: LogView, now: int) -> dict:
     }
     if entry.muted_until > now:
         rec["muted_until"] = entry.muted_until
+    if entry.active_hours is not None:
+        rec["active_hours"] = entry.active_hours.text
     return rec
 
 
@@ -169,11 +179,26 @@ def cmd_log(
     ctx: typer.Context,
     entry_id: Annotated[str | None, typer.Argument(metavar="[ID]", help="Only this entry's lines.")] = None,
     n: Annotated[int, typer.Option("-n", help="How many of the newest lines (0 = all).")] = 20,
+    gaps: Annotated[
+        bool, typer.Option("--gaps", help="A cron entry's occurrences that have no delivered line, and why.")
+    ] = False,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", help="With --gaps: from this long ago (7d) or this time (default: creation)."),
+    ] = None,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
-    """The delivery log, archives included, oldest first."""
+    """The delivery log, archives included, oldest first.
+
+    Example: rk cron log 3f2a --gaps --since 7d
+    """
     env = environment(ctx, server, as_json)
+    if since is not None and not gaps:
+        raise usage("--since only applies with --gaps")
+    if gaps:
+        _log_gaps(env, entry_id, since)
+        return
     if n < 0:
         raise usage("-n must be ≥ 0")
     log = env.files().log
@@ -194,6 +219,48 @@ def cmd_log(
         )
 
 
+def _since(env: Environment, text: str, now: int) -> int:
+    """`--since`: a duration back from now, or an instant."""
+    from rk import clock
+    from rk.core.durations import DurationError, parse_duration
+
+    try:
+        return now - parse_duration(text)
+    except DurationError:
+        pass
+    try:
+        return clock.parse_instant(text)
+    except clock.ClockError:
+        raise usage(f"--since {text[:40]!r}: want a duration (7d, 12h) or a time (ISO-8601 or unix seconds)") from None
+
+
+def _log_gaps(env: Environment, entry_id: str | None, since_text: str | None) -> None:
+    from rk.core.cronexpr import CronExpr
+    from rk.core.due import cron_zone
+    from rk.core.gaps import gaps, occurrences
+
+    if entry_id is None:
+        raise usage("--gaps needs an entry id")
+    entries, _, now = load_for_listing(env)
+    entry = find(entries, entry_id)
+    sched = entry.schedule
+    if not isinstance(sched, Cron):
+        raise usage(f"--gaps lists cron occurrences; {entry_id} is {sched.summary}")
+    start = _since(env, since_text, now) if since_text is not None else entry.created_by.at
+    zone = cron_zone(sched, env.zone())
+    times = occurrences(CronExpr.parse(sched.expr), start, now, zone, bounds.MAX_FIRES)
+    own = [line for line in logfile.read_history(env.files().log) if line.entry == entry_id]
+    found = gaps(times, own, now)
+    if env.json:
+        env.result([{"ts": g.occurrence, "local": rfc3339(g.occurrence, zone), "what": g.what} for g in found])
+        return
+    if not found:
+        env.out(f"no gaps: every one of {len(times)} occurrences since {rfc3339(start, zone)} was delivered")
+        return
+    for g in found:
+        env.out(f"{rfc3339(g.occurrence, zone)}  {g.what}")
+
+
 def cmd_next(
     ctx: typer.Context,
     entry_id: IdArg,
@@ -204,7 +271,7 @@ def cmd_next(
     """The next fire times in local time and UTC (backoff: if the target stays quiet)."""
     env = environment(ctx, server, as_json)
     from rk.core.due import cron_zone
-    from rk.core.schedule import upcoming
+    from rk.core.schedule import dst_note, upcoming
 
     if not 1 <= n <= bounds.MAX_FIRES:
         raise usage(f"-n must be between 1 and {bounds.MAX_FIRES}")
@@ -215,6 +282,7 @@ def cmd_next(
     target = _target_fact(env, entry) if isinstance(sched, Backoff) else None
     plan = upcoming(entry, view, now, n + 1, zone=env.zone(), target=target, poll=env.settings().tick_interval)
     fires = []
+    listed: list[int] = []
     human = []
     overdue = [item for item in plan.fires if item.ts <= now]
     if overdue:
@@ -229,12 +297,19 @@ def cmd_next(
         if item.rung:
             rec["rung"] = item.rung
         fires.append(rec)
+        listed.append(item.ts)
         human.append(f"{local}  ({utc})" + (f"  rung {item.rung}" if item.rung else ""))
     if plan.note:
         human.append(plan.note)
+    dst = dst_note(sched, listed, now, zone) if isinstance(sched, Cron) else ""
+    if dst:
+        human.append(dst)
     if entry.is_muted(now):
         human.insert(0, "muted: " + ("until unmuted" if entry.muted else f"until {rfc3339(entry.muted_until, zone)}"))
-    env.result({"id": entry.id, "fires": fires}, human or ["no upcoming fires"])
+    result: dict[str, object] = {"id": entry.id, "fires": fires}
+    if dst:
+        result["dst"] = dst
+    env.result(result, human or ["no upcoming fires"])
 
 
 def _target_fact(env: Environment, entry: Entry):

@@ -10,6 +10,8 @@ class Diag(StrEnum):
     """The diagnostic reason words (the Go original's, and rk's own for what it adds)."""
 
     MUTED = "muted"
+    PAUSED = "server-paused"  #: `rk cron pause`: every entry of the server is silent
+    QUIET_HOURS = "quiet-hours"  #: due outside the entry's active hours
     ENTRY_CAP_EXCEEDED = "entry-cap-exceeded"
     ANCHOR_UNAVAILABLE = "anchor-unavailable"
     UNKNOWN_SCHEDULE_KIND = "unknown-schedule-kind"

@@ -59,6 +59,15 @@ class Missed:
 
 
 @dataclass(frozen=True)
+class Quiet:
+    """A fire that came due outside the entry's active hours: logged `skipped-quiet`."""
+
+    entry: str
+    reason: str
+    pane: str
+
+
+@dataclass(frozen=True)
 class Evaluation:
     fires: tuple[Fire, ...]
     absent: tuple[Fire, ...]
@@ -67,6 +76,8 @@ class Evaluation:
     next_cursor: Mapping[str, Observation]
     #: entries whose anchor lies beyond now: the caller logs `clock` `rescheduled` at now for each
     clock_back: tuple[str, ...] = ()
+    #: fires due outside their active hours: the caller logs `skipped-quiet` for each
+    quiet: tuple[Quiet, ...] = ()
 
     @property
     def debounced(self) -> tuple[str, ...]:
@@ -124,9 +135,25 @@ def cron_verdict(entry: Entry, sched: Cron, log: LogView, now: int, local_zone: 
     window = HOLD_WINDOW if entry.policy == Deliver.WHEN_IDLE else CRON_GRACE
     if now - occurrence <= window:
         return ScheduleVerdict(due=True, due_at=occurrence, occurrence=occurrence)
-    if sched.catch_up == CATCH_UP_ONCE:
+    if sched.catch_up == CATCH_UP_ONCE and (not sched.catch_up_within or now - occurrence <= sched.catch_up_within):
         return ScheduleVerdict(due=True, due_at=now, occurrence=occurrence)
     return ScheduleVerdict(missed=True, occurrence=occurrence)
+
+
+def entry_zone(entry: Entry, local_zone: tzinfo) -> tzinfo:
+    """The zone an entry's times of day are read in: its cron `tz`, else local time."""
+    return cron_zone(entry.schedule, local_zone) if isinstance(entry.schedule, Cron) else local_zone
+
+
+def is_paused(paused_until: int | None, now: int) -> bool:
+    """A server pause: None is none, 0 lasts until `resume`, else it lapses at that instant."""
+    return paused_until is not None and (paused_until == 0 or now < paused_until)
+
+
+def waits_for_active_hours(entry: Entry) -> bool:
+    """A cron occurrence with `catch_up: once` is not dropped in quiet hours: it
+    stays pending and fires as a catch-up at the start of the next active range."""
+    return isinstance(entry.schedule, Cron) and entry.schedule.catch_up == CATCH_UP_ONCE
 
 
 def backoff_verdict(
@@ -185,12 +212,17 @@ def due(
     zone: tzinfo = UTC,
     max_entries: int = Settings.max_entries,
     poll: int = POLL,
+    paused_until: int | None = None,
 ) -> Evaluation:
     """Evaluate every entry at `now` (unix seconds).
 
     `targets` maps entry id → TargetFact (a missing fact counts as unresolved);
-    `zone` is the local zone for cron entries without their own `tz`.
+    `zone` is the local zone for cron entries without their own `tz`;
+    `paused_until` is the server's pause (`is_paused`): while it lasts every entry
+    is silent as if muted.
     """
+    paused = is_paused(paused_until, now)
+    quiet: list[Quiet] = []
     fires: list[Fire] = []
     absent: list[Fire] = []
     missed: list[Missed] = []
@@ -208,6 +240,10 @@ def due(
         if entry.is_muted(now):
             detail = "entry is muted" if entry.muted else f"entry is muted until {_stamp(entry.muted_until, zone)}"
             diags.append(Diagnostic(entry.id, Diag.MUTED, detail))
+            continue
+        if paused:
+            until = f"until {_stamp(paused_until or 0, zone)}" if paused_until else "until resumed"
+            diags.append(Diagnostic(entry.id, Diag.PAUSED, f"the server is paused {until}"))
             continue
         target = targets.get(entry.id, _NO_TARGET)
         if clock_went_back(entry, log, now, poll):
@@ -251,19 +287,30 @@ def due(
 
         if not (verdict.due or wake_due or verdict.missed):
             continue
-        if not target.resolved and (verdict.due or wake_due):
-            diags.append(Diagnostic(entry.id, Diag.TARGET_UNRESOLVED, target.why))
         if verdict.missed:
             missed.append(Missed(entry.id, verdict.occurrence))
         if not (verdict.due or wake_due):
             continue
+        hours = entry.active_hours
+        if hours is not None and not hours.active_at(now, entry_zone(entry, zone)):
+            opens = _stamp(hours.next_start(now, entry_zone(entry, zone)), zone)
+            if verdict.due and waits_for_active_hours(entry):
+                diags.append(Diagnostic(entry.id, Diag.QUIET_HOURS, f"outside {hours.text}: fires at {opens}"))
+                continue
+            quiet.append(Quiet(entry.id, Reason.SCHEDULE if verdict.due else Reason.WAKE, target.pane))
+            diags.append(Diagnostic(entry.id, Diag.QUIET_HOURS, f"outside {hours.text} (next opens {opens})"))
+            continue
+        if not target.resolved:
+            diags.append(Diagnostic(entry.id, Diag.TARGET_UNRESOLVED, target.why))
         if verdict.due:
             fire = Fire(entry.id, Reason.SCHEDULE, target.pane, verdict.rung, verdict.due_at, now, target.refused)
         else:
             fire = Fire(entry.id, Reason.WAKE, target.pane, 0, now, now, target.refused)
         (fires if target.resolved else absent).append(fire)
 
-    return Evaluation(tuple(fires), tuple(absent), tuple(missed), tuple(diags), next_cursor, tuple(clock_back))
+    return Evaluation(
+        tuple(fires), tuple(absent), tuple(missed), tuple(diags), next_cursor, tuple(clock_back), tuple(quiet)
+    )
 
 
 def _wake_detail(edge: WakeVerdict, entry: Entry, newest_ts: int | None, now: int) -> str:
@@ -287,14 +334,19 @@ def next_due(
     max_entries: int = Settings.max_entries,
     debounced: Sequence[str] = (),
     poll: int = POLL,
+    paused_until: int | None = None,
 ) -> int | None:
     """The earliest instant after `now` at which some schedule comes due, assuming
     nothing changes meanwhile (the ticker sleeps less than its period for it).
 
     A wake edge held by its debounce (`debounced`: `Evaluation.debounced`) is
     due when the debounce ends: newest own line + debounce. New wake edges are
-    not predictable; they arrive as nudges or on the next poll.
+    not predictable; they arrive as nudges or on the next poll. A paused server
+    has nothing due before its pause lapses; an entry outside its active hours
+    has something to do when they open.
     """
+    if is_paused(paused_until, now):
+        return paused_until or None
     best: int | None = None
 
     def consider(t: int | None) -> None:
@@ -307,6 +359,9 @@ def next_due(
             if not entry.muted:
                 consider(entry.muted_until)
             continue
+        hours = entry.active_hours
+        if hours is not None and not hours.active_at(now, entry_zone(entry, zone)):
+            consider(hours.next_start(now, entry_zone(entry, zone)))
         sched = entry.schedule
         if isinstance(sched, Every):
             consider(anchor_of(entry, log) + sched.interval)

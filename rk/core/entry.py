@@ -21,6 +21,7 @@ from rk.core import bounds
 from rk.core.cronexpr import CronError, CronExpr, zone_for
 from rk.core.durations import DurationError, format_duration, parse_duration
 from rk.core.environ import is_pane_id
+from rk.core.hours import ActiveHours, HoursError
 
 
 class ScheduleKind(StrEnum):
@@ -116,6 +117,8 @@ class Cron:
     expr: str
     tz: str = ""
     catch_up: str = ""  #: "" or `once`
+    #: with `catch_up: once`: a missed occurrence fires only when at most this late (0: however late)
+    catch_up_within: int = 0
     kind: ClassVar[ScheduleKind] = ScheduleKind.CRON
 
     @property
@@ -124,7 +127,8 @@ class Cron:
         if self.tz:
             text += f" {self.tz}"
         if self.catch_up:
-            text += f" (catch-up {self.catch_up})"
+            within = f" within {format_duration(self.catch_up_within)}" if self.catch_up_within else ""
+            text += f" (catch-up {self.catch_up}{within})"
         return text
 
     def to_yaml(self) -> dict[str, object]:
@@ -133,6 +137,8 @@ class Cron:
             out["tz"] = self.tz
         if self.catch_up:
             out["catch_up"] = self.catch_up
+        if self.catch_up_within:
+            out["catch_up_within"] = format_duration(self.catch_up_within)
         return out
 
 
@@ -229,6 +235,8 @@ class Entry:
     any_program: bool = False
     muted: bool = False
     muted_until: int = 0
+    #: the times of day it may fire, in its zone (None: any time)
+    active_hours: ActiveHours | None = None
     created_by: CreatedBy = field(default_factory=CreatedBy)
 
     def __post_init__(self) -> None:
@@ -280,6 +288,8 @@ class Entry:
             out["muted"] = True
         if self.muted_until:
             out["muted_until"] = self.muted_until
+        if self.active_hours is not None:
+            out["active_hours"] = self.active_hours.text
         out["created_by"] = self.created_by.to_yaml()
         return out
 
@@ -372,6 +382,13 @@ def decode_schedule(raw: object) -> Schedule:
             raise EntryError(f"catch_up must be 'once', not {catch_up!r}")
         assert isinstance(sched, Cron)
         sched = Cron(sched.expr, sched.tz, catch_up)
+    if m.get("catch_up_within") is not None:
+        if not isinstance(sched, Cron) or not sched.catch_up:
+            raise EntryError("catch_up_within only applies with catch_up: once")
+        within = _duration(m.get("catch_up_within"), "catch_up_within")
+        if within <= 0:
+            raise EntryError("catch_up_within must be a positive duration")
+        sched = Cron(sched.expr, sched.tz, sched.catch_up, within)
     return sched
 
 
@@ -476,8 +493,19 @@ def decode_entry(raw: object) -> Entry:
         any_program=_bool(raw.get("any_program"), "any_program"),
         muted=_bool(raw.get("muted"), "muted"),
         muted_until=_int(raw.get("muted_until"), "muted_until"),
+        active_hours=decode_active_hours(raw.get("active_hours")),
         created_by=created_by,
     )
+
+
+def decode_active_hours(raw: object) -> ActiveHours | None:
+    text = _text(raw, "active_hours").strip()
+    if not text:
+        return None
+    try:
+        return ActiveHours.parse(text)
+    except HoursError as exc:
+        raise EntryError(str(exc)) from None
 
 
 def check_respawn_intent(entry: Entry) -> None:

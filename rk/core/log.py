@@ -32,6 +32,7 @@ class Status(StrEnum):
     FAILED = "failed"  #: send error or state-read error; detail follows
     SKIPPED_BUSY = "skipped-busy"  #: skip-if-busy met a busy pane; state (or `draft`) follows
     SKIPPED_LIMITED = "skipped-limited"  #: the agent is at a usage or rate limit; the reset follows when known
+    SKIPPED_QUIET = "skipped-quiet"  #: due outside the entry's active hours
     HELD_EXPIRED = "held-expired"  #: when-idle held past 2 h; state follows
     NO_DELIVERER = "no-deliverer"  #: evaluated without a deliverer
     RATE_CAPPED = "rate-capped"  #: the per-target cap tripped

@@ -8,7 +8,7 @@ A schedule that is due already is listed first with its due time ("due now").
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import tzinfo
+from datetime import datetime, tzinfo
 
 from rk.core import ladder
 from rk.core.cronexpr import CronError, CronExpr
@@ -88,3 +88,21 @@ def upcoming(
     event = entry.wake_on.event if entry.wake_on else "its wake event"
     plan.note = f"no time of its own: it fires on {event} only"
     return plan
+
+
+def dst_note(sched: Cron, times: list[int], now: int, zone: tzinfo) -> str:
+    """One line stating Debian's daylight-saving rule, when `times` (after `now`)
+    cross a change of the zone's UTC offset; "" otherwise."""
+    offsets = {datetime.fromtimestamp(t, zone).utcoffset() for t in [now, *times]}
+    if len(offsets) < 2:
+        return ""
+    minute, hour = sched.expr.split()[:2]
+    if not minute.startswith("*") and not hour.startswith("*"):
+        return (
+            "daylight saving changes in between: a fixed time that does not exist that day fires once,"
+            " right after the jump, and one that repeats fires once, on its first pass"
+        )
+    return (
+        "daylight saving changes in between: wall times that do not exist that day are skipped,"
+        " and wall times that repeat fire in both passes"
+    )

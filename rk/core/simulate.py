@@ -28,6 +28,8 @@ UNKNOWN = "unknown"  #: a scripted state meaning the pane shows no agent state (
 SHELL = "shell"  #: the pane's agent exited: a shell is in front (never typed into)
 DRAFT = "draft"  #: idle, with a human's unsent text in the composer
 DIALOG = "dialog"  #: waiting, with a permission or question dialog on screen
+PAUSE = "pause"  #: a scripted step that pauses the server (`rk cron pause`), whatever the pane
+RESUME = "resume"  #: a scripted step that ends the pause (`rk cron resume`)
 #: Scripted states that stand for an agent state plus what the screen shows.
 _SCREEN_STATES = {SHELL: "", DRAFT: "idle", DIALOG: "waiting"}
 
@@ -77,6 +79,8 @@ class Simulation:
     lines: list[LogLine] = field(default_factory=list)
     #: per tick: (at, {pane: state}) as the tick saw it
     strip: list[tuple[int, dict[str, str]]] = field(default_factory=list)
+    #: the ticks at which the server was paused
+    paused: set[int] = field(default_factory=set)
 
     def fires(self, entry: str | None = None) -> list[LogLine]:
         """Log lines that came from a fire (everything but missed/rescheduled)."""
@@ -164,22 +168,40 @@ def simulate(
         result.events.append(Event(line.ts, line.entry, "line", line.reason, line.outcome, line.target, due_at, rung))
 
     by_id = {e.id: e for e in entries}
+    paused = False
     t = start + phase
     while t < end:
         while queue and queue[0][0] <= t:
             at, _, pane, state = heapq.heappop(queue)
-            if state == GONE:
+            if state in (PAUSE, RESUME):
+                paused = state == PAUSE
+            elif state == GONE:
                 panes.pop(pane, None)
             else:
                 panes[pane] = _Pane(state=state, epoch=at)
+        if paused:
+            result.paused.add(t)
         facts = [_fact(p, s, role_of.get(p, ""), session_of.get(p, "")) for p, s in sorted(panes.items())]
         result.strip.append((t, {p: s.state for p, s in panes.items()}))
         targets = resolve_all(entries, facts)
-        ev = due(entries, view, facts, targets, obs, t, zone=zone, max_entries=max_entries, poll=tick)
+        ev = due(
+            entries,
+            view,
+            facts,
+            targets,
+            obs,
+            t,
+            zone=zone,
+            max_entries=max_entries,
+            poll=tick,
+            paused_until=0 if paused else None,
+        )
         for entry_id in ev.clock_back:
             emit(LogLine(t, entry_id, "", Reason.CLOCK, Status.RESCHEDULED), due_at=t)
         for m in ev.missed:
             emit(LogLine(t, m.entry, "", Reason.SCHEDULE, Status.MISSED), due_at=m.occurrence)
+        for q in ev.quiet:
+            emit(LogLine(t, q.entry, q.pane, q.reason, Status.SKIPPED_QUIET), due_at=t)
         for fire in (*ev.fires, *ev.absent):
             entry = by_id[fire.entry]
             current = panes.get(fire.pane)

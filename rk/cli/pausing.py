@@ -1,0 +1,85 @@
+"""`rk cron pause | resume`: silence a whole server for a while, or until resumed."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from rk import nudge
+from rk.cli.environment import CliError, Environment, environment, rfc3339, usage
+from rk.cli.flags import duration
+from rk.cli.options import JsonOpt, ServerOpt
+from rk.config import ConfigError, ServerFiles, ensure_private_dir, known_servers
+from rk.pause import clear_pause, paused_until, write_pause
+
+AllOpt = Annotated[bool, typer.Option("--all", help="Every server that has an entries file.")]
+
+
+def _servers(env: Environment, every: bool) -> list[ServerFiles]:
+    if every and env.server_flag:
+        raise usage("pass -L or --all, not both")
+    if not every:
+        return [env.files()]
+    return [ServerFiles(env.state_dir(), slug) for slug in known_servers(env.state_dir())]
+
+
+def pause_note(env: Environment, files: ServerFiles, now: int) -> str:
+    """`paused until <time>` / `paused until resumed`, or "" when the server is not paused."""
+    until = paused_until(files.pause, now)
+    if until is None:
+        return ""
+    return f"paused until {rfc3339(until, env.zone())}" if until else "paused until resumed (rk cron resume)"
+
+
+def cmd_pause(
+    ctx: typer.Context,
+    for_: Annotated[
+        str | None, typer.Option("--for", help="Lapse by itself after this long, e.g. 2h (default: until resume).")
+    ] = None,
+    every: AllOpt = False,
+    as_json: JsonOpt = False,
+    server: ServerOpt = None,
+) -> None:
+    """Pause a server: its entries stay silent, with no log lines, as with a mute.
+
+    Example: rk cron pause --for 2h
+    """
+    env = environment(ctx, server, as_json)
+    lease = duration("--for", for_) if for_ is not None else 0
+    now = env.now()
+    until = now + lease if lease else 0
+    servers = _servers(env, every)
+    try:
+        ensure_private_dir(env.state_dir())
+        for files in servers:
+            write_pause(files.pause, now, until)
+    except (ConfigError, OSError) as exc:
+        raise CliError(str(exc)) from None
+    when = f"until {rfc3339(until, env.zone())}" if until else "until resumed"
+    env.result(
+        [{"server": f.slug, "until": until} for f in servers],
+        [f"paused {f.slug} {when}" for f in servers] or "no server has entries",
+    )
+
+
+def cmd_resume(ctx: typer.Context, every: AllOpt = False, as_json: JsonOpt = False, server: ServerOpt = None) -> None:
+    """End a pause; the server's entries fire again from the next tick.
+
+    Example: rk cron resume -L work
+    """
+    env = environment(ctx, server, as_json)
+    servers = _servers(env, every)
+    results = []
+    try:
+        for files in servers:
+            results.append((files.slug, clear_pause(files.pause)))
+    except OSError as exc:
+        raise CliError(str(exc)) from None
+    for slug, was in results:
+        if was:
+            nudge.send(slug, env.environ)  # the ticker ticks it now, not at its next poll
+    env.result(
+        [{"server": slug, "resumed": was} for slug, was in results],
+        [f"resumed {slug}" if was else f"{slug} was not paused" for slug, was in results] or "no server has entries",
+    )

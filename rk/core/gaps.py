@@ -1,0 +1,58 @@
+"""Gaps: the cron occurrences of an entry that have no `delivered` line.
+
+A line belongs to the occurrence it follows: an own line with `o <= ts <
+next(o)` speaks for occurrence `o` (an on-time fire, a catch-up, a skip, the
+`missed` line of a gap, which is logged at the tick that noticed it). An
+occurrence with a `delivered` line among them is no gap; one with other lines
+is a gap with the first of them as what happened; one with none is a gap that
+nothing ran for (the ticker was down, the laptop asleep, or the missed line of
+a longer gap went to a later occurrence).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import tzinfo
+
+from rk.core.cronexpr import CronExpr
+from rk.core.log import LogLine, Status, status_of
+
+#: What `gaps` reports for an occurrence with no line at all.
+NOT_RUN = "not run"
+
+
+@dataclass(frozen=True)
+class Gap:
+    occurrence: int
+    what: str  #: the outcome of the occurrence's first line, or NOT_RUN
+
+
+def occurrences(expr: CronExpr, since: int, until: int, zone: tzinfo, limit: int) -> list[int]:
+    """The occurrences in `(since, until]`, at most the newest `limit` of them."""
+    out: list[int] = []
+    t = since
+    while True:
+        nxt = expr.next_after(t, zone)
+        if nxt is None or nxt > until:
+            return out[-limit:]
+        out.append(nxt)
+        if len(out) > 2 * limit:
+            del out[:limit]
+        t = nxt
+
+
+def gaps(occurrence_times: Sequence[int], own: Sequence[LogLine], now: int) -> list[Gap]:
+    """The occurrences (oldest first) that no `delivered` line answered; `own` is the
+    entry's lines, oldest first."""
+    stamps = [line.ts for line in own]
+    out: list[Gap] = []
+    for i, o in enumerate(occurrence_times):
+        end = occurrence_times[i + 1] if i + 1 < len(occurrence_times) else now + 1
+        lo, hi = bisect.bisect_left(stamps, o), bisect.bisect_left(stamps, end)
+        mine = own[lo:hi]
+        if any(status_of(line.outcome) == Status.DELIVERED for line in mine):
+            continue
+        out.append(Gap(o, mine[0].outcome if mine else NOT_RUN))
+    return out
