@@ -256,3 +256,64 @@ def rotate_if_needed(
     os.utime(newest, (bound, bound), follow_symlinks=False)  # the bound `read_newest` stops on
     atomic_write(path, b"".join(r + b"\n" for r in kept))
     return True
+
+
+def follow(path: Path, after: LogLine | None, stop: Callable[[], bool], poll: float = 0.5) -> Iterator[LogLine]:
+    """Yield the lines appended to the live segment from now on, until `stop()`.
+
+    Across a rotation the live file is a new one that starts with the kept lines
+    again: those up to `after` (the newest line already shown; by time, then by
+    count within one second) are skipped, so nothing is shown twice.
+    """
+    import time
+
+    def ident() -> tuple[int, int] | None:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return None
+        return st.st_ino, st.st_size
+
+    seen = ident()
+    inode, offset = seen if seen is not None else (0, 0)
+    last_ts = after.ts if after is not None else -1
+    same_second = 1 if after is not None else 0
+    pending = b""
+    while not stop():
+        now = ident()
+        if now is None:
+            time.sleep(poll)
+            continue
+        if now[0] != inode or now[1] < offset:  # rotated (or replaced): read the new file from its start
+            inode, offset, pending = now[0], 0, b""
+            skip_to: tuple[int, int] | None = (last_ts, same_second)
+        else:
+            skip_to = None
+        if now[1] > offset:
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+                try:
+                    chunk = os.pread(fd, now[1] - offset, offset)
+                finally:
+                    os.close(fd)
+            except OSError:
+                time.sleep(poll)
+                continue
+            offset += len(chunk)
+            *whole, pending = (pending + chunk).split(b"\n")
+            counted = 0
+            for raw in whole:
+                line = parse_line(raw)
+                if line is None:
+                    continue
+                if skip_to is not None:
+                    if line.ts < skip_to[0]:
+                        continue
+                    if line.ts == skip_to[0] and counted < skip_to[1]:
+                        counted += 1
+                        continue
+                    skip_to = None
+                same_second = same_second + 1 if line.ts == last_ts else 1
+                last_ts = line.ts
+                yield line
+        time.sleep(poll)

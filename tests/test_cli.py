@@ -1115,8 +1115,9 @@ def test_log_json_reads_archives_oldest_first_exactly_as_stored(tmp_path):
     assert json_ok(run_in(["cron", "log", "bbbb", "--json", "-n", "1"], env)) == [stored[-1]]
     assert json_ok(run_in(["cron", "log", "zzzz", "--json"], env)) == []
     human = run_sub(["cron", "log", "-n", "0"], env)
-    assert human.code == 0 and len(human.out.splitlines()) == len(stored), human
-    assert [line.split()[1] for line in human.out.splitlines()] == [s["entry"] for s in stored]
+    assert human.code == 0 and len(human.out.splitlines()) == 1 + len(stored), human
+    assert human.out.splitlines()[0].split() == ["TIME", "ENTRY", "NAME", "TARGET", "REASON", "OUTCOME"]
+    assert [line.split()[1] for line in human.out.splitlines()[1:]] == [s["entry"] for s in stored]
     assert snapshot(state) == before, "log only reads"
 
 

@@ -1,4 +1,4 @@
-"""`rk agent …`: state, setup, hook.
+"""`rk agent …`: state, setup, hook, list.
 
 `rk agent hook` is declared here for --help and completion only: the real
 entry point is dispatched by `rk/__main__.py` before typer is imported (the
@@ -9,14 +9,16 @@ Errors are one line on stderr; exit codes 0 ok, 1 operational, 2 usage.
 from __future__ import annotations
 
 import io
+from dataclasses import asdict, dataclass
 from typing import Annotated
 
 import typer
 
-from rk.cli.environment import CliError, ErrorCode, ExitStatus, environment
+from rk.cli.environment import CliError, ErrorCode, ExitStatus, environment, rfc3339
+from rk.cli.options import JsonOpt, ServerOpt
 from rk.core.bounds import MAX_PID
 from rk.core.environ import is_pane_id
-from rk.core.facts import LIMITED
+from rk.core.facts import LIMITED, PaneFact, Source
 
 
 def _error(command: str, message: str, status: ExitStatus) -> CliError:
@@ -110,3 +112,83 @@ def cmd_hook(
     from rk.agent.hook import main as hook_main
 
     hook_main(["--agent", agent, token, *ctx.args] if agent else [token, *ctx.args])
+
+
+def cmd_list(
+    ctx: typer.Context,
+    every: Annotated[bool, typer.Option("--all", help="Every live tmux server of this user.")] = False,
+    as_json: JsonOpt = False,
+    server: ServerOpt = None,
+) -> None:
+    """Every pane with its program, agent state, since when, and where the state came from.
+
+    Example: rk agent list --all
+    """
+    env = environment(ctx, server, as_json)
+    from rk.tmux import Server, TmuxError, socket_dir, socket_is_live
+
+    if every and env.server_flag:
+        raise _error("list", "pass -L or --all, not both", ExitStatus.USAGE)
+    if every:
+        base = socket_dir(env.environ)
+        try:
+            names = sorted(p.name for p in base.iterdir() if socket_is_live(p))
+        except OSError:
+            names = []
+    else:
+        names = [env.server]
+    zone = env.zone()
+    rows: list[AgentRow] = []
+    for name in names:
+        try:
+            facts = Server(name=name, env=env.environ).pane_facts()
+        except TmuxError as exc:
+            if not every:
+                raise _error("list", f"server {name}: {exc}", ExitStatus.ERROR) from None
+            continue
+        rows.extend(AgentRow.of(name, fact) for fact in facts)
+    records = [asdict(r) for r in rows]
+    if env.json:
+        env.result(records)
+        return
+    if not rows:
+        env.result(records, "no panes" + ("" if every else f" on server {env.server}"))
+        return
+    lines = [f"{'SERVER':<10} {'PANE':<5} {'PROGRAM':<9} {'STATE':<8} {'SINCE':<25} {'FROM':<7} HOOKS"]
+    for r in rows:
+        since = rfc3339(r.since, zone) if r.since else "-"
+        hooks = "seen" if r.hooks_seen else "never"
+        lines.append(
+            f"{r.server:<10} {r.pane:<5} {r.program or '-':<9} {r.state or '-':<8} {since:<25} "
+            f"{r.source or '-':<7} {hooks}"
+        )
+    env.result(records, lines)
+
+
+@dataclass(frozen=True)
+class AgentRow:
+    """One `agent list` record. Hooks were seen when a hook stamped the pane's session
+    or wrote its current state (a state with no source note is a hook's)."""
+
+    server: str
+    pane: str
+    program: str
+    kind: str
+    state: str
+    since: int
+    source: str
+    hooks_seen: bool
+
+    @staticmethod
+    def of(server: str, fact: PaneFact) -> AgentRow:
+        source = fact.source or (Source.HOOK if fact.state else "")
+        return AgentRow(
+            server,
+            fact.pane_id,
+            fact.provider or fact.command,
+            str(fact.kind),
+            fact.state,
+            fact.epoch,
+            str(source),
+            bool(fact.session_ref) or source == Source.HOOK,
+        )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
+from typing import Annotated
 
 import typer
 
@@ -43,8 +44,22 @@ def _cron_root(ctx: typer.Context, server: ServerOpt = None) -> None:
     environment(ctx, server)
 
 
+def _version(value: bool) -> None:
+    if value:
+        from rk import __version__
+
+        typer.echo(f"rk {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root(ctx: typer.Context, server: ServerOpt = None) -> None:
+def _root(
+    ctx: typer.Context,
+    server: ServerOpt = None,
+    version: Annotated[
+        bool, typer.Option("--version", is_eager=True, callback=_version, help="Print rk's version and exit.")
+    ] = False,
+) -> None:
     environment(ctx, server)
 
 
@@ -70,6 +85,7 @@ app.command("operator")(windows.cmd_operator)
 
 agent_app.command("state")(agent.cmd_state)
 agent_app.command("setup")(agent.cmd_setup)
+agent_app.command("list")(agent.cmd_list)
 agent_app.command("hook", context_settings=agent.HOOK_CONTEXT)(agent.cmd_hook)
 app.add_typer(agent_app, name="agent")
 

@@ -7,7 +7,9 @@ server for the target's facts when a backoff needs them. `record()` is the
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from collections.abc import Callable
+from datetime import UTC, datetime, tzinfo
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -19,8 +21,9 @@ from rk.cli.store import find, load_for_listing
 from rk.core import bounds
 from rk.core.durations import format_go
 from rk.core.entry import Backoff, Cron, Deliver, Entry, Every, IfAbsent, Schedule, WakeOnly
-from rk.core.log import LogView
+from rk.core.log import LogLine, LogView
 from rk.core.orphan import expires_at, orphaned_since
+from rk.entryfile import load_entries
 from rk.tmux import Server, TmuxError
 
 
@@ -179,44 +182,88 @@ def cmd_log(
     ctx: typer.Context,
     entry_id: Annotated[str | None, typer.Argument(metavar="[ID]", help="Only this entry's lines.")] = None,
     n: Annotated[int, typer.Option("-n", help="How many of the newest lines (0 = all).")] = 20,
+    since: Annotated[
+        str | None, typer.Option("--since", help="Only lines from this long ago (2h, 7d) or this time on.")
+    ] = None,
+    outcome: Annotated[
+        str | None, typer.Option("--outcome", help="Only lines whose outcome starts so (delivered, skipped, failed…).")
+    ] = None,
+    follow: Annotated[
+        bool,
+        typer.Option("--follow", "-f", help="Then print lines as they are appended, across rotation (Ctrl-C ends)."),
+    ] = False,
     gaps: Annotated[
         bool, typer.Option("--gaps", help="A cron entry's occurrences that have no delivered line, and why.")
     ] = False,
-    since: Annotated[
-        str | None,
-        typer.Option("--since", help="With --gaps: from this long ago (7d) or this time (default: creation)."),
-    ] = None,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
     """The delivery log, archives included, oldest first.
 
-    Example: rk cron log 3f2a --gaps --since 7d
+    Example: rk cron log -f --outcome failed, or rk cron log 3f2a --gaps --since 7d
     """
     env = environment(ctx, server, as_json)
-    if since is not None and not gaps:
-        raise usage("--since only applies with --gaps")
     if gaps:
+        if follow or outcome is not None:
+            raise usage("--gaps goes with --since only")
         _log_gaps(env, entry_id, since)
         return
     if n < 0:
         raise usage("-n must be ≥ 0")
+    if follow and env.json:
+        raise usage("--follow prints lines as they come; it does not go with --json")
+    start = _since(env, since, env.now()) if since is not None else None
+
+    def keep(line: LogLine) -> bool:
+        return (
+            (not entry_id or line.entry == entry_id)
+            and (start is None or line.ts >= start)
+            and (outcome is None or line.outcome.startswith(outcome))
+        )
+
     log = env.files().log
-    if n:
-        lines = logfile.read_newest(log, n, (lambda line: line.entry == entry_id) if entry_id else (lambda _line: True))
-    else:
-        lines = [line for line in logfile.read_history(log) if not entry_id or line.entry == entry_id]
+    lines = logfile.read_newest(log, n, keep) if n else [line for line in logfile.read_history(log) if keep(line)]
     if env.json:
         env.result([line.to_dict() for line in lines])
         return
-    if not lines:
+    names = {e.id: e.name for e in load_entries(env.files().entries).entries}
+    zone = env.zone()
+    if not lines and not follow:
         env.out("no log lines" + (f" for {entry_id}" if entry_id else ""))
         return
-    zone = env.zone()
+    env.out(f"{'TIME':<25}  {'ENTRY':<6} {'NAME':<20} {'TARGET':<6} {'REASON':<8} OUTCOME")
     for line in lines:
-        env.out(
-            f"{rfc3339(line.ts, zone)}  {line.entry:<6} {line.target or '-':<5} {line.reason or '-':<8} {line.outcome}"
-        )
+        env.out(_log_row(line, names, zone))
+    if follow:
+        _follow(env, log, lines[-1] if lines else None, keep, names, zone)
+
+
+def _log_row(line: LogLine, names: dict[str, str], zone: tzinfo) -> str:
+    name = names.get(line.entry, "-")
+    name = name if len(name) <= 20 else name[:19] + "…"
+    return (
+        f"{rfc3339(line.ts, zone):<25}  {line.entry:<6} {name:<20} {line.target or '-':<6} "
+        f"{line.reason or '-':<8} {line.outcome}"
+    )
+
+
+def _follow(
+    env: Environment,
+    log: Path,
+    after: LogLine | None,
+    keep: Callable[[LogLine], bool],
+    names: dict[str, str],
+    zone: tzinfo,
+) -> None:
+    """Print appended lines until interrupted; Ctrl-C ends it with exit 0."""
+    newest = logfile.read_newest(log, 1)
+    try:
+        for line in logfile.follow(log, newest[-1] if newest else after, stop=lambda: False):
+            if keep(line):
+                env.out(_log_row(line, names, zone))
+                env.stdout.flush()
+    except KeyboardInterrupt:
+        return
 
 
 def _since(env: Environment, text: str, now: int) -> int:
@@ -235,6 +282,7 @@ def _since(env: Environment, text: str, now: int) -> int:
 
 
 def _log_gaps(env: Environment, entry_id: str | None, since_text: str | None) -> None:
+    """`--gaps`: a cron entry's occurrences with no delivered line."""
     from rk.core.cronexpr import CronExpr
     from rk.core.due import cron_zone
     from rk.core.gaps import gaps, occurrences

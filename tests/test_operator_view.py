@@ -1,0 +1,196 @@
+"""The operator's view: `rk --version`, `rk agent list`, and `rk cron log`'s
+header, names, filters and `--follow` across a rotation."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from cli_helpers import make_env, run_in, write_private
+from conftest import run_rk, wait_for
+
+from rk import __version__, logfile
+from rk.core.log import LogLine
+
+#: The shell (the CLI, files, processes, tmux): `make test`, not `make test-fast`.
+pytestmark = pytest.mark.shell
+
+T0 = 1_800_000_000
+
+
+def test_version_prints_the_package_version():
+    res = run_in(["--version"], {"PATH": os.environ["PATH"]})
+    assert (res.code, res.out) == (0, f"rk {__version__}\n")
+
+
+def test_agent_list_shows_state_since_source_and_hooks(tmp_path, tmux_server):
+    env = dict(make_env(tmp_path), TMUX_TMPDIR=os.environ["TMUX_TMPDIR"], TZ="UTC")
+    pane = tmux_server.run("list-panes", "-t", "main", "-F", "#{pane_id}").split()[0]
+    second = tmux_server.run("split-window", "-d", "-t", "main", "-P", "-F", "#{pane_id}", "cat").strip()
+    tmux_server.set_pane_option(pane, "@rk_pane_agent_state", f"idle:{T0}")
+    tmux_server.set_pane_option(pane, "@rk_pane_agent_session", "claude:abc123")
+    tmux_server.set_pane_option(second, "@rk_pane_agent_state", f"waiting:{T0 + 5}")
+    tmux_server.set_pane_option(second, "@rk_pane_agent_source", f"screen:{T0 + 5}")
+
+    rows = run_in(["agent", "list", "-L", tmux_server.name, "--json"], env).json()["result"]
+    by_pane = {r["pane"]: r for r in rows}
+    assert by_pane[pane] == {
+        "server": tmux_server.name,
+        "pane": pane,
+        "program": "claude",
+        "kind": by_pane[pane]["kind"],
+        "state": "idle",
+        "since": T0,
+        "source": "hook",
+        "hooks_seen": True,
+    }
+    assert (by_pane[second]["state"], by_pane[second]["source"], by_pane[second]["hooks_seen"]) == (
+        "waiting",
+        "screen",
+        False,
+    )
+    human = run_in(["agent", "list", "-L", tmux_server.name], env)
+    assert human.code == 0
+    assert human.out.splitlines()[0].split() == ["SERVER", "PANE", "PROGRAM", "STATE", "SINCE", "FROM", "HOOKS"]
+    assert f"{pane}" in human.out and "2027-01-15T08:00:00+00:00" in human.out and "never" in human.out
+    everywhere = run_in(["agent", "list", "--all", "--json"], env).json()["result"]
+    assert {r["pane"] for r in everywhere if r["server"] == tmux_server.name} == {pane, second}
+
+
+def test_agent_list_on_a_server_that_is_not_running_is_one_line_exit_1(tmp_path, monkeypatch):
+    monkeypatch.setenv("TMUX_TMPDIR", str(tmp_path))
+    res = run_in(["agent", "list", "-L", "nosuchserver"], dict(make_env(tmp_path), TMUX_TMPDIR=str(tmp_path)))
+    assert (
+        res.code == 1 and res.err.startswith("rk: agent list: server nosuchserver:") and len(res.err.splitlines()) == 1
+    )
+
+
+def _seed(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    env = make_env(tmp_path, TZ="UTC")
+    state = Path(env["RK_STATE_DIR"])
+    state.mkdir(mode=0o700, exist_ok=True)
+    write_private(
+        state / "s.yaml",
+        "entries:\n"
+        "  - {id: aaaa, name: morning digest, schedule: {kind: every, interval: 1h},"
+        " target: {kind: pane, pane: '%1'}, payload: p}\n",
+    )
+    lines = [
+        LogLine(T0, "aaaa", "%1", "schedule", "delivered"),
+        LogLine(T0 + 3600, "aaaa", "%1", "schedule", "skipped-busy: active"),
+        LogLine(T0 + 7200, "gone", "%2", "wake", "failed: paste: no such pane"),
+    ]
+    logfile.append_lines(state / "s.log", lines)
+    return env, state / "s.log"
+
+
+def test_log_has_a_header_names_and_filters(tmp_path):
+    env, _ = _seed(tmp_path)
+    out = run_in(["cron", "log", "-L", "s"], env)
+    rows = out.out.splitlines()
+    assert rows[0].split() == ["TIME", "ENTRY", "NAME", "TARGET", "REASON", "OUTCOME"]
+    assert rows[1].split()[:4] == ["2027-01-15T08:00:00+00:00", "aaaa", "morning", "digest"]
+    assert rows[3].split()[1:3] == ["gone", "-"]  # an entry since removed has no name
+    skipped = run_in(["cron", "log", "-L", "s", "--outcome", "skipped", "--json"], env).json()["result"]
+    assert [line["outcome"] for line in skipped] == ["skipped-busy: active"]
+    recent = run_in(["cron", "log", "-L", "s", "--since", "90m", "--json"], dict(env, RK_NOW=str(T0 + 7200))).json()
+    assert [line["ts"] for line in recent["result"]] == [T0 + 3600, T0 + 7200]
+    since_time = run_in(["cron", "log", "-L", "s", "--since", "2027-01-15T10:00:00Z", "--json"], env).json()
+    assert [line["entry"] for line in since_time["result"]] == ["gone"]
+    bad = run_in(["cron", "log", "-L", "s", "--since", "yesterday"], env)
+    assert bad.code == 2 and "--since" in bad.err
+    assert run_in(["cron", "log", "-L", "s", "-f", "--json"], env).code == 2
+
+
+def test_follow_prints_appended_lines_once_across_a_rotation(tmp_path):
+    env, log = _seed(tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rk", "cron", "log", "-f", "-n", "1", "-L", "s"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    seen: list[str] = []
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for row in proc.stdout:
+            seen.append(row.rstrip("\n"))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        wait_for(lambda: len(seen) == 2, timeout=20, message="the header and the newest line")
+        assert "failed: paste: no such pane" in seen[1]
+        logfile.append_lines(log, [LogLine(T0 + 7300, "aaaa", "%1", "schedule", "delivered")])
+        wait_for(lambda: len(seen) == 3, timeout=10, message="the appended line")
+        # a rotation: the live segment moves to .1 and starts again with the lines queries need
+        assert logfile.rotate_if_needed(log, T0 + 7400, (), 64, 0, live={"aaaa"})
+        assert log.with_name("s.log.1").exists()
+        logfile.append_lines(log, [LogLine(T0 + 7500, "aaaa", "%1", "schedule", "missed")])
+        wait_for(lambda: any("missed" in row for row in seen), timeout=10, message="the line after the rotation")
+        wait_for(lambda: len(seen) >= 4, timeout=5, message="four rows")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=20)
+    reader.join(5)
+    assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
+    assert len(seen) == 4, seen  # the kept lines re-written by the rotation were not shown again
+    assert "missed" in seen[3] and seen.count(seen[2]) == 1
+
+
+def test_follow_through_a_real_process_honours_the_filters(tmp_path):
+    env, log = _seed(tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rk", "cron", "log", "aaaa", "-f", "--outcome", "delivered", "-L", "s"],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    seen: list[str] = []
+    reader = threading.Thread(target=lambda: seen.extend(r.rstrip() for r in proc.stdout or ()), daemon=True)
+    reader.start()
+    try:
+        wait_for(lambda: len(seen) == 2, timeout=20, message="the header and the one delivered line")
+        logfile.append_lines(
+            log,
+            [
+                LogLine(T0 + 7300, "aaaa", "%1", "schedule", "failed: x"),
+                LogLine(T0 + 7301, "bbbb", "%1", "schedule", "delivered"),
+                LogLine(T0 + 7302, "aaaa", "%1", "schedule", "delivered"),
+            ],
+        )
+        wait_for(lambda: len(seen) == 3, timeout=10, message="only the matching line")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=20)
+    reader.join(5)
+    assert proc.returncode == 0
+    assert len(seen) == 3 and "2027-01-15T10:01:42+00:00" in seen[2]
+
+
+def test_rk_cron_log_follow_with_no_log_yet_waits(tmp_path):
+    env = make_env(tmp_path, TZ="UTC")
+    state = Path(env["RK_STATE_DIR"])
+    state.mkdir(mode=0o700, exist_ok=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rk", "cron", "log", "-f", "-L", "s"], env=env, stdout=subprocess.PIPE, text=True
+    )
+    seen: list[str] = []
+    reader = threading.Thread(target=lambda: seen.extend(r.rstrip() for r in proc.stdout or ()), daemon=True)
+    reader.start()
+    try:
+        wait_for(lambda: len(seen) == 1, timeout=20, message="the header")
+        logfile.append_lines(state / "s.log", [LogLine(T0, "aaaa", "%1", "schedule", "delivered")])
+        wait_for(lambda: len(seen) == 2, timeout=10, message="the first line of a new log")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=20)
+    assert proc.returncode == 0 and "delivered" in seen[1]
+    assert run_rk(["cron", "log", "-L", "s", "-n", "0"], env).returncode == 0
