@@ -38,13 +38,15 @@ from rk import clock, nudge
 from rk.config import ensure_private_dir
 from rk.core.diagnostics import Diag, first_line
 from rk.core.environ import NUDGE_SOCKET
-from rk.fsutil import read_nofollow
+from rk.fsutil import atomic_write, read_nofollow
 from rk.lock import release, try_lock
 from rk.tick import Runtime, sweep
 
 LOCK_NAME = "ticker.lock"
 PID_NAME = "ticker.pid"
 LOG_NAME = "ticker.log"
+#: `ticker.status`: what the last tick did (`rk status` reads it).
+STATUS_NAME = "ticker.status"
 #: Land this long after a due second so the tick's integer `now` has reached it.
 DUE_SLACK = 0.05
 MIN_SLEEP = 0.2
@@ -135,6 +137,8 @@ class Ticker:
         os.set_blocking(self._wake_w, False)
         self.ticks = 0
         self.errors = 0
+        self.served: set[str] = set()
+        self.last_error: dict[str, object] | None = None
 
     def stop(self, *_args) -> None:
         self._stop = True
@@ -158,8 +162,11 @@ class Ticker:
                 log.exception("tick failed%s", f" for {only}" if only else "")
             else:
                 log.error("tick failed%s: %s: %s", f" for {only}" if only else "", type(exc).__name__, first_line(exc))
+            self._status(started, [], f"tick failed: {type(exc).__name__}: {first_line(exc)}", full=only is None)
             return None
         self.ticks += 1
+        failed = [f"{server}: {d.detail}" for server, d in result.diagnostics if d.reason == Diag.TICK_FAILED]
+        self._status(started, [s.slug for s in result.servers if s.swept], failed[0] if failed else "", only is None)
         for decision in result.decisions:
             log.info(
                 "%s %s %s %s %s",
@@ -175,6 +182,25 @@ class Ticker:
             log.log(level, "%s %s %s %s", server, diag.entry or "-", diag.reason, diag.detail)
         due = result.next_due
         return due if due is not None and due > started else None  # a due instant already past is no reason to spin
+
+    def _status(self, at: int, servers: list[str], error: str, full: bool = True) -> None:
+        """Record the tick in `ticker.status` (best effort: a status file never stops the loop).
+        A full sweep says which servers are served; a nudged one adds its own."""
+        if error:
+            self.last_error = {"ts": at, "message": error}
+        self.served = set(servers) if full else self.served | set(servers)
+        record = {
+            "pid": os.getpid(),
+            "last_tick": at,
+            "servers": sorted(self.served),
+            "ticks": self.ticks,
+            "errors": self.errors,
+            "last_error": self.last_error,
+        }
+        try:
+            atomic_write(self.runtime.state_dir / STATUS_NAME, (json.dumps(record) + "\n").encode("utf-8"))
+        except OSError:
+            pass
 
     def run(self) -> None:
         """Tick at once, then every interval (sooner for a due instant or a nudge)."""
@@ -303,3 +329,12 @@ def stop_background(state_dir: Path, timeout: float = 10.0) -> PidRecord | None:
             return record
         time.sleep(0.05)
     raise TickerError(f"ticker (pid {record.pid}) did not stop within {timeout:g}s")
+
+
+def read_status(state_dir: Path) -> dict[str, object] | None:
+    """The last tick as the ticker recorded it (`ticker.status`), or None."""
+    try:
+        data = json.loads(read_nofollow(state_dir / STATUS_NAME, 64 * 1024))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None

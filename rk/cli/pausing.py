@@ -24,14 +24,6 @@ def _servers(env: Environment, every: bool) -> list[ServerFiles]:
     return [ServerFiles(env.state_dir(), slug) for slug in known_servers(env.state_dir())]
 
 
-def pause_note(env: Environment, files: ServerFiles, now: int) -> str:
-    """`paused until <time>` / `paused until resumed`, or "" when the server is not paused."""
-    until = paused_until(files.pause, now)
-    if until is None:
-        return ""
-    return f"paused until {rfc3339(until, env.zone())}" if until else "paused until resumed (rk cron resume)"
-
-
 def cmd_pause(
     ctx: typer.Context,
     for_: Annotated[
@@ -71,9 +63,11 @@ def cmd_resume(ctx: typer.Context, every: AllOpt = False, as_json: JsonOpt = Fal
     env = environment(ctx, server, as_json)
     servers = _servers(env, every)
     results = []
+    now = env.now()
     try:
         for files in servers:
-            results.append((files.slug, clear_pause(files.pause)))
+            active = paused_until(files.pause, now) is not None  # a lapsed pause is no pause
+            results.append((files.slug, clear_pause(files.pause) and active))
     except OSError as exc:
         raise CliError(str(exc)) from None
     for slug, was in results:

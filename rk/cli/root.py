@@ -18,7 +18,7 @@ try:  # recent typer vendors click
 except ImportError:  # pragma: no cover - typer on top of click
     from click.exceptions import ClickException, NoArgsIsHelpError, UsageError  # type: ignore[assignment]
 
-from rk.cli import agent, entries, pausing, running, simulate, views, windows
+from rk.cli import agent, entries, listing, pausing, running, simulate, status, views, windows
 from rk.cli.environment import CliError, Environment, ExitStatus, environment, usage
 from rk.cli.options import ServerOpt
 from rk.config import ConfigError
@@ -65,8 +65,8 @@ def _root(
 
 cron_app.command("add")(entries.cmd_add)
 cron_app.command("edit")(entries.cmd_edit)
-cron_app.command("list")(views.cmd_list)
-cron_app.command("ls", hidden=True)(views.cmd_list)
+cron_app.command("list")(listing.cmd_list)
+cron_app.command("ls", hidden=True)(listing.cmd_list)
 cron_app.command("show")(views.cmd_show)
 cron_app.command("rm")(entries.cmd_rm)
 cron_app.command("mute")(entries.cmd_mute)
@@ -80,6 +80,7 @@ cron_app.command("pause")(pausing.cmd_pause)
 cron_app.command("resume")(pausing.cmd_resume)
 cron_app.command("simulate")(simulate.cmd_simulate)
 
+app.command("status")(status.cmd_status)
 app.command("role")(windows.cmd_role)
 app.command("operator")(windows.cmd_operator)
 

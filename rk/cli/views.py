@@ -27,50 +27,16 @@ from rk.entryfile import load_entries
 from rk.tmux import Server, TmuxError
 
 
-def cmd_list(ctx: typer.Context, as_json: JsonOpt = False, server: ServerOpt = None) -> None:
-    """List entries (reads only files; never runs tmux)."""
-    env = environment(ctx, server, as_json)
-    entries, view, now = load_for_listing(env)
-    if env.json:
-        env.result([record(e, view, now) for e in entries])
-        return
-    from rk.cli.pausing import pause_note
-
-    paused = pause_note(env, env.files(), now)
-    if paused:
-        env.out(f"server {env.server} is {paused}")
-    if not entries:
-        env.out(f"no cron entries on server {env.server}")
-        return
-    from rich.console import Console
-    from rich.table import Table
-
-    zone = env.zone()
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for col in ("ID", "NAME", "SCHEDULE", "TARGET", "DELIVER", "FLAGS", "LAST-FIRED"):
-        table.add_column(col, overflow="fold")
-    for e in entries:
-        newest = view.newest(e.id)
-        table.add_row(
-            e.id,
-            e.name,
-            _schedule_cell(e),
-            e.target.summary,
-            e.deliver or Deliver.IMMEDIATE,
-            _flags(e, now),
-            rfc3339(newest.ts, zone) if newest else "-",
-        )
-    Console(
-        file=env.stdout, soft_wrap=True, width=200 if not getattr(env.stdout, "isatty", lambda: False)() else None
-    ).print(table)
-
-
 def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, server: ServerOpt = None) -> None:
     """Show one entry in full (reads only files)."""
     env = environment(ctx, server, as_json)
+    from rk.cli.listing import left_cell, row_record, server_rows, target_cell
+
     entries, view, now = load_for_listing(env)
     entry = find(entries, entry_id)
-    rec = record(entry, view, now)
+    row = next(r for r in server_rows(env, env.files(), now)[0] if r.entry.id == entry_id)
+    base = record(entry, view, now)
+    rec = row_record(row, base, False)
     if env.json:
         env.result(rec)
         return
@@ -89,18 +55,20 @@ def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serv
         f"types into: {'any program but a shell (any_program)' if entry.any_program else 'agents only'}",
         f"created:    {rfc3339(entry.created_by.at, zone)}"
         + (f" from {entry.created_by.pane}" if entry.created_by.pane else ""),
-        f"last fired: {rfc3339(rec['last_fired'], zone) if rec['last_fired'] else '-'}",
+        f"next:       {rfc3339(row.next, zone) if row.next is not None else '-'} ({left_cell(row, now)})",
+        f"last:       {f'{rfc3339(row.last_ts, zone)} {row.last_outcome}' if row.last_ts else '-'}",
+        f"now:        {target_cell(row)}",
         f"payload:    {entry.payload}",
     ]
-    if rec["expires_at"]:
+    if base["expires_at"] and not (row.target is not None and row.target.resolved):  # a live pane is no orphan
         lines.append(
-            f"expires:    {rfc3339(rec['expires_at'], zone)}"
-            f" (target missing since {rfc3339(rec['orphaned_since'], zone)})"
+            f"expires:    {rfc3339(base['expires_at'], zone)}"
+            f" (target missing since {rfc3339(base['orphaned_since'], zone)})"
         )
     env.result(rec, lines)
 
 
-def _schedule_cell(entry: Entry) -> str:
+def schedule_cell(entry: Entry) -> str:
     """The SCHEDULE column: the schedule, `+wake` with a wake_on, or `on <event>` for a wake-only entry."""
     if isinstance(entry.schedule, WakeOnly) and entry.wake_on is not None:
         return f"on {entry.wake_on.event}"

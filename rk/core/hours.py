@@ -69,13 +69,28 @@ class ActiveHours:
         for day in range(0, 3):
             midnight = (base + timedelta(days=day)).replace(hour=0, minute=0)
             for start, _ in self.ranges:
-                wall = midnight + timedelta(minutes=start)
-                instant = int(wall.replace(tzinfo=None).replace(tzinfo=zone).timestamp())
+                instant = _first_instant_at(midnight.replace(tzinfo=None) + timedelta(minutes=start), zone)
                 if instant > ts and (best is None or instant < best):
                     best = instant
             if best is not None:
                 return best
         return ts + _DAY * 60  # pragma: no cover - every range starts within a day
+
+
+def _first_instant_at(wall: datetime, zone: tzinfo) -> int:
+    """The first instant whose wall clock reads `wall` or later: the wall time itself
+    (its first pass when it repeats), or, when a jump skips it, the jump."""
+    guess = int(wall.replace(tzinfo=zone, fold=0).timestamp())
+    if datetime.fromtimestamp(guess, zone).replace(tzinfo=None) == wall:
+        return guess
+    lo, hi = guess - 4 * 3600, guess  # the wall clock jumped over `wall` within the hours before `guess`
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if datetime.fromtimestamp(mid, zone).replace(tzinfo=None) >= wall:
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 def _hhmm(minute: int) -> str:

@@ -1,0 +1,193 @@
+"""`rk cron list`, in the shape of `systemctl list-timers`: what fires next,
+what happened last, and, for an entry that cannot fire, why not.
+
+The entries and the log come from the files; the targets' live states from
+one enumeration of the server's panes, only when its socket answers (a
+stopped server is never started, and no tmux runs for it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
+from typing import Annotated
+
+import typer
+
+from rk import logfile
+from rk.cli.environment import Environment, environment, usage
+from rk.cli.options import JsonOpt, ServerOpt
+from rk.config import ServerFiles, known_servers
+from rk.core.durations import format_duration
+from rk.core.entry import Entry, WakeOnly
+from rk.core.facts import PaneFact, TargetFact, resolve_target
+from rk.core.health import why_not
+from rk.core.log import LogView, status_of
+from rk.core.schedule import upcoming
+from rk.entryfile import load_entries
+from rk.pause import paused_until
+
+AllOpt = Annotated[bool, typer.Option("--all", help="Every server that has an entries file.")]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One entry as the operator sees it."""
+
+    server: str
+    entry: Entry
+    next: int | None  #: the next fire (unix seconds), None when it cannot fire or fires on an event only
+    last_ts: int
+    last_outcome: str
+    target: TargetFact | None  #: None: the server's panes could not be read
+    why_not: str | None
+
+
+def server_rows(env: Environment, files: ServerFiles, now: int) -> tuple[list[Row], str]:
+    """The rows of one server, and its pause note ("" when not paused)."""
+    loaded = load_entries(files.entries)
+    for diag in loaded.diagnostics:
+        env.err(f"rk: {files.slug}: {diag.reason}: {diag.detail}")
+    view = LogView(logfile.read_live(files.log))
+    settings = env.settings()
+    paused = paused_until(files.pause, now)
+    panes = _panes(env, files.slug)
+    rows = []
+    for index, entry in enumerate(loaded.entries):
+        target = resolve_target(entry.target, panes, entry.any_program) if panes is not None else None
+        why = why_not(entry, index, target, now, env.zone(), max_entries=settings.max_entries, paused_until=paused)
+        nxt = None
+        if why is None and not isinstance(entry.schedule, WakeOnly):
+            plan = upcoming(entry, view, now, 1, zone=env.zone(), target=target, poll=settings.tick_interval)
+            nxt = plan.fires[0].ts if plan.fires else None
+        newest = view.newest(entry.id)
+        rows.append(
+            Row(files.slug, entry, nxt, newest.ts if newest else 0, newest.outcome if newest else "", target, why)
+        )
+    note = ""
+    if paused is not None:
+        note = "paused until resumed" if paused == 0 else f"paused until {_when(paused, env.zone())}"
+    return rows, note
+
+
+def _panes(env: Environment, slug: str) -> list[PaneFact] | None:
+    from rk.tmux import Server, TmuxError
+
+    server = Server(name=slug, env=env.environ)
+    if not server.is_live():
+        return None
+    try:
+        return server.pane_facts()
+    except TmuxError:
+        return None
+
+
+def sorted_rows(rows: list[Row]) -> list[Row]:
+    """By the next fire; entries that fire on an event, then those that cannot fire, last."""
+    return sorted(rows, key=lambda r: (r.next is None, r.why_not is not None, r.next or 0))
+
+
+def _when(ts: int, zone: tzinfo) -> str:
+    return datetime.fromtimestamp(ts, zone).strftime("%a %Y-%m-%d %H:%M:%S")
+
+
+def target_cell(row: Row) -> str:
+    summary = row.entry.target.summary
+    if row.target is None:
+        return summary
+    if not row.target.resolved:
+        return f"{summary} (missing)"
+    return f"{summary} ({row.target.state or 'no state'})"
+
+
+def left_cell(row: Row, now: int) -> str:
+    if row.why_not:
+        return row.why_not
+    if row.next is None:
+        return "on its event" if isinstance(row.entry.schedule, WakeOnly) else "-"
+    return "now" if row.next <= now else format_duration(row.next - now)
+
+
+def flags_cell(entry: Entry) -> str:
+    flags = [name for name, on in (("pinned", entry.pinned), ("any-program", entry.any_program)) if on]
+    if entry.wake_on is not None:
+        flags.append(f"wake:{entry.wake_on.event}")
+    if entry.active_hours is not None:
+        flags.append(f"hours:{entry.active_hours.text}")
+    return ",".join(flags) or "-"
+
+
+def row_record(row: Row, base: dict[str, object], with_server: bool) -> dict[str, object]:
+    """The `list --json` record with `next`, `last` and `why_not` (and `server` for --all)."""
+    rec = dict(base)
+    rec["next"] = row.next
+    rec["last"] = {"ts": row.last_ts, "outcome": row.last_outcome} if row.last_ts else None
+    rec["why_not"] = row.why_not
+    if with_server:
+        rec = {"server": row.server, **rec}
+    return rec
+
+
+def cmd_list(ctx: typer.Context, every: AllOpt = False, as_json: JsonOpt = False, server: ServerOpt = None) -> None:
+    """List entries by their next fire, with the last outcome and the target's live state.
+
+    Example: rk cron list --all
+    """
+    from rk.cli.views import record
+
+    env = environment(ctx, server, as_json)
+    if every and env.server_flag:
+        raise usage("pass -L or --all, not both")
+    now = env.now()
+    servers = (
+        [ServerFiles(env.state_dir(), slug) for slug in known_servers(env.state_dir())] if every else [env.files()]
+    )
+    rows: list[Row] = []
+    notes = []
+    for files in servers:
+        got, note = server_rows(env, files, now)
+        rows.extend(got)
+        if note:
+            notes.append(f"server {files.slug} is {note}")
+    if env.json:
+        views = {files.slug: LogView(logfile.read_live(files.log)) for files in servers}
+        env.result([row_record(r, record(r.entry, views[r.server], now), every) for r in rows])
+        return
+    for note in notes:
+        env.out(note)
+    if not rows:
+        env.out("no cron entries" + ("" if every else f" on server {env.server}"))
+        return
+    render_table(env, sorted_rows(rows), now, every)
+
+
+def render_table(env: Environment, rows: list[Row], now: int, with_server: bool) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from rk.cli.views import schedule_cell
+
+    zone = env.zone()
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    columns = ("SERVER",) if with_server else ()
+    for col in (*columns, "ID", "NAME", "SCHEDULE", "NEXT", "LEFT", "LAST", "TARGET", "FLAGS"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        last = f"{_when(r.last_ts, zone)} {status_of(r.last_outcome)}" if r.last_ts else "-"
+        cells = (
+            r.entry.id,
+            r.entry.name,
+            schedule_cell(r.entry),
+            _when(r.next, zone) if r.next is not None else "-",
+            left_cell(r, now),
+            last,
+            target_cell(r),
+            flags_cell(r.entry),
+        )
+        table.add_row(*((r.server,) if with_server else ()), *cells)
+    Console(file=env.stdout, soft_wrap=True, width=None if _tty(env) else 250).print(table)
+
+
+def _tty(env: Environment) -> bool:
+    isatty = getattr(env.stdout, "isatty", None)
+    return bool(isatty and isatty())

@@ -1,0 +1,149 @@
+"""`rk status`: the ticker, then each server's entries and agent panes, at a glance.
+
+Exit 0 when all is well; 1 when the ticker is down or an entry's delivery failed
+in the last hour, so a status line or a script can use it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict
+from typing import Annotated
+
+import typer
+
+from rk import logfile
+from rk.cli.environment import Environment, ExitStatus, environment, rfc3339
+from rk.cli.listing import Row, row_record, server_rows, sorted_rows
+from rk.cli.options import JsonOpt, ServerOpt
+from rk.config import ServerFiles, known_servers
+from rk.core.log import RATE_WINDOW, LogView, Status, status_of
+
+#: Statuses that make `rk status` exit 1 when one was logged in the last hour.
+FAILING = frozenset({Status.FAILED, Status.RESPAWN_FAILED})
+WATCH_EVERY = 2.0
+
+
+def _ticker(env: Environment) -> dict[str, object]:
+    from rk import ticker
+
+    rec = ticker.read_pid(env.state_dir())
+    running = rec is not None and rec.alive()
+    last = ticker.read_status(env.state_dir()) if running else None
+    return {
+        "running": running,
+        "pid": rec.pid if rec is not None and running else None,
+        "since": rec.started_at if rec is not None and running else None,
+        "last_tick": (last or {}).get("last_tick"),
+        "servers": (last or {}).get("servers", []),
+        "last_error": (last or {}).get("last_error"),
+    }
+
+
+def gather(env: Environment, slug: str | None) -> dict[str, object]:
+    """Everything `rk status` shows, as one JSON-ready value."""
+    from rk.cli.agent import AgentRow
+    from rk.cli.views import record
+    from rk.tmux import Server, TmuxError
+
+    now = env.now()
+    slugs = [slug] if slug else known_servers(env.state_dir())
+    servers = []
+    failed: list[str] = []
+    for name in slugs:
+        files = ServerFiles(env.state_dir(), name)
+        rows, note = server_rows(env, files, now)
+        view = LogView(logfile.read_live(files.log))
+        failed += [
+            f"{name} {line.entry}: {line.outcome}"
+            for line in view.lines
+            if line.ts >= now - RATE_WINDOW and status_of(line.outcome) in FAILING
+        ]
+        try:
+            server = Server(name=name, env=env.environ)
+            panes = [asdict(AgentRow.of(name, p)) for p in server.pane_facts()] if server.is_live() else []
+        except TmuxError:
+            panes = []
+        servers.append(
+            {
+                "server": name,
+                "paused": note or None,
+                "entries": [row_record(r, record(r.entry, view, now), False) for r in sorted_rows(rows)],
+                "panes": panes,
+                "_rows": rows,
+            }
+        )
+    ticker = _ticker(env)
+    return {"ok": bool(ticker["running"]) and not failed, "ticker": ticker, "failed": failed, "servers": servers}
+
+
+def _lines(env: Environment, state: dict[str, object]) -> list[str]:
+    from rk.cli.listing import left_cell, target_cell
+
+    zone = env.zone()
+    now = env.now()
+    t = state["ticker"]
+    assert isinstance(t, dict)
+    out = []
+    if t["running"]:
+        last = f", last tick {rfc3339(int(t['last_tick']), zone)}" if t.get("last_tick") else ""
+        served = ", ".join(t.get("servers") or []) or "none yet"
+        out.append(f"ticker: running (pid {t['pid']}, since {rfc3339(int(t['since']), zone)}{last}); serves {served}")
+        error = t.get("last_error")
+        if isinstance(error, dict):
+            out.append(f"  last error {rfc3339(int(error['ts']), zone)}: {error['message']}")
+    else:
+        out.append("ticker: NOT RUNNING (start it: rk cron ticker start)")
+    for line in state["failed"] if isinstance(state["failed"], list) else []:
+        out.append(f"failed in the last hour: {line}")
+    for srv in state["servers"] if isinstance(state["servers"], list) else []:
+        out.append("")
+        out.append(f"server {srv['server']}" + (f" ({srv['paused']})" if srv["paused"] else ""))
+        rows: list[Row] = srv["_rows"]
+        for r in sorted_rows(rows):
+            nxt = rfc3339(r.next, zone) if r.next is not None else "-"
+            out.append(f"  {r.entry.id:<6} {r.entry.name[:24]:<24} {nxt:<25} {left_cell(r, now):<28} {target_cell(r)}")
+        if not rows:
+            out.append("  no entries")
+        for p in srv["panes"]:
+            since = rfc3339(int(p["since"]), zone) if p["since"] else "-"
+            hooks = "hooks seen" if p["hooks_seen"] else "no hooks seen"
+            out.append(f"  pane {p['pane']:<5} {p['program'] or '-':<9} {p['state'] or '-':<8} since {since}  {hooks}")
+    return out
+
+
+def cmd_status(
+    ctx: typer.Context,
+    watch: Annotated[
+        bool, typer.Option("--watch", help=f"Redraw in place every {WATCH_EVERY:g} s (Ctrl-C ends).")
+    ] = False,
+    as_json: JsonOpt = False,
+    server: ServerOpt = None,
+) -> None:
+    """The ticker, then each server's entries (as in list) and its agent panes.
+
+    Example: rk status || echo "rk needs attention"
+    """
+    env = environment(ctx, server, as_json)
+    slug = env.server if env.server_flag else None
+    state = gather(env, slug)
+    if env.json:
+        for srv in state["servers"] if isinstance(state["servers"], list) else []:
+            srv.pop("_rows", None)
+        env.result(state)
+    elif not watch:
+        for line in _lines(env, state):
+            env.out(line)
+    else:
+        try:
+            while True:
+                env.stdout.write("\x1b[H\x1b[2J")
+                for line in _lines(env, state):
+                    env.out(line)
+                env.stdout.flush()
+                time.sleep(WATCH_EVERY)
+                state = gather(env, slug)
+        except KeyboardInterrupt:
+            pass
+    if not state["ok"]:
+        raise typer.Exit(ExitStatus.ERROR)

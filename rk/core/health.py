@@ -1,0 +1,46 @@
+"""Why an entry will not fire, in a word or two, for `rk cron list` and `rk status`.
+
+`due()` says what fires now; this says, for an entry that cannot fire at all
+as things stand, what stops it: the user sees a dead entry for what it is
+instead of a row that looks healthy.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, tzinfo
+
+from rk.core.due import is_paused
+from rk.core.entry import Backoff, Entry, WakeEvent
+from rk.core.facts import TargetFact
+
+
+def why_not(
+    entry: Entry,
+    index: int,
+    target: TargetFact | None,
+    now: int,
+    zone: tzinfo,
+    *,
+    max_entries: int,
+    paused_until: int | None = None,
+) -> str | None:
+    """What keeps the entry from firing, or None when nothing does. `target` is its
+    resolution on the live server, None when the server's panes could not be read."""
+    if index >= max_entries:
+        return f"past the cap of {max_entries} entries"
+    if entry.muted:
+        return "muted"
+    if entry.is_muted(now):
+        return f"muted until {datetime.fromtimestamp(entry.muted_until, zone).strftime('%Y-%m-%d %H:%M')}"
+    if is_paused(paused_until, now):
+        return "server paused"
+    if target is None:
+        return "server not running"
+    if not target.resolved:
+        return f"target missing: {target.why}" if target.why else "target missing"
+    needs_state = isinstance(entry.schedule, Backoff) or (
+        entry.wake_on is not None and entry.wake_on.event == WakeEvent.LIMIT_RESET
+    )
+    if needs_state and target.epoch <= 0:
+        return "no state reported (no hooks?)"
+    return None
