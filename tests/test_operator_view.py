@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -194,3 +195,85 @@ def test_rk_cron_log_follow_with_no_log_yet_waits(tmp_path):
         proc.wait(timeout=20)
     assert proc.returncode == 0 and "delivered" in seen[1]
     assert run_rk(["cron", "log", "-L", "s", "-n", "0"], env).returncode == 0
+
+
+def _live_env(tmp_path) -> dict[str, str]:
+    return dict(make_env(tmp_path, RK_NOW=str(T0)), TMUX_TMPDIR=os.environ["TMUX_TMPDIR"], TZ="UTC")
+
+
+def test_list_sorts_by_next_and_says_why_an_entry_cannot_fire(tmp_path, tmux_server):
+    env = _live_env(tmp_path)
+    pane = tmux_server.run("list-panes", "-t", "main", "-F", "#{pane_id}").split()[0]
+    tmux_server.set_pane_option(pane, "@rk_pane_agent_state", f"idle:{T0 - 600}")
+    srv = ["-L", tmux_server.name, "--any-program", "--json"]
+    later = run_in(["cron", "add", "later", "--every", "1h", "--pane", pane, *srv], env).json()["result"]["id"]
+    sooner = run_in(["cron", "add", "sooner", "--every", "5m", "--pane", pane, *srv], env).json()["result"]["id"]
+    gone = run_in(["cron", "add", "gone", "--every", "1m", "--pane", "%99", *srv], env).json()["result"]["id"]
+    muted = run_in(["cron", "add", "muted", "--every", "1m", "--pane", pane, *srv], env).json()["result"]["id"]
+    run_in(["cron", "mute", muted, "-L", tmux_server.name], env)
+    logfile.append_lines(
+        Path(env["RK_STATE_DIR"]) / f"{tmux_server.name}.log", [LogLine(T0 + 10, later, pane, "schedule", "delivered")]
+    )
+    now = dict(env, RK_NOW=str(T0 + 60))
+    records = {r["id"]: r for r in run_in(["cron", "list", "-L", tmux_server.name, "--json"], now).json()["result"]}
+    assert records[sooner]["next"] == T0 + 300 and records[sooner]["why_not"] is None
+    assert records[later]["next"] == T0 + 10 + 3600
+    assert records[later]["last"] == {"ts": T0 + 10, "outcome": "delivered"}
+    assert records[sooner]["last"] is None
+    assert records[gone]["next"] is None and records[gone]["why_not"].startswith("target missing")
+    assert records[muted]["why_not"] == "muted"
+    human = run_in(["cron", "list", "-L", tmux_server.name], now).out.splitlines()
+    assert human[0].split() == ["ID", "NAME", "SCHEDULE", "NEXT", "LEFT", "LAST", "TARGET", "FLAGS"]
+    order = [line.split()[0] for line in human[1:]]
+    assert order[:2] == [sooner, later] and set(order[2:]) == {gone, muted}
+    row = next(line for line in human if line.startswith(sooner))
+    assert "Fri 2027-01-15 08:05:00" in row and "4m" in row and f"pane:{pane} (idle)" in row
+    shown = run_in(["cron", "show", gone, "-L", tmux_server.name, "--json"], now).json()["result"]
+    assert shown == records[gone]
+
+
+def test_status_shows_the_ticker_entries_and_panes_and_exits_1_when_something_is_wrong(tmp_path, tmux_server):
+    env = _live_env(tmp_path)
+    pane = tmux_server.run("list-panes", "-t", "main", "-F", "#{pane_id}").split()[0]
+    tmux_server.set_pane_option(pane, "@rk_pane_agent_state", f"idle:{T0}")
+    entry = run_in(
+        ["cron", "add", "ping", "--every", "5m", "--pane", pane, "--any-program", "-L", tmux_server.name, "--json"],
+        env,
+    ).json()["result"]["id"]
+    down = run_in(["status", "--json"], env)
+    assert down.code == 1
+    state = down.json()["result"]
+    assert state["ok"] is False and state["ticker"]["running"] is False and state["failed"] == []
+    (served,) = [s for s in state["servers"] if s["server"] == tmux_server.name]
+    assert [e["id"] for e in served["entries"]] == [entry]
+    assert [(p["pane"], p["state"]) for p in served["panes"]] == [(pane, "idle")]
+    human = run_in(["status"], env)
+    assert human.code == 1 and human.out.startswith("ticker: NOT RUNNING")
+    assert f"server {tmux_server.name}" in human.out and entry in human.out and f"pane {pane}" in human.out
+
+    ticker = subprocess.Popen(
+        [sys.executable, "-m", "rk", "cron", "ticker", "--interval", "1"],
+        env={k: v for k, v in env.items() if k != "RK_NOW"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        plain = {k: v for k, v in env.items() if k != "RK_NOW"}
+        wait_for(
+            lambda: run_in(["status", "--json"], plain).json()["result"]["ticker"]["servers"] == [tmux_server.name],
+            timeout=20,
+            message="the ticker's heartbeat naming the server",
+        )
+        well = run_in(["status", "--json"], plain)
+        assert well.code == 0 and well.json()["result"]["ticker"]["pid"] == ticker.pid
+        logfile.append_lines(
+            Path(env["RK_STATE_DIR"]) / f"{tmux_server.name}.log",
+            [LogLine(int(time.time()), entry, pane, "schedule", "failed: paste: gone")],
+        )
+        failing = run_in(["status", "--json"], plain)
+        assert failing.code == 1 and failing.json()["result"]["failed"] == [
+            f"{tmux_server.name} {entry}: failed: paste: gone"
+        ]
+    finally:
+        ticker.send_signal(signal.SIGTERM)
+        ticker.wait(timeout=20)
