@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv demo lint test test-fast test-agents bench clean
+.PHONY: venv install demo lint test test-fast test-agents bench clean
 
 # A regular (not editable) install, redone whenever the sources change: the
 # `rk` that agent hooks run starts in ~20 ms this way; an editable install's
@@ -21,6 +21,11 @@ $(STAMP): $(SOURCES)
 	touch $(STAMP)
 
 venv: $(STAMP)
+
+# rk on your PATH: pipx when present, else a venv in ~/.local/share/rk with a
+# link in ~/.local/bin (contrib/install.sh says what to add to PATH if needed).
+install:
+	PYTHON=$(PYTHON) sh contrib/install.sh
 
 demo: $(STAMP)
 	$(BIN)/python demo/run.py $(ARGS)

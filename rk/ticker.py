@@ -54,6 +54,10 @@ MIN_SLEEP = 0.2
 log = logging.getLogger("rk.ticker")
 
 
+class TickerRunning(Exception):
+    """Another ticker already serves this state directory."""
+
+
 class TickerError(Exception):
     """The ticker cannot start or be controlled; the message is for the user."""
 
@@ -208,7 +212,7 @@ class Ticker:
         lock_fd = try_lock(self.runtime.state_dir / LOCK_NAME)
         if lock_fd is None:
             record = read_pid(self.runtime.state_dir)
-            raise TickerError(f"a ticker is already running{f' (pid {record.pid})' if record else ''}")
+            raise TickerRunning(f"a ticker is already running{f' (pid {record.pid})' if record else ''}")
         listener = None
         try:
             _write_pid(self.runtime.state_dir)
@@ -338,3 +342,34 @@ def read_status(state_dir: Path) -> dict[str, object] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
+
+
+UNIT_NAME = "rk-ticker.service"
+
+
+def unit_text(argv: list[str], environ: dict[str, str]) -> str:
+    """The systemd user unit that runs `argv` (this rk's ticker) with the settings a
+    ticker must share with the shell: the tmux socket directory and rk's state."""
+    import shlex
+
+    keep = [
+        k for k in ("TMUX_TMPDIR", "RK_STATE_DIR", "XDG_STATE_HOME", "RK_CONFIG", "XDG_CONFIG_HOME") if environ.get(k)
+    ]
+    lines = [
+        "# Written by `rk cron ticker install`; rerun it after moving rk.",
+        "[Unit]",
+        "Description=rk cron ticker (types scheduled prompts into tmux agent panes)",
+        "",
+        "[Service]",
+        f"ExecStart={shlex.join(argv)}",
+        *(f"Environment={k}={environ[k]}" for k in keep),
+        "# A second ticker (the tmux.conf line's) makes this one exit 0: no restart loop",
+        "Restart=on-failure",
+        "RestartSec=5",
+        "KillSignal=SIGTERM",
+        "TimeoutStopSec=30",
+        "",
+        "[Install]",
+        "WantedBy=default.target",
+    ]
+    return "\n".join(lines) + "\n"

@@ -82,15 +82,25 @@ def cmd_ticker(
     action: Annotated[str | None, typer.Argument(help="start | stop | status (none: run in the foreground)")] = None,
     interval: Annotated[float | None, typer.Option("--interval", help="Seconds between polls (default 30).")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log diagnostics too.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="install: print the unit; write and enable nothing.")
+    ] = False,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
-    """Run the 30-second ticker (foreground), or start/stop/status it in the background."""
+    """Run the 30-second ticker (foreground), start/stop/status it in the background, or
+    install it as a systemd user unit.
+
+    Example: rk cron ticker install
+    """
     env = environment(ctx, server, as_json)
     from rk import ticker
 
-    if action not in (None, "start", "stop", "status"):
-        raise usage("ticker action must be start, stop or status")
+    if action not in (None, "start", "stop", "status", "install"):
+        raise usage("ticker action must be start, stop, status or install")
+    if action == "install":
+        _install_unit(env, dry_run)
+        return
     if interval is not None:
         try:
             bounds.interval(interval)
@@ -106,6 +116,8 @@ def cmd_ticker(
         runtime.unreadable = {}
         try:
             loop.run()
+        except ticker.TickerRunning as exc:  # the unit and the tmux.conf line both start one: a clean no-op
+            env.result({"running": True, "started": False}, f"{exc}; this one exits")
         except ticker.TickerError as exc:
             raise CliError(str(exc)) from None
         return
@@ -149,3 +161,48 @@ def cmd_ticker(
     else:
         env.result({"running": False}, "ticker not running")
         raise typer.Exit(ExitStatus.NOT_RUNNING)
+
+
+def rk_argv() -> list[str]:
+    """How to run this very rk again: its console script, else this interpreter with -m rk."""
+    import os
+
+    script = os.path.realpath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    if os.path.basename(script) == "rk" and os.access(script, os.X_OK):
+        return [script]
+    return [os.path.abspath(sys.executable), "-m", "rk"]  # not realpath: a venv's python is a symlink
+
+
+def _install_unit(env: Environment, dry_run: bool) -> None:
+    """Write `~/.config/systemd/user/rk-ticker.service` and enable it."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    from rk import ticker
+    from rk.core import environ as rules
+    from rk.fsutil import atomic_write
+
+    text = ticker.unit_text([*rk_argv(), "cron", "ticker"], dict(env.environ))
+    base = Path(env.environ.get("XDG_CONFIG_HOME") or Path(rules.home(env.environ)) / ".config")
+    path = base / "systemd" / "user" / ticker.UNIT_NAME
+    if dry_run:
+        env.result({"path": str(path), "unit": text, "enabled": False}, [f"# {path}", text.rstrip("\n")])
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, text.encode("utf-8"), mode=0o644)
+    except OSError as exc:
+        raise CliError(f"{path}: {exc.strerror or exc}") from None
+    systemctl = shutil.which("systemctl", path=env.environ.get("PATH"))
+    steps = [["daemon-reload"], ["enable", "--now", ticker.UNIT_NAME]]
+    for step in steps:
+        if systemctl is None:
+            raise CliError(f"wrote {path}; systemctl is not on PATH: run systemctl --user {' '.join(steps[1])}")
+        done = subprocess.run([systemctl, "--user", *step], capture_output=True, text=True, timeout=30)
+        if done.returncode != 0:
+            why = (done.stderr or done.stdout).strip().splitlines()
+            raise CliError(
+                f"wrote {path}; systemctl --user {' '.join(step)} failed: {why[0] if why else done.returncode}"
+            )
+    env.result({"path": str(path), "unit": text, "enabled": True}, f"installed and started {ticker.UNIT_NAME} ({path})")

@@ -1,0 +1,225 @@
+"""`rk doctor`: is everything in place for rk to fire? One line per check, with the fix.
+
+Each check is `ok`, `warn` or `fail`; the exit status is 1 when any check fails.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import asdict, dataclass
+from enum import StrEnum
+from pathlib import Path
+
+import typer
+
+from rk.cli.environment import Environment, ExitStatus, environment
+from rk.cli.options import JsonOpt, ServerOpt
+
+#: The oldest tmux rk is tested with (`-p` pane options, `display -p`, `if-shell -F`).
+MIN_TMUX = (3, 2)
+
+
+class Level(StrEnum):
+    OK = "ok"
+    WARN = "warn"
+    FAIL = "fail"
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    level: Level
+    detail: str
+    fix: str = ""
+
+
+def check_path(env: Environment) -> Check:
+    from rk.agent.setup import SetupError, find_rk
+
+    on_path = shutil.which("rk", path=env.environ.get("PATH"))
+    try:
+        this = find_rk(env=env.environ)
+    except SetupError as exc:
+        return Check("rk on PATH", Level.FAIL, str(exc), "make install")
+    if on_path is None:
+        return Check(
+            "rk on PATH", Level.FAIL, f"rk is not on PATH (this one is {this})", "make install, then open a new shell"
+        )
+    if os.path.realpath(on_path) != os.path.realpath(this):
+        return Check("rk on PATH", Level.WARN, f"PATH's rk is {on_path}, this one is {this}", "make install")
+    return Check("rk on PATH", Level.OK, on_path)
+
+
+def check_hooks(env: Environment) -> list[Check]:
+    from rk.agent.setup import PROVIDERS, SetupError, config_path, find_rk, plan
+
+    try:
+        this = find_rk(env=env.environ)
+    except SetupError:
+        return []
+    out = []
+    for agent in PROVIDERS:
+        path = config_path(agent, env.environ)
+        if not path.exists():
+            continue
+        try:
+            p = plan(agent, env.environ, this, uninstall=False)
+            removal = plan(agent, env.environ, None, uninstall=True)
+        except SetupError as exc:
+            out.append(Check(f"{agent} hooks", Level.FAIL, str(exc), f"fix {path}"))
+            continue
+        if not removal.changed:
+            out.append(Check(f"{agent} hooks", Level.WARN, f"none in {path}", f"rk agent setup {agent}"))
+        elif p.changed:
+            out.append(
+                Check(f"{agent} hooks", Level.FAIL, f"{path} runs another rk or old hooks", f"rk agent setup {agent}")
+            )
+        else:
+            out.append(Check(f"{agent} hooks", Level.OK, f"run {this}"))
+    return out
+
+
+def check_panes(env: Environment, slugs: list[str]) -> list[Check]:
+    """Agent panes whose hooks were never seen: rk can only read their screens."""
+    from rk.cli.agent import AgentRow
+    from rk.core.facts import PaneKind
+    from rk.tmux import Server, TmuxError
+
+    out = []
+    for slug in slugs:
+        server = Server(name=slug, env=env.environ)
+        if not server.is_live():
+            continue
+        try:
+            facts = server.pane_facts()
+        except TmuxError as exc:
+            out.append(Check(f"panes of {slug}", Level.FAIL, str(exc)))
+            continue
+        agents = [AgentRow.of(slug, f) for f in facts if f.kind == PaneKind.AGENT and f.provider]
+        silent = [a.pane for a in agents if not a.hooks_seen]
+        if silent:
+            out.append(
+                Check(
+                    f"hooks seen on {slug}",
+                    Level.WARN,
+                    f"no hook ever reported from {', '.join(silent)}",
+                    "rk agent setup, then restart those agents",
+                )
+            )
+        elif agents:
+            out.append(Check(f"hooks seen on {slug}", Level.OK, f"{len(agents)} agent pane(s) report their state"))
+    return out
+
+
+def check_ticker(env: Environment) -> Check:
+    from rk import ticker
+
+    rec = ticker.read_pid(env.state_dir())
+    if rec is None or not rec.alive():
+        return Check("ticker", Level.FAIL, "not running: nothing fires", "rk cron ticker install (or ticker start)")
+    status = ticker.read_status(env.state_dir()) or {}
+    served = ", ".join(status.get("servers") or []) or "no server yet"  # type: ignore[arg-type]
+    return Check("ticker", Level.OK, f"pid {rec.pid}, serves {served}")
+
+
+def check_tmux(env: Environment) -> Check:
+    tmux = shutil.which("tmux", path=env.environ.get("PATH"))
+    if tmux is None:
+        return Check("tmux", Level.FAIL, "not on PATH", "install tmux 3.2 or later")
+    try:
+        out = subprocess.run([tmux, "-V"], capture_output=True, text=True, timeout=5).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Check("tmux", Level.FAIL, f"tmux -V: {exc}")
+    digits = out.split()[-1] if out else ""
+    try:
+        version = tuple(int("".join(c for c in part if c.isdigit()) or 0) for part in digits.split(".")[:2])
+    except ValueError:
+        version = ()
+    if len(version) == 2 and version < MIN_TMUX:
+        return Check("tmux", Level.FAIL, f"{out} is older than 3.2", "upgrade tmux")
+    return Check("tmux", Level.OK, out or tmux)
+
+
+def check_tmpdir(env: Environment) -> Check:
+    """The ticker finds servers in TMUX_TMPDIR: the shell's and the ticker's must agree."""
+    from rk import ticker
+
+    mine = env.environ.get("TMUX_TMPDIR", "")
+    unit = _unit_path(env)
+    theirs = None
+    rec = ticker.read_pid(env.state_dir())
+    if rec is not None and rec.alive():
+        try:
+            raw = Path(f"/proc/{rec.pid}/environ").read_bytes()
+            pairs = dict(item.split("=", 1) for item in raw.decode(errors="replace").split("\0") if "=" in item)
+            theirs = pairs.get("TMUX_TMPDIR", "")
+        except OSError:
+            theirs = None
+    if theirs is None and unit.exists():
+        lines = unit.read_text(errors="replace").splitlines()
+        theirs = next((line.split("=", 2)[2] for line in lines if line.startswith("Environment=TMUX_TMPDIR=")), "")
+    if theirs is None:
+        return Check("TMUX_TMPDIR", Level.OK, f"{mine or 'unset'} (no ticker to compare with)")
+    if theirs != mine:
+        return Check(
+            "TMUX_TMPDIR",
+            Level.FAIL,
+            f"the shell has {mine or 'none'}, the ticker {theirs or 'none'}: it cannot see your servers",
+            "rk cron ticker install from this shell, or restart the ticker here",
+        )
+    return Check("TMUX_TMPDIR", Level.OK, mine or "unset (both)")
+
+
+def _unit_path(env: Environment) -> Path:
+    from rk import ticker
+    from rk.core import environ as rules
+
+    base = Path(env.environ.get("XDG_CONFIG_HOME") or Path(rules.home(env.environ)) / ".config")
+    return base / "systemd" / "user" / ticker.UNIT_NAME
+
+
+def check_unit(env: Environment) -> Check | None:
+    from rk.cli.running import rk_argv
+
+    unit = _unit_path(env)
+    if not unit.exists():
+        return None
+    exec_line = next(
+        (line for line in unit.read_text(errors="replace").splitlines() if line.startswith("ExecStart=")), ""
+    )
+    program = exec_line.removeprefix("ExecStart=").split(" ", 1)[0]
+    if not program or not os.access(program.replace("%h", os.path.expanduser("~")), os.X_OK):
+        return Check(
+            "systemd unit",
+            Level.FAIL,
+            f"{unit}: {program or 'no ExecStart'} is not executable",
+            "rk cron ticker install",
+        )
+    if program != rk_argv()[0]:
+        return Check("systemd unit", Level.WARN, f"{unit} runs {program}, not this rk", "rk cron ticker install")
+    return Check("systemd unit", Level.OK, str(unit))
+
+
+def cmd_doctor(ctx: typer.Context, as_json: JsonOpt = False, server: ServerOpt = None) -> None:
+    """Check that rk can fire: PATH, hooks, hooks seen, the ticker, tmux, TMUX_TMPDIR, the unit.
+
+    Example: rk doctor
+    """
+    from rk.config import known_servers
+
+    env = environment(ctx, server, as_json)
+    slugs = [env.server] if env.server_flag else known_servers(env.state_dir())
+    checks = [check_path(env), *check_hooks(env), *check_panes(env, slugs), check_ticker(env), check_tmux(env)]
+    checks.append(check_tmpdir(env))
+    unit = check_unit(env)
+    if unit is not None:
+        checks.append(unit)
+    lines = [
+        f"{c.level:<4}  {c.name}: {c.detail}" + (f"  → {c.fix}" if c.fix and c.level != Level.OK else "")
+        for c in checks
+    ]
+    env.result([asdict(c) for c in checks], lines)
+    if any(c.level == Level.FAIL for c in checks):
+        raise typer.Exit(ExitStatus.ERROR)
