@@ -277,3 +277,59 @@ def test_status_shows_the_ticker_entries_and_panes_and_exits_1_when_something_is
     finally:
         ticker.send_signal(signal.SIGTERM)
         ticker.wait(timeout=20)
+
+
+def _shim(bindir: Path, name: str, code: int, log: Path) -> None:
+    bindir.mkdir(exist_ok=True)
+    script = bindir / name
+    script.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{log}'\nexit {code}\n")
+    script.chmod(0o755)
+
+
+def test_ticker_install_writes_the_unit_and_enables_it(tmp_path):
+    calls = tmp_path / "systemctl.log"
+    _shim(tmp_path / "bin", "systemctl", 0, calls)
+    env = dict(make_env(tmp_path), PATH=f"{tmp_path / 'bin'}:{os.environ['PATH']}", TMUX_TMPDIR="/run/my-tmux")
+    dry = run_in(["cron", "ticker", "install", "--dry-run", "--json"], env).json()["result"]
+    assert dry["enabled"] is False and not Path(dry["path"]).exists() and not calls.exists()
+    assert "Environment=TMUX_TMPDIR=/run/my-tmux" in dry["unit"]
+    assert f"Environment=RK_STATE_DIR={env['RK_STATE_DIR']}" in dry["unit"]
+    exec_line = next(line for line in dry["unit"].splitlines() if line.startswith("ExecStart="))
+    assert exec_line.endswith(" cron ticker") and "-m rk" in exec_line  # this interpreter, this rk
+    done = run_in(["cron", "ticker", "install"], env)
+    assert done.code == 0 and done.out.startswith("installed and started rk-ticker.service"), done
+    unit = Path(dry["path"])
+    assert unit.read_text() == dry["unit"] and unit.parent == Path(env["XDG_CONFIG_HOME"]) / "systemd" / "user"
+    assert calls.read_text().splitlines() == ["--user daemon-reload", "--user enable --now rk-ticker.service"]
+
+
+def test_ticker_install_says_what_failed_when_systemctl_does(tmp_path):
+    _shim(tmp_path / "bin", "systemctl", 1, tmp_path / "calls.log")
+    env = dict(make_env(tmp_path), PATH=f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    res = run_in(["cron", "ticker", "install"], env)
+    assert res.code == 1 and "systemctl --user daemon-reload failed" in res.err and len(res.err.splitlines()) == 1
+
+
+def test_a_second_ticker_exits_0_beside_a_running_one(tmp_path):
+    env = make_env(tmp_path)
+    started = run_rk(["cron", "ticker", "start", "--interval", "1"], env)
+    try:
+        assert started.returncode == 0, started.stderr
+        second = run_rk(["cron", "ticker", "--interval", "1"], env, timeout=30)
+        assert second.returncode == 0 and "already running" in second.stdout
+    finally:
+        run_rk(["cron", "ticker", "stop"], env)
+
+
+def test_doctor_names_each_problem_with_its_fix_and_exits_1(tmp_path):
+    env = dict(make_env(tmp_path), PATH="/usr/bin:/bin")
+    res = run_in(["doctor", "--json"], env)
+    assert res.code == 1
+    checks = {c["name"]: c for c in res.json()["result"]}
+    assert checks["ticker"]["level"] == "fail" and "rk cron ticker install" in checks["ticker"]["fix"]
+    assert (checks["rk on PATH"]["level"] in ("fail", "warn") and checks["rk on PATH"]["fix"] == "make install") or (
+        checks["rk on PATH"]["fix"].startswith("make install")
+    )
+    assert checks["tmux"]["level"] == "ok" and checks["tmux"]["detail"].startswith("tmux ")
+    human = run_in(["doctor"], env)
+    assert human.code == 1 and any(line.startswith("fail  ticker:") for line in human.out.splitlines())
