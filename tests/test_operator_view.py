@@ -327,9 +327,7 @@ def test_doctor_names_each_problem_with_its_fix_and_exits_1(tmp_path):
     assert res.code == 1
     checks = {c["name"]: c for c in res.json()["result"]}
     assert checks["ticker"]["level"] == "fail" and "rk cron ticker install" in checks["ticker"]["fix"]
-    assert (checks["rk on PATH"]["level"] in ("fail", "warn") and checks["rk on PATH"]["fix"] == "make install") or (
-        checks["rk on PATH"]["fix"].startswith("make install")
-    )
+    assert checks["rk on PATH"]["level"] == "fail" and checks["rk on PATH"]["fix"].startswith("make install")
     assert checks["tmux"]["level"] == "ok" and checks["tmux"]["detail"].startswith("tmux ")
     human = run_in(["doctor"], env)
     assert human.code == 1 and any(line.startswith("fail  ticker:") for line in human.out.splitlines())
