@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from rk import logfile
 from rk.config import ServerFiles
 from rk.core.due import Fire
+from rk.core.entry import Entry
 from rk.core.facts import resolve_target
 from rk.core.log import LogLine, LogView, Outcome, Reason, Status, status_of
 from rk.entryfile import load_entries
@@ -54,6 +55,17 @@ def run_now(runtime: Runtime, files: ServerFiles, entry_id: str) -> RunReport:
     entry = next((e for e in load_entries(files.entries).entries if e.id == entry_id), None)
     if entry is None:
         raise KeyError(entry_id)
+    return fire_now(runtime, files, entry)
+
+
+#: The log's entry id for `rk send` (no stored entry has it: ids are letters, digits, `.`, `_`, `-`).
+SEND_ID = "(send)"
+
+
+def fire_now(runtime: Runtime, files: ServerFiles, entry: Entry) -> RunReport:
+    """One fire of `entry` now, as the tick would: the rate cap, a fresh look, the
+    deliver policy and its guards, the verified delivery; logged with reason manual.
+    `rk cron run` fires a stored entry; `rk send` a transient one (SEND_ID)."""
     server = runtime.server(files.slug)
     now = runtime.clock()
     view = LogView(logfile.read_live(files.log))

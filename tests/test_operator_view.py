@@ -3,6 +3,7 @@ header, names, filters and `--follow` across a rotation."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -331,3 +332,30 @@ def test_doctor_names_each_problem_with_its_fix_and_exits_1(tmp_path):
     assert checks["tmux"]["level"] == "ok" and checks["tmux"]["detail"].startswith("tmux ")
     human = run_in(["doctor"], env)
     assert human.code == 1 and any(line.startswith("fail  ticker:") for line in human.out.splitlines())
+
+
+def test_send_types_once_through_the_guarded_delivery_and_logs_manual(tmp_path, tmux_server):
+    env = _live_env(tmp_path)
+    pane = tmux_server.run("list-panes", "-t", "main", "-F", "#{pane_id}").split()[0]
+    refused = run_rk(["send", "hello cat", "--pane", pane, "-L", tmux_server.name], env)
+    assert refused.returncode == 1 and "skipped-absent: no agent in pane (cat)" in refused.stdout
+    sent = run_rk(["send", "hello cat", "--pane", pane, "--any-program", "-L", tmux_server.name, "--json"], env)
+    assert sent.returncode == 0, sent.stderr
+    assert json.loads(sent.stdout)["result"] == {
+        "id": "(send)",
+        "pane": pane,
+        "reason": "manual",
+        "outcome": "delivered",
+        "logged": True,
+    }
+    wait_for(
+        lambda: [line.rstrip() for line in tmux_server.capture(pane).splitlines()].count("hello cat") == 2,
+        message="the typed echo and cat's copy, once",
+    )
+    lines = logfile.read_live(Path(env["RK_STATE_DIR"]) / f"{tmux_server.name}.log")
+    assert [(line.entry, line.reason, line.outcome) for line in lines] == [
+        ("(send)", "manual", "skipped-absent: no agent in pane (cat)"),
+        ("(send)", "manual", "delivered"),
+    ]
+    usage_error = run_in(["send", "   ", "--pane", pane, "-L", tmux_server.name], env)
+    assert usage_error.code == 2 and "must not be empty" in usage_error.err

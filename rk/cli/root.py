@@ -18,7 +18,7 @@ try:  # recent typer vendors click
 except ImportError:  # pragma: no cover - typer on top of click
     from click.exceptions import ClickException, NoArgsIsHelpError, UsageError  # type: ignore[assignment]
 
-from rk.cli import agent, doctor, entries, listing, pausing, running, simulate, status, views, windows
+from rk.cli import agent, doctor, entries, listing, pausing, running, send, simulate, status, views, windows
 from rk.cli.environment import CliError, Environment, ExitStatus, environment, usage
 from rk.cli.options import ServerOpt
 from rk.config import ConfigError
@@ -80,6 +80,7 @@ cron_app.command("pause")(pausing.cmd_pause)
 cron_app.command("resume")(pausing.cmd_resume)
 cron_app.command("simulate")(simulate.cmd_simulate)
 
+app.command("send")(send.cmd_send)
 app.command("status")(status.cmd_status)
 app.command("doctor")(doctor.cmd_doctor)
 app.command("role")(windows.cmd_role)

@@ -1,0 +1,77 @@
+"""`rk send PROMPT`: type one prompt into a pane, once, now.
+
+The same verified delivery as a scheduled fire, guards included (never into a
+shell, over a draft, into a dialog or a limited agent): an entry that exists
+for this one fire, under the deliver policy `immediate`, logged with reason
+`manual` under the id `(send)`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from rk.cli.environment import CliError, ExitStatus, environment, usage
+from rk.cli.flags import target_from_flags
+from rk.cli.options import AnyProgramOpt, JsonOpt, ServerOpt
+from rk.cli.store import waiting_note
+from rk.config import ConfigError, ensure_private_dir
+from rk.core.entry import CreatedBy, Deliver, Entry, IfAbsent, WakeOnly
+from rk.entryfile import busy
+
+
+def cmd_send(
+    ctx: typer.Context,
+    prompt: Annotated[str, typer.Argument(help="The text typed into the agent and submitted (never executed).")],
+    pane: Annotated[str | None, typer.Option("--pane", help="This pane id (%N).")] = None,
+    role: Annotated[str | None, typer.Option("--role", help="The window carrying this role.")] = None,
+    session: Annotated[str | None, typer.Option("--session", help="The pane carrying this agent session.")] = None,
+    any_program: AnyProgramOpt = False,
+    as_json: JsonOpt = False,
+    server: ServerOpt = None,
+) -> None:
+    """Deliver a prompt once, now, through the same guarded delivery as a fire.
+
+    Example: rk send --role operator "worker-2 is done; review its branch"
+    """
+    from rk.cli.entries import _default_target
+    from rk.cli.running import _runtime
+    from rk.lock import LockHeld, locked
+    from rk.manual import SEND_ID, fire_now
+
+    env = environment(ctx, server, as_json)
+    if not prompt.strip():
+        raise usage("the prompt must not be empty")
+    target = target_from_flags(role, session, pane)
+    if target is None:
+        caller = env.caller_pane()
+        if not caller:
+            raise usage("not inside a tmux pane: pass --pane, --role or --session")
+        target, _ = _default_target(env, caller)
+    now = env.now()
+    entry = Entry(
+        id=SEND_ID,
+        name="send",
+        schedule=WakeOnly(),
+        target=target,
+        payload=prompt,
+        deliver=Deliver.IMMEDIATE,
+        if_absent=IfAbsent.SKIP,
+        any_program=any_program,
+        created_by=CreatedBy(at=now),
+    )
+    runtime = _runtime(env)
+    files = env.files()
+    try:
+        ensure_private_dir(files.dir)
+    except (ConfigError, OSError) as exc:
+        raise CliError(str(exc)) from None
+    try:
+        with locked(files.lock, retry_every=0.05, retry_for=env.settings().lock_wait, on_wait=waiting_note(env, files)):
+            report = fire_now(runtime, files, entry)
+    except LockHeld as exc:
+        raise CliError(busy(files.slug, exc)) from None
+    env.result(report.to_dict(), report.human)
+    if report.failed or report.held or not report.outcome.startswith("delivered"):
+        raise typer.Exit(ExitStatus.ERROR)
