@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from rk import logfile
+from rk.cli import preview
 from rk.cli.environment import Environment, environment, rfc3339, usage
 from rk.cli.options import IdArg, JsonOpt, ServerOpt
 from rk.cli.store import find, load_for_listing
@@ -62,7 +63,8 @@ def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serv
     env = environment(ctx, server, as_json)
     entries, view, now = load_for_listing(env)
     entry = find(entries, entry_id)
-    rec = record(entry, view, now)
+    extra, typed_lines = preview.show(entry, view, now, env.zone())
+    rec = record(entry, view, now) | extra
     if env.json:
         env.result(rec)
         return
@@ -82,6 +84,7 @@ def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serv
         + (f" from {entry.created_by.pane}" if entry.created_by.pane else ""),
         f"last fired: {rfc3339(rec['last_fired'], zone) if rec['last_fired'] else '-'}",
         f"payload:    {entry.payload}",
+        *typed_lines,
     ]
     if rec["expires_at"]:
         lines.append(
@@ -232,9 +235,13 @@ def cmd_next(
         human.append(f"{local}  ({utc})" + (f"  rung {item.rung}" if item.rung else ""))
     if plan.note:
         human.append(plan.note)
+    first = preview.first_fire(entry, view, plan.fires, now, env.zone())
+    if first is not None:
+        human.append(f"typed (first fire): {first}")
     if entry.is_muted(now):
         human.insert(0, "muted: " + ("until unmuted" if entry.muted else f"until {rfc3339(entry.muted_until, zone)}"))
-    env.result({"id": entry.id, "fires": fires}, human or ["no upcoming fires"])
+    typed_key = {"typed": first} if first is not None else {}
+    env.result({"id": entry.id, "fires": fires} | typed_key, human or ["no upcoming fires"])
 
 
 def _target_fact(env: Environment, entry: Entry):
