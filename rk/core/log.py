@@ -342,11 +342,18 @@ def lines_to_keep(
 
 def _delivered_and_missed_since(lines: Sequence[LogLine], idxs: Sequence[int]) -> list[int]:
     """Of one entry's line indices: its newest `delivered` line and the newest
-    `MISSED_CAP` missed lines after it (or of all, when it was never delivered)."""
+    `MISSED_CAP` missed lines after it (or of all, when it was never delivered); and
+    its newest `delivered`/`respawned` line, which bounds the orphan run that these
+    older lines would otherwise join."""
     out: list[int] = []
     missed = 0
+    resolution = False
     for i in reversed(idxs):
-        status = status_of(lines[i].outcome)
+        outcome = lines[i].outcome
+        if not resolution and proves_resolution(outcome):
+            out.append(i)
+            resolution = True
+        status = status_of(outcome)
         if status == Status.DELIVERED:
             out.append(i)
             break
