@@ -44,7 +44,7 @@ class Fire:
     `occurrence` is the cron occurrence a schedule fire is for (also for a catch-up
     fire, whose `due_at` is now; 0 for every other fire). A wake fire names the pane
     whose change fired it (`wake.trigger`; for `limit-reset`, the target), that pane's
-    new state (`gone` when it vanished) and its window's name ("" when it is gone);
+    new state (`gone` when it vanished) and its window's name ("" once the pane is gone);
     all three are "" for any other fire. The placeholders read them."""
 
     entry: str
