@@ -191,6 +191,7 @@ _FRAME_FIELDS = (
     LEGACY_STATE_OPTION,
     SESSION_OPTION,
     SOURCE_OPTION,
+    "window_name",
     "pane_title",
 )
 _SGR = re.compile(r"\x1b\[[0-9;:?]*[@-~]")

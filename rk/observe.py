@@ -119,6 +119,7 @@ def pane_of_frame(frame: Frame) -> PaneFact:
         command=frame.field("pane_current_command"),
         tty=tty_device(frame.field("pane_tty")),
         title=frame.field("pane_title"),
+        window_name=frame.field("window_name"),
     )
     return reconcile(
         pane,

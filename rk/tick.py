@@ -32,6 +32,7 @@ from rk.core.facts import PaneFact, TargetFact, resolve_all
 from rk.core.log import LogLine, LogView, Reason, Status, proves_resolution
 from rk.core.look import seen_before_typing
 from rk.core.orphan import orphaned_since, should_expire
+from rk.core.placeholders import typed
 from rk.entryfile import EntryDocument, EntryFileError, load_entries
 from rk.fsutil import read_nofollow
 from rk.lock import release, try_lock
@@ -477,9 +478,8 @@ def _act(
                 str(out.journal.intent(entry.id)),
                 {"entry": entry.id, "reason": str(fire.reason), "ts": now, "target": fire.pane},
             )
-        result = runtime.deliver(
-            server, fire.pane, entry.payload, guard=_guard(runtime, entry, fire, view, now), intent=intent
-        )
+        text = typed(entry, fire, view, now, runtime.zone)  # placeholders filled; the journal's needle is of it
+        result = runtime.deliver(server, fire.pane, text, guard=_guard(runtime, entry, fire, view, now), intent=intent)
         if result.refused is not None:  # the last look said no: nothing was typed
             return result.refused
         return str(result.outcome)

@@ -42,6 +42,7 @@ PANE_FIELDS = (
     LEGACY_STATE_OPTION,
     SESSION_OPTION,
     SOURCE_OPTION,
+    "window_name",  # set freely too (a program may rename its window)
     "pane_title",  # last: a title is the one field a program sets freely
 )
 
@@ -249,6 +250,7 @@ class Server:
                 dead=row["pane_dead"] == "1",
                 tty=tty_device(row["pane_tty"]),
                 title=row["pane_title"],
+                window_name=row["window_name"],
             )
             facts.append(
                 reconcile(

@@ -6,6 +6,11 @@ list of `cases`. A case is either a single evaluation (`now`, `log`, `cursor`
 `kind: timeline`, a tick-by-tick replay through `rk.core.simulate` with expected
 fire times. Times may be unix seconds, ISO-8601 instants, or durations such as
 `5m` (seconds after the epoch), so timelines read naturally.
+
+A single evaluation may also expect `typed`: per entry, the text its fire
+(resolved or absent) would type at `now` (`rk.core.placeholders.typed`), and a
+fire may name its `occurrence` and wake fields (`wake_pane`, `wake_state`,
+`wake_window`); a pane may have a `window_name`.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from rk.core.durations import DurationError, parse_duration
 from rk.core.entry import decode_entry
 from rk.core.facts import PaneFact, PaneKind, TargetFact, resolve_all
 from rk.core.log import LogLine, LogView
+from rk.core.placeholders import typed
 from rk.core.simulate import AgentModel, StateChange, simulate
 from rk.core.wake import Observation
 
@@ -79,6 +85,7 @@ def _panes(raw: dict | None) -> list[PaneFact]:
                 active=bool(spec.get("active", True)),
                 dead=bool(spec.get("dead", False)),
                 kind=PaneKind(str(spec.get("kind", "agent"))),
+                window_name=str(spec.get("window_name", "")),
             )
         )
     return out
@@ -141,6 +148,10 @@ def _fire_dict(fire) -> dict:
         "pane": fire.pane,
         "rung": fire.rung,
         "due_at": fire.due_at,
+        "occurrence": fire.occurrence,
+        "wake_pane": fire.wake_pane,
+        "wake_state": fire.wake_state,
+        "wake_window": fire.wake_window,
     }
 
 
@@ -152,7 +163,7 @@ def _check_fires(kind: str, got: list, want: list | None) -> list[str]:
         return [f"{kind}: want {len(want)} {want}, got {len(got_d)} {got_d}"]
     for g, w in zip(got_d, want):
         for key, value in w.items():
-            expected = T(value) if key == "due_at" else value
+            expected = T(value) if key in ("due_at", "occurrence") else value
             if g.get(key) != expected:
                 problems.append(f"{kind}: {key} want {expected!r}, got {g.get(key)!r} in {g}")
     return problems
@@ -199,6 +210,12 @@ def run_case(case: Case) -> list[str]:
     got_missed = [m.entry for m in ev.missed]
     if got_missed != list(expect.get("missed") or []):
         problems.append(f"missed: want {expect.get('missed') or []}, got {got_missed}")
+    if "typed" in expect:
+        by_id = {e.id: e for e in entries}
+        got_typed = {f.entry: typed(by_id[f.entry], f, log, f.at, zone) for f in (*ev.fires, *ev.absent)}
+        want_typed = {str(k): str(v) for k, v in (expect["typed"] or {}).items()}
+        if got_typed != want_typed:
+            problems.append(f"typed: want {want_typed}, got {got_typed}")
     if "diagnostics" in expect:
         problems += _check_diags(ev.diagnostics, expect["diagnostics"], exact=True)
     if "diagnostics_include" in expect:

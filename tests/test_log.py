@@ -248,6 +248,8 @@ def test_the_kept_lines_answer_every_query_as_the_whole_log_does(case):
     for entry, (lo, hi) in backoff.items():
         assert kept.newest(entry) == whole.newest(entry)
         assert kept.orphaned_since(entry, 1) == whole.orphaned_since(entry, 1)
+        assert kept.last_delivered(entry) == whole.last_delivered(entry)  # {last_delivered}
+        assert kept.missed_since_delivered(entry) == whole.missed_since_delivered(entry)  # {missed}
         for target in ("%1", "%2"):
             assert kept.rate_count(now, target=target) == whole.rate_count(now, target=target)
         assert kept.rate_count(now, entry=entry) == whole.rate_count(now, entry=entry)

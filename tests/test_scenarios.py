@@ -19,6 +19,7 @@ def test_there_are_scenarios_for_every_rule_file():
         "wake.yaml",
         "compose.yaml",
         "deliver.yaml",
+        "placeholders.yaml",
     ):
         assert name in files, f"missing scenario file {name}"
 

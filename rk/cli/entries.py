@@ -57,6 +57,8 @@ from rk.core.entry import (
     check_respawn_intent,
 )
 from rk.core.hours import ActiveHours
+from rk.core.placeholders import PlaceholderError
+from rk.core.placeholders import check as check_placeholders
 from rk.entryfile import EntryDocument, EntryFileError, EntryNotFound
 from rk.tmux import TmuxError
 
@@ -95,6 +97,7 @@ def cmd_add(
     env = environment(ctx, server, as_json)
     if not prompt.strip():
         raise usage("the prompt must not be empty")
+    _check_placeholders(prompt)
     wake = wake_from_flags(wake_on, wake_scope, wake_debounce, allow_off=False)
     schedule = schedule_from_flags(
         every,
@@ -170,6 +173,14 @@ def cmd_add(
         except EntryError as exc:
             raise CliError(str(exc)) from None
     env.result(_receipt(entry), f"{entry.id} {entry.name} [{entry.schedule.summary} -> {entry.target.summary}]")
+
+
+def _check_placeholders(payload: str) -> None:
+    """A usage error (exit 2) for an unknown placeholder or a lone brace."""
+    try:
+        check_placeholders(payload)
+    except PlaceholderError as exc:
+        raise usage(str(exc)) from None
 
 
 def _default_target(env: Environment, pane: str) -> tuple[Target, str]:
@@ -283,6 +294,8 @@ def cmd_edit(
             new = replace(new, active_hours=None)
         elif isinstance(hours, ActiveHours):
             new = replace(new, active_hours=hours)
+        if new.payload != old.payload:  # edit cannot change the payload today; if it ever does, add's rule holds
+            _check_placeholders(new.payload)
         try:
             check_respawn_intent(new)
         except EntryError as exc:

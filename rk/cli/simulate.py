@@ -186,6 +186,7 @@ def cmd_simulate(
                         "due_at": e.due_at,
                         "rung": e.rung,
                     }
+                    | ({"typed": e.typed} if e.typed else {})
                     for e in sim.events
                 ],
             }
@@ -203,3 +204,6 @@ def cmd_simulate(
     console.print(
         render(sim, title=title, pane="%1", others=others, start=t0, end=t0 + span, width=console.width, zone=zone)
     )
+    first = next((e for e in sim.events if e.typed), None)
+    if first is not None:
+        console.print(f"typed at {datetime.fromtimestamp(first.at, zone).isoformat(timespec='minutes')}: {first.typed}")

@@ -15,6 +15,7 @@ from typing import Annotated
 import typer
 
 from rk import logfile
+from rk.cli import preview
 from rk.cli.environment import Environment, environment, rfc3339, usage
 from rk.cli.options import IdArg, JsonOpt, ServerOpt
 from rk.cli.store import find, load_for_listing
@@ -36,7 +37,8 @@ def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serv
     entry = find(entries, entry_id)
     row = next(r for r in server_rows(env, env.files(), now)[0] if r.entry.id == entry_id)
     base = record(entry, view, now)
-    rec = row_record(row, base, False)
+    extra, typed_lines = preview.show(entry, view, now, env.zone())
+    rec = row_record(row, base, False) | extra
     if env.json:
         env.result(rec)
         return
@@ -59,6 +61,7 @@ def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serv
         f"last:       {f'{rfc3339(row.last_ts, zone)} {row.last_outcome}' if row.last_ts else '-'}",
         f"now:        {target_cell(row)}",
         f"payload:    {entry.payload}",
+        *typed_lines,
     ]
     if base["expires_at"] and not (row.target is not None and row.target.resolved):  # a live pane is no orphan
         lines.append(
@@ -320,11 +323,16 @@ def cmd_next(
     dst = dst_note(sched, listed, now, zone) if isinstance(sched, Cron) else ""
     if dst:
         human.append(dst)
+    first = preview.first_fire(entry, view, plan.fires, now, env.zone())
+    if first is not None:
+        human.append(f"typed (first fire): {first}")
     if entry.is_muted(now):
         human.insert(0, "muted: " + ("until unmuted" if entry.muted else f"until {rfc3339(entry.muted_until, zone)}"))
     result: dict[str, object] = {"id": entry.id, "fires": fires}
     if dst:
         result["dst"] = dst
+    if first is not None:
+        result["typed"] = first
     env.result(result, human or ["no upcoming fires"])
 
 

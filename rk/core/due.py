@@ -26,7 +26,7 @@ from rk.core.facts import PaneFact, TargetFact
 from rk.core.ladder import POLL
 from rk.core.log import LogView, Reason
 from rk.core.settings import Settings
-from rk.core.wake import Fingerprints, Observation, WakeVerdict, limit_edge, wake_edge
+from rk.core.wake import Fingerprints, Observation, WakeVerdict, limit_edge, parse_fingerprint, trigger, wake_edge
 
 #: A cron occurrence fires if the tick sees it within this long.
 CRON_GRACE = 120
@@ -39,7 +39,13 @@ HOLD_WINDOW = 2 * 3600
 @dataclass(frozen=True)
 class Fire:
     """A fire: `pane` is "" for an absent fire. `rung` is the backoff rung (0 otherwise).
-    `refused` says why an absent fire's pane, though present, is not typed into."""
+    `refused` says why an absent fire's pane, though present, is not typed into.
+
+    `occurrence` is the cron occurrence a schedule fire is for (also for a catch-up
+    fire, whose `due_at` is now; 0 for every other fire). A wake fire names the pane
+    whose change fired it (`wake.trigger`; for `limit-reset`, the target), that pane's
+    new state (`gone` when it vanished) and its window's name ("" once the pane is gone);
+    all three are "" for any other fire. The placeholders read them."""
 
     entry: str
     reason: str
@@ -48,6 +54,10 @@ class Fire:
     due_at: int
     at: int
     refused: str = ""
+    occurrence: int = 0
+    wake_pane: str = ""
+    wake_state: str = ""
+    wake_window: str = ""
 
 
 @dataclass(frozen=True)
@@ -303,13 +313,60 @@ def due(
         if not target.resolved:
             diags.append(Diagnostic(entry.id, Diag.TARGET_UNRESOLVED, target.why))
         if verdict.due:
-            fire = Fire(entry.id, Reason.SCHEDULE, target.pane, verdict.rung, verdict.due_at, now, target.refused)
+            fire = _schedule_fire(entry, target, verdict, now)
         else:
-            fire = Fire(entry.id, Reason.WAKE, target.pane, 0, now, now, target.refused)
+            fire = _wake_fire(entry, target, cursor.get(entry.id), prints, panes, now)
         (fires if target.resolved else absent).append(fire)
 
     return Evaluation(
         tuple(fires), tuple(absent), tuple(missed), tuple(diags), next_cursor, tuple(clock_back), tuple(quiet)
+    )
+
+
+def _schedule_fire(entry: Entry, target: TargetFact, verdict: ScheduleVerdict, now: int) -> Fire:
+    """A schedule fire; a cron one carries the occurrence it is for."""
+    return Fire(
+        entry.id,
+        Reason.SCHEDULE,
+        target.pane,
+        verdict.rung,
+        verdict.due_at,
+        now,
+        target.refused,
+        occurrence=verdict.occurrence,
+    )
+
+
+def _wake_fire(
+    entry: Entry,
+    target: TargetFact,
+    previous: Observation | None,
+    prints: Fingerprints,
+    panes: Mapping[str, PaneFact] | Sequence[PaneFact],
+    now: int,
+) -> Fire:
+    """A wake fire, naming the pane whose change fired it: for `limit-reset` the
+    target itself (now idle), else the pane `wake.trigger` picks from the entry's
+    previous observation and the server now (own target excluded, as the edge was)."""
+    if entry.wake_on is not None and entry.wake_on.event == WakeEvent.LIMIT_RESET:
+        pane, state = target.pane, target.state
+    elif previous is not None:
+        pane, state = trigger(parse_fingerprint(previous.fingerprint), parse_fingerprint(prints.without(target.pane)))
+    else:
+        pane, state = "", ""
+    values = panes.values() if isinstance(panes, Mapping) else panes
+    window = next((p.window_name for p in values if p.pane_id == pane), "") if pane else ""
+    return Fire(
+        entry.id,
+        Reason.WAKE,
+        target.pane,
+        0,
+        now,
+        now,
+        target.refused,
+        wake_pane=pane,
+        wake_state=state,
+        wake_window=window,
     )
 
 

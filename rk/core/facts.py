@@ -223,6 +223,7 @@ class PaneFact:
     source: str = ""  #: who wrote the state (a Source; "" when there is none)
     reset_at: int = 0  #: `limited`: when the limit resets (0: not known)
     title: str = ""  #: the pane's title (agents put a spinner there while they work)
+    window_name: str = ""  #: the name of the pane's window (`{wake_window}`)
 
     @property
     def provider(self) -> str:

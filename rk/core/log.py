@@ -23,6 +23,9 @@ from rk.core.bounds import MAX_EPOCH
 RATE_WINDOW = 3600
 #: An unresolved session/pane entry is removed after this long without a delivery.
 ORPHAN_TTL = 7 * 86400
+#: `missed_since_delivered` counts up to this many (`{missed}` then reads `32+`), and a
+#: rotation keeps that many of an entry's newest missed lines after its newest delivery.
+MISSED_CAP = 32
 
 
 class Status(StrEnum):
@@ -235,6 +238,27 @@ class LogView:
                 break
         return [line.ts for line in own[start:]]
 
+    def last_delivered(self, entry_id: str) -> LogLine | None:
+        """The newest own line whose status is `delivered` (no other outcome counts)."""
+        for line in reversed(self._by_entry.get(entry_id, ())):
+            if status_of(line.outcome) == Status.DELIVERED:
+                return line
+        return None
+
+    def missed_since_delivered(self, entry_id: str) -> int:
+        """Own `missed` lines after the newest own `delivered` line (all of them when it
+        was never delivered), counted up to `MISSED_CAP`."""
+        count = 0
+        for line in reversed(self._by_entry.get(entry_id, ())):
+            status = status_of(line.outcome)
+            if status == Status.DELIVERED:
+                break
+            if status == Status.MISSED:
+                count += 1
+                if count >= MISSED_CAP:
+                    break
+        return count
+
     def rate_count(self, now: int, *, target: str | None = None, entry: str | None = None) -> int:
         """Counted lines with `ts >= now - 3600`, keyed by pane (resolved fires) or entry (absent)."""
         if target is not None:
@@ -272,9 +296,11 @@ def lines_to_keep(
 ) -> list[int]:
     """Indices of the lines a rotation must keep in the live segment so that every
     query above answers the same afterwards: each entry's newest line, newest
-    `rescheduled`, newest non-rescheduled line and orphan-run start; every line in
-    the rate window; and for backoff entries (ids in `backoff`) the newest
-    `WALK_LIMIT + 1` lines of the schedule history, all the streak walk may look at.
+    `rescheduled`, newest non-rescheduled line and orphan-run start; its newest
+    `delivered` line and the newest `MISSED_CAP` missed lines after it (the
+    placeholders' `{last_delivered}` and `{missed}`); every line in the rate window;
+    and for backoff entries (ids in `backoff`) the newest `WALK_LIMIT + 1` lines of
+    the schedule history, all the streak walk may look at.
 
     With `live` (the ids in the entry file), lines of removed entries keep only
     their part in the rate window, so entries that come and go do not pile up.
@@ -309,6 +335,30 @@ def lines_to_keep(
             run_start = pos
         if run_start is not None:
             keep.add(idxs[run_start])
+        keep.update(_delivered_and_missed_since(lines, idxs))
         if entry_id in backoff:
             keep.update(idxs[cut:][-(ladder.WALK_LIMIT + 1) :])
     return sorted(keep)
+
+
+def _delivered_and_missed_since(lines: Sequence[LogLine], idxs: Sequence[int]) -> list[int]:
+    """Of one entry's line indices: its newest `delivered` line and the newest
+    `MISSED_CAP` missed lines after it (or of all, when it was never delivered); and
+    its newest `delivered`/`respawned` line, which bounds the orphan run that these
+    older lines would otherwise join."""
+    out: list[int] = []
+    missed = 0
+    resolution = False
+    for i in reversed(idxs):
+        outcome = lines[i].outcome
+        if not resolution and proves_resolution(outcome):
+            out.append(i)
+            resolution = True
+        status = status_of(outcome)
+        if status == Status.DELIVERED:
+            out.append(i)
+            break
+        if status == Status.MISSED and missed < MISSED_CAP:
+            out.append(i)
+            missed += 1
+    return out

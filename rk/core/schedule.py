@@ -22,6 +22,7 @@ from rk.core.log import LogView
 class Upcoming:
     ts: int
     rung: int = 0
+    occurrence: int = 0  #: cron: the occurrence this fire is for (`ts` is now for a catch-up)
 
 
 @dataclass
@@ -59,14 +60,14 @@ def upcoming(
             return plan
         verdict = cron_verdict(entry, sched, log, now, zone)
         if verdict.due:
-            plan.fires.append(Upcoming(verdict.due_at))
+            plan.fires.append(Upcoming(verdict.due_at, occurrence=verdict.occurrence))
         t = now
         while len(plan.fires) < n:
             nxt = expr.next_after(t, cron_zone(sched, zone))
             if nxt is None:
                 plan.note = "the expression has no further occurrences"
                 break
-            plan.fires.append(Upcoming(nxt))
+            plan.fires.append(Upcoming(nxt, occurrence=nxt))
             t = nxt
         return plan
     if isinstance(sched, Backoff):

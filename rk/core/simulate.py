@@ -20,6 +20,7 @@ from rk.core.due import due
 from rk.core.entry import Entry
 from rk.core.facts import PaneFact, PaneKind, resolve_all
 from rk.core.log import LogLine, LogView, Reason, Status
+from rk.core.placeholders import has_placeholders, typed
 from rk.core.settings import Settings
 from rk.core.wake import Observation
 
@@ -71,6 +72,7 @@ class Event:
     pane: str = ""
     due_at: int = 0
     rung: int = 0
+    typed: str = ""  #: a delivered line of a payload with placeholders: the text typed
 
 
 @dataclass
@@ -162,10 +164,11 @@ def simulate(
     obs: dict[str, Observation] = dict(cursor or {})
     result = Simulation(lines=list(view.lines))
 
-    def emit(line: LogLine, *, due_at: int = 0, rung: int = 0) -> None:
+    def emit(line: LogLine, *, due_at: int = 0, rung: int = 0, text: str = "") -> None:
         view.add(line)
         result.lines.append(line)
-        result.events.append(Event(line.ts, line.entry, "line", line.reason, line.outcome, line.target, due_at, rung))
+        event = Event(line.ts, line.entry, "line", line.reason, line.outcome, line.target, due_at, rung, text)
+        result.events.append(event)
 
     by_id = {e.id: e for e in entries}
     paused = False
@@ -213,10 +216,12 @@ def simulate(
                 )
                 continue
             outcome = disposition.text if disposition.act in (Act.LOG, Act.NOTIFY) else str(_SIMULATED[disposition.act])
+            sent = disposition.act == Act.SEND and has_placeholders(entry.payload)
             emit(
                 LogLine(t, fire.entry, fire.pane, fire.reason, outcome),
                 due_at=fire.due_at,
                 rung=fire.rung if fire.pane else 0,
+                text=typed(entry, fire, view, t, zone) if sent else "",
             )
             model = agents.get(fire.pane)
             if disposition.act == Act.SEND and model is not None:

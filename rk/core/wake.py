@@ -89,6 +89,32 @@ def actionable(old: Mapping[str, str], new: Mapping[str, str]) -> bool:
     return False
 
 
+def pane_order(pane: str) -> tuple[int, str]:
+    """tmux's order of pane ids: by number (`%9` before `%10`), anything else after."""
+    digits = pane[1:]
+    return (int(digits), "") if pane.startswith("%") and digits.isdigit() else (1 << 62, pane)
+
+
+#: A wake fire's pane state when the pane vanished (or its state fell back to unknown).
+VANISHED = "gone"
+
+
+def trigger(old: Mapping[str, str], new: Mapping[str, str]) -> tuple[str, str]:
+    """Which pane's change made an edge actionable, and its new state (`gone` when it
+    vanished or its state became unknown): `("", "")` when none did.
+
+    When several panes changed actionably in one edge (a burst held by the debounce
+    coalesces), the lowest pane id in tmux's order (`%9` before `%10`) is the one
+    named: a stable choice that does not depend on which change came first."""
+    for pane in sorted(old.keys() | new.keys(), key=pane_order):
+        before, after = old.get(pane), new.get(pane)
+        if after is None:
+            return pane, VANISHED
+        if after != before and after != "active":
+            return pane, after
+    return "", ""
+
+
 def wake_edge(
     previous: Observation | None,
     current: str,

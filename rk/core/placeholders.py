@@ -1,0 +1,151 @@
+"""Placeholders in payloads: `{now}`, `{last_delivered}`, `{missed}`, … filled in
+when the payload is typed.
+
+The stored payload keeps its placeholders; what is typed is
+`render(payload, values_for(entry, fire, view, now, zone))` (`typed` does both).
+`{{` and `}}` are literal braces. `check` is the add-time rule: a name rk does
+not know, an empty `{}`, or a brace that is neither part of a placeholder nor
+doubled is a usage error. A payload that does not pass (a hand-edited file)
+still loads and fires: `render` is tolerant and types whatever is not a known
+placeholder or a doubled brace exactly as written.
+
+Times are local ISO-8601 with seconds and offset (`2027-01-15T09:00:00+01:00`):
+local is the entry's cron `tz` if it has one, else the ticker's zone.
+
+Pure: the values come from the entry, the fire (`rk.core.due.Fire` carries the
+cron occurrence and the wake pane), the log and now.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import datetime, tzinfo
+
+from rk.core.cronexpr import CronError, CronExpr
+from rk.core.due import Fire, cron_zone
+from rk.core.entry import Cron, Entry
+from rk.core.log import MISSED_CAP, LogView
+
+NOW = "now"  #: the delivery time
+LAST_DELIVERED = "last_delivered"  #: the entry's newest `delivered` line, or `never`
+WINDOW_START = "window_start"  #: cron: the previous occurrence; else the last delivery (or `never`)
+WINDOW_END = "window_end"  #: cron: the occurrence this fire is for; else now
+MISSED = "missed"  #: `missed` lines since the last delivery (all, if never delivered)
+WAKE_PANE = "wake_pane"  #: a wake fire: the pane whose change fired it (`%N`); else ""
+WAKE_STATE = "wake_state"  #: a wake fire: that pane's new state (`idle`, `waiting`, … or `gone`); else ""
+WAKE_WINDOW = "wake_window"  #: a wake fire: that pane's window name ("" when it is gone); else ""
+
+#: Every name, in the order the help lists them.
+NAMES = (NOW, LAST_DELIVERED, WINDOW_START, WINDOW_END, MISSED, WAKE_PANE, WAKE_STATE, WAKE_WINDOW)
+#: `{last_delivered}` (and a window start) when the entry was never delivered.
+NEVER = "never"
+
+#: A doubled brace, a `{name}` (any run without braces or whitespace), or a lone brace.
+_TOKEN = re.compile(r"\{\{|\}\}|\{([^{}\s]*)\}|[{}]")
+_HELP = "known: " + ", ".join("{" + n + "}" for n in NAMES) + "; write {{ and }} for literal braces"
+
+
+class PlaceholderError(ValueError):
+    """A payload whose braces do not read as placeholders; the message is one line."""
+
+
+def has_placeholders(payload: str) -> bool:
+    """Whether rendering may change the payload (it has a brace at all)."""
+    return "{" in payload or "}" in payload
+
+
+def check(payload: str) -> None:
+    """PlaceholderError for the first name rk does not know, empty `{}`, or lone brace."""
+    if not has_placeholders(payload):
+        return
+    for m in _TOKEN.finditer(payload):
+        token, name = m.group(0), m.group(1)
+        if token in ("{{", "}}"):
+            continue
+        if name is None:
+            raise PlaceholderError(f"a lone {token} at character {m.start() + 1} is not a placeholder ({_HELP})")
+        if not name:
+            raise PlaceholderError(f"empty placeholder {{}} at character {m.start() + 1} ({_HELP})")
+        if name not in NAMES:
+            shown = name if len(name) <= 40 else name[:40] + "…"
+            raise PlaceholderError(f"unknown placeholder {{{shown}}} ({_HELP})")
+
+
+def render(payload: str, values: Mapping[str, str]) -> str:
+    """The payload with each `{name}` of `values` replaced and `{{`/`}}` made single.
+    Anything else (an unknown name, a lone brace) stays as written: the tolerant
+    reading of a payload `check` would refuse."""
+    if not has_placeholders(payload):
+        return payload
+
+    def one(m: re.Match[str]) -> str:
+        token, name = m.group(0), m.group(1)
+        if token == "{{":
+            return "{"
+        if token == "}}":
+            return "}"
+        if name is not None and name in values:
+            return values[name]
+        return token
+
+    return _TOKEN.sub(one, payload)
+
+
+def local_zone(entry: Entry, zone: tzinfo) -> tzinfo:
+    """The zone an entry's times are shown in: its cron `tz`, else `zone` (the ticker's)."""
+    if isinstance(entry.schedule, Cron):
+        try:
+            return cron_zone(entry.schedule, zone)
+        except CronError:
+            return zone
+    return zone
+
+
+def stamp(ts: int, zone: tzinfo) -> str:
+    """`2027-01-15T09:00:00+01:00`: ISO-8601 in `zone`, seconds, with the offset."""
+    return datetime.fromtimestamp(ts, zone).isoformat(timespec="seconds")
+
+
+def previous_occurrence(sched: Cron, occurrence: int, zone: tzinfo) -> int | None:
+    """The cron occurrence before `occurrence` (None if there is none, or the expression fails)."""
+    try:
+        return CronExpr.parse(sched.expr).latest_in(0, occurrence - 1, zone)
+    except CronError:
+        return None
+
+
+def values_for(entry: Entry, fire: Fire, view: LogView, now: int, zone: tzinfo) -> dict[str, str]:
+    """Every placeholder's value for `fire` of `entry` typed at `now`.
+
+    `view` is the log before this fire's own line (so `{last_delivered}` is the
+    delivery before this one); `zone` the ticker's local zone. A cron fire for an
+    occurrence (on time, or a catch-up, whose `due_at` is now) spans the previous
+    occurrence to that one; any other fire (every, backoff, wake-only, a wake or
+    manual fire of a cron entry) spans the last delivery (or `never`) to now."""
+    local = local_zone(entry, zone)
+    delivered = view.last_delivered(entry.id)
+    last = stamp(delivered.ts, local) if delivered is not None else NEVER
+    start, end = last, stamp(now, local)
+    if isinstance(entry.schedule, Cron) and fire.occurrence:
+        before = previous_occurrence(entry.schedule, fire.occurrence, local)
+        start = stamp(before, local) if before is not None else NEVER
+        end = stamp(fire.occurrence, local)
+    missed = view.missed_since_delivered(entry.id)
+    return {
+        NOW: stamp(now, local),
+        LAST_DELIVERED: last,
+        WINDOW_START: start,
+        WINDOW_END: end,
+        MISSED: f"{MISSED_CAP}+" if missed >= MISSED_CAP else str(missed),
+        WAKE_PANE: fire.wake_pane,
+        WAKE_STATE: fire.wake_state,
+        WAKE_WINDOW: fire.wake_window,
+    }
+
+
+def typed(entry: Entry, fire: Fire, view: LogView, now: int, zone: tzinfo) -> str:
+    """What is typed for `fire`: the payload rendered (the payload itself when it has no brace)."""
+    if not has_placeholders(entry.payload):
+        return entry.payload
+    return render(entry.payload, values_for(entry, fire, view, now, zone))
