@@ -359,7 +359,7 @@ def test_due_reads_active_hours_in_the_cron_tz():
     )
     now = ts("2027-01-15T07:30:00Z")  # 08:30 in Berlin: inside; 07:30 in UTC would be outside
     ev = due([entry], LogView(), PANES, _targets(entry), {}, now, zone=UTC)
-    assert ev.fires == (Fire("tz01", "schedule", "%1", 0, now, now),)
+    assert ev.fires == (Fire("tz01", "schedule", "%1", 0, now, now, occurrence=now),)
     assert ev.quiet == ()
 
 
@@ -373,7 +373,8 @@ def test_due_a_cron_catch_up_waits_through_quiet_hours_and_fires_when_they_open(
     )
     opened = ts("2026-01-01T08:00:10Z")
     ev = due([entry], LogView(), PANES, _targets(entry), {}, opened)
-    assert ev.fires == (Fire("cw01", "schedule", "%1", 0, opened, opened),)
+    (fire,) = ev.fires  # a catch-up: due now, for the 06:00 occurrence
+    assert (fire.entry, fire.reason, fire.due_at, fire.occurrence) == ("cw01", "schedule", opened, at_six)
 
 
 def test_due_a_waiting_catch_up_past_its_window_is_missed():
@@ -402,7 +403,8 @@ def test_due_a_wake_edge_outside_active_hours_is_quiet_with_reason_wake():
     )
     inside = ts("2026-01-02T10:00:00Z")
     ev = due([entry], LogView(), panes, _targets(entry), cursor, inside)
-    assert ev.fires == (Fire("wk01", "wake", "%1", 0, inside, inside),) and ev.quiet == ()
+    assert ev.quiet == ()
+    assert ev.fires == (Fire("wk01", "wake", "%1", 0, inside, inside, wake_pane="%2", wake_state="idle"),)
 
 
 def test_due_a_paused_server_is_silent_until_its_pause_lapses():

@@ -18,11 +18,12 @@ from rk import logfile
 from rk.cli.environment import Environment, environment, usage
 from rk.cli.options import JsonOpt, ServerOpt
 from rk.config import ServerFiles, known_servers
-from rk.core.durations import format_duration
-from rk.core.entry import Entry, WakeOnly
+from rk.core.durations import format_duration, format_go
+from rk.core.entry import Backoff, Cron, Entry, Every, Schedule, WakeOnly
 from rk.core.facts import PaneFact, TargetFact, resolve_target
 from rk.core.health import why_not
 from rk.core.log import LogView, status_of
+from rk.core.orphan import expires_at, orphaned_since
 from rk.core.schedule import upcoming
 from rk.entryfile import load_entries
 from rk.pause import paused_until
@@ -41,6 +42,65 @@ class Row:
     last_outcome: str
     target: TargetFact | None  #: None: the server's panes could not be read
     why_not: str | None
+
+
+def schedule_cell(entry: Entry) -> str:
+    """The SCHEDULE column: the schedule, `+wake` with a wake_on, or `on <event>` for a wake-only entry."""
+    if isinstance(entry.schedule, WakeOnly) and entry.wake_on is not None:
+        return f"on {entry.wake_on.event}"
+    return entry.schedule.summary + (" +wake" if entry.wake_on else "")
+
+
+def _schedule_json(s: Schedule) -> dict:
+    out: dict = {"kind": str(s.kind)}
+    if isinstance(s, Every):
+        out["interval"] = format_go(s.interval)
+    elif isinstance(s, Backoff):
+        out["min"] = format_go(s.min)
+        out["max"] = format_go(s.max)
+    elif isinstance(s, Cron):
+        out["expr"] = s.expr
+        if s.catch_up:
+            out["catch_up"] = s.catch_up
+        if s.catch_up_within:
+            out["catch_up_within"] = format_go(s.catch_up_within)
+        if s.tz:
+            out["tz"] = s.tz
+    return out
+
+
+def record(entry: Entry, view: LogView, now: int) -> dict:
+    """One `list --json` record (a cross-tool contract: keys and shapes are stable)."""
+    newest = view.newest(entry.id)
+    since = orphaned_since(entry, view)
+    rec = {
+        "id": entry.id,
+        "name": entry.name,
+        "schedule": _schedule_json(entry.schedule),
+        "schedule_summary": entry.schedule.summary,
+        "wake_on": None
+        if entry.wake_on is None
+        else {
+            "event": entry.wake_on.event,
+            "scope": entry.wake_on.scope,
+            "debounce": format_go(entry.wake_on.debounce),
+        },
+        "target": entry.target.summary,
+        "deliver": str(entry.deliver or ""),
+        "if_absent": str(entry.if_absent or ""),
+        "respawn": list(entry.respawn),
+        "pinned": entry.pinned,
+        "any_program": entry.any_program,
+        "muted": entry.is_muted(now),
+        "last_fired": newest.ts if newest else 0,
+        "orphaned_since": since,
+        "expires_at": expires_at(entry, since),
+    }
+    if entry.muted_until > now:
+        rec["muted_until"] = entry.muted_until
+    if entry.active_hours is not None:
+        rec["active_hours"] = entry.active_hours.text
+    return rec
 
 
 def server_rows(env: Environment, files: ServerFiles, now: int) -> tuple[list[Row], str]:
@@ -133,8 +193,6 @@ def cmd_list(ctx: typer.Context, every: AllOpt = False, as_json: JsonOpt = False
 
     Example: rk cron list --all
     """
-    from rk.cli.views import record
-
     env = environment(ctx, server, as_json)
     if every and env.server_flag:
         raise usage("pass -L or --all, not both")
@@ -164,8 +222,6 @@ def cmd_list(ctx: typer.Context, every: AllOpt = False, as_json: JsonOpt = False
 def render_table(env: Environment, rows: list[Row], now: int, with_server: bool) -> None:
     from rich.console import Console
     from rich.table import Table
-
-    from rk.cli.views import schedule_cell
 
     zone = env.zone()
     table = Table(box=None, pad_edge=False, header_style="bold")

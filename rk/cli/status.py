@@ -43,7 +43,7 @@ def _ticker(env: Environment) -> dict[str, object]:
 def gather(env: Environment, slug: str | None) -> dict[str, object]:
     """Everything `rk status` shows, as one JSON-ready value."""
     from rk.cli.agent import AgentRow
-    from rk.cli.views import record
+    from rk.cli.listing import record
     from rk.tmux import Server, TmuxError
 
     now = env.now()

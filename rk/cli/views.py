@@ -17,13 +17,12 @@ import typer
 from rk import logfile
 from rk.cli import preview
 from rk.cli.environment import Environment, environment, rfc3339, usage
+from rk.cli.listing import left_cell, record, row_record, server_rows, target_cell
 from rk.cli.options import IdArg, JsonOpt, ServerOpt
 from rk.cli.store import find, load_for_listing
 from rk.core import bounds
-from rk.core.durations import format_go
-from rk.core.entry import Backoff, Cron, Deliver, Entry, Every, IfAbsent, Schedule, WakeOnly
-from rk.core.log import LogLine, LogView
-from rk.core.orphan import expires_at, orphaned_since
+from rk.core.entry import Backoff, Cron, Deliver, Entry, IfAbsent
+from rk.core.log import LogLine
 from rk.entryfile import load_entries
 from rk.tmux import Server, TmuxError
 
@@ -31,7 +30,6 @@ from rk.tmux import Server, TmuxError
 def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, server: ServerOpt = None) -> None:
     """Show one entry in full (reads only files)."""
     env = environment(ctx, server, as_json)
-    from rk.cli.listing import left_cell, row_record, server_rows, target_cell
 
     entries, view, now = load_for_listing(env)
     entry = find(entries, entry_id)
@@ -71,13 +69,6 @@ def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serv
     env.result(rec, lines)
 
 
-def schedule_cell(entry: Entry) -> str:
-    """The SCHEDULE column: the schedule, `+wake` with a wake_on, or `on <event>` for a wake-only entry."""
-    if isinstance(entry.schedule, WakeOnly) and entry.wake_on is not None:
-        return f"on {entry.wake_on.event}"
-    return entry.schedule.summary + (" +wake" if entry.wake_on else "")
-
-
 def _flags(entry: Entry, now: int) -> str:
     flags = []
     if entry.muted:
@@ -95,58 +86,6 @@ def _short(seconds: int) -> str:
     from rk.core.durations import format_duration
 
     return format_duration(max(0, seconds))
-
-
-def _schedule_json(s: Schedule) -> dict:
-    out: dict = {"kind": str(s.kind)}
-    if isinstance(s, Every):
-        out["interval"] = format_go(s.interval)
-    elif isinstance(s, Backoff):
-        out["min"] = format_go(s.min)
-        out["max"] = format_go(s.max)
-    elif isinstance(s, Cron):
-        out["expr"] = s.expr
-        if s.catch_up:
-            out["catch_up"] = s.catch_up
-        if s.catch_up_within:
-            out["catch_up_within"] = format_go(s.catch_up_within)
-        if s.tz:
-            out["tz"] = s.tz
-    return out
-
-
-def record(entry: Entry, view: LogView, now: int) -> dict:
-    """One `list --json` record (a cross-tool contract: keys and shapes are stable)."""
-    newest = view.newest(entry.id)
-    since = orphaned_since(entry, view)
-    rec = {
-        "id": entry.id,
-        "name": entry.name,
-        "schedule": _schedule_json(entry.schedule),
-        "schedule_summary": entry.schedule.summary,
-        "wake_on": None
-        if entry.wake_on is None
-        else {
-            "event": entry.wake_on.event,
-            "scope": entry.wake_on.scope,
-            "debounce": format_go(entry.wake_on.debounce),
-        },
-        "target": entry.target.summary,
-        "deliver": str(entry.deliver or ""),
-        "if_absent": str(entry.if_absent or ""),
-        "respawn": list(entry.respawn),
-        "pinned": entry.pinned,
-        "any_program": entry.any_program,
-        "muted": entry.is_muted(now),
-        "last_fired": newest.ts if newest else 0,
-        "orphaned_since": since,
-        "expires_at": expires_at(entry, since),
-    }
-    if entry.muted_until > now:
-        rec["muted_until"] = entry.muted_until
-    if entry.active_hours is not None:
-        rec["active_hours"] = entry.active_hours.text
-    return rec
 
 
 def cmd_log(
