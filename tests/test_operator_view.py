@@ -359,3 +359,27 @@ def test_send_types_once_through_the_guarded_delivery_and_logs_manual(tmp_path, 
     ]
     usage_error = run_in(["send", "   ", "--pane", pane, "-L", tmux_server.name], env)
     assert usage_error.code == 2 and "must not be empty" in usage_error.err
+
+
+def test_add_says_what_would_keep_the_entry_from_firing(tmp_path, tmux_server):
+    env = _live_env(tmp_path)
+    pane = tmux_server.run("list-panes", "-t", "main", "-F", "#{pane_id}").split()[0]
+    srv = ["-L", tmux_server.name]
+    quiet = run_in(["cron", "add", "status?", "--idle-every", "3m", "--pane", pane, "--any-program", *srv], env)
+    assert quiet.code == 0 and quiet.out.endswith(f"[backoff 3m→3m -> pane:{pane}]\n")
+    warnings = quiet.err.splitlines()
+    assert warnings == [
+        f"rk: warning: wrote to server {tmux_server.name} (outside tmux; -L names another)",
+        f"rk: warning: pane {pane} never reported an agent state: backoff 3m→3m will not fire until it does"
+        " (rk agent setup, then restart the agent)",
+        "rk: warning: no ticker is running: nothing fires until one does (rk cron ticker install, or ticker start)",
+    ]
+    missing = run_in(["cron", "add", "hi", "--every", "5m", "--pane", "%99", *srv], env)
+    assert missing.code == 0 and "rk: warning: pane:%99 does not exist now" in missing.err
+    tmux_server.set_pane_option(pane, "@rk_pane_agent_state", f"idle:{T0}")
+    fine = run_in(["cron", "add", "ok", "--idle-every", "3m", "--pane", pane, "--any-program", *srv], env)
+    assert "never reported" not in fine.err and "does not exist" not in fine.err
+    nowhere = run_in(["cron", "add", "x", "--every", "5m", "--pane", "%1", "-L", "nosuchserver"], env)
+    assert nowhere.code == 0 and "rk: warning: tmux server nosuchserver is not running" in nowhere.err
+    scripted = run_in(["cron", "add", "x", "--every", "5m", "--pane", "%99", *srv, "--json"], env)
+    assert scripted.code == 0 and scripted.err == ""  # --json: one document, no remarks

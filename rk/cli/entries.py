@@ -173,6 +173,42 @@ def cmd_add(
         except EntryError as exc:
             raise CliError(str(exc)) from None
     env.result(_receipt(entry), f"{entry.id} {entry.name} [{entry.schedule.summary} -> {entry.target.summary}]")
+    for warning in add_warnings(env, entry, outside_tmux=not caller):
+        env.notice(f"warning: {warning}")
+
+
+def add_warnings(env: Environment, entry: Entry, *, outside_tmux: bool) -> list[str]:
+    """What would keep a new entry from firing, said at once (the entry is kept)."""
+    from rk import ticker
+    from rk.core.entry import Backoff, WakeEvent
+    from rk.core.facts import resolve_target
+    from rk.tmux import Server
+
+    out = []
+    if outside_tmux:
+        out.append(f"wrote to server {env.server} (outside tmux; -L names another)")
+    server = Server(name=env.server, env=env.environ)
+    if not server.is_live():
+        out.append(f"tmux server {env.server} is not running: nothing fires until it does")
+    else:
+        try:
+            target = resolve_target(entry.target, server.pane_facts(), entry.any_program)
+        except TmuxError:
+            target = None
+        needs_state = isinstance(entry.schedule, Backoff) or (
+            entry.wake_on is not None and entry.wake_on.event == WakeEvent.LIMIT_RESET
+        )
+        if target is not None and not target.resolved:
+            out.append(f"{entry.target.summary} does not exist now ({target.why}); the entry skips until it does")
+        elif target is not None and needs_state and target.epoch <= 0:
+            out.append(
+                f"pane {target.pane} never reported an agent state: {entry.schedule.summary} will not fire until it"
+                " does (rk agent setup, then restart the agent)"
+            )
+    rec = ticker.read_pid(env.state_dir())
+    if rec is None or not rec.alive():
+        out.append("no ticker is running: nothing fires until one does (rk cron ticker install, or ticker start)")
+    return out
 
 
 def _check_placeholders(payload: str) -> None:
