@@ -26,8 +26,8 @@ from rk import absent, clock, cursor, logfile
 from rk.config import ServerFiles, Settings, check_private_dir, ensure_private_dir, known_servers
 from rk.core.diagnostics import Diag, Diagnostic, first_line
 from rk.core.dispose import Act, Disposition, Seen, dispose
-from rk.core.due import Fire, due, next_due
-from rk.core.entry import Backoff, Entry
+from rk.core.due import Fire, at_done, due, next_due
+from rk.core.entry import At, Backoff, Entry
 from rk.core.facts import PaneFact, TargetFact, resolve_all
 from rk.core.log import LogLine, LogView, Reason, Status, proves_resolution
 from rk.core.look import seen_before_typing
@@ -282,6 +282,7 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
             resolved_now.add(fire.entry)
 
     _orphan_gc(runtime, files, entries, targets, orphan_since, resolved_now, writer, now, out, dry_run)
+    _retire_one_shots(files, entries, writer.view, out, dry_run)
     out.next_due = next_due(
         entries,
         view,
@@ -495,6 +496,19 @@ def _act(
     if error:
         out.diagnostics.append(Diagnostic(entry.id, Diag.NOTIFY_FAILED, error))
     return disposition.text
+
+
+def _retire_one_shots(files: ServerFiles, entries: list[Entry], view: LogView, out: ServerTick, dry_run: bool) -> None:
+    """A one-shot (`at`) entry whose line is logged leaves the file (`list` shows it until then)."""
+    done = [e for e in entries if isinstance(e.schedule, At) and at_done(e, view)]
+    if not done or dry_run:
+        return
+    try:
+        with EntryDocument.edit(files, wait=0) as doc:  # this tick holds the lock
+            for entry in done:
+                doc.remove(entry.id)
+    except (EntryFileError, OSError) as exc:
+        out.diagnostics.extend(Diagnostic(e.id, Diag.RETIRE_FAILED, str(exc)) for e in done)
 
 
 def _orphan_gc(

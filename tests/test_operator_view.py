@@ -383,3 +383,47 @@ def test_add_says_what_would_keep_the_entry_from_firing(tmp_path, tmux_server):
     assert nowhere.code == 0 and "rk: warning: tmux server nosuchserver is not running" in nowhere.err
     scripted = run_in(["cron", "add", "x", "--every", "5m", "--pane", "%99", *srv, "--json"], env)
     assert scripted.code == 0 and scripted.err == ""  # --json: one document, no remarks
+
+
+def test_a_one_shot_fires_once_and_retires(tmp_path, tmux_server):
+    env = _live_env(tmp_path)
+    pane = tmux_server.run("list-panes", "-t", "main", "-F", "#{pane_id}").split()[0]
+    srv = ["-L", tmux_server.name]
+    added = run_in(["cron", "add", "one shot", "--in", "1m", "--pane", pane, "--any-program", *srv, "--json"], env)
+    entry = added.json()["result"]["id"]
+    assert added.json()["result"]["schedule"] == "at 2027-01-15T08:01:00Z"
+    listed = run_in(["cron", "list", *srv, "--json"], dict(env, RK_NOW=str(T0 + 30))).json()["result"]
+    assert [(r["id"], r["next"], r["schedule"]) for r in listed] == [(entry, T0 + 60, {"kind": "at", "at": T0 + 60})]
+    early = run_rk(["cron", "tick", *srv], dict(env, RK_NOW=str(T0 + 59)), check=True)
+    assert "0 fires" in early.stdout
+    run_rk(["cron", "tick", *srv], dict(env, RK_NOW=str(T0 + 60)), check=True)
+    wait_for(
+        lambda: [line.rstrip() for line in tmux_server.capture(pane).splitlines()].count("one shot") == 2,
+        message="typed once",
+    )
+    assert run_in(["cron", "list", *srv, "--json"], dict(env, RK_NOW=str(T0 + 61))).json()["result"] == []
+    run_rk(["cron", "tick", *srv], dict(env, RK_NOW=str(T0 + 3600)), check=True)
+    lines = logfile.read_live(Path(env["RK_STATE_DIR"]) / f"{tmux_server.name}.log")
+    assert [(line.entry, line.outcome) for line in lines] == [(entry, "delivered")]
+
+
+def test_at_reads_a_time_of_day_an_instant_and_refuses_the_past(tmp_path):
+    env = make_env(tmp_path, RK_NOW=str(T0), TZ="UTC")  # 08:00 UTC
+    flags = ["--pane", "%1", "--json"]
+    later = run_in(["cron", "add", "p", "--at", "14:00", *flags], env).json()["result"]["schedule"]
+    assert later == "at 2027-01-15T14:00:00Z"
+    tomorrow = run_in(["cron", "add", "p", "--at", "07:30", *flags], env).json()["result"]["schedule"]
+    assert tomorrow == "at 2027-01-16T07:30:00Z"
+    iso = run_in(["cron", "add", "p", "--at", "2027-01-20T09:00:00+01:00", *flags], env).json()["result"]
+    assert iso["schedule"] == "at 2027-01-20T08:00:00Z"
+    caught = run_in(["cron", "add", "p", "--in", "2h", "--catch-up", "once", "--catch-up-within", "1h", *flags], env)
+    assert caught.json()["result"]["schedule"] == "at 2027-01-15T10:00:00Z (catch-up once within 1h)"
+    for bad, message in (
+        (["--at", "2020-01-01T00:00:00Z"], "is in the past"),
+        (["--at", "25:00"], "not a time of day"),
+        (["--at", "noon"], "--at"),
+        (["--in", "-5m"], "--in"),
+        (["--in", "5m", "--every", "1h"], "exactly one schedule flag"),
+    ):
+        res = run_in(["cron", "add", "p", *bad, "--pane", "%1"], env)
+        assert res.code == 2 and message in res.err, (bad, res)

@@ -22,6 +22,7 @@ from rk.cli.flags import (
 from rk.cli.options import (
     ActiveHoursOpt,
     AnyProgramOpt,
+    AtOpt,
     BackoffOpt,
     CatchUpOpt,
     CatchUpWithinOpt,
@@ -31,6 +32,7 @@ from rk.cli.options import (
     IdArg,
     IdleEveryOpt,
     IfAbsentOpt,
+    InOpt,
     JsonOpt,
     MaxOpt,
     MinOpt,
@@ -90,10 +92,15 @@ def cmd_add(
     wake_debounce: WakeDebounceOpt = None,
     catch_up_within: CatchUpWithinOpt = None,
     active_hours: ActiveHoursOpt = None,
+    at: AtOpt = None,
+    in_: InOpt = None,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
-    """Add an entry. Output: `<id> <name> [<schedule> -> <target>]`."""
+    """Add an entry. Output: `<id> <name> [<schedule> -> <target>]`.
+
+    Example: rk cron add "standup notes?" --cron "0 9 * * 1-5" --tz Europe/Berlin --role operator
+    """
     env = environment(ctx, server, as_json)
     if not prompt.strip():
         raise usage("the prompt must not be empty")
@@ -112,6 +119,10 @@ def cmd_add(
         note=env.notice,
         poll=env.settings().tick_interval,
         catch_up_within=catch_up_within,
+        at=at,
+        in_=in_,
+        now=env.now(),
+        zone=env.zone(),
     )
     schedule = schedule or WakeOnly()  # fires on its wake event only
     hours = active_hours_from_flag(active_hours, allow_off=False)

@@ -6,7 +6,9 @@ touched.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from datetime import UTC, tzinfo
 from enum import StrEnum
 from typing import TypeVar
 
@@ -19,6 +21,7 @@ from rk.core.entry import (
     CATCH_UP_ONCE,
     WAKE_DEBOUNCE,
     WAKE_SCOPE,
+    At,
     Backoff,
     Cron,
     Every,
@@ -65,18 +68,27 @@ def schedule_from_flags(
     note: Callable[[str], None],
     poll: int = POLL,
     catch_up_within: str | None = None,
+    at: str | None = None,
+    in_: str | None = None,
+    now: int = 0,
+    zone: tzinfo = UTC,
 ) -> Schedule | None:
     """The schedule the flags name (None: none given and none `required`); `note` gets
-    the remarks for humans (a backoff step shorter than the ticker's `poll`)."""
-    chosen = [
-        name
-        for name, on in (("--every", every), ("--idle-every", idle_every), ("--backoff", backoff), ("--cron", cron))
-        if on
-    ]
+    the remarks for humans (a backoff step shorter than the ticker's `poll`). `--at`
+    and `--in` read against `now`, an `--at 14:00` on `zone`'s wall clock."""
+    named = (
+        ("--every", every),
+        ("--idle-every", idle_every),
+        ("--backoff", backoff),
+        ("--cron", cron),
+        ("--at", at),
+        ("--in", in_),
+    )
+    chosen = [name for name, on in named if on]
     if (lo or hi) and not backoff:
         raise usage("--min/--max only apply with --backoff")
-    if catch_up is not None and cron is None:
-        raise usage("--catch-up only applies with --cron")
+    if catch_up is not None and cron is None and at is None and in_ is None:
+        raise usage("--catch-up only applies with --cron, --at or --in")
     if catch_up_within is not None and catch_up != CATCH_UP_ONCE:
         raise usage("--catch-up-within only applies with --catch-up once")
     if tz is not None and cron is None:
@@ -87,6 +99,12 @@ def schedule_from_flags(
         if required:
             raise usage(f"exactly one schedule flag is required: {_SCHEDULE_FLAGS} (or --wake-on alone)")
         return None
+    if at is not None or in_ is not None:
+        if catch_up is not None and catch_up != CATCH_UP_ONCE:
+            raise usage(f"--catch-up only accepts '{CATCH_UP_ONCE}'")
+        when = now + duration("--in", in_) if in_ is not None else at_instant(at or "", now, zone)
+        within = duration("--catch-up-within", catch_up_within) if catch_up_within is not None else 0
+        return At(when, catch_up or "", within)
     if every:
         return Every(interval=duration("--every", every))
     if idle_every:
@@ -134,6 +152,32 @@ def active_hours_from_flag(value: str | None, allow_off: bool) -> ActiveHours | 
         return ActiveHours.parse(value)
     except HoursError as exc:
         raise usage(f"--active-hours: {exc}") from None
+
+
+def at_instant(text: str, now: int, zone: tzinfo) -> int:
+    """`--at`: `HH:MM` (the next time the wall clock shows it: today, else tomorrow),
+    or an instant (ISO-8601 with an offset, or unix seconds), which must lie ahead."""
+    from datetime import datetime, timedelta
+
+    from rk import clock
+
+    m = re.fullmatch(r"([0-9]{1,2}):([0-9]{2})", text.strip())
+    if m:
+        hour, minute = int(m.group(1)), int(m.group(2))
+        if hour > 23 or minute > 59:
+            raise usage(f"--at {text!r}: not a time of day")
+        today = datetime.fromtimestamp(now, zone).replace(hour=hour, minute=minute, second=0, microsecond=0)
+        for day in (today, today + timedelta(days=1)):
+            instant = int(day.replace(tzinfo=None).replace(tzinfo=zone).timestamp())
+            if instant > now:
+                return instant
+    try:
+        instant = clock.parse_instant(text)
+    except clock.ClockError as exc:
+        raise usage(f"--at: {exc} (or HH:MM)") from None
+    if instant <= now:
+        raise usage(f"--at {text!r} is in the past")
+    return instant
 
 
 def _note_short_rung(seconds: int, poll: int, note: Callable[[str], None]) -> None:

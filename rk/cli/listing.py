@@ -19,7 +19,7 @@ from rk.cli.environment import Environment, environment, usage
 from rk.cli.options import JsonOpt, ServerOpt
 from rk.config import ServerFiles, known_servers
 from rk.core.durations import format_duration, format_go
-from rk.core.entry import Backoff, Cron, Entry, Every, Schedule, WakeOnly
+from rk.core.entry import At, Backoff, Cron, Entry, Every, Schedule, WakeOnly
 from rk.core.facts import PaneFact, TargetFact, resolve_target
 from rk.core.health import why_not
 from rk.core.log import LogView, status_of
@@ -58,6 +58,12 @@ def _schedule_json(s: Schedule) -> dict:
     elif isinstance(s, Backoff):
         out["min"] = format_go(s.min)
         out["max"] = format_go(s.max)
+    elif isinstance(s, At):
+        out["at"] = s.at
+        if s.catch_up:
+            out["catch_up"] = s.catch_up
+        if s.catch_up_within:
+            out["catch_up_within"] = format_go(s.catch_up_within)
     elif isinstance(s, Cron):
         out["expr"] = s.expr
         if s.catch_up:

@@ -26,6 +26,13 @@ CronOpt = Annotated[str | None, typer.Option("--cron", help='Five-field cron exp
 CatchUpOpt = Annotated[
     str | None, typer.Option("--catch-up", help="'once': one late fire after a gap instead of 'missed'.")
 ]
+AtOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--at", help="Once, at 14:00 (the next time the clock shows it) or an ISO-8601 instant; then it retires."
+    ),
+]
+InOpt = Annotated[str | None, typer.Option("--in", help="Once, this long from now (30m, 2h); then it retires.")]
 CatchUpWithinOpt = Annotated[
     str | None,
     typer.Option(

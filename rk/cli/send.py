@@ -55,7 +55,7 @@ def cmd_send(
         name="send",
         schedule=WakeOnly(),
         target=target,
-        payload=prompt,
+        payload=prompt.replace("{", "{{").replace("}", "}}"),  # typed as written: no placeholders
         deliver=Deliver.IMMEDIATE,
         if_absent=IfAbsent.SKIP,
         any_program=any_program,

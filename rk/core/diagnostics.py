@@ -31,6 +31,7 @@ class Diag(StrEnum):
     RESPAWN_UNCOMMANDED = "respawn-uncommanded"
     NOTIFY_FAILED = "notify-failed"
     ORPHAN_EXPIRE_FAILED = "orphan-expire-failed"
+    RETIRE_FAILED = "retire-failed"  #: a one-shot entry's line is logged but it could not leave the file
     CURSOR_WRITE_FAILED = "cursor-write-failed"
     INTENT_RECOVERED = "intent-recovered"  #: a delivery a crash interrupted, resolved from the pane
     INTENT_UNRESOLVED = "intent-unresolved"

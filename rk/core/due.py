@@ -21,10 +21,10 @@ from datetime import UTC, datetime, tzinfo
 from rk.core import ladder
 from rk.core.cronexpr import CronError, CronExpr, zone_for
 from rk.core.diagnostics import Diag, Diagnostic
-from rk.core.entry import CATCH_UP_ONCE, Backoff, Cron, Deliver, Entry, Every, WakeEvent
+from rk.core.entry import CATCH_UP_ONCE, At, Backoff, Cron, Deliver, Entry, Every, WakeEvent
 from rk.core.facts import PaneFact, TargetFact
 from rk.core.ladder import POLL
-from rk.core.log import LogView, Reason
+from rk.core.log import LogView, Reason, Status, status_of
 from rk.core.settings import Settings
 from rk.core.wake import Fingerprints, Observation, WakeVerdict, limit_edge, parse_fingerprint, trigger, wake_edge
 
@@ -150,6 +150,28 @@ def cron_verdict(entry: Entry, sched: Cron, log: LogView, now: int, local_zone: 
     return ScheduleVerdict(missed=True, occurrence=occurrence)
 
 
+def at_done(entry: Entry, log: LogView) -> bool:
+    """A one-shot entry has had its one line (a fire's outcome, or missed): it retires.
+    A `rescheduled` line (an edit, the clock set back) is not it."""
+    return any(status_of(line.outcome) != Status.RESCHEDULED for line in log.own(entry.id))
+
+
+def at_verdict(entry: Entry, sched: At, log: LogView, now: int) -> ScheduleVerdict:
+    """Once at `sched.at`, with cron's grace (2 h under when-idle); later, with
+    `catch_up: once` (within its window), it fires late, else it is missed."""
+    if at_done(entry, log):
+        return ScheduleVerdict()
+    if now < sched.at:
+        return ScheduleVerdict(due_at=sched.at)
+    late = now - sched.at
+    window = HOLD_WINDOW if entry.policy == Deliver.WHEN_IDLE else CRON_GRACE
+    if late <= window:
+        return ScheduleVerdict(due=True, due_at=sched.at, occurrence=sched.at)
+    if sched.catch_up == CATCH_UP_ONCE and (not sched.catch_up_within or late <= sched.catch_up_within):
+        return ScheduleVerdict(due=True, due_at=now, occurrence=sched.at)
+    return ScheduleVerdict(missed=True, occurrence=sched.at)
+
+
 def entry_zone(entry: Entry, local_zone: tzinfo) -> tzinfo:
     """The zone an entry's times of day are read in: its cron `tz`, else local time."""
     return cron_zone(entry.schedule, local_zone) if isinstance(entry.schedule, Cron) else local_zone
@@ -199,6 +221,8 @@ def schedule_verdict(
         return cron_verdict(entry, sched, log, now, local_zone)
     if isinstance(sched, Backoff):
         return backoff_verdict(entry, sched, log, target, now, poll)
+    if isinstance(sched, At):
+        return at_verdict(entry, sched, log, now)
     return ScheduleVerdict()  # wake only: it fires on its wake event
 
 
@@ -427,6 +451,9 @@ def next_due(
                 consider(CronExpr.parse(sched.expr).next_after(now, cron_zone(sched, zone)))
             except CronError:
                 continue
+        elif isinstance(sched, At):
+            if not at_done(entry, log):
+                consider(sched.at)
         elif isinstance(sched, Backoff):
             target = targets.get(entry.id, _NO_TARGET)
             if target.resolved and target.epoch > 0:

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import ClassVar
 
 from rk.core import bounds
 from rk.core.cronexpr import CronError, CronExpr, zone_for
 from rk.core.durations import DurationError, format_duration, parse_duration
-from rk.core.environ import is_pane_id
+from rk.core.environ import ClockError, is_pane_id, parse_instant
 from rk.core.hours import ActiveHours, HoursError
 
 
@@ -30,6 +30,7 @@ class ScheduleKind(StrEnum):
     EVERY = "every"  #: fixed interval since the entry's newest log line
     BACKOFF = "backoff"  #: doubling ladder since the target's last genuine activity
     CRON = "cron"  #: wall-clock occurrences of a 5-field expression
+    AT = "at"  #: once, at an instant; then the entry retires
     NONE = "none"  #: no schedule of its own: the entry fires on its wake_on event only (no `schedule:` key)
 
 
@@ -143,6 +144,34 @@ class Cron:
 
 
 @dataclass(frozen=True)
+class At:
+    """Once, at an instant (`--at 14:00`, `--in 30m`); the entry retires after its line."""
+
+    at: int  #: unix seconds
+    catch_up: str = ""  #: "" or `once`: fire late after downtime instead of `missed`
+    catch_up_within: int = 0
+    kind: ClassVar[ScheduleKind] = ScheduleKind.AT
+
+    @property
+    def summary(self) -> str:
+        from datetime import UTC, datetime
+
+        text = "at " + datetime.fromtimestamp(self.at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        if self.catch_up:
+            within = f" within {format_duration(self.catch_up_within)}" if self.catch_up_within else ""
+            text += f" (catch-up {self.catch_up}{within})"
+        return text
+
+    def to_yaml(self) -> dict[str, object]:
+        out: dict[str, object] = {"kind": str(self.kind), "at": self.at}
+        if self.catch_up:
+            out["catch_up"] = self.catch_up
+        if self.catch_up_within:
+            out["catch_up_within"] = format_duration(self.catch_up_within)
+        return out
+
+
+@dataclass(frozen=True)
 class WakeOnly:
     """No schedule of its own (no `schedule:` key): the entry fires on its wake_on event."""
 
@@ -157,7 +186,7 @@ class WakeOnly:
 
 
 #: One schedule, tagged by its class (and its `kind`).
-Schedule = Every | Backoff | Cron | WakeOnly
+Schedule = Every | Backoff | Cron | At | WakeOnly
 
 
 @dataclass(frozen=True)
@@ -372,23 +401,34 @@ def decode_schedule(raw: object) -> Schedule:
             except CronError as exc:
                 raise EntryError(str(exc)) from None
         sched = Cron(expr, tz)
+    elif kind == ScheduleKind.AT:
+        raw_at = m.get("at")
+        if isinstance(raw_at, str):  # a hand-written ISO-8601 instant reads too
+            try:
+                at = parse_instant(raw_at)
+            except ClockError as exc:
+                raise EntryError(f"at: {exc}") from None
+        else:
+            at = _int(raw_at, "at")
+        if at <= 0:
+            raise EntryError("at schedule needs an instant (unix seconds or ISO-8601 with an offset)")
+        sched = At(at)
     else:
         raise EntryError(f"unknown schedule kind {kind!r}")
     catch_up = _text(m.get("catch_up"), "catch_up")
     if catch_up:
-        if kind != ScheduleKind.CRON:
-            raise EntryError("catch_up only applies to cron schedules")
+        if not isinstance(sched, Cron | At):
+            raise EntryError("catch_up only applies to cron and at schedules")
         if catch_up != CATCH_UP_ONCE:
             raise EntryError(f"catch_up must be 'once', not {catch_up!r}")
-        assert isinstance(sched, Cron)
-        sched = Cron(sched.expr, sched.tz, catch_up)
+        sched = replace(sched, catch_up=catch_up)
     if m.get("catch_up_within") is not None:
-        if not isinstance(sched, Cron) or not sched.catch_up:
+        if not isinstance(sched, Cron | At) or not sched.catch_up:
             raise EntryError("catch_up_within only applies with catch_up: once")
         within = _duration(m.get("catch_up_within"), "catch_up_within")
         if within <= 0:
             raise EntryError("catch_up_within must be a positive duration")
-        sched = Cron(sched.expr, sched.tz, sched.catch_up, within)
+        sched = replace(sched, catch_up_within=within)
     return sched
 
 

@@ -12,8 +12,8 @@ from datetime import datetime, tzinfo
 
 from rk.core import ladder
 from rk.core.cronexpr import CronError, CronExpr
-from rk.core.due import anchor_of, cron_verdict, cron_zone
-from rk.core.entry import Backoff, Cron, Entry, Every
+from rk.core.due import anchor_of, at_done, cron_verdict, cron_zone
+from rk.core.entry import At, Backoff, Cron, Entry, Every
 from rk.core.facts import TargetFact
 from rk.core.log import LogView
 
@@ -69,6 +69,12 @@ def upcoming(
                 break
             plan.fires.append(Upcoming(nxt, occurrence=nxt))
             t = nxt
+        return plan
+    if isinstance(sched, At):
+        if not at_done(entry, log):
+            plan.fires.append(Upcoming(sched.at))
+        else:
+            plan.note = "done: it fired (or was missed) and retires"
         return plan
     if isinstance(sched, Backoff):
         if target is None or not target.resolved:
