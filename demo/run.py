@@ -2,7 +2,8 @@
 
 What happens:
 
-1. a private tmux server `rk-demo` (never your default server) with three fake
+1. a private tmux server `rk-demo-<pid>` (never your default server, and its own
+   per run, so two demos never meet) with four fake
    worker agents and, through `rk operator`, an operator window;
 2. one entry of each kind, with short intervals: `every`, `cron`, `backoff`,
    and the operator's `--idle-every` + `wake_on`; and two scenes of what rk
@@ -15,7 +16,9 @@ What happens:
 
 `--attach` (`make demo ARGS=--attach`) opens the server in your terminal so
 you can watch the panes (a `narrator` window prints the live log); detach with
-C-b d and the demo cleans up.
+C-b d and the demo cleans up. Run from inside tmux, the demo's server takes
+C-a as its prefix, so C-a d detaches the demo and C-b d still means your own
+session (the demo says so before it attaches).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SERVER = "rk-demo"
+SERVER = f"rk-demo-{os.getpid()}"  #: one private server per run
 AGENT = [sys.executable, str(HERE / "fake_agent.py")]
 KINDS = ("every", "cron", "backoff", "wake")
 #: What the two refusal scenes must show in the log.
@@ -38,6 +41,8 @@ REFUSALS = {"shell": "skipped-absent: shell in pane", "draft": "skipped-busy: dr
 DRAFT = "half-typed thought, not sent yet"
 #: The scripted human: (seconds after the ticker started, what it does).
 HUMAN = ((8.0, "type"), (30.0, "send"))
+#: entry id → the prompt it types (the narration shows each one as it is typed)
+PAYLOADS: dict[str, str] = {}
 
 
 #: The environment of every tmux client we run; the server (and so every agent
@@ -137,6 +142,7 @@ def setup(env: dict) -> dict[str, str]:
 
         entry = json.loads(out)["result"]
         kinds[entry["id"]] = kind
+        PAYLOADS[entry["id"]] = args[0]
         print(f"  added {entry['id']}  {kind:<8} {entry['schedule']:<22} -> {entry['target']:<14} {entry['name']}")
 
     print("entries:")
@@ -184,8 +190,10 @@ def setup(env: dict) -> dict[str, str]:
   every    fires on a fixed interval since its last line
   cron     fires at wall-clock times; when-idle holds it while the agent works
   backoff  fires 30s after the agent's last activity, then 1m, 2m… while it stays quiet
-  wake     the operator (a window with role operator): every 30s of quiet, and as soon as
-           a worker goes idle or asks a question (wake_on agent-state-change)
+  wake     the operator, an agent that supervises the workers (its window carries the
+           role operator): --idle-every 30s, shown as backoff 30s→30s (a ladder whose
+           min is its max: 30s after its last activity, then every 30s while quiet), and
+           at once when a worker goes idle or asks a question (wake_on agent-state-change)
   shell    worker-c's agent exits after 10s and leaves a shell: rk must never type there
   draft    a human types into worker-d's composer and leaves it: rk must not type over it""")
     return kinds
@@ -245,6 +253,8 @@ def narrate(env: dict, kinds: dict[str, str], minimum: float, maximum: float) ->
                         delivered[scene] += 1
                 who = names.get(line.target, line.target or "-")
                 print(f"{elapsed:5.1f}s  >>> {label:<8} {line.entry} -> {who:<9} {line.reason:<9} {line.outcome}")
+                if line.outcome == "delivered" and line.entry in PAYLOADS:
+                    print(f'{"":7}      typed "{PAYLOADS[line.entry]}" into {who} and pressed Enter')
         done = all(delivered[k] for k in (*KINDS, *REFUSALS)) and not script
         if (done and elapsed >= minimum) or elapsed >= maximum:
             return delivered
@@ -257,15 +267,22 @@ def main() -> int:
     parser.add_argument("--min", type=float, default=45, help="seconds to run at least")
     parser.add_argument("--max", type=float, default=80, help="seconds to run at most")
     parser.add_argument("--narrator", metavar="STATE_DIR", help=argparse.SUPPRESS)
+    parser.add_argument("--server", help=argparse.SUPPRESS)  # the narrator's: its parent's server
     args = parser.parse_args()
+    global SERVER
+    SERVER = args.server or SERVER
     if shutil.which("tmux") is None:
         print("demo: tmux is not installed", file=sys.stderr)
         return 1
     if args.narrator:  # running inside the demo server (attach mode)
         env = dict(os.environ, RK_STATE_DIR=args.narrator)
-        kinds = dict(line.split("=", 1) for line in Path(args.narrator, "kinds").read_text().split())
+        kinds = dict(line.split("=", 1) for line in Path(args.narrator, "kinds").read_text().split("\n") if line)
+        PAYLOADS.update(
+            dict(line.split("=", 1) for line in Path(args.narrator, "payloads").read_text().split("\n") if line)
+        )
         narrate(env, kinds, args.min, args.max)
-        print("\ndemo finished — detach with C-b d to clean up")
+        detach = "C-a d" if os.environ.get("RK_DEMO_NESTED") else "C-b d"
+        print(f"\ndemo finished — detach with {detach} to clean up")
         time.sleep(3600)
         return 0
     state = tempfile.mkdtemp(prefix="rk-demo-")
@@ -282,6 +299,14 @@ def main() -> int:
                 print("demo: --attach needs a terminal", file=sys.stderr)
                 return 2
             Path(state, "kinds").write_text("\n".join(f"{k}={v}" for k, v in kinds.items()))
+            Path(state, "payloads").write_text("\n".join(f"{k}={v}" for k, v in PAYLOADS.items()))
+            nested = bool(os.environ.get("TMUX"))
+            if nested:  # the demo's server gets its own prefix: C-b stays the user's own session's
+                tmux("set-option", "-g", "prefix", "C-a")
+                tmux("set-environment", "-g", "RK_DEMO_NESTED", "1")
+                print("you are inside tmux: the demo opens nested. Its prefix is C-a:")
+                print("  C-a d detaches the demo (and it cleans up); C-b d would detach YOUR session instead")
+                time.sleep(3)
             tmux(
                 "new-window",
                 "-t",
@@ -293,6 +318,8 @@ def main() -> int:
                 __file__,
                 "--narrator",
                 state,
+                "--server",
+                SERVER,
                 "--min",
                 str(args.min),
                 "--max",

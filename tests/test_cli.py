@@ -701,7 +701,12 @@ RECEIPT_RE = re.compile(r"^(?P<id>[a-z0-9]{4}) (?P<name>.*) \[(?P<schedule>.+) -
 def test_add_prints_the_receipt_line_and_json_receipt(tmp_path):
     env = make_env(tmp_path, RK_NOW=str(T0))
     res = run_sub(["cron", "add", "status report please", "--every", "1h30m", "--role", "op"], env)
-    assert res.code == 0 and res.err == "", res
+    assert res.code == 0, res
+    assert res.err.splitlines() == [  # outside tmux, no server, no ticker: said, and the entry is kept
+        "rk: warning: wrote to server default (outside tmux; -L names another)",
+        "rk: warning: tmux server default is not running: nothing fires until it does",
+        "rk: warning: no ticker is running: nothing fires until one does (rk cron ticker install, or ticker start)",
+    ], res
     (line,) = res.out.splitlines()
     m = RECEIPT_RE.match(line)
     assert m and m["name"] == "status report please" and m["schedule"] == "every 1h30m" and m["target"] == "role:op", (
