@@ -124,7 +124,7 @@ ONE_SCHEDULE = "exactly one schedule flag is required: --every, --idle-every, --
 MINMAX = "--min/--max only apply with --backoff"
 RESPAWN_ONLY = "--respawn only applies with --if-absent respawn"
 NOTHING = (
-    "nothing to edit — pass a schedule flag, --deliver, --name, --if-absent, --respawn, --wake-on, "
+    "nothing to edit — pass a schedule flag, --prompt, --deliver, --name, --if-absent, --respawn, --wake-on, "
     "--active-hours, or --any-program/--agents-only"
 )
 SLUG = "invalid server slug"

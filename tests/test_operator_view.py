@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -427,3 +428,72 @@ def test_at_reads_a_time_of_day_an_instant_and_refuses_the_past(tmp_path):
     ):
         res = run_in(["cron", "add", "p", *bad, "--pane", "%1"], env)
         assert res.code == 2 and message in res.err, (bad, res)
+
+
+def _through_a_pty(args: list[str], env: dict[str, str]) -> str:
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "rk", *args], env=env, stdout=slave, stderr=slave)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the child closed its end
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=60)
+    os.close(master)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_output_is_plain_when_piped_and_colourless_under_no_color(tmp_path):
+    env = make_env(tmp_path, TZ="UTC")
+    sim = ["cron", "simulate", "--every", "5m", "--for", "30m", "--start", "2026-01-01T00:00:00Z"]
+    piped = run_rk(sim, env)
+    assert piped.returncode == 0 and "\x1b" not in piped.stdout and "delivered" in piped.stdout
+    coloured = _through_a_pty(sim, dict(env, TERM="xterm-256color"))
+    assert "\x1b[" in coloured and re.search(r"\x1b\[[0-9;]*3[0-9]", coloured), "colours in a terminal"
+    plain = _through_a_pty(sim, dict(env, TERM="xterm-256color", NO_COLOR="1"))
+    assert "delivered" in plain and not re.search(r"\x1b\[[0-9;]*(3[0-9]|9[0-7])(;|m)", plain), "no colour codes"
+
+
+def test_completion_offers_entry_ids_and_enum_values(tmp_path):
+    env = make_env(tmp_path, RK_NOW=str(T0))
+    ids = sorted(
+        run_in(["cron", "add", name, "--every", "5m", "--pane", "%1", "--json"], env).json()["result"]["id"]
+        for name in ("one", "two")
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "rk"],
+        env=dict(env, _RK_COMPLETE="complete_bash", COMP_WORDS="rk cron show ", COMP_CWORD="3"),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert sorted(done.stdout.split()) == ids
+    policies = subprocess.run(
+        [sys.executable, "-m", "rk"],
+        env=dict(env, _RK_COMPLETE="complete_bash", COMP_WORDS="rk cron add x --deliver ", COMP_CWORD="5"),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert policies.stdout.split() == ["immediate", "when-idle", "skip-if-busy"]
+
+
+def test_edit_changes_the_prompt_without_restarting_the_schedule(tmp_path):
+    env = make_env(tmp_path, RK_NOW=str(T0))
+    entry = run_in(["cron", "add", "old words", "--every", "5m", "--pane", "%1", "--json"], env).json()["result"]["id"]
+    edited = run_in(["cron", "edit", entry, "--prompt", "new words, {now}", "--json"], env)
+    assert edited.code == 0, edited
+    shown = run_in(["cron", "show", entry, "--json"], env).json()["result"]
+    assert shown["name"] == "old words"  # the name stays; only the prompt changed
+    text = (Path(env["RK_STATE_DIR"]) / "default.yaml").read_text()
+    assert "payload: new words, {now}" in text and "old words" in text
+    assert not (Path(env["RK_STATE_DIR"]) / "default.log").exists()  # no rescheduled line
+    assert run_in(["cron", "edit", entry, "--prompt", "  "], env).code == 2
+    assert run_in(["cron", "edit", entry, "--prompt", "a {bogus} one"], env).code == 2

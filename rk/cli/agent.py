@@ -89,7 +89,10 @@ def cmd_setup(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Write without asking.")] = False,
     uninstall: Annotated[bool, typer.Option("--uninstall", help="Remove rk's hooks (only those).")] = False,
 ) -> None:
-    """Install (or remove) the hooks that report agent state to rk."""
+    """Install (or remove) the hooks that report agent state to rk.
+
+    Example: rk agent setup claude codex --dry-run
+    """
     from rk.agent.setup import run_setup
 
     errors = io.StringIO()
@@ -108,7 +111,10 @@ def cmd_hook(
     token: Annotated[str, typer.Argument(metavar="active|waiting|idle|stamp")],
     agent: Annotated[str, typer.Option("--agent", help="The agent CLI: claude, codex, gemini, opencode…")] = "",
 ) -> None:
-    """The hook agents run on every event (installed by `rk agent setup`). Always exits 0."""
+    """The hook agents run on every event (installed by `rk agent setup`). Always exits 0.
+
+    Example: rk agent hook --agent claude idle   (what the installed hooks run)
+    """
     from rk.agent.hook import main as hook_main
 
     hook_main(["--agent", agent, token, *ctx.args] if agent else [token, *ctx.args])

@@ -279,6 +279,7 @@ def cmd_edit(
     ] = None,
     catch_up_within: CatchUpWithinOpt = None,
     active_hours: ActiveHoursOpt = None,
+    prompt: Annotated[str | None, typer.Option("--prompt", help="The new text to type (placeholders allowed).")] = None,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
@@ -286,6 +287,8 @@ def cmd_edit(
 
     A schedule or deliver change logs `rescheduled`, which restarts anchors
     and the backoff climb. Target and creator cannot change (rm + add).
+
+    Example: rk cron edit 3f2a --every 10m --prompt "status, briefly?"
     """
     env = environment(ctx, server, as_json)
     schedule = schedule_from_flags(
@@ -306,11 +309,13 @@ def cmd_edit(
     deliver = choice("--deliver", deliver, Deliver)
     if_absent = choice("--if-absent", if_absent, IfAbsent)
     wake = wake_from_flags(wake_on, wake_scope, wake_debounce, allow_off=True)
-    if all(v is None for v in (schedule, deliver, name, if_absent, respawn, wake, any_program, hours)):
+    if all(v is None for v in (schedule, deliver, name, if_absent, respawn, wake, any_program, hours, prompt)):
         raise usage(
-            "nothing to edit — pass a schedule flag, --deliver, --name, --if-absent, --respawn, --wake-on, "
+            "nothing to edit — pass a schedule flag, --prompt, --deliver, --name, --if-absent, --respawn, --wake-on, "
             "--active-hours, or --any-program/--agents-only"
         )
+    if prompt is not None and not prompt.strip():
+        raise usage("the prompt must not be empty")
     files = env.files()
     now = env.now()
 
@@ -322,6 +327,8 @@ def cmd_edit(
             new = replace(new, deliver=deliver)
         if name is not None:
             new = replace(new, name=name)
+        if prompt is not None:
+            new = replace(new, payload=prompt)
         if if_absent is not None:
             new = with_if_absent(new, if_absent)
         if respawn is not None:
@@ -368,7 +375,10 @@ def cmd_edit(
 
 
 def cmd_rm(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, server: ServerOpt = None) -> None:
-    """Remove an entry (its log lines stay)."""
+    """Remove an entry (its log lines stay).
+
+    Example: rk cron rm 3f2a
+    """
     env = environment(ctx, server, as_json)
     files = env.files()
     stored(files, entry_id)
@@ -390,7 +400,10 @@ def cmd_mute(
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
-    """Mute an entry: indefinitely, for a while (--for 30m), or --off."""
+    """Mute an entry: indefinitely, for a while (--for 30m), or --off.
+
+    Example: rk cron mute 3f2a --for 30m
+    """
     env = environment(ctx, server, as_json)
     if for_ is not None and off:
         raise usage("--for and --off are mutually exclusive")
@@ -423,7 +436,10 @@ def cmd_pin(
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
-    """Pin an entry so it never expires as an orphan (or --off)."""
+    """Pin an entry so it never expires as an orphan (or --off).
+
+    Example: rk cron pin 3f2a
+    """
     env = environment(ctx, server, as_json)
     files = env.files()
     stored(files, entry_id)

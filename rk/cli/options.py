@@ -11,7 +11,36 @@ ServerOpt = Annotated[
     str | None,
     typer.Option("-L", "--server", help="tmux server (socket name); default: the server of $TMUX, else 'default'."),
 ]
-IdArg = Annotated[str, typer.Argument(metavar="ID")]
+
+
+def complete_ids(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
+    """Shell completion of entry ids (with their names), from the server's entries file."""
+    import os
+    from pathlib import Path
+
+    from rk.config import ServerFiles, state_dir
+    from rk.entryfile import load_entries
+    from rk.tmux import socket_from_tmux_env
+
+    server = ctx.params.get("server") or ""
+    if not server and ctx.parent is not None:
+        server = ctx.parent.params.get("server") or ""
+    server = server or Path(socket_from_tmux_env(os.environ.get("TMUX", ""))).name or "default"
+    try:
+        entries = load_entries(ServerFiles(state_dir(), server).entries).entries
+    except Exception:  # completion never fails loudly
+        return []
+    return [(e.id, e.name) for e in entries if e.id.startswith(incomplete)]
+
+
+def _choices(*values: str):
+    def complete(incomplete: str) -> list[str]:
+        return [v for v in values if v.startswith(incomplete)]
+
+    return complete
+
+
+IdArg = Annotated[str, typer.Argument(metavar="ID", autocompletion=complete_ids)]
 
 # The flags shared by add, edit and simulate.
 EveryOpt = Annotated[str | None, typer.Option("--every", help="Fixed interval, e.g. 5m.")]
@@ -52,8 +81,18 @@ TzOpt = Annotated[str | None, typer.Option("--tz", help="IANA zone for --cron (d
 NameOpt = Annotated[
     str | None, typer.Option("--name", help="Display name (default: the prompt's first 40 characters).")
 ]
-DeliverOpt = Annotated[str | None, typer.Option("--deliver", help="immediate | when-idle | skip-if-busy")]
-IfAbsentOpt = Annotated[str | None, typer.Option("--if-absent", help="skip | notify | respawn")]
+DeliverOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--deliver",
+        help="immediate | when-idle | skip-if-busy",
+        autocompletion=_choices("immediate", "when-idle", "skip-if-busy"),
+    ),
+]
+IfAbsentOpt = Annotated[
+    str | None,
+    typer.Option("--if-absent", help="skip | notify | respawn", autocompletion=_choices("skip", "notify", "respawn")),
+]
 RespawnOpt = Annotated[
     list[str] | None,
     typer.Option("--respawn", help="One argv element of the respawn command (repeat). {server} is replaced."),

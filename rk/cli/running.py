@@ -30,7 +30,10 @@ def _runtime(env: Environment):
 
 
 def cmd_run(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, server: ServerOpt = None) -> None:
-    """Fire an entry now through its deliver policy (logged with reason `manual`)."""
+    """Fire an entry now through its deliver policy (logged with reason `manual`).
+
+    Example: rk cron run 3f2a
+    """
     env = environment(ctx, server, as_json)
     from rk.lock import LockHeld, locked
     from rk.manual import run_now
@@ -58,7 +61,10 @@ def cmd_tick(
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
-    """One sweep over every live server (or -L one), exactly as a ticker iteration."""
+    """One sweep over every live server (or -L one), exactly as a ticker iteration.
+
+    Example: rk cron tick --dry-run --json
+    """
     env = environment(ctx, server, as_json)
     from rk.tick import sweep
 

@@ -28,7 +28,10 @@ from rk.tmux import Server, TmuxError
 
 
 def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, server: ServerOpt = None) -> None:
-    """Show one entry in full (reads only files)."""
+    """Show one entry in full (reads only files).
+
+    Example: rk cron show 3f2a --json
+    """
     env = environment(ctx, server, as_json)
 
     entries, view, now = load_for_listing(env)
@@ -226,7 +229,10 @@ def cmd_next(
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
-    """The next fire times in local time and UTC (backoff: if the target stays quiet)."""
+    """The next fire times in local time and UTC (backoff: if the target stays quiet).
+
+    Example: rk cron next 3f2a -n 10
+    """
     env = environment(ctx, server, as_json)
     from rk.core.due import cron_zone
     from rk.core.schedule import dst_note, upcoming

@@ -20,7 +20,10 @@ def cmd_role(
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
-    """Tag the current tmux window with a role, which cron entries can target."""
+    """Tag the current tmux window with a role, which cron entries can target.
+
+    Example: rk role operator
+    """
     env = environment(ctx, server, as_json)
     from rk.operator import set_role
 
@@ -46,7 +49,10 @@ def cmd_operator(
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
-    """Ensure this server has one operator window (role operator) running an agent."""
+    """Ensure this server has one operator window (role operator) running an agent.
+
+    Example: rk operator --command "claude --model opus"
+    """
     env = environment(ctx, server, as_json)
     from rk.operator import ensure_operator
 
