@@ -483,6 +483,14 @@ def test_completion_offers_entry_ids_and_enum_values(tmp_path):
         timeout=30,
     )
     assert policies.stdout.split() == ["immediate", "when-idle", "skip-if-busy"]
+    events = subprocess.run(
+        [sys.executable, "-m", "rk"],
+        env=dict(env, _RK_COMPLETE="complete_bash", COMP_WORDS="rk cron add x --wake-on l", COMP_CWORD="5"),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert events.stdout.split() == ["limit-reset"]
 
 
 def test_edit_changes_the_prompt_without_restarting_the_schedule(tmp_path):
@@ -497,3 +505,24 @@ def test_edit_changes_the_prompt_without_restarting_the_schedule(tmp_path):
     assert not (Path(env["RK_STATE_DIR"]) / "default.log").exists()  # no rescheduled line
     assert run_in(["cron", "edit", entry, "--prompt", "  "], env).code == 2
     assert run_in(["cron", "edit", entry, "--prompt", "a {bogus} one"], env).code == 2
+
+
+def test_status_watch_redraws_in_place_until_interrupted(tmp_path):
+    import pty
+
+    env = make_env(tmp_path, TZ="UTC")
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "rk", "status", "--watch"], env=env, stdout=slave, stderr=slave)
+    os.close(slave)
+    seen = b""
+    try:
+        deadline = time.monotonic() + 30
+        while seen.count(b"\x1b[H\x1b[2J") < 2 and time.monotonic() < deadline:
+            seen += os.read(master, 65536)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=20)
+        os.close(master)
+    assert seen.count(b"\x1b[H\x1b[2J") >= 2, seen[-500:]  # cleared and redrawn, twice
+    assert b"ticker: NOT RUNNING" in seen
+    assert proc.returncode == 1  # the ticker is down: the last state decides the exit status

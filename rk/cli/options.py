@@ -53,7 +53,10 @@ MinOpt = Annotated[str | None, typer.Option("--min", help="Backoff first gap (de
 MaxOpt = Annotated[str | None, typer.Option("--max", help="Backoff largest gap (default 30m).")]
 CronOpt = Annotated[str | None, typer.Option("--cron", help='Five-field cron expression, e.g. "0 9 * * 1-5".')]
 CatchUpOpt = Annotated[
-    str | None, typer.Option("--catch-up", help="'once': one late fire after a gap instead of 'missed'.")
+    str | None,
+    typer.Option(
+        "--catch-up", help="'once': one late fire after a gap instead of 'missed'.", autocompletion=_choices("once")
+    ),
 ]
 AtOpt = Annotated[
     str | None,
@@ -101,6 +104,7 @@ WakeOnOpt = Annotated[
     str | None,
     typer.Option(
         "--wake-on",
+        autocompletion=_choices("agent-state-change", "limit-reset", "none"),
         help="agent-state-change: also fire when another pane goes idle/waiting or vanishes; "
         "limit-reset: fire when this target's usage limit has reset and it is at rest. "
         "Without a schedule flag the entry fires on the event only (edit: none/off removes it).",
