@@ -461,36 +461,27 @@ def test_output_is_plain_when_piped_and_colourless_under_no_color(tmp_path):
     assert "delivered" in plain and not re.search(r"\x1b\[[0-9;]*(3[0-9]|9[0-7])(;|m)", plain), "no colour codes"
 
 
+def _complete(env: dict[str, str], words: str) -> list[str]:
+    """What bash completion offers for the last word of `words` (typer's protocol)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "rk"],
+        env=dict(env, _RK_COMPLETE="complete_bash", COMP_WORDS=words, COMP_CWORD=str(len(words.split(" ")) - 1)),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    return done.stdout.split()
+
+
 def test_completion_offers_entry_ids_and_enum_values(tmp_path):
     env = make_env(tmp_path, RK_NOW=str(T0))
     ids = sorted(
         run_in(["cron", "add", name, "--every", "5m", "--pane", "%1", "--json"], env).json()["result"]["id"]
         for name in ("one", "two")
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "rk"],
-        env=dict(env, _RK_COMPLETE="complete_bash", COMP_WORDS="rk cron show ", COMP_CWORD="3"),
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
-    assert sorted(done.stdout.split()) == ids
-    policies = subprocess.run(
-        [sys.executable, "-m", "rk"],
-        env=dict(env, _RK_COMPLETE="complete_bash", COMP_WORDS="rk cron add x --deliver ", COMP_CWORD="5"),
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
-    assert policies.stdout.split() == ["immediate", "when-idle", "skip-if-busy"]
-    events = subprocess.run(
-        [sys.executable, "-m", "rk"],
-        env=dict(env, _RK_COMPLETE="complete_bash", COMP_WORDS="rk cron add x --wake-on l", COMP_CWORD="5"),
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
-    assert events.stdout.split() == ["limit-reset"]
+    assert sorted(_complete(env, "rk cron show ")) == ids
+    assert _complete(env, "rk cron add x --deliver ") == ["immediate", "when-idle", "skip-if-busy"]
+    assert _complete(env, "rk cron add x --wake-on l") == ["limit-reset"]
 
 
 def test_edit_changes_the_prompt_without_restarting_the_schedule(tmp_path):

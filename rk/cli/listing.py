@@ -19,7 +19,7 @@ from rk.cli.environment import Environment, environment, usage
 from rk.cli.options import JsonOpt, ServerOpt
 from rk.config import ServerFiles, known_servers
 from rk.core.durations import format_duration, format_go
-from rk.core.entry import At, Backoff, Cron, Entry, Every, Schedule, WakeOnly
+from rk.core.entry import At, Backoff, Cron, Entry, Every, Schedule, WakeOnly, catch_up_fields
 from rk.core.facts import PaneFact, TargetFact, resolve_target
 from rk.core.health import why_not
 from rk.core.log import LogView, status_of
@@ -60,16 +60,10 @@ def _schedule_json(s: Schedule) -> dict:
         out["max"] = format_go(s.max)
     elif isinstance(s, At):
         out["at"] = s.at
-        if s.catch_up:
-            out["catch_up"] = s.catch_up
-        if s.catch_up_within:
-            out["catch_up_within"] = format_go(s.catch_up_within)
+        out |= catch_up_fields(s.catch_up, s.catch_up_within, format_go)
     elif isinstance(s, Cron):
         out["expr"] = s.expr
-        if s.catch_up:
-            out["catch_up"] = s.catch_up
-        if s.catch_up_within:
-            out["catch_up_within"] = format_go(s.catch_up_within)
+        out |= catch_up_fields(s.catch_up, s.catch_up_within, format_go)
         if s.tz:
             out["tz"] = s.tz
     return out

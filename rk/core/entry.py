@@ -12,7 +12,7 @@ and writing the file lives in `rk.entryfile`.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import ClassVar
@@ -80,6 +80,23 @@ class EntryError(ValueError):
     """An entry that does not pass validation; the message is the user-facing gist."""
 
 
+def catch_up_summary(catch_up: str, within: int) -> str:
+    """` (catch-up once[ within 12h])`, or "" without a catch-up: the listing form."""
+    if not catch_up:
+        return ""
+    return f" (catch-up {catch_up}{f' within {format_duration(within)}' if within else ''})"
+
+
+def catch_up_fields(catch_up: str, within: int, duration: Callable[[int], str]) -> dict[str, object]:
+    """The catch-up keys of a cron or at schedule (durations written by `duration`)."""
+    out: dict[str, object] = {}
+    if catch_up:
+        out["catch_up"] = catch_up
+    if within:
+        out["catch_up_within"] = duration(within)
+    return out
+
+
 @dataclass(frozen=True)
 class Every:
     """A fixed interval since the entry's newest log line (else its creation)."""
@@ -127,20 +144,13 @@ class Cron:
         text = f"cron {self.expr}"
         if self.tz:
             text += f" {self.tz}"
-        if self.catch_up:
-            within = f" within {format_duration(self.catch_up_within)}" if self.catch_up_within else ""
-            text += f" (catch-up {self.catch_up}{within})"
-        return text
+        return text + catch_up_summary(self.catch_up, self.catch_up_within)
 
     def to_yaml(self) -> dict[str, object]:
         out: dict[str, object] = {"kind": str(self.kind), "expr": self.expr}
         if self.tz:
             out["tz"] = self.tz
-        if self.catch_up:
-            out["catch_up"] = self.catch_up
-        if self.catch_up_within:
-            out["catch_up_within"] = format_duration(self.catch_up_within)
-        return out
+        return out | catch_up_fields(self.catch_up, self.catch_up_within, format_duration)
 
 
 @dataclass(frozen=True)
@@ -157,18 +167,11 @@ class At:
         from datetime import UTC, datetime
 
         text = "at " + datetime.fromtimestamp(self.at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        if self.catch_up:
-            within = f" within {format_duration(self.catch_up_within)}" if self.catch_up_within else ""
-            text += f" (catch-up {self.catch_up}{within})"
-        return text
+        return text + catch_up_summary(self.catch_up, self.catch_up_within)
 
     def to_yaml(self) -> dict[str, object]:
         out: dict[str, object] = {"kind": str(self.kind), "at": self.at}
-        if self.catch_up:
-            out["catch_up"] = self.catch_up
-        if self.catch_up_within:
-            out["catch_up_within"] = format_duration(self.catch_up_within)
-        return out
+        return out | catch_up_fields(self.catch_up, self.catch_up_within, format_duration)
 
 
 @dataclass(frozen=True)
