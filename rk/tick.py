@@ -392,8 +392,7 @@ def fire_outcome(
     looks again and may still refuse."""
     seen = seen_before_typing(pane, None, now, entry.any_program) if pane is not None else Seen()
     disposition = dispose(fire, entry, view, now, runtime.settings.rate_per_hour, seen if fire.pane else None)
-    outcome = execute(runtime, server, entry, fire, disposition, out, dry_run, view, now)
-    return outcome
+    return execute(Firing(runtime, server, entry, fire, out, dry_run, view, now), disposition)
 
 
 def _guard(runtime: Runtime, entry: Entry, fire: Fire, view: LogView, now: int):
@@ -410,53 +409,40 @@ def _guard(runtime: Runtime, entry: Entry, fire: Fire, view: LogView, now: int):
     return guard
 
 
-def execute(
-    runtime: Runtime,
-    server: Server,
-    entry: Entry,
-    fire: Fire,
-    disposition: Disposition,
-    out: ServerTick,
-    dry_run: bool,
-    view: LogView,
-    now: int,
-) -> str | None:
+@dataclass(frozen=True)
+class Firing:
+    """One fire being carried out, with what carrying it out needs."""
+
+    runtime: Runtime
+    server: Server
+    entry: Entry
+    fire: Fire
+    out: ServerTick
+    dry_run: bool
+    view: LogView
+    now: int
+
+
+def execute(firing: Firing, disposition: Disposition) -> str | None:
     """Carry out one disposition: the outcome to log, or None for a hold."""
-    outcome, final = _carry_out(runtime, server, entry, fire, disposition, out, dry_run, view, now)
-    out.decisions.append(Decision(server.name, fire.entry, fire.reason, fire.pane, outcome or final.text))
+    outcome, final = _carry_out(firing, disposition)
+    fire = firing.fire
+    firing.out.decisions.append(Decision(firing.server.name, fire.entry, fire.reason, fire.pane, outcome or final.text))
     return outcome
 
 
-def _carry_out(
-    runtime: Runtime,
-    server: Server,
-    entry: Entry,
-    fire: Fire,
-    disposition: Disposition,
-    out: ServerTick,
-    dry_run: bool,
-    view: LogView,
-    now: int,
-) -> tuple[str | None, Disposition]:
+def _carry_out(firing: Firing, disposition: Disposition) -> tuple[str | None, Disposition]:
     """(the outcome to log or None for a hold, the disposition carried out: the
     guard's, when the last look before typing refused)."""
-    outcome = _act(runtime, server, entry, fire, disposition, out, dry_run, view, now)
+    outcome = _act(firing, disposition)
     if isinstance(outcome, Disposition):
-        return _carry_out(runtime, server, entry, fire, outcome, out, dry_run, view, now)
+        return _carry_out(firing, outcome)
     return outcome, disposition
 
 
-def _act(
-    runtime: Runtime,
-    server: Server,
-    entry: Entry,
-    fire: Fire,
-    disposition: Disposition,
-    out: ServerTick,
-    dry_run: bool,
-    view: LogView,
-    now: int,
-) -> str | Disposition | None:
+def _act(firing: Firing, disposition: Disposition) -> str | Disposition | None:
+    runtime, server, entry, fire, out = firing.runtime, firing.server, firing.entry, firing.fire, firing.out
+    dry_run, view, now = firing.dry_run, firing.view, firing.now
     act = disposition.act
     if disposition.note is not None:
         out.diagnostics.append(disposition.note)
