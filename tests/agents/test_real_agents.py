@@ -58,7 +58,8 @@ def test_payloads_arrive_byte_exact_and_exactly_once(rig, agent):
     r = rig(agent)
     r.run.mock.set_mode("ok")
     for payload in PAYLOADS:
-        entry = r.add(payload, "--every", "1m")
+        stored = payload.replace("{", "{{").replace("}", "}}")  # literal braces: not placeholders
+        entry = r.add(stored, "--every", "1m")
         assert r.tick() == {entry: "delivered"}, payload[:40]
         r.wait_state("idle", timeout=20)
         r.rk("cron", "rm", entry)
