@@ -258,8 +258,8 @@ def rotate_if_needed(
     return True
 
 
-def follow(path: Path, after: LogLine | None, stop: Callable[[], bool], poll: float = 0.5) -> Iterator[LogLine]:
-    """Yield the lines appended to the live segment from now on, until `stop()`.
+def follow(path: Path, after: LogLine | None, poll: float = 0.5) -> Iterator[LogLine]:
+    """Yield the lines appended to the live segment from now on (the caller ends it).
 
     Across a rotation the live file is a new one that starts with the kept lines
     again: those up to `after` (the newest line already shown; by time, then by
@@ -279,17 +279,15 @@ def follow(path: Path, after: LogLine | None, stop: Callable[[], bool], poll: fl
     last_ts = after.ts if after is not None else -1
     same_second = 1 if after is not None else 0
     pending = b""
-    while not stop():
+    #: after a rotation: skip lines up to (ts, how many of that second), then show
+    skip: tuple[int, int] | None = None
+    skipped = 0
+    while True:
         now = ident()
-        if now is None:
-            time.sleep(poll)
-            continue
-        if now[0] != inode or now[1] < offset:  # rotated (or replaced): read the new file from its start
+        if now is not None and (now[0] != inode or now[1] < offset):  # rotated (or replaced): start over
             inode, offset, pending = now[0], 0, b""
-            skip_to: tuple[int, int] | None = (last_ts, same_second)
-        else:
-            skip_to = None
-        if now[1] > offset:
+            skip, skipped = (last_ts, same_second), 0
+        if now is not None and now[1] > offset:
             try:
                 fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
                 try:
@@ -297,22 +295,18 @@ def follow(path: Path, after: LogLine | None, stop: Callable[[], bool], poll: fl
                 finally:
                     os.close(fd)
             except OSError:
-                time.sleep(poll)
-                continue
+                chunk = b""
             offset += len(chunk)
             *whole, pending = (pending + chunk).split(b"\n")
-            counted = 0
             for raw in whole:
                 line = parse_line(raw)
                 if line is None:
                     continue
-                if skip_to is not None:
-                    if line.ts < skip_to[0]:
+                if skip is not None:
+                    if line.ts < skip[0] or (line.ts == skip[0] and skipped < skip[1]):
+                        skipped += line.ts == skip[0]
                         continue
-                    if line.ts == skip_to[0] and counted < skip_to[1]:
-                        counted += 1
-                        continue
-                    skip_to = None
+                    skip = None
                 same_second = same_second + 1 if line.ts == last_ts else 1
                 last_ts = line.ts
                 yield line

@@ -30,7 +30,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -345,6 +345,14 @@ def read_status(state_dir: Path) -> dict[str, object] | None:
 
 
 UNIT_NAME = "rk-ticker.service"
+
+
+def unit_path(environ: Mapping[str, str]) -> Path:
+    """Where the systemd user unit lives: `$XDG_CONFIG_HOME/systemd/user/rk-ticker.service`."""
+    from rk.core import environ as rules
+
+    base = Path(environ.get("XDG_CONFIG_HOME") or Path(rules.home(environ)) / ".config")
+    return base / "systemd" / "user" / UNIT_NAME
 
 
 def unit_text(argv: list[str], environ: dict[str, str]) -> str:

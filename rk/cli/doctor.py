@@ -147,7 +147,7 @@ def check_tmpdir(env: Environment) -> Check:
     from rk import ticker
 
     mine = env.environ.get("TMUX_TMPDIR", "")
-    unit = _unit_path(env)
+    unit = ticker.unit_path(env.environ)
     theirs = None
     rec = ticker.read_pid(env.state_dir())
     if rec is not None and rec.alive():
@@ -172,18 +172,11 @@ def check_tmpdir(env: Environment) -> Check:
     return Check("TMUX_TMPDIR", Level.OK, mine or "unset (both)")
 
 
-def _unit_path(env: Environment) -> Path:
-    from rk import ticker
-    from rk.core import environ as rules
-
-    base = Path(env.environ.get("XDG_CONFIG_HOME") or Path(rules.home(env.environ)) / ".config")
-    return base / "systemd" / "user" / ticker.UNIT_NAME
-
-
 def check_unit(env: Environment) -> Check | None:
+    from rk import ticker
     from rk.cli.running import rk_argv
 
-    unit = _unit_path(env)
+    unit = ticker.unit_path(env.environ)
     if not unit.exists():
         return None
     exec_line = next(

@@ -191,8 +191,8 @@ def cmd_add(
 def add_warnings(env: Environment, entry: Entry, *, outside_tmux: bool) -> list[str]:
     """What would keep a new entry from firing, said at once (the entry is kept)."""
     from rk import ticker
-    from rk.core.entry import Backoff, WakeEvent
     from rk.core.facts import resolve_target
+    from rk.core.health import needs_state
     from rk.tmux import Server
 
     out = []
@@ -206,12 +206,9 @@ def add_warnings(env: Environment, entry: Entry, *, outside_tmux: bool) -> list[
             target = resolve_target(entry.target, server.pane_facts(), entry.any_program)
         except TmuxError:
             target = None
-        needs_state = isinstance(entry.schedule, Backoff) or (
-            entry.wake_on is not None and entry.wake_on.event == WakeEvent.LIMIT_RESET
-        )
         if target is not None and not target.resolved:
             out.append(f"{entry.target.summary} does not exist now ({target.why}); the entry skips until it does")
-        elif target is not None and needs_state and target.epoch <= 0:
+        elif target is not None and needs_state(entry) and target.epoch <= 0:
             out.append(
                 f"pane {target.pane} never reported an agent state: {entry.schedule.summary} will not fire until it"
                 " does (rk agent setup, then restart the agent)"

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
-from typing import Annotated
 
 import typer
 
 from rk import logfile
-from rk.cli.environment import Environment, environment, usage
-from rk.cli.options import JsonOpt, ServerOpt
-from rk.config import ServerFiles, known_servers
+from rk.cli.environment import Environment, environment
+from rk.cli.options import AllOpt, JsonOpt, ServerOpt
+from rk.cli.store import servers_of
+from rk.config import ServerFiles
 from rk.core.durations import format_duration, format_go
 from rk.core.entry import At, Backoff, Cron, Entry, Every, Schedule, WakeOnly, catch_up_fields
 from rk.core.facts import PaneFact, TargetFact, resolve_target
@@ -27,8 +27,6 @@ from rk.core.orphan import expires_at, orphaned_since
 from rk.core.schedule import upcoming
 from rk.entryfile import load_entries
 from rk.pause import paused_until
-
-AllOpt = Annotated[bool, typer.Option("--all", help="Every server that has an entries file.")]
 
 
 @dataclass(frozen=True)
@@ -103,17 +101,33 @@ def record(entry: Entry, view: LogView, now: int) -> dict:
     return rec
 
 
-def server_rows(env: Environment, files: ServerFiles, now: int) -> tuple[list[Row], str]:
-    """The rows of one server, and its pause note ("" when not paused)."""
+@dataclass(frozen=True)
+class ServerView:
+    """One server as `list`, `show` and `status` show it, read once: its rows, its live
+    log, its panes (None when the server's panes could not be read), its pause."""
+
+    slug: str
+    rows: list[Row]
+    view: LogView
+    panes: list[PaneFact] | None
+    pause_note: str  #: "" when not paused
+
+
+def load_server(env: Environment, files: ServerFiles) -> tuple[list[Entry], LogView]:
+    """The loadable entries (the others reported on stderr, by server) and the live log."""
     loaded = load_entries(files.entries)
     for diag in loaded.diagnostics:
         env.err(f"rk: {files.slug}: {diag.reason}: {diag.detail}")
-    view = LogView(logfile.read_live(files.log))
+    return loaded.entries, LogView(logfile.read_live(files.log))
+
+
+def server_view(env: Environment, files: ServerFiles, entries: list[Entry], view: LogView, now: int) -> ServerView:
+    """The rows of one server's `entries`, with one enumeration of its panes."""
     settings = env.settings()
     paused = paused_until(files.pause, now)
     panes = _panes(env, files.slug)
     rows = []
-    for index, entry in enumerate(loaded.entries):
+    for index, entry in enumerate(entries):
         target = resolve_target(entry.target, panes, entry.any_program) if panes is not None else None
         why = why_not(entry, index, target, now, env.zone(), max_entries=settings.max_entries, paused_until=paused)
         nxt = None
@@ -127,7 +141,7 @@ def server_rows(env: Environment, files: ServerFiles, now: int) -> tuple[list[Ro
     note = ""
     if paused is not None:
         note = "paused until resumed" if paused == 0 else f"paused until {_when(paused, env.zone())}"
-    return rows, note
+    return ServerView(files.slug, rows, view, panes, note)
 
 
 def _panes(env: Environment, slug: str) -> list[PaneFact] | None:
@@ -194,22 +208,12 @@ def cmd_list(ctx: typer.Context, every: AllOpt = False, as_json: JsonOpt = False
     Example: rk cron list --all
     """
     env = environment(ctx, server, as_json)
-    if every and env.server_flag:
-        raise usage("pass -L or --all, not both")
     now = env.now()
-    servers = (
-        [ServerFiles(env.state_dir(), slug) for slug in known_servers(env.state_dir())] if every else [env.files()]
-    )
-    rows: list[Row] = []
-    notes = []
-    for files in servers:
-        got, note = server_rows(env, files, now)
-        rows.extend(got)
-        if note:
-            notes.append(f"server {files.slug} is {note}")
+    views = [server_view(env, files, *load_server(env, files), now) for files in servers_of(env, every)]
+    rows = [r for sv in views for r in sv.rows]
+    notes = [f"server {sv.slug} is {sv.pause_note}" for sv in views if sv.pause_note]
     if env.json:
-        views = {files.slug: LogView(logfile.read_live(files.log)) for files in servers}
-        env.result([row_record(r, record(r.entry, views[r.server], now), every) for r in rows])
+        env.result([row_record(r, record(r.entry, sv.view, now), every) for sv in views for r in sv.rows])
         return
     for note in notes:
         env.out(note)

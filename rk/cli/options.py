@@ -41,6 +41,7 @@ def _choices(*values: str):
 
 
 IdArg = Annotated[str, typer.Argument(metavar="ID", autocompletion=complete_ids)]
+AllOpt = Annotated[bool, typer.Option("--all", help="Every server that has an entries file.")]
 
 # The flags shared by add, edit and simulate.
 EveryOpt = Annotated[str | None, typer.Option("--every", help="Fixed interval, e.g. 5m.")]

@@ -7,21 +7,12 @@ from typing import Annotated
 import typer
 
 from rk import nudge
-from rk.cli.environment import CliError, Environment, environment, rfc3339, usage
+from rk.cli.environment import CliError, environment, rfc3339
 from rk.cli.flags import duration
-from rk.cli.options import JsonOpt, ServerOpt
-from rk.config import ConfigError, ServerFiles, ensure_private_dir, known_servers
+from rk.cli.options import AllOpt, JsonOpt, ServerOpt
+from rk.cli.store import servers_of
+from rk.config import ConfigError, ensure_private_dir
 from rk.pause import clear_pause, paused_until, write_pause
-
-AllOpt = Annotated[bool, typer.Option("--all", help="Every server that has an entries file.")]
-
-
-def _servers(env: Environment, every: bool) -> list[ServerFiles]:
-    if every and env.server_flag:
-        raise usage("pass -L or --all, not both")
-    if not every:
-        return [env.files()]
-    return [ServerFiles(env.state_dir(), slug) for slug in known_servers(env.state_dir())]
 
 
 def cmd_pause(
@@ -41,7 +32,7 @@ def cmd_pause(
     lease = duration("--for", for_) if for_ is not None else 0
     now = env.now()
     until = now + lease if lease else 0
-    servers = _servers(env, every)
+    servers = servers_of(env, every)
     try:
         ensure_private_dir(env.state_dir())
         for files in servers:
@@ -61,7 +52,7 @@ def cmd_resume(ctx: typer.Context, every: AllOpt = False, as_json: JsonOpt = Fal
     Example: rk cron resume -L work
     """
     env = environment(ctx, server, as_json)
-    servers = _servers(env, every)
+    servers = servers_of(env, every)
     results = []
     now = env.now()
     try:

@@ -183,15 +183,12 @@ def _install_unit(env: Environment, dry_run: bool) -> None:
     """Write `~/.config/systemd/user/rk-ticker.service` and enable it."""
     import shutil
     import subprocess
-    from pathlib import Path
 
     from rk import ticker
-    from rk.core import environ as rules
     from rk.fsutil import atomic_write
 
     text = ticker.unit_text([*rk_argv(), "cron", "ticker"], dict(env.environ))
-    base = Path(env.environ.get("XDG_CONFIG_HOME") or Path(rules.home(env.environ)) / ".config")
-    path = base / "systemd" / "user" / ticker.UNIT_NAME
+    path = ticker.unit_path(env.environ)
     if dry_run:
         env.result({"path": str(path), "unit": text, "enabled": False}, [f"# {path}", text.rstrip("\n")])
         return

@@ -18,6 +18,7 @@ from rk.cli.options import AnyProgramOpt, JsonOpt, ServerOpt
 from rk.cli.store import waiting_note
 from rk.config import ConfigError, ensure_private_dir
 from rk.core.entry import CreatedBy, Deliver, Entry, IfAbsent, WakeOnly
+from rk.core.log import Status, status_of
 from rk.entryfile import busy
 
 
@@ -73,5 +74,5 @@ def cmd_send(
     except LockHeld as exc:
         raise CliError(busy(files.slug, exc)) from None
     env.result(report.to_dict(), report.human)
-    if report.failed or report.held or not report.outcome.startswith("delivered"):
+    if report.held or status_of(report.outcome) != Status.DELIVERED:  # a skip or a failure: not sent
         raise typer.Exit(ExitStatus.ERROR)

@@ -12,12 +12,11 @@ from typing import Annotated
 
 import typer
 
-from rk import logfile
 from rk.cli.environment import Environment, ExitStatus, environment, rfc3339
-from rk.cli.listing import Row, row_record, server_rows, sorted_rows
+from rk.cli.listing import Row, load_server, row_record, server_view, sorted_rows
 from rk.cli.options import JsonOpt, ServerOpt
-from rk.config import ServerFiles, known_servers
-from rk.core.log import RATE_WINDOW, LogView, Status, status_of
+from rk.cli.store import servers_of
+from rk.core.log import RATE_WINDOW, Status, status_of
 
 #: Statuses that make `rk status` exit 1 when one was logged in the last hour.
 FAILING = frozenset({Status.FAILED, Status.RESPAWN_FAILED})
@@ -40,37 +39,28 @@ def _ticker(env: Environment) -> dict[str, object]:
     }
 
 
-def gather(env: Environment, slug: str | None) -> dict[str, object]:
-    """Everything `rk status` shows, as one JSON-ready value."""
+def gather(env: Environment) -> dict[str, object]:
+    """Everything `rk status` shows, as one JSON-ready value: -L's server, else every one."""
     from rk.cli.agent import AgentRow
     from rk.cli.listing import record
-    from rk.tmux import Server, TmuxError
 
     now = env.now()
-    slugs = [slug] if slug else known_servers(env.state_dir())
     servers = []
     failed: list[str] = []
-    for name in slugs:
-        files = ServerFiles(env.state_dir(), name)
-        rows, note = server_rows(env, files, now)
-        view = LogView(logfile.read_live(files.log))
+    for files in servers_of(env, not env.server_flag):
+        sv = server_view(env, files, *load_server(env, files), now)
         failed += [
-            f"{name} {line.entry}: {line.outcome}"
-            for line in view.lines
+            f"{sv.slug} {line.entry}: {line.outcome}"
+            for line in sv.view.lines
             if line.ts >= now - RATE_WINDOW and status_of(line.outcome) in FAILING
         ]
-        try:
-            server = Server(name=name, env=env.environ)
-            panes = [asdict(AgentRow.of(name, p)) for p in server.pane_facts()] if server.is_live() else []
-        except TmuxError:
-            panes = []
         servers.append(
             {
-                "server": name,
-                "paused": note or None,
-                "entries": [row_record(r, record(r.entry, view, now), False) for r in sorted_rows(rows)],
-                "panes": panes,
-                "_rows": rows,
+                "server": sv.slug,
+                "paused": sv.pause_note or None,
+                "entries": [row_record(r, record(r.entry, sv.view, now), False) for r in sorted_rows(sv.rows)],
+                "panes": [asdict(AgentRow.of(sv.slug, p)) for p in sv.panes or ()],
+                "_rows": sv.rows,
             }
         )
     ticker = _ticker(env)
@@ -125,8 +115,7 @@ def cmd_status(
     Example: rk status || echo "rk needs attention"
     """
     env = environment(ctx, server, as_json)
-    slug = env.server if env.server_flag else None
-    state = gather(env, slug)
+    state = gather(env)
     if env.json:
         for srv in state["servers"] if isinstance(state["servers"], list) else []:
             srv.pop("_rows", None)
@@ -142,7 +131,7 @@ def cmd_status(
                     env.out(line)
                 env.stdout.flush()
                 time.sleep(WATCH_EVERY)
-                state = gather(env, slug)
+                state = gather(env)
         except KeyboardInterrupt:
             pass
     if not state["ok"]:

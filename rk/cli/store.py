@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from rk import logfile
-from rk.cli.environment import CliError, Environment, not_found
-from rk.config import ServerFiles
+from rk.cli.environment import CliError, Environment, not_found, usage
+from rk.config import ServerFiles, known_servers
 from rk.core.entry import Entry, EntryError
 from rk.core.log import LogView
 from rk.entryfile import EntryDocument, EntryFileError, EntryNotFound, load_entries
@@ -68,3 +68,12 @@ def find(entries: list[Entry], entry_id: str) -> Entry:
     if entry is None:
         raise not_found(entry_id)
     return entry
+
+
+def servers_of(env: Environment, every: bool) -> list[ServerFiles]:
+    """The servers a command with `--all` acts on: every one with an entries file, else -L's."""
+    if every and env.server_flag:
+        raise usage("pass -L or --all, not both")
+    if not every:
+        return [env.files()]
+    return [ServerFiles(env.state_dir(), slug) for slug in known_servers(env.state_dir())]

@@ -17,7 +17,7 @@ import typer
 from rk import logfile
 from rk.cli import preview
 from rk.cli.environment import Environment, environment, rfc3339, usage
-from rk.cli.listing import left_cell, record, row_record, server_rows, target_cell
+from rk.cli.listing import left_cell, record, row_record, server_view, target_cell
 from rk.cli.options import IdArg, JsonOpt, ServerOpt
 from rk.cli.store import find, load_for_listing
 from rk.core import bounds
@@ -36,7 +36,7 @@ def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serv
 
     entries, view, now = load_for_listing(env)
     entry = find(entries, entry_id)
-    row = next(r for r in server_rows(env, env.files(), now)[0] if r.entry.id == entry_id)
+    row = next(r for r in server_view(env, env.files(), entries, view, now).rows if r.entry.id == entry_id)
     base = record(entry, view, now)
     extra, typed_lines = preview.show(entry, view, now, env.zone())
     rec = row_record(row, base, False) | extra
@@ -171,7 +171,7 @@ def _follow(
     """Print appended lines until interrupted; Ctrl-C ends it with exit 0."""
     newest = logfile.read_newest(log, 1)
     try:
-        for line in logfile.follow(log, newest[-1] if newest else after, stop=lambda: False):
+        for line in logfile.follow(log, newest[-1] if newest else after):
             if keep(line):
                 env.out(_log_row(line, names, zone))
                 env.stdout.flush()

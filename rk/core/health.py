@@ -38,9 +38,14 @@ def why_not(
         return "server not running"
     if not target.resolved:
         return f"target missing: {target.why}" if target.why else "target missing"
-    needs_state = isinstance(entry.schedule, Backoff) or (
-        entry.wake_on is not None and entry.wake_on.event == WakeEvent.LIMIT_RESET
-    )
-    if needs_state and target.epoch <= 0:
+    if needs_state(entry) and target.epoch <= 0:
         return "no state reported (no hooks?)"
     return None
+
+
+def needs_state(entry: Entry) -> bool:
+    """A backoff ladder and a limit-reset wake run off the target's agent state: a pane
+    that never reports one (no hooks) never fires them."""
+    return isinstance(entry.schedule, Backoff) or (
+        entry.wake_on is not None and entry.wake_on.event == WakeEvent.LIMIT_RESET
+    )
