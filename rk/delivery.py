@@ -182,7 +182,10 @@ def buffer_lock(server: Server, buffer: str, timeout: float) -> contextlib.Abstr
 _FRAME_FIELDS = (
     "pane_id",
     "pane_in_mode",
+    "pane_mode",
     "pane_dead",
+    "pane_pid",
+    "start_time",
     "cursor_x",
     "cursor_y",
     "pane_current_command",
@@ -276,10 +279,10 @@ class _Run:
             raise TmuxError(f"can't find pane: {target}")
         plain = _SGR.sub("", screen) if styled else screen
         return Frame(
-            fields[0],
-            fields[1] == "1",
-            fields[2] == "1",
-            f"{fields[3]},{fields[4]}",
+            head["pane_id"],
+            head["pane_in_mode"] == "1",
+            head["pane_dead"] == "1",
+            f"{head['cursor_x']},{head['cursor_y']}",
             plain,
             screen if styled else "",
             fields,

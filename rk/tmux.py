@@ -34,9 +34,11 @@ PANE_FIELDS = (
     "pane_tty",
     "pane_current_command",
     "pane_in_mode",
+    "pane_mode",
     "pane_active",
     "pane_dead",
     "window_id",
+    "start_time",
     ROLE_OPTION,
     STATE_OPTION,
     LEGACY_STATE_OPTION,
@@ -77,6 +79,11 @@ def split_head(out: str, fields: tuple[str, ...], mark: str) -> tuple[dict[str, 
     if len(rows) != 1:
         raise TmuxError(f"unexpected display record {out[:200]!r}")
     return rows[0], rest
+
+
+def _number(text: str) -> int:
+    """A numeric format value (a pid, an epoch); 0 when tmux printed nothing usable."""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 12 else 0
 
 
 class TmuxError(Exception):
@@ -247,6 +254,9 @@ class Server:
                 role=row[ROLE_OPTION],
                 active=row["pane_active"] == "1",
                 in_mode=row["pane_in_mode"] == "1",
+                mode=row["pane_mode"],
+                pane_pid=_number(row["pane_pid"]),
+                server_started=_number(row["start_time"]),
                 dead=row["pane_dead"] == "1",
                 tty=tty_device(row["pane_tty"]),
                 title=row["pane_title"],

@@ -217,6 +217,7 @@ class PaneFact:
     role: str = ""  #: the window's @rk_win_role
     active: bool = False  #: the window's active pane
     in_mode: bool = False  #: copy-mode or another pane mode owns the keyboard
+    mode: str = ""  #: that mode's name (`copy-mode`, `view-mode`, `clock-mode`, …)
     dead: bool = False  #: remain-on-exit pane whose process ended
     kind: PaneKind = PaneKind.AGENT  #: what its keyboard reaches (set by `reconcile`)
     tty: int = 0  #: device number of the pane's tty (0: unknown)
@@ -224,6 +225,8 @@ class PaneFact:
     reset_at: int = 0  #: `limited`: when the limit resets (0: not known)
     title: str = ""  #: the pane's title (agents put a spinner there while they work)
     window_name: str = ""  #: the name of the pane's window (`{wake_window}`)
+    pane_pid: int = 0  #: the pid tmux started in the pane (the root of its process tree)
+    server_started: int = 0  #: the tmux server's start time (with the pane id, who the pane is)
 
     @property
     def provider(self) -> str:
