@@ -25,7 +25,7 @@ from pathlib import Path
 from rk import absent, clock, cursor, logfile
 from rk.config import ServerFiles, Settings, check_private_dir, ensure_private_dir, known_servers
 from rk.core.diagnostics import Diag, Diagnostic, first_line
-from rk.core.dispose import Act, Disposition, Seen, dispose
+from rk.core.dispose import Act, Disposition, Seen, dispose, edge_kept
 from rk.core.due import Fire, at_done, due, next_due
 from rk.core.entry import At, Backoff, Entry
 from rk.core.facts import PaneFact, TargetFact, resolve_all
@@ -72,6 +72,7 @@ class ServerTick:
     next_due: int | None = None  #: earliest future instant a schedule comes due
     journal: ServerFiles | None = None  #: where deliveries record their intent (None: dry run)
     looks: LookReport = field(default_factory=LookReport)  #: captures taken and corrections made
+    kept_edges: set[str] = field(default_factory=set)  #: entries whose wake edge a fire left pending
 
 
 @dataclass
@@ -297,8 +298,9 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
 
     if dry_run:
         return
+    kept = {entry_id: previous[entry_id] for entry_id in out.kept_edges & previous.keys()}  # edges left pending
     try:
-        cursor.write_cursor(files.cursor, ev.next_cursor)
+        cursor.write_cursor(files.cursor, {**ev.next_cursor, **kept})
     except OSError as exc:
         out.diagnostics.append(Diagnostic("", Diag.CURSOR_WRITE_FAILED, f"{files.cursor}: {exc.strerror or exc}"))
     if any(d.reason in (Diag.ENTRY_FILE_CORRUPT, Diag.ENTRY_FILE_UNREADABLE) for d in loaded.diagnostics):
@@ -427,6 +429,8 @@ def execute(firing: Firing, disposition: Disposition) -> str | None:
     """Carry out one disposition: the outcome to log, or None for a hold."""
     outcome, final = _carry_out(firing, disposition)
     fire = firing.fire
+    if edge_kept(firing.entry, fire, final):
+        firing.out.kept_edges.add(fire.entry)
     firing.out.decisions.append(Decision(firing.server.name, fire.entry, fire.reason, fire.pane, outcome or final.text))
     return outcome
 

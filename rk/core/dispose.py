@@ -20,9 +20,9 @@ from enum import StrEnum
 
 from rk.core.diagnostics import Diag, Diagnostic
 from rk.core.due import HOLD_WINDOW, Fire
-from rk.core.entry import Deliver, Entry, IfAbsent, TargetKind
+from rk.core.entry import Deliver, Entry, IfAbsent, TargetKind, WakeEvent
 from rk.core.facts import BUSY_STATES, LIMITED
-from rk.core.log import LogView, Outcome, Status
+from rk.core.log import LogView, Outcome, Reason, Status
 
 
 class Act(StrEnum):
@@ -171,4 +171,21 @@ def dispose(
     seen = seen or Seen()
     if seen.refused:
         return absent_disposition(entry, seen.refused)
+    if seen.blocker == LIMITED and waits_for_reset(entry, fire):
+        return Disposition(Act.HOLD, held_by=LIMITED)
     return deliver_policy(entry.policy, seen, fire.due_at, now)
+
+
+def waits_for_reset(entry: Entry, fire: Fire) -> bool:
+    """A `limit-reset` wake fire: it exists to resume the agent after its limit,
+    so a limit still seen right before typing holds it under every policy (no
+    `skipped-limited` line, no expiry) and its edge stays pending (`edge_kept`)."""
+    return fire.reason == Reason.WAKE and entry.wake_on is not None and entry.wake_on.event == WakeEvent.LIMIT_RESET
+
+
+def edge_kept(entry: Entry, fire: Fire, disposition: Disposition) -> bool:
+    """Whether this fire leaves its wake edge pending: a `limit-reset` fire that
+    met a limit is not used up, so the agent is resumed once, after the reset.
+    (Any other wake fire consumes its edge whatever happens to it, as in the Go
+    original: the cursor is computed before delivery.)"""
+    return disposition.act == Act.HOLD and disposition.held_by == LIMITED and waits_for_reset(entry, fire)

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 
-from rk.core.dispose import Act, Seen, dispose
+from rk.core.dispose import Act, Seen, dispose, edge_kept
 from rk.core.due import due
 from rk.core.entry import Entry
 from rk.core.facts import PaneFact, PaneKind, resolve_all
@@ -205,11 +205,14 @@ def simulate(
             emit(LogLine(t, m.entry, "", Reason.SCHEDULE, Status.MISSED), due_at=m.occurrence)
         for q in ev.quiet:
             emit(LogLine(t, q.entry, q.pane, q.reason, Status.SKIPPED_QUIET), due_at=t)
+        kept: dict[str, Observation] = {}
         for fire in (*ev.fires, *ev.absent):
             entry = by_id[fire.entry]
             current = panes.get(fire.pane)
             seen = _seen(current) if fire.pane and current is not None else None
             disposition = dispose(fire, entry, view, t, rate_per_hour, seen)
+            if edge_kept(entry, fire, disposition) and fire.entry in obs:
+                kept[fire.entry] = obs[fire.entry]
             if disposition.act == Act.HOLD:
                 result.events.append(
                     Event(t, fire.entry, "hold", fire.reason, disposition.text, fire.pane, fire.due_at)
@@ -231,6 +234,6 @@ def simulate(
         if diagnostics:
             for d in ev.diagnostics:
                 result.events.append(Event(t, d.entry, "diag", d.reason, d.detail))
-        obs = dict(ev.next_cursor)
+        obs = {**ev.next_cursor, **kept}
         t += tick
     return result
