@@ -33,6 +33,7 @@ from rk.core.log import LogLine, LogView, Reason, Status, proves_resolution
 from rk.core.look import seen_before_typing
 from rk.core.orphan import orphaned_since, should_expire
 from rk.core.placeholders import typed
+from rk.core.recheck import wants_recheck
 from rk.entryfile import EntryDocument, EntryFileError, load_entries
 from rk.fsutil import read_nofollow
 from rk.lock import release, try_lock
@@ -73,6 +74,7 @@ class ServerTick:
     journal: ServerFiles | None = None  #: where deliveries record their intent (None: dry run)
     looks: LookReport = field(default_factory=LookReport)  #: captures taken and corrections made
     kept_edges: set[str] = field(default_factory=set)  #: entries whose wake edge a fire left pending
+    recheck: bool = False  #: a hold the screen may lift within a second (`rk.core.recheck`): tick again soon
 
 
 @dataclass
@@ -99,6 +101,11 @@ class SweepResult:
     def next_due(self) -> int | None:
         times = [s.next_due for s in self.servers if s.next_due is not None]
         return min(times) if times else None
+
+    @property
+    def rechecks(self) -> list[str]:
+        """The servers to tick again within a second (`ServerTick.recheck`)."""
+        return [s.slug for s in self.servers if s.recheck]
 
     def to_json(self) -> dict:
         return {
@@ -394,7 +401,7 @@ def fire_outcome(
     looks again and may still refuse."""
     seen = seen_before_typing(pane, None, now, entry.any_program) if pane is not None else Seen()
     disposition = dispose(fire, entry, view, now, runtime.settings.rate_per_hour, seen if fire.pane else None)
-    return execute(Firing(runtime, server, entry, fire, out, dry_run, view, now), disposition)
+    return execute(Firing(runtime, server, entry, fire, out, dry_run, view, now, pane), disposition)
 
 
 def _guard(runtime: Runtime, entry: Entry, fire: Fire, view: LogView, now: int):
@@ -423,6 +430,7 @@ class Firing:
     dry_run: bool
     view: LogView
     now: int
+    pane: PaneFact | None = None  #: the target as this tick's enumeration and looks saw it
 
 
 def execute(firing: Firing, disposition: Disposition) -> str | None:
@@ -431,6 +439,8 @@ def execute(firing: Firing, disposition: Disposition) -> str | None:
     fire = firing.fire
     if edge_kept(firing.entry, fire, final):
         firing.out.kept_edges.add(fire.entry)
+    if wants_recheck(firing.pane, final, firing.now):
+        firing.out.recheck = True
     firing.out.decisions.append(Decision(firing.server.name, fire.entry, fire.reason, fire.pane, outcome or final.text))
     return outcome
 

@@ -38,6 +38,7 @@ from rk import clock, nudge
 from rk.config import ensure_private_dir
 from rk.core.diagnostics import Diag, first_line
 from rk.core.environ import NUDGE_SOCKET
+from rk.core.recheck import RECHECK_AFTER
 from rk.fsutil import atomic_write, read_nofollow
 from rk.lock import release, try_lock
 from rk.tick import Runtime, sweep
@@ -143,6 +144,8 @@ class Ticker:
         self.errors = 0
         self.served: set[str] = set()
         self.last_error: dict[str, object] | None = None
+        #: server → monotonic instant of a recheck tick a hold asked for (`rk.core.recheck`)
+        self.rechecks: dict[str, float] = {}
 
     def stop(self, *_args) -> None:
         self._stop = True
@@ -169,6 +172,12 @@ class Ticker:
             self._status(started, [], f"tick failed: {type(exc).__name__}: {first_line(exc)}", full=only is None)
             return None
         self.ticks += 1
+        if only is None:
+            self.rechecks.clear()
+        else:
+            self.rechecks.pop(only, None)
+        soon = self.clocks.mono() + RECHECK_AFTER
+        self.rechecks.update((slug, soon) for slug in result.rechecks)
         failed = [f"{server}: {d.detail}" for server, d in result.diagnostics if d.reason == Diag.TICK_FAILED]
         self._status(started, [s.slug for s in result.servers if s.swept], failed[0] if failed else "", only is None)
         for decision in result.decisions:
@@ -231,10 +240,17 @@ class Ticker:
                     next_poll = mono() + self.interval
                     due_wall = next_due + DUE_SLACK if next_due is not None else None
                     continue
+                recheck = sorted(slug for slug, at in self.rechecks.items() if at <= now_mono)
+                if recheck:
+                    for slug in recheck:
+                        due_wall = _sooner(due_wall, self.tick(only=slug))
+                    continue
                 timeout = next_poll - now_mono
                 if due_wall is not None:
                     timeout = min(timeout, due_wall - wall())
                 timeout = max(MIN_SLEEP, timeout)
+                if self.rechecks:  # a recheck is the one wait shorter than MIN_SLEEP's floor allows
+                    timeout = max(0.0, min(timeout, min(self.rechecks.values()) - now_mono))
                 waitables = [self._wake_r] + ([listener] if listener else [])
                 try:
                     ready, _, _ = select.select(waitables, [], [], timeout)
@@ -246,7 +262,7 @@ class Ticker:
                     for slug in sorted(listener.drain()):
                         if self._stop:
                             break
-                        self.tick(only=slug)
+                        due_wall = _sooner(due_wall, self.tick(only=slug))
             log.info("ticker stopped after %d ticks", self.ticks)
         finally:
             if listener is not None:
@@ -258,6 +274,14 @@ class Ticker:
                 except OSError:
                     pass
             release(lock_fd)
+
+
+def _sooner(due_wall: float | None, next_due: float | None) -> float | None:
+    """The wall instant to wake for: the earlier of the one planned and a nudged
+    or rechecked tick's own next due instant."""
+    if next_due is None:
+        return due_wall
+    return next_due + DUE_SLACK if due_wall is None else min(due_wall, next_due + DUE_SLACK)
 
 
 def _private_append_fd(path: Path) -> int:

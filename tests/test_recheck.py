@@ -1,0 +1,123 @@
+"""A held fire goes out within a second of the turn's end, even when the screen
+lags the hook.
+
+Claude Code runs its Stop hooks before it stops drawing the spinner, so the
+tick that the Stop hook's nudge starts reads `idle` from the hook and a running
+turn from the screen, and holds a when-idle fire as `active`. Before the
+recheck, nothing ticked that server again until the next poll (2–29 s late on
+the real CLI). Here a fake agent (a Python program running as `claude`)
+replays the real CLI's working screen, the hook's `idle` is written and the
+ticker nudged as the hook does, and only then the idle screen is drawn: the
+ticker, whose poll is an hour, must deliver within a few seconds of the redraw.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+import threading
+import time
+from datetime import UTC
+from pathlib import Path
+
+import pytest
+from conftest import wait_for
+
+from rk import nudge
+from rk.config import Settings
+from rk.core.dispose import Act, Disposition
+from rk.core.entry import CreatedBy, Deliver, Entry, Every, Target
+from rk.core.facts import PaneFact
+from rk.core.recheck import RECHECK_WINDOW, wants_recheck
+from rk.logfile import read_live
+from rk.tick import Runtime
+from rk.ticker import Clocks, Ticker
+
+pytestmark = [pytest.mark.tmux, pytest.mark.shell]
+
+SCREENS = Path(__file__).resolve().parent / "fixtures" / "screens" / "claude"
+
+#: Draws the working screen, waits for the go file, draws the idle screen, then
+#: records every line it reads (the prompt rk types), as an agent's composer would.
+FAKE = textwrap.dedent(
+    """
+    import os, sys, time
+    working, idle, go, received = sys.argv[1:5]
+    sys.stdout.write(open(working).read()); sys.stdout.flush()
+    while not os.path.exists(go):
+        time.sleep(0.01)
+    sys.stdout.write("\\x1b[2J\\x1b[H" + open(idle).read()); sys.stdout.flush()
+    with open(received, "a") as out:
+        for line in sys.stdin:
+            out.write(line); out.flush()
+    """
+)
+
+
+def test_a_held_fire_goes_out_within_a_second_when_the_screen_catches_up(tmp_path, tmux_server):
+    fake, go, received = tmp_path / "fake.py", tmp_path / "go", tmp_path / "received"
+    fake.write_text(FAKE)
+    args = f"{fake} {SCREENS / 'working_1.ansi'} {SCREENS / 'idle_after_turn.ansi'} {go} {received}"
+    pane = tmux_server.run(
+        "new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}", f"exec -a claude {sys.executable} {args}"
+    ).strip()
+    wait_for(lambda: tmux_server.display(pane, "#{pane_current_command}") == "claude", message="the fake agent")
+    wait_for(lambda: "esc to interrupt" in tmux_server.capture(pane), message="the working screen")
+    pid = int(tmux_server.display(pane, "#{pane_pid}"))
+    now = int(time.time())
+    tmux_server.set_pane_option(pane, "@rk_pane_agent_state", f"active:{now}:{pid}")
+
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    entry = Entry(
+        id="e1",
+        schedule=Every(interval=60),
+        target=Target("pane", pane),
+        payload="status?",
+        deliver=Deliver.WHEN_IDLE,
+        created_by=CreatedBy(at=now - 120),
+    )
+    (state / f"{tmux_server.name}.yaml").write_text(json.dumps({"entries": [entry.to_yaml()]}))
+    runtime = Runtime(state_dir=state, settings=Settings(), environ=dict(tmux_server.env), zone=UTC, clock=lambda: 0)
+    loop = Ticker(runtime, interval=3600, clocks=Clocks(wall=time.time, mono=time.monotonic))
+    thread = threading.Thread(target=loop.run, daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: loop.ticks >= 1, timeout=10, message="the first tick (held: active)")
+        # the Stop hook: idle, then the nudge; the screen still shows the turn running
+        tmux_server.set_pane_option(pane, "@rk_pane_agent_state", f"idle:{int(time.time())}:{pid}")
+        ticks = loop.ticks
+        assert nudge.send(tmux_server.name, {"RK_STATE_DIR": str(state)})  # one nudge, as one Stop hook sends
+        wait_for(lambda: loop.ticks > ticks, timeout=10, message="the nudged tick (held: the screen says active)")
+        wait_for(lambda: loop.rechecks, timeout=5, message="the held fire asks for a recheck")
+        ticks = loop.ticks
+        wait_for(lambda: loop.ticks >= ticks + 2, timeout=10, message="rechecks while the screen lags")
+        assert not received.exists()
+        go.touch()
+        drawn = time.monotonic()
+        wait_for(lambda: received.exists() and received.read_text() == "status?\n", timeout=10, message="delivered")
+        latency = time.monotonic() - drawn
+    finally:
+        loop.stop()
+        thread.join(10)
+    lines = read_live(state / f"{tmux_server.name}.log")
+    assert [line.outcome for line in lines] == ["delivered"]
+    print(f"delivered {latency:.2f}s after the screen showed the turn's end")
+
+
+def _held(by: str) -> Disposition:
+    return Disposition(Act.HOLD, held_by=by)
+
+
+def test_only_a_fresh_idle_hook_under_a_busy_screen_asks_for_a_recheck():
+    now = 10_000
+    idle = PaneFact("%1", state="idle", epoch=now - 1)
+    assert wants_recheck(idle, _held("active"), now)
+    assert wants_recheck(PaneFact("%1", state="idle", epoch=now - RECHECK_WINDOW), _held("active"), now)
+    assert not wants_recheck(PaneFact("%1", state="idle", epoch=now - RECHECK_WINDOW - 1), _held("active"), now)
+    assert not wants_recheck(PaneFact("%1", state="active", epoch=now), _held("active"), now)  # the hook agrees
+    assert not wants_recheck(idle, _held("draft"), now)  # a human's draft: their business, no spin
+    assert not wants_recheck(idle, _held("waiting"), now)
+    assert not wants_recheck(idle, Disposition(Act.SEND), now)
+    assert not wants_recheck(None, _held("active"), now)
