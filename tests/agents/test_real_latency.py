@@ -1,0 +1,42 @@
+"""A held fire goes out within a second of the turn's end, with the real CLIs.
+
+A human's draft holds a when-idle fire; the human sends the draft; the agent
+runs the turn and its Stop hook nudges the ticker. Claude Code runs its Stop
+hooks before it stops drawing the spinner, so the nudged tick sees a running
+turn on screen; the recheck (rk.core.recheck) ticks again until the screen
+agrees. The ticker's own poll is an hour here, so a delivery can only come
+from the nudge and its rechecks. The figure printed is the time from the Stop
+hook to the agent's UserPromptSubmit of rk's prompt.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+pytestmark = pytest.mark.agents
+
+
+@pytest.mark.parametrize("agent", ("claude", "codex"))
+def test_a_fire_held_by_a_draft_goes_out_within_a_second_of_the_turn_it_started(rig, agent):
+    r = rig(agent)
+    r.run.mock.set_mode("slow", seconds=2)
+    draft = "a draft the human sends later"
+    r.run.keys_literal(draft)
+    r.run.wait_screen(re.escape(draft), timeout=10)
+    held = r.add("status?", "--every", "1m", "--deliver", "when-idle")
+    assert r.tick() == {held: "held-busy: draft"}
+    r.rk("cron", "ticker", "start", "--interval", "3600")
+    try:
+        sent = r.run.enter()  # the human sends the draft
+        stop = r.run.wait_hook("Stop", since=sent, timeout=30)
+        prompted = r.run.wait_hook("UserPromptSubmit", since=stop["t"], timeout=30)
+        r.wait_state("idle", timeout=30)
+    finally:
+        r.rk("cron", "ticker", "stop", check=False)
+    assert r.prompts() == [draft, "status?"]
+    log = json.loads(r.rk("cron", "log", held, "--json").stdout)["result"]
+    assert [line["outcome"] for line in log] == ["delivered"]
+    print(f"\n{agent}: Stop → rk's prompt submitted: {prompted['t'] - stop['t']:.2f} s")
