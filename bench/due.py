@@ -148,7 +148,7 @@ def make_log(rng: random.Random, entries: list[Entry], lines: int, now: int) -> 
                 t -= ladder.gap(r, lo, hi) + rng.randint(0, 29)
             stamps.reverse()
         else:
-            period = e.schedule.interval or 900
+            period = getattr(e.schedule, "interval", 0) or 900
             stamps = [now - rng.randint(0, period) - k * period for k in range(per_entry)][::-1]
         for ts in stamps:
             outcome = rng.choices(["delivered", "skipped-busy: active", "failed: pane gone", "missed"], [85, 8, 3, 4])[
