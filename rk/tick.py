@@ -33,11 +33,11 @@ from rk.core.log import LogLine, LogView, Reason, Status, proves_resolution
 from rk.core.look import seen_before_typing
 from rk.core.orphan import orphaned_since, should_expire
 from rk.core.placeholders import typed
-from rk.core.recheck import wants_recheck
+from rk.core.recheck import wants_recheck, watching_dialog
 from rk.entryfile import EntryDocument, EntryFileError, load_entries
 from rk.fsutil import read_nofollow
 from rk.lock import release, try_lock
-from rk.observe import LookReport, look_around, pane_of_frame, read_screen
+from rk.observe import LookReport, look_around, pane_of_frame, read_screen, watched
 from rk.pause import paused_until
 from rk.tmux import Server, TmuxError
 
@@ -242,6 +242,8 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
     now = runtime.clock()
     memo = runtime.unreadable.setdefault(server.name, {}) if runtime.unreadable is not None else None
     panes = look_around(server, entries, panes, now, runtime.zone, report=out.looks, write=not dry_run, unreadable=memo)
+    ids = watched(entries, panes)
+    out.recheck = any(watching_dialog(p, now) for p in panes if p.pane_id in ids)  # see the dialog's answer soon
     by_pane = {p.pane_id: p for p in panes}
     targets = resolve_all(entries, panes)
     previous = cursor.read_cursor(files.cursor)

@@ -1,5 +1,5 @@
 """A held fire goes out within a second of the turn's end, even when the screen
-lags the hook.
+lags the hook; a dialog's answer is seen within a second, though no hook fires.
 
 Claude Code runs its Stop hooks before it stops drawing the spinner, so the
 tick that the Stop hook's nudge starts reads `idle` from the hook and a running
@@ -29,7 +29,8 @@ from rk.config import Settings
 from rk.core.dispose import Act, Disposition
 from rk.core.entry import CreatedBy, Deliver, Entry, Every, Target
 from rk.core.facts import PaneFact
-from rk.core.recheck import RECHECK_WINDOW, wants_recheck
+from rk.core.look import needs_look
+from rk.core.recheck import DIALOG_WATCH, RECHECK_WINDOW, wants_recheck, watching_dialog
 from rk.logfile import read_live
 from rk.tick import Runtime
 from rk.ticker import Clocks, Ticker
@@ -104,6 +105,68 @@ def test_a_held_fire_goes_out_within_a_second_when_the_screen_catches_up(tmp_pat
     lines = read_live(state / f"{tmux_server.name}.log")
     assert [line.outcome for line in lines] == ["delivered"]
     print(f"delivered {latency:.2f}s after the screen showed the turn's end")
+
+
+def _fake_agent(tmux_server, tmp_path, first: str, then: str) -> tuple[str, int, Path]:
+    """A pane whose fake agent shows screen `first` until the go file exists, then `then`."""
+    fake, go, received = tmp_path / "fake.py", tmp_path / "go", tmp_path / "received"
+    fake.write_text(FAKE)
+    args = f"{fake} {SCREENS / (first + '.ansi')} {SCREENS / (then + '.ansi')} {go} {received}"
+    pane = tmux_server.run(
+        "new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}", f"exec -a claude {sys.executable} {args}"
+    ).strip()
+    wait_for(lambda: tmux_server.display(pane, "#{pane_current_command}") == "claude", message="the fake agent")
+    return pane, int(tmux_server.display(pane, "#{pane_pid}")), go
+
+
+@pytest.mark.parametrize(("answer", "after"), [("approved_running", "active"), ("denied_esc", "idle")])
+def test_a_dialogs_answer_is_seen_within_a_second_without_a_hook(tmp_path, tmux_server, answer, after):
+    """Claude Code and Codex fire no hook when a human answers a dialog: the next
+    hook comes when the approved tool has finished (~20 s later in the field)."""
+    pane, pid, go = _fake_agent(tmux_server, tmp_path, "permission_dialog", answer)
+    wait_for(lambda: "Do you want to proceed?" in tmux_server.capture(pane), message="the dialog")
+    opened = int(time.time())
+    tmux_server.set_pane_option(pane, "@rk_pane_agent_state", f"waiting:{opened}:{pid}")  # PermissionRequest
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    entry = Entry(
+        id="e1",
+        schedule=Every(interval=3600),
+        target=Target("pane", pane),
+        payload="status?",
+        deliver=Deliver.WHEN_IDLE,
+        created_by=CreatedBy(at=opened),
+    )
+    (state / f"{tmux_server.name}.yaml").write_text(json.dumps({"entries": [entry.to_yaml()]}))
+    runtime = Runtime(state_dir=state, settings=Settings(), environ=dict(tmux_server.env), zone=UTC, clock=lambda: 0)
+    loop = Ticker(runtime, interval=3600, clocks=Clocks(wall=time.time, mono=time.monotonic))
+    thread = threading.Thread(target=loop.run, daemon=True)
+    thread.start()
+    option = lambda: tmux_server.run("show-options", "-pqv", "-t", pane, "@rk_pane_agent_state").strip()  # noqa: E731
+    try:
+        wait_for(lambda: loop.ticks >= 3, timeout=10, message="ticks twice a second while the dialog is up")
+        assert option() == f"waiting:{opened}:{pid}"  # the dialog is still up: no correction
+        go.touch()  # the human answers
+        answered = time.monotonic()
+        wait_for(lambda: option().startswith(f"{after}:"), timeout=10, message=f"the state {after}")
+        latency = time.monotonic() - answered
+    finally:
+        loop.stop()
+        thread.join(10)
+    source = tmux_server.run("show-options", "-pqv", "-t", pane, "@rk_pane_agent_source").strip()
+    assert source.startswith("screen:")
+    print(f"{answer}: {after} {latency:.2f}s after the answer")
+
+
+def test_a_dialog_is_watched_for_five_minutes_then_paced_by_the_poll():
+    now = 10_000
+    assert watching_dialog(PaneFact("%1", state="waiting", epoch=now), now)
+    assert watching_dialog(PaneFact("%1", state="waiting", epoch=now - DIALOG_WATCH), now)
+    assert not watching_dialog(PaneFact("%1", state="waiting", epoch=now - DIALOG_WATCH - 1), now)
+    assert not watching_dialog(PaneFact("%1", state="active", epoch=now), now)
+    fresh = PaneFact("%1", state="waiting", epoch=now - 1, pid=42, source="hook")
+    assert needs_look(fresh, now)  # within the staleness bound, but a dialog's answer fires no hook
+    assert not needs_look(PaneFact("%1", state="active", epoch=now - 1, pid=42, source="hook"), now)
 
 
 def _held(by: str) -> Disposition:

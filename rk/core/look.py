@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 
 from rk.core.dispose import Seen
 from rk.core.facts import BUSY_STATES, LIMITED, PaneFact, PaneKind, Source, SourceNote, refusal
+from rk.core.recheck import watching_dialog
 from rk.core.screen import LAYOUTS, Screen
 
 #: Agents whose screens rk can read: a screen of theirs that matches no layout is unreadable.
@@ -54,6 +55,8 @@ def needs_look(pane: PaneFact, now: int) -> bool:
         return pane.command in INTERPRETERS and not pane.state
     if not pane.state or (pane.source == Source.SCREEN and not pane.pid):
         return True
+    if watching_dialog(pane, now):
+        return True  # a dialog's answer fires no hook: watch the screen
     if pane.state in BUSY_STATES:
         return now - pane.epoch > STALE_AFTER
     if pane.state == LIMITED:
