@@ -232,7 +232,11 @@ def histories(draw):
         ts += draw(st.integers(0, 2400))
         lines.append(
             LogLine(
-                ts, draw(st.sampled_from(entries)), draw(st.sampled_from(["%1", "%2", ""])), "schedule", draw(outcomes)
+                ts,
+                draw(st.sampled_from(entries)),
+                draw(st.sampled_from(["%1", "%2", ""])),
+                draw(st.sampled_from(["schedule", "schedule", "wake", "manual"])),
+                draw(outcomes),
             )
         )
     backoff = {e: (lo, max(lo, lo * draw(st.integers(1, 40)))) for e in entries for lo in [draw(st.integers(1, 600))]}
@@ -249,6 +253,7 @@ def test_the_kept_lines_answer_every_query_as_the_whole_log_does(case):
         assert kept.newest(entry) == whole.newest(entry)
         assert kept.orphaned_since(entry, 1) == whole.orphaned_since(entry, 1)
         assert kept.last_delivered(entry) == whole.last_delivered(entry)  # {last_delivered}
+        assert kept.last_delivered(entry, "schedule") == whole.last_delivered(entry, "schedule")  # the watermark
         assert kept.missed_since_delivered(entry) == whole.missed_since_delivered(entry)  # {missed}
         for target in ("%1", "%2"):
             assert kept.rate_count(now, target=target) == whole.rate_count(now, target=target)

@@ -144,6 +144,7 @@ def test_values_of_an_entry_never_delivered():
         "window_start": NEVER,
         "window_end": "2027-01-15T08:00:00+00:00",
         "missed": "0",
+        "occurrences": "2027-01-15T08:00:00+00:00",
         "wake_pane": "",
         "wake_state": "",
         "wake_window": "",
@@ -534,18 +535,20 @@ def test_show_of_a_hand_edited_payload_notes_what_add_would_refuse(tmp_path):
 @pytest.mark.shell
 def test_next_renders_the_first_listed_fire(tmp_path):
     env = _populated(tmp_path)
-    # at 09:00 Berlin today's occurrence is due: it is listed first, for its own window
+    # at 09:00 Berlin today's occurrence is due: it is listed first, for its own window; yesterday's
+    # was delivered, so none is owed before it (the log's older `missed` line is not an occurrence since)
     res = run_in(["cron", "next", "ph01", "-n", "2"], env)
     assert res.code == 0, res
     assert res.out.splitlines()[-1] == (
         "typed (first fire): window 2027-01-14T09:00:00+01:00 to 2027-01-15T09:00:00+01:00,"
-        " last 2027-01-14T09:01:00+01:00, missed 1, {ok}"
+        " last 2027-01-14T09:01:00+01:00, missed 0, {ok}"
     )
-    # an hour later it is past its grace: tomorrow's is the first
+    # an hour later it is past its grace: tomorrow's is the first, and its window reaches back to the
+    # watermark (yesterday's, the newest delivered), owing today's missed occurrence too
     later = dict(env, RK_NOW=str(T0 + 3600))
     doc = json.loads(run_in(["cron", "next", "ph01", "-n", "1", "--json"], later).out)["result"]
     assert doc["typed"] == (
-        "window 2027-01-15T09:00:00+01:00 to 2027-01-16T09:00:00+01:00, last 2027-01-14T09:01:00+01:00, missed 1, {ok}"
+        "window 2027-01-14T09:00:00+01:00 to 2027-01-16T09:00:00+01:00, last 2027-01-14T09:01:00+01:00, missed 1, {ok}"
     )
     # an every entry long due types on the next tick, at about now
     every = json.loads(run_in(["cron", "next", "ph03", "-n", "1", "--json"], env).out)["result"]
@@ -667,3 +670,101 @@ def test_the_delivery_journal_speaks_of_the_rendered_text(env, tmux_server, monk
     assert all(w["digest"] == hashlib.sha256(text.encode()).hexdigest() for w in pasted)
     assert writes[-1]["phase"] == "done"
     wait_for(lambda: _typed_lines(tmux_server, pane, text) == 2, message="the rendered text")
+
+
+# --------------------------------------------------------------------------- the watermark
+
+DAILY = Cron("0 9 * * *")  # 09:00 UTC
+D = 86400
+D1 = T0 + 3600  # 2027-01-15T09:00Z
+
+
+def _owed(log: list[LogLine], occurrence: int, now: int | None = None, schedule: Cron = DAILY) -> dict[str, str]:
+    e = entry("{window_start} {window_end} {missed} {occurrences}", schedule)
+    got = values_for(
+        e, fire(at=now or occurrence + 10, occurrence=occurrence), LogView(log), now or occurrence + 10, UTC
+    )
+    return {k: got[k] for k in ("window_start", "window_end", "missed", "occurrences")}
+
+
+def test_a_missed_day_stays_in_the_window_and_is_owed():
+    """The issue's case: delivered on the 1st, the 2nd missed; the 3rd's window starts at the 1st."""
+    log = [line(D1 - D + 10, "delivered"), line(D1 + 200, "missed")]
+    assert _owed(log, D1 + D) == {
+        "window_start": stamp(D1 - D, UTC),
+        "window_end": stamp(D1 + D, UTC),
+        "missed": "1",
+        "occurrences": f"{stamp(D1, UTC)}, {stamp(D1 + D, UTC)}",
+    }
+
+
+def test_three_days_down_owe_three_windows_without_a_single_missed_line():
+    log = [line(D1 - D + 5, "delivered")]  # then the ticker was down: nothing logged at all
+    got = _owed(log, D1 + 3 * D, now=D1 + 3 * D + 5400)  # a catch-up an hour and a half late
+    assert got["window_start"] == stamp(D1 - D, UTC) and got["missed"] == "3"
+    assert got["occurrences"] == ", ".join(stamp(D1 + k * D, UTC) for k in range(4))
+
+
+def test_an_outage_that_ends_on_an_occurrence_counts_the_hours_it_covered():
+    hourly = Cron("0 * * * *")
+    log = [line(D1 - 4 * 3600 + 3, "delivered")]  # 05:00 delivered, then down until 09:00
+    got = _owed(log, D1, schedule=hourly)
+    assert (got["window_start"], got["missed"]) == (stamp(D1 - 4 * 3600, UTC), "3")
+
+
+@pytest.mark.parametrize(
+    "outcome",
+    ["skipped-busy: active", "skipped-quiet", "skipped-paused", "missed", "failed: echo not seen", "rate-capped"],
+)
+def test_an_occurrence_not_delivered_does_not_move_the_watermark(outcome):
+    log = [line(D1 - D + 10, "delivered"), line(D1 + 10, outcome)]
+    got = _owed(log, D1 + D)
+    assert (got["window_start"], got["missed"]) == (stamp(D1 - D, UTC), "1")
+
+
+@pytest.mark.parametrize("reason", [Reason.WAKE, Reason.MANUAL])
+def test_a_wake_or_manual_delivery_answers_no_occurrence(reason):
+    log = [line(D1 - D + 10, "delivered"), line(D1 + 3 * 3600, "delivered", reason=reason)]
+    got = _owed(log, D1 + D)
+    assert (got["window_start"], got["missed"]) == (stamp(D1 - D, UTC), "1")
+
+
+def test_a_held_fire_delivered_late_delivers_its_occurrence():
+    log = [line(D1 + 40 * 60, "delivered")]  # when-idle: held 40 minutes, then delivered
+    assert _owed(log, D1 + D)["window_start"] == stamp(D1, UTC)
+    assert _owed(log, D1 + D)["missed"] == "0"
+
+
+def test_never_delivered_owes_one_window():
+    assert _owed([], D1 + D) == {
+        "window_start": stamp(D1, UTC),
+        "window_end": stamp(D1 + D, UTC),
+        "missed": "0",
+        "occurrences": stamp(D1 + D, UTC),
+    }
+
+
+def test_owed_occurrences_are_capped_oldest_first_and_say_so():
+    minutely = Cron("* * * * *")
+    got = _owed([line(D1 - D, "delivered")], D1, schedule=minutely)  # a day down: 1,440 owed
+    assert got["missed"] == f"{MISSED_CAP}+"
+    listed = got["occurrences"].removesuffix(" …").split(", ")
+    assert got["occurrences"].endswith(" …") and len(listed) == MISSED_CAP
+    assert listed[0] == stamp(D1 - D + 60, UTC) and listed == sorted(listed)
+
+
+def test_a_fire_without_an_occurrence_owes_what_the_schedule_left_undelivered():
+    """`rk cron run` of a cron entry: the occurrences since the watermark, up to now."""
+    e = entry("{missed}: {occurrences}", DAILY)
+    view = LogView([line(D1 - D + 10, "delivered")])
+    assert typed(e, fire(reason=Reason.MANUAL, at=D1 + 60), view, D1 + 60, UTC) == f"1: {stamp(D1, UTC)}"
+    assert typed(e, fire(reason=Reason.MANUAL, at=D1 - 60), view, D1 - 60, UTC) == "0: "
+
+
+def test_a_rotation_keeps_the_watermark_behind_newer_wake_deliveries():
+    lines = [line(D1 - D + 10, "delivered")]
+    lines += [line(D1 - D + 3600 * k, "delivered", reason=Reason.WAKE) for k in range(1, 20)]
+    lines += [line(D1 + 10, "skipped-busy: active")]
+    kept = LogView([lines[i] for i in lines_to_keep(lines, D1 + D, backoff=())])
+    assert kept.last_delivered("e1", Reason.SCHEDULE) == lines[0]
+    assert _owed([lines[i] for i in lines_to_keep(lines, D1 + D, backoff=())], D1 + D) == _owed(lines, D1 + D)

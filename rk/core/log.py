@@ -238,10 +238,12 @@ class LogView:
                 break
         return [line.ts for line in own[start:]]
 
-    def last_delivered(self, entry_id: str) -> LogLine | None:
-        """The newest own line whose status is `delivered` (no other outcome counts)."""
+    def last_delivered(self, entry_id: str, reason: str | None = None) -> LogLine | None:
+        """The newest own line whose status is `delivered` (no other outcome counts);
+        with `reason`, the newest such line written for that reason (`schedule`: the
+        newest occurrence a fire of the schedule delivered, the placeholders' watermark)."""
         for line in reversed(self._by_entry.get(entry_id, ())):
-            if status_of(line.outcome) == Status.DELIVERED:
+            if status_of(line.outcome) == Status.DELIVERED and (reason is None or line.reason == reason):
                 return line
         return None
 
@@ -343,12 +345,13 @@ def lines_to_keep(
 
 def _delivered_and_missed_since(lines: Sequence[LogLine], idxs: Sequence[int]) -> list[int]:
     """Of one entry's line indices: its newest `delivered` line and the newest
-    `MISSED_CAP` missed lines after it (or of all, when it was never delivered); and
-    its newest `delivered`/`respawned` line, which bounds the orphan run that these
-    older lines would otherwise join."""
+    `MISSED_CAP` missed lines after it (or of all, when it was never delivered); its
+    newest `delivered`/`respawned` line, which bounds the orphan run that these
+    older lines would otherwise join; and its newest `delivered` line of reason
+    `schedule` (the placeholders' watermark), which may be older than all of these."""
     out: list[int] = []
     missed = 0
-    resolution = False
+    resolution = delivered = False
     for i in reversed(idxs):
         outcome = lines[i].outcome
         if not resolution and proves_resolution(outcome):
@@ -356,9 +359,14 @@ def _delivered_and_missed_since(lines: Sequence[LogLine], idxs: Sequence[int]) -
             resolution = True
         status = status_of(outcome)
         if status == Status.DELIVERED:
-            out.append(i)
-            break
-        if status == Status.MISSED and missed < MISSED_CAP:
+            if not delivered:
+                out.append(i)
+                delivered = True
+            if lines[i].reason == Reason.SCHEDULE:
+                out.append(i)
+                break
+            continue
+        if status == Status.MISSED and missed < MISSED_CAP and not delivered:
             out.append(i)
             missed += 1
     return out

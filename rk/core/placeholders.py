@@ -25,19 +25,22 @@ from datetime import datetime, tzinfo
 from rk.core.cronexpr import CronError, CronExpr
 from rk.core.due import Fire, cron_zone
 from rk.core.entry import Cron, Entry
-from rk.core.log import MISSED_CAP, LogView
+from rk.core.log import MISSED_CAP, LogView, Reason
 
 NOW = "now"  #: the delivery time
 LAST_DELIVERED = "last_delivered"  #: the entry's newest `delivered` line, or `never`
-WINDOW_START = "window_start"  #: cron: the previous occurrence; else the last delivery (or `never`)
+WINDOW_START = "window_start"  #: cron: the watermark (the newest delivered occurrence); else the last delivery
 WINDOW_END = "window_end"  #: cron: the occurrence this fire is for; else now
-MISSED = "missed"  #: `missed` lines since the last delivery (all, if never delivered)
+MISSED = (
+    "missed"  #: cron: the occurrences since the watermark not delivered; else `missed` lines since the last delivery
+)
+OCCURRENCES = "occurrences"  #: cron: the owed occurrences, oldest first, this one last; else the window end
 WAKE_PANE = "wake_pane"  #: a wake fire: the pane whose change fired it (`%N`); else ""
 WAKE_STATE = "wake_state"  #: a wake fire: that pane's new state (`idle`, `waiting`, … or `gone`); else ""
 WAKE_WINDOW = "wake_window"  #: a wake fire: that pane's window name ("" when it is gone); else ""
 
 #: Every name, in the order the help lists them.
-NAMES = (NOW, LAST_DELIVERED, WINDOW_START, WINDOW_END, MISSED, WAKE_PANE, WAKE_STATE, WAKE_WINDOW)
+NAMES = (NOW, LAST_DELIVERED, WINDOW_START, WINDOW_END, MISSED, OCCURRENCES, WAKE_PANE, WAKE_STATE, WAKE_WINDOW)
 #: `{last_delivered}` (and a window start) when the entry was never delivered.
 NEVER = "never"
 
@@ -115,29 +118,77 @@ def previous_occurrence(sched: Cron, occurrence: int, zone: tzinfo) -> int | Non
         return None
 
 
+def watermark(entry: Entry, sched: Cron, view: LogView, before: int, zone: tzinfo) -> int | None:
+    """The newest occurrence (at or before `before`) a fire of the schedule delivered:
+    the latest occurrence at or before the entry's newest `delivered` line of reason
+    `schedule` (an on-time fire, a catch-up, or a held one that went out later).
+    Skipped, missed, quiet, paused and failed occurrences never move it; nor do wake
+    or manual deliveries, which answer no occurrence. Never delivered: the
+    occurrence before `before`, so a first run owes one window (as a job keyed by
+    window does its first run). None when there is no such occurrence."""
+    delivered = view.last_delivered(entry.id, Reason.SCHEDULE)
+    try:
+        expr = CronExpr.parse(sched.expr)
+        if delivered is not None:
+            return expr.latest_in(0, min(delivered.ts, before), zone)
+        return expr.latest_in(0, before - 1, zone)
+    except CronError:
+        return None
+
+
+def owed(sched: Cron, after: int | None, upto: int, zone: tzinfo) -> list[int]:
+    """The occurrences in `(after, upto]`, oldest first, at most MISSED_CAP + 1 of them
+    (the oldest: a prompt works through its owed windows oldest first)."""
+    out: list[int] = []
+    try:
+        expr = CronExpr.parse(sched.expr)
+        t = expr.next_after(after, zone) if after is not None else expr.latest_in(0, upto, zone)
+        while t is not None and t <= upto and len(out) <= MISSED_CAP:
+            out.append(t)
+            t = expr.next_after(t, zone)
+    except CronError:
+        return []
+    return out
+
+
+def _count(n: int) -> str:
+    return f"{MISSED_CAP}+" if n >= MISSED_CAP else str(n)
+
+
 def values_for(entry: Entry, fire: Fire, view: LogView, now: int, zone: tzinfo) -> dict[str, str]:
     """Every placeholder's value for `fire` of `entry` typed at `now`.
 
     `view` is the log before this fire's own line (so `{last_delivered}` is the
     delivery before this one); `zone` the ticker's local zone. A cron fire for an
-    occurrence (on time, or a catch-up, whose `due_at` is now) spans the previous
-    occurrence to that one; any other fire (every, backoff, wake-only, a wake or
-    manual fire of a cron entry) spans the last delivery (or `never`) to now."""
+    occurrence (on time, or a catch-up, whose `due_at` is now) spans the watermark
+    (`watermark`: the newest occurrence delivered) to that occurrence, and owes
+    every occurrence in between (`{occurrences}`; `{missed}` counts those before
+    this one); any other fire (every, backoff, wake-only, a wake or manual fire of
+    a cron entry) spans the last delivery (or `never`) to now."""
     local = local_zone(entry, zone)
     delivered = view.last_delivered(entry.id)
     last = stamp(delivered.ts, local) if delivered is not None else NEVER
     start, end = last, stamp(now, local)
-    if isinstance(entry.schedule, Cron) and fire.occurrence:
-        before = previous_occurrence(entry.schedule, fire.occurrence, local)
-        start = stamp(before, local) if before is not None else NEVER
-        end = stamp(fire.occurrence, local)
-    missed = view.missed_since_delivered(entry.id)
+    occurrences, missed = end, _count(view.missed_since_delivered(entry.id))
+    if isinstance(entry.schedule, Cron):
+        upto = fire.occurrence or now
+        mark = watermark(entry, entry.schedule, view, upto, local)
+        due = [t for t in owed(entry.schedule, mark, upto, local) if t != mark]
+        listed = ", ".join(stamp(t, local) for t in due[:MISSED_CAP]) + (" …" if len(due) > MISSED_CAP else "")
+        if fire.occurrence:
+            start = stamp(mark, local) if mark is not None else NEVER
+            end = stamp(fire.occurrence, local)
+            occurrences = listed or end
+            missed = _count(len([t for t in due if t < fire.occurrence]))
+        else:
+            occurrences, missed = listed, _count(len(due))
     return {
         NOW: stamp(now, local),
         LAST_DELIVERED: last,
         WINDOW_START: start,
         WINDOW_END: end,
-        MISSED: f"{MISSED_CAP}+" if missed >= MISSED_CAP else str(missed),
+        MISSED: missed,
+        OCCURRENCES: occurrences,
         WAKE_PANE: fire.wake_pane,
         WAKE_STATE: fire.wake_state,
         WAKE_WINDOW: fire.wake_window,
