@@ -883,7 +883,7 @@ def test_a_slow_writer_within_the_bound_is_waited_for(tmux_server, tmp_path):
     env = hook_env(tmux_server, pane, tmp_path, RK_NOW=str(NOW))
     proc = spawn_hook(env, "failed")
     body = json.dumps({"session_id": "slow", "error": "rate_limit"}).encode()
-    feed(proc, pieces(body, 4), delay=hook.STDIN_BOUND / 8)  # about half the bound in all
+    feed(proc, pieces(body, 4), delay=0.2)  # 0.6 s in all: more than a quick read, within the bound
     finish(proc)
     assert option(tmux_server, pane, "@rk_pane_agent_state") == f"limited:{NOW}"  # the payload decided it
     assert option(tmux_server, pane, "@rk_pane_agent_session") == "claude:slow"
