@@ -86,3 +86,27 @@ def wait_option(read, want: str, timeout: float = 10.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"never {want!r} (last {read()!r})")
         time.sleep(0.05)
+
+
+def test_the_reset_a_subscriptions_limit_prints_is_noted_by_the_hook(rig):
+    """A subscription: Claude's StopFailure carries "You've hit your session limit ·
+    resets <time> (<zone>)" as `last_assistant_message`; the hook notes that reset
+    beside `limited` (`hook:<epoch>:<reset>`), so an idle notice cannot end the
+    limit before it, and rk knows it without a look at the screen."""
+    r = rig(
+        "claude",
+        extra_env={"CLAUDE_CODE_OAUTH_TOKEN": "sk-ant-oat01-mock-token", "CLAUDE_CODE_SUBSCRIPTION_TYPE": "max"},
+        drop_env=("ANTHROPIC_API_KEY",),
+    )
+    r.run.mock.set_mode("error429_reset", resets_in=3600)
+    entry = r.add("work on the task", "--every", "1m")
+    started = int(time.time())
+    assert r.tick() == {entry: "delivered"}
+    failed = r.run.wait_hook("StopFailure", timeout=30)
+    epoch = int(r.wait_state("limited", timeout=10).split(":")[1])
+    r.rk("cron", "rm", entry)
+    message = failed["payload"]["last_assistant_message"]
+    source, noted, reset = r.option("@rk_pane_agent_source").split(":")
+    print(f"\nStopFailure: {message!r}; note {source}:{noted}:{reset} (+{int(reset) - epoch} s)")
+    assert (source, int(noted)) == ("hook", epoch)
+    assert started + 3600 - 120 <= int(reset) <= started + 3600 + 120  # the printed minute of the mock's reset
