@@ -800,3 +800,364 @@ def test_agent_state_with_a_global_server_flag_targets_that_server(tmux_server, 
         text=True,
     )
     assert missing.returncode == 2 and "--pane" in missing.stderr
+
+
+# -- whole input, whatever the chunking (a real hook process, a real tmux server) -------------
+
+NOW = 1751790000
+SESSION = {"session_id": "split-1", "hook_event_name": "Stop", "cwd": "/work", "note": "caf\u00e9 \u2733 \u276f"}
+
+
+def spawn_hook(env, token: str = "active", provider: str = "claude", stdin=subprocess.PIPE) -> subprocess.Popen:
+    """`rk agent hook` as a harness starts it: its own process, stdin a pipe we write."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "rk", "agent", "hook", "--agent", provider, token],
+        env=env,
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=REPO,
+    )
+
+
+def feed(proc: subprocess.Popen, chunks, delay: float = 0.0, close: bool = True) -> None:
+    """Write `chunks` to the hook's stdin with `delay` seconds between them."""
+    assert proc.stdin is not None
+    try:
+        for i, chunk in enumerate(chunks):
+            if i and delay:
+                time.sleep(delay)  # the writer's pace is the input under test, not a synchronisation
+            proc.stdin.write(chunk)
+            proc.stdin.flush()
+        if close:
+            proc.stdin.close()
+    except BrokenPipeError:
+        pass
+
+
+def finish(proc: subprocess.Popen) -> None:
+    """The hook exits by itself, with status 0 and nothing printed."""
+    proc.stdin = None  # ours to close (or to leave open), not communicate's
+    out, err = proc.communicate(timeout=30)
+    assert (proc.returncode, out, err) == (0, b"", b"")
+
+
+def pieces(data: bytes, n: int) -> list[bytes]:
+    step = -(-len(data) // n)
+    return [data[i : i + step] for i in range(0, len(data), step)]
+
+
+def log_text(tmp_path: Path) -> str:
+    path = tmp_path / "state" / hook.HOOK_LOG
+    return path.read_text() if path.exists() else ""
+
+
+BODY = json.dumps(SESSION, ensure_ascii=False).encode()
+WIDE = json.dumps({"session_id": "wide", "k": {str(i): [i, {"n": None}] for i in range(20_000)}}).encode()
+
+
+@pytest.mark.parametrize(
+    "chunks, delay",
+    [
+        ([BODY[i : i + 1] for i in range(len(BODY))], 0.002),  # byte by byte: multi-byte characters split too
+        (pieces(BODY, 2), 0.05),
+        (pieces(BODY, 3), 0.1),
+        (pieces(BODY, 4), 0.05),
+        ([b"  \n", BODY, b"\n"], 0.05),  # whitespace around it, in chunks of its own
+    ],
+    ids=["bytewise", "2-chunks", "3-chunks", "4-chunks", "padded"],
+)
+def test_a_split_payload_sets_the_state_and_the_session(tmux_server, tmp_path, chunks, delay):
+    pane = pane_of(tmux_server)
+    env = hook_env(tmux_server, pane, tmp_path, RK_NOW=str(NOW))
+    proc = spawn_hook(env)
+    feed(proc, chunks, delay)
+    finish(proc)
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"active:{NOW}"
+    assert option(tmux_server, pane, "@rk_pane_agent_session") == "claude:split-1"
+    assert log_text(tmp_path) == ""
+
+
+def test_a_slow_writer_within_the_bound_is_waited_for(tmux_server, tmp_path):
+    pane = pane_of(tmux_server)
+    env = hook_env(tmux_server, pane, tmp_path, RK_NOW=str(NOW))
+    proc = spawn_hook(env, "failed")
+    body = json.dumps({"session_id": "slow", "error": "rate_limit"}).encode()
+    feed(proc, pieces(body, 4), delay=0.2)  # 0.6 s in all: more than a quick read, within the bound
+    finish(proc)
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"limited:{NOW}"  # the payload decided it
+    assert option(tmux_server, pane, "@rk_pane_agent_session") == "claude:slow"
+
+
+def test_a_writer_that_never_closes_after_a_whole_object(tmux_server, tmp_path):
+    pane = pane_of(tmux_server)
+    env = hook_env(tmux_server, pane, tmp_path, RK_NOW=str(NOW))
+    proc = spawn_hook(env, "waiting")
+    feed(proc, pieces(BODY, 2), delay=0.05, close=False)
+    stdin = proc.stdin
+    try:
+        finish(proc)  # exits while its stdin is still open
+    finally:
+        stdin.close()
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"waiting:{NOW}"
+    assert option(tmux_server, pane, "@rk_pane_agent_session") == "claude:split-1"
+
+
+@pytest.mark.parametrize("sent", [b"", BODY[:20]], ids=["nothing", "half-an-object"])
+def test_a_writer_that_never_closes_still_gets_its_state(tmux_server, tmp_path, sent):
+    pane = pane_of(tmux_server)
+    env = hook_env(tmux_server, pane, tmp_path, RK_NOW=str(NOW))
+    proc = spawn_hook(env, "idle")
+    feed(proc, [sent] if sent else [], close=False)
+    stdin = proc.stdin
+    try:
+        finish(proc)  # the bound ends the wait
+    finally:
+        stdin.close()
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"idle:{NOW}"
+    assert option(tmux_server, pane, "@rk_pane_agent_session") == ""
+    assert "input still open after" in log_text(tmp_path) and "the state is written without it" in log_text(tmp_path)
+
+
+def test_a_payload_under_the_cap_in_pipe_sized_chunks_is_read_whole(tmux_server, tmp_path):
+    pane = pane_of(tmux_server)
+    env = hook_env(tmux_server, pane, tmp_path, RK_NOW=str(NOW))
+    body = json.dumps({"session_id": "big", "last_assistant_message": "x" * (hook.STDIN_CAP - 100)}).encode()
+    assert 65536 * 8 < len(body) <= hook.STDIN_CAP
+    proc = spawn_hook(env)
+    feed(proc, [body[i : i + 65536] for i in range(0, len(body), 65536)])
+    finish(proc)
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"active:{NOW}"
+    assert option(tmux_server, pane, "@rk_pane_agent_session") == "claude:big"
+
+
+def test_a_payload_over_the_cap_is_ignored_but_the_state_is_written(tmux_server, tmp_path):
+    pane = pane_of(tmux_server)
+    env = hook_env(tmux_server, pane, tmp_path, RK_NOW=str(NOW))
+    body = json.dumps({"session_id": "huge", "x": "y" * (2 * hook.STDIN_CAP)}).encode()
+    proc = spawn_hook(env, "failed")
+    feed(proc, [body])  # the whole write returns: the hook drained it
+    finish(proc)
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"idle:{NOW}"  # failed, no payload: idle
+    assert option(tmux_server, pane, "@rk_pane_agent_session") == ""
+    assert f"payload over {hook.STDIN_CAP} bytes ignored" in log_text(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "data, session",
+    [
+        (b'{"session_id": "utf", "prompt": "bad \xff\xfe bytes \xe2\x9c"}', "claude:utf"),
+        (b"[" * 100_000 + b"]" * 100_000, ""),  # nesting past the recursion limit
+        (b'{"a":' * 50_000 + b"1" + b"}" * 50_000, ""),
+        (WIDE, "claude:wide"),
+        (b"not json at all", ""),
+        (b'{"session_id": "cut", "hook_event_name": "St', ""),  # truncated, then closed
+        (b"", ""),
+    ],
+    ids=["invalid-utf8", "deep-array", "deep-object", "wide-object", "not-json", "truncated", "empty"],
+)
+def test_hostile_input_never_costs_the_state(tmux_server, tmp_path, data, session):
+    pane = pane_of(tmux_server)
+    env = hook_env(tmux_server, pane, tmp_path, RK_NOW=str(NOW))
+    proc = spawn_hook(env, "active")
+    feed(proc, pieces(data, 3) if data else [], delay=0.02)
+    finish(proc)
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"active:{NOW}"
+    assert option(tmux_server, pane, "@rk_pane_agent_session") == session
+    if not data or session:
+        assert log_text(tmp_path) == ""  # nothing amiss: nothing logged
+    else:
+        assert "is not JSON" in log_text(tmp_path)
+
+
+def test_a_terminal_on_stdin_is_not_read_and_the_state_is_written(tmux_server, tmp_path):
+    pane = pane_of(tmux_server)
+    env = hook_env(tmux_server, pane, tmp_path, RK_NOW=str(NOW))
+    master, slave = os.openpty()
+    try:
+        os.write(master, b'{"session_id": "tty"}\n')
+        proc = spawn_hook(env, "waiting", stdin=slave)
+        finish(proc)
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"waiting:{NOW}"
+    assert option(tmux_server, pane, "@rk_pane_agent_session") == ""
+
+
+def test_split_input_decoding_needs_no_json_module():
+    """The C scanner reports a syntax error as SystemError when `json.decoder` was
+    never imported, as in the hook's own process: a partial object read so far
+    must be "not yet", never an escaping exception."""
+    probe = (
+        "import sys; from rk.agent import hook; "
+        "print(hook._decode(b'{\"a') is hook._BAD, hook._decode(b'[1, 2') is hook._BAD, "
+        "hook._decode(b'{\"a\": 1}'), 'json.decoder' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, timeout=30)
+    assert out.stdout.split() == ["True", "True", "{'a':", "1}", "False"], out.stderr
+
+
+# -- hook.log ------------------------------------------------------------------------------------
+
+
+def test_the_log_says_why_no_state_was_written(tmux_server, tmp_path):
+    pane = pane_of(tmux_server)
+    env = hook_env(tmux_server, "%999", tmp_path, RK_NOW=str(NOW))
+    assert run_hook(["--agent", "claude", "idle"], env, tmp_path) == 0
+    line = log_text(tmp_path)
+    assert "%999 claude idle: no state written: tmux exit status 1" in line and line.count("\n") == 1
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == ""
+    path = tmp_path / "state" / hook.HOOK_LOG
+    assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_the_log_never_follows_a_symlink_and_stays_bounded(tmp_path):
+    state = tmp_path / "state"
+    state.mkdir()
+    target = tmp_path / "elsewhere"
+    target.write_text("precious\n")
+    (state / hook.HOOK_LOG).symlink_to(target)
+    env = {"RK_STATE_DIR": str(state)}
+    hook.log_line(env, "%1 claude idle: something")
+    assert target.read_text() == "precious\n"
+    (state / hook.HOOK_LOG).unlink()
+    (state / hook.HOOK_LOG).write_text("x" * (hook.LOG_CAP + 1))
+    (state / hook.HOOK_LOG).chmod(0o644)
+    hook.log_line(env, "%1 claude idle: line one\nline two")
+    text = (state / hook.HOOK_LOG).read_text()
+    assert text.endswith(" %1 claude idle: line one line two\n") and len(text) < 200  # started again
+    assert (state / hook.HOOK_LOG).stat().st_mode & 0o777 == 0o600
+    for _ in range(3000):
+        hook.log_line(env, "%1 claude idle: " + "z" * 100)
+    assert (state / hook.HOOK_LOG).stat().st_size <= hook.LOG_CAP + 600
+
+
+# -- a limit is not ended by an idle notice before its reset -----------------------------------
+
+T = 1751790000  #: when the turn hit the limit
+SUBSCRIPTION = "You've hit your session limit \u00b7 resets 4:20pm (UTC)"  # 16:20 UTC that day
+RESET = 1751818800
+API_KEY = "API Error: Request rejected (429) \u00b7 Rate limited"  # no reset printed
+
+
+def limited_pane(tmux_server, tmp_path, message: str) -> tuple[str, dict[str, str]]:
+    """A pane whose Claude turn just ended on a rate limit (StopFailure), at T."""
+    pane = pane_of(tmux_server)
+    env = hook_env(tmux_server, pane, tmp_path, RK_NOW=str(T - 5), TZ="UTC")
+    run_hook(["--agent", "claude", "active"], env, tmp_path, {"session_id": "s", "hook_event_name": "UserPromptSubmit"})
+    env["RK_NOW"] = str(T)
+    payload = {"session_id": "s", "hook_event_name": "StopFailure", "error": "rate_limit"}
+    run_hook(["--agent", "claude", "failed"], env, tmp_path, {**payload, "last_assistant_message": message})
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"limited:{T}"
+    return pane, env
+
+
+def fire_at(env, tmp_path, now: int, token: str, event: str) -> None:
+    env["RK_NOW"] = str(now)
+    payload = {"session_id": "s2", "hook_event_name": event}
+    if event == "Notification":
+        payload["notification_type"] = "idle_prompt"
+    assert run_hook(["--agent", "claude", token], env, tmp_path, payload) == 0
+
+
+def test_the_reset_a_failed_turn_names_is_noted(tmux_server, tmp_path):
+    pane, _ = limited_pane(tmux_server, tmp_path, SUBSCRIPTION)
+    assert option(tmux_server, pane, "@rk_pane_agent_source") == f"hook:{T}:{RESET}"
+
+
+def test_with_the_reset_known_an_idle_notice_keeps_the_limit_until_the_reset(tmux_server, tmp_path):
+    pane, env = limited_pane(tmux_server, tmp_path, SUBSCRIPTION)
+    fire_at(env, tmp_path, T + 60, "idle-notice", "Notification")  # Claude's idle_prompt, 60 s on
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"limited:{T}"
+    assert option(tmux_server, pane, "@rk_pane_agent_session") == "claude:s2"  # the stamp still lands
+    fire_at(env, tmp_path, RESET - 1, "idle-notice", "Notification")
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"limited:{T}"
+    fire_at(env, tmp_path, RESET, "idle-notice", "Notification")  # RK_NOW at the reset: the limit is over
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"idle:{RESET}"
+
+
+def test_with_the_reset_unknown_an_idle_notice_keeps_the_limit_for_the_retry_delay(tmux_server, tmp_path):
+    pane, env = limited_pane(tmux_server, tmp_path, API_KEY)
+    assert option(tmux_server, pane, "@rk_pane_agent_source") == ""  # nothing to note
+    fire_at(env, tmp_path, T + 60, "idle-notice", "Notification")
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"limited:{T}"
+    fire_at(env, tmp_path, T + hook.LIMIT_RETRY - 1, "idle-notice", "Notification")
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"limited:{T}"
+    fire_at(env, tmp_path, T + hook.LIMIT_RETRY, "idle-notice", "Notification")
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"idle:{T + hook.LIMIT_RETRY}"
+
+
+@pytest.mark.parametrize("message", [SUBSCRIPTION, API_KEY], ids=["reset-known", "reset-unknown"])
+def test_a_successful_turn_or_a_prompt_ends_a_limit_at_once(tmux_server, tmp_path, message):
+    pane, env = limited_pane(tmux_server, tmp_path, message)
+    fire_at(env, tmp_path, T + 60, "idle-notice", "Notification")
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"limited:{T}"
+    fire_at(env, tmp_path, T + 70, "idle", "Stop")  # a turn that ended well: the limit is gone
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"idle:{T + 70}"
+    pane, env = limited_pane(tmux_server, tmp_path, message)
+    fire_at(env, tmp_path, T + 80, "active", "UserPromptSubmit")  # a human's prompt
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"active:{T + 80}"
+
+
+def test_a_reset_the_screen_noted_is_honoured(tmux_server, tmp_path):
+    pane, env = limited_pane(tmux_server, tmp_path, API_KEY)
+    tmux_server.run("set-option", "-p", "-t", pane, "@rk_pane_agent_source", f"screen:{T}:{T + 7200}")
+    fire_at(env, tmp_path, T + hook.LIMIT_RETRY + 60, "idle-notice", "Notification")  # past the retry delay
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"limited:{T}"
+    tmux_server.run("set-option", "-p", "-t", pane, "@rk_pane_agent_source", f"screen:{T - 1}:{T + 7200}")
+    fire_at(env, tmp_path, T + 60, "idle-notice", "Notification")  # a note of another epoch: not this limit's
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"limited:{T}"
+    fire_at(env, tmp_path, T + hook.LIMIT_RETRY, "idle-notice", "Notification")
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"idle:{T + hook.LIMIT_RETRY}"
+
+
+def test_an_idle_notice_still_ends_a_turn_left_active(tmux_server, tmp_path):
+    """The backstop after an Esc (Claude fires no hook): the notice puts it to rest."""
+    pane = pane_of(tmux_server)
+    env = hook_env(tmux_server, pane, tmp_path)
+    fire_at(env, tmp_path, T, "active", "UserPromptSubmit")
+    fire_at(env, tmp_path, T + 60, "idle-notice", "Notification")
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"idle:{T + 60}"
+    assert option(tmux_server, pane, "@rk_agent_state") == f"idle:{T + 60}"
+    tmux_server.run("set-option", "-pu", "-t", pane, "@rk_pane_agent_state")
+    fire_at(env, tmp_path, T + 61, "idle-notice", "Notification")  # no state at all
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"idle:{T + 61}"
+
+
+def test_an_older_installs_idle_on_the_notification_is_read_as_a_notice(tmux_server, tmp_path):
+    """Settings written before `idle-notice` run `idle` on idle_prompt: the payload says it is a notice."""
+    pane, env = limited_pane(tmux_server, tmp_path, API_KEY)
+    fire_at(env, tmp_path, T + 60, "idle", "Notification")
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"limited:{T}"
+
+
+def test_an_idle_notice_through_the_entry_point_keeps_the_limit(tmux_server, tmp_path):
+    pane, env = limited_pane(tmux_server, tmp_path, API_KEY)
+    env["RK_NOW"] = str(T + 60)
+    proc = spawn_hook(env, "idle-notice")
+    feed(proc, [json.dumps({"session_id": "s", "hook_event_name": "Notification"}).encode()])
+    finish(proc)
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"limited:{T}"
+
+
+def test_the_retry_delay_is_the_one_rk_counts():
+    from rk.core import look
+
+    assert hook.LIMIT_RETRY == look.LIMIT_RETRY
+
+
+@pytest.mark.parametrize(
+    "payload, reset",
+    [
+        ({"error": "rate_limit", "last_assistant_message": SUBSCRIPTION}, RESET),
+        ({"error": "rate_limit", "last_assistant_message": API_KEY}, 0),
+        ({"status": "failed", "error": "You've hit your usage limit. Try again in 2 hours."}, T + 7200),
+        ({"error": "rate_limit", "last_assistant_message": "resets 9am (UTC)"}, T + 40 * 60),  # T is 08:20 UTC
+        ({"error": "rate_limit"}, 0),
+        ("not a dict", 0),
+        ({"error": "rate_limit", "last_assistant_message": "resets 4:20pm (No/Such_Zone)"}, RESET),
+    ],
+)
+def test_payload_reset(payload, reset):
+    assert hook.payload_reset(payload, T, {"TZ": "UTC"}) == reset

@@ -172,7 +172,7 @@ def test_install_merges_into_existing_settings_and_replaces_older_rk_entries(tmp
         ("Elicitation", None): [w("waiting")],
         ("ElicitationResult", None): [w("active")],
         ("Notification", "elicitation_dialog|agent_needs_input"): [w("waiting")],
-        ("Notification", "idle_prompt"): [w("idle")],
+        ("Notification", "idle_prompt"): [w("idle-notice")],
         ("Stop", None): [w("idle")],
         ("StopFailure", None): [w("failed")],
     }
@@ -705,6 +705,9 @@ def test_end_to_end_claude(tmux_server, tmp_path):
         last_assistant_message="API Error: Request rejected (429)",
     )  # only StopFailure ends such a turn
     assert show("@rk_pane_agent_state") == f"limited:1751790046:{pid}"
+    limited = show("@rk_pane_agent_state")
+    fire(command_for("Notification", "idle_prompt"), "Notification", 1751790106, notification_type="idle_prompt")
+    assert show("@rk_pane_agent_state") == limited  # the idle notice 60 s later keeps the limit
     pid = fire(command_for("StopFailure"), "StopFailure", 1751790047, error="server_error")
     assert show("@rk_pane_agent_state") == f"idle:1751790047:{pid}"
     pid = fire(command_for("UserPromptSubmit"), "UserPromptSubmit", 1751790050, prompt="again")

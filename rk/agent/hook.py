@@ -35,12 +35,17 @@ from rk.core.environ import (
     fixed_now,
     is_pane_id,
     nudge_socket,
+    state_dir,
 )
 
 STATES = ("active", "waiting", "idle", "limited")
 #: `stamp`: the session identity plus a boot-ready idle; `failed`: a turn that
 #: ended on an error, whose payload's error says whether it hit a limit.
-TOKENS = (*STATES, "stamp", "failed")
+#: `idle-notice`: an agent's "waiting for your input" notification, which
+#: arrives long after the turn ended (Claude's idle_prompt, ~60 s): it ends a
+#: turn that ended without a Stop, but never a limit before its reset.
+NOTICE = "idle-notice"
+TOKENS = (*STATES, "stamp", "failed", NOTICE)
 # SOURCE_OPTION applies only while its epoch equals the state's, so any later
 # hook write voids it without touching it.
 
@@ -69,9 +74,19 @@ LIMIT_PHRASES = ("429", "too many requests", "rate limit", "rate_limit", "usage 
 NOT_FAILED = frozenset({"completed", "complete", "succeeded", "success", "ok", "cancelled", "canceled"})
 
 STDIN_CAP = 1 << 20  #: bytes of payload read at most
-STDIN_TIMEOUT = 0.3  #: seconds to wait for a payload that does not come
+#: Seconds the payload may take in all. Agent CLIs write the whole payload and
+#: close stdin at once (Claude, Codex and Gemini from node; the OpenCode plugin
+#: with `stdin.end(…)`), so a payload arrives within milliseconds even in 64 KiB
+#: pipe chunks; a second covers a loaded machine and stays far below every
+#: CLI's hook timeout (60 s and more).
+STDIN_BOUND = 1.0
+HOOK_LOG = "hook.log"  #: in the state directory: why a hook could not do all it should
+LOG_CAP = 64 * 1024  #: bytes; past this the log starts again
 TMUX_TIMEOUT = 5.0
 MAX_HOPS = 5  #: ancestors examined when looking for the agent process
+#: A limit whose reset is not known counts as reset this long after it was
+#: reported: `rk.core.look.LIMIT_RETRY` (a test keeps the two equal).
+LIMIT_RETRY = 15 * 60
 
 #: `comm` names (as /proc shows them, ≤15 bytes) the agent process of each
 #: provider can have. Gemini CLI and the npm builds run under node.
@@ -94,7 +109,7 @@ SESSION_KEYS = ("session_id", "sessionId", "sessionID", "conversationId", "conve
 #: a stamp then must not write `idle` over the running turn's `active`.
 COMPACT_SOURCES = frozenset({"compact"})
 
-USAGE = "usage: rk agent hook --agent <provider> active|waiting|idle|limited|stamp|failed"
+USAGE = "usage: rk agent hook --agent <provider> active|waiting|idle|limited|stamp|failed|idle-notice"
 
 
 # -- pure helpers -----------------------------------------------------------
@@ -127,7 +142,7 @@ def parse_args(argv: list[str]) -> tuple[str, str]:
     if not token:
         raise ValueError("missing the state token")
     if token not in TOKENS:
-        raise ValueError(f"unknown token {token!r} (use active, waiting, idle, limited, stamp or failed)")
+        raise ValueError(f"unknown token {token!r} (use active, waiting, idle, limited, stamp, failed or idle-notice)")
     return provider, token
 
 
@@ -203,36 +218,90 @@ def state_value(state: str, epoch: int, pid: int = 0) -> str:
     return f"{state}:{epoch}:{pid}" if pid > 0 else f"{state}:{epoch}"
 
 
-def tmux_commands(pane: str, state: str | None, epoch: int, pid: int, session: str, source: str = "") -> list[str]:
+def tmux_commands(
+    pane: str, state: str | None, epoch: int, pid: int, session: str, source: str = "", guard: str = ""
+) -> list[str]:
     """The argv after `tmux -S <socket>`: the state under both names (and, for a
     state not from a hook, its source note), then the session stamp, as one
     `;`-chained command list (tmux runs them in order and stops at the first
-    error, so the stamp never lands without the state)."""
+    error, so the stamp never lands without the state).
+
+    With `guard` (a format), the state is written only when the guard is false
+    for the pane, decided inside tmux (`if-shell -F`), so a read-before-write
+    costs no second process; the session stamp is written either way."""
     args: list[str] = []
     if state:
         value = state_value(state, epoch, pid)
-        args += [
-            "set-option",
-            "-p",
-            "-t",
-            pane,
-            STATE_OPTION,
-            value,
-            ";",
-            "set-option",
-            "-p",
-            "-t",
-            pane,
-            LEGACY_STATE_OPTION,
-            value,
+        writes = [
+            ["set-option", "-p", "-t", pane, STATE_OPTION, value],
+            ["set-option", "-p", "-t", pane, LEGACY_STATE_OPTION, value],
         ]
         if source:
-            args += [";", "set-option", "-p", "-t", pane, SOURCE_OPTION, source]
+            writes.append(["set-option", "-p", "-t", pane, SOURCE_OPTION, source])
+        if guard:  # the values are [a-z0-9:%@_]: nothing the command parser could read otherwise
+            args += ["if-shell", "-F", "-t", pane, guard, "", " ; ".join(" ".join(w) for w in writes)]
+        else:
+            for w in writes:
+                if args:
+                    args.append(";")
+                args += w
     if session:
         if args:
             args.append(";")
         args += ["set-option", "-p", "-t", pane, SESSION_OPTION, session]
     return args
+
+
+def limit_holds(now: int, retry: int = LIMIT_RETRY) -> str:
+    """A tmux format that is true while the pane is `limited` and its reset has not
+    come at `now`: the reset in the source note of the state's epoch, or, with no
+    reset known, `retry` seconds after the state's epoch (as `rk.core.look`
+    counts it). `[^0-9]` stands for `:` in the patterns (a colon ends a modifier)."""
+    state = f"#{{{STATE_OPTION}}}"
+    epoch = f"#{{s/^limited[^0-9]([0-9]+).*$/\\1/:{STATE_OPTION}}}"
+    note_epoch = f"#{{s/^[a-z]+[^0-9]([0-9]+).*$/\\1/:{SOURCE_OPTION}}}"
+    note_reset = f"#{{s/^[a-z]+[^0-9][0-9]+[^0-9]([0-9]+)$/\\1/:{SOURCE_OPTION}}}"
+    has_reset = f"#{{m/r:^[a-z]+[^0-9][0-9]+[^0-9][0-9]+$,#{{{SOURCE_OPTION}}}}}"
+    known = f"#{{&&:#{{==:{epoch},{note_epoch}}},{has_reset}}}"
+    before = f"#{{?{known},#{{e|<|:{now},{note_reset}}},#{{e|>|:{epoch},{now - retry}}}}}"
+    return f"#{{&&:#{{m:limited:*,{state}}},{before}}}"
+
+
+def payload_reset(payload: object, since: int, env) -> int:
+    """The reset instant a failed turn's payload names (Claude's StopFailure
+    `last_assistant_message` "…· resets 4:20pm (Europe/London)", Codex's
+    "…try again at 3:28 PM"), or 0. Read with the screen's own rule; its imports
+    (re, datetime, zoneinfo) are paid only on this rare path."""
+    if not isinstance(payload, dict):
+        return 0
+    texts = [payload.get(k) for k in ("last_assistant_message", "error_details", "error", "message")]
+    text = " ".join(t for t in texts if isinstance(t, str))[:4000]
+    if not text:
+        return 0
+    try:
+        from rk.core.screen.resets import reset_instant
+
+        reset = reset_instant(text, since, _local_zone(env), now=since)
+    except Exception:
+        return 0
+    return reset if reset > since else 0
+
+
+def _local_zone(env):
+    """`$TZ` as an IANA zone, else the machine's current UTC offset (a reset is
+    hours away at most, and Claude names its zone anyway). `rk.clock` is not
+    imported: the hook path stays off it."""
+    from datetime import timedelta, timezone
+
+    name = env.get("TZ", "").lstrip(":")
+    if name:
+        try:
+            from zoneinfo import ZoneInfo
+
+            return ZoneInfo(name)
+        except Exception:
+            pass
+    return timezone(timedelta(seconds=time.localtime().tm_gmtoff))
 
 
 # -- the agent process ----------------------------------------------------
@@ -323,21 +392,29 @@ def find_agent_pid(
 # -- stdin ------------------------------------------------------------------
 
 
-def read_payload(fd: int = 0, cap: int = STDIN_CAP, timeout: float = STDIN_TIMEOUT) -> object:
-    """One JSON value from `fd`, or None. Never reads a terminal, never waits past
-    `timeout`, stops as soon as one complete JSON value has arrived (no EOF needed).
-    Past the cap the rest is drained (so the harness does not get EPIPE) but ignored."""
+def read_payload(fd: int = 0, cap: int = STDIN_CAP, timeout: float = STDIN_BOUND) -> object:
+    """The payload's JSON value, or None (see `read_input`)."""
+    return read_input(fd, cap, timeout)[0]
+
+
+def read_input(fd: int = 0, cap: int = STDIN_CAP, timeout: float = STDIN_BOUND) -> tuple[object, str]:
+    """(the JSON value on `fd` or None, why there is none: "" when nothing is amiss).
+
+    Reads until end of input, or until one complete JSON object has arrived
+    (a writer that never closes), whatever the chunking, and never past
+    `timeout` seconds in all. Never reads a terminal. Past `cap` bytes the rest
+    is drained (so the harness does not get EPIPE) but ignored."""
     try:
         if os.isatty(fd):
-            return None
+            return None, ""
     except OSError:
-        return None
+        return None, ""
     import select
 
     deadline = time.monotonic() + timeout
-    buf = b""
-    over = False
-    scan = None
+    chunks: list[bytes] = []
+    size = 0
+    eof = False
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
@@ -355,22 +432,31 @@ def read_payload(fd: int = 0, cap: int = STDIN_CAP, timeout: float = STDIN_TIMEO
         except OSError:
             break
         if not chunk:
+            eof = True
             break
-        if over:
+        size += len(chunk)
+        if size > cap:
+            chunks = []
             continue
-        buf += chunk
-        if len(buf) > cap:
-            over = True
-            buf = b""
-            continue
-        scan = scan or _scanner()
-        value = _decode_one(scan, buf)
-        if value is not _INCOMPLETE:
-            return value
-    return None
+        chunks.append(chunk)
+        if chunk.rstrip().endswith(b"}"):  # perhaps the end of the object: no need to wait for EOF
+            value = _decode(b"".join(chunks))
+            if isinstance(value, dict):
+                return value, ""
+    late = "" if eof else f" (input still open after {timeout:g}s)"
+    if size > cap:
+        return None, f"payload over {cap} bytes ignored{late}"
+    buf = b"".join(chunks)
+    if not buf.strip():
+        return None, "" if eof or size else f"no payload{late}"
+    value = _decode(buf)
+    if value is _BAD:
+        return None, f"payload of {size} bytes is not JSON{late or ' (or is truncated)'}"
+    return value, ""
 
 
-_INCOMPLETE = object()
+_BAD = object()
+_SCAN: list = []
 
 
 class _ScanContext:
@@ -397,15 +483,54 @@ def _scanner():
         return json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # set by JSONDecoder.__init__
 
 
-def _decode_one(scan, buf: bytes):
+def _decode(buf: bytes) -> object:
+    """The first JSON value of `buf` (invalid UTF-8 replaced), or `_BAD`.
+
+    Any exception is a bad payload: the C scanner raises StopIteration,
+    ValueError or RecursionError (deep nesting), and SystemError for a syntax
+    error when `json.decoder` is not loaded (it looks its error class up there)."""
     text = buf.decode("utf-8", "replace").lstrip()
     if not text:
-        return _INCOMPLETE
+        return _BAD
+    if not _SCAN:
+        _SCAN.append(_scanner())
     try:
-        value, _ = scan(text, 0)
-    except (StopIteration, ValueError, RecursionError):
-        return _INCOMPLETE
+        value, _ = _SCAN[0](text, 0)
+    except Exception:
+        return _BAD
     return value
+
+
+# -- the log ----------------------------------------------------------------
+
+
+def log_line(env, line: str) -> None:
+    """Append one line to `hook.log` in the state directory: why a hook could not
+    do all it should. Private (0600), never through a symlink, never a FIFO,
+    emptied when it passes LOG_CAP bytes; every failure ignored (the hook never
+    prints to the agent)."""
+    try:
+        directory = state_dir(env)
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        fd = os.open(os.path.join(directory, HOOK_LOG), flags, 0o600)
+    except (OSError, ValueError):
+        return
+    try:
+        st = os.fstat(fd)
+        if st.st_mode & 0o170000 != 0o100000:  # not a regular file
+            return
+        if st.st_mode & 0o077:
+            os.fchmod(fd, 0o600)
+        if st.st_size > LOG_CAP:
+            os.ftruncate(fd, 0)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        text = line.replace("\n", " ")[:500]
+        os.write(fd, f"{stamp} {text}\n".encode("utf-8", "replace"))
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 # -- tmux -------------------------------------------------------------------
@@ -426,27 +551,48 @@ def _spawn_tmux(socket: str, args: list[str], env) -> int:
 
 
 def _reap(pid: int, timeout: float = TMUX_TIMEOUT) -> int | None:
-    """Wait for `pid` at most `timeout` seconds (kill it after that); its exit status."""
+    """Wait for `pid` at most `timeout` seconds (kill it after that); its exit status.
+
+    Where the kernel has pidfds (Linux 5.3+) the wait wakes the moment the child
+    exits; elsewhere it polls, a little less often each time."""
     if pid <= 0:
         return None
     deadline = time.monotonic() + timeout
+    pidfd = -1
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        pass
     pause = 0.0005
-    while True:
-        try:
-            done, status = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            return None
-        if done:
-            return os.waitstatus_to_exitcode(status)
-        if time.monotonic() >= deadline:
+    try:
+        while True:
             try:
-                os.kill(pid, 9)
-                os.waitpid(pid, 0)
-            except OSError:
-                pass
-            return None
-        time.sleep(pause)
-        pause = min(pause * 2, 0.02)
+                done, status = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                return None
+            if done:
+                return os.waitstatus_to_exitcode(status)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                try:
+                    os.kill(pid, 9)
+                    os.waitpid(pid, 0)
+                except OSError:
+                    pass
+                return None
+            if pidfd >= 0:
+                import select
+
+                try:
+                    select.select([pidfd], [], [], left)
+                except (OSError, ValueError):
+                    pidfd = -1
+            else:
+                time.sleep(min(pause, left))
+                pause = min(pause * 2, 0.02)
+    finally:
+        if pidfd >= 0:
+            os.close(pidfd)
 
 
 def _nudge(slug: str, env) -> None:
@@ -479,7 +625,12 @@ def _nudge(slug: str, env) -> None:
 
 
 def run(argv: list[str], env=None, stdin_fd: int = 0) -> int:
-    """The hook, with its outside facts passed in (tests call this)."""
+    """The hook, with its outside facts passed in (tests call this).
+
+    The token decides the state; the payload only adds the session id, whether
+    a failure was a limit (and when it resets), and for a compaction's stamp
+    that no state is written. Whatever the payload (late, truncated, huge, not
+    JSON), the state is written; what went wrong goes to `hook.log`."""
     env = os.environ if env is None else env
     pane = env.get("TMUX_PANE", "")
     if not pane:
@@ -488,14 +639,23 @@ def run(argv: list[str], env=None, stdin_fd: int = 0) -> int:
         provider, token = parse_args(argv)
     except ValueError as exc:
         print(f"rk agent hook: {exc}; {USAGE}", file=sys.stderr)
+        log_line(env, f"{pane} {' '.join(argv)[:80]!r}: {exc}")
         return 0
+    where = f"{pane} {provider or '-'} {token}"
     socket = socket_of(env.get("TMUX", ""))
     if not socket or not is_pane_id(pane):
-        return 0  # cannot tell which server's pane this is: writing would risk another pane
-    payload = read_payload(stdin_fd)
+        # cannot tell which server's pane this is: writing would risk another pane
+        log_line(env, f"{where}: no state written: $TMUX or $TMUX_PANE unusable")
+        return 0
+    payload, why = read_input(stdin_fd)
+    if why:
+        log_line(env, f"{where}: {why}; the state is written without it")
     session_id = session_id_of(payload)
     session = f"{provider}:{session_id}" if session_id and valid_provider(provider) else ""
-    state: str | None = token
+    notice = token == NOTICE or (
+        token == "idle" and isinstance(payload, dict) and payload.get("hook_event_name") == "Notification"
+    )
+    state: str | None = "idle" if token == NOTICE else token
     if token == "stamp":
         source = payload.get("source") if isinstance(payload, dict) else None
         state = None if source in COMPACT_SOURCES else "idle"
@@ -503,17 +663,29 @@ def run(argv: list[str], env=None, stdin_fd: int = 0) -> int:
         state = failed_state(payload)
     pid = 0
     epoch = 0
+    note = ""
     if state:
         try:
             epoch = epoch_now(env)
         except ValueError:
             epoch = int(time.time())
+            log_line(env, f"{where}: RK_NOW unreadable; the wall clock is used")
         pid = find_agent_pid(provider)
-    args = tmux_commands(pane, state, epoch, pid, session)
+        if state == "limited" and token == "failed":
+            reset = payload_reset(payload, epoch, env)
+            note = f"hook:{epoch}:{reset}" if reset else ""
+    args = tmux_commands(pane, state, epoch, pid, session, note, guard=limit_holds(epoch) if notice else "")
     if not args:
         return 0
-    if _reap(_spawn_tmux(socket, args, env)) == 0:
+    pid_tmux = _spawn_tmux(socket, args, env)
+    status = _reap(pid_tmux)
+    if status == 0:
         _nudge(os.path.basename(socket), env)
+    elif not pid_tmux:
+        log_line(env, f"{where}: no state written: tmux could not be started")
+    else:
+        what = "timed out" if status is None else f"exit status {status}"
+        log_line(env, f"{where}: no state written: tmux {what} (pane or server gone?)")
     return 0
 
 

@@ -6,7 +6,8 @@ Installs, in each agent CLI's own configuration, hooks that run
 * claude, in `~/.claude/settings.json`: SessionStart→stamp; UserPromptSubmit,
   PreToolUse, PostToolUse(Failure), ElicitationResult→active; PermissionRequest,
   Elicitation, Notification(elicitation_dialog|agent_needs_input)→waiting;
-  Notification(idle_prompt), Stop→idle; StopFailure→failed (limited for
+  Stop→idle; Notification(idle_prompt)→idle-notice (idle, but never over a
+  limit before its reset); StopFailure→failed (limited for
   rate_limit/billing_error, else idle).
 * codex, in `$CODEX_HOME/hooks.json` (`~/.codex`): SessionStart→stamp;
   UserPromptSubmit, PreModelRequest, PreToolUse, PostToolUse→active;
@@ -75,7 +76,9 @@ HOOKS: dict[str, tuple[tuple[str, str | None, str], ...]] = {
     # permission_prompt Notification only 6 s later, possibly after an approval,
     # so it is not used); PostToolUse marks the turn running again after an
     # approved dialog; StopFailure replaces Stop when an API error ends the turn.
-    # Esc and a denied dialog fire nothing: the screen catches them.
+    # Esc and a denied dialog fire nothing: the screen catches them. The
+    # idle_prompt Notification comes ~60 s after any turn, a failed one too:
+    # `idle-notice` ends a turn left `active` but keeps a limit until its reset.
     "claude": (
         ("SessionStart", None, "stamp"),
         ("UserPromptSubmit", None, "active"),
@@ -86,7 +89,7 @@ HOOKS: dict[str, tuple[tuple[str, str | None, str], ...]] = {
         ("Elicitation", None, "waiting"),
         ("ElicitationResult", None, "active"),
         ("Notification", "elicitation_dialog|agent_needs_input", "waiting"),
-        ("Notification", "idle_prompt", "idle"),
+        ("Notification", "idle_prompt", "idle-notice"),
         ("Stop", None, "idle"),
         ("StopFailure", None, "failed"),
     ),
