@@ -275,9 +275,11 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
     for missed in ev.missed:
         writer.line(LogLine(now, missed.entry, "", Reason.SCHEDULE, Status.MISSED))
         out.decisions.append(Decision(server.name, missed.entry, Reason.SCHEDULE, "", Status.MISSED))
-    for quiet in ev.quiet:
-        writer.line(LogLine(now, quiet.entry, quiet.pane, quiet.reason, Status.SKIPPED_QUIET))
-        out.decisions.append(Decision(server.name, quiet.entry, quiet.reason, quiet.pane, Status.SKIPPED_QUIET))
+    skipped = ((Status.SKIPPED_QUIET, ev.quiet), (Status.SKIPPED_PAUSED, ev.paused), (Status.HELD_QUIET, ev.waiting))
+    for status, skips in skipped:
+        for skip in skips:
+            writer.line(LogLine(now, skip.entry, skip.pane, skip.reason, status))
+            out.decisions.append(Decision(server.name, skip.entry, skip.reason, skip.pane, status))
 
     resolved_now: set[str] = set()
     for fire in (*ev.fires, *ev.absent):

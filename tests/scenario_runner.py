@@ -205,6 +205,10 @@ def run_case(case: Case) -> list[str]:
         problems_quiet = [f"quiet: want {expect.get('quiet') or []}, got {got_quiet}"]
     else:
         problems_quiet = []
+    for key, got in (("paused", ev.paused), ("waiting", ev.waiting)):
+        ids = [q.entry for q in got]
+        if ids != list(expect.get(key) or []):
+            problems_quiet.append(f"{key}: want {expect.get(key) or []}, got {ids}")
     problems = problems_quiet + _check_fires("fires", list(ev.fires), expect.get("fires"))
     problems += _check_fires("absent", list(ev.absent), expect.get("absent"))
     got_missed = [m.entry for m in ev.missed]

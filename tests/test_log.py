@@ -218,6 +218,8 @@ outcomes = st.sampled_from(
         "missed",
         "rate-capped",
         "respawned",
+        "held-quiet",
+        "skipped-paused",
     ]
 )
 
@@ -251,6 +253,7 @@ def test_the_kept_lines_answer_every_query_as_the_whole_log_does(case):
     kept = LogView([lines[i] for i in lines_to_keep(lines, now, backoff)])
     for entry, (lo, hi) in backoff.items():
         assert kept.newest(entry) == whole.newest(entry)
+        assert kept.anchor(entry) == whole.anchor(entry)  # every's and cron's anchor
         assert kept.orphaned_since(entry, 1) == whole.orphaned_since(entry, 1)
         assert kept.last_delivered(entry) == whole.last_delivered(entry)  # {last_delivered}
         assert kept.last_delivered(entry, "schedule") == whole.last_delivered(entry, "schedule")  # the watermark

@@ -1461,3 +1461,32 @@ def test_active_hours_skip_quietly_outside_and_type_inside(env, tmux_server):
     wait_for(lambda: _submitted(tmux_server, pane, payload) == 2, message="one submission: echo + cat")
     assert _lines(env) == [quiet, LogLine(inside, entry, pane, "schedule", "delivered")]
     assert [line.outcome for line in _lines(env)].count("skipped-quiet") == 1
+
+
+def test_a_cron_occurrence_inside_a_pause_is_dropped_with_one_line_and_not_caught_up(env, tmux_server):
+    """A pause drops what it covers: the 09:00 of a catch-up entry is logged
+    `skipped-paused` once, and after `resume` it is neither typed nor logged missed."""
+    pane = _first_pane(tmux_server)
+    payload = "the nine o'clock prompt"
+    # T0 is 08:00 UTC
+    entry = _add(env, tmux_server, payload, "--cron", "0 9 * * *", "--tz", "UTC", "--catch-up", "once", "--pane", pane)
+    _rk(["cron", "pause", "-L", tmux_server.name], env, T0 + 30)
+    first = _tick(env, tmux_server, T0 + 3600 + 20)  # 09:00:20, paused
+    assert first["decisions"] == [
+        {"server": tmux_server.name, "entry": entry, "reason": "schedule", "pane": pane, "outcome": "skipped-paused"}
+    ]
+    assert _tick(env, tmux_server, T0 + 3600 + 50)["decisions"] == []  # once, not on every paused tick
+    _rk(["cron", "resume", "-L", tmux_server.name], env, T0 + 3600 + 60)
+    for now in (T0 + 3600 + 90, T0 + 5 * 3600):
+        assert _tick(env, tmux_server, now)["decisions"] == [], now  # neither caught up nor missed
+    assert _lines(env) == [LogLine(T0 + 3600 + 20, entry, pane, "schedule", "skipped-paused")]
+    assert _submitted(tmux_server, pane, payload) == 0
+    nxt = _tick(env, tmux_server, T0 + 25 * 3600 + 10)  # the next day's 09:00 goes out as usual
+    assert [d["outcome"] for d in nxt["decisions"]] == ["delivered"]
+
+
+def test_log_gaps_since_before_the_entry_existed_start_at_its_creation(tmp_path):
+    env = _gaps_env(tmp_path)
+    created = run_in(["cron", "log", "g001", "--gaps"], env).out
+    res = run_in(["cron", "log", "g001", "--gaps", "--since", "30d"], env)  # weeks before the entry was made
+    assert (res.code, res.out) == (0, created), res

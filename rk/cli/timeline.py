@@ -39,6 +39,8 @@ EVENT_GLYPH = {
     Status.SKIPPED_BUSY: ("s", "yellow", 4),
     Status.SKIPPED_LIMITED: ("l", "magenta", 4),
     Status.SKIPPED_QUIET: ("q", "blue", 3),
+    Status.SKIPPED_PAUSED: ("p", "blue", 3),
+    Status.HELD_QUIET: ("w", "blue", 3),
     Status.HELD_EXPIRED: ("x", "red", 4),
     Status.MISSED: ("m", "magenta", 4),
     Status.RATE_CAPPED: ("c", "red", 4),
@@ -155,7 +157,7 @@ def render(
         Text(
             f"one column = {format_duration(per)}; ▁ idle █ active ▆ waiting L limited d draft ? dialog "
             "$ shell · unknown; ▲ delivered h held s skipped-busy l skipped-limited a skipped-absent "
-            "q skipped-quiet m missed x held-expired ! failed; ‖ paused",
+            "q skipped-quiet p skipped-paused w held-quiet m missed x held-expired ! failed; ‖ paused",
             style="dim",
         )
     )

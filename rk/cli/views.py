@@ -207,7 +207,9 @@ def _log_gaps(env: Environment, entry_id: str | None, since_text: str | None) ->
     sched = entry.schedule
     if not isinstance(sched, Cron):
         raise usage(f"--gaps lists cron occurrences; {entry_id} is {sched.summary}")
-    start = _since(env, since_text, now) if since_text is not None else entry.created_by.at
+    start = entry.created_by.at  # occurrences from before the entry existed are no one's gaps
+    if since_text is not None:
+        start = max(start, _since(env, since_text, now))
     zone = cron_zone(sched, env.zone())
     times = occurrences(CronExpr.parse(sched.expr), start, now, zone, bounds.MAX_FIRES)
     own = [line for line in logfile.read_history(env.files().log) if line.entry == entry_id]

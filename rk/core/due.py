@@ -88,6 +88,11 @@ class Evaluation:
     clock_back: tuple[str, ...] = ()
     #: fires due outside their active hours: the caller logs `skipped-quiet` for each
     quiet: tuple[Quiet, ...] = ()
+    #: occurrences (cron, at) that came due while the server is paused: the caller logs
+    #: `skipped-paused` for each, which drops them (never caught up, never `missed` later)
+    paused: tuple[Quiet, ...] = ()
+    #: cron catch-ups that begin to wait for their active hours: the caller logs `held-quiet` for each
+    waiting: tuple[Quiet, ...] = ()
 
     @property
     def debounced(self) -> tuple[str, ...]:
@@ -110,8 +115,8 @@ def _stamp(ts: int, zone: tzinfo) -> str:
 
 
 def anchor_of(entry: Entry, log: LogView) -> int:
-    """every/cron anchor: the newest own line of any outcome, else created_by.at."""
-    newest = log.newest(entry.id)
+    """every/cron anchor: the newest own line of any outcome but `held-quiet`, else created_by.at."""
+    newest = log.anchor(entry.id)
     return newest.ts if newest is not None else entry.created_by.at
 
 
@@ -257,6 +262,8 @@ def due(
     """
     paused = is_paused(paused_until, now)
     quiet: list[Quiet] = []
+    dropped: list[Quiet] = []
+    waiting: list[Quiet] = []
     fires: list[Fire] = []
     absent: list[Fire] = []
     missed: list[Missed] = []
@@ -278,6 +285,10 @@ def due(
         if paused:
             until = f"until {_stamp(paused_until or 0, zone)}" if paused_until else "until resumed"
             diags.append(Diagnostic(entry.id, Diag.PAUSED, f"the server is paused {until}"))
+            if isinstance(entry.schedule, (Cron, At)):
+                verdict = schedule_verdict(entry, log, targets.get(entry.id, _NO_TARGET), now, zone, poll)
+                if verdict.due or verdict.missed:  # an occurrence inside the pause: dropped, with its line
+                    dropped.append(Quiet(entry.id, Reason.SCHEDULE, targets.get(entry.id, _NO_TARGET).pane))
             continue
         target = targets.get(entry.id, _NO_TARGET)
         if clock_went_back(entry, log, now, poll):
@@ -330,6 +341,10 @@ def due(
             opens = _stamp(hours.next_start(now, entry_zone(entry, zone)), zone)
             if verdict.due and waits_for_active_hours(entry):
                 diags.append(Diagnostic(entry.id, Diag.QUIET_HOURS, f"outside {hours.text}: fires at {opens}"))
+                newest = log.newest(entry.id)
+                said = newest is not None and newest.ts >= verdict.occurrence and newest.outcome == Status.HELD_QUIET
+                if not said:  # one line per occurrence says it waits (--gaps, the log), and anchors nothing
+                    waiting.append(Quiet(entry.id, Reason.SCHEDULE, target.pane))
                 continue
             quiet.append(Quiet(entry.id, Reason.SCHEDULE if verdict.due else Reason.WAKE, target.pane))
             diags.append(Diagnostic(entry.id, Diag.QUIET_HOURS, f"outside {hours.text} (next opens {opens})"))
@@ -343,7 +358,15 @@ def due(
         (fires if target.resolved else absent).append(fire)
 
     return Evaluation(
-        tuple(fires), tuple(absent), tuple(missed), tuple(diags), next_cursor, tuple(clock_back), tuple(quiet)
+        tuple(fires),
+        tuple(absent),
+        tuple(missed),
+        tuple(diags),
+        next_cursor,
+        tuple(clock_back),
+        tuple(quiet),
+        tuple(dropped),
+        tuple(waiting),
     )
 
 

@@ -36,6 +36,8 @@ class Status(StrEnum):
     SKIPPED_BUSY = "skipped-busy"  #: skip-if-busy met a busy pane; state (or `draft`) follows
     SKIPPED_LIMITED = "skipped-limited"  #: the agent is at a usage or rate limit; the reset follows when known
     SKIPPED_QUIET = "skipped-quiet"  #: due outside the entry's active hours
+    SKIPPED_PAUSED = "skipped-paused"  #: a cron or at occurrence due while the server was paused: dropped
+    HELD_QUIET = "held-quiet"  #: a cron catch-up due outside its active hours waits for them (once; no anchor)
     HELD_EXPIRED = "held-expired"  #: when-idle held past 2 h; state follows
     NO_DELIVERER = "no-deliverer"  #: evaluated without a deliverer
     RATE_CAPPED = "rate-capped"  #: the per-target cap tripped
@@ -224,9 +226,17 @@ class LogView:
         return self._by_entry.get(entry_id, ())
 
     def newest(self, entry_id: str) -> LogLine | None:
-        """The newest own line of any outcome (anchor of every/cron and the debounce)."""
+        """The newest own line of any outcome (the wake debounce's start)."""
         own = self._by_entry.get(entry_id)
         return own[-1] if own else None
+
+    def anchor(self, entry_id: str) -> LogLine | None:
+        """The newest own line that anchors every/cron: any outcome but `held-quiet`,
+        which says an occurrence still waits (for its active hours), not that it went."""
+        for line in reversed(self._by_entry.get(entry_id, ())):
+            if status_of(line.outcome) != Status.HELD_QUIET:
+                return line
+        return None
 
     def schedule_history(self, entry_id: str) -> list[int]:
         """Timestamps of own lines strictly after the newest own `rescheduled` line."""
@@ -318,6 +328,9 @@ def lines_to_keep(
         if live is not None and entry_id not in live:
             continue
         keep.add(idxs[-1])
+        anchor = next((i for i in reversed(idxs) if status_of(lines[i].outcome) != Status.HELD_QUIET), None)
+        if anchor is not None:
+            keep.add(anchor)
         cut = 0
         for pos in range(len(idxs) - 1, -1, -1):
             if status_of(lines[idxs[pos]].outcome) == Status.RESCHEDULED:

@@ -205,6 +205,9 @@ def simulate(
             emit(LogLine(t, m.entry, "", Reason.SCHEDULE, Status.MISSED), due_at=m.occurrence)
         for q in ev.quiet:
             emit(LogLine(t, q.entry, q.pane, q.reason, Status.SKIPPED_QUIET), due_at=t)
+        for status, skips in ((Status.SKIPPED_PAUSED, ev.paused), (Status.HELD_QUIET, ev.waiting)):
+            for q in skips:
+                emit(LogLine(t, q.entry, q.pane, q.reason, status), due_at=t)
         kept: dict[str, Observation] = {}
         for fire in (*ev.fires, *ev.absent):
             entry = by_id[fire.entry]
