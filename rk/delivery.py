@@ -587,7 +587,7 @@ def recover(server: Server, record: dict, *, timing: Timing | None = None) -> tu
             now = run.frame(pane)
             moved = journal_moved(record, frame_server(now), _number(now.field("pane_pid")))
             if moved:  # another server's or another program's pane: nothing is typed into it
-                return JOURNAL_DROPPED, moved
+                return JOURNAL_DROPPED, f"{moved}; nothing typed"
             if now.in_mode or now.dead:
                 raise TmuxError("pane in a mode or dead")
             if phase == "paste":

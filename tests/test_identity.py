@@ -257,6 +257,31 @@ def test_a_journal_recovered_after_a_restart_is_dropped_and_nothing_is_typed(env
     assert "nightly report" in server.capture(pane)  # no C-u: the line there is not ours to clear
 
 
+def test_a_journal_whose_pane_is_gone_after_a_restart_is_dropped_with_a_line_and_its_marker(
+    env, tmux_server, tmp_path, monkeypatch
+):
+    """A's %1 crashed mid-delivery; B has no %1 yet. The line says so (the pane cannot be
+    read, so the recovery alone would log nothing for a paste), and the crash's pending
+    marker goes too: the next delivery into a new %1 must not clear that pane's line."""
+    from rk.delivery import _pending_path
+
+    server = tmux_server
+    pane, _ = receiver(server, tmp_path, "a")
+    entry = add(env, server, "nightly report", "--every", "1h", "--pane", pane)
+    was = pane_identity(server, pane)
+    restart(server)
+    monkeypatch.setenv("RK_STATE_DIR", env["RK_STATE_DIR"])  # the lock directory the tick uses
+    marker = Path(_pending_path(server, pane))
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text("12345")
+    journal(env, server, entry, pane, "paste", "nightly report", before=0, **was)
+    result = tick(env, server, T0 + 61)
+    assert [d["outcome"] for d in result["decisions"]] == ["failed: interrupted; pane replaced, not recovered"]
+    [diag] = [d for d in result["diagnostics"] if d["reason"] == "intent-recovered"]
+    assert f"pane {pane} is gone" in diag["detail"], diag
+    assert not marker.exists()
+
+
 def test_a_journal_whose_pane_runs_another_process_is_dropped(env, tmux_server, tmp_path):
     """Same server, same id, but the pane was respawned after the crash: another program."""
     server = tmux_server
@@ -309,3 +334,20 @@ def test_a_delivery_journals_the_identity_of_the_pane_it_types_into(env, tmux_se
     want = pane_identity(server, pane)
     assert [w["phase"] for w in writes] == ["paste", "enter", "done"]
     assert all({k: w[k] for k in want} == want for w in writes), writes
+
+
+def test_the_recovery_reads_the_identity_in_its_own_frame_too(tmux_server, tmp_path):
+    """A restart between the tick's enumeration and the recovery: `recover` itself sees
+    the frame of another server's pane and presses nothing."""
+    from rk.delivery import recover
+
+    server = tmux_server
+    was = pane_identity(server, "%0")
+    restart(server)
+    _, out = receiver(server, tmp_path, "b", pane="%0")
+    typed_unsent(server, "%0", "nightly report")
+    record = {"phase": "paste", "pane": "%0", "needle": needle_for("nightly report"), "before": 0, **was}
+    outcome, detail = recover(server, record)
+    assert outcome == "failed: interrupted; pane replaced, not recovered"
+    assert "tmux server restarted" in detail and "nothing typed" in detail
+    assert out.read_text() == "" and "nightly report" in server.capture("%0")
