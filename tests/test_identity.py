@@ -28,12 +28,19 @@ def rk(args, env, check=False):
 
 
 def start(server: Server) -> None:
-    """A server with session `main` whose pane %0 runs `cat` (as the fixture makes it)."""
-    subprocess.run(
-        server.argv("-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", "200", "-y", "50", "cat"),
-        check=True,
-        env=child_env(server.env),
-    )
+    """A server with session `main` whose pane %0 runs `cat` (as the fixture makes it).
+    Right after a kill-server, tmux may still refuse ("server exited unexpectedly"):
+    tried until the session is there."""
+    argv = server.argv("-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", "200", "-y", "50", "cat")
+
+    def started() -> bool:
+        has = subprocess.run(server.argv("has-session", "-t", "main"), env=child_env(server.env), capture_output=True)
+        if has.returncode == 0:
+            return True
+        subprocess.run(argv, env=child_env(server.env), capture_output=True)
+        return False
+
+    wait_for(started, message="the new server")
 
 
 def restart(server: Server) -> None:
