@@ -48,6 +48,7 @@ from pathlib import Path
 
 from rk import lock
 from rk.core.environ import LEGACY_STATE_OPTION, SESSION_OPTION, SOURCE_OPTION, STATE_OPTION, is_pane_id
+from rk.core.identity import JOURNAL_DROPPED, ServerIdentity, journal_moved
 from rk.core.log import Outcome, Status
 from rk.core.payload import COLLAPSE_THRESHOLD, fresh_chip, needle_for, normalise, sanitize
 from rk.tmux import Command, Server, TmuxError, chain, head_format, split_head
@@ -186,6 +187,7 @@ _FRAME_FIELDS = (
     "pane_dead",
     "pane_pid",
     "start_time",
+    "pid",  # the server's (rk.core.identity)
     "cursor_x",
     "cursor_y",
     "pane_current_command",
@@ -583,6 +585,9 @@ def recover(server: Server, record: dict, *, timing: Timing | None = None) -> tu
                 os.unlink(_pending_path(server, pane))  # handled here, not by a blind clear later
             run = _Run(server, timing, DEFAULT_BUFFER)
             now = run.frame(pane)
+            moved = journal_moved(record, frame_server(now), _number(now.field("pane_pid")))
+            if moved:  # another server's or another program's pane: nothing is typed into it
+                return JOURNAL_DROPPED, f"{moved}; nothing typed"
             if now.in_mode or now.dead:
                 raise TmuxError("pane in a mode or dead")
             if phase == "paste":
@@ -600,6 +605,22 @@ def recover(server: Server, record: dict, *, timing: Timing | None = None) -> tu
         if phase == "enter":
             return _failed_outcome("interrupted after the paste; the pane could not be read"), str(exc)
         return None, f"interrupted before the paste; the pane could not be read ({exc})"
+
+
+def frame_server(frame: Frame) -> ServerIdentity:
+    """The server a frame was read from (`rk.core.identity`)."""
+    return ServerIdentity(_number(frame.field("start_time")), _number(frame.field("pid")))
+
+
+def _number(text: str) -> int:
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 12 else 0
+
+
+def forget_pending(server: Server, pane: str) -> None:
+    """Drop the marker of a delivery a crash cut short in `pane` without clearing the
+    pane (its journal was dropped: the pane now is not the one it typed into)."""
+    with contextlib.suppress(OSError):
+        os.unlink(_pending_path(server, pane))
 
 
 def _failed_outcome(why: str) -> str:

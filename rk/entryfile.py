@@ -18,6 +18,7 @@ Two ways in, on purpose:
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 import secrets
@@ -29,7 +30,8 @@ from typing import TYPE_CHECKING
 
 from rk.core.bounds import MAX_ENTRIES_FILE_BYTES, MAX_ENTRIES_HARD
 from rk.core.diagnostics import Diag, Diagnostic, first_line
-from rk.core.entry import Entry, EntryError, decode_entry
+from rk.core.entry import Entry, EntryError, TargetKind, decode_entry
+from rk.core.identity import ServerIdentity
 from rk.fsutil import TooLarge, atomic_write, read_nofollow
 from rk.lock import LockHeld, holds, locked
 from rk.yamlguard import safe_load, too_deep
@@ -340,6 +342,23 @@ def _put_lines_before_first(doc, seq, lines: str) -> None:
     seq.ca.comment = current
 
 
+def _same_pane(old: Entry, new: Entry) -> bool:
+    return (old.target.kind, old.target.value) == (new.target.kind, new.target.value)
+
+
+#: A pane target's identity keys, in the order they are written (`rk.core.identity`).
+_SERVER_KEYS = ("server_started", "server_pid")
+
+
+def _put_server(target, server: ServerIdentity) -> None:
+    """Set (or, unknown, remove) a target mapping's identity keys in place."""
+    for key, value in zip(_SERVER_KEYS, (server.started, server.pid), strict=True):
+        if value:
+            target[key] = value
+        elif key in target:
+            del target[key]
+
+
 def new_id(taken: Iterable[str]) -> str:
     """A fresh 4-character id in `a-z0-9`, unique in the file."""
     taken_set = set(taken)
@@ -457,11 +476,9 @@ class EntryDocument:
 
     def add(self, entry: Entry, max_entries: int) -> Entry:
         """Append `entry` under a fresh id; refuse past the cap."""
-        from dataclasses import replace
-
         self.check_room(max_entries)
         self.changed = True
-        entry = replace(entry, id=new_id(self.ids()))
+        entry = dataclasses.replace(entry, id=new_id(self.ids()))
         raw = {}
         for key, value in entry.to_yaml().items():
             raw[key] = _yaml_value(key, value)
@@ -509,10 +526,22 @@ class EntryDocument:
         for key in INTENT_KEYS:
             if old is not None and getattr(old, key) == getattr(entry, key):
                 continue  # unchanged: keep the exact text (and absent stays absent)
+            if key == "target" and old is not None and _same_pane(old, entry) and isinstance(raw.get(key), dict):
+                _put_server(raw[key], entry.target.server)  # only the identity changed: the rest keeps its text
+                continue
             if key in new_yaml:
                 raw[key] = _yaml_value(key, new_yaml[key])
             elif key in raw:
                 del raw[key]  # cleared (e.g. respawn after --if-absent skip, an unmute)
+
+    def learn_server(self, entry_id: str, server: ServerIdentity) -> bool:
+        """First sight of a pane target's pane: record the server its id belongs to,
+        unless the element already names one. EntryError if the element is invalid."""
+        old = self.get(entry_id)
+        if old.target.kind != TargetKind.PANE or old.target.server.known or not server.known:
+            return False
+        self.replace(dataclasses.replace(old, target=dataclasses.replace(old.target, server=server)))
+        return True
 
     def render(self) -> str:
         buf = io.StringIO()

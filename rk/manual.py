@@ -80,7 +80,7 @@ def fire_now(runtime: Runtime, files: ServerFiles, entry: Entry) -> RunReport:
         logfile.append_lines(files.log, [LogLine(now, entry.id, "", Reason.MANUAL, outcome)])
         return RunReport(entry.id, "", outcome)
     sink.journal = files
-    recover_intents(server, files, sink)
+    recover_intents(server, files, sink, panes)
     view = LogView(logfile.read_live(files.log))  # with what the recovery logged
     fire = Fire(entry.id, Reason.MANUAL, target.pane, 0, now, now, target.refused)
     pane = next((p for p in panes if p.pane_id == target.pane), None)

@@ -27,14 +27,15 @@ from rk.config import ServerFiles, Settings, check_private_dir, ensure_private_d
 from rk.core.diagnostics import Diag, Diagnostic, first_line
 from rk.core.dispose import Act, Disposition, Seen, dispose, edge_kept
 from rk.core.due import Fire, at_done, due, next_due
-from rk.core.entry import At, Backoff, Entry
+from rk.core.entry import At, Backoff, Entry, EntryError, TargetKind
 from rk.core.facts import PaneFact, TargetFact, resolve_all
+from rk.core.identity import JOURNAL_DROPPED, REPLACED, journal_identity, journal_moved
 from rk.core.log import LogLine, LogView, Reason, Status, proves_resolution
 from rk.core.look import seen_before_typing
 from rk.core.orphan import orphaned_since, should_expire
 from rk.core.placeholders import typed
 from rk.core.recheck import wants_recheck, watching_dialog
-from rk.entryfile import EntryDocument, EntryFileError, load_entries
+from rk.entryfile import EntryDocument, EntryFileError, EntryNotFound, load_entries
 from rk.fsutil import read_nofollow
 from rk.lock import release, try_lock
 from rk.observe import LookReport, look_around, pane_of_frame, read_screen, watched
@@ -246,10 +247,11 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
     out.recheck = any(watching_dialog(p, now) for p in panes if p.pane_id in ids)  # see the dialog's answer soon
     by_pane = {p.pane_id: p for p in panes}
     targets = resolve_all(entries, panes)
+    learn_identities(files, entries, panes, out, dry_run)
     previous = cursor.read_cursor(files.cursor)
     if not dry_run:
         out.journal = files
-        recover_intents(server, files, out)
+        recover_intents(server, files, out, panes)
     live = runtime.log_cache.read(files.log) if runtime.log_cache is not None else logfile.read_live(files.log)
     view = LogView(live)
     paused = paused_until(files.pause, now)
@@ -326,11 +328,38 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
         out.diagnostics.append(Diagnostic("", Diag.LOG_APPEND_FAILED, f"rotating {files.log}: {exc.strerror or exc}"))
 
 
-def recover_intents(server: Server, files: ServerFiles, out: ServerTick) -> None:
+def learn_identities(
+    files: ServerFiles, entries: list[Entry], panes: list[PaneFact], out: ServerTick, dry_run: bool
+) -> None:
+    """First sight: a pane target written before identity (or by the Go original)
+    learns the server its pane id belongs to from this enumeration, so a later
+    restart that reuses the id is `pane replaced`. Written under the tick's lock;
+    a dry run writes nothing."""
+    live = {p.pane_id: p.server for p in panes if not p.dead and p.server.known}
+    learn = {
+        e.id: live[e.target.value]
+        for e in entries
+        if e.target.kind == TargetKind.PANE and not e.target.server.known and e.target.value in live
+    }
+    if not learn or dry_run:
+        return
+    try:
+        with EntryDocument.edit(files, wait=0) as doc:  # this tick holds the lock
+            for entry_id, identity in learn.items():
+                with contextlib.suppress(EntryNotFound, EntryError):
+                    doc.learn_server(entry_id, identity)
+    except (EntryFileError, OSError) as exc:
+        out.diagnostics.extend(Diagnostic(e, Diag.IDENTITY_UNRECORDED, str(exc)) for e in learn)
+
+
+def recover_intents(server: Server, files: ServerFiles, out: ServerTick, panes: list[PaneFact] | None = None) -> None:
     """Resolve the deliveries a crash interrupted (we hold the server's lock, so
     their writers are gone): log what the pane shows they did, then forget them.
-    A prompt that may have gone in is never typed again (rk.delivery.recover)."""
-    from rk.delivery import recover
+    A prompt that may have gone in is never typed again (rk.delivery.recover).
+    A journal whose pane is not the one it typed into (`panes`: this tick's
+    enumeration; the tmux server restarted, the pane is gone or runs another
+    process) is dropped with a line: nothing is typed into the pane there now."""
+    from rk.delivery import forget_pending, recover
 
     try:
         names = sorted(os.listdir(files.intents))
@@ -364,7 +393,14 @@ def recover_intents(server: Server, files: ServerFiles, out: ServerTick) -> None
             with contextlib.suppress(OSError):
                 path.unlink()
             continue
-        outcome, detail = recover(server, record)
+        moved = _journal_moved(record, panes)
+        if moved:  # its marker must not make the next delivery clear the pane there now
+            forget_pending(server, str(record.get("pane") or record.get("target") or ""))
+        outcome: str | None
+        if moved and record.get("phase") != "done":
+            outcome, detail = JOURNAL_DROPPED, f"{moved}; nothing typed"
+        else:
+            outcome, detail = recover(server, record)
         out.diagnostics.append(Diagnostic(entry, Diag.INTENT_RECOVERED, f"{outcome or 'nothing logged'}: {detail}"))
         if outcome is not None:
             line = LogLine(
@@ -379,6 +415,15 @@ def recover_intents(server: Server, files: ServerFiles, out: ServerTick) -> None
             out.decisions.append(Decision(files.slug, entry, line.reason, line.target, outcome))
         with contextlib.suppress(OSError):
             path.unlink()
+
+
+def _journal_moved(record: dict, panes: list[PaneFact] | None) -> str:
+    """Why the journal's pane is not in this enumeration as it was ("" when it is, or unknown)."""
+    if panes is None:
+        return ""  # the recovery's own frame decides
+    pane_id = str(record.get("pane") or record.get("target") or "")
+    now = next((p for p in panes if p.pane_id == pane_id and not p.dead), None)
+    return journal_moved(record, now.server if now is not None else None, now.pane_pid if now is not None else 0)
 
 
 def forget_intent(files: ServerFiles, entry_id: str, dry_run: bool = False) -> None:
@@ -408,14 +453,27 @@ def fire_outcome(
     return execute(Firing(runtime, server, entry, fire, out, dry_run, view, now, pane), disposition)
 
 
-def _guard(runtime: Runtime, entry: Entry, fire: Fire, view: LogView, now: int):
+def _guard(runtime: Runtime, entry: Entry, fire: Fire, view: LogView, now: int, expected=None, intent=None):
     """The last look before typing: the pane's facts and screen in the baseline
-    frame decide again; anything but a send is returned instead of typing."""
+    frame decide again; anything but a send is returned instead of typing.
+    `expected` is the server the enumeration saw: a frame from another (the
+    server restarted in between, the id reused) is `pane replaced`. The
+    journal (`intent`) takes the identity of the pane as this frame saw it."""
+    from rk.delivery import frame_server
 
     def guard(frame):
         pane = pane_of_frame(frame)
-        screen = read_screen(pane, frame.styled, frame.field("pane_title"), now, runtime.zone)
-        seen = seen_before_typing(pane, screen, now, entry.any_program)
+        server_now = frame_server(frame)
+        if expected is not None and expected.differs(server_now):
+            seen = Seen(refused=REPLACED)
+        else:
+            screen = read_screen(pane, frame.styled, frame.field("pane_title"), now, runtime.zone)
+            seen = seen_before_typing(pane, screen, now, entry.any_program)
+        if intent is not None:
+            pane_pid = frame.field("pane_pid")
+            intent.record.update(
+                journal_identity(server_now.started, server_now.pid, int(pane_pid) if pane_pid.isdigit() else 0)
+            )
         disposition = dispose(fire, entry, view, now, runtime.settings.rate_per_hour, seen)
         return None if disposition.act == Act.SEND else disposition
 
@@ -479,12 +537,15 @@ def _act(firing: Firing, disposition: Disposition) -> str | Disposition | None:
             from rk.delivery import Intent
 
             ensure_private_dir(out.journal.intents)
-            intent = Intent(
-                str(out.journal.intent(entry.id)),
-                {"entry": entry.id, "reason": str(fire.reason), "ts": now, "target": fire.pane},
-            )
+            record: dict = {"entry": entry.id, "reason": str(fire.reason), "ts": now, "target": fire.pane}
+            if firing.pane is not None:  # which pane it types into (the guard refreshes it from its frame)
+                known = firing.pane
+                record.update(journal_identity(known.server_started, known.server_pid, known.pane_pid))
+            intent = Intent(str(out.journal.intent(entry.id)), record)
         text = typed(entry, fire, view, now, runtime.zone)  # placeholders filled; the journal's needle is of it
-        result = runtime.deliver(server, fire.pane, text, guard=_guard(runtime, entry, fire, view, now), intent=intent)
+        expected = firing.pane.server if firing.pane is not None else None
+        guard = _guard(runtime, entry, fire, view, now, expected, intent)
+        result = runtime.deliver(server, fire.pane, text, guard=guard, intent=intent)
         if result.refused is not None:  # the last look said no: nothing was typed
             return result.refused
         return str(result.outcome)

@@ -39,6 +39,7 @@ PANE_FIELDS = (
     "pane_dead",
     "window_id",
     "start_time",
+    "pid",  # the server's: with start_time, which server's life the pane ids belong to
     ROLE_OPTION,
     STATE_OPTION,
     LEGACY_STATE_OPTION,
@@ -257,6 +258,7 @@ class Server:
                 mode=row["pane_mode"],
                 pane_pid=_number(row["pane_pid"]),
                 server_started=_number(row["start_time"]),
+                server_pid=_number(row["pid"]),
                 dead=row["pane_dead"] == "1",
                 tty=tty_device(row["pane_tty"]),
                 title=row["pane_title"],

@@ -86,6 +86,8 @@ def _panes(raw: dict | None) -> list[PaneFact]:
                 dead=bool(spec.get("dead", False)),
                 kind=PaneKind(str(spec.get("kind", "agent"))),
                 window_name=str(spec.get("window_name", "")),
+                server_started=T(spec.get("server_started", 0)),
+                server_pid=int(spec.get("server_pid", 0)),
             )
         )
     return out
@@ -148,6 +150,7 @@ def _fire_dict(fire) -> dict:
         "pane": fire.pane,
         "rung": fire.rung,
         "due_at": fire.due_at,
+        "refused": fire.refused,
         "occurrence": fire.occurrence,
         "wake_pane": fire.wake_pane,
         "wake_state": fire.wake_state,

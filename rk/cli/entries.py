@@ -59,6 +59,7 @@ from rk.core.entry import (
     check_respawn_intent,
 )
 from rk.core.hours import ActiveHours
+from rk.core.identity import ServerIdentity
 from rk.core.placeholders import PlaceholderError
 from rk.core.placeholders import check as check_placeholders
 from rk.entryfile import EntryDocument, EntryFileError, EntryNotFound
@@ -149,6 +150,7 @@ def cmd_add(
             session_ref = env.caller_server().display(caller, "#{@rk_pane_agent_session}").strip()
         except TmuxError:
             session_ref = ""
+    target = _with_server(env, target)
     if if_absent == IfAbsent.RESPAWN and not argv and target.kind != TargetKind.SESSION:
         raise usage(
             "--if-absent respawn needs --respawn on role and pane targets (only session targets have a default)"
@@ -244,6 +246,26 @@ def _default_target(env: Environment, pane: str) -> tuple[Target, str]:
     if session and not any(c.isspace() for c in session):
         return Target(TargetKind.SESSION, session), session
     return Target(TargetKind.PANE, pane), session
+
+
+def _with_server(env: Environment, target: Target) -> Target:
+    """A pane target names the tmux server its id belongs to (`rk.core.identity`): a
+    restart reuses the id for another pane. Unknown when the pane is not there now
+    (the tick learns it when it first sees the pane)."""
+    from rk.tmux import Server
+
+    if target.kind != TargetKind.PANE:
+        return target
+    server = Server(name=env.server, env=env.environ)
+    if not server.is_live():
+        return target
+    try:
+        fields = server.display(target.value, "#{pane_id} #{start_time} #{pid}").split()
+    except TmuxError:
+        return target
+    if len(fields) != 3 or fields[0] != target.value or not all(f.isascii() and f.isdigit() for f in fields[1:]):
+        return target
+    return replace(target, server=ServerIdentity(int(fields[1]), int(fields[2])))
 
 
 def _receipt(entry: Entry) -> dict:

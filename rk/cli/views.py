@@ -21,7 +21,7 @@ from rk.cli.listing import left_cell, record, row_record, server_view, target_ce
 from rk.cli.options import IdArg, JsonOpt, ServerOpt
 from rk.cli.store import find, load_for_listing
 from rk.core import bounds
-from rk.core.entry import Backoff, Cron, Deliver, Entry, IfAbsent
+from rk.core.entry import Backoff, Cron, Deliver, Entry, IfAbsent, TargetKind
 from rk.core.log import LogLine
 from rk.entryfile import load_entries
 from rk.tmux import Server, TmuxError
@@ -51,7 +51,7 @@ def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serv
         f"schedule:   {entry.schedule.summary}",
         *([f"active:     {entry.active_hours.text}"] if entry.active_hours else []),
         f"wake_on:    {wake}",
-        f"target:     {entry.target.summary}",
+        f"target:     {entry.target.summary}" + _server_note(entry, zone),
         f"deliver:    {entry.deliver or Deliver.IMMEDIATE}",
         f"if_absent:  {entry.if_absent or IfAbsent.SKIP}" + (f" {list(entry.respawn)}" if entry.respawn else ""),
         f"flags:      {_flags(entry, now)}",
@@ -70,6 +70,14 @@ def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serv
             f" (target missing since {rfc3339(base['orphaned_since'], zone)})"
         )
     env.result(rec, lines)
+
+
+def _server_note(entry: Entry, zone: tzinfo) -> str:
+    """Which tmux server's pane a pane target means (its ids are reused after a restart)."""
+    server = entry.target.server
+    if not server.known:
+        return " (tmux server not recorded yet)" if entry.target.kind == TargetKind.PANE else ""
+    return f" (of the tmux server started {rfc3339(server.started, zone)}, pid {server.pid})"
 
 
 def _flags(entry: Entry, now: int) -> str:

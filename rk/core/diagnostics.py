@@ -35,6 +35,7 @@ class Diag(StrEnum):
     CURSOR_WRITE_FAILED = "cursor-write-failed"
     INTENT_RECOVERED = "intent-recovered"  #: a delivery a crash interrupted, resolved from the pane
     INTENT_UNRESOLVED = "intent-unresolved"
+    IDENTITY_UNRECORDED = "identity-unrecorded"  #: a pane target's first sight could not be written
     CLOCK_BACK = "clock-back"  #: the entry's newest line is later than now; re-anchored at now
     TICK_FAILED = "tick-failed"  #: an unexpected error in one server's tick; the others go on
 

@@ -22,6 +22,7 @@ from rk.core.cronexpr import CronError, CronExpr, zone_for
 from rk.core.durations import DurationError, format_duration, parse_duration
 from rk.core.environ import ClockError, is_pane_id, parse_instant
 from rk.core.hours import ActiveHours, HoursError
+from rk.core.identity import UNKNOWN_SERVER, ServerIdentity
 
 
 class ScheduleKind(StrEnum):
@@ -213,13 +214,22 @@ class WakeOn:
 
 @dataclass(frozen=True)
 class Target:
-    """Where the payload goes: a role, an agent session ref, or a pane id."""
+    """Where the payload goes: a role, an agent session ref, or a pane id.
+
+    A pane target also names the tmux server the pane id belongs to (`server`,
+    see `rk.core.identity`): after a restart the same id is another pane. It is
+    written as `server_started`/`server_pid` beside `pane:`, keys the Go
+    original's reader ignores; unknown (an older file) until a tick first sees
+    the pane."""
 
     kind: TargetKind
     value: str
+    server: ServerIdentity = UNKNOWN_SERVER
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", TargetKind(self.kind))
+        if self.kind != TargetKind.PANE:
+            object.__setattr__(self, "server", UNKNOWN_SERVER)  # a role or session re-resolves on any server
 
     @property
     def summary(self) -> str:
@@ -227,7 +237,12 @@ class Target:
         return f"{self.kind}:{self.value}"
 
     def to_yaml(self) -> dict[str, object]:
-        return {"kind": str(self.kind), str(self.kind): self.value}
+        out: dict[str, object] = {"kind": str(self.kind), str(self.kind): self.value}
+        if self.server.started:
+            out["server_started"] = self.server.started
+        if self.server.pid:
+            out["server_pid"] = self.server.pid
+        return out
 
 
 @dataclass(frozen=True)
@@ -453,11 +468,26 @@ def decode_target(raw: object) -> Target:
         value = _text(m.get("pane"), "pane").strip()
         if not is_pane_id(value):
             raise EntryError("pane target needs a %N pane id")
+        return Target(TargetKind.PANE, value, decode_server(m))
     elif not kind:
         raise EntryError("missing target kind")
     else:
         raise EntryError(f"unknown target kind {kind!r}")
     return Target(kind=TargetKind(kind), value=value)
+
+
+def decode_server(m: Mapping[str, object]) -> ServerIdentity:
+    """A pane target's `server_started`/`server_pid` (absent: not known yet)."""
+    started = _int(m.get("server_started"), "target server_started")
+    pid = m.get("server_pid")
+    if pid is None:
+        return ServerIdentity(started, 0)
+    if isinstance(pid, bool) or not isinstance(pid, int):
+        raise EntryError("target server_pid must be an integer (a process id)")
+    try:
+        return ServerIdentity(started, bounds.pid(pid, "target server_pid"))
+    except bounds.OutOfRange as exc:
+        raise EntryError(str(exc)) from None
 
 
 def decode_wake_on(raw: object) -> WakeOn | None:

@@ -15,6 +15,7 @@ from enum import StrEnum
 
 from rk.core.bounds import MAX_DIGITS, MAX_EPOCH, MAX_PID
 from rk.core.entry import Entry, Target, TargetKind
+from rk.core.identity import REPLACED, ServerIdentity
 
 AGENT_STATES = frozenset({"active", "waiting", "idle", "limited"})
 #: States in which a turn runs or a human is asked: skip-if-busy skips, when-idle holds.
@@ -227,6 +228,12 @@ class PaneFact:
     window_name: str = ""  #: the name of the pane's window (`{wake_window}`)
     pane_pid: int = 0  #: the pid tmux started in the pane (the root of its process tree)
     server_started: int = 0  #: the tmux server's start time (with the pane id, who the pane is)
+    server_pid: int = 0  #: the tmux server's pid (the start time is whole seconds; a restart is quicker)
+
+    @property
+    def server(self) -> ServerIdentity:
+        """The server this pane id belongs to (`rk.core.identity`)."""
+        return ServerIdentity(self.server_started, self.server_pid)
 
     @property
     def provider(self) -> str:
@@ -335,10 +342,14 @@ def resolve_target(target: Target, panes: Sequence[PaneFact], any_program: bool 
     """Resolve a target against one server's panes (in enumeration order).
 
     A pane that is found but is a shell, or a program the entry did not opt
-    into with `any_program`, is unresolved with `refused` set."""
+    into with `any_program`, is unresolved with `refused` set; so is a pane
+    target whose id now belongs to another server (`pane replaced`)."""
     live = [p for p in panes if not p.dead]
     if target.kind == TargetKind.PANE:
         for p in live:
+            if p.pane_id == target.value and target.server.differs(p.server):
+                why = f"{p.pane_id}: {REPLACED} (the tmux server restarted since the entry was made; the id is reused)"
+                return TargetFact(why=why, refused=REPLACED)
             if p.pane_id == target.value:
                 return _fact(p, any_program)
         return TargetFact(why=f"pane {target.value} is dead")
