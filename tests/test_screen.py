@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from rk.core.facts import PaneFact, PaneKind, Source
-from rk.core.look import LIMIT_RETRY, STALE_AFTER, Correction, corrected, correction, needs_look
+from rk.core.look import LIMIT_RETRY, STALE_AFTER, Correction, correction, needs_look
 from rk.core.screen import LAYOUTS, Screen, classify
 from rk.core.screen.engine import parse_line
 from rk.core.screen.resets import reset_instant
