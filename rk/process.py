@@ -108,8 +108,8 @@ def parse_proc(pid: int, stat: str, cmdline: bytes = b"", comm: str = "") -> Pro
         return None
     name = comm.strip() or head.partition("(")[2]
     words = cmdline[:MAX_CMDLINE].split(b"\0")
-    if words and not words[-1]:
-        words.pop()
+    while words and not words[-1]:
+        words.pop()  # the closing NUL, and the padding of a title set over argv (node's process.title)
     argv = tuple(w.decode("utf-8", "replace") for w in words[:MAX_ARGV])
     return Proc(pid, ppid, pgrp, tty, tpgid, fields[0][:1], name, argv)
 

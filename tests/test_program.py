@@ -264,6 +264,8 @@ def test_proc_records_parse_odd_names_and_command_lines():
     assert parse_proc(1, "1 (kthread) S 0 0 0 0 -1 0", b"").argv == ()  # a kernel thread: no argv
     assert parse_proc(1, "garbage") is None
     assert parse_proc(1, "1 (x) S a b c d e f") is None
+    titled = parse_proc(9, "9 (npm exec claude) S 1 9 9 34816 9 0", b"npm exec claude" + b"\0" * 60)
+    assert titled is not None and titled.argv == ("npm", "exec", "claude")  # node's title over its argv
     huge = parse_proc(9, "9 (x) S 1 9 9 34816 9 0", b"a\0" * 10_000)
     assert huge is not None and len(huge.argv) == 64
 
@@ -303,3 +305,17 @@ def test_ps_output_parses_where_there_is_no_proc():
     assert sorted(got) == [100, 200, 300]
     assert got[300].tty == 0
     assert judge(got, 100) == Program(PaneKind.AGENT, 200, "node", "node …/codex/bin/codex.js", "codex")
+
+
+def test_titles_and_exe_names():
+    npx = fg_job(
+        (200, ROOT, ("npm exec claude",), "npm exec claude"),  # node's process.title over its argv
+        (201, 200, ("sh", "-c", "claude"), "sh"),
+        (202, 201, ("/c/node_modules/.bin/claude",), "claude"),
+    )
+    assert npx[200].argv == ("npm", "exec", "claude")
+    assert judge(npx, ROOT).pid == 202
+    native = fg_job((200, ROOT, ("/c/node_modules/@anthropic-ai/claude-code/bin/claude.exe",), "claude.exe"))
+    assert judge(native, ROOT).agent == "claude"
+    title_only = fg_job((200, ROOT, ("npm exec @openai/codex",), "npm exec @open"))  # still fetching
+    assert judge(title_only, ROOT).agent == "codex"

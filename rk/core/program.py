@@ -178,6 +178,11 @@ class Proc:
     comm: str = ""  #: the kernel's name (the executable's, or a script's for a `#!` one)
     argv: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        # a title a program set over its argv (node's `npm exec claude`): one word with spaces
+        if len(self.argv) == 1 and " " in self.argv[0] and "/" not in self.argv[0].split(" ")[0]:
+            object.__setattr__(self, "argv", tuple(self.argv[0].split()))
+
 
 @dataclass(frozen=True)
 class Program:
@@ -215,7 +220,7 @@ def _stem(word: str) -> str:
     if name.startswith("@"):
         return name
     name = name.partition("@")[0] if "@" in name[1:] else name
-    for ext in (".js", ".mjs", ".cjs", ".ts", ".py", ".pyz", ".sh", ".rb", ".pl"):
+    for ext in (".js", ".mjs", ".cjs", ".ts", ".py", ".pyz", ".sh", ".rb", ".pl", ".exe"):
         name = name.removesuffix(ext)
     return name
 
@@ -277,8 +282,8 @@ def agent_of(proc: Proc) -> str:
     interpreter or a launcher, by the script or package it runs. A shell is
     never one by its script: what the script starts is judged by itself."""
     for name in (name_of(proc), proc.comm):
-        if name in AGENT_COMMANDS:
-            return name
+        if _stem(name) in AGENT_COMMANDS:
+            return _stem(name)
     if not any(_is_interpreter(n) or n in LAUNCHERS for n in _names(proc)):
         return ""
     runs = operand(proc)
