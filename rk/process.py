@@ -115,31 +115,32 @@ def parse_proc(pid: int, stat: str, cmdline: bytes = b"", comm: str = "") -> Pro
 
 
 def _read(path: str, limit: int = MAX_CMDLINE) -> bytes:
-    with open(path, "rb") as fh:
-        return fh.read(limit)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return os.read(fd, limit)
+    finally:
+        os.close(fd)
 
 
 def _proc_table(ttys: Collection[int], proc_root: str) -> dict[int, Proc]:
+    """One pass: each pid's stat line (a single read), and the command line of
+    those on a wanted terminal only; the name comes from stat (the kernel's comm)."""
     table: dict[int, Proc] = {}
-    with os.scandir(proc_root) as it:
-        for n, entry in enumerate(it):
-            if n >= MAX_SCAN or len(table) >= MAX_KEPT:
-                break
-            if not entry.name.isdigit():
+    names = [n for n in os.listdir(proc_root)[:MAX_SCAN] if n.isdigit()]
+    for name in names:
+        if len(table) >= MAX_KEPT:
+            break
+        try:
+            stat = _read(f"{proc_root}/{name}/stat", 1024).decode("utf-8", "replace")
+            fields = stat.rpartition(")")[2].split(None, 6)
+            if len(fields) < 6 or not fields[4].isdigit() or int(fields[4]) not in ttys:
                 continue
-            pid = int(entry.name)
-            try:
-                stat = _read(f"{proc_root}/{pid}/stat", 4096).decode("utf-8", "replace")
-                fields = stat.rpartition(")")[2].split()
-                if len(fields) < 5 or not fields[4].lstrip("-").isdigit() or int(fields[4]) not in ttys:
-                    continue
-                cmdline = _read(f"{proc_root}/{pid}/cmdline")
-                comm = _read(f"{proc_root}/{pid}/comm", 64).decode("utf-8", "replace")
-            except OSError:
-                continue  # gone meanwhile
-            proc = parse_proc(pid, stat, cmdline, comm)
-            if proc is not None:
-                table[pid] = proc
+            cmdline = _read(f"{proc_root}/{name}/cmdline")
+        except OSError:
+            continue  # gone meanwhile
+        proc = parse_proc(int(name), stat, cmdline)
+        if proc is not None:
+            table[proc.pid] = proc
     return table
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from rk.core import environ
 from rk.core.environ import LEGACY_STATE_OPTION, ROLE_OPTION, SESSION_OPTION, SOURCE_OPTION, STATE_OPTION
 from rk.core.facts import PaneFact, reconcile
-from rk.core.program import judge
+from rk.core.program import Proc, judge
 from rk.process import own_pids, process_info, read_table, tty_device
 
 DEFAULT_TIMEOUT = 5.0
@@ -274,12 +274,15 @@ class Server:
         ids = {p.pane_id for p in listed} if concerned is None else set(concerned(listed))
         judged = {p.pane_id: p.tty for p in listed if p.pane_id in ids and not p.dead and p.pane_pid}
         table = read_table(set(judged.values())) if judged else {}
+        by_tty: dict[int, dict[int, Proc]] = {}
+        for proc in (table or {}).values():
+            by_tty.setdefault(proc.tty, {})[proc.pid] = proc  # a pane's tree is on its own tty
         own = own_pids()
         facts = []
         for row, pane in zip(rows, listed):
             program = None
             if table is not None and pane.pane_id in judged:
-                program = judge(table, pane.pane_pid, own)
+                program = judge(by_tty.get(pane.tty, {}), pane.pane_pid, own)
             facts.append(
                 reconcile(
                     replace(pane, session_ref=""),
