@@ -169,7 +169,7 @@ def parse_ps(out: str, device: dict[str, int]) -> dict[int, Proc]:
 def _ps_table(ttys: Collection[int]) -> dict[int, Proc] | None:
     try:
         proc = subprocess.run(
-            ["ps", "-A", "-o", PS_COLUMNS], stdin=subprocess.DEVNULL, capture_output=True, timeout=2.0
+            ["ps", "-A", "-ww", "-o", PS_COLUMNS], stdin=subprocess.DEVNULL, capture_output=True, timeout=2.0
         )
     except (OSError, subprocess.SubprocessError):
         return None

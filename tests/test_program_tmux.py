@@ -175,3 +175,72 @@ def test_rk_cron_add_in_a_pane_does_not_report_its_own_pane_as_python(env, tmux_
     warnings = err.read_text()
     assert "python" not in warnings
     assert f"{pane}: shell in pane" in warnings  # the pane holds the shell rk was started from
+
+
+def _frame_of(server, pane: str):
+    """The delivery guard's frame of `pane`, its fields read as the delivery reads them."""
+    from rk.delivery import _FRAME_FIELDS, Frame
+
+    fields = tuple(server.display(pane, "#{" + f + "}") for f in _FRAME_FIELDS)
+    return Frame(pane, False, False, "0,0", server.capture(pane), "", fields)
+
+
+def test_the_delivery_guard_judges_by_the_same_process_tree(tmux_server, tmp_path):
+    from rk.observe import pane_of_frame
+
+    server = tmux_server
+    repl = repl_over_claudes_frame(server, tmp_path, f"{PYTHON3} -q", ">>> ")
+    server.set_pane_option(repl, "@rk_pane_agent_state", f"idle:{T0}")
+    server.set_pane_option(repl, "@rk_pane_agent_source", f"screen:{T0}")  # what an older rk's look wrote
+    judged = pane_of_frame(_frame_of(server, repl))
+    assert (judged.kind, judged.program, judged.state) == ("program", "python3", "")
+    agent, _ = _fake_agent(tmp_path)
+    wrapped = new_pane(server, f"sh -c '{agent}; true'")
+    wait_for(lambda: pane_of_frame(_frame_of(server, wrapped)).kind == "agent", message="the wrapped agent")
+    assert pane_of_frame(_frame_of(server, wrapped)).agent == "aider"
+
+
+def test_the_process_table_is_read_once_and_only_for_the_panes_that_matter(tmux_server, tmp_path, monkeypatch):
+    import rk.tmux
+    from rk.core.entry import Entry, Every, Target
+    from rk.core.facts import panes_concerned
+    from rk.process import tty_device
+
+    server = tmux_server
+    repl = new_pane(server, f"{PYTHON3} -q")
+    other = new_pane(server, "cat")
+    wait_for(lambda: ">>>" in server.capture(repl), message="the python prompt")
+    reads: list[set[int]] = []
+    real = rk.tmux.read_table
+    monkeypatch.setattr(rk.tmux, "read_table", lambda ttys: reads.append(set(ttys)) or real(ttys))
+    entry = Entry("e1", Every(30), Target("pane", repl), "hi")
+    facts = {p.pane_id: p for p in server.pane_facts(lambda listed: panes_concerned([entry], listed))}
+    assert reads == [{tty_device(server.display(repl, "#{pane_tty}"))}]  # one pass, the target's tty alone
+    assert (facts[repl].kind, facts[repl].program) == ("program", "python3")
+    assert facts[other].program == ""  # not judged: not a target this tick
+    reads.clear()
+    server.pane_facts(lambda listed: ())
+    assert reads == []  # nothing matters: nothing is read
+    server.pane_facts()
+    assert len(reads) == 1 and len(reads[0]) == len(server.list_panes())  # every pane, still one pass
+
+
+def test_ps_and_proc_judge_a_pane_alike(tmux_server, tmp_path):
+    from rk.core.program import judge
+    from rk.process import _ps_table, read_table, tty_device
+
+    server = tmux_server
+    panes = [new_pane(server, f"{PYTHON3} -q"), interactive_bash(server, tmp_path)]
+    _fake_agent(tmp_path)
+    panes.append(new_pane(server, f"sh -c '{tmp_path / 'bin' / 'aider'}; true'"))
+    wait_for(lambda: ">>>" in server.capture(panes[0]), message="the python prompt")
+    for pane in panes:
+        tty, root = tty_device(server.display(pane, "#{pane_tty}")), int(server.display(pane, "#{pane_pid}"))
+        by_proc, by_ps = read_table({tty}), _ps_table({tty})
+        assert by_proc is not None and by_ps is not None
+        a, b = judge(by_proc, root), judge(by_ps, root)
+        assert a is not None and b is not None and (a.kind, a.pid, a.agent) == (b.kind, b.pid, b.agent)
+    assert [
+        judge(read_table({tty_device(server.display(p, "#{pane_tty}"))}), int(server.display(p, "#{pane_pid}"))).kind
+        for p in panes
+    ] == ["program", "shell", "agent"]
