@@ -2,9 +2,10 @@
 
 The tmux layer (`rk.tmux`) reads every pane of a server in one enumeration
 and hands over `PaneFact`s; this module turns option text into agent states,
-discards stale states (the reconciler), and resolves an entry's target to a
-pane, or says why not. Pure: the only outside fact, whether a pid is alive, is
-passed in.
+discards stale states (the reconciler), judges each pane's kind (from the
+process tree `rk.core.program` read, else the command), and resolves an
+entry's target to a pane, or says why not. Pure: the outside facts (whether a
+pid is alive and in front, the judged program) are passed in.
 """
 
 from __future__ import annotations

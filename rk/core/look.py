@@ -1,8 +1,11 @@
 """The screen as a second source of truth: when rk looks at a pane, and what the
 look changes about what rk believes.
 
-Hooks are the first source, and a fresh hook state costs nothing. rk looks
-(one `capture-pane`) at a pane that matters this tick when
+Hooks are the first source, and a fresh hook state costs nothing. The
+screen only ever reads an agent's pane (one the process tree or a hook pid
+shows): it never makes a shell or a program (a REPL over an agent's last
+frame) an agent. rk looks (one `capture-pane`) at an agent pane that matters
+this tick when
 
 * it has no state at all, or only one the screen wrote (an agent without hooks);
 * it is busy (`active` or `waiting`) without a fresh write for STALE_AFTER
