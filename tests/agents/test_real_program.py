@@ -67,6 +67,8 @@ def test_a_python_repl_after_claude_exited_is_never_typed_into(rig, tmp_path):
     r.run.keys_literal("python3 -q")
     r.run.enter()
     r.run.wait_screen(lambda s: s.rstrip().endswith(">>>"), timeout=20)
+    seen = screen_reads(r)
+    assert (seen.agent, seen.state) == ("claude", "idle")  # Claude's last frame alone would pass for an idle Claude
     marker = tmp_path / "executed"
     payload = f"__import__('pathlib').Path({str(marker)!r}).touch()"
     refused = "no agent in pane (python3)"
@@ -127,3 +129,31 @@ def test_claude_launched_through_a_wrapper_is_an_agent_and_delivered_to(rig, tmp
     r.run.tmux.run("set-option", "-p", "-u", "-t", r.pane, "@rk_pane_agent_state")
     r.run.tmux.run("set-option", "-p", "-u", "-t", r.pane, "@rk_agent_state")
     assert listed(r)["kind"] == "agent"
+
+
+def test_codex_from_npm_is_an_agent_and_a_node_repl_after_it_is_not(rig, tmp_path):
+    """Codex runs as `node …/codex.js`, which spawns the native binary: an agent by its
+    processes even with no hook state; once it quit, a `node` REPL over its last
+    frame gets nothing."""
+    r = rig("codex")
+    row = listed(r)
+    assert (row["kind"], row["program"]) == ("agent", "codex")
+    assert r.run.pane_info()["pane_current_command"] == "node"  # what tmux alone would go by
+    r.run.tmux.run("set-option", "-p", "-u", "-t", r.pane, "@rk_pane_agent_state")
+    r.run.tmux.run("set-option", "-p", "-u", "-t", r.pane, "@rk_agent_state")
+    assert listed(r)["kind"] == "agent"
+    r.run.keys_literal("/quit")
+    time.sleep(0.3)
+    r.run.enter()
+    assert _poll(lambda: _at_shell(r), 20), r.run.capture()
+    r.run.keys_literal("node")
+    r.run.enter()
+    r.run.wait_screen(lambda s: s.rstrip().endswith(">"), timeout=20)
+    marker = tmp_path / "executed"
+    payload = f"require('fs').writeFileSync({str(marker)!r}, '')"
+    fire = r.add(payload, "--every", "1m")
+    assert r.tick() == {fire: "skipped-absent: no agent in pane (node)"}
+    sent = r.rk("send", "--pane", r.pane, payload, check=False)
+    assert sent.returncode == 1 and "no agent in pane (node)" in sent.stdout + sent.stderr
+    assert (listed(r)["kind"], listed(r)["program"]) == ("program", "node")
+    assert payload not in r.run.capture() and not marker.exists() and r.prompts() == []
