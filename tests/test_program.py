@@ -143,6 +143,11 @@ def test_rk_itself_is_never_the_panes_program():
         (200, ROOT, ("claude",), ""), (201, 200, ("bash", "-c", "rk cron add"), ""), (202, 201, rk[2], "rk")
     )
     assert kind_of(in_agent, own=[202]) == (PaneKind.AGENT, "claude")
+    # rk run from a REPL (os.system): the REPL stays the pane's program
+    from_repl = fg_job(
+        (200, ROOT, ("python3",), ""), (201, 200, ("sh", "-c", "rk cron add x"), ""), (202, 201, rk[2], "rk")
+    )
+    assert kind_of(from_repl, own=[202]) == (PaneKind.PROGRAM, "python3")
     # rk in a pipe with a pager: the pager reads the keyboard
     piped = fg_job(rk, (201, ROOT, ("less",), ""))
     assert kind_of(piped, own=[200]) == (PaneKind.PROGRAM, "less")
@@ -156,11 +161,10 @@ def test_no_verdict_without_the_root_or_a_terminal():
     assert judge(zombie, ROOT) is None  # the group is only a zombie: nothing reads the keyboard
 
 
-def test_short_argv_and_label():
+def test_short_argv():
     p = proc(7, 1, 7, "node", "/usr/lib/node_modules/@anthropic-ai/claude-code/cli.js", "--resume")
     assert short_argv(p) == "node …/claude-code/cli.js --resume"
     assert len(short_argv(proc(7, 1, 7, "x", *["word"] * 40))) == 60
-    assert Program(PaneKind.PROGRAM, 4242, "python3", "python3").label == "python3 (pid 4242)"
 
 
 # -- the kind in the reconciler and the look

@@ -194,11 +194,6 @@ class Program:
     argv: str = ""  #: a short command line, as `node …/claude-code/cli.js`
     agent: str = ""  #: the agent CLI it is (`claude`, `codex`…), for an agent
 
-    @property
-    def label(self) -> str:
-        """`python3 (pid 4242)`: the process judged by, for people."""
-        return f"{self.argv or self.name} (pid {self.pid})" if self.pid else self.name
-
 
 def base(path: str) -> str:
     """A command's name: the last path component, a login shell's leading `-` dropped."""
@@ -355,13 +350,14 @@ def _judge_group(members: Mapping[int, Proc]) -> Program | None:
 
 
 def _own_chain(own: int, table: Mapping[int, Proc], group: int) -> tuple[set[int], int]:
-    """rk's own process and the launchers above it in `group` (stopping at an
-    agent, which stays the pane's), and the pid of the process that started them."""
+    """rk's own process and the launchers above it in `group` (`uv run`, `sh -c`),
+    and the pid of the process that started them. An agent or another program
+    above rk (a REPL that ran it) is not rk's: it stays the pane's."""
     chain: set[int] = set()
     pid = own
     while pid in table and table[pid].pgrp == group and pid not in chain:
         proc = table[pid]
-        if pid != own and agent_of(proc):
+        if pid != own and (agent_of(proc) or not is_launcher(proc)):
             break
         chain.add(pid)
         pid = proc.ppid
