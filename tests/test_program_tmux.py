@@ -244,3 +244,21 @@ def test_ps_and_proc_judge_a_pane_alike(tmux_server, tmp_path):
         judge(read_table({tty_device(server.display(p, "#{pane_tty}"))}), int(server.display(p, "#{pane_pid}"))).kind
         for p in panes
     ] == ["program", "shell", "agent"]
+
+
+def test_without_the_process_table_the_command_decides_and_the_screen_never_promotes(
+    tmux_server, tmp_path, monkeypatch
+):
+    import rk.tmux
+    from rk.core.entry import Entry, Every, Target
+    from rk.observe import look_around
+
+    server = tmux_server
+    repl = repl_over_claudes_frame(server, tmp_path, f"{PYTHON3} -q", ">>> ")
+    monkeypatch.setattr(rk.tmux, "read_table", lambda ttys: None)  # no /proc, no ps
+    facts = {p.pane_id: p for p in server.pane_facts()}
+    assert (facts[repl].kind, facts[repl].command, facts[repl].program) == ("program", "python3", "")
+    entry = Entry("e1", Every(30), Target("pane", repl), "hi")
+    looked = {p.pane_id: p for p in look_around(server, [entry], list(facts.values()), int(time.time()), timezone.utc)}
+    assert (looked[repl].kind, looked[repl].state) == ("program", "")
+    assert server.display(repl, "#{@rk_pane_agent_state}") == ""  # nothing written from the frame
