@@ -84,14 +84,28 @@ def repl_over_claudes_frame(server, tmp_path: Path, repl: str, prompt: str) -> s
 
 
 @pytest.mark.parametrize(
-    ("repl", "name", "prompt", "code"),
+    ("repl", "name", "prompt", "code", "show"),
     [
-        (f"{PYTHON3} -q", "python3", ">>> ", "__import__('pathlib').Path('{marker}').touch()"),
-        ("node", "node", "> ", "require('fs').writeFileSync('{marker}', '')"),
+        (
+            f"{PYTHON3} -q",
+            "python3",
+            ">>> ",
+            "__import__('pathlib').Path('{marker}').touch()",
+            f"print(open('{FRAME}').read(), end='')",
+        ),
+        (
+            "node",
+            "node",
+            "> ",
+            "require('fs').writeFileSync('{marker}', '')",
+            f"process.stdout.write(require('fs').readFileSync('{FRAME}', 'utf8'))",
+        ),
     ],
     ids=["python3", "node"],
 )
-def test_a_repl_over_an_agents_last_frame_is_never_typed_into(env, tmux_server, tmp_path, repl, name, prompt, code):
+def test_a_repl_over_an_agents_last_frame_is_never_typed_into(
+    env, tmux_server, tmp_path, repl, name, prompt, code, show
+):
     if repl == "node" and shutil.which("node", path="/usr/bin:/bin") is None:
         pytest.fail("node is required for this test")
     server = tmux_server
@@ -117,8 +131,12 @@ def test_a_repl_over_an_agents_last_frame_is_never_typed_into(env, tmux_server, 
     assert tick(env, server, T0 + 60) == dict.fromkeys(entries, f"skipped-absent: {refused}")
     row = listed(env, server, pane)
     assert (row["kind"], row["program"], row["state"], row["source"]) == ("program", name, "", "")
+    # the REPL itself prints a composer-like frame
+    type_line(server, pane, show)
+    wait_for(lambda: screen_reads(server, pane).agent == "claude", message="the REPL showing Claude's frame")
+    assert tick(env, server, T0 + 90) == dict.fromkeys(entries, f"skipped-absent: {refused}")
     lines = read_live(Path(env["RK_STATE_DIR"]) / f"{server.name}.log")
-    assert [line.outcome for line in lines] == [f"skipped-absent: {refused}"] * 7  # 3 fires, the send, 3 fires
+    assert [line.outcome for line in lines] == [f"skipped-absent: {refused}"] * 10  # 3 fires, the send, 3 + 3 fires
     assert payload not in server.capture(pane) and not marker.exists()  # 0 prompts into the REPL
     # The control: the same text typed by hand does run in this REPL.
     type_line(server, pane, payload)
