@@ -21,9 +21,10 @@ from rk.core.entry import Entry
 from rk.core.environ import LEGACY_STATE_OPTION, SESSION_OPTION, SOURCE_OPTION, STATE_OPTION
 from rk.core.facts import PaneFact, PaneKind, reconcile, resolve_target
 from rk.core.look import Correction, corrected, correction, needs_look
+from rk.core.program import judge
 from rk.core.screen import LAYOUTS, Screen, classify
 from rk.delivery import Frame
-from rk.process import process_info, tty_device
+from rk.process import own_pids, process_info, read_table, tty_device
 from rk.tmux import Server, TmuxError
 
 #: Seconds between the two captures that show a screen has settled.
@@ -49,8 +50,8 @@ def read_screen(pane: PaneFact, styled: str, title: str, now: int, zone: tzinfo)
 
 def watched(entries: Sequence[Entry], panes: Sequence[PaneFact]) -> set[str]:
     """Pane ids whose state matters this tick: every entry's target (a program
-    included, whose screen may show an agent) and, when an entry wakes on the
-    server's states, every pane that is not a shell."""
+    included, which `needs_look` then leaves alone) and, when an entry wakes on
+    the server's states, every pane that is not a shell."""
     ids: set[str] = set()
     for entry in entries:
         fact = resolve_target(entry.target, panes, any_program=True)
@@ -113,14 +114,20 @@ def look_around(
 
 
 def pane_of_frame(frame: Frame) -> PaneFact:
-    """The pane's facts as a delivery frame read them (state reconciled, kind judged)."""
+    """The pane's facts as a delivery frame read them (state reconciled, kind
+    judged from the pane's process tree, read now for this pane's tty alone)."""
     pane = PaneFact(
         frame.pane_id,
         command=frame.field("pane_current_command"),
         tty=tty_device(frame.field("pane_tty")),
         title=frame.field("pane_title"),
         window_name=frame.field("window_name"),
+        pane_pid=_number(frame.field("pane_pid")),
     )
+    program = None
+    if pane.pane_pid and pane.tty:
+        table = read_table({pane.tty})
+        program = judge(table, pane.pane_pid, own_pids()) if table is not None else None
     return reconcile(
         pane,
         frame.field(STATE_OPTION),
@@ -128,7 +135,12 @@ def pane_of_frame(frame: Frame) -> PaneFact:
         frame.field(SESSION_OPTION),
         process_info,
         frame.field(SOURCE_OPTION),
+        program,
     )
+
+
+def _number(text: str) -> int:
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 12 else 0
 
 
 def _look(
@@ -150,7 +162,7 @@ def _look(
             if write:
                 server.write_state(pane.pane_id, fix.value, fix.note)
             report.corrections.append((pane.pane_id, fix))
-        return corrected(pane, fix, screen), screen
+        return corrected(pane, fix), screen
     except TmuxError as exc:
         report.errors.append(f"{pane.pane_id}: {exc}")
         return pane, None

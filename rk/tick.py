@@ -28,7 +28,7 @@ from rk.core.diagnostics import Diag, Diagnostic, first_line
 from rk.core.dispose import Act, Disposition, Seen, dispose, edge_kept
 from rk.core.due import Fire, at_done, due, next_due
 from rk.core.entry import At, Backoff, Entry, EntryError, TargetKind
-from rk.core.facts import PaneFact, TargetFact, resolve_all
+from rk.core.facts import PaneFact, TargetFact, panes_concerned, resolve_all
 from rk.core.identity import JOURNAL_DROPPED, REPLACED, journal_identity, journal_moved
 from rk.core.log import LogLine, LogView, Reason, Status, proves_resolution
 from rk.core.look import seen_before_typing
@@ -233,7 +233,7 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
     out.diagnostics.extend(loaded.diagnostics)
     entries = loaded.entries
     try:
-        panes = server.pane_facts()
+        panes = server.pane_facts(lambda listed: panes_concerned(entries, listed))
     except TmuxError as exc:
         # Nothing was gathered: every target would look absent and trigger its
         # if_absent (respawn storms on a transient error). Skip the server.

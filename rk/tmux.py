@@ -16,14 +16,15 @@ import secrets
 import socket
 import stat
 import subprocess
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rk.core import environ
 from rk.core.environ import LEGACY_STATE_OPTION, ROLE_OPTION, SESSION_OPTION, SOURCE_OPTION, STATE_OPTION
 from rk.core.facts import PaneFact, reconcile
-from rk.process import process_info, tty_device
+from rk.core.program import Proc, judge
+from rk.process import own_pids, process_info, read_table, tty_device
 
 DEFAULT_TIMEOUT = 5.0
 
@@ -85,6 +86,27 @@ def split_head(out: str, fields: tuple[str, ...], mark: str) -> tuple[dict[str, 
 def _number(text: str) -> int:
     """A numeric format value (a pid, an epoch); 0 when tmux printed nothing usable."""
     return int(text) if text.isascii() and text.isdigit() and len(text) <= 12 else 0
+
+
+def _pane_of_row(row: dict[str, str]) -> PaneFact:
+    """A pane as listed, before reconciling (its session option as it stands)."""
+    return PaneFact(
+        pane_id=row["pane_id"],
+        command=row["pane_current_command"],
+        window_id=row["window_id"],
+        role=row[ROLE_OPTION],
+        active=row["pane_active"] == "1",
+        in_mode=row["pane_in_mode"] == "1",
+        mode=row["pane_mode"],
+        pane_pid=_number(row["pane_pid"]),
+        server_started=_number(row["start_time"]),
+        server_pid=_number(row["pid"]),
+        dead=row["pane_dead"] == "1",
+        tty=tty_device(row["pane_tty"]),
+        title=row["pane_title"],
+        window_name=row["window_name"],
+        session_ref=row[SESSION_OPTION].strip(),
+    )
 
 
 class TmuxError(Exception):
@@ -244,34 +266,34 @@ class Server:
         """Every pane of the server, one `list-panes -a` call, as field dicts."""
         return self.listing("list-panes", PANE_FIELDS)
 
-    def pane_facts(self) -> list[PaneFact]:
-        """Reconciled facts for every pane, in enumeration order."""
+    def pane_facts(self, concerned: Callable[[list[PaneFact]], Collection[str]] | None = None) -> list[PaneFact]:
+        """Reconciled facts for every pane, in enumeration order. The panes
+        `concerned` names (given the facts as listed, options unreconciled;
+        default: every pane) are judged from their process tree, read once for
+        all of them; the others by their command alone."""
+        rows = self.list_panes()
+        listed = [_pane_of_row(row) for row in rows]
+        ids = {p.pane_id for p in listed} if concerned is None else set(concerned(listed))
+        judged = {p.pane_id: p.tty for p in listed if p.pane_id in ids and not p.dead and p.pane_pid}
+        table = read_table(set(judged.values())) if judged else {}
+        by_tty: dict[int, dict[int, Proc]] = {}
+        for proc in (table or {}).values():
+            by_tty.setdefault(proc.tty, {})[proc.pid] = proc  # a pane's tree is on its own tty
+        own = own_pids()
         facts = []
-        for row in self.list_panes():
-            pane = PaneFact(
-                pane_id=row["pane_id"],
-                command=row["pane_current_command"],
-                window_id=row["window_id"],
-                role=row[ROLE_OPTION],
-                active=row["pane_active"] == "1",
-                in_mode=row["pane_in_mode"] == "1",
-                mode=row["pane_mode"],
-                pane_pid=_number(row["pane_pid"]),
-                server_started=_number(row["start_time"]),
-                server_pid=_number(row["pid"]),
-                dead=row["pane_dead"] == "1",
-                tty=tty_device(row["pane_tty"]),
-                title=row["pane_title"],
-                window_name=row["window_name"],
-            )
+        for row, pane in zip(rows, listed):
+            program = None
+            if table is not None and pane.pane_id in judged:
+                program = judge(by_tty.get(pane.tty, {}), pane.pane_pid, own)
             facts.append(
                 reconcile(
-                    pane,
+                    replace(pane, session_ref=""),
                     row[STATE_OPTION],
                     row[LEGACY_STATE_OPTION],
                     row[SESSION_OPTION],
                     process_info,
                     row[SOURCE_OPTION],
+                    program,
                 )
             )
         return facts

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -34,7 +35,9 @@ def test_version_prints_the_package_version():
 def test_agent_list_shows_state_since_source_and_hooks(tmp_path, tmux_server):
     env = dict(make_env(tmp_path), TMUX_TMPDIR=os.environ["TMUX_TMPDIR"], TZ="UTC")
     pane = tmux_server.run("list-panes", "-t", "main", "-F", "#{pane_id}").split()[0]
-    second = tmux_server.run("split-window", "-d", "-t", "main", "-P", "-F", "#{pane_id}", "cat").strip()
+    hookless = tmp_path / "claude"  # an agent without hooks (its state is the screen's): a process named claude
+    hookless.symlink_to(shutil.which("cat"))
+    second = tmux_server.run("split-window", "-d", "-t", "main", "-P", "-F", "#{pane_id}", str(hookless)).strip()
     tmux_server.set_pane_option(pane, "@rk_pane_agent_state", f"idle:{T0}")
     tmux_server.set_pane_option(pane, "@rk_pane_agent_session", "claude:abc123")
     tmux_server.set_pane_option(second, "@rk_pane_agent_state", f"waiting:{T0 + 5}")
@@ -51,6 +54,8 @@ def test_agent_list_shows_state_since_source_and_hooks(tmp_path, tmux_server):
         "since": T0,
         "source": "hook",
         "hooks_seen": True,
+        "process": "cat",
+        "process_pid": int(tmux_server.display(pane, "#{pane_pid}")),
     }
     assert (by_pane[second]["state"], by_pane[second]["source"], by_pane[second]["hooks_seen"]) == (
         "waiting",
@@ -59,7 +64,17 @@ def test_agent_list_shows_state_since_source_and_hooks(tmp_path, tmux_server):
     )
     human = run_in(["agent", "list", "-L", tmux_server.name], env)
     assert human.code == 0
-    assert human.out.splitlines()[0].split() == ["SERVER", "PANE", "PROGRAM", "STATE", "SINCE", "FROM", "HOOKS"]
+    assert human.out.splitlines()[0].split() == [
+        "SERVER",
+        "PANE",
+        "KIND",
+        "PROGRAM",
+        "STATE",
+        "SINCE",
+        "FROM",
+        "HOOKS",
+        "PROCESS",
+    ]
     assert f"{pane}" in human.out and "2027-01-15T08:00:00+00:00" in human.out and "never" in human.out
     everywhere = run_in(["agent", "list", "--all", "--json"], env).json()["result"]
     assert {r["pane"] for r in everywhere if r["server"] == tmux_server.name} == {pane, second}

@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from rk.core.facts import PaneFact, PaneKind, Source
-from rk.core.look import LIMIT_RETRY, STALE_AFTER, Correction, corrected, correction, needs_look
+from rk.core.look import LIMIT_RETRY, STALE_AFTER, Correction, correction, needs_look
 from rk.core.screen import LAYOUTS, Screen, classify
 from rk.core.screen.engine import parse_line
 from rk.core.screen.resets import reset_instant
@@ -295,7 +295,7 @@ def test_a_fresh_hook_state_costs_no_look():
     assert not needs_look(pane("idle", now - 5, 42, Source.SCREEN), now)  # hooked (a pid): hooks come back
     assert not needs_look(pane(kind=PaneKind.SHELL, command="bash"), now)
     assert not needs_look(pane(kind=PaneKind.PROGRAM, command="vim"), now)
-    assert needs_look(pane(kind=PaneKind.PROGRAM, command="node"), now)  # maybe an npm agent
+    assert not needs_look(pane(kind=PaneKind.PROGRAM, command="node"), now)  # an npm agent is judged by its processes
     limited = pane("limited", now - 5, 42, reset_at=now + 600)
     assert not needs_look(limited, now)
     assert needs_look(pane("limited", now - 5, 42, reset_at=now - 1), now)  # the reset passed
@@ -334,14 +334,6 @@ def test_corrections():
     assert correction(pane("limited", now - 60, 42), rest, now, True) == Correction(
         "idle", now, 42
     )  # the banner is gone
-
-
-def test_a_program_whose_screen_is_an_agent_counts_as_one():
-    node = pane(kind=PaneKind.PROGRAM, command="node")
-    seen = Screen("codex", "idle")
-    after = corrected(node, correction(node, seen, 10, False), seen)
-    assert (after.kind, after.state, after.source) == (PaneKind.AGENT, "idle", "screen")
-    assert corrected(node, None, Screen()).kind == PaneKind.PROGRAM
 
 
 def test_what_a_pane_shows_right_before_typing():

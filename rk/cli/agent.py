@@ -126,7 +126,8 @@ def cmd_list(
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
-    """Every pane with its program, agent state, since when, and where the state came from.
+    """Every pane with its kind, program, agent state, since when, where the state came
+    from, and the process the kind was judged by.
 
     Example: rk agent list --all
     """
@@ -160,13 +161,17 @@ def cmd_list(
     if not rows:
         env.result(records, "no panes" + ("" if every else f" on server {env.server}"))
         return
-    lines = [f"{'SERVER':<10} {'PANE':<5} {'PROGRAM':<9} {'STATE':<8} {'SINCE':<25} {'FROM':<7} HOOKS"]
+    lines = [
+        f"{'SERVER':<10} {'PANE':<5} {'KIND':<7} {'PROGRAM':<9} {'STATE':<8} {'SINCE':<25} {'FROM':<7} "
+        f"{'HOOKS':<5} PROCESS"
+    ]
     for r in rows:
         since = rfc3339(r.since, zone) if r.since else "-"
         hooks = "seen" if r.hooks_seen else "never"
+        process = f"{r.process} (pid {r.process_pid})" if r.process_pid else "-"
         lines.append(
-            f"{r.server:<10} {r.pane:<5} {r.program or '-':<9} {r.state or '-':<8} {since:<25} "
-            f"{r.source or '-':<7} {hooks}"
+            f"{r.server:<10} {r.pane:<5} {r.kind:<7} {r.program or '-':<9} {r.state or '-':<8} {since:<25} "
+            f"{r.source or '-':<7} {hooks:<5} {process}"
         )
     env.result(records, lines)
 
@@ -174,7 +179,9 @@ def cmd_list(
 @dataclass(frozen=True)
 class AgentRow:
     """One `agent list` record. Hooks were seen when a hook stamped the pane's session
-    or wrote its current state (a state with no source note is a hook's)."""
+    or wrote its current state (a state with no source note is a hook's). `process`
+    and `process_pid` name the process the kind was judged by (its short command
+    line; "" and 0 when the process tree could not be read)."""
 
     server: str
     pane: str
@@ -184,6 +191,8 @@ class AgentRow:
     since: int
     source: str
     hooks_seen: bool
+    process: str
+    process_pid: int
 
     @staticmethod
     def of(server: str, fact: PaneFact) -> AgentRow:
@@ -191,10 +200,12 @@ class AgentRow:
         return AgentRow(
             server,
             fact.pane_id,
-            fact.provider or fact.command,
+            fact.provider or fact.program_name,
             str(fact.kind),
             fact.state,
             fact.epoch,
             str(source),
             bool(fact.session_ref) or source == Source.HOOK,
+            fact.program_argv,
+            fact.program_pid,
         )

@@ -2,9 +2,10 @@
 
 The tmux layer (`rk.tmux`) reads every pane of a server in one enumeration
 and hands over `PaneFact`s; this module turns option text into agent states,
-discards stale states (the reconciler), and resolves an entry's target to a
-pane, or says why not. Pure: the only outside fact, whether a pid is alive, is
-passed in.
+discards stale states (the reconciler), judges each pane's kind (from the
+process tree `rk.core.program` read, else the command), and resolves an
+entry's target to a pane, or says why not. Pure: the outside facts (whether a
+pid is alive and in front, the judged program) are passed in.
 """
 
 from __future__ import annotations
@@ -16,67 +17,16 @@ from enum import StrEnum
 from rk.core.bounds import MAX_DIGITS, MAX_EPOCH, MAX_PID
 from rk.core.entry import Entry, Target, TargetKind
 from rk.core.identity import REPLACED, ServerIdentity
+from rk.core.program import AGENT_COMMANDS as AGENT_COMMANDS  # re-exported: judged in rk.core.program
+from rk.core.program import SHELLS as SHELLS
+from rk.core.program import PaneKind as PaneKind
+from rk.core.program import Program
 
 AGENT_STATES = frozenset({"active", "waiting", "idle", "limited"})
 #: States in which a turn runs or a human is asked: skip-if-busy skips, when-idle holds.
 BUSY_STATES = frozenset({"active", "waiting"})
 #: A usage or rate limit: nothing is typed until it resets.
 LIMITED = "limited"
-
-#: Foreground commands that are plain shells: a payload typed there would be
-#: executed, so such a pane never receives one (tmux reports the basename of
-#: argv[0] without a login shell's leading `-`).
-SHELLS = frozenset(
-    {
-        "bash",
-        "zsh",
-        "fish",
-        "sh",
-        "dash",
-        "ksh",
-        "mksh",
-        "oksh",
-        "pdksh",
-        "tcsh",
-        "csh",
-        "ash",
-        "busybox",
-        "nu",
-        "xonsh",
-        "elvish",
-        "pwsh",
-        "yash",
-        "osh",
-        "ysh",
-        "rc",
-        "es",
-        "ion",
-        "murex",
-    }
-)
-#: Foreground commands rk knows as agent CLIs (the native binaries; an npm
-#: build may run under `node`, which the hook's recorded pid vouches for).
-AGENT_COMMANDS = frozenset(
-    {
-        "claude",
-        "codex",
-        "gemini",
-        "opencode",
-        "copilot",
-        "kimi",
-        "kimi-code",
-        "agy",
-        "antigravity",
-        "aider",
-        "goose",
-        "qwen",
-        "amp",
-        "crush",
-        "cursor-agent",
-        "droid",
-        "auggie",
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -93,14 +43,6 @@ class ProcessInfo:
         if not self.alive or self.tpgid <= 0 or self.pgrp != self.tpgid:
             return False
         return tty == 0 or self.tty == tty
-
-
-class PaneKind(StrEnum):
-    """What a pane's keyboard reaches, which decides whether rk may type there."""
-
-    AGENT = "agent"  #: a known agent CLI, or a program that reported a state: typed into
-    SHELL = "shell"  #: a plain shell at its prompt: never typed into (it would execute the payload)
-    PROGRAM = "program"  #: anything else (a REPL, a TUI): typed into only when the entry opts in
 
 
 @dataclass(frozen=True)
@@ -177,31 +119,40 @@ def parse_state_option(value: str | None) -> AgentState:
     return AgentState(state=state, epoch=int(epoch), pid=pid)
 
 
-def pane_kind(state: AgentState, command: str, agent_in_front: bool) -> PaneKind:
+def pane_kind(
+    state: AgentState, command: str, agent_in_front: bool, program: Program | None = None, source: str = ""
+) -> PaneKind:
     """What the pane's keyboard reaches.
 
     A recorded agent pid that is alive and owns the pane's foreground makes it
-    an agent whatever the command (a wrapper script shows `bash`). Otherwise
-    the foreground command decides: a plain shell is a shell, a known agent
-    CLI is an agent, and any other program is an agent only if it reported a
-    state of its own (a state without a pid, such as `rk agent state idle`).
+    an agent whatever else is seen. Otherwise the process tree decides
+    (`program`, see `rk.core.program`), and only when it could not be read the
+    foreground command tmux names: a plain shell is a shell, a known agent CLI
+    an agent. Any other program is an agent only if it reported a state of its
+    own (a state without a pid, such as `rk agent state idle`); a state the
+    screen wrote never counts as one (an agent's last frame over a REPL).
     """
     if agent_in_front:
         return PaneKind.AGENT
-    if command in SHELLS:
+    if program is not None and program.kind != PaneKind.PROGRAM:
+        return program.kind
+    if program is None and command in SHELLS:
         return PaneKind.SHELL
-    if command in AGENT_COMMANDS or (state.state and not state.pid):
+    if program is None and command in AGENT_COMMANDS:
+        return PaneKind.AGENT
+    if state.state and not state.pid and source != Source.SCREEN:
         return PaneKind.AGENT
     return PaneKind.PROGRAM
 
 
-def is_stale(state: AgentState, command: str, agent_in_front: bool) -> bool:
+def is_stale(state: AgentState, kind: PaneKind, agent_in_front: bool, source: str = "") -> bool:
     """The reconciler: a recorded pid that is not the pane's live foreground agent
-    (dead, suspended, or behind another program), or (without a pid) a pane that
-    fell back to a plain shell, makes the pane's agent state and session stale."""
+    (dead, suspended, or behind another program), a pane that fell back to a
+    plain shell, or a screen-written state on a pane that holds no agent, makes
+    the pane's agent state and session stale."""
     if state.pid:
         return not agent_in_front
-    return command in SHELLS
+    return kind == PaneKind.SHELL or (source == Source.SCREEN and kind != PaneKind.AGENT)
 
 
 @dataclass(frozen=True)
@@ -229,6 +180,10 @@ class PaneFact:
     pane_pid: int = 0  #: the pid tmux started in the pane (the root of its process tree)
     server_started: int = 0  #: the tmux server's start time (with the pane id, who the pane is)
     server_pid: int = 0  #: the tmux server's pid (the start time is whole seconds; a restart is quicker)
+    program: str = ""  #: the name of the process the kind was judged by ("" when the tree was not read)
+    program_pid: int = 0  #: that process's pid
+    program_argv: str = ""  #: its short command line (`node …/claude-code/cli.js`)
+    agent: str = ""  #: the agent CLI the process tree shows (`claude`, `codex`…)
 
     @property
     def server(self) -> ServerIdentity:
@@ -237,11 +192,18 @@ class PaneFact:
 
     @property
     def provider(self) -> str:
-        """The agent CLI the pane runs, as far as its session stamp or command tells."""
+        """The agent CLI the pane runs, as far as its session stamp, process tree or command tells."""
         prefix, sep, _ = self.session_ref.partition(":")
         if sep and prefix:
             return prefix
-        return self.command if self.command in AGENT_COMMANDS else ""
+        if self.agent:
+            return self.agent
+        return self.command if self.command in AGENT_COMMANDS and not self.program else ""
+
+    @property
+    def program_name(self) -> str:
+        """The pane's program for messages: the judged process's name, else tmux's command."""
+        return self.program or self.command
 
 
 def reconcile(
@@ -251,25 +213,28 @@ def reconcile(
     raw_session: str,
     probe: Callable[[int], ProcessInfo],
     raw_source: str = "",
+    program: Program | None = None,
 ) -> PaneFact:
-    """Fill a pane's state, session, kind and source from its raw options
-    (canonical first, then the legacy name), clearing state and session when
-    the reconciler calls them stale. `probe` tells whether the recorded pid is
-    alive and in front of the pane's tty (`pane.tty`). The source note counts
-    only for the state epoch it names."""
+    """Fill a pane's state, session, kind, source and program from its raw options
+    (canonical first, then the legacy name) and its judged process tree
+    (`program`; None when it could not be read), clearing state and session
+    when the reconciler calls them stale. `probe` tells whether the recorded
+    pid is alive and in front of the pane's tty (`pane.tty`). The source note
+    counts only for the state epoch it names."""
     state = parse_state_option(raw_state) if raw_state else parse_state_option(raw_legacy)
     session = raw_session.strip()
-    in_front = bool(state.pid) and probe(state.pid).fronts(pane.tty)
-    kind = pane_kind(state, pane.command, in_front)
-    if is_stale(state, pane.command, in_front):
-        state, session = UNKNOWN, ""
+    note = parse_source_option(raw_source)
     source, reset_at = "", 0
     if state.state:
-        note = parse_source_option(raw_source)
         if note is not None and note.epoch == state.epoch:
-            source, reset_at = note.source, note.reset_at if state.state == LIMITED else 0
+            source, reset_at = str(note.source), note.reset_at if state.state == LIMITED else 0
         else:
-            source = Source.HOOK
+            source = str(Source.HOOK)
+    in_front = bool(state.pid) and probe(state.pid).fronts(pane.tty)
+    kind = pane_kind(state, pane.command, in_front, program, source)
+    if is_stale(state, kind, in_front, source):
+        state, session, source, reset_at = UNKNOWN, "", "", 0
+    judged = program or Program(kind)
     return replace(
         pane,
         state=state.state,
@@ -277,8 +242,12 @@ def reconcile(
         pid=state.pid,
         session_ref=session,
         kind=kind,
-        source=str(source),
+        source=source,
         reset_at=reset_at,
+        program=judged.name,
+        program_pid=judged.pid,
+        program_argv=judged.argv,
+        agent=judged.agent,
     )
 
 
@@ -327,7 +296,7 @@ def refusal(pane: PaneFact, any_program: bool = False) -> str:
     if pane.kind == PaneKind.SHELL:
         return "shell in pane"
     if pane.kind == PaneKind.PROGRAM and not any_program:
-        return f"no agent in pane ({pane.command or 'unknown program'})"
+        return f"no agent in pane ({pane.program_name or 'unknown program'})"
     return ""
 
 
@@ -369,3 +338,29 @@ def resolve_target(target: Target, panes: Sequence[PaneFact], any_program: bool 
 def resolve_all(entries: Iterable[Entry], panes: Sequence[PaneFact]) -> dict[str, TargetFact]:
     """`{entry id: TargetFact}` for every entry."""
     return {e.id: resolve_target(e.target, panes, e.any_program) for e in entries}
+
+
+def panes_concerned(entries: Iterable[Entry], panes: Sequence[PaneFact]) -> set[str]:
+    """The panes whose kind matters this tick: every entry's target (a pane, the
+    panes carrying a session, every pane of a role's window) and, when an entry
+    wakes on the server's states, every live pane. Only these are judged from
+    their process tree (the rest keep the command's judgement until they matter)."""
+    entries = list(entries)
+    live = [p for p in panes if not p.dead]
+    if any(e.wake_on is not None for e in entries):
+        return {p.pane_id for p in live}
+    ids: set[str] = set()
+    for entry in entries:
+        target = entry.target
+        if target.kind == TargetKind.PANE:
+            ids.add(target.value)
+        elif target.kind == TargetKind.SESSION:
+            ids |= {
+                p.pane_id
+                for p in live
+                if p.session_ref and target.value in (p.session_ref, session_ref_of(p.session_ref))
+            }
+        elif target.kind == TargetKind.ROLE:
+            windows = {p.window_id for p in live if p.role == target.value}
+            ids |= {p.pane_id for p in live if p.window_id in windows}
+    return ids

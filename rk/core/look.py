@@ -1,8 +1,11 @@
 """The screen as a second source of truth: when rk looks at a pane, and what the
 look changes about what rk believes.
 
-Hooks are the first source, and a fresh hook state costs nothing. rk looks
-(one `capture-pane`) at a pane that matters this tick when
+Hooks are the first source, and a fresh hook state costs nothing. The
+screen only ever reads an agent's pane (one the process tree or a hook pid
+shows): it never makes a shell or a program (a REPL over an agent's last
+frame) an agent. rk looks (one `capture-pane`) at an agent pane that matters
+this tick when
 
 * it has no state at all, or only one the screen wrote (an agent without hooks);
 * it is busy (`active` or `waiting`) without a fresh write for STALE_AFTER
@@ -35,9 +38,6 @@ STALE_AFTER = 20
 #: A limit whose reset the agent did not print counts as reset this long after
 #: it was first seen (an API rate limit of "try again later").
 LIMIT_RETRY = 15 * 60
-#: Programs that may be an agent CLI's interpreter (Codex and Gemini from npm
-#: run under `node`): such a pane is an agent when its screen is one.
-INTERPRETERS = frozenset({"node", "bun", "deno", "python", "python3"})
 
 
 def limit_over(pane: PaneFact, now: int) -> bool:
@@ -49,10 +49,8 @@ def limit_over(pane: PaneFact, now: int) -> bool:
 
 def needs_look(pane: PaneFact, now: int) -> bool:
     """Whether the tick should capture this pane's screen (see the module docstring)."""
-    if pane.dead or pane.kind == PaneKind.SHELL:
-        return False
-    if pane.kind == PaneKind.PROGRAM:
-        return pane.command in INTERPRETERS and not pane.state
+    if pane.dead or pane.kind != PaneKind.AGENT:
+        return False  # a shell or a program (a REPL): its screen cannot make it an agent
     if not pane.state or (pane.source == Source.SCREEN and not pane.pid):
         return True
     if watching_dialog(pane, now):
@@ -117,12 +115,11 @@ def correction(pane: PaneFact, screen: Screen, now: int, settled: bool) -> Corre
     return Correction("idle", now, pane.pid)
 
 
-def corrected(pane: PaneFact, fix: Correction | None, screen: Screen) -> PaneFact:
-    """The pane as rk believes it after the look: the correction applied, and a
-    program whose screen is an agent's counted as an agent."""
-    if screen.agent and pane.kind == PaneKind.PROGRAM:
-        pane = replace(pane, kind=PaneKind.AGENT)
-    if fix is None:
+def corrected(pane: PaneFact, fix: Correction | None) -> PaneFact:
+    """The pane as rk believes it after the look: the correction applied. The
+    screen may confirm an agent the process tree shows; it never makes a shell
+    or a program (a REPL over an agent's last frame) one, nor gives it a state."""
+    if fix is None or pane.kind != PaneKind.AGENT:
         return pane
     return replace(
         pane, state=fix.state, epoch=fix.epoch, pid=fix.pid, source=str(Source.SCREEN), reset_at=fix.reset_at
@@ -140,8 +137,6 @@ def seen_before_typing(pane: PaneFact, screen: Screen | None, now: int, any_prog
     the pane's state is idle (the tick's look already ended that limit). A
     screen of an agent rk can read that matches no layout is `unreadable`: rk
     does not know what it would type into."""
-    if screen is not None:
-        pane = corrected(pane, None, screen)
     refused = refusal(pane, any_program)
     hooks = "idle" if limit_over(pane, now) else pane.state
     if screen is None or not screen.state:
