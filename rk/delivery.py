@@ -222,6 +222,7 @@ class Frame:
     screen: str
     styled: str = ""  #: the screen with its SGR styles (the baseline frame only)
     fields: tuple[str, ...] = ()  #: the values of _FRAME_FIELDS
+    rows: str = ""  #: the screen one row per terminal row (wrapped lines unjoined), when asked
 
     def field(self, name: str) -> str:
         i = _FRAME_FIELDS.index(name)
@@ -245,11 +246,11 @@ class Frame:
     def before_cursor(self) -> str:
         """The text that ends at the cursor: its row up to the cursor, and the
         rows above while they are full (one line the terminal wrapped). Read
-        from a capture that does not join wrapped lines (`joined=False`)."""
+        from the capture that keeps terminal rows (`rows`)."""
         x, _, y = self.cursor.partition(",")
         if not (x.isdigit() and y.isdigit()):
             return ""
-        rows = self.screen.split("\n")
+        rows = self.rows.split("\n")
         row = int(y)
         if row >= len(rows):
             return ""
@@ -320,22 +321,25 @@ class _Run:
                 raise _Deadline()
             time.sleep(seconds)
 
-    def frame(self, target: str, styled: bool = False, joined: bool = True) -> Frame:
+    def frame(self, target: str, styled: bool = False, rows: bool = False) -> Frame:
         """Mode, liveness, cursor, the guard's facts and the visible screen in one
-        tmux process (with `styled`, the screen keeps its SGR styles too; without
-        `joined`, a wrapped line stays one row per terminal row, so the rows
-        match the cursor's).
+        tmux process (with `styled`, the screen keeps its SGR styles too; with
+        `rows`, a second capture keeps one row per terminal row, wrapped lines
+        unjoined, so its rows are the cursor's).
 
         `display-message` with an unknown target prints empty fields and exits
         0 (tmux 3.3a), so the pane id is checked here; `capture-pane` in the
         same invocation fails loudly for a pane that does not exist."""
         mark = secrets.token_hex(6)
-        head_cmd = Command.display(target, head_format(_FRAME_FIELDS, mark))
-        out = self.tmux(*chain(head_cmd, Command.capture(target, styled=styled, joined=joined)))
+        commands = [Command.display(target, head_format(_FRAME_FIELDS, mark)), Command.capture(target, styled=styled)]
+        if rows:
+            commands += [Command.display(target, f"[={mark}]"), Command.capture(target, joined=False)]
+        out = self.tmux(*chain(*commands))
         try:
             head, screen = split_head(out, _FRAME_FIELDS, mark)
         except TmuxError:
             raise TmuxError(f"can't find pane: {target}") from None
+        screen, _, unjoined = screen.partition(f"[={mark}]\n")
         fields = tuple(head[f] for f in _FRAME_FIELDS)
         if not is_pane_id(fields[0]):
             raise TmuxError(f"can't find pane: {target}")
@@ -348,6 +352,7 @@ class _Run:
             plain,
             screen if styled else "",
             fields,
+            unjoined,
         )
 
     def guarded(
@@ -465,23 +470,28 @@ class _Run:
 class Echo:
     """Where the payload must show to count as typed, and what proves it left.
 
-    The live composer, never anywhere on screen: for a screen an agent layout
-    reads (`rk.core.screen.classify`), the composer text it finds (`Screen.draft`)
-    must hold the needle more often than at the baseline; for any other program
-    (a line-mode app, `cat`), the text that ends at the cursor must end with the
-    needle, and the cursor must have moved since the baseline. So a copy of the
-    same text already on screen (the transcript, a previous identical payload)
-    never counts. A long paste an agent collapses counts by a fresh chip there.
+    The live composer, never anywhere on screen. Two readings of it:
+
+    * `composer`: for a screen an agent layout reads (`rk.core.screen.classify`),
+      the composer text it finds (`Screen.draft`) holds the needle more often
+      than at the baseline (or, for a paste an agent collapses, a fresh chip);
+    * `cursor`: the text that ends at the cursor ends with the needle (or a
+      fresh chip), and the cursor moved since the baseline: where any program
+      (a line-mode app, `cat`) echoes what is typed.
+
+    So a copy of the same text already on screen (the transcript, a previous
+    identical payload) never counts. Whichever reading proved the echo must
+    later show the text gone for the Enter to count (`taken`).
     """
 
     needle: str
     collapsible: bool
-    #: The layout that reads the pane's screen at the baseline ("": none, read at the cursor).
+    #: The layout that reads the pane's screen at the baseline ("": none).
     agent: str = ""
     base_cursor: str = ""
     #: Needle occurrences in the layout's composer at the baseline.
     base_count: int = 0
-    #: Chips in the composer at the baseline.
+    #: Chips in the layout's composer at the baseline.
     base_chips: tuple[tuple[str, int], ...] = ()
 
     @classmethod
@@ -500,52 +510,63 @@ class Echo:
         )
 
     def look(self, run: _Run, pane: str) -> Frame:
-        """One frame, captured the way this rule reads it (styled and joined for
-        a layout, one row per terminal row for the cursor)."""
-        return run.frame(pane, styled=bool(self.agent), joined=bool(self.agent))
+        """One frame, with what both readings need (styles for a layout, terminal rows)."""
+        return run.frame(pane, styled=bool(self.agent), rows=True)
 
     def screen(self, f: Frame) -> Screen | None:
-        """The layout's reading of `f`; None when the layout no longer reads it."""
+        """The layout's reading of `f`; None without a layout, or when it no longer reads it."""
+        if not self.agent:
+            return None
         screen = _read(f.styled or f.screen, self.agent, f.field("pane_title"))
         return screen if screen.agent == self.agent else None
 
-    def composer(self, f: Frame) -> str | None:
-        """The live composer's text (a layout's), or the text ending at the cursor;
-        None when it cannot be read."""
-        if not self.agent:
-            return f.before_cursor()
+    def _fresh_chip(self, text: str, before: dict[str, int]) -> bool:
+        return self.collapsible and any(n > before.get(chip, 0) for chip, n in chips(text).items())
+
+    def in_composer(self, screen: Screen) -> bool:
+        return normalise(screen.draft).count(self.needle) > self.base_count or self._fresh_chip(
+            screen.draft, dict(self.base_chips)
+        )
+
+    def at_cursor(self, f: Frame) -> bool:
+        if f.cursor == self.base_cursor:
+            return False
+        text = f.before_cursor()
+        return normalise(text).endswith(self.needle) or self._fresh_chip(text, {})
+
+    def where(self, f: Frame) -> str:
+        """Which reading shows our text in `f`: `composer`, `cursor`, or ""."""
         screen = self.screen(f)
-        return screen.draft if screen is not None else None
+        if screen is not None and self.in_composer(screen):
+            return "composer"
+        return "cursor" if self.at_cursor(f) else ""
 
     def holds(self, f: Frame) -> bool:
         """Our text is in the live composer of `f`."""
-        text = self.composer(f)
-        if text is None:
-            return False
-        if self.agent:
-            if normalise(text).count(self.needle) > self.base_count:
-                return True
-        elif f.cursor != self.base_cursor and normalise(text).endswith(self.needle):
-            return True
-        before = dict(self.base_chips)
-        return self.collapsible and any(n > before.get(chip, 0) for chip, n in chips(text).items())
+        return bool(self.where(f))
 
     def taken(self, f: Frame, shown: Frame) -> str:
         """Positive evidence in `f` that the prompt shown in `shown` was taken, or "":
         the hooks say a turn started (`active`, newly or with a newer epoch), the
-        layout shows a working turn that `shown` did not, or the composer, read,
-        no longer holds our text (for a line-mode app: the cursor moved past it)."""
+        layout shows a working turn that `shown` did not, or the reading that
+        proved the echo no longer shows it (the composer, read, lost it; the
+        cursor moved past it)."""
         now, then = parse_state_option(f.field(STATE_OPTION)), parse_state_option(shown.field(STATE_OPTION))
         if now.state == "active" and (then.state != "active" or now.epoch > then.epoch):
             return "the hooks say the turn started"
-        if self.agent:
-            screen = self.screen(f)
-            if screen is None:
-                return ""  # mid-redraw, or another view: proves nothing
+        if f.in_mode:
+            return ""
+        screen = self.screen(f)
+        if screen is not None and screen.state == "active":
             before = self.screen(shown)
-            if screen.state == "active" and (before is None or before.state != "active"):
+            if before is None or before.state != "active":
                 return "the screen shows the turn working"
-        return "" if f.in_mode or self.holds(f) or self.composer(f) is None else "the composer no longer holds it"
+        where = self.where(shown)
+        if where == "composer":
+            return "the composer no longer holds it" if screen is not None and not self.in_composer(screen) else ""
+        if where == "cursor" and not self.at_cursor(f):
+            return "the cursor moved past it"
+        return ""
 
 
 def _read(styled: str, hint: str, title: str) -> Screen:

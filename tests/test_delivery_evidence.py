@@ -33,7 +33,7 @@ START, END = b"\x1b[200~", b"\x1b[201~"
 
 def frame(styled: str, state: str = "", cursor: str = "0,0") -> Frame:
     fields = tuple(state if f == STATE_OPTION else "" for f in _FRAME_FIELDS)
-    return Frame("%1", False, False, cursor, styled, styled, fields)
+    return Frame("%1", False, False, cursor, styled, styled, fields, rows=styled)
 
 
 def screen(agent: str, name: str) -> str:
