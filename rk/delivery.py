@@ -52,6 +52,7 @@ from datetime import UTC
 from pathlib import Path
 
 from rk import lock
+from rk.core.dispose import held_mode
 from rk.core.environ import LEGACY_STATE_OPTION, SESSION_OPTION, SOURCE_OPTION, STATE_OPTION, is_pane_id
 from rk.core.facts import parse_state_option
 from rk.core.log import Outcome, Status
@@ -241,7 +242,7 @@ class Frame:
     @property
     def mode(self) -> str:
         """The pane mode a human put the pane in ("" none)."""
-        return (self.field("pane_mode") or "pane-mode") if self.in_mode else ""
+        return held_mode(self.in_mode, self.field("pane_mode"))
 
     def before_cursor(self) -> str:
         """The text that ends at the cursor: its row up to the cursor, and the
@@ -629,12 +630,12 @@ def deliver(
         # (kill -9 between paste and Enter), or met a mode it would not cancel:
         # their text may still sit in the composer and would be submitted glued
         # to ours. Clear it, unless the pane is in a mode (then it stays marked).
-        leftover = os.path.exists(marker) and not _clear_leftover(run, target)
+        leftover = [os.path.exists(marker) and not _clear_leftover(run, target)]
         with open(marker, "w") as fh:
             fh.write(str(os.getpid()))
         result: DeliveryResult | None = None
         try:
-            result = _deliver_locked(run, target, text, needle, collapsible, guard, intent)
+            result = _deliver_locked(run, target, text, needle, collapsible, guard, intent, leftover)
             if intent is not None:
                 if result.refused is not None:
                     with contextlib.suppress(OSError):
@@ -644,7 +645,7 @@ def deliver(
                         intent.write(phase="done", outcome=str(result.outcome), pane=target)
             return result
         finally:
-            if not (leftover or (result is not None and result.leftover)):
+            if not (leftover[0] or (result is not None and result.leftover)):
                 with contextlib.suppress(OSError):
                     os.unlink(marker)
     except OSError as exc:
@@ -679,7 +680,14 @@ def _in_mode_failure(run: _Run, pane: str, exc: _InMode, stage: str, baseline: F
 
 
 def _deliver_locked(
-    run: _Run, pane: str, text: str, needle: str, collapsible: bool, guard: Guard | None, intent: Intent | None = None
+    run: _Run,
+    pane: str,
+    text: str,
+    needle: str,
+    collapsible: bool,
+    guard: Guard | None,
+    intent: Intent | None = None,
+    leftover: list[bool] | None = None,
 ) -> DeliveryResult:
     # Where we are decides what a failure means: before the paste nothing was
     # typed (safe to retry); between paste and Enter our text may sit in the
@@ -699,6 +707,11 @@ def _deliver_locked(
                 return DeliveryResult(False, None, "refused before typing", refused)
         if baseline.in_mode:  # the human's: never cancelled (a guard holds it; without one, it fails)
             return _failed(f"pane is in {baseline.mode}; nothing typed")
+        if leftover and leftover[0]:  # an earlier payload a mode kept us from clearing: clear it first
+            if not _clear_leftover(run, pane):
+                return _failed("an earlier payload may remain in the composer and could not be cleared")
+            leftover[0] = False
+            baseline = run.frame(pane, styled=True)
         echo = Echo.of(baseline, needle, collapsible)
 
         if intent is not None:

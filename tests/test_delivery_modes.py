@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 from conftest import run_rk, wait_for
 
-from rk.delivery import Timing, deliver
+from rk.delivery import Timing, _pending_path, deliver
 from rk.logfile import read_live
 from rk.tick import Runtime, sweep
+from rk.tmux import Server
 
 pytestmark = [pytest.mark.tmux, pytest.mark.shell]
 
@@ -204,3 +205,33 @@ def test_a_human_entering_copy_mode_mid_delivery_is_left_in_it(tmux_server, tmp_
     assert str(deliver(tmux_server, pane, "after the mode").outcome) == "delivered"
     wait_for(out.exists, message="a submission")
     assert out.read_text() == "after the mode\n"
+
+
+def test_text_a_mode_kept_from_being_cleared_is_cleared_before_anything_is_typed(tmux_server, tmp_path):
+    """An earlier payload sits in the line (its pending marker says so) and the
+    human is in copy-mode when the next delivery starts, so the clear is refused;
+    they leave the mode before its baseline: the line is cleared first, never glued."""
+    pane, received = agent_cat(tmux_server, tmp_path)
+    tmux_server.send_keys(pane, "-l", "left over ")
+    wait_for(lambda: "left over" in tmux_server.capture(pane), message="the left text")
+    Path(_pending_path(tmux_server, pane)).parent.mkdir(parents=True, exist_ok=True)
+    Path(_pending_path(tmux_server, pane)).write_text("1")
+
+    first = [True]
+
+    class HumanInModeForTheFirstClear(Server):
+        def run(self, *args, **kwargs):
+            if first[0] and "if-shell" in args and args[-1].endswith("C-u"):
+                first[0] = False
+                super().run("copy-mode", "-t", pane)
+                try:
+                    return super().run(*args, **kwargs)
+                finally:
+                    super().run("copy-mode", "-q", "-t", pane)
+            return super().run(*args, **kwargs)
+
+    server = HumanInModeForTheFirstClear(name=tmux_server.name, env=tmux_server.env)
+    assert str(deliver(server, pane, "alone").outcome) == "delivered"
+    wait_for(lambda: received.read_text(), message="the submitted line")
+    assert received.read_text() == "alone\n"
+    assert not Path(_pending_path(tmux_server, pane)).exists()
