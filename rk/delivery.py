@@ -496,16 +496,18 @@ class Echo:
     base_chips: tuple[tuple[str, int], ...] = ()
 
     @classmethod
-    def of(cls, baseline: Frame, needle: str, collapsible: bool, *, cursor: bool = True) -> Echo:
-        """The echo rule for a pane as `baseline` (a styled frame) shows it;
-        without `cursor`, any cursor counts as moved (a journal's recovery has no baseline)."""
+    def of(cls, baseline: Frame, needle: str, collapsible: bool, *, before_paste: bool = True) -> Echo:
+        """The echo rule for a pane as `baseline` (a styled frame) shows it. A
+        journal's recovery has no frame from before the paste: with `before_paste`
+        False, the frame only names the layout, any cursor counts as moved and
+        the composer as empty before."""
         screen = _read(baseline.styled or baseline.screen, "", baseline.field("pane_title"))
-        composer = screen.draft if screen.agent else ""
+        composer = screen.draft if screen.agent and before_paste else ""
         return cls(
             needle,
             collapsible,
             screen.agent,
-            baseline.cursor if cursor else "",
+            baseline.cursor if before_paste else "",
             normalise(composer).count(needle),
             tuple(chips(composer).items()),
         )
@@ -823,7 +825,7 @@ def recover(server: Server, record: dict, *, timing: Timing | None = None) -> tu
                 raise TmuxError("pane dead")
             if now.in_mode:  # the human's: no Enter into it, and it is not cancelled
                 raise TmuxError(f"pane in {now.mode}")
-            echo = Echo.of(now, needle, False, cursor=False)
+            echo = Echo.of(now, needle, False, before_paste=False)
             if phase == "paste":
                 if now.norm.count(needle) <= int(record.get("before", 0) or 0) or not echo.holds(echo.look(run, pane)):
                     return None, "interrupted before the paste showed; nothing was submitted"
