@@ -180,3 +180,16 @@ def test_text_shown_away_from_the_cursor_is_no_echo_and_gets_no_enter(tmux_serve
     pasted = START + b"shown aside" + END
     # what it showed (on its status line) never counted; no Enter, only the clear
     assert app.received().startswith(pasted) and set(app.received()[len(pasted) :]) == {0x15}
+
+
+@pytest.mark.parametrize("agent", sorted(IDLE))
+def test_a_journals_recovery_sees_the_unsent_paste_in_the_composer(agent):
+    """After a crash between paste and Enter there is no frame from before the
+    paste: the frame now names the layout, and its composer counts as empty before."""
+    draft = screen(agent, "draft")
+    text = classify(draft, LAYOUTS, now=0, zone=UTC).draft
+    now = frame(draft, cursor="5,5")
+    echo = Echo.of(now, needle_for(text), False, before_paste=False)
+    assert echo.holds(now) and echo.where(now) == "composer"
+    assert not Echo.of(now, needle_for(text), False).holds(now)  # with a baseline, the same text is old
+    assert echo.taken(frame(screen(agent, IDLE[agent])), now) == "the composer no longer holds it"
