@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from conftest import run_rk, wait_for
 
+from rk.core.dispose import Seen, deliver_policy, held_mode
+from rk.core.entry import Deliver
 from rk.delivery import Timing, _pending_path, deliver
 from rk.logfile import read_live
 from rk.tick import Runtime, sweep
@@ -235,3 +237,32 @@ def test_text_a_mode_kept_from_being_cleared_is_cleared_before_anything_is_typed
     wait_for(lambda: received.read_text(), message="the submitted line")
     assert received.read_text() == "alone\n"
     assert not Path(_pending_path(tmux_server, pane)).exists()
+
+
+@pytest.mark.parametrize(
+    "seen, policy, want",
+    [
+        (Seen("idle", mode="copy-mode"), Deliver.SKIP_IF_BUSY, "skipped-busy: copy-mode"),
+        (Seen("idle", mode="view-mode"), Deliver.WHEN_IDLE, "held-busy: view-mode"),
+        (Seen("idle", mode="clock-mode"), Deliver.IMMEDIATE, "held-busy: clock-mode"),
+        (Seen("active", mode="copy-mode"), Deliver.IMMEDIATE, "held-busy: copy-mode"),  # immediate sends to active
+        (Seen("waiting", mode="copy-mode"), Deliver.IMMEDIATE, "held-busy: copy-mode"),  # and to a hooks-only waiting
+        (Seen("idle", draft=True, mode="copy-mode"), Deliver.SKIP_IF_BUSY, "skipped-busy: copy-mode"),
+        (Seen("limited", mode="copy-mode"), Deliver.SKIP_IF_BUSY, "skipped-limited"),
+        (Seen("idle", dialog=True, mode="copy-mode"), Deliver.SKIP_IF_BUSY, "skipped-busy: waiting"),
+        (Seen("idle", mode="copy-mode"), Deliver.WHEN_IDLE, "held-busy: copy-mode"),
+    ],
+)
+def test_a_mode_is_a_blocker_like_a_draft(seen, policy, want):
+    assert deliver_policy(policy, seen, T0, T0 + 60).text == want
+    assert deliver_policy(policy, seen, T0, T0 + 3 * 3600).text.split(":")[0] in (
+        "held-expired",
+        "skipped-busy",
+        "skipped-limited",
+    )
+
+
+def test_the_held_name_of_a_mode():
+    assert held_mode(True, "copy-mode") == "copy-mode"
+    assert held_mode(True, "") == "pane-mode"
+    assert held_mode(False, "copy-mode") == ""
