@@ -3,34 +3,37 @@ report exactly why not.
 
 The one hard problem every tool that nudges agents in tmux reports is "text
 typed, Enter lost, prompt left in the composer". The recipe here is the one
-the Go original (run-kit) converged on, adapted to rk (specs/cron.md, "The pane"):
+the Go original (run-kit) converged on, adapted to rk (specs/cron.md, "The pane";
+specs/delivery.md):
 
 1. a per-(server, pane) lock for the whole sequence, so two deliveries (two
    threads or two rk processes) never interleave keystrokes in one pane;
-2. a pane-mode guard: copy-mode owns the keyboard and would eat our keys;
+2. a pane mode (copy-mode, view-mode, clock-mode) is the human's: the baseline
+   refuses it instead of cancelling it, and every keystroke is sent only if the
+   pane is not in a mode at that instant, decided inside the server;
 3. sanitising: control characters never reach the pane (an `ESC[201~` in the
    text would end the bracketed paste early and turn the rest into live keys);
 4. a baseline capture of the visible screen;
 5. a named buffer (`load-buffer` from stdin, so a leading `-` or a trailing
    `;` survive tmux's argv parser) pasted with `-p` (bracketed paste: the agent
    sees one literal block, a newline inside it is not a submit);
-6. an echo probe *before* Enter, by novelty counting (the needle must occur
-   more often than in the baseline; mere presence false-passes on stale text);
+6. an echo probe *before* Enter, in the live composer (`Echo`): the composer a
+   layout reads, or the text ending at the cursor, never anywhere on screen;
    no echo means no Enter, and what was pasted is cleared again;
 7. Enter as its own keystroke;
-8. observation of the frame after Enter;
-9. one bounded recovery when the frame did not move at all.
+8. positive evidence after Enter (`Echo.taken`): the composer no longer holds
+   the text, or the turn started; a frame that merely moved proves nothing;
+9. one bounded recovery when there was none and the text is still there.
 
 The outcome is exactly what the delivery log records: `delivered` or
 `failed: <why>`. Nothing here raises for tmux trouble: every TmuxError becomes
 `failed: <tmux's message>`.
 
-Cost: a successful delivery into a pane that is not in a mode and reacts
-promptly spawns five tmux processes (guard+baseline, load+paste, one probe
-capture, Enter, one observation capture). Commands that belong together are
-chained in one tmux invocation with a `;` argument, and the copy-mode guard
-before every keystroke is an `if-shell -F` evaluated inside the server, so it
-costs no process of its own.
+Cost: a successful delivery into a pane that reacts promptly spawns five tmux
+processes (baseline, load+paste, one probe capture, Enter, one observation
+capture). Commands that belong together are chained in one tmux invocation
+with a `;` argument, and the mode check before every keystroke is an
+`if-shell -F` evaluated inside the server, so it costs no process of its own.
 """
 
 from __future__ import annotations
@@ -42,16 +45,21 @@ import os
 import re
 import secrets
 import time
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC
 from pathlib import Path
 
 from rk import lock
+from rk.core.dispose import held_mode
 from rk.core.environ import LEGACY_STATE_OPTION, SESSION_OPTION, SOURCE_OPTION, STATE_OPTION, is_pane_id
+from rk.core.facts import parse_state_option
 from rk.core.identity import JOURNAL_DROPPED, ServerIdentity, journal_moved
 from rk.core.log import Outcome, Status
-from rk.core.payload import COLLAPSE_THRESHOLD, fresh_chip, needle_for, normalise, sanitize
-from rk.tmux import Command, Server, TmuxError, chain, head_format, split_head
+from rk.core.payload import COLLAPSE_THRESHOLD, NEEDLE_LENGTH, chips, needle_for, normalise, sanitize
+from rk.core.screen import LAYOUTS, Screen, classify
+from rk.tmux import Command, Server, TmuxError, chain, head_format, in_mode_of, split_head
 
 DEFAULT_BUFFER = "rk-cron-send"
 
@@ -104,6 +112,9 @@ class DeliveryResult:
     detail: str = ""
     #: What the guard said instead of typing (nothing was typed).
     refused: object = None
+    #: Our text may remain in the composer (a human entered a mode before it
+    #: could be cleared): the pending marker stays for the next delivery.
+    leftover: bool = False
 
 
 def _failed(why: str, detail: str = "") -> DeliveryResult:
@@ -188,6 +199,7 @@ _FRAME_FIELDS = (
     "pane_pid",
     "start_time",
     "pid",  # the server's (rk.core.identity)
+    "pane_width",
     "cursor_x",
     "cursor_y",
     "pane_current_command",
@@ -213,6 +225,7 @@ class Frame:
     screen: str
     styled: str = ""  #: the screen with its SGR styles (the baseline frame only)
     fields: tuple[str, ...] = ()  #: the values of _FRAME_FIELDS
+    rows: str = ""  #: the screen one row per terminal row (wrapped lines unjoined), when asked
 
     def field(self, name: str) -> str:
         i = _FRAME_FIELDS.index(name)
@@ -222,17 +235,67 @@ class Frame:
     def norm(self) -> str:
         return normalise(self.screen)
 
-    def key(self) -> tuple[str, str, str]:
-        """What "the frame changed" compares: the normalised text, the cursor,
-        and the pane's agent state. The cursor counts because Enter in a
-        line-mode app that prints nothing (`cat > file`) moves only the cursor;
-        the state because a hook's `active` is the agent saying it took the
-        prompt, even while its screen has not moved yet."""
-        return (self.norm, self.cursor, self.field(STATE_OPTION))
+    def key(self) -> tuple[str, str]:
+        """What "the frame moved" compares (the journal's fingerprint): the
+        normalised text and the cursor. Not the state option: a hook that
+        re-stamps `idle` moves nothing."""
+        return (self.norm, self.cursor)
+
+    @property
+    def mode(self) -> str:
+        """The pane mode a human put the pane in ("" none)."""
+        return held_mode(self.in_mode, self.field("pane_mode"))
+
+    def before_cursor(self) -> str:
+        """The text that ends at the cursor: its row up to the cursor, and the
+        rows above while they are full (one line the terminal wrapped). Read
+        from the capture that keeps terminal rows (`rows`)."""
+        x, _, y = self.cursor.partition(",")
+        if not (x.isdigit() and y.isdigit()):
+            return ""
+        rows = self.rows.split("\n")
+        row = int(y)
+        if row >= len(rows):
+            return ""
+        text = _cells(rows[row], int(x))
+        width = int(self.field("pane_width") or 0)
+        while row > 0 and width and _width(rows[row - 1]) >= width and len(normalise(text)) < NEEDLE_LENGTH:
+            row -= 1
+            text = rows[row] + text
+        return text
+
+
+def _cell(ch: str) -> int:
+    if unicodedata.combining(ch):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+def _width(text: str) -> int:
+    return sum(_cell(ch) for ch in text)
+
+
+def _cells(text: str, columns: int) -> str:
+    """The start of `text` that fills `columns` terminal cells."""
+    used = 0
+    for i, ch in enumerate(text):
+        used += _cell(ch)
+        if used > columns:
+            return text[:i]
+    return text
 
 
 class _Deadline(Exception):
     pass
+
+
+class _InMode(Exception):
+    """A human put the pane in a mode: the keystroke was not sent (the mode is theirs)."""
+
+    def __init__(self, mode: str, step: str = "") -> None:
+        super().__init__(mode)
+        self.mode = mode
+        self.step = step  #: what was not sent: `paste`, `Enter`, or a clear (`C-u`)
 
 
 class _Run:
@@ -261,21 +324,25 @@ class _Run:
                 raise _Deadline()
             time.sleep(seconds)
 
-    def frame(self, target: str, styled: bool = False) -> Frame:
+    def frame(self, target: str, styled: bool = False, rows: bool = False) -> Frame:
         """Mode, liveness, cursor, the guard's facts and the visible screen in one
-        tmux process (with `styled`, the screen keeps its SGR styles too).
+        tmux process (with `styled`, the screen keeps its SGR styles too; with
+        `rows`, a second capture keeps one row per terminal row, wrapped lines
+        unjoined, so its rows are the cursor's).
 
         `display-message` with an unknown target prints empty fields and exits
         0 (tmux 3.3a), so the pane id is checked here; `capture-pane` in the
         same invocation fails loudly for a pane that does not exist."""
         mark = secrets.token_hex(6)
-        out = self.tmux(
-            *chain(Command.display(target, head_format(_FRAME_FIELDS, mark)), Command.capture(target, styled=styled))
-        )
+        commands = [Command.display(target, head_format(_FRAME_FIELDS, mark)), Command.capture(target, styled=styled)]
+        if rows:
+            commands += [Command.display(target, f"[={mark}]"), Command.capture(target, joined=False)]
+        out = self.tmux(*chain(*commands))
         try:
             head, screen = split_head(out, _FRAME_FIELDS, mark)
         except TmuxError:
             raise TmuxError(f"can't find pane: {target}") from None
+        screen, _, unjoined = screen.partition(f"[={mark}]\n")
         fields = tuple(head[f] for f in _FRAME_FIELDS)
         if not is_pane_id(fields[0]):
             raise TmuxError(f"can't find pane: {target}")
@@ -288,15 +355,26 @@ class _Run:
             plain,
             screen if styled else "",
             fields,
+            unjoined,
         )
 
-    def guarded(self, pane: str, *commands: list[str], input: str | None = None) -> None:
-        """Run `commands` right after leaving copy-mode, in one tmux process.
-
-        The guard is re-evaluated inside the server before every keystroke (a
-        human may enter copy-mode at any moment; copy-mode would swallow C-u
-        and treat Enter as "copy selection")."""
-        self.tmux(*chain(Command.leave_mode(pane), *commands), input=input)
+    def guarded(
+        self,
+        pane: str,
+        *commands: list[str],
+        input: str | None = None,
+        before: tuple[list[str], ...] = (),
+        otherwise: tuple[list[str], ...] = (),
+    ) -> None:
+        """Run `commands` only if the pane is not in a mode at that instant
+        (`Command.unless_mode`, decided inside the server), after `before`,
+        in one tmux process. A human may enter copy-mode at any moment; the
+        mode is theirs, so it is never cancelled: the keys are not sent and
+        `_InMode` says so."""
+        out = self.tmux(*chain(*before, Command.unless_mode(pane, *commands, otherwise=otherwise)), input=input)
+        mode = in_mode_of(out)
+        if mode is not None:
+            raise _InMode(mode, commands[-1][-1] if commands else "")
 
     # -- steps
 
@@ -307,49 +385,49 @@ class _Run:
         per (server, buffer) (`buffer_lock`); the load and the paste are one
         tmux process, so it is held for a few milliseconds."""
         with buffer_lock(self.server, self.buffer, max(self.remaining(), 0.0)):
-            self.guarded(pane, Command.load_buffer(self.buffer), Command.paste_buffer(self.buffer, pane), input=text)
+            try:
+                self.guarded(
+                    pane,
+                    Command.paste_buffer(self.buffer, pane),
+                    input=text,
+                    before=(Command.load_buffer(self.buffer),),
+                    otherwise=(Command.delete_buffer(self.buffer),),  # in a mode: nothing pasted, nothing left behind
+                )
+            except _InMode as exc:
+                raise _InMode(exc.mode, "paste") from None
 
-    def probe(self, pane: str, baseline: Frame, needle: str, collapsible: bool) -> Frame | None:
-        """Wait for the paste to show: the needle occurs more often than in the
-        baseline (novelty, not presence: a stale copy of the same text, or a
-        short needle like `ok`, must not pass), or, for a paste the agent may
-        collapse, a fresh `[Pasted text #N …]` chip. The frame that proved it,
-        or None."""
+    def probe(self, pane: str, echo: Echo) -> Frame | None:
+        """Wait for the paste to show in the live composer (`Echo.holds`). The
+        frame that proved it, or None."""
         t = self.timing
-        before = baseline.norm.count(needle)
         self.sleep(t.settle)
         for i in range(t.probe_captures):
             if i:
                 self.sleep(t.probe_interval)
-            f = self.frame(pane)
-            if f.norm.count(needle) > before:
-                return f
-            if collapsible and fresh_chip(baseline.screen, f.screen):
+            f = echo.look(self, pane)
+            if echo.holds(f):
                 return f
         return None
 
-    def echo_visible(self, f: Frame, baseline: Frame, needle: str, collapsible: bool) -> bool:
-        if f.norm.count(needle) > baseline.norm.count(needle):
-            return True
-        return collapsible and fresh_chip(baseline.screen, f.screen)
-
-    def enter_and_observe(self, pane: str, pasted: Frame, retry: bool = False) -> Frame | None:
-        """Press Enter alone, then capture at the observation offsets until the
-        frame differs from the post-paste frame. Returns the changed frame, or
-        None if the frame never moved. A change is no proof of submission
-        (spinners and status lines move too); no change is the one piece of
-        evidence that the Enter did nothing. After a recovery (`retry`) the app
-        has shown it is slow to take Enter, not slow to draw: the first steps
-        of the ladder (up to `retry_observe`) are enough."""
+    def enter_and_observe(self, pane: str, shown: Frame, echo: Echo, retry: bool = False) -> tuple[str, Frame]:
+        """Press Enter alone, then capture at the observation offsets until there
+        is positive evidence that the prompt was taken (`Echo.taken`): (that
+        evidence, or "" when none came; the last frame). A frame that merely
+        moved is no evidence (a spinner, a status line, a hook re-stamping
+        `idle`). After a recovery (`retry`) the app has shown it is slow to take
+        Enter, not slow to draw: the first steps of the ladder (up to
+        `retry_observe`) are enough."""
         self.guarded(pane, Command.send_keys(pane, "Enter"))
         start = time.monotonic()
         ladder = [o for o in self.timing.observe if o <= self.timing.retry_observe] if retry else self.timing.observe
+        last = shown
         for offset in ladder:
             self.sleep(start + offset - time.monotonic())
-            f = self.frame(pane)
-            if f.key() != pasted.key():
-                return f
-        return None
+            last = echo.look(self, pane)
+            why = echo.taken(last, shown)
+            if why:
+                return why, last
+        return "", last
 
     def clear(self, pane: str, baseline: Frame) -> bool:
         """Send C-u (kill line: readline, canonical ttys and agent composers
@@ -359,7 +437,7 @@ class _Run:
         left half-typed would be submitted glued to the next fire. At least one
         C-u is always sent, because an app that does not echo shows the
         baseline while still holding the text. Runs on the cleanup grace if
-        the deadline has passed."""
+        the deadline has passed. Never into a mode (`_InMode`)."""
         t = self.timing
         if self.remaining() < t.cleanup_grace:
             self.deadline = time.monotonic() + t.cleanup_grace
@@ -374,8 +452,131 @@ class _Run:
     def try_clear(self, pane: str, baseline: Frame) -> bool:
         try:
             return self.clear(pane, baseline)
+        except (TmuxError, _Deadline, _InMode):
+            return False
+
+    def wait_out_mode(self, pane: str) -> bool:
+        """Wait, within the deadline and the cleanup grace, for a human to leave
+        the mode they entered mid-delivery. True once the pane is out of it."""
+        t = self.timing
+        self.deadline = max(self.deadline, time.monotonic() + t.cleanup_grace)
+        try:
+            while True:
+                if not self.frame(pane).in_mode:
+                    return True
+                self.sleep(t.probe_interval)
         except (TmuxError, _Deadline):
             return False
+
+
+@dataclass(frozen=True)
+class Echo:
+    """Where the payload must show to count as typed, and what proves it left.
+
+    The live composer, never anywhere on screen. Two readings of it:
+
+    * `composer`: for a screen an agent layout reads (`rk.core.screen.classify`),
+      the composer text it finds (`Screen.draft`) holds the needle more often
+      than at the baseline (or, for a paste an agent collapses, a fresh chip);
+    * `cursor`: the text that ends at the cursor ends with the needle (or a
+      fresh chip), and the cursor moved since the baseline: where any program
+      (a line-mode app, `cat`) echoes what is typed.
+
+    So a copy of the same text already on screen (the transcript, a previous
+    identical payload) never counts. Whichever reading proved the echo must
+    later show the text gone for the Enter to count (`taken`).
+    """
+
+    needle: str
+    collapsible: bool
+    #: The layout that reads the pane's screen at the baseline ("": none).
+    agent: str = ""
+    base_cursor: str = ""
+    #: Needle occurrences in the layout's composer at the baseline.
+    base_count: int = 0
+    #: Chips in the layout's composer at the baseline.
+    base_chips: tuple[tuple[str, int], ...] = ()
+
+    @classmethod
+    def of(cls, baseline: Frame, needle: str, collapsible: bool, *, before_paste: bool = True) -> Echo:
+        """The echo rule for a pane as `baseline` (a styled frame) shows it. A
+        journal's recovery has no frame from before the paste: with `before_paste`
+        False, the frame only names the layout, any cursor counts as moved and
+        the composer as empty before."""
+        screen = _read(baseline.styled or baseline.screen, "", baseline.field("pane_title"))
+        composer = screen.draft if screen.agent and before_paste else ""
+        return cls(
+            needle,
+            collapsible,
+            screen.agent,
+            baseline.cursor if before_paste else "",
+            normalise(composer).count(needle),
+            tuple(chips(composer).items()),
+        )
+
+    def look(self, run: _Run, pane: str) -> Frame:
+        """One frame, with what both readings need (styles for a layout, terminal rows)."""
+        return run.frame(pane, styled=bool(self.agent), rows=True)
+
+    def screen(self, f: Frame) -> Screen | None:
+        """The layout's reading of `f`; None without a layout, or when it no longer reads it."""
+        if not self.agent:
+            return None
+        screen = _read(f.styled or f.screen, self.agent, f.field("pane_title"))
+        return screen if screen.agent == self.agent else None
+
+    def _fresh_chip(self, text: str, before: dict[str, int]) -> bool:
+        return self.collapsible and any(n > before.get(chip, 0) for chip, n in chips(text).items())
+
+    def in_composer(self, screen: Screen) -> bool:
+        return normalise(screen.draft).count(self.needle) > self.base_count or self._fresh_chip(
+            screen.draft, dict(self.base_chips)
+        )
+
+    def at_cursor(self, f: Frame) -> bool:
+        if f.cursor == self.base_cursor:
+            return False
+        text = f.before_cursor()
+        return normalise(text).endswith(self.needle) or self._fresh_chip(text, {})
+
+    def where(self, f: Frame) -> str:
+        """Which reading shows our text in `f`: `composer`, `cursor`, or ""."""
+        screen = self.screen(f)
+        if screen is not None and self.in_composer(screen):
+            return "composer"
+        return "cursor" if self.at_cursor(f) else ""
+
+    def holds(self, f: Frame) -> bool:
+        """Our text is in the live composer of `f`."""
+        return bool(self.where(f))
+
+    def taken(self, f: Frame, shown: Frame) -> str:
+        """Positive evidence in `f` that the prompt shown in `shown` was taken, or "":
+        the hooks say a turn started (`active`, newly or with a newer epoch), the
+        layout shows a working turn that `shown` did not, or the reading that
+        proved the echo no longer shows it (the composer, read, lost it; the
+        cursor moved past it)."""
+        now, then = parse_state_option(f.field(STATE_OPTION)), parse_state_option(shown.field(STATE_OPTION))
+        if now.state == "active" and (then.state != "active" or now.epoch > then.epoch):
+            return "the hooks say the turn started"
+        if f.in_mode:
+            return ""
+        screen = self.screen(f)
+        if screen is not None and screen.state == "active":
+            before = self.screen(shown)
+            if before is None or before.state != "active":
+                return "the screen shows the turn working"
+        where = self.where(shown)
+        if where == "composer":
+            return "the composer no longer holds it" if screen is not None and not self.in_composer(screen) else ""
+        if where == "cursor" and not self.at_cursor(f):
+            return "the cursor moved past it"
+        return ""
+
+
+def _read(styled: str, hint: str, title: str) -> Screen:
+    """A capture as the agent layouts read it (the reset dating does not matter here)."""
+    return classify(styled, LAYOUTS, now=int(time.time()), zone=UTC, hint=hint, title=title)
 
 
 #: A guard sees the baseline frame (taken under the pane lock, right before
@@ -429,15 +630,16 @@ def deliver(
     try:
         marker = _pending_path(server, target)
         run = _Run(server, timing, buffer)
-        if os.path.exists(marker):
-            # We hold the pane lock, so whoever wrote it died mid-delivery
-            # (kill -9 between paste and Enter): their text may still sit in
-            # the composer and would be submitted glued to ours. Clear it.
-            _clear_leftover(run, target)
+        # We hold the pane lock, so whoever left the marker died mid-delivery
+        # (kill -9 between paste and Enter), or met a mode it would not cancel:
+        # their text may still sit in the composer and would be submitted glued
+        # to ours. Clear it, unless the pane is in a mode (then it stays marked).
+        leftover = [os.path.exists(marker) and not _clear_leftover(run, target)]
         with open(marker, "w") as fh:
             fh.write(str(os.getpid()))
+        result: DeliveryResult | None = None
         try:
-            result = _deliver_locked(run, target, text, needle, collapsible, guard, intent)
+            result = _deliver_locked(run, target, text, needle, collapsible, guard, intent, leftover)
             if intent is not None:
                 if result.refused is not None:
                     with contextlib.suppress(OSError):
@@ -447,23 +649,49 @@ def deliver(
                         intent.write(phase="done", outcome=str(result.outcome), pane=target)
             return result
         finally:
-            with contextlib.suppress(OSError):
-                os.unlink(marker)
+            if not (leftover[0] or (result is not None and result.leftover)):
+                with contextlib.suppress(OSError):
+                    os.unlink(marker)
     except OSError as exc:
         return _failed(f"cannot write the delivery marker: {exc}")
     finally:
         held.__exit__(None, None, None)
 
 
-def _clear_leftover(run: _Run, pane: str) -> None:
-    """Kill whatever line a crashed delivery left in the composer (best effort)."""
-    with contextlib.suppress(TmuxError, _Deadline):
+def _clear_leftover(run: _Run, pane: str) -> bool:
+    """Kill whatever line a crashed delivery left in the composer (best effort).
+    False when the pane is in a mode (nothing is sent into it) or tmux failed."""
+    try:
         for _ in range(2):
             run.guarded(pane, Command.send_keys(pane, "C-u"))
+        return True
+    except (TmuxError, _Deadline, _InMode):
+        return False
+
+
+def _in_mode_failure(run: _Run, pane: str, exc: _InMode, stage: str, baseline: Frame | None) -> DeliveryResult:
+    """A human entered a mode mid-delivery: no key went into it, and it is left on.
+    Text already pasted is cleared once they leave it (within the deadline);
+    otherwise the pending marker stays, and the next delivery clears it first."""
+    mode = exc.mode
+    if exc.step == "paste" or stage == "before paste":
+        return _failed(f"pane entered {mode} before the paste; nothing typed")
+    what = "before Enter" if exc.step == "Enter" else "before the payload was cleared"
+    if baseline is not None and run.wait_out_mode(pane) and run.try_clear(pane, baseline):
+        return _failed(f"pane entered {mode} {what} (payload cleared after it)")
+    result = _failed(f"pane entered {mode} {what}; the payload may remain in the composer")
+    return DeliveryResult(result.ok, result.outcome, "the mode was left on", leftover=True)
 
 
 def _deliver_locked(
-    run: _Run, pane: str, text: str, needle: str, collapsible: bool, guard: Guard | None, intent: Intent | None = None
+    run: _Run,
+    pane: str,
+    text: str,
+    needle: str,
+    collapsible: bool,
+    guard: Guard | None,
+    intent: Intent | None = None,
+    leftover: list[bool] | None = None,
 ) -> DeliveryResult:
     # Where we are decides what a failure means: before the paste nothing was
     # typed (safe to retry); between paste and Enter our text may sit in the
@@ -471,22 +699,24 @@ def _deliver_locked(
     stage = "before paste"
     baseline: Frame | None = None
     try:
-        # Mode guard + baseline (with styles, for the guard): one process when
-        # the pane is not in a mode.
+        # Baseline (with styles, for the guard and the echo rule): one process.
         baseline = run.frame(pane, styled=True)
         if baseline.pane_id != pane:
             return _failed(f"can't find pane: {pane}")
-        if baseline.in_mode:
-            run.tmux(*Command.cancel_mode(pane))
-            baseline = run.frame(pane, styled=True)  # re-check; also the baseline (cancel repaints)
-            if baseline.in_mode:
-                return _failed("pane is in a mode that did not cancel")
         if baseline.dead:
             return _failed(f"pane {pane} is dead")
         if guard is not None:
             refused = guard(baseline)
             if refused is not None:
                 return DeliveryResult(False, None, "refused before typing", refused)
+        if baseline.in_mode:  # the human's: never cancelled (a guard holds it; without one, it fails)
+            return _failed(f"pane is in {baseline.mode}; nothing typed")
+        if leftover and leftover[0]:  # an earlier payload a mode kept us from clearing: clear it first
+            if not _clear_leftover(run, pane):
+                return _failed("an earlier payload may remain in the composer and could not be cleared")
+            leftover[0] = False
+            baseline = run.frame(pane, styled=True)
+        echo = Echo.of(baseline, needle, collapsible)
 
         if intent is not None:
             intent.write(
@@ -494,7 +724,7 @@ def _deliver_locked(
             )
         stage = "pasted"
         run.paste(pane, text)
-        shown = run.probe(pane, baseline, needle, collapsible)
+        shown = run.probe(pane, echo)
         if shown is None:
             stage = "cleared"
             if run.try_clear(pane, baseline):
@@ -504,14 +734,17 @@ def _deliver_locked(
         if intent is not None:
             intent.write(phase="enter", pane=pane, needle=needle, digest=_digest(text), pasted=_fingerprint(shown))
         stage = "entered"
-        if run.enter_and_observe(pane, shown) is not None:
+        why, last = run.enter_and_observe(pane, shown, echo)
+        if why:
             return DeliveryResult(True, Outcome(Status.DELIVERED))
-        if not run.echo_visible(shown, baseline, needle, collapsible):
-            return DeliveryResult(True, Outcome(Status.DELIVERED), "frame unchanged after Enter but the echo is gone")
+        if not echo.holds(last):
+            # No evidence either way (the composer could not be read after Enter):
+            # never typed again, since the first Enter may have landed.
+            return _failed("submit not confirmed", "no evidence after Enter; the composer could not be read")
 
-        # Bounded recovery, once: the frame did not move and our text still
-        # shows. Clear back to the baseline (never a bare second Enter: if the
-        # first one lands late, a second submits whatever is there then),
+        # Bounded recovery, once: no evidence, and our text still in the
+        # composer. Clear back to the baseline (never a bare second Enter: if
+        # the first one lands late, a second submits whatever is there then),
         # paste again, probe again, Enter, observe.
         if not run.clear(pane, baseline):
             return _failed("submit not confirmed", "recovery could not clear the composer")
@@ -521,7 +754,7 @@ def _deliver_locked(
             )
         stage = "pasted"
         run.paste(pane, text)
-        shown = run.probe(pane, baseline, needle, collapsible)
+        shown = run.probe(pane, echo)
         if shown is None:
             stage = "cleared"
             cleared = run.try_clear(pane, baseline)
@@ -529,11 +762,16 @@ def _deliver_locked(
         if intent is not None:
             intent.write(phase="enter", pane=pane, needle=needle, digest=_digest(text), pasted=_fingerprint(shown))
         stage = "entered"
-        if run.enter_and_observe(pane, shown, retry=True) is not None:
+        why, last = run.enter_and_observe(pane, shown, echo, retry=True)
+        if why:
             return DeliveryResult(True, Outcome(Status.DELIVERED), "after one recovery")
+        if not echo.holds(last):
+            return _failed("submit not confirmed", "no evidence after the retry's Enter; not cleared")
         stage = "cleared"
         cleared = run.try_clear(pane, baseline)
         return _failed("submit not confirmed", f"Enter had no visible effect twice; cleared={cleared}")
+    except _InMode as exc:
+        return _in_mode_failure(run, pane, exc, stage, baseline)
     except TmuxError as exc:
         detail = f"stage: {stage}"
         if stage == "pasted" and baseline is not None:
@@ -584,24 +822,28 @@ def recover(server: Server, record: dict, *, timing: Timing | None = None) -> tu
             with contextlib.suppress(OSError):
                 os.unlink(_pending_path(server, pane))  # handled here, not by a blind clear later
             run = _Run(server, timing, DEFAULT_BUFFER)
-            now = run.frame(pane)
+            now = run.frame(pane, styled=True)
             moved = journal_moved(record, frame_server(now), _number(now.field("pane_pid")))
             if moved:  # another server's or another program's pane: nothing is typed into it
                 return JOURNAL_DROPPED, f"{moved}; nothing typed"
-            if now.in_mode or now.dead:
-                raise TmuxError("pane in a mode or dead")
+            if now.dead:
+                raise TmuxError("pane dead")
+            if now.in_mode:  # the human's: no Enter into it, and it is not cancelled
+                raise TmuxError(f"pane in {now.mode}")
+            echo = Echo.of(now, needle, False, before_paste=False)
             if phase == "paste":
-                if now.norm.count(needle) <= int(record.get("before", 0) or 0):
+                if now.norm.count(needle) <= int(record.get("before", 0) or 0) or not echo.holds(echo.look(run, pane)):
                     return None, "interrupted before the paste showed; nothing was submitted"
-                if run.enter_and_observe(pane, now) is not None:
+                shown = echo.look(run, pane)
+                if run.enter_and_observe(pane, shown, echo)[0]:
                     return str(Status.DELIVERED), "recovered: the paste was there unsent and Enter submitted it"
                 return _failed_outcome("interrupted after the paste; Enter did not take"), "our text may remain"
             if _fingerprint(now) != record.get("pasted"):
                 return str(Status.DELIVERED), "recovered: the pane moved after the Enter, so it went in; not retyped"
-            if run.enter_and_observe(pane, now) is not None:
+            if run.enter_and_observe(pane, echo.look(run, pane), echo)[0]:
                 return str(Status.DELIVERED), "recovered: the Enter had not gone in; pressed once now"
             return _failed_outcome("interrupted before Enter; Enter did not take"), "our text may remain"
-    except (TmuxError, _Deadline, lock.LockTimeout, OSError) as exc:
+    except (TmuxError, _Deadline, _InMode, lock.LockTimeout, OSError) as exc:
         if phase == "enter":
             return _failed_outcome("interrupted after the paste; the pane could not be read"), str(exc)
         return None, f"interrupted before the paste; the pane could not be read ({exc})"

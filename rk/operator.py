@@ -13,7 +13,7 @@ import shlex
 import shutil
 
 from rk.core.environ import ROLE_OPTION
-from rk.tmux import Server, TmuxError
+from rk.tmux import Server, TmuxError, literal
 
 OPERATOR = "operator"
 
@@ -75,7 +75,7 @@ def ensure_operator(server: Server, command: str, home: str) -> tuple[bool, str]
             "-n",
             OPERATOR,
             "-c",
-            home,
+            literal(home),  # tmux expands -c as a format
             "-P",
             "-F",
             "#{window_id}",
@@ -84,7 +84,19 @@ def ensure_operator(server: Server, command: str, home: str) -> tuple[bool, str]
         ).strip()
     else:  # pragma: no cover - a live server always has a session
         window = server.run(
-            "new-session", "-d", "-s", OPERATOR, "-n", OPERATOR, "-c", home, "-P", "-F", "#{window_id}", "--", *argv
+            "new-session",
+            "-d",
+            "-s",
+            OPERATOR,
+            "-n",
+            OPERATOR,
+            "-c",
+            literal(home),
+            "-P",
+            "-F",
+            "#{window_id}",
+            "--",
+            *argv,
         ).strip()
     server.set_window_option(window, ROLE_OPTION, OPERATOR)
     return True, window

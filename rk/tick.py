@@ -18,14 +18,14 @@ import contextlib
 import json
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import tzinfo
 from pathlib import Path
 
 from rk import absent, clock, cursor, logfile
 from rk.config import ServerFiles, Settings, check_private_dir, ensure_private_dir, known_servers
 from rk.core.diagnostics import Diag, Diagnostic, first_line
-from rk.core.dispose import Act, Disposition, Seen, dispose, edge_kept
+from rk.core.dispose import Act, Disposition, Seen, dispose, edge_kept, held_mode
 from rk.core.due import Fire, at_done, due, next_due
 from rk.core.entry import At, Backoff, Entry, EntryError, TargetKind
 from rk.core.facts import PaneFact, TargetFact, panes_concerned, resolve_all
@@ -448,7 +448,9 @@ def fire_outcome(
     None for an (unlogged) hold. `pane` is the target as this tick's
     enumeration and looks saw it; right before typing, the delivery's guard
     looks again and may still refuse."""
-    seen = seen_before_typing(pane, None, now, entry.any_program) if pane is not None else Seen()
+    seen = Seen()
+    if pane is not None:  # a pane mode (copy-mode, …) is the human's: held like a draft, never cancelled
+        seen = replace(seen_before_typing(pane, None, now, entry.any_program), mode=held_mode(pane.in_mode, pane.mode))
     disposition = dispose(fire, entry, view, now, runtime.settings.rate_per_hour, seen if fire.pane else None)
     return execute(Firing(runtime, server, entry, fire, out, dry_run, view, now, pane), disposition)
 
@@ -469,6 +471,7 @@ def _guard(runtime: Runtime, entry: Entry, fire: Fire, view: LogView, now: int, 
         else:
             screen = read_screen(pane, frame.styled, frame.field("pane_title"), now, runtime.zone)
             seen = seen_before_typing(pane, screen, now, entry.any_program)
+            seen = replace(seen, mode=held_mode(frame.in_mode, frame.field("pane_mode")))
         if intent is not None:
             pane_pid = frame.field("pane_pid")
             intent.record.update(

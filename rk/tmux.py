@@ -12,6 +12,7 @@ and a probe costs no process.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import socket
 import stat
@@ -124,12 +125,13 @@ class Command:
         return ["display-message", "-p", "-t", target, fmt]
 
     @staticmethod
-    def capture(target: str, *, styled: bool = False, history: int = 0) -> list[str]:
-        """The visible screen, wrapped lines joined; `styled` keeps the SGR styles."""
+    def capture(target: str, *, styled: bool = False, history: int = 0, joined: bool = True) -> list[str]:
+        """The visible screen, wrapped lines joined (unless not `joined`: one row per
+        terminal row); `styled` keeps the SGR styles."""
         return [
             "capture-pane",
             "-p",
-            "-J",
+            *(["-J"] if joined else []),
             *(["-e"] if styled else []),
             *(["-S", f"-{history}"] if history else []),
             "-t",
@@ -141,13 +143,30 @@ class Command:
         return ["send-keys", "-t", target, *keys]
 
     @staticmethod
-    def cancel_mode(target: str) -> list[str]:
-        return ["send-keys", "-t", target, "-X", "cancel"]
+    def unless_mode(target: str, *commands: list[str], otherwise: tuple[list[str], ...] = ()) -> list[str]:
+        """Run `commands` only if `target` is not in a pane mode at that instant,
+        decided inside the server (no process of its own, no window for a race).
+
+        A mode (copy-mode, view-mode, clock-mode) is a human's: it is never
+        cancelled, and keys sent into it would drive it (copy-mode treats Enter
+        as "copy selection"). In a mode, `otherwise` runs instead, followed by a
+        line `IN_MODE<mode name>` on stdout, which `in_mode_of` reads back.
+        tmux parses the branches as command strings, so every word is quoted
+        for its parser (`tmux_words`); the strings are not format-expanded."""
+        refused = [*otherwise, ["display-message", "-p", "-t", target, IN_MODE + "#{pane_mode}"]]
+        return ["if-shell", "-F", "-t", target, "#{pane_in_mode}", tmux_words(*refused), tmux_words(*commands)]
 
     @staticmethod
-    def leave_mode(target: str) -> list[str]:
-        """Leave copy-mode if the pane is in it, decided inside the server (no process of its own)."""
-        return ["if-shell", "-F", "-t", target, "#{pane_in_mode}", f"send-keys -t {target} -X cancel"]
+    def delete_buffer(name: str) -> list[str]:
+        return ["delete-buffer", "-b", name]
+
+    @staticmethod
+    def message(client: str, text: str) -> list[str]:
+        """Show `text` on one client's status line, as text: `display-message`
+        expands its argument as a format (`#(cmd)` would run a shell command,
+        `#{…}` and `#[…]` would be read), and tmux 3.3 has no `-l`, so every `#`
+        is doubled (`literal`)."""
+        return ["display-message", "-c", client, literal(text)]
 
     @staticmethod
     def load_buffer(name: str) -> list[str]:
@@ -166,6 +185,40 @@ class Command:
         if value is None:
             return ["set-option", scope, "-u", "-t", target, name]
         return ["set-option", scope, "-t", target, name, value]
+
+
+#: What `Command.unless_mode` prints when it did not run its commands (then the mode's name).
+IN_MODE = "[rk: pane in mode]"
+
+
+def in_mode_of(out: str) -> str | None:
+    """The mode that stopped an `unless_mode` (its name, or "pane-mode"), or None if it ran."""
+    for line in out.splitlines():
+        if line.startswith(IN_MODE):
+            return line[len(IN_MODE) :].strip() or "pane-mode"
+    return None
+
+
+def literal(text: str) -> str:
+    """`text` as a tmux format that expands to exactly `text`: `#` doubled, so
+    `#(`, `#{` and `#[` arrive as text (tmux draws `##[` as `#[`)."""
+    return text.replace("#", "##")
+
+
+_BARE_WORD = re.compile(r"[A-Za-z0-9%@_./:,=+-]+")
+
+
+def tmux_word(arg: str) -> str:
+    """One argument spelled for tmux's command parser: bare when it holds only
+    safe characters, else double-quoted with `\\`, `"` and `$` escaped."""
+    if _BARE_WORD.fullmatch(arg):
+        return arg
+    return '"' + arg.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$") + '"'
+
+
+def tmux_words(*commands: list[str]) -> str:
+    """Commands as one tmux command string (`a x ; b y`), each word quoted (`tmux_word`)."""
+    return " ; ".join(" ".join(tmux_word(a) for a in command) for command in commands)
 
 
 def chain(*commands: list[str]) -> list[str]:
@@ -345,11 +398,8 @@ class Server:
     def send_keys(self, pane: str, *keys: str) -> None:
         self.run(*Command.send_keys(pane, *keys))
 
-    def cancel_mode(self, pane: str) -> None:
-        self.run(*Command.cancel_mode(pane))
-
     def display_message_to_clients(self, text: str) -> None:
-        """Show `text` on every attached client's status line."""
+        """Show `text` on every attached client's status line, literally (`Command.message`)."""
         clients = [c for c in self.run("list-clients", "-F", "#{client_name}").splitlines() if c]
         for client in clients:
-            self.run("display-message", "-c", client, text)
+            self.run(*Command.message(client, text))

@@ -322,14 +322,15 @@ def test_a_successful_delivery_is_a_handful_of_tmux_processes(tmux_server):
     assert deliver(server, pane, "count me").ok
     calls = server.calls
     frame_reads = [c for c in calls if c[0] == "display-message"]
-    sends = [c for c in calls if c[0] == "if-shell"]
+    sends = [c for c in calls if "if-shell" in c]
     assert len(frame_reads) + len(sends) == len(calls)
     # every screen read is display + capture in ONE process
     assert all("capture-pane" in c for c in frame_reads)
-    # exactly two processes type anything: load+paste together, then Enter alone
+    # exactly two processes type anything: load+paste together, then Enter alone,
+    # each keystroke only if the pane is not in a mode (the last word: what runs then)
     assert len(sends) == 2
-    assert "load-buffer" in sends[0] and "paste-buffer" in sends[0] and "-p" in sends[0]
-    assert sends[1][-1] == "Enter" and "paste-buffer" not in sends[1]
+    assert sends[0][0] == "load-buffer" and sends[0][-1].startswith("paste-buffer -p -d")
+    assert sends[1][0] == "if-shell" and sends[1][-1].endswith("Enter") and "paste-buffer" not in sends[1][-1]
     assert calls[0][0] == "display-message"  # guard + baseline before anything is typed
     # 5 on a quiet machine (baseline, paste, 1 probe, Enter, 1 observation)
     assert 5 <= len(calls) <= 8, calls
@@ -430,19 +431,14 @@ def test_escape_sequences_never_reach_the_pane(tmux_server, tmp_path):
 
 
 @pytest.mark.tmux
-def test_a_pane_in_copy_mode_still_receives_the_payload(tmux_server):
+def test_a_pane_in_copy_mode_is_left_in_it_and_not_typed_into(tmux_server):
+    """Copy-mode is the human's (tests/test_delivery_modes.py has every mode and policy)."""
     pane = first_pane(tmux_server)
     tmux_server.run("copy-mode", "-t", pane)
+    result = deliver(tmux_server, pane, "not through copy mode")
+    assert str(result.outcome) == "failed: pane is in copy-mode; nothing typed"
     assert tmux_server.display(pane, "#{pane_in_mode}") == "1"
-    payload = "through copy mode"
-    result = deliver(tmux_server, pane, payload)
-    assert result.ok, result
-    assert tmux_server.display(pane, "#{pane_in_mode}") == "0"
-    wait_for(
-        lambda: screen_lines(tmux_server, pane)[:3] == [payload, payload, ""],
-        timeout=10,
-        message="echo and cat's copy",
-    )
+    assert "not through copy mode" not in tmux_server.capture(pane)
 
 
 @pytest.mark.tmux

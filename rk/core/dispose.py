@@ -65,20 +65,32 @@ class Seen:
     unreadable: bool = False  #: the screen of an agent rk can read matched none of its layouts
     error: str = ""  #: the read failed, and why
     refused: str = ""  #: the pane is no longer typed into (`shell in pane`): it counts as absent
+    #: the tmux mode a human put the pane in (`copy-mode`, `view-mode`, `clock-mode`, …):
+    #: the keyboard is theirs, so it is held like a draft and never cancelled
+    mode: str = ""
 
     @property
     def blocker(self) -> str:
         """What stands between the payload and the agent, most binding first:
-        `limited`, `waiting` (a dialog, or the hooks say so), `draft`, `active`; "" if nothing."""
+        `limited`, `waiting` (a dialog, or the hooks say so), a pane mode,
+        `draft`, `active`; "" if nothing."""
         if self.state == LIMITED:
             return LIMITED
         if self.dialog or self.state == "waiting":
             return "waiting"
+        if self.mode:
+            return self.mode
         if self.draft:
             return "draft"
         if self.unreadable:
             return "unreadable"
         return self.state if self.state in BUSY_STATES else ""
+
+
+def held_mode(in_mode: bool, mode: str) -> str:
+    """The name a pane mode is held under: tmux's own (`#{pane_mode}`), or
+    `pane-mode` when tmux says the pane is in one without naming it."""
+    return (mode or "pane-mode") if in_mode else ""
 
 
 def over_rate_cap(view: LogView, now: int, limit: int, *, target: str | None = None, entry: str | None = None) -> bool:
@@ -112,10 +124,12 @@ def deliver_policy(policy: Deliver, seen: Seen, due_at: int, now: int) -> Dispos
     """The deliver policy against the pane as seen at delivery time.
 
     Nothing is ever typed into a limited agent, into a dialog, or over a
-    human's draft: `skip-if-busy` logs them (`skipped-limited`,
-    `skipped-busy: waiting|draft`); `when-idle` holds them, a limit until its
+    human's draft, nor into a pane a human put in a tmux mode (copy-mode,
+    view-mode, clock-mode: the mode is the human's and is never cancelled):
+    `skip-if-busy` logs them (`skipped-limited`,
+    `skipped-busy: waiting|draft|copy-mode`); `when-idle` holds them, a limit until its
     reset, and drops the fire once it waited HOLD_WINDOW (from the reset, for a
-    limit); `immediate` logs a limit and holds a dialog or a draft like
+    limit); `immediate` logs a limit and holds a dialog, a mode or a draft like
     when-idle. A screen rk should read but cannot (`unreadable`) is treated
     as a draft: nothing is typed blind. A working agent (`active`, or `waiting` by its hooks alone) is
     sent to by `immediate`, held by `when-idle`, skipped by `skip-if-busy`.
@@ -133,6 +147,8 @@ def deliver_policy(policy: Deliver, seen: Seen, due_at: int, now: int) -> Dispos
     if policy == Deliver.IMMEDIATE:
         if seen.dialog:
             return _hold("waiting", due_at, now)
+        if seen.mode:
+            return _hold(seen.mode, due_at, now)
         if seen.draft or seen.unreadable:
             return _hold("draft" if seen.draft else "unreadable", due_at, now)
         return Disposition(Act.SEND)  # a working agent queues it; the hooks' waiting alone shows no dialog to answer

@@ -1,0 +1,46 @@
+"""A human's tmux mode over a real agent CLI, offline (`make test-agents`): the
+fires are held (or skipped) while the pane is in copy-mode, the mode stays on
+with its scroll position and selection, nothing reaches the agent, and the held
+fires go out once the human leaves the mode."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.agents
+
+AGENTS = ("claude", "codex")
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_copy_mode_over_an_idle_agent_is_kept_and_the_fires_wait_for_it(rig, agent):
+    r = rig(agent)
+    r.run.mock.set_mode("ok")
+    tmux, pane = r.run.tmux, r.pane
+    ids = {
+        p: r.add(f"sent by {p}", "--every", "1m", "--deliver", p) for p in ("when-idle", "immediate", "skip-if-busy")
+    }
+    tmux.run("copy-mode", "-t", pane)
+    tmux.run("send-keys", "-t", pane, "-X", "-N", "5", "cursor-up")
+    tmux.run("send-keys", "-t", pane, "-X", "begin-selection")
+    tmux.run("send-keys", "-t", pane, "-X", "cursor-up")
+    before = tmux.run("display-message", "-p", "-t", pane, "#{pane_in_mode}:#{pane_mode}:#{selection_present}")
+    assert before.strip() == "1:copy-mode:1"
+
+    assert r.tick() == {
+        ids["when-idle"]: "held-busy: copy-mode",
+        ids["immediate"]: "held-busy: copy-mode",
+        ids["skip-if-busy"]: "skipped-busy: copy-mode",
+    }
+    assert tmux.run("display-message", "-p", "-t", pane, "#{pane_in_mode}:#{pane_mode}:#{selection_present}") == before
+    assert r.prompts() == []
+
+    tmux.run("copy-mode", "-q", "-t", pane)  # the human is done reading
+    first = r.tick()  # the held fires go out (one may meet the turn the other started: held again)
+    assert set(first) == {ids["when-idle"], ids["immediate"]} and "delivered" in first.values(), first
+    assert set(first.values()) <= {"delivered", "held-busy: active"}, first
+    r.wait_state("idle", timeout=20)
+    rest = {e for e, outcome in first.items() if outcome != "delivered"}
+    assert {e: o for e, o in r.tick().items() if e in rest} == dict.fromkeys(rest, "delivered")
+    r.wait_state("idle", timeout=20)
+    assert sorted(r.prompts()) == ["sent by immediate", "sent by when-idle"]
