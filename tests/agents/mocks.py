@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess as _subprocess
 import sys
 import threading
@@ -179,12 +180,23 @@ def _is_injected(text: str) -> bool:
     return False
 
 
+#: Claude Code 2.1.332 sends a long paste (one it shows as a `[Pasted text #1 +N lines]` chip)
+#: wrapped: "\n\n<pasted_content id="b83f">\n<the text>\n</pasted_content id="b83f">\n".
+_PASTED = re.compile(r'\n\n<pasted_content id="(\w+)">\n(.*)\n</pasted_content id="\1">\n', re.DOTALL)
+
+
+def pasted_text(text: str) -> str:
+    """The text a human (or rk) pasted, out of Claude's wrapper when it wrapped it."""
+    m = _PASTED.fullmatch(text)
+    return m.group(2) if m else text
+
+
 def _pick_prompt_text(texts: list[str]) -> str:
     """The human's prompt among the text blocks: the last one that is not an
-    injected context block."""
+    injected context block (unwrapped from a paste wrapper: `user_texts` keeps it)."""
     for t in reversed(texts):
         if not _is_injected(t):
-            return t
+            return pasted_text(t)
     return texts[-1] if texts else ""
 
 
