@@ -111,9 +111,11 @@ QUOTING_LINES = (
     "■ exceeded retry limit, last status: 429 Too Many Requests",
     "Quota exceeded; quota exhausted; you have exhausted your daily quota; RESOURCE_EXHAUSTED",
     "Usage limit exceeded. Rate limit reached.",
+    "`You've hit your usage limit · resets 3pm` and `• Working (7s • esc to interrupt)` as code",
     "esc to interrupt",
 )
-QUOTING_REPLY = "\n\n".join(QUOTING_LINES)
+#: The same texts in a fenced code block too (drawn in colour, as code is), before the last line.
+QUOTING_REPLY = "\n\n".join([*QUOTING_LINES[:-1], "```", *QUOTING_LINES[:-2], "```", QUOTING_LINES[-1]])
 ERROR_MODES = ("error500", "error429", "error429_reset", "error529")
 MODES = ("ok", "slow", "tool", "usage_warning") + ERROR_MODES
 

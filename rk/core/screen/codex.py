@@ -32,7 +32,7 @@ LAYOUT = Layout(
     # (`• Queued follow-up inputs` / `  ↳ …`); its text is faint, a reply's is not
     # (a reply's `•` is faint: "• Working (7s • esc to interrupt)" quoted in a reply reads idle)
     status=(r"^[•◦] ",),
-    status_skip=r"^(\s*|  .*|• Queued follow-up inputs)$",
+    status_skip=r"^(\s*|• Queued follow-up inputs|  ↳ .*|    shift\+.*)$",
     status_reach=7,
     working=(r"\(\d+[smh][^)]*esc to interrupt\)", r"^[•◦] (Working|Reconnecting|Thinking)\b", r"esc to interrupt\)"),
     working_ink=True,

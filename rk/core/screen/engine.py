@@ -264,15 +264,18 @@ def _limit(layout: Layout, lines: Sequence[Line], dating: Dating, *, live: bool 
     """(evidence, reset instant) of a limit message among `lines`; an agent may
     wrap the message itself, so the reset is read from the line and the two after it.
 
-    Unless `live` (the text of a dialog the CLI draws), the message is the last
-    entry of a turn, drawn as the CLI draws its errors: its mark (`limit_entry`,
-    `limit_mark_fg`) and a colour (`limit_ink`), so that a reply quoting it is none."""
+    Unless `live` (the text of a dialog the CLI draws), the message is the head of
+    the last entry of a turn, drawn as the CLI draws its errors: its mark
+    (`limit_entry`, `limit_mark_fg`) and a colour (`limit_ink`), so that a reply
+    quoting it is none."""
     patterns = layout.rx("limit")
+    heads = len(lines)
     if not live and layout.entry:
         lines = _last_entry(layout, lines)
         if lines and layout.limit_entry and not any(rx.match(lines[0].plain) for rx in layout.rx("limit_entry")):
             return None
-    for i, line in enumerate(lines):
+        heads = 1  # the CLIs print a limit at the head of its entry; a reply may quote one further down
+    for i, line in enumerate(lines[:heads]):
         if not live and not _drawn_in(line, layout.limit_mark_fg):
             continue
         for rx in patterns:
