@@ -64,6 +64,7 @@ EXPECTED: dict[str, tuple[str, str, str]] = {
     "claude-2.1.332/after_approved_turn": (I, "", ""),
     "claude-2.1.332/after_queued_turns": (I, "", ""),
     "claude-2.1.332/approved_running": (A, "", ""),
+    "claude-2.1.332/auto_mode_nudge": (W, "", ""),  # "Make auto mode your default…?" at launch
     "claude-2.1.332/boot": (U, "", ""),
     "claude-2.1.332/boot_first_composer": (I, "", ""),
     "claude-2.1.332/busy_draft": (A, "draft typed while busy", ""),

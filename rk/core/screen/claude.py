@@ -47,6 +47,7 @@ LAYOUT = Layout(
         r"Do you want to proceed\?",
         r"Do you want to (make|allow|create|run)",
         r"^ *❯ \d+\. ",
+        r"^ +❯ \S",  # an unnumbered menu (2.1.332's "Make auto mode your default…?" at launch)
         r"^ *Esc to cancel",  # not the footer's "Continuing automatically at 10:16am · Esc to cancel"
         r"Enter to confirm",
     ),
