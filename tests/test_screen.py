@@ -503,11 +503,7 @@ def test_a_one_line_reply_quoting_a_pattern_reads_idle(name):
                 got = reading(with_reply(read(name), [line], full=full), hint)
                 if got != (I, "", "", False):
                     wrong.append((line, hint, full, got))
-            # in colour, as code is drawn. Known gap: a Claude reply whose first line is a limit's
-            # text drawn in colour (a code span) reads as that limit; Claude's own limit lines
-            # carry no other mark a reply cannot draw
-            if agent == "claude" and any(rx.search(line) for rx in LAYOUTS[0].rx("limit")):
-                continue
+            # in colour, as code is drawn (Claude: the reply's white `●` says it is a reply)
             if name == "codex/working_partial" and full:
                 continue  # a stream still running (the title says so): read active is no harm
             got = reading(with_reply(read(name), [line], ink="38;5;153", full=full), agent)

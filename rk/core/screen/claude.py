@@ -63,6 +63,7 @@ LAYOUT = Layout(
     ),
     entry=r"^(● |  ⎿  )",  # a reply, a tool call or an error; a tool's result
     note_fg=frozenset({"5;246"}),  # grey: "Interrupted", a tip, "Automatic continue cancelled"
+    reply_fg=frozenset({"5;231", "2;255;255;255"}),  # a reply's white `●`; an error's is its own colour
     limit_ink=True,  # errors are coloured (220, 211), a reply's text is in the default ink
     limit_below=True,  # 2.1.332: "⚠ Usage limit reached · limit resets 10:16am" in the footer
     title_busy=(r"^[\u2801-\u28ff] ",),  # a braille spinner while a turn runs (even when the screen looks idle)

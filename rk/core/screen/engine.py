@@ -187,6 +187,9 @@ class Layout:
     limit_entry: str = ""
     #: The limit text is drawn in a colour, not in a reply's default ink.
     limit_ink: bool = False
+    #: An entry whose mark (its first visible character) is drawn in one of these colours is
+    #: a reply (Claude's white `●`): no limit is read in it, whatever colour its text is.
+    reply_fg: frozenset[str] = frozenset()
     #: The limit line's first visible character is drawn in one of these colours (a red bar).
     limit_mark_fg: frozenset[str] = frozenset()
     #: A limit is also read in the footer below the composer (the CLI's own notice).
@@ -273,6 +276,8 @@ def _limit(layout: Layout, lines: Sequence[Line], dating: Dating, *, live: bool 
     if not live and layout.entry:
         lines = _last_entry(layout, lines)
         if lines and layout.limit_entry and not any(rx.match(lines[0].plain) for rx in layout.rx("limit_entry")):
+            return None
+        if lines and layout.reply_fg and _drawn_in(lines[0], layout.reply_fg):
             return None
         heads = 1  # the CLIs print a limit at the head of its entry; a reply may quote one further down
     for i, line in enumerate(lines[:heads]):
