@@ -356,6 +356,7 @@ def classify(
     time to `now`, in `zone` unless it names its own."""
     lines = parse_screen(text)
     ordered = sorted(layouts, key=lambda lay: lay.agent != hint)
+    first: Screen | None = None
     for layout in ordered:
         if _search(layout.rx("identify"), lines) is None:
             continue
@@ -371,7 +372,8 @@ def classify(
         if screen.state:
             return screen
         # identified by a text a reply may quote, but not this layout's frame: try the next
-    return Screen()
+        first = first or screen
+    return first or Screen()
 
 
 @dataclass(frozen=True)
