@@ -5,6 +5,7 @@ rules of when a look happens and what it corrects."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -57,6 +58,43 @@ EXPECTED: dict[str, tuple[str, str, str]] = {
     "claude/working_1": (A, "", ""),
     "claude/working_2": (A, "", ""),
     "claude/working_partial": (A, "", ""),
+    "claude/reply_quoting": (I, "", ""),  # a reply quoting every pattern (mocks.QUOTING_REPLY)
+    "claude/reply_quoting_80x24": (I, "", ""),  # its end right above the composer
+    # Claude Code 2.1.332 (the newest on the registry)
+    "claude-2.1.332/after_approved_turn": (I, "", ""),
+    "claude-2.1.332/after_queued_turns": (I, "", ""),
+    "claude-2.1.332/approved_running": (A, "", ""),
+    "claude-2.1.332/auto_mode_nudge": (W, "", ""),  # "Make auto mode your default…?" at launch
+    "claude-2.1.332/boot": (U, "", ""),
+    "claude-2.1.332/boot_first_composer": (I, "", ""),
+    "claude-2.1.332/busy_draft": (A, "draft typed while busy", ""),
+    "claude-2.1.332/busy_queued": (A, "", ""),  # the queued prompt at the margin, over the spinner
+    "claude-2.1.332/denied_esc": (I, "", ""),
+    "claude-2.1.332/denied_no": (I, "", ""),
+    "claude-2.1.332/draft": (I, "a draft a human typed but did not send", ""),
+    "claude-2.1.332/draft_80x24": (I, "a draft a human typed but did not send", ""),
+    "claude-2.1.332/error_429": (L, "", ""),
+    "claude-2.1.332/error_429_reset_text": (L, "", "10:16"),  # the mock names a reset an hour ahead
+    "claude-2.1.332/error_500": (I, "", ""),  # "Resend your message to try again" is a faint hint
+    "claude-2.1.332/error_529": (I, "", ""),
+    "claude-2.1.332/error_429_subscription": (L, "", ""),
+    "claude-2.1.332/limit_reached": (L, "", "10:18"),  # under "Automatic continue cancelled", a grey note
+    "claude-2.1.332/limit_reached_autocontinue": (L, "", "10:18"),  # "⚠ Usage limit reached · limit resets …"
+    "claude-2.1.332/idle_after_turn": (I, "", ""),
+    "claude-2.1.332/idle_fresh": (I, "", ""),
+    "claude-2.1.332/idle_fresh_80x24": (I, "", ""),
+    "claude-2.1.332/idle_fresh_subscription": (I, "", ""),
+    "claude-2.1.332/interrupted": (I, "", ""),
+    "claude-2.1.332/interrupted_before_output": (I, "take your time", ""),
+    "claude-2.1.332/paste_long_chip": (I, "[Pasted text #1 +39 lines]", ""),
+    "claude-2.1.332/paste_multiline": (I, "line one of paste\nline two of paste\nline three", ""),
+    "claude-2.1.332/permission_dialog": (W, "", ""),
+    "claude-2.1.332/reply_quoting": (I, "", ""),
+    "claude-2.1.332/reply_quoting_80x24": (I, "", ""),
+    "claude-2.1.332/usage_warning_banner": (I, "", ""),
+    "claude-2.1.332/working_1": (A, "", ""),
+    "claude-2.1.332/working_2": (A, "", ""),
+    "claude-2.1.332/working_partial": (A, "", ""),
     # Codex 0.171.0
     "codex/after_approved_turn": (I, "", ""),
     "codex/after_queued_turns": (I, "", ""),
@@ -89,6 +127,8 @@ EXPECTED: dict[str, tuple[str, str, str]] = {
     "codex/working_1": (A, "", ""),
     "codex/working_2": (A, "", ""),
     "codex/working_partial": (I, "", ""),  # a stalled stream looks idle; the title says otherwise (below)
+    "codex/reply_quoting": (I, "", ""),  # the reply starts "• Working (7s • esc to interrupt)"
+    "codex/reply_quoting_80x24": (I, "", ""),
     # Gemini CLI 0.61.0
     "gemini/boot": (I, "", ""),
     "gemini/draft": (I, "refactor the retry loop in rk/delivery.py so it backs off", ""),
@@ -142,7 +182,7 @@ LIMIT_DIALOGS = {"claude/limit_reached_dialog", "codex/usage_limit_popup", "gemi
 
 #: Screens the classifier is not asked about: Claude's old screen above the shell it exited to
 #: (the pane is a shell by then, and shells are never looked at).
-NOT_ASKED = {"claude/exited"}
+NOT_ASKED = {"claude/exited", "claude-2.1.332/exited"}
 
 
 def fixture_names() -> list[str]:
@@ -160,12 +200,12 @@ def test_every_captured_screen_has_an_expectation():
         sorted(names - NOT_ASKED - set(EXPECTED)),
         sorted(set(EXPECTED) - names),
     )
-    assert {n.split("/")[0] for n in names} == {"claude", "codex", "gemini", "opencode"}
+    assert {n.split("/")[0] for n in names} == {"claude", "claude-2.1.332", "codex", "gemini", "opencode"}
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_captured_screen_is_read_as_a_human_would(name):
-    agent = name.split("/")[0]
+    agent = name.split("/")[0].split("-")[0]  # claude-2.1.332/… is Claude's
     state, draft, reset = EXPECTED[name]
     for hint in (agent, ""):  # the pane's provider when known, else every layout tried in turn
         got = classify(read(name), LAYOUTS, now=NOW, since=NOW, zone=timezone.utc, hint=hint)
@@ -364,3 +404,113 @@ def test_what_a_pane_shows_right_before_typing():
     assert seen_before_typing(claude, Screen(), now).unreadable
     assert not seen_before_typing(PaneFact("%1", command="aider", kind=PaneKind.AGENT), Screen(), now).unreadable
     assert seen_before_typing(claude, Screen("claude", "idle", draft="mine"), now).draft
+
+
+# -- only the live frame is read: replies that quote every pattern ------------------------------
+
+from agents.mocks import QUOTING_LINES  # noqa: E402  (the reply the real-agent tests make the mock send)
+
+#: Where a fixture's last reply is: its text (drawn in the reply's style, after the reply's mark).
+REPLY_MARKERS = ("Hello from the mock API.", "Hello from the mock Gemini API.", "I will take my time.")
+
+
+_SGR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def with_reply(text: str, reply: list[str], ink: str = "", full: bool = False) -> str:
+    """The captured screen with its last reply's text replaced by `reply`, drawn the way
+    that CLI draws a reply: the first line after the reply's mark, the others under it
+    (in the SGR colour `ink`, as a code block is drawn, when given). `full`: as on a full
+    screen, no run of blank lines between the transcript and the composer (Codex draws
+    an empty viewport there until the screen fills)."""
+    raws = text.split("\n")
+    if full:
+        raws = [r for i, r in enumerate(raws) if _SGR.sub("", r).strip() or i == 0 or _SGR.sub("", raws[i - 1]).strip()]
+    at = max(i for i, raw in enumerate(raws) if any(m in raw for m in REPLY_MARKERS))
+    raw = raws[at]
+    marker = next(m for m in REPLY_MARKERS if m in raw)
+    prefix = raw[: raw.index(marker)]
+    under = prefix.replace("●", " ").replace("•", " ").replace("✦", " ")
+    colour, plain = (f"\x1b[{ink}m", "\x1b[39m") if ink else ("", "")
+    lines = [prefix + colour + reply[0] + plain, *(under + colour + line + plain for line in reply[1:])]
+    return "\n".join([*raws[:at], *lines, *raws[at + 1 :]])
+
+
+def quoting_bases() -> list[str]:
+    return [n for n in sorted(EXPECTED) if any(m in read(n) for m in REPLY_MARKERS)]
+
+
+def reading(text: str, hint: str) -> tuple[str, str, str, bool]:
+    got = classify(text, LAYOUTS, now=NOW, since=NOW, zone=timezone.utc, hint=hint)
+    when = datetime.fromtimestamp(got.reset_at, timezone.utc).strftime("%H:%M") if got.reset_at else ""
+    return got.state, got.draft, when, got.dialog
+
+
+def test_the_quoting_reply_quotes_every_working_dialog_and_limit_pattern():
+    """As written, or indented as a reply's later lines are drawn (a space or two)."""
+    drawn = [indent + line for line in QUOTING_LINES for indent in ("", " ", "  ")]
+    for layout in LAYOUTS:
+        for kind in ("working", "dialog", "limit"):
+            for rx in layout.rx(kind):
+                assert any(rx.search(line) for line in drawn), (layout.agent, kind, rx.pattern)
+
+
+@pytest.mark.parametrize("name", quoting_bases())
+def test_a_reply_quoting_every_pattern_changes_no_reading(name):
+    """Every captured screen with a reply in it, that reply replaced by one quoting a text
+    every working, dialog and limit pattern matches, in the default ink and in colour (as
+    code is drawn): still read as before (idle stays idle, a dialog stays a dialog, a real
+    limit stays a limit with its reset)."""
+    state, draft, reset = EXPECTED[name]
+    agent = name.split("/")[0].split("-")[0]
+    want = (state, draft, reset, state == W or name in LIMIT_DIALOGS)
+    assert reading(with_reply(read(name), list(QUOTING_LINES)), agent) == want
+    assert reading(with_reply(read(name), ["a reply", *QUOTING_LINES], ink="38;5;153"), agent) == want
+
+
+#: The idle screens a one-line reply is put into: after a turn (a status line or the turn's
+#: footer under the reply), and a reply right above the composer (an interrupted or stalled turn).
+IDLE_BASES = (
+    "claude/idle_after_turn",
+    "claude/interrupted",
+    "codex/idle_after_turn",
+    "codex/working_partial",
+    "gemini/idle_after_turn",
+    "gemini/esc_interrupted_settled",
+    "opencode/idle",
+    "opencode/interrupted",
+)
+
+
+@pytest.mark.parametrize("name", IDLE_BASES)
+def test_a_one_line_reply_quoting_a_pattern_reads_idle(name):
+    """Each quoted text alone as the whole last reply (the last entry of the last turn,
+    right above the live frame): the agent is idle, whichever layout is tried first."""
+    agent = name.split("/")[0]
+    assert EXPECTED[name][0] == I
+    wrong = []
+    for line in QUOTING_LINES:
+        for full in (False, True):
+            for hint in (agent, ""):
+                got = reading(with_reply(read(name), [line], full=full), hint)
+                if got != (I, "", "", False):
+                    wrong.append((line, hint, full, got))
+            # in colour, as code is drawn (Claude: the reply's white `●` says it is a reply)
+            if name == "codex/working_partial" and full:
+                continue  # a stream still running (the title says so): read active is no harm
+            got = reading(with_reply(read(name), [line], ink="38;5;153", full=full), agent)
+            if got != (I, "", "", False):
+                wrong.append((line, "ink", full, got))
+    assert wrong == []
+
+
+def test_the_live_frame_still_reads_a_running_turn_a_dialog_and_a_limit():
+    """The same texts where the CLI draws them live are read: the rule is about where."""
+    assert reading(read("claude/working_1"), "claude")[0] == A  # the spinner above the composer
+    assert reading(read("codex/working_1"), "codex")[0] == A  # "• Working (0s • esc to interrupt)", faint
+    codex_reply = read("codex/working_1").replace("\x1b[2mWorking\x1b[0m", "Working").replace("\x1b[2m(0s", "(0s")
+    codex_reply = codex_reply.replace("\x1b[0;1m\x1b[39m\x1b[49mesc", "esc")
+    assert reading(codex_reply, "codex")[0] == I  # the same line in the default ink is a reply's
+    assert reading(read("claude/error_429"), "claude")[0] == L
+    inked = read("claude/error_429").replace("\x1b[38;5;220mAPI Error", "API Error")
+    assert reading(inked, "claude")[0] == I  # a limit's text in the default ink is a reply's

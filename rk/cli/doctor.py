@@ -5,7 +5,9 @@ Each check is `ok`, `warn` or `fail`; the exit status is 1 when any check fails.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import asdict, dataclass
@@ -19,6 +21,18 @@ from rk.cli.options import JsonOpt, ServerOpt
 
 #: The oldest tmux rk is tested with (`-p` pane options, `display -p`, `if-shell -F`).
 MIN_TMUX = (3, 2)
+
+#: The npm package of each agent CLI: its package.json, next to the resolved binary, names
+#: the installed version without starting the CLI.
+PACKAGES = {
+    "claude": "@anthropic-ai/claude-code",
+    "codex": "@openai/codex",
+    "gemini": "@google/gemini-cli",
+    "opencode": "opencode-ai",
+}
+#: Seconds `<cli> --version` may take when no package.json names the version.
+VERSION_TIMEOUT = 5.0
+_VERSION = re.compile(r"\b(\d+\.\d+\.\d+)\b")
 
 
 class Level(StrEnum):
@@ -113,6 +127,104 @@ def check_panes(env: Environment, slugs: list[str]) -> list[Check]:
     return out
 
 
+def cli_version(cli: str, environ: dict[str, str]) -> tuple[str, str] | None:
+    """(version or "", the binary) of the agent CLI on PATH; None when it is not installed.
+    Read from the npm package.json beside the resolved binary, else `<cli> --version`."""
+    found = shutil.which(cli, path=environ.get("PATH"))
+    if found is None:
+        return None
+    real = Path(os.path.realpath(found))
+    for folder in list(real.parents)[:4]:
+        try:
+            meta = json.loads((folder / "package.json").read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(meta, dict) and meta.get("name") == PACKAGES.get(cli) and isinstance(meta.get("version"), str):
+            return meta["version"], found
+    try:
+        out = subprocess.run(
+            [found, "--version"],
+            capture_output=True,
+            text=True,
+            timeout=VERSION_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+            env=environ,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "", found
+    m = _VERSION.search(out)
+    return (m.group(1) if m else ""), found
+
+
+def check_versions(env: Environment) -> list[Check]:
+    """An installed agent CLI of a version rk is not tested with: its screens and hooks may differ."""
+    from rk.core.screen import TESTED_VERSIONS
+
+    out = []
+    for cli, tested in TESTED_VERSIONS.items():
+        got = cli_version(cli, env.environ)
+        if got is None:
+            continue
+        version, where = got
+        if version in tested:
+            out.append(Check(f"{cli} version", Level.OK, f"{version} ({where})"))
+            continue
+        seen = version or "of a version rk could not read"
+        out.append(
+            Check(
+                f"{cli} version",
+                Level.WARN,
+                f"{cli} {seen} ({where}) is not a version rk is tested with ({', '.join(tested)}):"
+                " its screen or hooks may not be read",
+                f"use {cli} {tested[-1]}, or check `rk agent list` while it works",
+            )
+        )
+    return out
+
+
+def check_screens(env: Environment, slugs: list[str]) -> list[Check]:
+    """Live agent panes whose screen matches no layout: rk cannot see them work or wait."""
+    import time
+    from datetime import datetime
+
+    from rk.core.facts import PaneKind
+    from rk.core.look import READABLE
+    from rk.observe import read_screen
+    from rk.tmux import Server, TmuxError
+
+    out = []
+    zone = datetime.now().astimezone().tzinfo
+    for slug in slugs:
+        server = Server(name=slug, env=env.environ)
+        if not server.is_live():
+            continue
+        try:
+            facts = server.pane_facts()
+        except TmuxError:
+            continue  # check_panes names the error
+        unread = []
+        for fact in facts:
+            if fact.kind != PaneKind.AGENT or fact.dead or fact.provider not in READABLE:
+                continue
+            try:
+                title, styled = server.look(fact.pane_id)
+            except TmuxError:
+                continue
+            assert zone is not None
+            if not read_screen(fact, styled, title, int(time.time()), zone).state:
+                unread.append(f"{fact.pane_id} ({fact.provider})")
+        if unread:
+            out.append(
+                Check(
+                    f"screens on {slug}",
+                    Level.WARN,
+                    f"rk cannot read the screen of {', '.join(unread)}: no layout it knows matches",
+                    "close the dialog or menu open there; if it stays, its CLI draws a screen rk does not know",
+                )
+            )
+    return out
+
+
 def check_ticker(env: Environment) -> Check:
     from rk import ticker
 
@@ -196,7 +308,8 @@ def check_unit(env: Environment) -> Check | None:
 
 
 def cmd_doctor(ctx: typer.Context, as_json: JsonOpt = False, server: ServerOpt = None) -> None:
-    """Check that rk can fire: PATH, hooks, hooks seen, the ticker, tmux, TMUX_TMPDIR, the unit.
+    """Check that rk can fire: PATH, hooks, agent CLI versions, hooks seen, screens rk can read,
+    the ticker, tmux, TMUX_TMPDIR, the unit.
 
     Example: rk doctor
     """
@@ -204,7 +317,8 @@ def cmd_doctor(ctx: typer.Context, as_json: JsonOpt = False, server: ServerOpt =
 
     env = environment(ctx, server, as_json)
     slugs = [env.server] if env.server_flag else known_servers(env.state_dir())
-    checks = [check_path(env), *check_hooks(env), *check_panes(env, slugs), check_ticker(env), check_tmux(env)]
+    checks = [check_path(env), *check_hooks(env), *check_versions(env), *check_panes(env, slugs)]
+    checks += [*check_screens(env, slugs), check_ticker(env), check_tmux(env)]
     checks.append(check_tmpdir(env))
     unit = check_unit(env)
     if unit is not None:

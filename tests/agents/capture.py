@@ -4,8 +4,10 @@ must recognise, and save screen fixtures plus a hook-timing report.
     python tests/agents/capture.py                 # both agents
     python tests/agents/capture.py --agent codex   # one agent
     python tests/agents/capture.py --quick         # skip the 65 s idle_prompt wait
+    python tests/agents/capture.py --agent claude --claude-version 2.1.332   # the newest Claude Code
 
-Writes ``tests/fixtures/screens/<agent>/<scenario>.txt`` (``capture-pane -p -J``)
+Writes ``tests/fixtures/screens/<agent>/<scenario>.txt`` (``<agent>-<version>/`` for
+a version other than the pinned one) (``capture-pane -p -J``)
 and ``.ansi`` (``-e``), and a JSON report (default
 ``/tmp/rk-agents-capture-report.json``) with, per scenario, the hook events
 that fired (ms from the action that started it) and their key payload fields,
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 import traceback
@@ -25,7 +28,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from harness import AgentRun, format_tree, read_proc  # noqa: E402
+import mocks  # noqa: E402
+from harness import CLAUDE_VERSION, AgentRun, format_tree, read_proc  # noqa: E402
 
 FIXTURES = HERE.parent / "fixtures" / "screens"
 MOCK_PORTS = {"claude": 18765, "codex": 18766}
@@ -76,17 +80,25 @@ def brief(payload):
 
 
 class Capturer:
-    def __init__(self, agent: str, out: Path, report: dict):
-        self.agent, self.out = agent, out / agent
+    def __init__(self, agent: str, out: Path, report: dict, version: str = ""):
+        self.agent, self.version = agent, version
+        self.out = out / (f"{agent}-{version}" if version else agent)
         self.out.mkdir(parents=True, exist_ok=True)
-        self.report = report.setdefault(agent, {"scenarios": {}, "notes": []})
+        self.report = report.setdefault(self.out.name, {"scenarios": {}, "notes": []})
         self.run: AgentRun | None = None
 
     # -- plumbing ------------------------------------------------------------
     def start(self, suffix: str = "", width: int = 120, height: int = 40, **kw) -> AgentRun:
         root = Path(f"/tmp/rk-capture-{self.agent}{suffix}")
         self.run = AgentRun(
-            self.agent, width=width, height=height, root=root, launch=False, mock_port=MOCK_PORTS[self.agent], **kw
+            self.agent,
+            width=width,
+            height=height,
+            root=root,
+            launch=False,
+            mock_port=MOCK_PORTS[self.agent],
+            version=self.version,
+            **kw,
         )
         self.run.launch(ansi_frames=True)
         return self.run
@@ -110,7 +122,7 @@ class Capturer:
             }
         except Exception:
             pass
-        print(f"  saved {self.agent}/{name}")
+        print(f"  saved {self.out.name}/{name}")
         return plain
 
     def scenario(self, name: str, since: float, **extra):
@@ -275,14 +287,47 @@ class Capturer:
         self.save(name)
         return self.scenario(name, t)
 
+    def reply_quoting(self, suffix: str = ""):
+        """``reply_quoting<suffix>``: an idle agent whose last reply quotes every working,
+        dialog and limit pattern rk knows (mocks.QUOTING_REPLY)."""
+        run = self.run
+        run.mock.set_mode("ok", text=mocks.QUOTING_REPLY)
+        t = run.submit("quote the patterns")
+        run.wait_hook("Stop", since=t, timeout=20)
+        run.wait_idle(10)
+        self.wait_quiet(0.8, 5)
+        self.save(f"reply_quoting{suffix}")
+        run.mock.set_mode("ok")
+        return self.scenario(f"reply_quoting{suffix}", t)
+
+    def quoting_session(self):
+        """A short session of its own per size: one turn, then the quoting reply (120x40:
+        the whole reply shows; 80x24: its end right above the composer, its start scrolled off)."""
+        for suffix, width, height in (("", 120, 40), ("_80x24", 80, 24)):
+            print(f"{self.out.name}: quoting session {width}x{height}")
+            self.start(suffix=f"-quote{suffix}", width=width, height=height)
+            try:
+                if self.agent == "claude":
+                    self.run.wait_hook("SessionStart", timeout=10)
+                self.ok_turn(f"before_quoting{suffix}")
+                self.reply_quoting(suffix)
+            finally:
+                self.stop()
+
 
 # --------------------------------------------------------------------------
 # Claude
 
 
-def capture_claude(out: Path, report: dict, quick: bool):
-    c = Capturer("claude", out, report)
-    print("claude: main session 120x40 (API key)")
+def capture_claude(out: Path, report: dict, quick: bool, version: str = "", only_subscription: bool = False):
+    c = Capturer("claude", out, report, "" if version in ("", CLAUDE_VERSION) else version)
+    if not only_subscription:
+        capture_claude_api_key(c, quick)
+    capture_claude_subscription(c)
+
+
+def capture_claude_api_key(c: Capturer, quick: bool):
+    print(f"{c.out.name}: main session 120x40 (API key)")
     run = c.start()
     try:
         c.boot()
@@ -329,7 +374,7 @@ def capture_claude(out: Path, report: dict, quick: bool):
         c.proc_facts("dialog")
         run.wait_hook("Notification", since=t, timeout=12)
         ta = run.enter()
-        run.wait_screen("Running…", 5)
+        run.wait_screen("Running…|esc to interrupt", 5)  # 2.1.332 folds the tool into "Running 1 shell command"
         time.sleep(0.3)
         c.save("approved_running")
         run.wait_hook("Stop", since=t, timeout=20)
@@ -354,7 +399,7 @@ def capture_claude(out: Path, report: dict, quick: bool):
         run.wait_screen("Do you want to proceed", 10)
         time.sleep(0.3)
         td = time.time()
-        run.keys("3")
+        run.keys(re.search(r"(\d)\. No\s*$", run.capture(), re.M).group(1))  # 3 in 2.1.197, 4 in 2.1.332
         run.wait_not_screen("Do you want to proceed", 5)
         c.wait_quiet(0.5, 3)
         c.save("denied_no")
@@ -434,7 +479,9 @@ def capture_claude(out: Path, report: dict, quick: bool):
     finally:
         c.stop()
 
-    print("claude: subscription session (CLAUDE_CODE_OAUTH_TOKEN, offline)")
+
+def capture_claude_subscription(c: Capturer):
+    print(f"{c.out.name}: subscription session (CLAUDE_CODE_OAUTH_TOKEN, offline)")
     run = c.start(
         suffix="-sub",
         extra_env={"CLAUDE_CODE_OAUTH_TOKEN": "sk-ant-oat01-mock-token", "CLAUDE_CODE_SUBSCRIPTION_TYPE": "max"},
@@ -455,11 +502,13 @@ def capture_claude(out: Path, report: dict, quick: bool):
         run.mock.set_mode("error429_reset")
         t = run.submit("trigger the subscription limit")
         run.wait_hook("StopFailure", since=t, timeout=20)
-        run.wait_screen("What do you want to do", 10)
+        # 2.1.197 opens "What do you want to do?"; 2.1.332 offers to continue by itself at the reset
+        shown = run.wait_screen("What do you want to do|Continuing automatically", 10)
         c.wait_quiet(0.5, 3)
-        c.save("limit_reached_dialog")
+        c.save("limit_reached_dialog" if "What do you want to do" in shown else "limit_reached_autocontinue")
         te = run.esc()
         run.wait_idle(10)
+        run.wait_not_screen("Continuing automatically", 5)
         c.wait_quiet(0.5, 3)
         c.save("limit_reached")
         time.sleep(1)
@@ -661,6 +710,9 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=FIXTURES)
     ap.add_argument("--report", type=Path, default=Path("/tmp/rk-agents-capture-report.json"))
     ap.add_argument("--quick", action="store_true", help="skip the 65 s wait for Claude's idle_prompt")
+    ap.add_argument("--claude-version", default="", help="a Claude Code version of harness.CLAUDE_VERSIONS")
+    ap.add_argument("--quoting", action="store_true", help="only the sessions whose reply quotes rk's patterns")
+    ap.add_argument("--subscription", action="store_true", help="Claude: only the subscription session")
     args = ap.parse_args(argv)
     report: dict = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     rc = 0
@@ -668,7 +720,13 @@ def main(argv=None) -> int:
         if args.agent not in ("all", agent):
             continue
         try:
-            fn(args.out, report, args.quick)
+            if args.quoting:
+                version = args.claude_version if agent == "claude" and args.claude_version != CLAUDE_VERSION else ""
+                Capturer(agent, args.out, report, version).quoting_session()
+            elif agent == "claude":
+                capture_claude(args.out, report, args.quick, args.claude_version, args.subscription)
+            else:
+                fn(args.out, report, args.quick)
         except Exception:
             traceback.print_exc()
             report.setdefault(agent, {})["failed"] = traceback.format_exc()

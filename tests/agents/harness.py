@@ -55,6 +55,19 @@ PINNED = {
     GEMINI_PKG: GEMINI_VERSION,
     OPENCODE_PKG: OPENCODE_VERSION,
 }
+#: The newest Claude Code on the registry, installed beside the pinned one in the same cache
+#: (an npm alias, so one `npm install` does both) and run by a representative set of tests.
+CLAUDE_LATEST_VERSION = "2.1.332"
+CLAUDE_LATEST_ALIAS = "claude-code-latest"
+ALIASES = {CLAUDE_LATEST_ALIAS: (CLAUDE_PKG, CLAUDE_LATEST_VERSION)}
+#: Every Claude Code version the suite runs: the pinned one first.
+CLAUDE_VERSIONS = (CLAUDE_VERSION, CLAUDE_LATEST_VERSION)
+#: Executables in node_modules/.bin that two packages claim (both Claude Codes are `claude`):
+#: each is linked to its own package's binary after the install.
+CLAUDE_BINARIES = {
+    "claude": "../@anthropic-ai/claude-code/bin/claude.exe",
+    "claude-latest": f"../{CLAUDE_LATEST_ALIAS}/bin/claude.exe",
+}
 
 # Every hook event name found in the 2.1.197 binary.
 CLAUDE_HOOK_EVENTS = (
@@ -128,14 +141,38 @@ def _installed_version(root: Path, pkg: str) -> str | None:
         return None
 
 
-def _install_ok(root: Path) -> bool:
+def _versions_ok(root: Path) -> bool:
     if any(_installed_version(root, p) != v for p, v in PINNED.items()):
         return False
-    return all((root / "node_modules" / ".bin" / b).exists() for b in ("claude", "codex", "gemini", "opencode"))
+    return all(_installed_version(root, alias) == v for alias, (_pkg, v) in ALIASES.items())
+
+
+def _link_claude_binaries(root: Path) -> None:
+    """Point `.bin/claude` at the pinned Claude Code and `.bin/claude-latest` at the alias
+    (npm links `claude` to whichever of the two it installed last)."""
+    bin_dir = root / "node_modules" / ".bin"
+    for name, target in CLAUDE_BINARIES.items():
+        link = bin_dir / name
+        if link.is_symlink() and os.readlink(link) == target:
+            continue
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        link.symlink_to(target)
+
+
+def _install_ok(root: Path) -> bool:
+    if not _versions_ok(root):
+        return False
+    _link_claude_binaries(root)
+    return all(
+        (root / "node_modules" / ".bin" / b).exists()
+        for b in ("claude", "claude-latest", "codex", "gemini", "opencode")
+    )
 
 
 def ensure_agents(root: Path | None = None) -> Path:
-    """Return the ``node_modules/.bin`` directory holding the pinned CLIs.
+    """Return the ``node_modules/.bin`` directory holding the pinned CLIs (and the newest
+    Claude Code as ``claude-latest``).
 
     ``RK_TEST_AGENTS_DIR`` (a directory with ``node_modules``) overrides the
     cache location; it is used as-is if it holds the pinned versions, else
@@ -152,7 +189,9 @@ def ensure_agents(root: Path | None = None) -> Path:
         root.mkdir(parents=True, exist_ok=True)
         if not (root / "package.json").exists():
             (root / "package.json").write_text('{"name": "rk-test-agents", "private": true}\n')
-        cmd = [npm, "install", "--no-audit", "--no-fund", *(f"{p}@{v}" for p, v in PINNED.items())]
+        specs = [f"{p}@{v}" for p, v in PINNED.items()]
+        specs += [f"{alias}@npm:{p}@{v}" for alias, (p, v) in ALIASES.items()]
+        cmd = [npm, "install", "--no-audit", "--no-fund", *specs]
         try:
             r = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=900)
         except (OSError, subprocess.TimeoutExpired) as e:
@@ -401,7 +440,8 @@ class AgentRun:
     (default: a fresh ``/tmp/rk-agents-*``; removed by ``close()`` unless
     ``keep=True``). ``launch=False`` sets everything up but does not start the
     CLI (call ``launch()``). ``shell=False`` runs the CLI as the pane's own
-    process instead of typing it into ``bash``.
+    process instead of typing it into ``bash``. ``version``: for Claude, one of
+    ``CLAUDE_VERSIONS`` (default the pinned one); the pane still runs ``claude``.
     """
 
     def __init__(
@@ -422,9 +462,15 @@ class AgentRun:
         hook_events: Iterable[str] | None = None,
         mock_port: int = 0,
         drop_env: Iterable[str] = (),
+        version: str = "",
     ):
         if agent not in ("claude", "codex"):
             raise ValueError("agent must be 'claude' or 'codex'")
+        self.version = version or (CLAUDE_VERSION if agent == "claude" else CODEX_VERSION)
+        if self.version not in (CLAUDE_VERSIONS if agent == "claude" else (CODEX_VERSION,)):
+            raise ValueError(f"no {agent} {self.version} in the test cache")
+        #: the executable in the cache's .bin that this run's `claude`/`codex` links to
+        self.executable = "claude-latest" if self.version == CLAUDE_LATEST_VERSION else agent
         self.agent, self.width, self.height = agent, width, height
         self.keep, self.shell, self.term = keep, shell, term
         self.extra_args, self.extra_env = list(extra_args), dict(extra_env or {})
@@ -482,7 +528,7 @@ class AgentRun:
             p = self.root / name
             p.write_text(body.replace("@LOG@", str(self.hook_log)).replace("@JSONL@", str(self.hook_jsonl)))
             p.chmod(0o755)
-        target = self.bin_dir / self.agent
+        target = self.bin_dir / self.executable
         link = self.root / "bin" / self.agent
         if link.is_symlink() or link.exists():
             link.unlink()
@@ -496,17 +542,21 @@ class AgentRun:
             self.api_key = "sk-ant-api03-mock-" + "0123456789abcdefghijklmnop"
             claude_json = {
                 "hasCompletedOnboarding": True,
-                "lastOnboardingVersion": CLAUDE_VERSION,
+                "lastOnboardingVersion": self.version,
                 "theme": "dark",
                 "numStartups": 1,
                 "customApiKeyResponses": {"approved": [self.api_key[-20:]], "rejected": []},
+                "hasSeenAutoDefaultNudge": True,  # 2.1.332: else "Make auto mode your default…?" at launch
                 "projects": {str(self.work): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}},
             }
             (self.home / ".claude.json").write_text(json.dumps(claude_json, indent=1))
             settings = {
+                # 2.1.332 starts in "auto mode" (a model call judges each tool use); the tests
+                # want the permission dialog users get in the default mode, as in 2.1.197
+                "permissions": {"defaultMode": "default"},
                 "hooks": {
                     ev: [{"hooks": [{"type": "command", "command": self._hook_cmd(ev)}]}] for ev in self.hook_events
-                }
+                },
             }
             (self.home / ".claude").mkdir(exist_ok=True)
             (self.home / ".claude" / "settings.json").write_text(json.dumps(settings, indent=1))
@@ -622,9 +672,29 @@ class AgentRun:
         return claude_composer_ready(screen) if self.agent == "claude" else codex_composer_ready(screen)
 
     def is_idle(self, screen: str | None = None) -> bool:
-        """Composer visible and no ``esc to interrupt`` anywhere on screen."""
+        """Composer visible and no turn running in the live frame: no ``esc to interrupt``
+        below the composer (Claude's footer) and no spinner or ``Working`` line at the
+        margin right above it. A reply above may quote those texts."""
         screen = self.capture() if screen is None else screen
-        return self.is_ready(screen) and "esc to interrupt" not in screen
+        if not self.is_ready(screen):
+            return False
+        lines = screen.rstrip("\n").splitlines()
+        glyph = "❯" if self.agent == "claude" else "›"
+        comp = max(
+            i
+            for i, ln in enumerate(lines)
+            if re.match(rf"^{glyph}(\s|$)", ln) and not re.match(rf"^{glyph}\s*\d+\.", ln)
+        )
+        if any("esc to interrupt" in ln for ln in lines[comp + 1 :]):
+            return False
+        # Claude: past the rule, blanks and indented hints to the spinner at the margin;
+        # Codex: past blanks and the queued inputs to the line right above
+        passed = ("─", " ") if self.agent == "claude" else ("• Queued follow-up inputs", "  ↳", "    ")
+        for ln in reversed(lines[max(0, comp - 8) : comp]):
+            if not ln.strip() or ln.startswith(passed):
+                continue
+            return not re.match(r"^[✻✶✽✢✳·*] \S[^…]*…|^[•◦] Working \(", ln)
+        return True
 
     def wait_idle(self, timeout: float = 15.0) -> str:
         return self.wait_screen(self.is_idle, timeout)

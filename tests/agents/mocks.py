@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess as _subprocess
 import sys
 import threading
@@ -78,6 +79,43 @@ from typing import Any
 
 FLAVORS = ("anthropic", "openai")
 DEFAULT_TEXT = "Hello from the mock API."
+
+#: A reply that quotes, one per line, a text that every working, dialog and limit
+#: pattern of every screen layout in rk matches (rk/core/screen/*.py): an agent
+#: that printed it is idle all the same. It starts with "Working" (as a Codex
+#: reply can) and ends with "esc to interrupt". Mode ``ok`` with ``text=QUOTING_REPLY``.
+QUOTING_LINES = (
+    "Working (7s • esc to interrupt)",
+    "• Working (7s • esc to interrupt)",
+    "◦ Thinking",
+    "✶ Frosting…",
+    "⠸ Thinking... (esc to cancel, 3s)",
+    "■■■■⬝⬝⬝⬝ esc interrupt, esc again to interrupt [retrying in 2s attempt #1]",
+    "Do you want to proceed?",
+    "Do you want to make this edit to rk.py?",
+    "❯ 1. Yes",
+    "› 1. Yes, proceed (y)",
+    "│ ● 1. Allow once",
+    "Esc to cancel · Tab to amend",
+    "Enter to confirm · Esc to cancel",
+    "Press enter to confirm or esc to cancel",
+    "Would you like to run the following command?",
+    "Allow execution of [Shell]? Apply this change? Allow for this session",
+    "△ Permission required",
+    "Allow once   Allow always   Reject",
+    "You've hit your usage limit · resets 3pm",
+    "You’ve hit your session limit · resets 2:57pm (UTC)",
+    "Claude usage limit reached. Your limit will reset at 3pm.",
+    "Session limit reached. Stop and wait for limit to reset",
+    "API Error: Request rejected (429) · rate limit exceeded, try again later",
+    "■ exceeded retry limit, last status: 429 Too Many Requests",
+    "Quota exceeded; quota exhausted; you have exhausted your daily quota; RESOURCE_EXHAUSTED",
+    "Usage limit exceeded. Rate limit reached.",
+    "`You've hit your usage limit · resets 3pm` and `• Working (7s • esc to interrupt)` as code",
+    "esc to interrupt",
+)
+#: The same texts in a fenced code block too (drawn in colour, as code is), before the last line.
+QUOTING_REPLY = "\n\n".join([*QUOTING_LINES[:-1], "```", *QUOTING_LINES[:-2], "```", QUOTING_LINES[-1]])
 ERROR_MODES = ("error500", "error429", "error429_reset", "error529")
 MODES = ("ok", "slow", "tool", "usage_warning") + ERROR_MODES
 
@@ -144,12 +182,23 @@ def _is_injected(text: str) -> bool:
     return False
 
 
+#: Claude Code 2.1.332 sends a long paste (one it shows as a `[Pasted text #1 +N lines]` chip)
+#: wrapped: "\n\n<pasted_content id="b83f">\n<the text>\n</pasted_content id="b83f">\n".
+_PASTED = re.compile(r'\n\n<pasted_content id="(\w+)">\n(.*)\n</pasted_content id="\1">\n', re.DOTALL)
+
+
+def pasted_text(text: str) -> str:
+    """The text a human (or rk) pasted, out of Claude's wrapper when it wrapped it."""
+    m = _PASTED.fullmatch(text)
+    return m.group(2) if m else text
+
+
 def _pick_prompt_text(texts: list[str]) -> str:
     """The human's prompt among the text blocks: the last one that is not an
-    injected context block."""
+    injected context block (unwrapped from a paste wrapper: `user_texts` keeps it)."""
     for t in reversed(texts):
         if not _is_injected(t):
-            return t
+            return pasted_text(t)
     return texts[-1] if texts else ""
 
 

@@ -28,8 +28,20 @@ LAYOUT = Layout(
     composer_more=r"^  (?P<text>.*)$",
     composer_end=r"^$",
     turn_start=r"^› (?!\d+\. )\S",  # a past prompt, not a dialog option
+    # the status line: right above the composer, or above the queued inputs
+    # (`• Queued follow-up inputs` / `  ↳ …`); its text is faint, a reply's is not
+    # (a reply's `•` is faint: "• Working (7s • esc to interrupt)" quoted in a reply reads idle)
+    status=(r"^[•◦] ",),
+    status_skip=r"^(\s*|• Queued follow-up inputs|  ↳ .*|    shift\+.*)$",
+    status_reach=7,
     working=(r"\(\d+[smh][^)]*esc to interrupt\)", r"^[•◦] (Working|Reconnecting|Thinking)\b", r"esc to interrupt\)"),
-    dialog=(r"^› \d+\. ", r"Press enter to confirm or esc to cancel", r"Would you like to (run|make|apply)"),
+    working_ink=True,
+    dialog=(
+        r"^› \d+\. ",
+        r"^ {0,2}Press enter to confirm or esc to cancel",
+        r"^ {0,2}Would you like to (run|make|apply)",
+    ),
+    dialog_top=r"^([•■⚠✔✗] |› (?!\d+\. )\S)",  # below the last entry (or the composer)
     limit=(
         r"exceeded retry limit, last status: 429",
         r"(?i)you[’']ve hit your usage limit",
@@ -38,6 +50,9 @@ LAYOUT = Layout(
         r"(?i)\brate.?limit(ed)?\b.*(try again|retry|reached|exceeded)",
         r"429 Too Many Requests",
     ),
+    entry=r"^[•■⚠✔✗] ",
+    limit_entry=r"^■ ",  # an error, in red; a reply is a `•` entry
+    limit_ink=True,
     title_dialog=(r"Action Required",),
     title_busy=(r"^[\u2801-\u28ff] ",),  # a braille spinner while a turn runs (even when the screen looks idle)
     placeholder_dim=True,

@@ -26,6 +26,10 @@ LAYOUT = Layout(
     composer_more=r"^   (?P<text>.*)$",
     composer_end=r"^(▀{10,})?$",  # a blank band in 256 colours
     turn_start=r"^ > \S",
+    # the status line sits on the rule above the composer's band (blank when idle)
+    status=(r"",),
+    status_anchor=r"^─{10,}$",
+    status_skip=r"(?!)",
     working=(r"\(esc to cancel, \d+", r"^ [\u2801-\u28ff] \S"),
     dialog=(
         r"Allow execution of",
@@ -34,6 +38,7 @@ LAYOUT = Layout(
         r"Do you want to proceed",
         r"Allow (once|for this session)",
     ),
+    dialog_top=r"^╭",  # dialogs are boxes
     limit=(
         r"(?i)usage limit reached",
         r"(?i)quota (exceeded|exhausted)",
@@ -41,6 +46,8 @@ LAYOUT = Layout(
         r"RESOURCE_EXHAUSTED",
         r"(?i)rate limit (reached|exceeded)",
     ),
+    entry=r"^(✦ |✕ )",
+    limit_entry=r"^✕ ",  # an error; a reply is a `✦` entry
     placeholder_dim=True,
     placeholder_fg=frozenset({"2;175;175;175", "5;248"}),
     placeholder_text=(r"Type your message or @path/to/file",),

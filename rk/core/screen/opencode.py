@@ -30,8 +30,10 @@ LAYOUT = Layout(
     turn_start=r"^\s*┃",  # a past prompt: its bar is blue (an error's is red)
     turn_start_fg=frozenset({"2;92;156;245"}),
     working=(r"esc (again to )?interrupt\b", r"^\s*[■⬝]{4,}", r"\[retrying in \d+"),
+    working_below=True,  # the footer under the composer box
     dialog=(r"△ Permission required", r"Allow once\s+Allow always\s+Reject"),
     limit=(r"(?i)\brate.?limit", r"(?i)\bquota\b", r"(?i)usage limit", r"\b429\b", r"(?i)too many requests"),
+    limit_mark_fg=frozenset({"2;224;108;117"}),  # an error's red bar; a reply has none
     placeholder_dim=True,
     placeholder_fg=frozenset({"2;128;128;128"}),
 )
