@@ -59,7 +59,7 @@ from rk.core.identity import JOURNAL_DROPPED, ServerIdentity, journal_moved
 from rk.core.log import Outcome, Status
 from rk.core.payload import COLLAPSE_THRESHOLD, NEEDLE_LENGTH, chips, needle_for, normalise, sanitize
 from rk.core.screen import LAYOUTS, Screen, classify
-from rk.tmux import Command, Server, TmuxError, chain, head_format, in_mode_of, split_head
+from rk.tmux import Command, Server, TmuxError, chain, format_number, head_format, in_mode_of, split_head
 
 DEFAULT_BUFFER = "rk-cron-send"
 
@@ -823,7 +823,7 @@ def recover(server: Server, record: dict, *, timing: Timing | None = None) -> tu
                 os.unlink(_pending_path(server, pane))  # handled here, not by a blind clear later
             run = _Run(server, timing, DEFAULT_BUFFER)
             now = run.frame(pane, styled=True)
-            moved = journal_moved(record, frame_server(now), _number(now.field("pane_pid")))
+            moved = journal_moved(record, frame_server(now), format_number(now.field("pane_pid")))
             if moved:  # another server's or another program's pane: nothing is typed into it
                 return JOURNAL_DROPPED, f"{moved}; nothing typed"
             if now.dead:
@@ -851,11 +851,7 @@ def recover(server: Server, record: dict, *, timing: Timing | None = None) -> tu
 
 def frame_server(frame: Frame) -> ServerIdentity:
     """The server a frame was read from (`rk.core.identity`)."""
-    return ServerIdentity(_number(frame.field("start_time")), _number(frame.field("pid")))
-
-
-def _number(text: str) -> int:
-    return int(text) if text.isascii() and text.isdigit() and len(text) <= 12 else 0
+    return ServerIdentity(format_number(frame.field("start_time")), format_number(frame.field("pid")))
 
 
 def forget_pending(server: Server, pane: str) -> None:

@@ -25,7 +25,7 @@ from rk.core.program import judge
 from rk.core.screen import LAYOUTS, Screen, classify
 from rk.delivery import Frame
 from rk.process import own_pids, process_info, read_table, tty_device
-from rk.tmux import Server, TmuxError
+from rk.tmux import Server, TmuxError, format_number
 
 #: Seconds between the two captures that show a screen has settled.
 SETTLE_DELAY = 0.3
@@ -122,7 +122,7 @@ def pane_of_frame(frame: Frame) -> PaneFact:
         tty=tty_device(frame.field("pane_tty")),
         title=frame.field("pane_title"),
         window_name=frame.field("window_name"),
-        pane_pid=_number(frame.field("pane_pid")),
+        pane_pid=format_number(frame.field("pane_pid")),
     )
     program = None
     if pane.pane_pid and pane.tty:
@@ -137,10 +137,6 @@ def pane_of_frame(frame: Frame) -> PaneFact:
         frame.field(SOURCE_OPTION),
         program,
     )
-
-
-def _number(text: str) -> int:
-    return int(text) if text.isascii() and text.isdigit() and len(text) <= 12 else 0
 
 
 def _look(

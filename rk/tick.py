@@ -40,7 +40,7 @@ from rk.fsutil import read_nofollow
 from rk.lock import release, try_lock
 from rk.observe import LookReport, look_around, pane_of_frame, read_screen, watched
 from rk.pause import paused_until
-from rk.tmux import Server, TmuxError
+from rk.tmux import Server, TmuxError, format_number
 
 
 @dataclass(frozen=True)
@@ -474,9 +474,7 @@ def _guard(runtime: Runtime, entry: Entry, fire: Fire, view: LogView, now: int, 
             seen = replace(seen, mode=held_mode(frame.in_mode, frame.field("pane_mode")))
         if intent is not None:
             pane_pid = frame.field("pane_pid")
-            intent.record.update(
-                journal_identity(server_now.started, server_now.pid, int(pane_pid) if pane_pid.isdigit() else 0)
-            )
+            intent.record.update(journal_identity(server_now.started, server_now.pid, format_number(pane_pid)))
         disposition = dispose(fire, entry, view, now, runtime.settings.rate_per_hour, seen)
         return None if disposition.act == Act.SEND else disposition
 

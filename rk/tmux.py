@@ -84,7 +84,7 @@ def split_head(out: str, fields: tuple[str, ...], mark: str) -> tuple[dict[str, 
     return rows[0], rest
 
 
-def _number(text: str) -> int:
+def format_number(text: str) -> int:
     """A numeric format value (a pid, an epoch); 0 when tmux printed nothing usable."""
     return int(text) if text.isascii() and text.isdigit() and len(text) <= 12 else 0
 
@@ -99,9 +99,9 @@ def _pane_of_row(row: dict[str, str]) -> PaneFact:
         active=row["pane_active"] == "1",
         in_mode=row["pane_in_mode"] == "1",
         mode=row["pane_mode"],
-        pane_pid=_number(row["pane_pid"]),
-        server_started=_number(row["start_time"]),
-        server_pid=_number(row["pid"]),
+        pane_pid=format_number(row["pane_pid"]),
+        server_started=format_number(row["start_time"]),
+        server_pid=format_number(row["pid"]),
         dead=row["pane_dead"] == "1",
         tty=tty_device(row["pane_tty"]),
         title=row["pane_title"],

@@ -198,3 +198,18 @@ def json_ok(res: Result):
     doc = json.loads(res.out)
     assert set(doc) == {"ok", "result"} and doc["ok"] is True, res
     return doc["result"]
+
+
+def record_intent_writes(monkeypatch) -> list[dict]:
+    """Every delivery-journal write from now on, as the record it wrote (the writes still happen)."""
+    from rk import delivery
+
+    writes: list[dict] = []
+    original = delivery.Intent.write
+
+    def recording(self, **fields):
+        writes.append({**self.record, **fields})
+        original(self, **fields)
+
+    monkeypatch.setattr(delivery.Intent, "write", recording)
+    return writes

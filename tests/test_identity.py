@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from cli_helpers import record_intent_writes
 from conftest import run_rk, wait_for
 
 from rk.core.log import LogLine
@@ -321,20 +322,12 @@ def test_the_same_journal_without_a_restart_still_recovers(env, tmux_server, tmp
 
 
 def test_a_delivery_journals_the_identity_of_the_pane_it_types_into(env, tmux_server, tmp_path, monkeypatch):
-    from rk import delivery
     from rk.tick import Runtime, sweep
 
     server = tmux_server
     pane, out = receiver(server, tmp_path, "a")
     add(env, server, "journaled", "--every", "1m", "--pane", pane)
-    writes: list[dict] = []
-    original = delivery.Intent.write
-
-    def recording(self, **fields):
-        writes.append({**self.record, **fields})
-        original(self, **fields)
-
-    monkeypatch.setattr(delivery.Intent, "write", recording)
+    writes = record_intent_writes(monkeypatch)
     result = sweep(Runtime.from_environ(dict(env, RK_NOW=str(T0 + 60))), only=server.name)
     assert [d.outcome for d in result.decisions] == ["delivered"]
     wait_for(lambda: out.read_text() == "journaled\n", message="delivered")

@@ -14,7 +14,17 @@ from datetime import UTC
 from pathlib import Path
 
 import pytest
-from cli_helpers import T0, json_error, log_line, make_env, one_line_error, run_in, snapshot, write_private
+from cli_helpers import (
+    T0,
+    json_error,
+    log_line,
+    make_env,
+    one_line_error,
+    record_intent_writes,
+    run_in,
+    snapshot,
+    write_private,
+)
 from conftest import run_rk, wait_for
 
 from rk.core.cronexpr import zone_for
@@ -648,20 +658,12 @@ def test_a_wake_fire_types_the_pane_its_state_and_its_window(env, tmux_server):
 def test_the_delivery_journal_speaks_of_the_rendered_text(env, tmux_server, monkeypatch):
     """The intent's needle and digest are of what is typed, so a recovery after a crash
     looks for the rendered text (it reads only the journal; nothing renders again)."""
-    from rk import delivery
     from rk.core.payload import needle_for
     from rk.tick import Runtime, sweep
 
     pane = _pane(tmux_server, "main")
     _add(env, tmux_server, "journal at {now}", "--every", "1m", "--pane", pane)
-    writes: list[dict] = []
-    original = delivery.Intent.write
-
-    def recording(self, **fields):
-        writes.append({**self.record, **fields})
-        original(self, **fields)
-
-    monkeypatch.setattr(delivery.Intent, "write", recording)
+    writes = record_intent_writes(monkeypatch)
     result = sweep(Runtime.from_environ(dict(env, RK_NOW=str(T0 + 60))), only=tmux_server.name)
     assert [d.outcome for d in result.decisions] == ["delivered"]
     text = "journal at 2027-01-15T08:01:00+00:00"

@@ -56,6 +56,25 @@ FAKE = textwrap.dedent(
 )
 
 
+def _ticker_for(tmux_server, state: Path, pane: str, *, interval: int, created: int) -> tuple[Ticker, threading.Thread]:
+    """A running ticker (its own poll an hour) over one when-idle entry on `pane`."""
+    state.mkdir(mode=0o700)
+    entry = Entry(
+        id="e1",
+        schedule=Every(interval=interval),
+        target=Target("pane", pane),
+        payload="status?",
+        deliver=Deliver.WHEN_IDLE,
+        created_by=CreatedBy(at=created),
+    )
+    (state / f"{tmux_server.name}.yaml").write_text(json.dumps({"entries": [entry.to_yaml()]}))
+    runtime = Runtime(state_dir=state, settings=Settings(), environ=dict(tmux_server.env), zone=UTC, clock=lambda: 0)
+    loop = Ticker(runtime, interval=3600, clocks=Clocks(wall=time.time, mono=time.monotonic))
+    thread = threading.Thread(target=loop.run, daemon=True)
+    thread.start()
+    return loop, thread
+
+
 def test_a_held_fire_goes_out_within_a_second_when_the_screen_catches_up(tmp_path, tmux_server):
     fake, go, received = tmp_path / "fake.py", tmp_path / "go", tmp_path / "received"
     fake.write_text(FAKE)
@@ -70,20 +89,7 @@ def test_a_held_fire_goes_out_within_a_second_when_the_screen_catches_up(tmp_pat
     tmux_server.set_pane_option(pane, "@rk_pane_agent_state", f"active:{now}:{pid}")
 
     state = tmp_path / "state"
-    state.mkdir(mode=0o700)
-    entry = Entry(
-        id="e1",
-        schedule=Every(interval=60),
-        target=Target("pane", pane),
-        payload="status?",
-        deliver=Deliver.WHEN_IDLE,
-        created_by=CreatedBy(at=now - 120),
-    )
-    (state / f"{tmux_server.name}.yaml").write_text(json.dumps({"entries": [entry.to_yaml()]}))
-    runtime = Runtime(state_dir=state, settings=Settings(), environ=dict(tmux_server.env), zone=UTC, clock=lambda: 0)
-    loop = Ticker(runtime, interval=3600, clocks=Clocks(wall=time.time, mono=time.monotonic))
-    thread = threading.Thread(target=loop.run, daemon=True)
-    thread.start()
+    loop, thread = _ticker_for(tmux_server, state, pane, interval=60, created=now - 120)
     try:
         wait_for(lambda: loop.ticks >= 1, timeout=10, message="the first tick (held: active)")
         # the Stop hook: idle, then the nudge; the screen still shows the turn running
@@ -128,20 +134,7 @@ def test_a_dialogs_answer_is_seen_within_a_second_without_a_hook(tmp_path, tmux_
     opened = int(time.time())
     tmux_server.set_pane_option(pane, "@rk_pane_agent_state", f"waiting:{opened}:{pid}")  # PermissionRequest
     state = tmp_path / "state"
-    state.mkdir(mode=0o700)
-    entry = Entry(
-        id="e1",
-        schedule=Every(interval=3600),
-        target=Target("pane", pane),
-        payload="status?",
-        deliver=Deliver.WHEN_IDLE,
-        created_by=CreatedBy(at=opened),
-    )
-    (state / f"{tmux_server.name}.yaml").write_text(json.dumps({"entries": [entry.to_yaml()]}))
-    runtime = Runtime(state_dir=state, settings=Settings(), environ=dict(tmux_server.env), zone=UTC, clock=lambda: 0)
-    loop = Ticker(runtime, interval=3600, clocks=Clocks(wall=time.time, mono=time.monotonic))
-    thread = threading.Thread(target=loop.run, daemon=True)
-    thread.start()
+    loop, thread = _ticker_for(tmux_server, state, pane, interval=3600, created=opened)
     option = lambda: tmux_server.run("show-options", "-pqv", "-t", pane, "@rk_pane_agent_state").strip()  # noqa: E731
     try:
         wait_for(lambda: loop.ticks >= 3, timeout=10, message="ticks twice a second while the dialog is up")

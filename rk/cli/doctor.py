@@ -13,11 +13,16 @@ import subprocess
 from dataclasses import asdict, dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from rk.cli.environment import Environment, ExitStatus, environment
 from rk.cli.options import JsonOpt, ServerOpt
+
+if TYPE_CHECKING:
+    from rk.core.facts import PaneFact
+    from rk.tmux import Server, TmuxError
 
 #: The oldest tmux rk is tested with (`-p` pane options, `display -p`, `if-shell -F`).
 MIN_TMUX = (3, 2)
@@ -95,21 +100,33 @@ def check_hooks(env: Environment) -> list[Check]:
     return out
 
 
-def check_panes(env: Environment, slugs: list[str]) -> list[Check]:
-    """Agent panes whose hooks were never seen: rk can only read their screens."""
-    from rk.cli.agent import AgentRow
-    from rk.core.facts import PaneKind
+def live_panes(env: Environment, slugs: list[str]) -> list[tuple[Server, list[PaneFact] | TmuxError]]:
+    """Each live server with its panes (or why they could not be listed), read once
+    for every check that looks at panes."""
     from rk.tmux import Server, TmuxError
 
-    out = []
+    out: list[tuple[Server, list[PaneFact] | TmuxError]] = []
     for slug in slugs:
         server = Server(name=slug, env=env.environ)
         if not server.is_live():
             continue
         try:
-            facts = server.pane_facts()
+            out.append((server, server.pane_facts()))
         except TmuxError as exc:
-            out.append(Check(f"panes of {slug}", Level.FAIL, str(exc)))
+            out.append((server, exc))
+    return out
+
+
+def check_panes(servers: list[tuple[Server, list[PaneFact] | TmuxError]]) -> list[Check]:
+    """Agent panes whose hooks were never seen: rk can only read their screens."""
+    from rk.cli.agent import AgentRow
+    from rk.core.facts import PaneKind
+
+    out = []
+    for server, facts in servers:
+        slug = server.name
+        if isinstance(facts, Exception):
+            out.append(Check(f"panes of {slug}", Level.FAIL, str(facts)))
             continue
         agents = [AgentRow.of(slug, f) for f in facts if f.kind == PaneKind.AGENT and f.provider]
         silent = [a.pane for a in agents if not a.hooks_seen]
@@ -182,7 +199,7 @@ def check_versions(env: Environment) -> list[Check]:
     return out
 
 
-def check_screens(env: Environment, slugs: list[str]) -> list[Check]:
+def check_screens(servers: list[tuple[Server, list[PaneFact] | TmuxError]]) -> list[Check]:
     """Live agent panes whose screen matches no layout: rk cannot see them work or wait."""
     import time
     from datetime import datetime
@@ -190,17 +207,13 @@ def check_screens(env: Environment, slugs: list[str]) -> list[Check]:
     from rk.core.facts import PaneKind
     from rk.core.look import READABLE
     from rk.observe import read_screen
-    from rk.tmux import Server, TmuxError
+    from rk.tmux import TmuxError
 
     out = []
     zone = datetime.now().astimezone().tzinfo
-    for slug in slugs:
-        server = Server(name=slug, env=env.environ)
-        if not server.is_live():
-            continue
-        try:
-            facts = server.pane_facts()
-        except TmuxError:
+    for server, facts in servers:
+        slug = server.name
+        if isinstance(facts, Exception):
             continue  # check_panes names the error
         unread = []
         for fact in facts:
@@ -317,8 +330,9 @@ def cmd_doctor(ctx: typer.Context, as_json: JsonOpt = False, server: ServerOpt =
 
     env = environment(ctx, server, as_json)
     slugs = [env.server] if env.server_flag else known_servers(env.state_dir())
-    checks = [check_path(env), *check_hooks(env), *check_versions(env), *check_panes(env, slugs)]
-    checks += [*check_screens(env, slugs), check_ticker(env), check_tmux(env)]
+    servers = live_panes(env, slugs)
+    checks = [check_path(env), *check_hooks(env), *check_versions(env), *check_panes(servers)]
+    checks += [*check_screens(servers), check_ticker(env), check_tmux(env)]
     checks.append(check_tmpdir(env))
     unit = check_unit(env)
     if unit is not None:
