@@ -24,6 +24,7 @@ def test_a_fire_held_by_a_draft_goes_out_within_a_second_of_the_turn_it_started(
     r = rig(agent)
     r.run.mock.set_mode("slow", seconds=2)
     draft = "a draft the human sends later"
+    r.wait_state("idle", timeout=30)  # booted and at rest (under load Codex may still be drawing its start)
     r.run.keys_literal(draft)
     r.run.wait_screen(re.escape(draft), timeout=10)
     held = r.add("status?", "--every", "1m", "--deliver", "when-idle")
