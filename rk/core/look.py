@@ -40,6 +40,19 @@ STALE_AFTER = 20
 LIMIT_RETRY = 15 * 60
 
 
+#: A CLI that said it would continue by itself at the reset (Claude Code 2.1.332's
+#: "Continuing automatically at 10:16am") is given this long past the reset to do
+#: so before rk calls the limit over and may prompt it.
+SELF_RESUME_GRACE = 5 * 60
+
+
+def resumes_itself(screen: Screen, now: int) -> bool:
+    """The screen says the agent will continue by itself, and the reset it named is
+    not long past: the limit ends with the agent's own turn, not with a prompt of rk's
+    (a `limit-reset` "continue" beside Claude's own would be a second prompt)."""
+    return screen.resumes and (not screen.reset_at or now - screen.reset_at <= SELF_RESUME_GRACE)
+
+
 def limit_over(pane: PaneFact, now: int) -> bool:
     """A limited pane whose reset instant has passed (or, unknown, whose retry delay has)."""
     if pane.state != LIMITED:
@@ -98,6 +111,8 @@ def correction(pane: PaneFact, screen: Screen, now: int, settled: bool) -> Corre
         if pane.state == LIMITED:
             reset = screen.reset_at or pane.reset_at
             if limit_over(replace(pane, reset_at=reset), now):
+                if resumes_itself(screen, now):
+                    return None  # the agent continues by itself: its own turn ends the limit
                 # over: at rest once the screen has settled and no dialog is up
                 return Correction("idle", now, pane.pid) if settled and not screen.dialog else None
             if screen.reset_at and screen.reset_at != pane.reset_at:
@@ -151,7 +166,7 @@ def seen_before_typing(pane: PaneFact, screen: Screen | None, now: int, any_prog
         over = limit_over(pane, now) or bool(screen.reset_at and screen.reset_at <= now)
         # a message with no reset on a pane the hooks (or this tick's look) call idle was judged already: old
         judged = not screen.reset_at and pane.state == "idle"
-        if over or judged:
+        if (over or judged) and not resumes_itself(screen, now):
             state = "waiting" if screen.dialog else "idle"  # the limit is over; its message is old
     return Seen(
         state, pane.reset_at or screen.reset_at, dialog=screen.dialog, draft=bool(screen.draft), refused=refused

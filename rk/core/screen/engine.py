@@ -194,6 +194,8 @@ class Layout:
     limit_mark_fg: frozenset[str] = frozenset()
     #: A limit is also read in the footer below the composer (the CLI's own notice).
     limit_below: bool = False
+    #: In the footer below a limited composer: the CLI will continue by itself at the reset.
+    resumes: tuple[str, ...] = ()
     #: A pane title that says a turn runs (a spinner the agent puts there).
     title_busy: tuple[str, ...] = ()
     #: A pane title that says a dialog is up.
@@ -227,6 +229,7 @@ class Screen:
     reset_at: int = 0  #: limited: the reset instant, when printed
     evidence: str = ""  #: the line that decided, for diagnostics
     dialog: bool = False  #: a dialog is up (also over a limit): keys would answer it
+    resumes: bool = False  #: limited: the CLI says it will continue by itself at the reset
 
 
 def _search(patterns: Sequence[re.Pattern[str]], lines: Sequence[Line], *, ink: bool = False) -> Line | None:
@@ -472,5 +475,6 @@ def _classify(layout: Layout, lines: list[Line], dating: Dating) -> Screen:
     limit = _limit(layout, lines[end + 1 :], dating, live=True) if layout.limit_below else None
     limit = limit or _limit(layout, block, dating)
     if limit is not None:
-        return Screen(layout.agent, "limited", draft, limit[1], limit[0])
+        resumes = _search(layout.rx("resumes"), lines[end + 1 :]) is not None
+        return Screen(layout.agent, "limited", draft, limit[1], limit[0], resumes=resumes)
     return Screen(layout.agent, "idle", draft, 0, lines[index].plain.strip())
