@@ -56,6 +56,18 @@ FAKE = textwrap.dedent(
 )
 
 
+def _fake_agent(tmux_server, tmp_path, first: str, then: str) -> tuple[str, int, Path]:
+    """A pane whose fake agent shows screen `first` until the go file exists, then `then`."""
+    fake, go, received = tmp_path / "fake.py", tmp_path / "go", tmp_path / "received"
+    fake.write_text(FAKE)
+    args = f"{fake} {SCREENS / (first + '.ansi')} {SCREENS / (then + '.ansi')} {go} {received}"
+    pane = tmux_server.run(
+        "new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}", f"exec -a claude {sys.executable} {args}"
+    ).strip()
+    wait_for(lambda: tmux_server.display(pane, "#{pane_current_command}") == "claude", message="the fake agent")
+    return pane, int(tmux_server.display(pane, "#{pane_pid}")), go
+
+
 def _ticker_for(tmux_server, state: Path, pane: str, *, interval: int, created: int) -> tuple[Ticker, threading.Thread]:
     """A running ticker (its own poll an hour) over one when-idle entry on `pane`."""
     state.mkdir(mode=0o700)
@@ -76,15 +88,9 @@ def _ticker_for(tmux_server, state: Path, pane: str, *, interval: int, created: 
 
 
 def test_a_held_fire_goes_out_within_a_second_when_the_screen_catches_up(tmp_path, tmux_server):
-    fake, go, received = tmp_path / "fake.py", tmp_path / "go", tmp_path / "received"
-    fake.write_text(FAKE)
-    args = f"{fake} {SCREENS / 'working_1.ansi'} {SCREENS / 'idle_after_turn.ansi'} {go} {received}"
-    pane = tmux_server.run(
-        "new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}", f"exec -a claude {sys.executable} {args}"
-    ).strip()
-    wait_for(lambda: tmux_server.display(pane, "#{pane_current_command}") == "claude", message="the fake agent")
+    pane, pid, go = _fake_agent(tmux_server, tmp_path, "working_1", "idle_after_turn")
+    received = tmp_path / "received"
     wait_for(lambda: "esc to interrupt" in tmux_server.capture(pane), message="the working screen")
-    pid = int(tmux_server.display(pane, "#{pane_pid}"))
     now = int(time.time())
     tmux_server.set_pane_option(pane, "@rk_pane_agent_state", f"active:{now}:{pid}")
 
@@ -111,18 +117,6 @@ def test_a_held_fire_goes_out_within_a_second_when_the_screen_catches_up(tmp_pat
     lines = read_live(state / f"{tmux_server.name}.log")
     assert [line.outcome for line in lines] == ["delivered"]
     print(f"delivered {latency:.2f}s after the screen showed the turn's end")
-
-
-def _fake_agent(tmux_server, tmp_path, first: str, then: str) -> tuple[str, int, Path]:
-    """A pane whose fake agent shows screen `first` until the go file exists, then `then`."""
-    fake, go, received = tmp_path / "fake.py", tmp_path / "go", tmp_path / "received"
-    fake.write_text(FAKE)
-    args = f"{fake} {SCREENS / (first + '.ansi')} {SCREENS / (then + '.ansi')} {go} {received}"
-    pane = tmux_server.run(
-        "new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}", f"exec -a claude {sys.executable} {args}"
-    ).strip()
-    wait_for(lambda: tmux_server.display(pane, "#{pane_current_command}") == "claude", message="the fake agent")
-    return pane, int(tmux_server.display(pane, "#{pane_pid}")), go
 
 
 @pytest.mark.parametrize(("answer", "after"), [("approved_running", "active"), ("denied_esc", "idle")])
