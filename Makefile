@@ -52,10 +52,11 @@ test-fast: $(STAMP)
 test-agents: $(STAMP)
 	$(BIN)/python -m pytest -q -m agents tests/agents $(ARGS)
 
+# The README's figures; `make bench ARGS=--quick` is CI's short round (a few seconds each).
 bench: $(STAMP)
-	$(BIN)/python bench/due.py
-	$(BIN)/python bench/hook.py
-	$(BIN)/python bench/tick.py
+	$(BIN)/python bench/due.py $(ARGS)
+	$(BIN)/python bench/hook.py $(ARGS)
+	$(BIN)/python bench/tick.py $(ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -106,7 +106,10 @@ def report(title: str, results: dict[str, float]) -> bool:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--quick", action="store_true", help="CI's smoke: 5 runs")
     args = parser.parse_args()
+    if args.quick:
+        args.runs = 5
     if shutil.which("tmux") is None:
         sys.exit("bench/hook.py: tmux is required")
     rk = find_rk()

@@ -22,7 +22,10 @@ else
     how="a venv in $data/venv"
 fi
 echo "rk installed with $how: $bindir/rk ($("$bindir/rk" --version))"
+# `make` runs this in a child shell, which cannot change its parent's PATH: when
+# rk is not found there, print the one line to paste (and to add to ~/.profile).
 case ":$PATH:" in
-    *":$bindir:"*) ;;
-    *) echo "add $bindir to PATH, e.g. in ~/.profile:  export PATH=\"$bindir:\$PATH\"" ;;
+    *":$bindir:"*) echo "rk is on PATH: run rk --help" ;;
+    *) echo "rk is not on PATH yet; paste this (and add it to ~/.profile):"
+       echo "export PATH=\"$bindir:\$PATH\"" ;;
 esac

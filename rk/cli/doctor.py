@@ -63,9 +63,9 @@ def check_path(env: Environment) -> Check:
     except SetupError as exc:
         return Check("rk on PATH", Level.FAIL, str(exc), "make install")
     if on_path is None:
-        return Check(
-            "rk on PATH", Level.FAIL, f"rk is not on PATH (this one is {this})", "make install, then open a new shell"
-        )
+        # The one line to paste (and add to ~/.profile), as contrib/install.sh prints it.
+        line = f'export PATH="{os.path.dirname(this)}:$PATH"'
+        return Check("rk on PATH", Level.WARN, f"rk is not on PATH (this one is {this})", line)
     if os.path.realpath(on_path) != os.path.realpath(this):
         return Check("rk on PATH", Level.WARN, f"PATH's rk is {on_path}, this one is {this}", "make install")
     return Check("rk on PATH", Level.OK, on_path)
@@ -299,7 +299,7 @@ def check_tmpdir(env: Environment) -> Check:
 
 def check_unit(env: Environment) -> Check | None:
     from rk import ticker
-    from rk.cli.running import rk_argv
+    from rk.cli.running import TMUX_LINE, rk_argv, systemctl
 
     unit = ticker.unit_path(env.environ)
     if not unit.exists():
@@ -317,7 +317,29 @@ def check_unit(env: Environment) -> Check | None:
         )
     if program != rk_argv()[0]:
         return Check("systemd unit", Level.WARN, f"{unit} runs {program}, not this rk", "rk cron ticker install")
-    return Check("systemd unit", Level.OK, str(unit))
+    # Written is not running: ask systemd whether the unit is enabled and active.
+    enabled = systemctl(env, "is-enabled", ticker.UNIT_NAME)
+    state = enabled.stdout.strip()
+    if not state:  # no user bus: systemd cannot run it, tmux.conf can
+        return Check(
+            "systemd unit", Level.WARN, f"{unit} written; no systemd user bus ({enabled.reason})", TMUX_LINE
+        )
+    if state != "enabled":
+        return Check(
+            "systemd unit",
+            Level.WARN,
+            f"{unit} written but not enabled ({state})",
+            f"systemctl --user enable --now {ticker.UNIT_NAME}",
+        )
+    active = systemctl(env, "is-active", ticker.UNIT_NAME)
+    if active.stdout.strip() != "active":
+        return Check(
+            "systemd unit",
+            Level.FAIL,
+            f"{unit} enabled but not active ({active.stdout.strip() or active.reason})",
+            f"systemctl --user restart {ticker.UNIT_NAME}; journalctl --user -u {ticker.UNIT_NAME}",
+        )
+    return Check("systemd unit", Level.OK, f"{unit} (enabled, active)")
 
 
 def cmd_doctor(ctx: typer.Context, as_json: JsonOpt = False, server: ServerOpt = None) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from typing import Annotated
 
 import typer
@@ -179,10 +180,40 @@ def rk_argv() -> list[str]:
     return [os.path.abspath(sys.executable), "-m", "rk"]  # not realpath: a venv's python is a symlink
 
 
-def _install_unit(env: Environment, dry_run: bool) -> None:
-    """Write `~/.config/systemd/user/rk-ticker.service` and enable it."""
+#: contrib/tmux.conf's line: tmux starts the ticker with its server (a second start is a no-op).
+TMUX_LINE = "run-shell -b 'rk cron ticker start >/dev/null 2>&1 || true'"
+
+
+@dataclass(frozen=True)
+class Systemctl:
+    """One `systemctl --user` answer: its exit status, stdout, and why it failed."""
+
+    returncode: int
+    stdout: str = ""
+    reason: str = ""
+
+
+def systemctl(env: Environment, *args: str) -> Systemctl:
+    """Run `systemctl --user ARGS` from env's PATH (tests put a fake one there)."""
     import shutil
     import subprocess
+
+    program = shutil.which("systemctl", path=env.environ.get("PATH"))
+    if program is None:
+        return Systemctl(127, reason="systemctl is not on PATH")
+    try:
+        done = subprocess.run(
+            [program, "--user", *args], capture_output=True, text=True, timeout=30, env=dict(env.environ)
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Systemctl(126, reason=str(exc))
+    lines = (done.stderr or done.stdout).strip().splitlines()
+    return Systemctl(done.returncode, done.stdout, lines[0] if lines and done.returncode else "")
+
+
+def _install_unit(env: Environment, dry_run: bool) -> None:
+    """Write `~/.config/systemd/user/rk-ticker.service` and enable it; without a
+    user bus, say the tmux.conf line that starts the ticker instead (exit 0)."""
 
     from rk import ticker
     from rk.fsutil import atomic_write
@@ -197,15 +228,18 @@ def _install_unit(env: Environment, dry_run: bool) -> None:
         atomic_write(path, text.encode("utf-8"), mode=0o644)
     except OSError as exc:
         raise CliError(f"{path}: {exc.strerror or exc}") from None
-    systemctl = shutil.which("systemctl", path=env.environ.get("PATH"))
-    steps = [["daemon-reload"], ["enable", "--now", ticker.UNIT_NAME]]
-    for step in steps:
-        if systemctl is None:
-            raise CliError(f"wrote {path}; systemctl is not on PATH: run systemctl --user {' '.join(steps[1])}")
-        done = subprocess.run([systemctl, "--user", *step], capture_output=True, text=True, timeout=30)
+    why = None
+    for step in (["daemon-reload"], ["enable", "--now", ticker.UNIT_NAME]):
+        done = systemctl(env, *step)
         if done.returncode != 0:
-            why = (done.stderr or done.stdout).strip().splitlines()
-            raise CliError(
-                f"wrote {path}; systemctl --user {' '.join(step)} failed: {why[0] if why else done.returncode}"
-            )
-    env.result({"path": str(path), "unit": text, "enabled": True}, f"installed and started {ticker.UNIT_NAME} ({path})")
+            why = done.reason or f"systemctl --user {' '.join(step)} failed"
+            break
+    if why is None:
+        env.result(
+            {"path": str(path), "unit": text, "enabled": True}, f"installed and started {ticker.UNIT_NAME} ({path})"
+        )
+        return
+    # No user bus (a container, ssh without lingering): the unit stays written for
+    # later, and tmux starts the ticker with its server instead.
+    env.notice(f"warning: wrote {path} but could not enable it ({why}); add to tmux.conf instead:")
+    env.result({"path": str(path), "unit": text, "enabled": False, "fallback": TMUX_LINE}, TMUX_LINE)
