@@ -569,7 +569,9 @@ def part_b(args) -> None:
     rng = random.Random(7)
     with Sandbox("wake") as sb:
         rig = WakeRig(sb)
-        env_a = dict(sb.env, RK_RATE_PER_HOUR="3600")  # many wake deliveries into one pane within the hour (3600: the limit's ceiling)
+        env_a = dict(
+            sb.env, RK_RATE_PER_HOUR="3600"
+        )  # many wake deliveries into one pane within the hour (3600: the limit's ceiling)
         eid = sb.rk_json(
             "cron",
             "add",

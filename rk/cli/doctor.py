@@ -321,9 +321,7 @@ def check_unit(env: Environment) -> Check | None:
     enabled = systemctl(env, "is-enabled", ticker.UNIT_NAME)
     state = enabled.stdout.strip()
     if not state:  # no user bus: systemd cannot run it, tmux.conf can
-        return Check(
-            "systemd unit", Level.WARN, f"{unit} written; no systemd user bus ({enabled.reason})", TMUX_LINE
-        )
+        return Check("systemd unit", Level.WARN, f"{unit} written; no systemd user bus ({enabled.reason})", TMUX_LINE)
     if state != "enabled":
         return Check(
             "systemd unit",
