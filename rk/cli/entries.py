@@ -438,13 +438,19 @@ def cmd_mute(
 
 def _muted(entry: Entry, now: int, lease: int, off: bool, zone) -> tuple[Entry, dict, str]:
     """The entry muted for good, for `lease` s from now, or unmuted; and the receipts."""
+    from rk.core.due import entry_zone
+
     entry_id = entry.id
     if off:
         return unmuted(entry), {"id": entry_id, "muted": False}, f"unmuted {entry_id}"
     entry = muted(entry, now, lease)
     if entry.muted_until:
         until = entry.muted_until
-        return entry, {"id": entry_id, "muted": True, "until": until}, f"muted {entry_id} until {rfc3339(until, zone)}"
+        return (
+            entry,
+            {"id": entry_id, "muted": True, "until": until},
+            f"muted {entry_id} until {rfc3339(until, entry_zone(entry, zone))}",
+        )
     return entry, {"id": entry_id, "muted": True}, f"muted {entry_id}"
 
 

@@ -13,7 +13,8 @@ from enum import StrEnum
 from typing import TypeVar
 
 from rk.cli.environment import usage
-from rk.core.cronexpr import CronError, CronExpr, zone_for
+from rk.core.cronexpr import CronError, CronExpr, wall_instants, zone_for
+from rk.core.due import CRON_GRACE
 from rk.core.durations import DurationError, parse_duration
 from rk.core.entry import (
     BACKOFF_MAX,
@@ -103,7 +104,7 @@ def schedule_from_flags(
         if catch_up is not None and catch_up != CATCH_UP_ONCE:
             raise usage(f"--catch-up only accepts '{CATCH_UP_ONCE}'")
         when = now + duration("--in", in_) if in_ is not None else at_instant(at or "", now, zone)
-        within = duration("--catch-up-within", catch_up_within) if catch_up_within is not None else 0
+        within = _catch_up_within(catch_up_within)
         return At(when, catch_up or "", within)
     if every:
         return Every(interval=duration("--every", every))
@@ -134,7 +135,7 @@ def schedule_from_flags(
             zone_for(tz)
         except CronError as exc:
             raise usage(str(exc)) from None
-    within = duration("--catch-up-within", catch_up_within) if catch_up_within is not None else 0
+    within = _catch_up_within(catch_up_within)
     return Cron(expr=" ".join(expr.split()), catch_up=catch_up or "", tz=tz or "", catch_up_within=within)
 
 
@@ -155,8 +156,9 @@ def active_hours_from_flag(value: str | None, allow_off: bool) -> ActiveHours | 
 
 
 def at_instant(text: str, now: int, zone: tzinfo) -> int:
-    """`--at`: `HH:MM` (the next time the wall clock shows it: today, else tomorrow),
-    or an instant (ISO-8601 with an offset, or unix seconds), which must lie ahead."""
+    """`--at`: `HH:MM` (the next time the wall clock shows it: today, else tomorrow;
+    in a spring-forward gap, the first instant after it; a repeated time's first pass
+    still ahead), or an instant (ISO-8601 with an offset, or unix seconds), which must lie ahead."""
     from datetime import datetime, timedelta
 
     from rk import clock
@@ -166,11 +168,13 @@ def at_instant(text: str, now: int, zone: tzinfo) -> int:
         hour, minute = int(m.group(1)), int(m.group(2))
         if hour > 23 or minute > 59:
             raise usage(f"--at {text!r}: not a time of day")
-        today = datetime.fromtimestamp(now, zone).replace(hour=hour, minute=minute, second=0, microsecond=0)
+        today = datetime.fromtimestamp(now, zone).replace(
+            tzinfo=None, hour=hour, minute=minute, second=0, microsecond=0
+        )
         for day in (today, today + timedelta(days=1)):
-            instant = int(day.replace(tzinfo=None).replace(tzinfo=zone).timestamp())
-            if instant > now:
-                return instant
+            for instant in wall_instants(day, zone):  # cron's DST rule: a gap's end; each pass of a repeat
+                if instant > now:
+                    return instant
     try:
         instant = clock.parse_instant(text)
     except clock.ClockError as exc:
@@ -178,6 +182,17 @@ def at_instant(text: str, now: int, zone: tzinfo) -> int:
     if instant <= now:
         raise usage(f"--at {text!r} is in the past")
     return instant
+
+
+def _catch_up_within(value: str | None) -> int:
+    """A catch-up window no longer than the grace (every late fire within it fires anyway) would do nothing."""
+    if value is None:
+        return 0
+    within = duration("--catch-up-within", value)
+    if within <= CRON_GRACE:
+        grace = CRON_GRACE // 60
+        raise usage(f"--catch-up-within {value} is within the {grace}-minute grace, so it would do nothing")
+    return within
 
 
 def _note_short_rung(seconds: int, poll: int, note: Callable[[str], None]) -> None:

@@ -234,17 +234,11 @@ class CronExpr:
     def instants_of(self, n: int, zone: tzinfo) -> tuple[int, ...]:
         """The unix seconds at which naive minute `n` fires in `zone` (0, 1 or 2)."""
         naive = _NAIVE_EPOCH + timedelta(minutes=n)
-        off0 = _offset(naive.replace(tzinfo=zone, fold=0))
-        off1 = _offset(naive.replace(tzinfo=zone, fold=1))
-        base = n * 60
-        if off0 == off1:
-            return (base - off0,)
-        if off0 > off1:  # repeated wall time: first pass (fold 0) is earlier
-            return (base - off0,) if self.fixed_time else (base - off0, base - off1)
-        # skipped wall time
-        if not self.fixed_time:
-            return ()
-        return (_gap_end(naive, zone),)
+        if self.fixed_time:
+            return wall_instants(naive, zone)[:1]  # a gap's end, or a repeated time's first pass
+        if _offset(naive.replace(tzinfo=zone, fold=0)) < _offset(naive.replace(tzinfo=zone, fold=1)):
+            return ()  # skipped wall time: a clock-following expression skips it
+        return wall_instants(naive, zone)
 
     def next_after(self, t: int, zone: tzinfo) -> int | None:
         """The first occurrence strictly after unix second `t`."""
@@ -281,6 +275,20 @@ class CronExpr:
                 if lo < inst <= hi and (best is None or inst > best):
                     best, best_n = inst, n
             n -= 1
+
+
+def wall_instants(naive: datetime, zone: tzinfo) -> tuple[int, ...]:
+    """The instants wall time `naive` (whole minutes) names in `zone`, earliest first:
+    one; both passes of a repeated time; or, for a time in a gap, the first instant
+    after the jump (the fixed-time rule; `--at` reads a time of day by it too)."""
+    base = int((naive - _NAIVE_EPOCH).total_seconds())
+    off0 = _offset(naive.replace(tzinfo=zone, fold=0))
+    off1 = _offset(naive.replace(tzinfo=zone, fold=1))
+    if off0 == off1:
+        return (base - off0,)
+    if off0 > off1:  # repeated wall time: first pass (fold 0) is earlier
+        return (base - off0, base - off1)
+    return (_gap_end(naive, zone),)
 
 
 def _offset(dt: datetime) -> int:

@@ -178,8 +178,14 @@ def at_verdict(entry: Entry, sched: At, log: LogView, now: int) -> ScheduleVerdi
 
 
 def entry_zone(entry: Entry, local_zone: tzinfo) -> tzinfo:
-    """The zone an entry's times of day are read in: its cron `tz`, else local time."""
-    return cron_zone(entry.schedule, local_zone) if isinstance(entry.schedule, Cron) else local_zone
+    """The zone an entry's times of day are read and its instants shown in: its cron
+    `tz`, else local time (also for a `tz` that is not known: its verdict says so)."""
+    if isinstance(entry.schedule, Cron):
+        try:
+            return cron_zone(entry.schedule, local_zone)
+        except CronError:
+            return local_zone
+    return local_zone
 
 
 def is_paused(paused_until: int | None, now: int) -> bool:
@@ -278,12 +284,13 @@ def due(
                 Diagnostic(entry.id, Diag.ENTRY_CAP_EXCEEDED, f"entry #{index + 1} is past the cap of {max_entries}")
             )
             continue
+        shown = entry_zone(entry, zone)  # its instants are printed in its own zone
         if entry.is_muted(now):
-            detail = "entry is muted" if entry.muted else f"entry is muted until {_stamp(entry.muted_until, zone)}"
+            detail = "entry is muted" if entry.muted else f"entry is muted until {_stamp(entry.muted_until, shown)}"
             diags.append(Diagnostic(entry.id, Diag.MUTED, detail))
             continue
         if paused:
-            until = f"until {_stamp(paused_until or 0, zone)}" if paused_until else "until resumed"
+            until = f"until {_stamp(paused_until or 0, shown)}" if paused_until else "until resumed"
             diags.append(Diagnostic(entry.id, Diag.PAUSED, f"the server is paused {until}"))
             if isinstance(entry.schedule, (Cron, At)):
                 verdict = schedule_verdict(entry, log, targets.get(entry.id, _NO_TARGET), now, zone, poll)
@@ -297,7 +304,7 @@ def due(
                 Diagnostic(
                     entry.id,
                     Diag.CLOCK_BACK,
-                    f"its newest line ({_stamp(anchor_of(entry, log), zone)}) is later than now: anchored at now",
+                    f"its newest line ({_stamp(anchor_of(entry, log), shown)}) is later than now: anchored at now",
                 )
             )
             continue
@@ -338,7 +345,7 @@ def due(
             continue
         hours = entry.active_hours
         if hours is not None and not hours.active_at(now, entry_zone(entry, zone)):
-            opens = _stamp(hours.next_start(now, entry_zone(entry, zone)), zone)
+            opens = _stamp(hours.next_start(now, shown), shown)
             if verdict.due and waits_for_active_hours(entry):
                 diags.append(Diagnostic(entry.id, Diag.QUIET_HOURS, f"outside {hours.text}: fires at {opens}"))
                 newest = log.newest(entry.id)

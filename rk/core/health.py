@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime, tzinfo
 
-from rk.core.due import is_paused
+from rk.core.due import entry_zone, is_paused
 from rk.core.entry import Backoff, Entry, WakeEvent
 from rk.core.facts import TargetFact
 
@@ -31,7 +31,8 @@ def why_not(
     if entry.muted:
         return "muted"
     if entry.is_muted(now):
-        return f"muted until {datetime.fromtimestamp(entry.muted_until, zone).strftime('%Y-%m-%d %H:%M')}"
+        until = datetime.fromtimestamp(entry.muted_until, entry_zone(entry, zone))
+        return f"muted until {until.strftime('%Y-%m-%d %H:%M')}"
     if is_paused(paused_until, now):
         return "server paused"
     if target is None:

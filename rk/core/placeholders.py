@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from datetime import datetime, tzinfo
 
 from rk.core.cronexpr import CronError, CronExpr
-from rk.core.due import Fire, cron_zone
+from rk.core.due import Fire, entry_zone
 from rk.core.entry import Cron, Entry
 from rk.core.log import MISSED_CAP, LogView, Reason
 
@@ -97,12 +97,7 @@ def render(payload: str, values: Mapping[str, str]) -> str:
 
 def local_zone(entry: Entry, zone: tzinfo) -> tzinfo:
     """The zone an entry's times are shown in: its cron `tz`, else `zone` (the ticker's)."""
-    if isinstance(entry.schedule, Cron):
-        try:
-            return cron_zone(entry.schedule, zone)
-        except CronError:
-            return zone
-    return zone
+    return entry_zone(entry, zone)
 
 
 def stamp(ts: int, zone: tzinfo) -> str:
