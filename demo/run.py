@@ -39,7 +39,9 @@ KINDS = ("every", "cron", "backoff", "wake")
 #: What the two refusal scenes must show in the log.
 REFUSALS = {"shell": "skipped-absent: shell in pane", "draft": "skipped-busy: draft"}
 DRAFT = "half-typed thought, not sent yet"
-#: The scripted human: (seconds after the ticker started, what it does).
+#: The scripted human: (seconds after the ticker started, what it does); it types
+#: once worker-d is idle (text typed while the agent works is type-ahead the
+#: agent's screen never shows, and then reads as one line with what follows).
 HUMAN = ((8.0, "type"), (30.0, "send"))
 #: entry id → the prompt it types (the narration shows each one as it is typed)
 PAYLOADS: dict[str, str] = {}
@@ -266,7 +268,10 @@ def narrate(env: dict, kinds: dict[str, str], minimum: float, maximum: float) ->
     while True:
         elapsed = time.monotonic() - start
         while script and elapsed >= script[0][0]:
-            human(script.pop(0)[1], panes()["worker-d"][0], elapsed)
+            pane, state = panes()["worker-d"]
+            if script[0][1] == "type" and state != "idle":
+                break  # a human types into the composer, not into a busy agent's type-ahead
+            human(script.pop(0)[1], pane, elapsed)
         for name, (_pane, state) in sorted(panes().items()):
             if states.get(name) != state:
                 if name in states:
