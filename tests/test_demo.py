@@ -4,7 +4,12 @@ refusal or delivery did not happen fails it (demo/run.py's tally, tested directl
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 _spec = importlib.util.spec_from_file_location("demo_run", Path(__file__).resolve().parent.parent / "demo" / "run.py")
 assert _spec is not None and _spec.loader is not None
@@ -56,3 +61,17 @@ def test_a_draft_fused_with_rk_s_prompt_fails_the_draft_scene():
 def test_a_prompt_into_the_shell_or_a_kind_that_never_delivered_fails_its_scene():
     tally = _tally([*GOOD[1:], ("shell", "delivered")])
     assert demo.failed_scenes(tally) == ["every: no delivery logged", "shell: rk typed into it"]
+
+
+@pytest.mark.tmux
+@pytest.mark.slow
+def test_the_demo_passes_with_every_scene_shown(tmp_path):
+    """The demo itself, as fast as its scripted human allows (it sends the draft at 30 s)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE", "RK_NOW")}
+    env["TMUX_TMPDIR"] = str(tmp_path)  # its private server's socket, away from the user's
+    script = Path(__file__).resolve().parent.parent / "demo" / "run.py"
+    proc = subprocess.run(
+        [sys.executable, str(script), "--min", "0", "--max", "75"], env=env, capture_output=True, text=True, timeout=150
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "skipped-busy: draft" in proc.stdout and "scene failed" not in proc.stderr
