@@ -22,14 +22,16 @@ import sys
 import time
 
 
-def report(state: str) -> None:
-    """`rk agent state <state>` for this pane (TMUX and TMUX_PANE come from tmux)."""
-    subprocess.run(
-        [sys.executable, "-m", "rk", "agent", "state", state],
-        check=False,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+def report(state: str, wait: bool = True) -> None:
+    """`rk agent state <state>` for this pane (TMUX and TMUX_PANE come from tmux).
+    Without `wait` it runs beside the agent: `idle` is reported once the composer
+    is drawn, as a real agent's hook fires when its prompt is back (text typed
+    before that would be type-ahead the screen never shows)."""
+    argv = [sys.executable, "-m", "rk", "agent", "state", state]
+    if wait:
+        subprocess.run(argv, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    else:
+        subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def work(seconds: float) -> None:
@@ -66,13 +68,13 @@ def main() -> int:
         signal.setitimer(signal.ITIMER_REAL, args.exit_after)
     rng = random.Random(args.seed if args.seed is not None else os.getpid())
     print(f"[{args.name}] fake agent ready (pane {os.environ.get('TMUX_PANE', '?')})")
-    report("idle")
     count = 0
     while True:
         # the composer as Codex draws it: `› ` with a blank line and a status line under it
-        print(f"\n\n\n  demo agent · {args.name} · ? for shortcuts\x1b[2A\r", end="", flush=True)
+        print(f"\n\n\n  demo agent · {args.name} · ? for shortcuts\x1b[2A\r› ", end="", flush=True)
+        report("idle", wait=False)  # the prompt is back: now it is idle
         try:
-            line = input("› ")
+            line = input()
         except EOFError:
             return 0
         print("\x1b[J", end="")  # the status line goes while the agent answers
@@ -93,7 +95,6 @@ def main() -> int:
             print(f"[{args.name}] thanks, taking '{answer.strip()}' as the answer")
             work(1.0)
         print(f"[{args.name}] done: handled prompt #{count}")
-        report("idle")
 
 
 if __name__ == "__main__":

@@ -39,7 +39,9 @@ KINDS = ("every", "cron", "backoff", "wake")
 #: What the two refusal scenes must show in the log.
 REFUSALS = {"shell": "skipped-absent: shell in pane", "draft": "skipped-busy: draft"}
 DRAFT = "half-typed thought, not sent yet"
-#: The scripted human: (seconds after the ticker started, what it does).
+#: The scripted human: (seconds after the ticker started, what it does); it types
+#: once worker-d is idle (text typed while the agent works is type-ahead the
+#: agent's screen never shows, and then reads as one line with what follows).
 HUMAN = ((8.0, "type"), (30.0, "send"))
 #: entry id → the prompt it types (the narration shows each one as it is typed)
 PAYLOADS: dict[str, str] = {}
@@ -82,6 +84,47 @@ def wait_until(predicate, timeout: float, what: str) -> None:
             return
         time.sleep(0.1)
     raise SystemExit(f"demo: timed out waiting for {what}")
+
+
+def new_tally() -> dict[str, int]:
+    """The counters the summary prints, every one counted from log lines: deliveries
+    by kind, the refusals each scene shows, and what a scene must never log
+    (`<scene>:wrong`: a delivery into the shell; rk's prompt typed onto the draft, seen
+    in worker-d's pane by `fused`)."""
+    return {k: 0 for k in (*KINDS, *REFUSALS, *(f"{s}:wrong" for s in REFUSALS))}
+
+
+def count_line(tally: dict[str, int], kind: str, outcome: str) -> None:
+    """Count one log line of an entry of `kind`. A delivery counts for its kind; the
+    scenes' entries count their refusal (a delivery of theirs is no refusal), and a
+    delivery into the shell counts as that scene's failure."""
+    if kind in REFUSALS:
+        if outcome == REFUSALS[kind]:
+            tally[kind] += 1
+        elif outcome == "delivered" and kind == "shell":
+            tally["shell:wrong"] += 1
+    elif outcome == "delivered" and kind in tally:
+        tally[kind] += 1
+
+
+def fused(screen: str) -> bool:
+    """Whether worker-d's agent received the draft with rk's prompt glued to it."""
+    return any(f"got: {DRAFT}" in line and not line.rstrip().endswith(DRAFT) for line in screen.splitlines())
+
+
+def summary(tally: dict[str, int]) -> str:
+    """The closing line: only what the log showed."""
+    kinds = ", ".join(f"{k}: {tally[k]}" for k in KINDS)
+    refused = ", ".join(f"{REFUSALS[k]}: {tally[k]}" for k in REFUSALS)
+    return f"deliveries by kind (from the log) — {kinds}; refused — {refused}"
+
+
+def failed_scenes(tally: dict[str, int]) -> list[str]:
+    """One line per scene whose delivery or refusal the log does not show."""
+    failed = [f"{k}: no delivery logged" for k in KINDS if not tally[k]]
+    failed += [f"{s}: no '{REFUSALS[s]}' logged" for s in REFUSALS if not tally[s]]
+    failed += [f"{s}: rk typed into it" for s in REFUSALS if tally[f"{s}:wrong"]]
+    return failed
 
 
 def setup(env: dict) -> dict[str, str]:
@@ -219,13 +262,16 @@ def narrate(env: dict, kinds: dict[str, str], minimum: float, maximum: float) ->
     start = time.monotonic()
     offset = 0
     states: dict[str, str] = {}
-    delivered = {k: 0 for k in (*KINDS, *REFUSALS)}
+    delivered = new_tally()
     names = {pane: name for name, (pane, _) in panes().items()}
     script = list(HUMAN)
     while True:
         elapsed = time.monotonic() - start
         while script and elapsed >= script[0][0]:
-            human(script.pop(0)[1], panes()["worker-d"][0], elapsed)
+            pane, state = panes()["worker-d"]
+            if script[0][1] == "type" and state != "idle":
+                break  # a human types into the composer, not into a busy agent's type-ahead
+            human(script.pop(0)[1], pane, elapsed)
         for name, (_pane, state) in sorted(panes().items()):
             if states.get(name) != state:
                 if name in states:
@@ -246,16 +292,12 @@ def narrate(env: dict, kinds: dict[str, str], minimum: float, maximum: float) ->
                     continue
                 kind = kinds.get(line.entry, "?")
                 label = "wake" if line.reason == "wake" else kind
-                if line.outcome == "delivered":
-                    delivered[kind if kind != "wake" else "wake"] += 1
-                for scene, outcome in REFUSALS.items():
-                    if kind == scene and line.outcome == outcome:
-                        delivered[scene] += 1
+                count_line(delivered, kind, line.outcome)
                 who = names.get(line.target, line.target or "-")
                 print(f"{elapsed:5.1f}s  >>> {label:<8} {line.entry} -> {who:<9} {line.reason:<9} {line.outcome}")
                 if line.outcome == "delivered" and line.entry in PAYLOADS:
                     print(f'{"":7}      typed "{PAYLOADS[line.entry]}" into {who} and pressed Enter')
-        done = all(delivered[k] for k in (*KINDS, *REFUSALS)) and not script
+        done = not failed_scenes(delivered) and not script
         if (done and elapsed >= minimum) or elapsed >= maximum:
             return delivered
         time.sleep(0.2)
@@ -334,16 +376,17 @@ def main() -> int:
         print("\n$ rk cron log -n 0\n" + rk("cron", "log", "-n", "0", "-L", SERVER, env=env))
         print("$ rk cron list\n" + rk("cron", "list", "-L", SERVER, env=env))
         if delivered is not None:
-            missing = [k for k in (*KINDS, *REFUSALS) if not delivered[k]]
-            summary = ", ".join(f"{k}: {delivered[k]}" for k in KINDS)
-            refused = ", ".join(f"{REFUSALS[k]}: {delivered[k]}" for k in REFUSALS)
-            print(f"deliveries by kind — {summary}; refused — {refused}")
+            print(summary(delivered))
             shell = tmux("capture-pane", "-p", "-t", panes()["worker-c"][0])
             if "echo this would run in a shell" in shell:
                 print("demo: the shell in worker-c received a prompt", file=sys.stderr)
                 return 1
-            if missing:
-                print(f"demo: nothing logged for {', '.join(missing)} within {args.max:.0f}s", file=sys.stderr)
+            if fused(tmux("capture-pane", "-p", "-S", "-", "-t", panes()["worker-d"][0])):
+                delivered["draft:wrong"] += 1
+            failed = failed_scenes(delivered)
+            for why in failed:
+                print(f"demo: scene failed: {why}", file=sys.stderr)
+            if failed:
                 return 1
         return 0
     finally:
