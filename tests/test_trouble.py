@@ -196,3 +196,18 @@ def test_peak_per_hour_counts_the_busiest_hour_of_a_schedule():
     assert peak_per_hour(Cron(expr="*/5 9-10 * * *"), T0, UTC) == 12
     assert peak_per_hour(Cron(expr="0 9 * * *"), T0, UTC) == 1
     assert peak_per_hour(WakeOnly(), T0, UTC) == 0
+
+
+def test_next_honours_active_hours_and_a_pause(tmp_path):
+    env = make_env(tmp_path, RK_NOW="2027-01-15T08:00:00+00:00")
+    flags = ["--every", "1h", "--active-hours", "09:00-17:00", "--role", "op", "--json"]
+    added = run_in(["cron", "add", "x", *flags], env)
+    entry = added.json()["result"]["id"]
+    fires = run_in(["cron", "next", entry, "-n", "10", "--json"], env).json()["result"]["fires"]
+    hours = [f["utc"][11:16] for f in fires]
+    assert hours == ["09:00", "10:00", "11:00", "12:00", "13:00", "14:00", "15:00", "16:00", "09:00", "10:00"]
+    assert run_in(["cron", "pause", "--for", "3h"], env).code == 0
+    paused = run_in(["cron", "next", entry, "-n", "2"], env)
+    lines = paused.out.splitlines()
+    assert lines[0].startswith("server paused until 2027-01-15T11:00:00") and "skipped-paused" in lines[0]
+    assert [line[11:16] for line in lines[1:3]] == ["11:00", "12:00"]

@@ -12,7 +12,7 @@ from datetime import datetime, tzinfo
 
 from rk.core import ladder
 from rk.core.cronexpr import CronError, CronExpr
-from rk.core.due import anchor_of, at_done, cron_verdict, cron_zone
+from rk.core.due import anchor_of, at_done, cron_verdict, cron_zone, entry_zone, is_paused, waits_for_active_hours
 from rk.core.entry import At, Backoff, Cron, Entry, Every, Schedule
 from rk.core.facts import TargetFact
 from rk.core.log import RATE_WINDOW as RATE_HOUR
@@ -148,3 +148,23 @@ def peak_per_hour(sched: Schedule, now: int, zone: tzinfo) -> int:
             lo += 1
         peak = max(peak, hi - lo + 1)
     return peak
+
+
+def kept_fires(entry: Entry, fires: list[Upcoming], zone: tzinfo, paused_until: int | None = None) -> list[Upcoming]:
+    """The fires `upcoming` lists that the tick would carry out, as `due()` rules: one
+    due while the server is paused is dropped (`skipped-paused`), one due outside the
+    active hours is dropped (`skipped-quiet`), or, a `catch_up: once` cron occurrence,
+    moves to the hours' next opening (`held-quiet`, then fired)."""
+    hours = entry.active_hours
+    out: list[Upcoming] = []
+    for item in fires:
+        if is_paused(paused_until, item.ts):
+            continue
+        if hours is not None and not hours.active_at(item.ts, entry_zone(entry, zone)):
+            if not waits_for_active_hours(entry):
+                continue
+            item = Upcoming(hours.next_start(item.ts, entry_zone(entry, zone)), item.rung, item.occurrence)
+            if out and out[-1].ts == item.ts:
+                continue
+        out.append(item)
+    return out
