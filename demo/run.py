@@ -331,6 +331,7 @@ def main() -> int:
     env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE", "RK_NOW")}
     env["RK_STATE_DIR"] = state
     TMUX_ENV["RK_STATE_DIR"] = state
+    env["RK_TICK_INTERVAL"] = TMUX_ENV["RK_TICK_INTERVAL"] = "5"  # the poll, so `add` takes --every 10s
     print(f"rk demo: private tmux server '{SERVER}', state in {state}\n")
     try:
         kinds = setup(env)

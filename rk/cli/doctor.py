@@ -173,6 +173,30 @@ def cli_version(cli: str, environ: dict[str, str]) -> tuple[str, str] | None:
     return (m.group(1) if m else ""), found
 
 
+def check_entries(env: Environment) -> list[Check]:
+    """One `fail` per entry that cannot fire (as `rk status` says it), none when all can."""
+    from rk.cli.listing import load_server, server_view
+    from rk.cli.store import servers_of
+    from rk.core.health import is_trouble
+
+    now = env.now()
+    out = []
+    for files in servers_of(env, not env.server_flag):
+        sv = server_view(env, files, *load_server(env, files), now)
+        for r in sv.rows:
+            if is_trouble(r.why_not):
+                out.append(Check(f"entry {r.entry.id} on {sv.slug}", Level.FAIL, str(r.why_not), _entry_fix(r.why_not)))
+    return out
+
+
+def _entry_fix(why: str | None) -> str:
+    if why and why.startswith("rate-capped"):
+        return "lengthen the schedule, or raise rate_per_hour in the config"
+    if why == "server not running":
+        return "start the tmux server, or rk cron rm the entry"
+    return "rk cron edit the entry's target, or rk cron rm it"
+
+
 def check_versions(env: Environment) -> list[Check]:
     """An installed agent CLI of a version rk is not tested with: its screens and hooks may differ."""
     from rk.core.screen import TESTED_VERSIONS
@@ -352,7 +376,7 @@ def cmd_doctor(ctx: typer.Context, as_json: JsonOpt = False, server: ServerOpt =
     slugs = [env.server] if env.server_flag else known_servers(env.state_dir())
     servers = live_panes(env, slugs)
     checks = [check_path(env), *check_hooks(env), *check_versions(env), *check_panes(servers)]
-    checks += [*check_screens(servers), check_ticker(env), check_tmux(env)]
+    checks += [*check_screens(servers), *check_entries(env), check_ticker(env), check_tmux(env)]
     checks.append(check_tmpdir(env))
     unit = check_unit(env)
     if unit is not None:

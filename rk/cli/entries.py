@@ -29,6 +29,7 @@ from rk.cli.options import (
     CronOpt,
     DeliverOpt,
     EveryOpt,
+    ForceOpt,
     IdArg,
     IdleEveryOpt,
     IfAbsentOpt,
@@ -45,13 +46,16 @@ from rk.cli.options import (
     WakeScopeOpt,
 )
 from rk.cli.store import editing, get, stored
+from rk.core.durations import format_duration
 from rk.core.edits import muted, rescheduled_line, unmuted, with_if_absent
 from rk.core.entry import (
     CreatedBy,
     Deliver,
     Entry,
     EntryError,
+    Every,
     IfAbsent,
+    Schedule,
     Target,
     TargetKind,
     WakeOn,
@@ -95,6 +99,7 @@ def cmd_add(
     active_hours: ActiveHoursOpt = None,
     at: AtOpt = None,
     in_: InOpt = None,
+    force: ForceOpt = False,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
@@ -125,6 +130,7 @@ def cmd_add(
         now=env.now(),
         zone=env.zone(),
     )
+    _check_poll(env, schedule, force)
     schedule = schedule or WakeOnly()  # fires on its wake event only
     hours = active_hours_from_flag(active_hours, allow_off=False)
     deliver = (
@@ -186,8 +192,33 @@ def cmd_add(
         except EntryError as exc:
             raise CliError(str(exc)) from None
     env.result(_receipt(entry), f"{entry.id} {entry.name} [{entry.schedule.summary} -> {entry.target.summary}]")
-    for warning in add_warnings(env, entry, outside_tmux=not caller):
+    for warning in [*rate_warnings(env, entry.schedule), *add_warnings(env, entry, outside_tmux=not caller)]:
         env.notice(f"warning: {warning}")
+
+
+def _check_poll(env: Environment, schedule: Schedule | None, force: bool) -> None:
+    """An `--every` shorter than the ticker's poll cannot be kept (the ticker looks every
+    `tick_interval` s): a usage error unless `--force` says it is meant."""
+    poll = env.settings().tick_interval
+    if isinstance(schedule, Every) and schedule.interval < poll and not force:
+        raise usage(
+            f"--every {format_duration(schedule.interval)} is shorter than the ticker's poll of {poll}s"
+            " (setting tick_interval): it fires at most once a poll; pass --force to keep it"
+        )
+
+
+def rate_warnings(env: Environment, schedule: Schedule) -> list[str]:
+    """One line when the schedule alone would fire more often than the rate cap allows."""
+    from rk.core.schedule import peak_per_hour
+
+    cap = env.settings().rate_per_hour
+    peak = peak_per_hour(schedule, env.now(), env.zone())
+    if peak <= cap:
+        return []
+    return [
+        f"{schedule.summary} fires up to {peak} times an hour, above the rate cap of {cap} deliveries per pane"
+        " per hour (setting rate_per_hour): the fires past it are logged rate-capped, not typed"
+    ]
 
 
 def add_warnings(env: Environment, entry: Entry, *, outside_tmux: bool) -> list[str]:
@@ -299,6 +330,7 @@ def cmd_edit(
     catch_up_within: CatchUpWithinOpt = None,
     active_hours: ActiveHoursOpt = None,
     prompt: Annotated[str | None, typer.Option("--prompt", help="The new text to type (placeholders allowed).")] = None,
+    force: ForceOpt = False,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
@@ -324,6 +356,7 @@ def cmd_edit(
         poll=env.settings().tick_interval,
         catch_up_within=catch_up_within,
     )
+    _check_poll(env, schedule, force)
     hours = active_hours_from_flag(active_hours, allow_off=True)
     deliver = choice("--deliver", deliver, Deliver)
     if_absent = choice("--if-absent", if_absent, IfAbsent)
@@ -391,6 +424,9 @@ def cmd_edit(
         except OSError as exc:
             raise CliError(f"{exc.filename or files.dir}: {exc.strerror or exc}") from None
     env.result(_receipt(new), f"edited {new.id} {new.name} [{new.schedule.summary} -> {new.target.summary}]")
+    if schedule is not None:
+        for warning in rate_warnings(env, new.schedule):
+            env.notice(f"warning: {warning}")
 
 
 def cmd_rm(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, server: ServerOpt = None) -> None:

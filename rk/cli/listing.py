@@ -129,7 +129,17 @@ def server_view(env: Environment, files: ServerFiles, entries: list[Entry], view
     rows = []
     for index, entry in enumerate(entries):
         target = resolve_target(entry.target, panes, entry.any_program) if panes is not None else None
-        why = why_not(entry, index, target, now, env.zone(), max_entries=settings.max_entries, paused_until=paused)
+        why = why_not(
+            entry,
+            index,
+            target,
+            now,
+            env.zone(),
+            max_entries=settings.max_entries,
+            paused_until=paused,
+            view=view,
+            rate_per_hour=settings.rate_per_hour,
+        )
         nxt = None
         if why is None and not isinstance(entry.schedule, WakeOnly):
             plan = upcoming(entry, view, now, 1, zone=env.zone(), target=target, poll=settings.tick_interval)

@@ -7,6 +7,9 @@ from typing import Annotated
 import typer
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
+ForceOpt = Annotated[
+    bool, typer.Option("--force", help="Accept an --every shorter than the ticker's poll (tick_interval).")
+]
 ServerOpt = Annotated[
     str | None,
     typer.Option("-L", "--server", help="tmux server (socket name); default: the server of $TMUX, else 'default'."),

@@ -1,7 +1,8 @@
 """`rk status`: the ticker, then each server's entries and agent panes, at a glance.
 
-Exit 0 when all is well; 1 when the ticker is down or an entry's delivery failed
-in the last hour, so a status line or a script can use it.
+Exit 0 when all is well; 1 when the ticker is down, an entry cannot fire (its target
+missing, a shell, its server down, rate-capped: a mute or a pause is not trouble) or an
+entry's delivery failed in the last hour, so a status line or a script can use it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from rk.cli.environment import Environment, ExitStatus, environment, rfc3339
 from rk.cli.listing import Row, load_server, row_record, server_view, sorted_rows
 from rk.cli.options import JsonOpt, ServerOpt
 from rk.cli.store import servers_of
+from rk.core.health import is_trouble
 from rk.core.log import RATE_WINDOW, Status, status_of
 
 #: Statuses that make `rk status` exit 1 when one was logged in the last hour.
@@ -47,8 +49,10 @@ def gather(env: Environment) -> dict[str, object]:
     now = env.now()
     servers = []
     failed: list[str] = []
+    trouble: list[str] = []
     for files in servers_of(env, not env.server_flag):
         sv = server_view(env, files, *load_server(env, files), now)
+        trouble += [f"{sv.slug} {r.entry.id}: {r.why_not}" for r in sv.rows if is_trouble(r.why_not)]
         failed += [
             f"{sv.slug} {line.entry}: {line.outcome}"
             for line in sv.view.lines
@@ -64,7 +68,8 @@ def gather(env: Environment) -> dict[str, object]:
             }
         )
     ticker = _ticker(env)
-    return {"ok": bool(ticker["running"]) and not failed, "ticker": ticker, "failed": failed, "servers": servers}
+    ok = bool(ticker["running"]) and not failed and not trouble
+    return {"ok": ok, "ticker": ticker, "failed": failed, "trouble": trouble, "servers": servers}
 
 
 def _lines(env: Environment, state: dict[str, object]) -> list[str]:
@@ -86,6 +91,8 @@ def _lines(env: Environment, state: dict[str, object]) -> list[str]:
         out.append("ticker: NOT RUNNING (start it: rk cron ticker start)")
     for line in state["failed"] if isinstance(state["failed"], list) else []:
         out.append(f"failed in the last hour: {line}")
+    for line in state["trouble"] if isinstance(state["trouble"], list) else []:
+        out.append(f"cannot fire: {line}")
     for srv in state["servers"] if isinstance(state["servers"], list) else []:
         out.append("")
         out.append(f"server {srv['server']}" + (f" ({srv['paused']})" if srv["paused"] else ""))

@@ -232,6 +232,11 @@ def _log_gaps(env: Environment, entry_id: str | None, since_text: str | None) ->
         env.out(f"{rfc3339(g.occurrence, zone)}  {g.what}")
 
 
+#: How many raw fire times `next` considers, so that quiet hours and a pause, which drop
+#: some, still leave -n of them (a day of every-1m fires).
+LOOKAHEAD = 1500
+
+
 def cmd_next(
     ctx: typer.Context,
     entry_id: IdArg,
@@ -245,7 +250,8 @@ def cmd_next(
     """
     env = environment(ctx, server, as_json)
     from rk.core.due import cron_zone
-    from rk.core.schedule import dst_note, upcoming
+    from rk.core.schedule import dst_note, kept_fires, upcoming
+    from rk.pause import paused_until
 
     if not 1 <= n <= bounds.MAX_FIRES:
         raise usage(f"-n must be between 1 and {bounds.MAX_FIRES}")
@@ -254,7 +260,10 @@ def cmd_next(
     sched = entry.schedule
     zone = cron_zone(sched, env.zone()) if isinstance(sched, Cron) else env.zone()  # a cron entry's own zone
     target = _target_fact(env, entry) if isinstance(sched, Backoff) else None
-    plan = upcoming(entry, view, now, n + 1, zone=env.zone(), target=target, poll=env.settings().tick_interval)
+    paused = paused_until(env.files().pause, now)
+    wanted = LOOKAHEAD if entry.active_hours is not None or paused is not None else n + 1
+    plan = upcoming(entry, view, now, wanted, zone=env.zone(), target=target, poll=env.settings().tick_interval)
+    plan.fires = kept_fires(entry, plan.fires, env.zone(), paused)
     fires = []
     listed: list[int] = []
     human = []
@@ -281,6 +290,9 @@ def cmd_next(
     first = preview.first_fire(entry, view, plan.fires, now, env.zone())
     if first is not None:
         human.append(f"typed (first fire): {first}")
+    if paused is not None:
+        until = "until resumed" if paused == 0 else f"until {rfc3339(paused, zone)}"
+        human.insert(0, f"server paused {until}: fires due before then are dropped (skipped-paused)")
     if entry.is_muted(now):
         human.insert(0, "muted: " + ("until unmuted" if entry.muted else f"until {rfc3339(entry.muted_until, zone)}"))
     result: dict[str, object] = {"id": entry.id, "fires": fires}

@@ -9,9 +9,14 @@ from __future__ import annotations
 
 from datetime import datetime, tzinfo
 
+from rk.core.dispose import over_rate_cap
 from rk.core.due import entry_zone, is_paused
 from rk.core.entry import Backoff, Entry, WakeEvent
 from rk.core.facts import TargetFact
+from rk.core.log import LogView
+
+#: Reasons a user chose (a mute, a pause): the entry is silent on purpose, nothing is wrong.
+CHOSEN = ("muted", "server paused")
 
 
 def why_not(
@@ -23,9 +28,13 @@ def why_not(
     *,
     max_entries: int,
     paused_until: int | None = None,
+    view: LogView | None = None,
+    rate_per_hour: int = 0,
 ) -> str | None:
     """What keeps the entry from firing, or None when nothing does. `target` is its
-    resolution on the live server, None when the server's panes could not be read."""
+    resolution on the live server, None when the server's panes could not be read;
+    with `view` and `rate_per_hour`, a target at the rate cap is named too (the tick
+    would log `rate-capped` for each fire until the hour's count falls)."""
     if index >= max_entries:
         return f"past the cap of {max_entries} entries"
     if entry.muted:
@@ -41,7 +50,15 @@ def why_not(
         return f"target missing: {target.why}" if target.why else "target missing"
     if needs_state(entry) and target.epoch <= 0:
         return "no state reported (no hooks?)"
+    if view is not None and rate_per_hour > 0 and over_rate_cap(view, now, rate_per_hour, target=target.pane):
+        return f"rate-capped ({rate_per_hour} deliveries to {target.pane} in the last hour; setting rate_per_hour)"
     return None
+
+
+def is_trouble(why: str | None) -> bool:
+    """Whether `why` (from `why_not`) is something wrong, for `rk status` and `rk doctor`'s
+    exit status: every reason but a mute or a pause, which the user chose."""
+    return why is not None and not why.startswith(CHOSEN)
 
 
 def needs_state(entry: Entry) -> bool:

@@ -12,9 +12,10 @@ from datetime import datetime, tzinfo
 
 from rk.core import ladder
 from rk.core.cronexpr import CronError, CronExpr
-from rk.core.due import anchor_of, at_done, cron_verdict, cron_zone
-from rk.core.entry import At, Backoff, Cron, Entry, Every
+from rk.core.due import anchor_of, at_done, cron_verdict, cron_zone, entry_zone, is_paused, waits_for_active_hours
+from rk.core.entry import At, Backoff, Cron, Entry, Every, Schedule
 from rk.core.facts import TargetFact
+from rk.core.log import RATE_WINDOW as RATE_HOUR
 from rk.core.log import LogView
 
 
@@ -113,3 +114,57 @@ def dst_note(sched: Cron, times: list[int], now: int, zone: tzinfo) -> str:
         "daylight saving changes in between: wall times that do not exist that day are skipped,"
         " and wall times that repeat fire in both passes"
     )
+
+
+#: How far ahead `peak_per_hour` looks at a cron expression (its busiest hour within a week).
+PEAK_HORIZON = 7 * 86400
+
+
+def peak_per_hour(sched: Schedule, now: int, zone: tzinfo) -> int:
+    """The most fires the schedule alone would make in one hour (0 for a one-shot or
+    wake-only entry): what `add`/`edit` compare with the rate cap, so a schedule that
+    the cap would halve is said up front. A backoff counts its fastest rung."""
+    if isinstance(sched, Every):
+        return RATE_HOUR // max(sched.interval, 1)
+    if isinstance(sched, Backoff):
+        return RATE_HOUR // max(sched.min, 1)
+    if not isinstance(sched, Cron):
+        return 0
+    try:
+        expr = CronExpr.parse(sched.expr)
+    except CronError:
+        return 0
+    times: list[int] = []
+    t = now
+    while len(times) < PEAK_HORIZON // 60:
+        nxt = expr.next_after(t, cron_zone(sched, zone))
+        if nxt is None or nxt > now + PEAK_HORIZON:
+            break
+        times.append(nxt)
+        t = nxt
+    peak, lo = 0, 0
+    for hi, ts in enumerate(times):
+        while ts - times[lo] >= RATE_HOUR:
+            lo += 1
+        peak = max(peak, hi - lo + 1)
+    return peak
+
+
+def kept_fires(entry: Entry, fires: list[Upcoming], zone: tzinfo, paused_until: int | None = None) -> list[Upcoming]:
+    """The fires `upcoming` lists that the tick would carry out, as `due()` rules: one
+    due while the server is paused is dropped (`skipped-paused`), one due outside the
+    active hours is dropped (`skipped-quiet`), or, a `catch_up: once` cron occurrence,
+    moves to the hours' next opening (`held-quiet`, then fired)."""
+    hours = entry.active_hours
+    out: list[Upcoming] = []
+    for item in fires:
+        if is_paused(paused_until, item.ts):
+            continue
+        if hours is not None and not hours.active_at(item.ts, entry_zone(entry, zone)):
+            if not waits_for_active_hours(entry):
+                continue
+            item = Upcoming(hours.next_start(item.ts, entry_zone(entry, zone)), item.rung, item.occurrence)
+            if out and out[-1].ts == item.ts:
+                continue
+        out.append(item)
+    return out
