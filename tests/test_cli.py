@@ -984,10 +984,10 @@ def test_list_human_table(tmp_path):
     res = run_sub(["cron", "list"], dict(env, RK_NOW=str(T0 + 600)))
     assert res.code == 0 and res.err == "", res
     lines = [line for line in res.out.splitlines() if line.strip()]
-    assert lines[0].split() == ["ID", "NAME", "SCHEDULE", "NEXT", "LEFT", "LAST", "TARGET", "FLAGS"]
+    assert lines[0].split() == ["ID", "NAME", "SCHEDULE", "NEXT", "(UTC)", "LEFT", "LAST", "TARGET", "FLAGS"]
     rows = {line.split()[0]: line for line in lines[1:]}
     assert set(rows) == {a, b, c, d}
-    assert "server not running" in rows[a] and "Fri 2027-01-15 08:01:00 delivered" in rows[a]
+    assert "server not running" in rows[a] and "2027-01-15 08:01:00 delivered" in rows[a]
     assert "muted" in rows[b] and "pinned" in rows[b]
     assert "muted until 2027-01-15 08:30" in rows[c]
     assert rows[a].split()[1:5] == ["a", "every", "5m", "-"]
@@ -1124,8 +1124,8 @@ def test_log_json_reads_archives_oldest_first_exactly_as_stored(tmp_path):
     assert json_ok(run_in(["cron", "log", "zzzz", "--json"], env)) == []
     human = run_sub(["cron", "log", "-n", "0"], env)
     assert human.code == 0 and len(human.out.splitlines()) == 1 + len(stored), human
-    assert human.out.splitlines()[0].split() == ["TIME", "ENTRY", "NAME", "TARGET", "REASON", "OUTCOME"]
-    assert [line.split()[1] for line in human.out.splitlines()[1:]] == [s["entry"] for s in stored]
+    assert human.out.splitlines()[0].split() == ["TIME", "(UTC)", "ENTRY", "NAME", "TARGET", "REASON", "OUTCOME"]
+    assert [line.split()[2] for line in human.out.splitlines()[1:]] == [s["entry"] for s in stored]
     assert snapshot(state) == before, "log only reads"
 
 

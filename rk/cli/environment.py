@@ -154,3 +154,14 @@ def environment(ctx: typer.Context, server: str | None = None, as_json: bool | N
 
 def rfc3339(ts: int, zone) -> str:
     return datetime.fromtimestamp(ts, zone).isoformat(timespec="seconds")
+
+
+def stamp(ts: int, zone) -> str:
+    """The one time format of the human views: local wall time to the second; the view
+    names the zone once (`zone_label`), so no cell repeats an offset."""
+    return datetime.fromtimestamp(ts, zone).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def zone_label(zone) -> str:
+    """The zone's name as a view's header shows it (its IANA key when it has one)."""
+    return getattr(zone, "key", None) or str(zone)

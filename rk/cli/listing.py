@@ -9,14 +9,15 @@ stopped server is never started, and no tmux runs for it).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, tzinfo
+from datetime import tzinfo
 
 import typer
 
 from rk import logfile
-from rk.cli.environment import Environment, environment
-from rk.cli.options import AllOpt, JsonOpt, ServerOpt
+from rk.cli.environment import Environment, environment, stamp, zone_label
+from rk.cli.options import AllOpt, FullOpt, JsonOpt, ServerOpt
 from rk.cli.store import servers_of
+from rk.cli.table import Column, layout, terminal_width
 from rk.config import ServerFiles
 from rk.core.durations import format_duration, format_go
 from rk.core.entry import At, Backoff, Cron, Entry, Every, Schedule, WakeOnly, catch_up_fields
@@ -172,7 +173,7 @@ def sorted_rows(rows: list[Row]) -> list[Row]:
 
 
 def _when(ts: int, zone: tzinfo) -> str:
-    return datetime.fromtimestamp(ts, zone).strftime("%a %Y-%m-%d %H:%M:%S")
+    return stamp(ts, zone) + f" {zone_label(zone)}"
 
 
 def target_cell(row: Row) -> str:
@@ -212,8 +213,14 @@ def row_record(row: Row, base: dict[str, object], with_server: bool) -> dict[str
     return rec
 
 
-def cmd_list(ctx: typer.Context, every: AllOpt = False, as_json: JsonOpt = False, server: ServerOpt = None) -> None:
+def cmd_list(
+    ctx: typer.Context, every: AllOpt = False, full: FullOpt = False, as_json: JsonOpt = False, server: ServerOpt = None
+) -> None:
     """List entries by their next fire, with the last outcome and the target's live state.
+
+    Reads the entries file and the log; the TARGET state comes from one listing of the
+    server's panes when its socket answers (a stopped server is never started). On a
+    terminal the columns shrink, then drop (flags first) to fit; --full shows all.
 
     Example: rk cron list --all
     """
@@ -230,34 +237,44 @@ def cmd_list(ctx: typer.Context, every: AllOpt = False, as_json: JsonOpt = False
     if not rows:
         env.out("no cron entries" + ("" if every else f" on server {env.server}"))
         return
-    render_table(env, sorted_rows(rows), now, every)
+    render_table(env, sorted_rows(rows), now, every, full)
 
 
-def render_table(env: Environment, rows: list[Row], now: int, with_server: bool) -> None:
-    from rich.console import Console
-    from rich.table import Table
+#: The list's columns, as `systemctl list-timers` keeps them at 80 columns: the id, when
+#: and how long to the next fire are kept; the rest shrink, then go, flags first.
+LIST_COLUMNS = (
+    Column("ID"),
+    Column("NAME", priority=2, shrink_to=10),
+    Column("SCHEDULE", priority=3, shrink_to=16),
+    Column("NEXT"),
+    Column("LEFT", shrink_to=14),
+    Column("LAST", priority=4, shrink_to=19),
+    Column("TARGET", priority=1, shrink_to=10),
+    Column("FLAGS", priority=5, shrink_to=8),
+)
 
+
+def render_table(env: Environment, rows: list[Row], now: int, with_server: bool, full: bool = False) -> None:
+    """The list's table, fitted to the terminal (whole when piped or `--full`); times in
+    the local zone, named once in the NEXT header."""
     zone = env.zone()
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    columns = ("SERVER",) if with_server else ()
-    for col in (*columns, "ID", "NAME", "SCHEDULE", "NEXT", "LEFT", "LAST", "TARGET", "FLAGS"):
-        table.add_column(col, overflow="fold")
+    columns = [Column("SERVER", priority=6, shrink_to=8)] if with_server else []
+    columns += [Column(f"NEXT ({zone_label(zone)})") if c.header == "NEXT" else c for c in LIST_COLUMNS]
+    cells = []
     for r in rows:
-        last = f"{_when(r.last_ts, zone)} {status_of(r.last_outcome)}" if r.last_ts else "-"
-        cells = (
-            r.entry.id,
-            r.entry.name,
-            schedule_cell(r.entry),
-            _when(r.next, zone) if r.next is not None else "-",
-            left_cell(r, now),
-            last,
-            target_cell(r),
-            flags_cell(r.entry),
+        last = f"{stamp(r.last_ts, zone)} {status_of(r.last_outcome)}" if r.last_ts else "-"
+        cells.append(
+            [
+                *((r.server,) if with_server else ()),
+                r.entry.id,
+                r.entry.name,
+                schedule_cell(r.entry),
+                stamp(r.next, zone) if r.next is not None else "-",
+                left_cell(r, now),
+                last,
+                target_cell(r),
+                flags_cell(r.entry),
+            ]
         )
-        table.add_row(*((r.server,) if with_server else ()), *cells)
-    Console(file=env.stdout, soft_wrap=True, width=None if _tty(env) else 250).print(table)
-
-
-def _tty(env: Environment) -> bool:
-    isatty = getattr(env.stdout, "isatty", None)
-    return bool(isatty and isatty())
+    for line in layout(columns, cells, terminal_width(env.stdout, env.environ, full)):
+        env.out(line)

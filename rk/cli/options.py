@@ -45,6 +45,9 @@ def _choices(*values: str):
 
 IdArg = Annotated[str, typer.Argument(metavar="ID", autocompletion=complete_ids)]
 AllOpt = Annotated[bool, typer.Option("--all", help="Every server that has an entries file.")]
+FullOpt = Annotated[
+    bool, typer.Option("--full", "-l", help="Every column whole, whatever the terminal's width (as when piped).")
+]
 
 # The flags shared by add, edit and simulate.
 EveryOpt = Annotated[str | None, typer.Option("--every", help="Fixed interval, e.g. 5m.")]

@@ -1,7 +1,10 @@
 """`rk cron list | show | log | next`: the commands that only read.
 
-list, show and log read files only and never run tmux; `next` asks the
-server for the target's facts when a backoff needs them. `record()` is the
+log reads files only; list and show read the files and, when the server's
+socket answers, one listing of its panes for the TARGET state (a stopped
+server is never started); `next` asks the server for the target's facts when
+a backoff needs them. Tables fit the terminal (rk.cli.table); every human
+view prints times one way, local, with the zone named once. `record()` is the
 `list --json` contract.
 """
 
@@ -16,10 +19,11 @@ import typer
 
 from rk import logfile
 from rk.cli import preview
-from rk.cli.environment import Environment, environment, rfc3339, usage
+from rk.cli.environment import Environment, environment, rfc3339, stamp, usage, zone_label
 from rk.cli.listing import left_cell, record, row_record, server_view, target_cell
-from rk.cli.options import IdArg, JsonOpt, ServerOpt
+from rk.cli.options import FullOpt, IdArg, JsonOpt, ServerOpt
 from rk.cli.store import find, load_for_listing
+from rk.cli.table import Column, fixed_line, layout, terminal_width
 from rk.core import bounds
 from rk.core.entry import Backoff, Cron, Deliver, Entry, IfAbsent, TargetKind
 from rk.core.log import LogLine
@@ -28,7 +32,7 @@ from rk.tmux import Server, TmuxError
 
 
 def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, server: ServerOpt = None) -> None:
-    """Show one entry in full (reads only files).
+    """Show one entry in full (the files, and the pane's live state when its server runs).
 
     Example: rk cron show 3f2a --json
     """
@@ -116,10 +120,13 @@ def cmd_log(
     gaps: Annotated[
         bool, typer.Option("--gaps", help="A cron entry's occurrences that have no delivered line, and why.")
     ] = False,
+    full: FullOpt = False,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
-    """The delivery log, archives included, oldest first.
+    """The delivery log, archives included, oldest first (reads files only).
+
+    On a terminal the columns shrink, then drop, to fit; --full shows all.
 
     Example: rk cron log -f --outcome failed, or rk cron log 3f2a --gaps --since 7d
     """
@@ -152,20 +159,48 @@ def cmd_log(
     if not lines and not follow:
         env.out("no log lines" + (f" for {entry_id}" if entry_id else ""))
         return
-    env.out(f"{'TIME':<25}  {'ENTRY':<6} {'NAME':<20} {'TARGET':<6} {'REASON':<8} OUTCOME")
-    for line in lines:
-        env.out(_log_row(line, names, zone))
-    if follow:
+    if follow:  # lines come one at a time: fixed widths, so they stay under the header
+        env.out(_log_row(None, names, zone))
+        for line in lines:
+            env.out(_log_row(line, names, zone))
         _follow(env, log, lines[-1] if lines else None, keep, names, zone)
+        return
+    rows = [_log_cells(line, names, zone) for line in lines]
+    for text in layout(_log_columns(zone), rows, terminal_width(env.stdout, env.environ, full)):
+        env.out(text)
 
 
-def _log_row(line: LogLine, names: dict[str, str], zone: tzinfo) -> str:
-    name = names.get(line.entry, "-")
-    name = name if len(name) <= 20 else name[:19] + "…"
-    return (
-        f"{rfc3339(line.ts, zone):<25}  {line.entry:<6} {name:<20} {line.target or '-':<6} "
-        f"{line.reason or '-':<8} {line.outcome}"
-    )
+def _log_columns(zone: tzinfo) -> list[Column]:
+    """The log's columns: the time and the outcome are kept; the name shrinks, then goes."""
+    return [
+        Column(f"TIME ({zone_label(zone)})"),
+        Column("ENTRY"),
+        Column("NAME", priority=2, shrink_to=8),
+        Column("TARGET", priority=1),
+        Column("REASON", priority=3),
+        Column("OUTCOME", shrink_to=20),
+    ]
+
+
+def _log_cells(line: LogLine, names: dict[str, str], zone: tzinfo) -> list[str]:
+    return [
+        stamp(line.ts, zone),
+        line.entry,
+        names.get(line.entry, "-"),
+        line.target or "-",
+        line.reason or "-",
+        line.outcome,
+    ]
+
+
+#: `log -f`'s fixed widths (the outcome, last, runs on).
+FOLLOW_WIDTHS = (19, 6, 20, 6, 8, 0)
+
+
+def _log_row(line: LogLine | None, names: dict[str, str], zone: tzinfo) -> str:
+    """One followed line (None: the header) in FOLLOW_WIDTHS."""
+    cells = [c.header for c in _log_columns(zone)] if line is None else _log_cells(line, names, zone)
+    return fixed_line(cells, FOLLOW_WIDTHS)
 
 
 def _follow(
