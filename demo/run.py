@@ -41,7 +41,9 @@ REFUSALS = {"shell": "skipped-absent: shell in pane", "draft": "skipped-busy: dr
 DRAFT = "half-typed thought, not sent yet"
 #: The scripted human: (seconds after the ticker started, what it does); it types
 #: once worker-d is idle (text typed while the agent works is type-ahead the
-#: agent's screen never shows, and then reads as one line with what follows).
+#: agent's screen never shows, and then reads as one line with what follows),
+#: and between the draft entry's fires (a key pressed in the instant between rk's
+#: look and its paste is a race no look can win; a human mid-sentence is not).
 HUMAN = ((8.0, "type"), (30.0, "send"))
 #: entry id → the prompt it types (the narration shows each one as it is typed)
 PAYLOADS: dict[str, str] = {}
@@ -265,11 +267,12 @@ def narrate(env: dict, kinds: dict[str, str], minimum: float, maximum: float) ->
     delivered = new_tally()
     names = {pane: name for name, (pane, _) in panes().items()}
     script = list(HUMAN)
+    last_draft_fire = -100.0  #: when the draft entry last wrote a line (seconds into the run)
     while True:
         elapsed = time.monotonic() - start
         while script and elapsed >= script[0][0]:
             pane, state = panes()["worker-d"]
-            if script[0][1] == "type" and state != "idle":
+            if script[0][1] == "type" and (state != "idle" or not 2 <= elapsed - last_draft_fire <= 7):
                 break  # a human types into the composer, not into a busy agent's type-ahead
             human(script.pop(0)[1], pane, elapsed)
         for name, (_pane, state) in sorted(panes().items()):
@@ -293,6 +296,8 @@ def narrate(env: dict, kinds: dict[str, str], minimum: float, maximum: float) ->
                 kind = kinds.get(line.entry, "?")
                 label = "wake" if line.reason == "wake" else kind
                 count_line(delivered, kind, line.outcome)
+                if kind == "draft":
+                    last_draft_fire = elapsed
                 who = names.get(line.target, line.target or "-")
                 print(f"{elapsed:5.1f}s  >>> {label:<8} {line.entry} -> {who:<9} {line.reason:<9} {line.outcome}")
                 if line.outcome == "delivered" and line.entry in PAYLOADS:
