@@ -75,6 +75,32 @@ def make_env(root: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+def run_in_pty(args: list[str], env: dict[str, str], cols: int | None = None) -> str:
+    """`python -m rk ARGS` on a terminal (`cols` wide when given); what it printed."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    if cols is not None:
+        fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, cols, 0, 0))
+    proc = subprocess.Popen([sys.executable, "-m", "rk", *args], env=env, stdout=follower, stderr=follower)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:  # EIO: the child closed its end
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=60)
+    os.close(leader)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
 def run_sub(args, env, *, timeout: float = 60, umask: int | None = None, cwd=None) -> Result:
     """`python -m rk ARGS` as a real process."""
     kwargs = {}

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_helpers import make_env, run_in, write_private
+from cli_helpers import make_env, run_in, run_in_pty, write_private
 from conftest import run_rk, wait_for
 
 from rk import __version__, logfile
@@ -446,34 +446,14 @@ def test_at_reads_a_time_of_day_an_instant_and_refuses_the_past(tmp_path):
         assert res.code == 2 and message in res.err, (bad, res)
 
 
-def _through_a_pty(args: list[str], env: dict[str, str]) -> str:
-    import pty
-
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "rk", *args], env=env, stdout=slave, stderr=slave)
-    os.close(slave)
-    chunks = []
-    while True:
-        try:
-            data = os.read(master, 65536)
-        except OSError:  # EIO: the child closed its end
-            break
-        if not data:
-            break
-        chunks.append(data)
-    proc.wait(timeout=60)
-    os.close(master)
-    return b"".join(chunks).decode("utf-8", "replace")
-
-
 def test_output_is_plain_when_piped_and_colourless_under_no_color(tmp_path):
     env = make_env(tmp_path, TZ="UTC")
     sim = ["cron", "simulate", "--every", "5m", "--for", "30m", "--start", "2026-01-01T00:00:00Z"]
     piped = run_rk(sim, env)
     assert piped.returncode == 0 and "\x1b" not in piped.stdout and "delivered" in piped.stdout
-    coloured = _through_a_pty(sim, dict(env, TERM="xterm-256color"))
+    coloured = run_in_pty(sim, dict(env, TERM="xterm-256color"))
     assert "\x1b[" in coloured and re.search(r"\x1b\[[0-9;]*3[0-9]", coloured), "colours in a terminal"
-    plain = _through_a_pty(sim, dict(env, TERM="xterm-256color", NO_COLOR="1"))
+    plain = run_in_pty(sim, dict(env, TERM="xterm-256color", NO_COLOR="1"))
     assert "delivered" in plain and not re.search(r"\x1b\[[0-9;]*(3[0-9]|9[0-7])(;|m)", plain), "no colour codes"
 
 

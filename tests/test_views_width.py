@@ -3,16 +3,8 @@ one time format with the zone named once; `--full` and pipes show everything."""
 
 from __future__ import annotations
 
-import fcntl
-import os
-import pty
-import struct
-import subprocess
-import sys
-import termios
-
 import pytest
-from cli_helpers import T0, log_line, make_env, run_sub, write_private
+from cli_helpers import T0, log_line, make_env, run_in_pty, run_sub, write_private
 
 from rk.cli.table import Column, layout, shorten
 
@@ -45,29 +37,6 @@ def test_layout_without_width_shows_every_column_whole():
     assert layout(columns, [["ab12", "a long entry name"]], None)[1] == "ab12  a long entry name"
 
 
-def _run_in_pty(args: list[str], env: dict[str, str], cols: int) -> str:
-    """`python -m rk ARGS` on a terminal `cols` wide; its output."""
-    leader, follower = pty.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, cols, 0, 0))
-    env = {k: v for k, v in env.items() if k != "COLUMNS"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rk", *args], env=env, stdin=follower, stdout=follower, stderr=follower
-    )
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            data = os.read(leader, 65536)
-        except OSError:  # the terminal closed with the last writer
-            break
-        if not data:
-            break
-        chunks.append(data)
-    proc.wait(timeout=60)
-    os.close(leader)
-    return b"".join(chunks).decode().replace("\r\n", "\n")
-
-
 @pytest.fixture
 def busy_env(tmp_path):
     env = make_env(tmp_path, RK_NOW=str(T0))
@@ -84,7 +53,7 @@ def busy_env(tmp_path):
 def test_list_and_log_fit_80_columns_through_a_pty(busy_env):
     env, names = busy_env
     for args in (["cron", "list"], ["cron", "log"]):
-        out = _run_in_pty(args, env, 80)
+        out = run_in_pty(args, {k: v for k, v in env.items() if k != "COLUMNS"}, 80)
         lines = [line for line in out.splitlines() if line.strip() and not line.startswith("rk: warning")]
         assert len(lines) == 4, out  # a header and three rows: no row wraps
         assert all(len(line) <= 80 for line in lines), out
@@ -98,7 +67,7 @@ def test_list_and_log_fit_80_columns_through_a_pty(busy_env):
 
 def test_full_and_a_pipe_show_every_column(busy_env):
     env, names = busy_env
-    full = _run_in_pty(["cron", "list", "--full"], env, 80)
+    full = run_in_pty(["cron", "list", "--full"], env, 80)
     piped = run_sub(["cron", "list"], env).out
     for out in (full, piped):
         header = next(line for line in out.splitlines() if line.startswith("ID"))
