@@ -258,24 +258,29 @@ def rotate_if_needed(
     return True
 
 
-def follow(path: Path, after: LogLine | None, poll: float = 0.5) -> Iterator[LogLine]:
-    """Yield the lines appended to the live segment from now on (the caller ends it).
+def mark(path: Path) -> tuple[int, int] | None:
+    """Where the live segment ends now (inode, size): `follow` starts there."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size
 
-    Across a rotation the live file is a new one that starts with the kept lines
-    again: those up to `after` (the newest line already shown; by time, then by
-    count within one second) are skipped, so nothing is shown twice.
+
+def follow(
+    path: Path, after: LogLine | None, poll: float = 0.5, start: tuple[int, int] | None = None
+) -> Iterator[LogLine]:
+    """Yield the lines appended to the live segment after `start` (a `mark`; the caller ends it).
+
+    The caller takes the mark when it reads what it shows first, so a line
+    appended while it prints is not lost. Across a rotation the live file is a
+    new one that starts with the kept lines again: those up to `after` (the
+    newest line already shown; by time, then by count within one second) are
+    skipped, so nothing is shown twice.
     """
     import time
 
-    def ident() -> tuple[int, int] | None:
-        try:
-            st = os.lstat(path)
-        except OSError:
-            return None
-        return st.st_ino, st.st_size
-
-    seen = ident()
-    inode, offset = seen if seen is not None else (0, 0)
+    inode, offset = start if start is not None else (mark(path) or (0, 0))
     last_ts = after.ts if after is not None else -1
     same_second = 1 if after is not None else 0
     pending = b""
@@ -283,7 +288,7 @@ def follow(path: Path, after: LogLine | None, poll: float = 0.5) -> Iterator[Log
     skip: tuple[int, int] | None = None
     skipped = 0
     while True:
-        now = ident()
+        now = mark(path)
         if now is not None and (now[0] != inode or now[1] < offset):  # rotated (or replaced): start over
             inode, offset, pending = now[0], 0, b""
             skip, skipped = (last_ts, same_second), 0

@@ -193,6 +193,30 @@ def test_follow_through_a_real_process_honours_the_filters(tmp_path):
     assert len(seen) == 3 and "2027-01-15 10:01:42" in seen[2]
 
 
+def test_follow_starts_at_the_mark_taken_when_the_shown_lines_were_read(tmp_path):
+    """A line appended between reading what `-f` shows and following is not lost."""
+    log = tmp_path / "s.log"
+    logfile.append_lines(log, [LogLine(T0, "aaaa", "%1", "schedule", "delivered")])
+    shown_up_to = logfile.mark(log)
+    logfile.append_lines(log, [LogLine(T0 + 1, "aaaa", "%1", "schedule", "failed: x")])
+    follower = logfile.follow(log, LogLine(T0, "aaaa", "%1", "schedule", "delivered"), poll=0.01, start=shown_up_to)
+    assert _first_followed(follower) == "failed: x"
+
+
+def test_follow_of_a_log_not_there_yet_shows_its_first_line(tmp_path):
+    log = tmp_path / "s.log"
+    follower = logfile.follow(log, None, poll=0.01, start=(0, 0))
+    logfile.append_lines(log, [LogLine(T0, "aaaa", "%1", "schedule", "delivered")])
+    assert _first_followed(follower) == "delivered"
+
+
+def _first_followed(follower) -> str | None:
+    """The first followed line's outcome, or None if none comes in 5 s (a lost line)."""
+    got: list[str] = []
+    threading.Thread(target=lambda: got.append(next(follower).outcome), daemon=True).start()
+    return wait_for(lambda: got, timeout=5, message="a followed line")[0]
+
+
 def test_rk_cron_log_follow_with_no_log_yet_waits(tmp_path):
     env = make_env(tmp_path, TZ="UTC")
     state = Path(env["RK_STATE_DIR"])

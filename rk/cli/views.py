@@ -150,7 +150,11 @@ def cmd_log(
         )
 
     log = env.files().log
-    lines = logfile.read_newest(log, n, keep) if n else [line for line in logfile.read_history(log) if keep(line)]
+
+    def read() -> list[LogLine]:
+        return logfile.read_newest(log, n, keep) if n else [line for line in logfile.read_history(log) if keep(line)]
+
+    lines, end, newest = _read_marked(log, read) if follow else (read(), None, None)
     if env.json:
         env.result([line.to_dict() for line in lines])
         return
@@ -163,7 +167,7 @@ def cmd_log(
         env.out(_log_row(None, names, zone))
         for line in lines:
             env.out(_log_row(line, names, zone))
-        _follow(env, log, lines[-1] if lines else None, keep, names, zone)
+        _follow(env, log, end or (0, 0), newest, keep, names, zone)  # (0, 0): no log yet
         return
     rows = [_log_cells(line, names, zone) for line in lines]
     for text in layout(_log_columns(zone), rows, terminal_width(env.stdout, env.environ, full)):
@@ -203,18 +207,35 @@ def _log_row(line: LogLine | None, names: dict[str, str], zone: tzinfo) -> str:
     return fixed_line(cells, FOLLOW_WIDTHS)
 
 
+def _read_marked(
+    log: Path, read: Callable[[], list[LogLine]]
+) -> tuple[list[LogLine], tuple[int, int] | None, LogLine | None]:
+    """What `-f` shows first, with the mark it follows from and the newest line.
+
+    Read again while the log grew during the read (a ticker writing), so
+    the mark is exactly where the shown lines end: none lost, none twice.
+    """
+    for _ in range(5):
+        start = logfile.mark(log)
+        lines = read()
+        newest = logfile.read_newest(log, 1)
+        if logfile.mark(log) == start:
+            break
+    return lines, start, newest[-1] if newest else None
+
+
 def _follow(
     env: Environment,
     log: Path,
+    start: tuple[int, int],
     after: LogLine | None,
     keep: Callable[[LogLine], bool],
     names: dict[str, str],
     zone: tzinfo,
 ) -> None:
-    """Print appended lines until interrupted; Ctrl-C ends it with exit 0."""
-    newest = logfile.read_newest(log, 1)
+    """Print lines appended after `start` until interrupted; Ctrl-C ends it with exit 0."""
     try:
-        for line in logfile.follow(log, newest[-1] if newest else after):
+        for line in logfile.follow(log, after, start=start):
             if keep(line):
                 env.out(_log_row(line, names, zone))
                 env.stdout.flush()
