@@ -149,6 +149,7 @@ def cmd_log(
             and (outcome is None or line.outcome.startswith(outcome))
         )
 
+    env.warn_if_unsafe()
     log = env.files().log
     lines = logfile.read_newest(log, n, keep) if n else [line for line in logfile.read_history(log) if keep(line)]
     if env.json:
