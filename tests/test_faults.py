@@ -198,3 +198,13 @@ def test_a_rotation_of_only_old_lines_joins_the_newest_archive_so_its_order_hold
     whole = read_history(path)
     for n in (1, 50, 150, 400):
         assert read_newest(path, n) == whole[-n:]
+
+
+# --------------------------------------------------------------------------- speed: lazy provenance
+
+
+def test_wake_provenance_is_worked_out_only_for_a_payload_that_may_read_it():
+    from rk.core.due import uses_wake_fields
+
+    assert uses_wake_fields("{wake_pane} went {wake_state}") and uses_wake_fields("in {wake_window}")
+    assert not uses_wake_fields("continue") and not uses_wake_fields("{now}: wake_pane")
