@@ -208,3 +208,66 @@ def test_wake_provenance_is_worked_out_only_for_a_payload_that_may_read_it():
 
     assert uses_wake_fields("{wake_pane} went {wake_state}") and uses_wake_fields("in {wake_window}")
     assert not uses_wake_fields("continue") and not uses_wake_fields("{now}: wake_pane")
+
+
+# --------------------------------------------------------------------------- speed: one tmux process per tick
+
+
+def _tmux_shim(tmp_path: Path) -> tuple[Path, Path]:
+    """A `tmux` first on PATH that logs each call and execs the real one."""
+    import shutil
+
+    real = shutil.which("tmux")
+    assert real
+    shim_dir, calls = tmp_path / "shim", tmp_path / "tmux-calls"
+    shim_dir.mkdir()
+    shim = shim_dir / "tmux"
+    shim.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{calls}"\nexec "{real}" "$@"\n')
+    shim.chmod(0o755)
+    return shim_dir, calls
+
+
+@pytest.mark.tmux
+@pytest.mark.shell
+def test_a_tick_with_nothing_due_spawns_one_tmux_process_stale_panes_included(env, tmux_server, tmp_path):
+    import os
+
+    from conftest import run_rk, wait_for
+
+    now = 1_800_000_000
+    first_pane = tmux_server.display("main:0.0", "#{pane_id}")
+    panes = []
+    for _ in range(10):  # agents whose `active` went stale long ago, on screens no layout reads
+        pane = tmux_server.run(
+            "new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}", "bash -c 'exec -a claude cat'"
+        ).strip()
+        panes.append(pane)
+    for pane in panes:
+        wait_for(lambda pane=pane: tmux_server.display(pane, "#{pane_current_command}") == "claude")
+        pid = tmux_server.display(pane, "#{pane_pid}")
+        tmux_server.set_pane_option(pane, "@rk_pane_agent_state", f"active:{now - 3600}:{pid}")
+    run_rk(
+        ["cron", "add", "x", "--wake-on", "agent-state-change", "--pane", first_pane, "-L", tmux_server.name],
+        {**env, "RK_NOW": str(now - 600)},
+        check=True,
+    )
+    shim_dir, calls = _tmux_shim(tmp_path)
+    shimmed = {**env, "PATH": f"{shim_dir}{os.pathsep}{env['PATH']}", "RK_NOW": str(now)}
+
+    def tick(due: bool = False) -> list[str]:
+        calls.unlink(missing_ok=True)
+        done = run_rk(["cron", "tick", "-L", tmux_server.name, "--json"], shimmed, check=True)
+        assert due or json.loads(done.stdout)["result"]["decisions"] == [], done.stdout
+        return calls.read_text().splitlines() if calls.exists() else []
+
+    first = tick(
+        due=True
+    )  # looks at each stale pane once, and remembers on the pane that its screen reads as no agent's
+    assert sum("capture-pane" in call for call in first) == len(panes), first
+    for _ in range(2):
+        again = tick()
+        assert len(again) == 1 and "list-panes" in again[0], again
+    pid = tmux_server.display(panes[0], "#{pane_pid}")
+    tmux_server.set_pane_option(panes[0], "@rk_pane_agent_state", f"active:{now - 1800}:{pid}")  # new: look again
+    last = tick()
+    assert sum("capture-pane" in call for call in last) == 1, last
