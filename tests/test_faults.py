@@ -271,3 +271,16 @@ def test_a_tick_with_nothing_due_spawns_one_tmux_process_stale_panes_included(en
     tmux_server.set_pane_option(panes[0], "@rk_pane_agent_state", f"active:{now - 1800}:{pid}")  # new: look again
     last = tick()
     assert sum("capture-pane" in call for call in last) == 1, last
+
+
+@pytest.mark.shell
+def test_the_hook_path_imports_no_collections_package():
+    """`collections` (with keyword, operator, reprlib) was most of the hook's own import
+    time; `_collections_abc` comes with `os` for nothing."""
+    import subprocess
+    import sys
+
+    heavy = "('collections', 'math', 'typing', 're')"
+    code = f"import sys; import rk.agent.hook; print(sorted(m for m in {heavy} if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", done.stdout
