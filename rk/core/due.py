@@ -276,7 +276,7 @@ def due(
     clock_back: list[str] = []
     diags: list[Diagnostic] = []
     next_cursor: dict[str, Observation] = dict(cursor)
-    prints = Fingerprints(wake_states(panes))
+    prints: Fingerprints | None = None  #: the server's states, built for the first wake entry that reads them
 
     for index, entry in enumerate(entries):
         if index >= max_entries:
@@ -284,13 +284,16 @@ def due(
                 Diagnostic(entry.id, Diag.ENTRY_CAP_EXCEEDED, f"entry #{index + 1} is past the cap of {max_entries}")
             )
             continue
-        shown = entry_zone(entry, zone)  # its instants are printed in its own zone
         if entry.is_muted(now):
-            detail = "entry is muted" if entry.muted else f"entry is muted until {_stamp(entry.muted_until, shown)}"
+            detail = (
+                "entry is muted"
+                if entry.muted
+                else f"entry is muted until {_stamp(entry.muted_until, entry_zone(entry, zone))}"
+            )
             diags.append(Diagnostic(entry.id, Diag.MUTED, detail))
             continue
         if paused:
-            until = f"until {_stamp(paused_until or 0, shown)}" if paused_until else "until resumed"
+            until = f"until {_stamp(paused_until or 0, entry_zone(entry, zone))}" if paused_until else "until resumed"
             diags.append(Diagnostic(entry.id, Diag.PAUSED, f"the server is paused {until}"))
             if isinstance(entry.schedule, (Cron, At)):
                 verdict = schedule_verdict(entry, log, targets.get(entry.id, _NO_TARGET), now, zone, poll)
@@ -304,7 +307,8 @@ def due(
                 Diagnostic(
                     entry.id,
                     Diag.CLOCK_BACK,
-                    f"its newest line ({_stamp(anchor_of(entry, log), shown)}) is later than now: anchored at now",
+                    f"its newest line ({_stamp(anchor_of(entry, log), entry_zone(entry, zone))}) is later than now: "
+                    "anchored at now",
                 )
             )
             continue
@@ -325,6 +329,8 @@ def due(
                     state = target.state if target.resolved else None
                     edge, observation = limit_edge(cursor.get(entry.id), state, newest_ts, entry.wake_on.debounce, now)
                 else:
+                    if prints is None:
+                        prints = Fingerprints(wake_states(panes))
                     current = prints.without(target.pane)
                     edge, observation = wake_edge(
                         cursor.get(entry.id), current, newest_ts, entry.wake_on.debounce, now, parse=prints.parsed
@@ -347,6 +353,7 @@ def due(
             continue
         hours = entry.active_hours
         if hours is not None and not hours.active_at(now, entry_zone(entry, zone)):
+            shown = entry_zone(entry, zone)  # its instants are printed in its own zone
             opens = _stamp(hours.next_start(now, shown), shown)
             if verdict.due and waits_for_active_hours(entry):
                 diags.append(Diagnostic(entry.id, Diag.QUIET_HOURS, f"outside {hours.text}: fires at {opens}"))
@@ -407,7 +414,7 @@ def _wake_fire(
     entry: Entry,
     target: TargetFact,
     previous: Observation | None,
-    prints: Fingerprints,
+    prints: Fingerprints | None,
     panes: Mapping[str, PaneFact] | Sequence[PaneFact],
     now: int,
 ) -> Fire:
@@ -420,7 +427,7 @@ def _wake_fire(
         pane, state = "", ""
     elif entry.wake_on is not None and entry.wake_on.event == WakeEvent.LIMIT_RESET:
         pane, state = target.pane, target.state
-    elif previous is not None:
+    elif previous is not None and prints is not None:
         pane, state = trigger(prints.parsed(previous.fingerprint), prints.parsed(prints.without(target.pane)))
     else:
         pane, state = "", ""
