@@ -10,7 +10,7 @@ line a derivation still needs (see `rk.core.log.lines_to_keep`), so a tick reads
 the live segment and its cost does not grow with history, while nothing the
 schedule depends on moves out of sight. `read_history` merges archives and the
 live segment back into one chronological stream; `read_newest` gives the
-newest N lines reading archives from the newest end only as far as needed, so
+newest N lines reading archives newest first by their suffix only as far as needed, so
 `rk cron log -n 20` costs the same over a million archived lines as over a
 thousand. Every file is opened without following a symlink.
 """
