@@ -24,6 +24,10 @@ b. A tick's log read — `rk.logfile.read_live` + `rk.core.log.LogView` — with
 Runs in a temporary directory (tmpfs when /dev/shm exists, so fsync is
 cheap); deletes it afterwards. Prints numbers, asserts nothing.
 
+c. `due()` as a ratio to its cost before the refactor that gave wake fires their
+   provenance (commit a740687, unpacked from git and run in alternating processes
+   on the same inputs). Target: at most 1.0 at 50 and at 1,000 entries.
+
 Usage: .venv/bin/python bench/due.py [--quick] [--only due|log]
 """
 
@@ -379,8 +383,67 @@ def main() -> None:
 
     if args.only != "log":
         bench_due(runs50, runs1000)
+        bench_ratio(runs50, runs1000, 5 if args.quick else 11)
     if args.only != "due":
         bench_log(big, reads)
+
+
+#: The last commit before wake fires carried their provenance (569f0a3, "A Fire carries
+#: its cron occurrence and ... the pane whose change fired it"): the cost `due()` is held to.
+BEFORE_REFACTOR = "a740687"
+#: Its bench's one bug (a typed Cron has no `interval`), fixed as the current bench fixed it.
+_OLD_BENCH_FIX = ("period = e.schedule.interval or 900", 'period = getattr(e.schedule, "interval", 0) or 900')
+
+_WORKER = """
+import sys
+sys.path[:0] = [{tree!r}, {bench!r}]
+import due
+print(due.time_due({n}, {now}, {runs})[1]["min ms"])
+"""
+
+
+def _tree_of(rev: str, into: Path) -> Path:
+    """rk and bench of `rev` from git, unpacked under `into`."""
+    import subprocess
+
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "rk", "bench"], capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
+    bench = into / "bench" / "due.py"
+    bench.write_text(bench.read_text().replace(*_OLD_BENCH_FIX))
+    return into
+
+
+def _min_ms(tree: Path, n: int, now: int, runs: int) -> float:
+    import subprocess
+
+    code = _WORKER.format(tree=str(tree), bench=str(tree / "bench"), n=n, now=now, runs=runs)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tree)
+    return float(done.stdout.strip().splitlines()[-1])
+
+
+def bench_ratio(runs50: int, runs1000: int, rounds: int) -> None:
+    """`due()` now against `due()` before the refactor, on this machine, now: the two
+    run in alternating fresh processes on the same inputs, best call of each round,
+    then the median over the rounds (a loaded machine slows both alike)."""
+    tmp = Path(tempfile.mkdtemp(prefix="rk-bench-due-before-"))
+    try:
+        try:
+            old = _tree_of(BEFORE_REFACTOR, tmp)
+        except Exception as exc:  # no git history (an sdist): say so, do not fail the bench
+            print(f"\nc. due() against {BEFORE_REFACTOR}: no git history here ({exc.__class__.__name__})")
+            return
+        print(f"\nc. due() now / due() at {BEFORE_REFACTOR} (before wake provenance), median of {rounds} rounds")
+        for n, runs in ((50, runs50), (1000, runs1000)):
+            pairs = [(_min_ms(ROOT, n, NOW, runs), _min_ms(old, n, NOW, runs)) for _ in range(rounds)]
+            ratio = statistics.median(new / before for new, before in pairs)
+            new_ms = statistics.median(p[0] for p in pairs)
+            before_ms = statistics.median(p[1] for p in pairs)
+            print(
+                f"   {n:>5} entries x 100 panes: {new_ms:7.2f} ms / {before_ms:7.2f} ms = {ratio:4.2f}x"
+                f"  (target <= 1.0: {ok(ratio <= 1.0)})"
+            )
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def bench_due(runs50: int, runs1000: int) -> None:

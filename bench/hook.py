@@ -9,7 +9,7 @@ Times, as whole processes started the way a harness starts them (median of
   tmux server made here (and killed at the end), a Claude-shaped payload on
   stdin, so the full path runs: payload, pid walk, the tmux write, the nudge.
 
-Targets: under 50 ms, and under 3 times the bare interpreter.
+Targets: under 50 ms, and under 1.5 times the bare interpreter (the ratio is printed).
 
 Bytecode: an installed rk has its .pyc files; this workplace may set
 PYTHONDONTWRITEBYTECODE, which would recompile every module on every start.
@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 TARGET_MS = 50.0
-TARGET_RATIO = 3.0
+TARGET_RATIO = 1.5  #: issue 17: the hook within 1.5x a bare interpreter
 PAYLOAD = {
     "session_id": "6f0d9e2a-1c3b-4f7e-9a2d-8b5c4e1f0a37",
     "transcript_path": "/home/u/.claude/projects/-work/6f0d9e2a-1c3b-4f7e-9a2d-8b5c4e1f0a37.jsonl",

@@ -3,7 +3,8 @@
 Two state directories: one whose log holds 1,000 lines (the live segment
 alone), one whose history holds 1,000,000 archived lines as the tick's
 rotation leaves them (archives of about `log_max_bytes`, every one kept, the
-default, each with its recorded bound) plus the same live segment. Times, median of --runs after a warm-up:
+default, their mtimes scrambled as a restore from backup leaves them: the read
+goes by the archives' names) plus the same live segment. Times, median of --runs after a warm-up:
 
 - `read_newest(log, 20)`, the read behind the command, in this process;
 - `rk cron log -n 20` as a whole process (what a user waits for);
@@ -52,7 +53,8 @@ def write_log(state: Path, live_lines: int, archived_lines: int) -> Path:
             t += 30
             text.append(LogLine(t, ids[i % 50], "%1", "schedule", "delivered").to_json())
         archive_path(log, k).write_text("\n".join(text) + "\n")
-        os.utime(archive_path(log, k), (t, t))  # the bound a rotation records: its newest line
+        scrambled = 1_000_000_000 + (k * 7_919_993) % 2_000_000_000  # as a restore or a copy leaves them
+        os.utime(archive_path(log, k), (scrambled, scrambled))  # `read_newest` goes by name, not mtime
     text = []
     for i in range(live_lines):
         t += 30

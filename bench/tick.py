@@ -472,7 +472,36 @@ def part_a(args) -> None:
         time_not_due(
             rt_default, slug, args.runs, "default settings (log_max_bytes=128 KiB: rotated by the warm-up)", False
         )
+        cli_tick_processes(sb, kept, slug, now_box, server, panes, T)
         time_due(rt_kept, slug, now_box, T, args.due_rounds, server, panes)
+
+
+def cli_tick_processes(sb: Sandbox, state: Path, slug: str, now_box: list[int], server, panes, T: int) -> None:
+    """tmux processes of a one-shot `rk cron tick` (no caches, no memory between ticks)
+    with 10 of its panes' busy states gone stale, nothing due: the target is 1."""
+    env = dict(sb.env, RK_STATE_DIR=str(state))
+    stale = [p["id"] for p in panes[:10]]
+    for pane in stale:
+        server.set_pane_option(pane, "@rk_pane_agent_state", f"active:{T - 3600}")
+    rt = Runtime(
+        state_dir=state,
+        settings=Settings(log_max_bytes=64 << 20),
+        environ=env,
+        zone=clock.local_zone(env),
+        clock=lambda: now_box[0],
+    )
+    sweep(rt, only=slug)  # the first looks at the stale panes (and marks the unreadable ones)
+    with PopenCounter() as counter:
+        counts = []
+        for _ in range(5):
+            before = len(counter.tmux_calls())
+            sweep(rt, only=slug)
+            counts.append(len(counter.tmux_calls()) - before)
+    print(
+        f"  one-shot CLI tick, nothing due, {len(stale)} stale `active` panes: tmux processes per tick "
+        f"{'/'.join(map(str, sorted(set(counts))))} = {max(counts):.1f}x the one enumeration "
+        f"[target 1: {met(max(counts) == 1)}]"
+    )
 
 
 # --------------------------------------------------------------------------- part b: wake latency

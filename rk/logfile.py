@@ -10,7 +10,7 @@ line a derivation still needs (see `rk.core.log.lines_to_keep`), so a tick reads
 the live segment and its cost does not grow with history, while nothing the
 schedule depends on moves out of sight. `read_history` merges archives and the
 live segment back into one chronological stream; `read_newest` gives the
-newest N lines reading archives from the newest end only as far as needed, so
+newest N lines reading archives newest first by their suffix only as far as needed, so
 `rk cron log -n 20` costs the same over a million archived lines as over a
 thousand. Every file is opened without following a symlink.
 """
@@ -161,21 +161,9 @@ def _newest_ts(path: Path) -> int | None:
     return None
 
 
-def _bound(path: Path) -> int | None:
-    """An archive's recorded bound: its mtime, which a rotation sets to the newest
-    `ts` in it and in every older archive (see `rotate_if_needed`). Trusted only when
-    its own last line is not newer (a copy or a `touch` may have moved it)."""
-    try:
-        mtime = int(os.stat(path, follow_symlinks=False).st_mtime)
-    except OSError:
-        return None
-    tail = _newest_ts(path)
-    return mtime if tail is not None and tail <= mtime else None
-
-
 def _newest_first(path: Path) -> Iterator[Path]:
-    """Archives newest first, found one by one (.1, .2, …, no directory listing while
-    they are contiguous, as rotations leave them); past a gap, the listing's rest."""
+    """Archives newest first by their suffix (.1, .2, …, found one by one, no directory
+    listing while they are contiguous, as rotations leave them); past a gap, the rest."""
     k = 1
     while os.path.lexists(archive_path(path, k)):
         yield archive_path(path, k)
@@ -185,29 +173,32 @@ def _newest_first(path: Path) -> Iterator[Path]:
 
 def read_newest(path: Path, n: int, keep: Callable[[LogLine], bool] = lambda _line: True) -> list[LogLine]:
     """The newest `n` lines that `keep` accepts, oldest first, as `read_history(path)[-n:]`
-    would give them. Archives are read from the newest, and the walk stops at the
-    first one whose bound (no line in it or in any older one is newer) is older than
-    the n-th newest line found: its cost does not grow with history."""
+    would give them. Archives are read newest first by their suffix; once `n` lines
+    are found, the walk stops at the first archive whose last line is older than the
+    n-th newest found: a rotation leaves no archive holding a line newer than the last
+    line of the archive before it (`rotate_if_needed`), so nothing older can rank. Only
+    names and contents count, never mtimes (a restore or a copy changes those), and the
+    cost does not grow with history: the archives read, and one more archive's tail."""
     ranked = [(line.ts, 0, i, line) for i, line in enumerate(read_live(path)) if keep(line)]
     for j, archive in enumerate(_newest_first(path), start=1):
         if len(ranked) >= n:
-            bound = _bound(archive)
-            if bound is not None and bound < heapq.nlargest(n, ranked)[-1][0]:
+            newest = _newest_ts(archive)
+            if newest is not None and newest < heapq.nlargest(n, ranked)[-1][0]:
                 break
         ranked += [(line.ts, -j, i, line) for i, line in enumerate(read_live(archive)) if keep(line)]
     return [item[3] for item in sorted(ranked)[-n:]]
 
 
-def _older_bound(path: Path) -> int:
-    """The newest `ts` in the archives from .2 on (just shifted): the recorded bound of
-    .2, else (archives from before bounds were recorded, or touched) every line read."""
-    second = archive_path(path, 2)
-    if not second.exists():
-        return 0
-    bound = _bound(second)
-    if bound is not None:
-        return bound
-    return max((line.ts for p in archives(path) if p != archive_path(path, 1) for line in read_live(p)), default=0)
+def _in_time_order(raw_lines: list[bytes]) -> bytes:
+    """An archive's bytes: its lines by `ts` (stable; a line that does not parse keeps
+    the time of the one before it), so its last line is its newest."""
+    keyed = []
+    ts = -(2**63)
+    for i, raw in enumerate(raw_lines):
+        line = parse_line(raw)
+        ts = line.ts if line is not None else ts
+        keyed.append((ts, i, raw))
+    return b"".join(raw + b"\n" for _, _, raw in sorted(keyed))
 
 
 def rotate_if_needed(
@@ -220,7 +211,11 @@ def rotate_if_needed(
 ) -> bool:
     """Rotate when the live segment is over `max_bytes` and a rotation frees at
     least a quarter of it. `live`: the entry ids of the file (see `lines_to_keep`).
-    Returns whether it rotated. Call under the tick lock."""
+    Returns whether it rotated. Call under the tick lock.
+
+    Archives keep one order `read_newest` relies on, whatever their mtimes: each is
+    written in time order, and no archive holds a line newer than the last line of
+    the archive before it (.1's ≥ .2's ≥ …)."""
     try:
         size = os.stat(path).st_size
     except FileNotFoundError:
@@ -241,19 +236,24 @@ def rotate_if_needed(
     kept_bytes = sum(len(r) + 1 for r in kept)
     if not moved or kept_bytes > size * 3 // 4:
         return False
-    existing = archives(path)
-    numbers = sorted((int(p.name.rsplit(".", 1)[1]) for p in existing), reverse=True)
-    for n in numbers:
-        src = archive_path(path, n)
-        if keep_archives and n + 1 > keep_archives:
-            src.unlink(missing_ok=True)  # past the configured retention
-        else:
-            os.replace(src, archive_path(path, n + 1))
-    moved_ts = [parsed[j].ts for j in range(len(parsed)) if parsed_at[j] not in kept_raw_idx]
-    bound = max([*moved_ts, _older_bound(path), 0])
     newest = archive_path(path, 1)
-    atomic_write(newest, b"".join(r + b"\n" for r in moved))
-    os.utime(newest, (bound, bound), follow_symlinks=False)  # the bound `read_newest` stops on
+    previous = _newest_ts(newest) if os.path.lexists(newest) else None
+    moved_max = max((parsed[j].ts for j in range(len(parsed)) if parsed_at[j] not in kept_raw_idx), default=None)
+    if previous is not None and (moved_max is None or moved_max < previous):
+        # only old lines leave (or the clock went back): a new archive would end older
+        # than the one before it, so they join the newest archive instead, keeping the
+        # order `read_newest` stops on
+        atomic_write(newest, _in_time_order([r for r in read_nofollow(newest).split(b"\n") if r.strip()] + moved))
+    else:
+        existing = archives(path)
+        numbers = sorted((int(p.name.rsplit(".", 1)[1]) for p in existing), reverse=True)
+        for n in numbers:
+            src = archive_path(path, n)
+            if keep_archives and n + 1 > keep_archives:
+                src.unlink(missing_ok=True)  # past the configured retention
+            else:
+                os.replace(src, archive_path(path, n + 1))
+        atomic_write(newest, _in_time_order(moved))
     atomic_write(path, b"".join(r + b"\n" for r in kept))
     return True
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import tzinfo
 
 from rk.core.entry import Entry
-from rk.core.environ import LEGACY_STATE_OPTION, SESSION_OPTION, SOURCE_OPTION, STATE_OPTION
+from rk.core.environ import LEGACY_STATE_OPTION, SESSION_OPTION, SOURCE_OPTION, STATE_OPTION, UNREAD_OPTION
 from rk.core.facts import PaneFact, PaneKind, reconcile, resolve_target
 from rk.core.look import Correction, corrected, correction, needs_look
 from rk.core.program import judge
@@ -96,21 +96,38 @@ def look_around(
     for pane in panes:
         key = (pane.state, pane.epoch, pane.pid, pane.command)
         if pane.pane_id in ids and needs_look(pane, now):
-            if unreadable is not None and unreadable.get(pane.pane_id) == key:
+            if (unreadable is not None and unreadable.get(pane.pane_id) == key) or pane.unread == unread_key(pane):
                 out.append(pane)
                 continue
             looked, screen = _look(server, pane, now, zone, sleep, report, write)
+            unread = screen is not None and not screen.agent
             if unreadable is not None:
-                if screen is not None and not screen.agent:
+                if unread:
                     unreadable[pane.pane_id] = key
                 else:
                     unreadable.pop(pane.pane_id, None)
+            if unread and write and looked == pane:
+                _mark_unread(server, pane, report)
             pane = looked
         out.append(pane)
     if unreadable is not None:
         for gone in set(unreadable) - {p.pane_id for p in panes}:
             del unreadable[gone]
     return out
+
+
+def unread_key(pane: PaneFact) -> str:
+    """The pane as `UNREAD_OPTION` records it: what must change before it is looked at again."""
+    return f"{pane.state}:{pane.epoch}:{pane.pid}:{pane.command}"
+
+
+def _mark_unread(server: Server, pane: PaneFact, report: LookReport) -> None:
+    """Remember on the pane itself that its screen read as no agent's, so that the next
+    tick (a one-shot `rk cron tick` too, which keeps no memory) spends no capture on it."""
+    try:
+        server.set_pane_option(pane.pane_id, UNREAD_OPTION, unread_key(pane))
+    except TmuxError as exc:
+        report.errors.append(f"{pane.pane_id}: {exc}")
 
 
 def pane_of_frame(frame: Frame) -> PaneFact:

@@ -22,7 +22,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rk.core import environ
-from rk.core.environ import LEGACY_STATE_OPTION, ROLE_OPTION, SESSION_OPTION, SOURCE_OPTION, STATE_OPTION
+from rk.core.environ import (
+    LEGACY_STATE_OPTION,
+    ROLE_OPTION,
+    SESSION_OPTION,
+    SOURCE_OPTION,
+    STATE_OPTION,
+    UNREAD_OPTION,
+)
 from rk.core.facts import PaneFact, reconcile
 from rk.core.program import Proc, judge
 from rk.process import own_pids, process_info, read_table, tty_device
@@ -47,6 +54,7 @@ PANE_FIELDS = (
     LEGACY_STATE_OPTION,
     SESSION_OPTION,
     SOURCE_OPTION,
+    UNREAD_OPTION,
     "window_name",  # set freely too (a program may rename its window)
     "pane_title",  # last: a title is the one field a program sets freely
 )
@@ -107,6 +115,7 @@ def _pane_of_row(row: dict[str, str]) -> PaneFact:
         title=row["pane_title"],
         window_name=row["window_name"],
         session_ref=row[SESSION_OPTION].strip(),
+        unread=row[UNREAD_OPTION],
     )
 
 

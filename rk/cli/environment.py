@@ -8,7 +8,7 @@ commands as the click context's `obj`; nothing here is module-level state.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import IntEnum, StrEnum
 from pathlib import Path
@@ -17,7 +17,8 @@ from typing import TextIO
 import typer
 
 from rk import clock
-from rk.config import ConfigError, ServerFiles, check_slug, load_settings, state_dir
+from rk.cli.table import escape_controls
+from rk.config import ConfigError, ServerFiles, check_private_dir, check_slug, load_settings, state_dir
 from rk.core.environ import is_pane_id
 from rk.tmux import Server, socket_from_tmux_env
 
@@ -64,6 +65,7 @@ class Environment:
     stderr: TextIO
     server_flag: str = ""  #: -L as given ("" = not given)
     json: bool = False
+    _dir_checked: bool = field(default=False, repr=False)
 
     @property
     def server(self) -> str:
@@ -82,6 +84,21 @@ class Environment:
 
     def state_dir(self) -> Path:
         return state_dir(self.environ)
+
+    def warn_if_unsafe(self) -> None:
+        """Check the state dir the way ssh checks `~/.ssh` before a read, once per command:
+        the writes refuse a dir others can write or own; a read goes on, but says so
+        (on stderr, so --json output stays one document)."""
+        if self._dir_checked:
+            return
+        self._dir_checked = True
+        directory = self.state_dir()
+        if not directory.exists():
+            return
+        try:
+            check_private_dir(directory)
+        except ConfigError as exc:
+            self.err(f"rk: warning: {exc}; what it holds may not be yours")
 
     def files(self) -> ServerFiles:
         return ServerFiles(self.state_dir(), self.server)
@@ -110,10 +127,11 @@ class Environment:
         return Server(name=self.server, env=self.environ)
 
     def out(self, text: str = "") -> None:
-        print(text, file=self.stdout)
+        """A line of output; for humans, control characters escaped (JSON escapes its own)."""
+        print(text if self.json else escape_controls(text, keep="\n"), file=self.stdout)
 
     def err(self, text: str) -> None:
-        print(text, file=self.stderr)
+        print(escape_controls(text, keep="\n"), file=self.stderr)
 
     def notice(self, text: str) -> None:
         """`rk: <text>` on stderr for humans; nothing with --json."""

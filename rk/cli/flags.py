@@ -94,6 +94,12 @@ def schedule_from_flags(
         raise usage("--catch-up-within only applies with --catch-up once")
     if tz is not None and cron is None:
         raise usage("--tz only applies with --cron")
+    if tz is not None:
+        plain("--tz", tz)
+    if cron is not None:
+        plain("--cron", cron, spaces=True)
+    if at is not None:
+        plain("--at", at)
     if len(chosen) > 1:
         raise usage(f"exactly one schedule flag is required: {_SCHEDULE_FLAGS}")
     if not chosen:
@@ -147,6 +153,8 @@ def active_hours_from_flag(value: str | None, allow_off: bool) -> ActiveHours | 
     """The `--active-hours` value: the hours, HOURS_OFF (edit), or None when not given."""
     if value is None:
         return None
+    if any(not c.isprintable() and c != " " for c in value):  # spaces are read, a newline or NUL is odd
+        raise usage(f"--active-hours {value!r}: no control characters allowed")
     if allow_off and value.strip().lower() in ("none", "off"):
         return HOURS_OFF
     try:
@@ -198,6 +206,18 @@ def _catch_up_within(value: str | None) -> int:
 def _note_short_rung(seconds: int, poll: int, note: Callable[[str], None]) -> None:
     if seconds < poll:
         note(f"note: a backoff step under {poll}s cannot be observed by the poll; it counts as {poll}s")
+
+
+def plain(flag: str, value: str, spaces: bool = False) -> str:
+    """`value` unless it is empty, holds a control character (a newline, a NUL) or,
+    unless `spaces`, whitespace: an odd value is refused, never trimmed into a valid one."""
+    if not value.strip():
+        raise usage(f"{flag} must not be empty")
+    if any(not c.isprintable() and not (spaces and c == " ") for c in value) or (
+        not spaces and any(c.isspace() for c in value)
+    ):
+        raise usage(f"{flag} {value!r}: no {'' if spaces else 'spaces or '}control characters allowed")
+    return value
 
 
 def choice(flag: str, value: str | None, allowed: type[E]) -> E | None:

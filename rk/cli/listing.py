@@ -116,6 +116,7 @@ class ServerView:
 
 def load_server(env: Environment, files: ServerFiles) -> tuple[list[Entry], LogView]:
     """The loadable entries (the others reported on stderr, by server) and the live log."""
+    env.warn_if_unsafe()
     loaded = load_entries(files.entries)
     for diag in loaded.diagnostics:
         env.err(f"rk: {files.slug}: {diag.reason}: {diag.detail}")

@@ -55,6 +55,7 @@ def get(doc: EntryDocument, entry_id: str) -> Entry:
 
 def load_for_listing(env: Environment) -> tuple[list[Entry], LogView, int]:
     """Every loadable entry (the others reported on stderr), the live log, now."""
+    env.warn_if_unsafe()
     files = env.files()
     loaded = load_entries(files.entries)
     for diag in loaded.diagnostics:

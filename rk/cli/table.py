@@ -13,6 +13,7 @@ every column is shown whole.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -20,6 +21,18 @@ from typing import TextIO
 
 GAP = "  "
 ELLIPSIS = "…"
+
+#: C0 controls, DEL and C1 controls: what a terminal may act on instead of showing.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def escape_controls(text: str, keep: str = "") -> str:
+    """`text` with each control character shown as its escape (`\\x1b`, `\\n`), so a
+    name, program or outcome printed to a terminal cannot move the cursor, clear the
+    screen or forge a line; the characters in `keep` pass (a line's own newline)."""
+    if not _CONTROL.search(text):
+        return text
+    return _CONTROL.sub(lambda m: m.group() if m.group() in keep else m.group().encode("unicode_escape").decode(), text)
 
 
 @dataclass(frozen=True)
@@ -78,7 +91,9 @@ def _shrunk(columns: Sequence[Column], natural: list[int], keep: list[int], widt
 
 
 def layout(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int | None) -> list[str]:
-    """The table's lines (header first) in `width` columns (None: unlimited)."""
+    """The table's lines (header first) in `width` columns (None: unlimited); control
+    characters in the cells are escaped before they are measured."""
+    rows = [[escape_controls(cell) for cell in row] for row in rows]
     natural = _natural(columns, rows)
     keep = list(range(len(columns)))
     widths: list[int] | None = natural
@@ -101,6 +116,7 @@ def _line(cells: Sequence[str], widths: Sequence[int]) -> str:
 
 def fixed_line(cells: Sequence[str], widths: Sequence[int]) -> str:
     """One line in set widths (0: the cell whole), for rows printed as they come."""
+    cells = [escape_controls(cell) for cell in cells]
     return _line(cells, [w or len(cell) for cell, w in zip(cells, widths, strict=True)])
 
 

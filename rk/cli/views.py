@@ -149,6 +149,7 @@ def cmd_log(
             and (outcome is None or line.outcome.startswith(outcome))
         )
 
+    env.warn_if_unsafe()
     log = env.files().log
 
     def read() -> list[LogLine]:

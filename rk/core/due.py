@@ -26,7 +26,7 @@ from rk.core.facts import PaneFact, TargetFact
 from rk.core.ladder import POLL
 from rk.core.log import LogView, Reason, Status, status_of
 from rk.core.settings import Settings
-from rk.core.wake import Fingerprints, Observation, WakeVerdict, limit_edge, parse_fingerprint, trigger, wake_edge
+from rk.core.wake import Fingerprints, Observation, WakeVerdict, limit_edge, trigger, wake_edge
 
 #: A cron occurrence fires if the tick sees it within this long.
 CRON_GRACE = 120
@@ -276,7 +276,7 @@ def due(
     clock_back: list[str] = []
     diags: list[Diagnostic] = []
     next_cursor: dict[str, Observation] = dict(cursor)
-    prints = Fingerprints(wake_states(panes))
+    prints: Fingerprints | None = None  #: the server's states, built for the first wake entry that reads them
 
     for index, entry in enumerate(entries):
         if index >= max_entries:
@@ -284,13 +284,16 @@ def due(
                 Diagnostic(entry.id, Diag.ENTRY_CAP_EXCEEDED, f"entry #{index + 1} is past the cap of {max_entries}")
             )
             continue
-        shown = entry_zone(entry, zone)  # its instants are printed in its own zone
         if entry.is_muted(now):
-            detail = "entry is muted" if entry.muted else f"entry is muted until {_stamp(entry.muted_until, shown)}"
+            detail = (
+                "entry is muted"
+                if entry.muted
+                else f"entry is muted until {_stamp(entry.muted_until, entry_zone(entry, zone))}"
+            )
             diags.append(Diagnostic(entry.id, Diag.MUTED, detail))
             continue
         if paused:
-            until = f"until {_stamp(paused_until or 0, shown)}" if paused_until else "until resumed"
+            until = f"until {_stamp(paused_until or 0, entry_zone(entry, zone))}" if paused_until else "until resumed"
             diags.append(Diagnostic(entry.id, Diag.PAUSED, f"the server is paused {until}"))
             if isinstance(entry.schedule, (Cron, At)):
                 verdict = schedule_verdict(entry, log, targets.get(entry.id, _NO_TARGET), now, zone, poll)
@@ -304,7 +307,8 @@ def due(
                 Diagnostic(
                     entry.id,
                     Diag.CLOCK_BACK,
-                    f"its newest line ({_stamp(anchor_of(entry, log), shown)}) is later than now: anchored at now",
+                    f"its newest line ({_stamp(anchor_of(entry, log), entry_zone(entry, zone))}) is later than now: "
+                    "anchored at now",
                 )
             )
             continue
@@ -325,8 +329,12 @@ def due(
                     state = target.state if target.resolved else None
                     edge, observation = limit_edge(cursor.get(entry.id), state, newest_ts, entry.wake_on.debounce, now)
                 else:
+                    if prints is None:
+                        prints = Fingerprints(wake_states(panes))
                     current = prints.without(target.pane)
-                    edge, observation = wake_edge(cursor.get(entry.id), current, newest_ts, entry.wake_on.debounce, now)
+                    edge, observation = wake_edge(
+                        cursor.get(entry.id), current, newest_ts, entry.wake_on.debounce, now, parse=prints.parsed
+                    )
                 next_cursor[entry.id] = observation
                 if edge == WakeVerdict.FIRE:
                     wake_due = True
@@ -345,6 +353,7 @@ def due(
             continue
         hours = entry.active_hours
         if hours is not None and not hours.active_at(now, entry_zone(entry, zone)):
+            shown = entry_zone(entry, zone)  # its instants are printed in its own zone
             opens = _stamp(hours.next_start(now, shown), shown)
             if verdict.due and waits_for_active_hours(entry):
                 diags.append(Diagnostic(entry.id, Diag.QUIET_HOURS, f"outside {hours.text}: fires at {opens}"))
@@ -391,21 +400,35 @@ def _schedule_fire(entry: Entry, target: TargetFact, verdict: ScheduleVerdict, n
     )
 
 
+#: The start of `{wake_pane}`, `{wake_state}` and `{wake_window}` (rk.core.placeholders).
+_WAKE_FIELD = "{wake_"
+
+
+def uses_wake_fields(payload: str) -> bool:
+    """Whether a payload may read a wake fire's provenance: any `{wake_` in it (a
+    superset of the placeholders, so a fire never lacks what its payload types)."""
+    return _WAKE_FIELD in payload
+
+
 def _wake_fire(
     entry: Entry,
     target: TargetFact,
     previous: Observation | None,
-    prints: Fingerprints,
+    prints: Fingerprints | None,
     panes: Mapping[str, PaneFact] | Sequence[PaneFact],
     now: int,
 ) -> Fire:
     """A wake fire, naming the pane whose change fired it: for `limit-reset` the
     target itself (now idle), else the pane `wake.trigger` picks from the entry's
-    previous observation and the server now (own target excluded, as the edge was)."""
-    if entry.wake_on is not None and entry.wake_on.event == WakeEvent.LIMIT_RESET:
+    previous observation and the server now (own target excluded, as the edge was).
+    Only a payload that may read them (`uses_wake_fields`) gets them worked out: for
+    a thousand entries that was most of `due()`'s cost."""
+    if not uses_wake_fields(entry.payload):
+        pane, state = "", ""
+    elif entry.wake_on is not None and entry.wake_on.event == WakeEvent.LIMIT_RESET:
         pane, state = target.pane, target.state
-    elif previous is not None:
-        pane, state = trigger(parse_fingerprint(previous.fingerprint), parse_fingerprint(prints.without(target.pane)))
+    elif previous is not None and prints is not None:
+        pane, state = trigger(prints.parsed(previous.fingerprint), prints.parsed(prints.without(target.pane)))
     else:
         pane, state = "", ""
     values = panes.values() if isinstance(panes, Mapping) else panes

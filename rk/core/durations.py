@@ -33,15 +33,18 @@ class DurationError(ValueError):
 def parse_duration(text: object) -> int:
     """Return whole seconds for `text` (`90s`, `1m30s`, `1h0m0s`, `2h`, `1.5m`, `0s`).
 
-    Rejects signs, spaces, missing units and values that are not whole seconds.
+    Rejects signs, spaces (a trailing newline included), control characters, missing
+    units and values that are not whole seconds.
     """
     if not isinstance(text, str):
         raise DurationError(f"duration must be a string like 30s or 5m, not {type(text).__name__}")
-    s = text.strip()
+    s = text
     if s in ("0",):
         return 0
     if not s:
         raise DurationError("empty duration")
+    if any(c.isspace() or not c.isprintable() for c in s):
+        raise DurationError(f"invalid duration {text!r}: no spaces or control characters allowed")
     if s[0] in "+-":
         raise DurationError(f"invalid duration {text!r}: no sign allowed")
     if len(s) > 64:

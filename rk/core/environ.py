@@ -9,7 +9,7 @@ only cheap parts of the standard library; `datetime` only for an ISO time.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from _collections_abc import Mapping  # what collections.abc re-exports, loaded with os: no `collections` import
 
 from rk.core.bounds import MAX_DIGITS, MAX_EPOCH
 
@@ -23,6 +23,9 @@ SESSION_OPTION = "@rk_pane_agent_session"  #: `<provider>:<session id>`
 #: `<source>:<state epoch>[:<reset epoch>]` beside a state that did not come from a hook
 SOURCE_OPTION = "@rk_pane_agent_source"
 ROLE_OPTION = "@rk_win_role"  #: a window's role (`operator`, …)
+#: The pane as a look last found its screen unreadable (`<state>:<epoch>:<pid>:<command>`):
+#: no tick looks again until that changes, so a one-shot tick costs no capture either
+UNREAD_OPTION = "@rk_pane_unread"
 
 
 class ClockError(ValueError):

@@ -13,7 +13,7 @@ Pure functions; the cursor file is read and written by `rk.cursor`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -48,13 +48,25 @@ class Fingerprints:
     join every pane a thousand times)."""
 
     def __init__(self, states: Mapping[str, str]) -> None:
-        parts = [f"{p}={states[p]}\n" for p in sorted(states) if states[p]]
-        self.full = "".join(parts)
         self._spans: dict[str, tuple[int, int]] = {}
+        self._parsed: dict[str, Mapping[str, str]] = {}
+        parts = []
         at = 0
-        for p, part in zip((p for p in sorted(states) if states[p]), parts):
-            self._spans[p] = (at, at + len(part))
-            at += len(part)
+        for p in sorted(states):
+            if state := states[p]:
+                part = f"{p}={state}\n"
+                parts.append(part)
+                self._spans[p] = (at, at + len(part))
+                at += len(part)
+        self.full = "".join(parts)
+
+    def parsed(self, fp: str) -> Mapping[str, str]:
+        """`parse_fingerprint(fp)`, once per distinct fingerprint of this evaluation
+        (a thousand wake entries share a few hundred); read-only."""
+        found = self._parsed.get(fp)
+        if found is None:
+            found = self._parsed[fp] = parse_fingerprint(fp)
+        return found
 
     def without(self, pane: str) -> str:
         span = self._spans.get(pane)
@@ -121,14 +133,16 @@ def wake_edge(
     newest_own_ts: int | None,
     debounce: int,
     now: int,
+    parse: Callable[[str], Mapping[str, str]] = parse_fingerprint,
 ) -> tuple[WakeVerdict, Observation]:
-    """Decide one entry's wake edge; returns the verdict and the observation to store."""
+    """Decide one entry's wake edge; returns the verdict and the observation to store.
+    `parse` reads a fingerprint (`Fingerprints.parsed` shares the work across entries)."""
     observed = Observation(fingerprint=current, observed_at=now)
     if previous is None:
         return WakeVerdict.COLD_START, observed
     if previous.fingerprint == current:
         return WakeVerdict.UNCHANGED, previous
-    if not actionable(parse_fingerprint(previous.fingerprint), parse_fingerprint(current)):
+    if not actionable(parse(previous.fingerprint), parse(current)):
         return WakeVerdict.IGNORED, observed
     if newest_own_ts is not None and now - newest_own_ts < debounce:
         return WakeVerdict.DEBOUNCED, previous
