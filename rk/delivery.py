@@ -45,7 +45,6 @@ import os
 import re
 import secrets
 import time
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC
@@ -53,9 +52,17 @@ from pathlib import Path
 
 from rk import lock
 from rk.core.dispose import held_mode
-from rk.core.environ import LEGACY_STATE_OPTION, SESSION_OPTION, SOURCE_OPTION, STATE_OPTION, is_pane_id
+from rk.core.environ import (
+    IDLE_LINE_OPTION,
+    LEGACY_STATE_OPTION,
+    SESSION_OPTION,
+    SOURCE_OPTION,
+    STATE_OPTION,
+    is_pane_id,
+)
 from rk.core.facts import parse_state_option
 from rk.core.identity import JOURNAL_DROPPED, ServerIdentity, journal_moved
+from rk.core.idleline import cursor_line, leading_cells, text_width
 from rk.core.log import Outcome, Status
 from rk.core.payload import COLLAPSE_THRESHOLD, NEEDLE_LENGTH, chips, needle_for, normalise, sanitize
 from rk.core.screen import LAYOUTS, Screen, classify
@@ -208,6 +215,7 @@ _FRAME_FIELDS = (
     LEGACY_STATE_OPTION,
     SESSION_OPTION,
     SOURCE_OPTION,
+    IDLE_LINE_OPTION,
     "window_name",
     "pane_title",
 )
@@ -257,32 +265,16 @@ class Frame:
         row = int(y)
         if row >= len(rows):
             return ""
-        text = _cells(rows[row], int(x))
+        text = leading_cells(rows[row], int(x))
         width = int(self.field("pane_width") or 0)
-        while row > 0 and width and _width(rows[row - 1]) >= width and len(normalise(text)) < NEEDLE_LENGTH:
+        while row > 0 and width and text_width(rows[row - 1]) >= width and len(normalise(text)) < NEEDLE_LENGTH:
             row -= 1
             text = rows[row] + text
         return text
 
-
-def _cell(ch: str) -> int:
-    if unicodedata.combining(ch):
-        return 0
-    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
-
-
-def _width(text: str) -> int:
-    return sum(_cell(ch) for ch in text)
-
-
-def _cells(text: str, columns: int) -> str:
-    """The start of `text` that fills `columns` terminal cells."""
-    used = 0
-    for i, ch in enumerate(text):
-        used += _cell(ch)
-        if used > columns:
-            return text[:i]
-    return text
+    def cursor_line(self) -> tuple[str, str] | None:
+        """The cursor's row, split at the cursor (`rk.core.idleline`); None if unreadable."""
+        return cursor_line(self.rows, self.cursor) if self.rows else None
 
 
 class _Deadline(Exception):
@@ -699,8 +691,8 @@ def _deliver_locked(
     stage = "before paste"
     baseline: Frame | None = None
     try:
-        # Baseline (with styles, for the guard and the echo rule): one process.
-        baseline = run.frame(pane, styled=True)
+        # Baseline (with styles and terminal rows, for the guard and the echo rule): one process.
+        baseline = run.frame(pane, styled=True, rows=True)
         if baseline.pane_id != pane:
             return _failed(f"can't find pane: {pane}")
         if baseline.dead:
@@ -715,7 +707,7 @@ def _deliver_locked(
             if not _clear_leftover(run, pane):
                 return _failed("an earlier payload may remain in the composer and could not be cleared")
             leftover[0] = False
-            baseline = run.frame(pane, styled=True)
+            baseline = run.frame(pane, styled=True, rows=True)
         echo = Echo.of(baseline, needle, collapsible)
 
         if intent is not None:

@@ -23,6 +23,8 @@ SESSION_OPTION = "@rk_pane_agent_session"  #: `<provider>:<session id>`
 #: `<source>:<state epoch>[:<reset epoch>]` beside a state that did not come from a hook
 SOURCE_OPTION = "@rk_pane_agent_source"
 ROLE_OPTION = "@rk_win_role"  #: a window's role (`operator`, …)
+#: The cursor's line as the pane showed it when rk last saw it idle (`rk.core.idleline`)
+IDLE_LINE_OPTION = "@rk_pane_idle_line"
 
 
 class ClockError(ValueError):
