@@ -162,3 +162,16 @@ def test_a_humans_draft_at_the_prompt_is_held_by_the_idle_line(agent_env, tmux_s
     assert _log(agent_env) == ([outcome] if outcome else []) + ["delivered"]
     wait_for(lambda: "[worker] got: status?" in tmux_server.capture(pane), message="rk's prompt, alone")
     assert f"got: {DRAFT}status?" not in tmux_server.capture(pane)
+
+
+@pytest.mark.tmux
+def test_rk_cron_run_learns_the_idle_line_as_a_tick_does(agent_env, tmux_server):
+    """No ticker ran yet: the manual run learns the idle line before its guard reads it
+    (nothing learnt would be unsure, and held as a draft)."""
+    pane = _agent(tmux_server, agent_env)
+    t0 = int(time.time())
+    entry = _add(agent_env, t0, pane, "skip-if-busy")
+    assert not _idle_line(tmux_server, pane)
+    _rk(agent_env, t0 + 5, "cron", "run", entry)
+    assert _log(agent_env) == ["delivered"]
+    wait_for(lambda: "[worker] got: status?" in tmux_server.capture(pane), message="the agent got the prompt")
