@@ -54,6 +54,7 @@ def test_an_idle_restamped_over_a_draft_keeps_the_old_marker():
     assert learned(old, 2, ("demo> " + DRAFT, "")) == IdleLine(2, "demo> ", "")
     assert learned(old, 2, ("[2] > ", "")) == IdleLine(2, "[2] > ", "")  # a prompt that changed is learnt anew
     assert learned(None, 2, ("demo> ", "")) == IdleLine(2, "demo> ", "")
+    assert learned(IdleLine(1, "", ""), 2, ("> ", "")) == IdleLine(2, "> ", "")  # no marker: nothing to keep
 
 
 def test_the_option_round_trips_and_a_bad_value_is_unknown():

@@ -99,7 +99,9 @@ def learned(old: IdleLine | None, epoch: int, line: tuple[str, str]) -> IdleLine
 
     A new idle shows the prompt as it is now (a prompt may change between turns),
     except when the line is the old marker with text after it: an idle state
-    re-stamped while a human's draft sat there must not make the draft the idle line."""
-    if old is not None and line[0].rstrip().startswith(old.marker.rstrip()) and is_draft(old, line):
+    re-stamped while a human's draft sat there must not make the draft the idle line.
+    An old line with no marker (the cursor at the margin) proves nothing: learnt anew."""
+    marker = old.marker.rstrip() if old is not None else ""
+    if old is not None and marker and line[0].rstrip().startswith(marker) and is_draft(old, line):
         return IdleLine(epoch, old.marker, old.after)
     return IdleLine(epoch, line[0], line[1].rstrip())
