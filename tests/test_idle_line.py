@@ -118,6 +118,7 @@ def agent_env(env, tmux_server):
 
 
 @pytest.mark.tmux
+@pytest.mark.shell
 def test_no_draft_at_the_prompt_rk_delivers(agent_env, tmux_server):
     pane = _agent(tmux_server, agent_env)
     t0 = int(time.time())
@@ -128,6 +129,7 @@ def test_no_draft_at_the_prompt_rk_delivers(agent_env, tmux_server):
 
 
 @pytest.mark.tmux
+@pytest.mark.shell
 @pytest.mark.parametrize(("policy", "outcome"), [("skip-if-busy", "skipped-busy: draft"), ("when-idle", None)])
 def test_a_humans_draft_at_the_prompt_is_held_by_the_idle_line(agent_env, tmux_server, policy, outcome):
     pane = _agent(tmux_server, agent_env)
@@ -166,6 +168,7 @@ def test_a_humans_draft_at_the_prompt_is_held_by_the_idle_line(agent_env, tmux_s
 
 
 @pytest.mark.tmux
+@pytest.mark.shell
 def test_rk_cron_run_learns_the_idle_line_as_a_tick_does(agent_env, tmux_server):
     """No ticker ran yet: the manual run learns the idle line before its guard reads it
     (nothing learnt would be unsure, and held as a draft)."""
