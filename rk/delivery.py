@@ -19,7 +19,9 @@ specs/delivery.md):
    sees one literal block, a newline inside it is not a submit);
 6. an echo probe *before* Enter, in the live composer (`Echo`): the composer a
    layout reads, or the text ending at the cursor, never anywhere on screen;
-   no echo means no Enter, and what was pasted is cleared again;
+   no echo means no Enter, and what was pasted is cleared again; text beside
+   ours (a human's key pressed during the delivery) means no Enter either, and
+   only our own text is backed out, never theirs (`_not_alone`);
 7. Enter as its own keystroke;
 8. positive evidence after Enter (`Echo.taken`): the composer no longer holds
    the text, or the turn started; a frame that merely moved proves nothing;
