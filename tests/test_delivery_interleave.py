@@ -8,16 +8,16 @@ runs on the look, right before the paste) or the paste itself types the key."""
 from __future__ import annotations
 
 import os
+import re
+from pathlib import Path
 
 import pytest
 from conftest import wait_for
 from test_delivery import Agent
 
 from rk import delivery
-from rk.core.payload import foreign
-from rk.delivery import NOT_ALONE, deliver
-
-pytestmark = [pytest.mark.tmux, pytest.mark.shell]
+from rk.core.payload import foreign, needle_for
+from rk.delivery import NOT_ALONE, Echo, Frame, deliver
 
 PROMPT = "status of the build?"
 
@@ -45,6 +45,8 @@ def _human_types(server, pane: str, key: str):
     return guard
 
 
+@pytest.mark.tmux
+@pytest.mark.shell
 def test_a_key_typed_between_the_look_and_the_paste_is_not_submitted_with_rks_prompt(tmux_server, tmp_path):
     agent = Agent(tmux_server, tmp_path)
     result = deliver(tmux_server, agent.pane, PROMPT, guard=_human_types(tmux_server, agent.pane, "x"))
@@ -57,6 +59,8 @@ def test_a_key_typed_between_the_look_and_the_paste_is_not_submitted_with_rks_pr
     wait_for(lambda: agent.submissions() == ["x"], message="their text, alone")
 
 
+@pytest.mark.tmux
+@pytest.mark.shell
 def test_a_key_typed_after_the_paste_leaves_both_texts_and_no_enter(tmux_server, tmp_path, monkeypatch):
     agent = Agent(tmux_server, tmp_path)
     paste = delivery._Run.paste
@@ -75,6 +79,8 @@ def test_a_key_typed_after_the_paste_leaves_both_texts_and_no_enter(tmux_server,
     assert not os.path.exists(delivery._pending_path(tmux_server, agent.pane))
 
 
+@pytest.mark.tmux
+@pytest.mark.shell
 def test_a_cat_pane_gets_the_same_care(tmux_server, tmp_path):
     """A canonical tty (cat): the key is echoed, rk's text is erased by the tty's own
     BackSpace, and the line cat finally reads is the human's alone."""
@@ -93,7 +99,30 @@ def test_a_cat_pane_gets_the_same_care(tmux_server, tmp_path):
     wait_for(lambda: out.exists() and out.read_text() == "x\n", message="cat read the human's line alone")
 
 
+@pytest.mark.tmux
+@pytest.mark.shell
 def test_without_a_foreign_key_the_delivery_goes_through(tmux_server, tmp_path):
     agent = Agent(tmux_server, tmp_path)
     assert deliver(tmux_server, agent.pane, PROMPT).ok
     wait_for(lambda: agent.submissions() == [PROMPT], message="submitted")
+
+
+SCREENS = Path(__file__).resolve().parent / "fixtures" / "screens" / "claude"
+
+
+def _claude_frame(name: str, draft: str | None = None) -> Frame:
+    styled = (SCREENS / f"{name}.ansi").read_text()
+    if draft is not None:
+        styled = styled.replace("a draft a human typed but did not send", draft)
+    return Frame("%1", False, False, "0,0", re.sub(r"\x1b\[[0-9;:?]*[@-~]", "", styled), styled)
+
+
+def test_the_composer_reading_of_a_known_cli_finds_a_key_beside_the_payload():
+    """Claude Code's composer, read by its layout (the fixtures of the real CLI)."""
+    echo = Echo.of(_claude_frame("idle_fresh"), needle_for(PROMPT), False)
+    assert echo.agent == "claude"
+    alone = _claude_frame("draft", PROMPT)
+    assert echo.where(alone) == "composer" and echo.beside(alone, PROMPT) == ("", "", "")
+    assert echo.beside(_claude_frame("draft", "x" + PROMPT), PROMPT) == ("composer", "x", "")
+    assert echo.beside(_claude_frame("draft", PROMPT + " and y"), PROMPT) == ("composer", "", "andy")
+    assert echo.alone(_claude_frame("draft", "x"), "composer") == "x"  # after the back-out: theirs alone
