@@ -5,9 +5,10 @@ few seconds, answers, and reports `idle`. Every few prompts it asks a question
 instead and reports `waiting` until the next line arrives (the answer). That is
 all rk needs from hooks: the same state changes a real agent's hooks write.
 
-Its screen is drawn the way Codex draws its own (a `› ` composer, a
-`• Working (3s • esc to interrupt)` line while busy), so rk's screen reader
-sees what a human would: an idle composer, or text typed into it (a draft).
+Its screen is its own, like a CLI rk has never seen (a `demo> ` prompt, a
+`~ working (3s)` line while busy): no layout of rk's reads it, so a draft a
+human leaves at its prompt is found by the generic rule alone (the cursor's
+line is not the line it showed at rest: `rk.core.idleline`).
 With `--exit-after N` it "exits" after N seconds and leaves a shell in the pane,
 as an agent does when its user quits it.
 """
@@ -39,8 +40,8 @@ def work(seconds: float) -> None:
     end = start + seconds
     i = 0
     while time.monotonic() < end:
-        glyph = "•◦"[i % 2]
-        print(f"\r{glyph} Working ({int(time.monotonic() - start)}s • esc to interrupt)", end="", flush=True)
+        glyph = "~-"[i % 2]
+        print(f"\r{glyph} working ({int(time.monotonic() - start)}s)", end="", flush=True)
         time.sleep(0.25)
         i += 1
     print("\r" + " " * 40 + "\r", end="", flush=True)
@@ -70,8 +71,8 @@ def main() -> int:
     print(f"[{args.name}] fake agent ready (pane {os.environ.get('TMUX_PANE', '?')})")
     count = 0
     while True:
-        # the composer as Codex draws it: `› ` with a blank line and a status line under it
-        print(f"\n\n\n  demo agent · {args.name} · ? for shortcuts\x1b[2A\r› ", end="", flush=True)
+        # its prompt: `demo> ` with a blank line and a status line under it
+        print(f"\n\n\n  demo agent · {args.name} · enter sends\x1b[2A\rdemo> ", end="", flush=True)
         report("idle", wait=False)  # the prompt is back: now it is idle
         try:
             line = input()

@@ -19,7 +19,9 @@ specs/delivery.md):
    sees one literal block, a newline inside it is not a submit);
 6. an echo probe *before* Enter, in the live composer (`Echo`): the composer a
    layout reads, or the text ending at the cursor, never anywhere on screen;
-   no echo means no Enter, and what was pasted is cleared again;
+   no echo means no Enter, and what was pasted is cleared again; text beside
+   ours (a human's key pressed during the delivery) means no Enter either, and
+   only our own text is backed out, never theirs (`_not_alone`);
 7. Enter as its own keystroke;
 8. positive evidence after Enter (`Echo.taken`): the composer no longer holds
    the text, or the turn started; a frame that merely moved proves nothing;
@@ -53,11 +55,19 @@ from pathlib import Path
 
 from rk import lock
 from rk.core.dispose import held_mode
-from rk.core.environ import LEGACY_STATE_OPTION, SESSION_OPTION, SOURCE_OPTION, STATE_OPTION, is_pane_id
+from rk.core.environ import (
+    IDLE_LINE_OPTION,
+    LEGACY_STATE_OPTION,
+    SESSION_OPTION,
+    SOURCE_OPTION,
+    STATE_OPTION,
+    is_pane_id,
+)
 from rk.core.facts import parse_state_option
 from rk.core.identity import JOURNAL_DROPPED, ServerIdentity, journal_moved
+from rk.core.idleline import cursor_line, leading_cells, text_width
 from rk.core.log import Outcome, Status
-from rk.core.payload import COLLAPSE_THRESHOLD, NEEDLE_LENGTH, chips, needle_for, normalise, sanitize
+from rk.core.payload import COLLAPSE_THRESHOLD, NEEDLE_LENGTH, chips, foreign, needle_for, normalise, sanitize
 from rk.core.screen import LAYOUTS, Screen, classify
 from rk.tmux import Command, Server, TmuxError, chain, format_number, head_format, in_mode_of, split_head
 
@@ -208,6 +218,7 @@ _FRAME_FIELDS = (
     LEGACY_STATE_OPTION,
     SESSION_OPTION,
     SOURCE_OPTION,
+    IDLE_LINE_OPTION,
     "window_name",
     "pane_title",
 )
@@ -257,32 +268,32 @@ class Frame:
         row = int(y)
         if row >= len(rows):
             return ""
-        text = _cells(rows[row], int(x))
+        text = leading_cells(rows[row], int(x))
         width = int(self.field("pane_width") or 0)
-        while row > 0 and width and _width(rows[row - 1]) >= width and len(normalise(text)) < NEEDLE_LENGTH:
+        while row > 0 and width and text_width(rows[row - 1]) >= width and len(normalise(text)) < NEEDLE_LENGTH:
             row -= 1
             text = rows[row] + text
         return text
 
+    def since(self, cursor: str) -> str | None:
+        """The screen from `cursor` (`x,y`, where it stood before) to the cursor now,
+        over the terminal rows; None when the cursor went back or a row is missing."""
+        x0, _, y0 = cursor.partition(",")
+        x1, _, y1 = self.cursor.partition(",")
+        if not all(v.isdigit() for v in (x0, y0, x1, y1)) or not self.rows:
+            return None
+        (a, b), (c, d) = (int(x0), int(y0)), (int(x1), int(y1))
+        rows = self.rows.split("\n")
+        if (d, c) < (b, a) or d >= len(rows):
+            return None
+        if b == d:
+            return leading_cells(rows[d], c)[len(leading_cells(rows[b], a)) :]
+        first = rows[b][len(leading_cells(rows[b], a)) :]
+        return first + "".join(rows[b + 1 : d]) + leading_cells(rows[d], c)
 
-def _cell(ch: str) -> int:
-    if unicodedata.combining(ch):
-        return 0
-    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
-
-
-def _width(text: str) -> int:
-    return sum(_cell(ch) for ch in text)
-
-
-def _cells(text: str, columns: int) -> str:
-    """The start of `text` that fills `columns` terminal cells."""
-    used = 0
-    for i, ch in enumerate(text):
-        used += _cell(ch)
-        if used > columns:
-            return text[:i]
-    return text
+    def cursor_line(self) -> tuple[str, str] | None:
+        """The cursor's row, split at the cursor (`rk.core.idleline`); None if unreadable."""
+        return cursor_line(self.rows, self.cursor) if self.rows else None
 
 
 class _Deadline(Exception):
@@ -496,6 +507,8 @@ class Echo:
     base_count: int = 0
     #: Chips in the layout's composer at the baseline.
     base_chips: tuple[tuple[str, int], ...] = ()
+    #: The layout's composer text at the baseline, normalised.
+    base_draft: str = ""
 
     @classmethod
     def of(cls, baseline: Frame, needle: str, collapsible: bool, *, before_paste: bool = True) -> Echo:
@@ -512,6 +525,7 @@ class Echo:
             baseline.cursor if before_paste else "",
             normalise(composer).count(needle),
             tuple(chips(composer).items()),
+            normalise(composer),
         )
 
     def look(self, run: _Run, pane: str) -> Frame:
@@ -549,6 +563,36 @@ class Echo:
     def holds(self, f: Frame) -> bool:
         """Our text is in the live composer of `f`."""
         return bool(self.where(f))
+
+    def alone(self, f: Frame, where: str) -> str | None:
+        """What the reading `where` (`composer` or `cursor`) shows in `f` beyond the
+        baseline, normalised: the layout's composer text past its baseline text, or
+        the screen from the baseline's cursor to the cursor. None when it cannot be read."""
+        if where == "composer":
+            screen = self.screen(f)
+            draft = normalise(screen.draft) if screen is not None else None
+            return draft[len(self.base_draft) :] if draft is not None and draft.startswith(self.base_draft) else None
+        seen = f.since(self.base_cursor) if where == "cursor" and self.base_cursor else None
+        return normalise(seen) if seen is not None else None
+
+    def beside(self, f: Frame, text: str) -> tuple[str, str, str]:
+        """Text in the live composer of `f` that is neither our `text` nor there at the
+        baseline: (the reading that shows it, the part before our text, the part
+        after it), normalised (`rk.core.payload.foreign`). The reading that proves
+        the echo is asked, or, when none does (a key after the paste moved the
+        cursor past our text), each. Judged for a single line only (a multi-line
+        paste into a line-mode program is echoed back line by line) and never for
+        a collapsed paste (a chip)."""
+        if "\n" in text or self.collapsible:
+            return "", "", ""
+        proved = self.where(f)
+        for where in (proved,) if proved else ("composer", "cursor"):
+            seen = self.alone(f, where)
+            if seen is not None:
+                before, after = foreign(seen, text)
+                if before or after:
+                    return where, before, after
+        return "", "", ""
 
     def taken(self, f: Frame, shown: Frame) -> str:
         """Positive evidence in `f` that the prompt shown in `shown` was taken, or "":
@@ -683,6 +727,34 @@ def _in_mode_failure(run: _Run, pane: str, exc: _InMode, stage: str, baseline: F
     return DeliveryResult(result.ok, result.outcome, "the mode was left on", leftover=True)
 
 
+#: Why a delivery did not press Enter when the composer held more than rk's text.
+NOT_ALONE = "a key was typed into the composer during the delivery; not submitted"
+
+
+def _not_alone(run: _Run, pane: str, echo: Echo, shown: Frame, text: str) -> DeliveryResult:
+    """The composer holds our text and someone else's (a human pressed a key between
+    rk's look and its paste, or after the paste): Enter would send both as one
+    prompt, so it is not pressed. Our text is backed out (one BackSpace per
+    character) only when it is last on the line, a single line of characters one
+    BackSpace each erases, and theirs then stands alone; otherwise all is left
+    as it is. Nothing ever clears their text, and no pending marker is left: the
+    next fire finds their draft and is held by it."""
+    where, before, after = echo.beside(shown, text)
+    if after or any(unicodedata.combining(ch) for ch in text):
+        return _failed(f"{NOT_ALONE}; rk's text is left beside theirs (it is not last on the line)")
+    try:
+        run.guarded(pane, Command.send_keys(pane, *["BSpace"] * len(text)))
+        for i in range(run.timing.probe_captures):
+            if i:
+                run.sleep(run.timing.probe_interval)
+            f = echo.look(run, pane)
+            if echo.alone(f, where) == before:
+                return _failed(f"{NOT_ALONE}; rk's text was backed out, theirs is kept")
+    except (TmuxError, _Deadline, _InMode) as exc:
+        return _failed(f"{NOT_ALONE}; backing out rk's text failed ({exc or type(exc).__name__})")
+    return _failed(f"{NOT_ALONE}; backing out rk's text did not show, the composer is left as it is")
+
+
 def _deliver_locked(
     run: _Run,
     pane: str,
@@ -699,8 +771,8 @@ def _deliver_locked(
     stage = "before paste"
     baseline: Frame | None = None
     try:
-        # Baseline (with styles, for the guard and the echo rule): one process.
-        baseline = run.frame(pane, styled=True)
+        # Baseline (with styles and terminal rows, for the guard and the echo rule): one process.
+        baseline = run.frame(pane, styled=True, rows=True)
         if baseline.pane_id != pane:
             return _failed(f"can't find pane: {pane}")
         if baseline.dead:
@@ -715,7 +787,7 @@ def _deliver_locked(
             if not _clear_leftover(run, pane):
                 return _failed("an earlier payload may remain in the composer and could not be cleared")
             leftover[0] = False
-            baseline = run.frame(pane, styled=True)
+            baseline = run.frame(pane, styled=True, rows=True)
         echo = Echo.of(baseline, needle, collapsible)
 
         if intent is not None:
@@ -726,11 +798,16 @@ def _deliver_locked(
         run.paste(pane, text)
         shown = run.probe(pane, echo)
         if shown is None:
+            last = echo.look(run, pane)
+            if echo.beside(last, text)[0]:  # a key after the paste: C-u would clear theirs too
+                return _not_alone(run, pane, echo, last, text)
             stage = "cleared"
             if run.try_clear(pane, baseline):
                 return _failed("echo not seen (payload cleared)")
             return _failed("echo not seen (could not clear composer)")
 
+        if echo.beside(shown, text)[0]:
+            return _not_alone(run, pane, echo, shown, text)
         if intent is not None:
             intent.write(phase="enter", pane=pane, needle=needle, digest=_digest(text), pasted=_fingerprint(shown))
         stage = "entered"
@@ -756,9 +833,14 @@ def _deliver_locked(
         run.paste(pane, text)
         shown = run.probe(pane, echo)
         if shown is None:
+            last = echo.look(run, pane)
+            if echo.beside(last, text)[0]:
+                return _not_alone(run, pane, echo, last, text)
             stage = "cleared"
             cleared = run.try_clear(pane, baseline)
             return _failed("submit not confirmed", f"echo not seen on retry; cleared={cleared}")
+        if echo.beside(shown, text)[0]:
+            return _not_alone(run, pane, echo, shown, text)
         if intent is not None:
             intent.write(phase="enter", pane=pane, needle=needle, digest=_digest(text), pasted=_fingerprint(shown))
         stage = "entered"

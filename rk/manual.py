@@ -17,7 +17,7 @@ from rk.core.entry import Entry
 from rk.core.facts import resolve_target
 from rk.core.log import LogLine, LogView, Outcome, Reason, Status, status_of
 from rk.entryfile import load_entries
-from rk.observe import look_around
+from rk.observe import LookReport, learn_idle_lines, look_around, watched
 from rk.tick import Runtime, ServerTick, fire_outcome, forget_intent, recover_intents
 from rk.tmux import TmuxError
 
@@ -74,6 +74,7 @@ def fire_now(runtime: Runtime, files: ServerFiles, entry: Entry) -> RunReport:
         if not server.is_live():
             raise TmuxError(f"no tmux server {files.slug} is running")
         panes = look_around(server, [entry], server.pane_facts(), now, runtime.zone)
+        learn_idle_lines(server, panes, watched([entry], panes), LookReport())  # as a tick does
         target = resolve_target(entry.target, panes, entry.any_program)
     except TmuxError as exc:
         outcome = str(Outcome(Status.FAILED, str(exc)))

@@ -18,9 +18,17 @@ from dataclasses import dataclass, field
 from datetime import tzinfo
 
 from rk.core.entry import Entry
-from rk.core.environ import LEGACY_STATE_OPTION, SESSION_OPTION, SOURCE_OPTION, STATE_OPTION, UNREAD_OPTION
-from rk.core.facts import PaneFact, PaneKind, reconcile, resolve_target
-from rk.core.look import Correction, corrected, correction, needs_look
+from rk.core.environ import (
+    IDLE_LINE_OPTION,
+    LEGACY_STATE_OPTION,
+    SESSION_OPTION,
+    SOURCE_OPTION,
+    STATE_OPTION,
+    UNREAD_OPTION,
+)
+from rk.core.facts import PaneFact, PaneKind, parse_state_option, reconcile, resolve_target
+from rk.core.idleline import cursor_line, learned, parse
+from rk.core.look import Correction, corrected, correction, learns_idle_line, needs_look
 from rk.core.program import judge
 from rk.core.screen import LAYOUTS, Screen, classify
 from rk.delivery import Frame
@@ -128,6 +136,30 @@ def _mark_unread(server: Server, pane: PaneFact, report: LookReport) -> None:
         server.set_pane_option(pane.pane_id, UNREAD_OPTION, unread_key(pane))
     except TmuxError as exc:
         report.errors.append(f"{pane.pane_id}: {exc}")
+
+
+def learn_idle_lines(server: Server, panes: Sequence[PaneFact], ids: set[str], report: LookReport) -> int:
+    """Remember the cursor's line of each pane in `ids` that is newly idle (its
+    state's epoch is not the one its idle line was seen at) and whose screen no
+    layout is made for (`rk.core.idleline`): one capture per idle, in a pane
+    option, so a ticker restart keeps it. The hooks nudge the ticker, so the look
+    comes right after the idle. The number of captures taken."""
+    taken = 0
+    for pane in panes:
+        old = parse(pane.idle_line)
+        if pane.pane_id not in ids or pane.in_mode or not learns_idle_line(pane) or (old and old.epoch == pane.epoch):
+            continue
+        try:
+            state, cursor, rows = server.cursor_rows(pane.pane_id)
+            taken += 1
+            now = parse_state_option(state)
+            line = cursor_line(rows, cursor)
+            if now.state != "idle" or now.epoch != pane.epoch or line is None:
+                continue  # it moved on since the enumeration: the next idle is learnt then
+            server.set_pane_option(pane.pane_id, IDLE_LINE_OPTION, learned(old, pane.epoch, line).render())
+        except TmuxError as exc:
+            report.errors.append(f"{pane.pane_id}: {exc}")
+    return taken
 
 
 def pane_of_frame(frame: Frame) -> PaneFact:

@@ -28,17 +28,18 @@ from rk.core.diagnostics import Diag, Diagnostic, first_line
 from rk.core.dispose import Act, Disposition, Seen, dispose, edge_kept, held_mode
 from rk.core.due import Fire, at_done, due, next_due
 from rk.core.entry import At, Backoff, Entry, EntryError, TargetKind
+from rk.core.environ import IDLE_LINE_OPTION
 from rk.core.facts import PaneFact, TargetFact, panes_concerned, resolve_all
 from rk.core.identity import JOURNAL_DROPPED, REPLACED, journal_identity, journal_moved
 from rk.core.log import LogLine, LogView, Reason, Status, proves_resolution
-from rk.core.look import seen_before_typing
+from rk.core.look import draft_without_layout, seen_before_typing
 from rk.core.orphan import orphaned_since, should_expire
 from rk.core.placeholders import typed
 from rk.core.recheck import wants_recheck, watching_dialog
 from rk.entryfile import EntryDocument, EntryFileError, EntryNotFound, load_entries
 from rk.fsutil import read_nofollow
 from rk.lock import release, try_lock
-from rk.observe import LookReport, look_around, pane_of_frame, read_screen, watched
+from rk.observe import LookReport, learn_idle_lines, look_around, pane_of_frame, read_screen, watched
 from rk.pause import paused_until
 from rk.tmux import Server, TmuxError, format_number
 
@@ -244,6 +245,8 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
     memo = runtime.unreadable.setdefault(server.name, {}) if runtime.unreadable is not None else None
     panes = look_around(server, entries, panes, now, runtime.zone, report=out.looks, write=not dry_run, unreadable=memo)
     ids = watched(entries, panes)
+    if not dry_run:
+        out.looks.captures += learn_idle_lines(server, panes, ids, out.looks)
     out.recheck = any(watching_dialog(p, now) for p in panes if p.pane_id in ids)  # see the dialog's answer soon
     by_pane = {p.pane_id: p for p in panes}
     targets = resolve_all(entries, panes)
@@ -472,6 +475,9 @@ def _guard(runtime: Runtime, entry: Entry, fire: Fire, view: LogView, now: int, 
             screen = read_screen(pane, frame.styled, frame.field("pane_title"), now, runtime.zone)
             seen = seen_before_typing(pane, screen, now, entry.any_program)
             seen = replace(seen, mode=held_mode(frame.in_mode, frame.field("pane_mode")))
+            idle = frame.field(IDLE_LINE_OPTION)
+            if not seen.draft and draft_without_layout(pane, screen, idle, frame.cursor_line()):
+                seen = replace(seen, draft=True)  # no layout reads it: the cursor's line is not the idle one
         if intent is not None:
             pane_pid = frame.field("pane_pid")
             intent.record.update(journal_identity(server_now.started, server_now.pid, format_number(pane_pid)))

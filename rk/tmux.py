@@ -23,6 +23,7 @@ from pathlib import Path
 
 from rk.core import environ
 from rk.core.environ import (
+    IDLE_LINE_OPTION,
     LEGACY_STATE_OPTION,
     ROLE_OPTION,
     SESSION_OPTION,
@@ -55,6 +56,7 @@ PANE_FIELDS = (
     SESSION_OPTION,
     SOURCE_OPTION,
     UNREAD_OPTION,
+    IDLE_LINE_OPTION,
     "window_name",  # set freely too (a program may rename its window)
     "pane_title",  # last: a title is the one field a program sets freely
 )
@@ -116,6 +118,7 @@ def _pane_of_row(row: dict[str, str]) -> PaneFact:
         window_name=row["window_name"],
         session_ref=row[SESSION_OPTION].strip(),
         unread=row[UNREAD_OPTION],
+        idle_line=row[IDLE_LINE_OPTION],
     )
 
 
@@ -381,6 +384,16 @@ class Server:
         if head["pane_id"] != pane:
             raise TmuxError(f"can't find pane: {pane}")
         return head["pane_title"], screen
+
+    def cursor_rows(self, pane: str) -> tuple[str, str, str]:
+        """(state option, cursor `x,y`, the screen one line per terminal row) of `pane`, in
+        one tmux process: where the cursor is and what its row shows."""
+        mark, fields = secrets.token_hex(6), ("pane_id", STATE_OPTION, "cursor_x", "cursor_y")
+        out = self.run(*chain(Command.display(pane, head_format(fields, mark)), Command.capture(pane, joined=False)))
+        head, rows = split_head(out, fields, mark)
+        if head["pane_id"] != pane:
+            raise TmuxError(f"can't find pane: {pane}")
+        return head[STATE_OPTION], f"{head['cursor_x']},{head['cursor_y']}", rows
 
     def write_state(self, pane: str, value: str, note: str) -> None:
         """Set the pane's agent state (both names) and its source note, in one process."""

@@ -98,6 +98,9 @@ def key(b):
                 threading.Timer(redraw_after + 0.05, draw).start()
     elif b == 0x15:
         buf.clear()
+    elif b == 0x7F:  # BackSpace: the last character goes
+        text = buf.decode("utf-8", "replace")[:-1]
+        buf[:] = text.encode("utf-8")
     elif b == 0x03:
         sys.exit(0)
     else:

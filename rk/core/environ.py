@@ -26,6 +26,8 @@ ROLE_OPTION = "@rk_win_role"  #: a window's role (`operator`, …)
 #: The pane as a look last found its screen unreadable (`<state>:<epoch>:<pid>:<command>`):
 #: no tick looks again until that changes, so a one-shot tick costs no capture either
 UNREAD_OPTION = "@rk_pane_unread"
+#: The cursor's line as the pane showed it when rk last saw it idle (`rk.core.idleline`)
+IDLE_LINE_OPTION = "@rk_pane_idle_line"
 
 
 class ClockError(ValueError):

@@ -185,6 +185,7 @@ class PaneFact:
     program_pid: int = 0  #: that process's pid
     program_argv: str = ""  #: its short command line (`node …/claude-code/cli.js`)
     agent: str = ""  #: the agent CLI the process tree shows (`claude`, `codex`…)
+    idle_line: str = ""  #: the @rk_pane_idle_line option as listed (`rk.core.idleline`)
 
     @property
     def server(self) -> ServerIdentity:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 
 from rk.core.dispose import Seen
 from rk.core.facts import BUSY_STATES, LIMITED, PaneFact, PaneKind, Source, SourceNote, refusal
+from rk.core.idleline import is_draft, parse
 from rk.core.recheck import watching_dialog
 from rk.core.screen import LAYOUTS, Screen
 
@@ -171,3 +172,19 @@ def seen_before_typing(pane: PaneFact, screen: Screen | None, now: int, any_prog
     return Seen(
         state, pane.reset_at or screen.reset_at, dialog=screen.dialog, draft=bool(screen.draft), refused=refused
     )
+
+
+def learns_idle_line(pane: PaneFact) -> bool:
+    """Whether rk keeps this pane's idle line (`rk.core.idleline`): an agent at rest by
+    its state whose screen no layout of rk's is made for (a known CLI's draft is
+    read from its composer, and its unread screen is held as `unreadable`)."""
+    return pane.kind == PaneKind.AGENT and pane.state == "idle" and not pane.dead and pane.provider not in READABLE
+
+
+def draft_without_layout(pane: PaneFact, screen: Screen | None, idle: str, line: tuple[str, str] | None) -> bool:
+    """A draft in a pane whose screen no layout read, by its idle line (the pane
+    option's value `idle`) and the cursor's `line` now (`rk.core.idleline.is_draft`:
+    unsure is a draft)."""
+    if screen is None or screen.agent or not learns_idle_line(pane):
+        return False
+    return is_draft(parse(idle), line)

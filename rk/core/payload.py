@@ -84,3 +84,18 @@ def chips(screen: str) -> Counter[str]:
 def fresh_chip(baseline: str, screen: str) -> bool:
     before = chips(baseline)
     return any(n > before[chip] for chip, n in chips(screen).items())
+
+
+def foreign(seen: str, text: str) -> tuple[str, str]:
+    """What, beside the payload `text`, shows in `seen` (the composer's text that was
+    not there before the paste, or the screen from where the cursor stood before it
+    to where it stands now): (the part before the payload, the part after it),
+    normalised. Nothing is judged ("", "") when the payload is not wholly in `seen`
+    (a composer that scrolled, a wrapped line that scrolled away): the echo rule
+    decides alone then. A key a human pressed between rk's look and its paste
+    shows as a part before it; one pressed after the paste, as a part after it."""
+    s, t = normalise(seen), normalise(text)
+    i = s.rfind(t) if t else -1
+    if i < 0:
+        return "", ""
+    return s[:i], s[i + len(t) :]

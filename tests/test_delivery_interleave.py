@@ -1,0 +1,128 @@
+"""A key a human presses while rk delivers: rk's look, then their key, then rk's
+paste (or the paste, then their key) leaves two texts in one composer. Enter would
+send them as one prompt, so the echo check sees the text that is not rk's and
+presses no Enter: it backs out only its own text when that is safe, and never
+clears theirs. The interleave is made exact on a real tmux pane: the guard (which
+runs on the look, right before the paste) or the paste itself types the key."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from conftest import wait_for
+from test_delivery import Agent
+
+from rk import delivery
+from rk.core.payload import foreign, needle_for
+from rk.delivery import NOT_ALONE, Echo, Frame, deliver
+
+PROMPT = "status of the build?"
+
+
+@pytest.fixture(autouse=True)
+def _private_state_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("RK_STATE_DIR", str(tmp_path / "state"))
+
+
+def test_foreign_text_before_and_after_the_payload():
+    assert foreign("status of the build?", PROMPT) == ("", "")
+    assert foreign("xstatus of the build?", PROMPT) == ("x", "")
+    assert foreign("status of the build?y", PROMPT) == ("", "y")
+    assert foreign("of the build?", PROMPT) == ("", "")  # not wholly seen: not judged here
+
+
+def _human_types(server, pane: str, key: str):
+    """A guard that lets the human press `key` after rk's look, before its paste."""
+
+    def guard(frame):
+        server.run("send-keys", "-t", pane, "-l", key)
+        wait_for(lambda: f"> {key}" in server.capture(pane), message="the human's key on screen")
+        return None
+
+    return guard
+
+
+@pytest.mark.tmux
+@pytest.mark.shell
+def test_a_key_typed_between_the_look_and_the_paste_is_not_submitted_with_rks_prompt(tmux_server, tmp_path):
+    agent = Agent(tmux_server, tmp_path)
+    result = deliver(tmux_server, agent.pane, PROMPT, guard=_human_types(tmux_server, agent.pane, "x"))
+    assert not result.ok
+    assert str(result.outcome) == f"failed: {NOT_ALONE}; rk's text was backed out, theirs is kept"
+    assert agent.submissions() == []
+    wait_for(lambda: "> x\n" in tmux_server.capture(agent.pane) + "\n", message="the human's key alone")
+    assert not os.path.exists(delivery._pending_path(tmux_server, agent.pane))  # no blind C-u next time
+    tmux_server.run("send-keys", "-t", agent.pane, "Enter")  # the human sends what they typed
+    wait_for(lambda: agent.submissions() == ["x"], message="their text, alone")
+
+
+@pytest.mark.tmux
+@pytest.mark.shell
+def test_a_key_typed_after_the_paste_leaves_both_texts_and_no_enter(tmux_server, tmp_path, monkeypatch):
+    agent = Agent(tmux_server, tmp_path)
+    paste = delivery._Run.paste
+
+    def paste_then_a_key(self, pane, text):
+        paste(self, pane, text)
+        wait_for(lambda: PROMPT in tmux_server.capture(pane), message="rk's paste")
+        tmux_server.run("send-keys", "-t", pane, "-l", "y")
+        wait_for(lambda: PROMPT + "y" in tmux_server.capture(pane), message="the human's key after it")
+
+    monkeypatch.setattr(delivery._Run, "paste", paste_then_a_key)
+    result = deliver(tmux_server, agent.pane, PROMPT)
+    assert str(result.outcome) == f"failed: {NOT_ALONE}; rk's text is left beside theirs (it is not last on the line)"
+    assert agent.submissions() == []
+    assert f"> {PROMPT}y" in tmux_server.capture(agent.pane)  # nothing of theirs cleared
+    assert not os.path.exists(delivery._pending_path(tmux_server, agent.pane))
+
+
+@pytest.mark.tmux
+@pytest.mark.shell
+def test_a_cat_pane_gets_the_same_care(tmux_server, tmp_path):
+    """A canonical tty (cat): the key is echoed, rk's text is erased by the tty's own
+    BackSpace, and the line cat finally reads is the human's alone."""
+    out = tmp_path / "got"
+    pane = tmux_server.run("new-window", "-d", "-t", "main", "-P", "-F", "#{pane_id}", f"exec cat > {out}").strip()
+    wait_for(lambda: tmux_server.display(pane, "#{pane_current_command}") == "cat", message="cat")
+
+    def guard(frame):
+        tmux_server.run("send-keys", "-t", pane, "-l", "x")
+        wait_for(lambda: tmux_server.capture(pane).startswith("x"), message="the key echoed")
+        return None
+
+    result = deliver(tmux_server, pane, PROMPT, guard=guard)
+    assert str(result.outcome) == f"failed: {NOT_ALONE}; rk's text was backed out, theirs is kept"
+    tmux_server.run("send-keys", "-t", pane, "Enter")
+    wait_for(lambda: out.exists() and out.read_text() == "x\n", message="cat read the human's line alone")
+
+
+@pytest.mark.tmux
+@pytest.mark.shell
+def test_without_a_foreign_key_the_delivery_goes_through(tmux_server, tmp_path):
+    agent = Agent(tmux_server, tmp_path)
+    assert deliver(tmux_server, agent.pane, PROMPT).ok
+    wait_for(lambda: agent.submissions() == [PROMPT], message="submitted")
+
+
+SCREENS = Path(__file__).resolve().parent / "fixtures" / "screens" / "claude"
+
+
+def _claude_frame(name: str, draft: str | None = None) -> Frame:
+    styled = (SCREENS / f"{name}.ansi").read_text()
+    if draft is not None:
+        styled = styled.replace("a draft a human typed but did not send", draft)
+    return Frame("%1", False, False, "0,0", re.sub(r"\x1b\[[0-9;:?]*[@-~]", "", styled), styled)
+
+
+def test_the_composer_reading_of_a_known_cli_finds_a_key_beside_the_payload():
+    """Claude Code's composer, read by its layout (the fixtures of the real CLI)."""
+    echo = Echo.of(_claude_frame("idle_fresh"), needle_for(PROMPT), False)
+    assert echo.agent == "claude"
+    alone = _claude_frame("draft", PROMPT)
+    assert echo.where(alone) == "composer" and echo.beside(alone, PROMPT) == ("", "", "")
+    assert echo.beside(_claude_frame("draft", "x" + PROMPT), PROMPT) == ("composer", "x", "")
+    assert echo.beside(_claude_frame("draft", PROMPT + " and y"), PROMPT) == ("composer", "", "andy")
+    assert echo.alone(_claude_frame("draft", "x"), "composer") == "x"  # after the back-out: theirs alone
