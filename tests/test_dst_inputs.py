@@ -141,3 +141,45 @@ def test_a_catch_up_window_just_past_the_grace_is_kept(tmp_path):
         env,
     )
     assert res.code == 0, res
+
+
+HAND_EDITED = """\
+entries:
+- id: cw01
+  name: too short a window
+  schedule: {kind: cron, expr: '0 9 * * *', catch_up: once, catch_up_within: 30s}
+  target: {kind: role, role: op}
+  payload: hi
+  created_by: {at: 1767225600}
+- id: cw02
+  name: a fine one
+  schedule: {kind: cron, expr: '0 9 * * *', catch_up: once, catch_up_within: 5m}
+  target: {kind: role, role: op}
+  payload: hi
+  created_by: {at: 1767225600}
+"""
+
+
+def test_a_hand_edited_catch_up_window_within_the_grace_refuses_that_entry_only():
+    from rk.entryfile import parse_entries_text
+
+    loaded = parse_entries_text(HAND_EDITED)
+    assert [e.id for e in loaded.entries] == ["cw02"]
+    (diag,) = loaded.diagnostics
+    assert diag.reason == Diag.ENTRY_INVALID and "cw01" in diag.detail
+    assert "catch_up_within 30s is within the 2-minute grace" in diag.detail
+    at_grace = parse_entries_text(HAND_EDITED.replace("catch_up_within: 30s", "catch_up_within: 2m"))
+    assert [e.id for e in at_grace.entries] == ["cw02"]  # the grace itself does nothing either
+    past = parse_entries_text(HAND_EDITED.replace("catch_up_within: 30s", "catch_up_within: 121s"))
+    assert [e.id for e in past.entries] == ["cw01", "cw02"] and not past.diagnostics
+
+
+def test_list_says_the_refused_window_in_one_line_and_shows_the_rest(tmp_path):
+    env = make_env(tmp_path, RK_NOW=str(ts("2026-01-01T00:00:00Z")))
+    state_of(env).mkdir(parents=True, exist_ok=True)
+    (state_of(env) / "default.yaml").write_text(HAND_EDITED)
+    res = run_in(["cron", "list", "--json"], env)
+    assert res.code == 0, res
+    assert [r["id"] for r in res.json()["result"]] == ["cw02"]
+    said = [line for line in res.err.splitlines() if "cw01" in line]
+    assert len(said) == 1 and "entry-invalid" in said[0] and "grace" in said[0], res.err

@@ -49,6 +49,7 @@ from rk.cli.store import editing, get, stored
 from rk.core.durations import format_duration
 from rk.core.edits import muted, rescheduled_line, unmuted, with_if_absent
 from rk.core.entry import (
+    Backoff,
     CreatedBy,
     Deliver,
     Entry,
@@ -112,6 +113,7 @@ def cmd_add(
         raise usage("the prompt must not be empty")
     _check_placeholders(prompt)
     wake = wake_from_flags(wake_on, wake_scope, wake_debounce, allow_off=False)
+    notes: list[str] = []
     schedule = schedule_from_flags(
         every,
         idle_every,
@@ -122,7 +124,7 @@ def cmd_add(
         catch_up,
         tz,
         required=wake is None,
-        note=env.notice,
+        note=notes.append,
         poll=env.settings().tick_interval,
         catch_up_within=catch_up_within,
         at=at,
@@ -130,7 +132,9 @@ def cmd_add(
         now=env.now(),
         zone=env.zone(),
     )
-    _check_poll(env, schedule, force)
+    _check_poll(env, schedule, force, idle_every is not None)
+    for remark in notes:  # said once the schedule is accepted
+        env.notice(remark)
     schedule = schedule or WakeOnly()  # fires on its wake event only
     hours = active_hours_from_flag(active_hours, allow_off=False)
     deliver = (
@@ -196,15 +200,24 @@ def cmd_add(
         env.notice(f"warning: {warning}")
 
 
-def _check_poll(env: Environment, schedule: Schedule | None, force: bool) -> None:
-    """An `--every` shorter than the ticker's poll cannot be kept (the ticker looks every
-    `tick_interval` s): a usage error unless `--force` says it is meant."""
+def _check_poll(env: Environment, schedule: Schedule | None, force: bool, idle_every: bool = False) -> None:
+    """An interval or backoff step shorter than the ticker's poll cannot be kept (the
+    ticker looks every `tick_interval` s): a usage error naming the setting, unless
+    `--force` says it is meant."""
     poll = env.settings().tick_interval
-    if isinstance(schedule, Every) and schedule.interval < poll and not force:
-        raise usage(
-            f"--every {format_duration(schedule.interval)} is shorter than the ticker's poll of {poll}s"
-            " (setting tick_interval): it fires at most once a poll; pass --force to keep it"
-        )
+    if force:
+        return
+    if isinstance(schedule, Every) and schedule.interval < poll:
+        flag, step, what = "--every", schedule.interval, "it fires at most once a poll"
+    elif isinstance(schedule, Backoff) and schedule.min < poll:
+        flag = "--idle-every" if idle_every else "--backoff --min"
+        step, what = schedule.min, f"a step under the poll counts as {poll}s"
+    else:
+        return
+    raise usage(
+        f"{flag} {format_duration(step)} is shorter than the ticker's poll of {poll}s"
+        f" (setting tick_interval): {what}; pass --force to keep it"
+    )
 
 
 def rate_warnings(env: Environment, schedule: Schedule) -> list[str]:
@@ -342,6 +355,7 @@ def cmd_edit(
     Example: rk cron edit 3f2a --every 10m --prompt "status, briefly?"
     """
     env = environment(ctx, server, as_json)
+    notes: list[str] = []
     schedule = schedule_from_flags(
         every,
         idle_every,
@@ -352,11 +366,13 @@ def cmd_edit(
         catch_up,
         tz,
         required=False,
-        note=env.notice,
+        note=notes.append,
         poll=env.settings().tick_interval,
         catch_up_within=catch_up_within,
     )
-    _check_poll(env, schedule, force)
+    _check_poll(env, schedule, force, idle_every is not None)
+    for remark in notes:  # said once the schedule is accepted
+        env.notice(remark)
     hours = active_hours_from_flag(active_hours, allow_off=True)
     deliver = choice("--deliver", deliver, Deliver)
     if_absent = choice("--if-absent", if_absent, IfAbsent)

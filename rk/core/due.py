@@ -23,16 +23,12 @@ from rk.core.cronexpr import CronError, CronExpr, zone_for
 from rk.core.diagnostics import Diag, Diagnostic
 from rk.core.entry import CATCH_UP_ONCE, At, Backoff, Cron, Deliver, Entry, Every, WakeEvent
 from rk.core.facts import PaneFact, TargetFact
+from rk.core.grace import CRON_GRACE, HOLD_WINDOW
 from rk.core.ladder import POLL
 from rk.core.log import LogView, Reason, Status, status_of
 from rk.core.settings import Settings
 from rk.core.wake import Fingerprints, Observation, WakeVerdict, limit_edge, parse_fingerprint, trigger, wake_edge
 
-#: A cron occurrence fires if the tick sees it within this long.
-CRON_GRACE = 120
-#: A when-idle fire held longer than this past its due time is dropped (and a
-#: when-idle cron occurrence is due this long, instead of CRON_GRACE).
-HOLD_WINDOW = 2 * 3600
 #: Default entries evaluated per server; the rest get `entry-cap-exceeded`.
 
 

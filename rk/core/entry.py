@@ -21,6 +21,7 @@ from rk.core import bounds
 from rk.core.cronexpr import CronError, CronExpr, zone_for
 from rk.core.durations import DurationError, format_duration, parse_duration
 from rk.core.environ import ClockError, is_pane_id, parse_instant
+from rk.core.grace import CRON_GRACE
 from rk.core.hours import ActiveHours, HoursError
 from rk.core.identity import UNKNOWN_SERVER, ServerIdentity
 
@@ -446,6 +447,11 @@ def decode_schedule(raw: object) -> Schedule:
         within = _duration(m.get("catch_up_within"), "catch_up_within")
         if within <= 0:
             raise EntryError("catch_up_within must be a positive duration")
+        if within <= CRON_GRACE:  # every fire this late fires anyway: the window would do nothing
+            raise EntryError(
+                f"catch_up_within {format_duration(within)} is within the {CRON_GRACE // 60}-minute grace,"
+                " so it would do nothing"
+            )
         sched = replace(sched, catch_up_within=within)
     return sched
 

@@ -1,0 +1,10 @@
+"""How late a due fire may still be typed: shared by the entry's own checks (a
+catch-up window no longer than the grace would do nothing) and by `due()`."""
+
+from __future__ import annotations
+
+#: A cron occurrence fires if the tick sees it within this long.
+CRON_GRACE = 120
+#: A when-idle fire held longer than this past its due time is dropped (and a
+#: when-idle cron occurrence is due this long, instead of CRON_GRACE).
+HOLD_WINDOW = 2 * 3600
