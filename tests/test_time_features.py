@@ -39,10 +39,11 @@ from ruamel.yaml import YAML
 
 from rk.core.cronexpr import CronExpr
 from rk.core.diagnostics import Diag, Diagnostic
-from rk.core.due import CRON_GRACE, Fire, Quiet, cron_verdict, due, is_paused, next_due
+from rk.core.due import Fire, Quiet, cron_verdict, due, is_paused, next_due
 from rk.core.entry import CreatedBy, Cron, Entry, Every, Target, WakeOn, WakeOnly
 from rk.core.facts import PaneFact, TargetFact
 from rk.core.gaps import NOT_RUN, Gap, gaps, occurrences
+from rk.core.grace import CRON_GRACE
 from rk.core.hours import ActiveHours, HoursError
 from rk.core.log import LogLine, LogView
 from rk.core.schedule import dst_note

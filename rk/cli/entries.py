@@ -61,6 +61,7 @@ from rk.core.entry import (
     TargetKind,
     WakeOn,
     WakeOnly,
+    catch_up_window_problem,
     check_respawn_intent,
 )
 from rk.core.hours import ActiveHours
@@ -180,6 +181,7 @@ def cmd_add(
         active_hours=hours if isinstance(hours, ActiveHours) else None,
         created_by=CreatedBy(at=now, session=session_ref, pane=caller),
     )
+    _check_catch_up_window(entry)
     try:
         check_respawn_intent(entry)
     except EntryError as exc:
@@ -195,9 +197,16 @@ def cmd_add(
             entry = doc.get(entry.id)  # validates the stored form (e.g. a cron expression that never matches)
         except EntryError as exc:
             raise CliError(str(exc)) from None
-    env.result(_receipt(entry), f"{entry.id} {entry.name} [{entry.schedule.summary} -> {entry.target.summary}]")
+    env.result(_receipt(entry), f"{entry.id} {entry.name} [{_said(entry, env)} -> {entry.target.summary}]")
     for warning in [*rate_warnings(env, entry.schedule), *add_warnings(env, entry, outside_tmux=not caller)]:
         env.notice(f"warning: {warning}")
+
+
+def _check_catch_up_window(entry: Entry) -> None:
+    """A catch-up window within the entry's grace (when-idle: its 2-hour hold) is a usage error."""
+    problem = catch_up_window_problem(entry.schedule, entry.policy)
+    if problem:
+        raise usage(f"--catch-up-within {problem}")
 
 
 def _check_poll(env: Environment, schedule: Schedule | None, force: bool, idle_every: bool = False) -> None:
@@ -312,6 +321,14 @@ def _with_server(env: Environment, target: Target) -> Target:
     return replace(target, server=ServerIdentity(int(fields[1]), int(fields[2])))
 
 
+def _said(entry: Entry, env: Environment) -> str:
+    """The receipt's schedule: an `--at` instant in the entry's zone, not UTC."""
+    from rk.cli.listing import schedule_text
+    from rk.core.due import entry_zone
+
+    return schedule_text(entry.schedule, entry_zone(entry, env.zone()))
+
+
 def _receipt(entry: Entry) -> dict:
     return {"id": entry.id, "name": entry.name, "schedule": entry.schedule.summary, "target": entry.target.summary}
 
@@ -418,6 +435,7 @@ def cmd_edit(
             new = replace(new, active_hours=hours)
         if new.payload != old.payload:  # edit cannot change the payload today; if it ever does, add's rule holds
             _check_placeholders(new.payload)
+        _check_catch_up_window(new)
         try:
             check_respawn_intent(new)
         except EntryError as exc:
@@ -439,7 +457,7 @@ def cmd_edit(
             logfile.append_lines(files.log, [line])
         except OSError as exc:
             raise CliError(f"{exc.filename or files.dir}: {exc.strerror or exc}") from None
-    env.result(_receipt(new), f"edited {new.id} {new.name} [{new.schedule.summary} -> {new.target.summary}]")
+    env.result(_receipt(new), f"edited {new.id} {new.name} [{_said(new, env)} -> {new.target.summary}]")
     if schedule is not None:
         for warning in rate_warnings(env, new.schedule):
             env.notice(f"warning: {warning}")
