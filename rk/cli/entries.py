@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from rk import logfile
-from rk.cli.environment import CliError, Environment, environment, not_found, rfc3339, usage
+from rk.cli.environment import CliError, Environment, environment, moment, not_found, usage
 from rk.cli.flags import (
     HOURS_OFF,
     WAKE_OFF,
@@ -519,7 +519,7 @@ def _muted(entry: Entry, now: int, lease: int, off: bool, zone) -> tuple[Entry, 
         return (
             entry,
             {"id": entry_id, "muted": True, "until": until},
-            f"muted {entry_id} until {rfc3339(until, entry_zone(entry, zone))}",
+            f"muted {entry_id} until {moment(until, entry_zone(entry, zone))}",
         )
     return entry, {"id": entry_id, "muted": True}, f"muted {entry_id}"
 
