@@ -3,6 +3,9 @@ one time format with the zone named once; `--full` and pipes show everything."""
 
 from __future__ import annotations
 
+import os
+import re
+
 import pytest
 from cli_helpers import T0, log_line, make_env, run_in_pty, run_sub, write_private
 
@@ -76,9 +79,6 @@ def test_full_and_a_pipe_show_every_column(busy_env):
 
 
 # --------------------------------------------------------------------------- every other human view
-
-import os  # noqa: E402
-import re  # noqa: E402
 
 #: Any other time format than the views' one (`2027-01-15 08:00:00`): an offset, a `T`, a `Z`.
 OTHER_FORMATS = re.compile(r"\d\d:\d\d(:\d\d)?([+-]\d\d:\d\d|Z)|\d{4}-\d\d-\d\dT\d\d")
