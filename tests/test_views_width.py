@@ -168,3 +168,28 @@ def test_status_and_agent_list_fit_80_columns_with_a_live_server(tmp_path, tmux_
         "PROCESS",
     ]
     assert len(piped) == 3 and any(line.endswith(")") and "(pid " in line for line in piped), piped
+
+
+VIEWS = (
+    ["cron", "list"],
+    ["cron", "show"],
+    ["cron", "log"],
+    ["cron", "next"],
+    ["status"],
+    ["agent", "list"],
+    ["doctor"],
+    ["cron", "simulate"],
+)
+
+
+@pytest.mark.parametrize("view", VIEWS, ids=" ".join)
+def test_each_view_s_help_and_the_readme_say_what_it_reads(view, tmp_path):
+    from pathlib import Path
+
+    res = run_sub([*view, "--help"], dict(make_env(tmp_path), COLUMNS="200"))
+    text = " ".join(res.out.split())
+    assert res.code == 0 and "Reads " in text and "tmux" in text, res.out
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    table = readme[readme.index("| view | entries file | log | live tmux |") :]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    assert any(f"`{' '.join(view)}" in row.split("|")[1] for row in rows), view

@@ -383,6 +383,10 @@ def cmd_doctor(ctx: typer.Context, as_json: JsonOpt = False, server: ServerOpt =
     """Check that rk can fire: PATH, hooks, agent CLI versions, hooks seen, screens rk can read,
     the ticker, tmux, TMUX_TMPDIR, the unit.
 
+    Reads everything: the agents' hook settings, each agent CLI's version, the entries
+    files and logs, live tmux (each live server's panes and their screens, `tmux -V`),
+    the ticker's files and the systemd unit. A stopped server is never started.
+
     Example: rk doctor
     """
     from rk.config import known_servers

@@ -185,7 +185,7 @@ def sorted_rows(rows: list[Row]) -> list[Row]:
 
 
 def _when(ts: int, zone: tzinfo) -> str:
-    return stamp(ts, zone) + f" {zone_label(zone)}"
+    return moment(ts, zone)
 
 
 def target_cell(row: Row) -> str:

@@ -36,7 +36,7 @@ from rk.cli.options import (
     WakeDebounceOpt,
     WakeOnOpt,
 )
-from rk.cli.store import find, load_for_listing
+from rk.cli.store import find, loadable
 from rk.core import bounds
 from rk.core.entry import CreatedBy, Cron, Deliver, Entry, Target, TargetKind, WakeOn, WakeOnly
 from rk.core.hours import ActiveHours
@@ -84,6 +84,8 @@ def cmd_simulate(
 ) -> None:
     """Replay an entry against a scripted pane-state timeline and draw fires, holds and skips.
 
+    Reads the entries file for ID (with schedule flags, no file at all); never tmux.
+
     Example: rk cron simulate --idle-every 3m --deliver when-idle --states "0 idle; 10m active; 25m idle" --for 1h
     """
     env = environment(ctx, server, as_json)
@@ -122,8 +124,7 @@ def cmd_simulate(
     else:
         t0 = env.now()
     if entry_id is not None:
-        entries, _, _ = load_for_listing(env)
-        base = find(entries, entry_id)
+        base = find(loadable(env), entry_id)
     else:
         base = Entry(
             id="sim",

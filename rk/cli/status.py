@@ -164,6 +164,10 @@ def cmd_status(
 ) -> None:
     """The ticker, then each server's entries (as in list) and its agent panes.
 
+    Reads the ticker's pid and heartbeat files, each server's entries file, log and
+    pause file, and one listing of each live server's panes (a stopped server is
+    never started). On a terminal the tables shrink, then drop columns, to fit; --full shows all.
+
     Example: rk status || echo "rk needs attention"
     """
     env = environment(ctx, server, as_json)

@@ -1,9 +1,9 @@
 """`rk cron list | show | log | next`: the commands that only read.
 
-log reads files only; list and show read the files and, when the server's
-socket answers, one listing of its panes for the TARGET state (a stopped
-server is never started); `next` asks the server for the target's facts when
-a backoff needs them. Tables fit the terminal (rk.cli.table); every human
+log reads files only (the log, and the entries file for names); list and show
+read the files and, when the server's socket answers, one listing of its panes
+for the TARGET state (a stopped server is never started); `next` asks the
+server for the target's facts only when a backoff needs them. Tables fit the terminal (rk.cli.table); every human
 view prints times one way, local, with the zone named once. `record()` is the
 `list --json` contract.
 """
@@ -32,7 +32,11 @@ from rk.tmux import Server, TmuxError
 
 
 def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, server: ServerOpt = None) -> None:
-    """Show one entry in full (the files, and the pane's live state when its server runs).
+    """Show one entry in full, times local with the zone named first.
+
+    Reads the entries file, the log and the pause file; the `now:` line (the target's
+    live state) comes from one listing of the server's panes when its socket answers
+    (a stopped server is never started, and no tmux runs for it).
 
     Example: rk cron show 3f2a --json
     """
@@ -131,9 +135,11 @@ def cmd_log(
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
-    """The delivery log, archives included, oldest first (reads files only).
+    """The delivery log, archives included, oldest first.
 
-    On a terminal the columns shrink, then drop, to fit; --full shows all.
+    Reads the log files and the entries file (for the names; --gaps: the entry's
+    schedule); never tmux. On a terminal the columns shrink, then drop, to fit;
+    --full shows all.
 
     Example: rk cron log -f --outcome failed, or rk cron log 3f2a --gaps --since 7d
     """
@@ -288,7 +294,11 @@ def cmd_next(
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
-    """The next fire times in local time and UTC (backoff: if the target stays quiet).
+    """The next fire times in the entry's zone and UTC (backoff: if the target stays quiet).
+
+    Reads the entries file, the log and the pause file; asks the server for the
+    target's live facts only for a backoff entry (its climb starts from the
+    target's state), never for the others.
 
     Example: rk cron next 3f2a -n 10
     """
