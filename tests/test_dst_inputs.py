@@ -141,3 +141,96 @@ def test_a_catch_up_window_just_past_the_grace_is_kept(tmp_path):
         env,
     )
     assert res.code == 0, res
+
+
+HAND_EDITED = """\
+entries:
+- id: cw01
+  name: too short a window
+  schedule: {kind: cron, expr: '0 9 * * *', catch_up: once, catch_up_within: 30s}
+  target: {kind: role, role: op}
+  payload: hi
+  created_by: {at: 1767225600}
+- id: cw02
+  name: a fine one
+  schedule: {kind: cron, expr: '0 9 * * *', catch_up: once, catch_up_within: 5m}
+  target: {kind: role, role: op}
+  payload: hi
+  created_by: {at: 1767225600}
+"""
+
+
+def test_a_hand_edited_catch_up_window_within_the_grace_refuses_that_entry_only():
+    from rk.entryfile import parse_entries_text
+
+    loaded = parse_entries_text(HAND_EDITED)
+    assert [e.id for e in loaded.entries] == ["cw02"]
+    (diag,) = loaded.diagnostics
+    assert diag.reason == Diag.ENTRY_INVALID and "cw01" in diag.detail
+    assert "catch_up_within 30s is within the 2-minute grace" in diag.detail
+    at_grace = parse_entries_text(HAND_EDITED.replace("catch_up_within: 30s", "catch_up_within: 2m"))
+    assert [e.id for e in at_grace.entries] == ["cw02"]  # the grace itself does nothing either
+    past = parse_entries_text(HAND_EDITED.replace("catch_up_within: 30s", "catch_up_within: 121s"))
+    assert [e.id for e in past.entries] == ["cw01", "cw02"] and not past.diagnostics
+
+
+def test_list_says_the_refused_window_in_one_line_and_shows_the_rest(tmp_path):
+    env = make_env(tmp_path, RK_NOW=str(ts("2026-01-01T00:00:00Z")))
+    state_of(env).mkdir(parents=True, exist_ok=True)
+    (state_of(env) / "default.yaml").write_text(HAND_EDITED)
+    res = run_in(["cron", "list", "--json"], env)
+    assert res.code == 0, res
+    assert [r["id"] for r in res.json()["result"]] == ["cw02"]
+    said = [line for line in res.err.splitlines() if "cw01" in line]
+    assert len(said) == 1 and "entry-invalid" in said[0] and "grace" in said[0], res.err
+
+
+@pytest.mark.parametrize(
+    "tz, now, at, said",
+    [
+        ("America/New_York", "2026-03-08T06:00:00Z", "02:30", "at 2026-03-08 03:00:00 EDT"),
+        ("America/New_York", "2026-11-01T05:45:00Z", "01:30", "at 2026-11-01 01:30:00 EST"),  # the second pass
+        ("Europe/Berlin", "2026-03-29T00:00:00Z", "02:30", "at 2026-03-29 03:00:00 CEST"),
+        ("Europe/Berlin", "2026-10-25T00:45:00Z", "02:30", "at 2026-10-25 02:30:00 CET"),
+    ],
+)
+def test_the_at_receipt_prints_its_instant_in_the_entry_s_zone(tmp_path, tz, now, at, said):
+    env = make_env(tmp_path, RK_NOW=str(ts(now)), TZ=tz)
+    res = run_in(["cron", "add", "x", "--at", at, "--role", "op"], env)
+    assert res.code == 0, res
+    assert f"[{said} -> role:op]" in res.out, res.out
+    assert "Z " not in res.out and "+00:00" not in res.out
+    entry = res.out.split()[0]
+    edited = run_in(["cron", "edit", entry, "--name", "y"], env)
+    assert f"[{said} -> role:op]" in edited.out, edited.out
+    listed = run_in(["cron", "list"], env).out
+    assert said.rsplit(" ", 1)[0] in listed and f"NEXT ({tz})" in listed, listed
+    receipt = run_in(["cron", "add", "x", "--at", at, "--role", "op", "--json"], env).json()["result"]
+    assert receipt["schedule"].endswith("Z")  # the JSON form stays the machine's (UTC)
+
+
+# --------------------------------------------------------------------------- when-idle's 2-hour hold
+
+
+def test_a_when_idle_catch_up_window_within_its_2_hour_hold_is_refused(tmp_path):
+    """Under when-idle a due fire is kept 2 hours, not 2 minutes: a window up to that does nothing."""
+    env = make_env(tmp_path, RK_NOW=str(ts("2026-01-01T00:00:00Z")))
+    base = ["cron", "add", "x", "--cron", "0 9 * * *", "--catch-up", "once", "--role", "op"]
+    res = run_in([*base, "--catch-up-within", "1h", "--deliver", "when-idle"], env)
+    assert res.code == 2, res
+    assert one_line_error(res) == "--catch-up-within 1h is within when-idle's 2-hour hold, so it would do nothing"
+    assert not (state_of(env) / "default.yaml").exists()
+    kept = run_in([*base, "--catch-up-within", "3h", "--deliver", "when-idle", "--json"], env)
+    assert kept.code == 0, kept
+    immediate = run_in([*base, "--catch-up-within", "1h", "--json"], env)  # the grace is 2 minutes there
+    assert immediate.code == 0, immediate
+    refused = run_in(["cron", "edit", immediate.json()["result"]["id"], "--deliver", "when-idle"], env)
+    assert refused.code == 2 and "2-hour hold" in refused.err, refused
+    hand = HAND_EDITED.replace("catch_up_within: 30s", "catch_up_within: 1h").replace(
+        "  payload: hi\n", "  payload: hi\n  deliver: when-idle\n", 1
+    )
+    from rk.entryfile import parse_entries_text
+
+    loaded = parse_entries_text(hand)
+    assert [e.id for e in loaded.entries] == ["cw02"]
+    assert "within when-idle's 2-hour hold" in loaded.diagnostics[0].detail

@@ -39,10 +39,11 @@ from ruamel.yaml import YAML
 
 from rk.core.cronexpr import CronExpr
 from rk.core.diagnostics import Diag, Diagnostic
-from rk.core.due import CRON_GRACE, Fire, Quiet, cron_verdict, due, is_paused, next_due
+from rk.core.due import Fire, Quiet, cron_verdict, due, is_paused, next_due
 from rk.core.entry import CreatedBy, Cron, Entry, Every, Target, WakeOn, WakeOnly
 from rk.core.facts import PaneFact, TargetFact
 from rk.core.gaps import NOT_RUN, Gap, gaps, occurrences
+from rk.core.grace import CRON_GRACE
 from rk.core.hours import ActiveHours, HoursError
 from rk.core.log import LogLine, LogView
 from rk.core.schedule import dst_note
@@ -389,6 +390,7 @@ def test_due_a_wake_edge_outside_active_hours_is_quiet_with_reason_wake():
         id="wk01",
         schedule=WakeOnly(),
         target=Target("pane", "%1"),
+        payload="{wake_pane} is {wake_state}",
         wake_on=WakeOn(debounce=0),
         active_hours=ActiveHours.parse("08:00-19:00"),
         created_by=CreatedBy(at=0),
@@ -889,7 +891,7 @@ def test_simulate_with_bad_active_hours_is_a_usage_error(cenv):
 
 def test_pause_for_a_while_writes_the_pause_file_and_says_until_when(cenv):
     res = run_in(["cron", "pause", "--for", "2h"], cenv)
-    assert (res.code, res.out, res.err) == (0, "paused default until 2027-01-15T10:00:00+00:00\n", ""), res
+    assert (res.code, res.out, res.err) == (0, "paused default until 2027-01-15 10:00:00 UTC\n", ""), res
     path = state_of(cenv) / "default.pause"
     assert json.loads(path.read_text()) == {"since": T0, "until": T0 + 2 * HOUR}
     assert mode(path) == 0o600 and mode(state_of(cenv)) == 0o700
@@ -898,7 +900,7 @@ def test_pause_for_a_while_writes_the_pause_file_and_says_until_when(cenv):
 def test_pause_prints_its_lapse_in_the_local_zone(tmp_path):
     env = make_env(tmp_path, RK_NOW=str(T0), TZ="Europe/Berlin")
     res = run_in(["cron", "pause", "-L", "work", "--for", "90m"], env)
-    assert res.out == "paused work until 2027-01-15T10:30:00+01:00\n", res
+    assert res.out == "paused work until 2027-01-15 10:30:00 CET\n", res
     assert json.loads((state_of(env) / "work.pause").read_text()) == {"since": T0, "until": T0 + 90 * 60}
 
 
@@ -916,9 +918,7 @@ def test_pause_and_resume_all_servers_with_entries(cenv):
     add_id(cenv, "a", "--every", "5m", "--role", "op")
     add_id(cenv, "b", "--every", "5m", "--role", "op", "-L", "work")
     res = run_in(["cron", "pause", "--all", "--for", "1h"], cenv)
-    assert res.out == (
-        "paused default until 2027-01-15T09:00:00+00:00\npaused work until 2027-01-15T09:00:00+00:00\n"
-    ), res
+    assert res.out == ("paused default until 2027-01-15 09:00:00 UTC\npaused work until 2027-01-15 09:00:00 UTC\n"), res
     for slug in ("default", "work"):
         assert json.loads((state_of(cenv) / f"{slug}.pause").read_text()) == {"since": T0, "until": T0 + HOUR}
     res = run_in(["cron", "resume", "--all"], cenv)
@@ -1101,11 +1101,12 @@ def test_log_gaps_lists_each_undelivered_occurrence_with_what_happened(tmp_path)
     res = run_in(["cron", "log", "g001", "--gaps"], env)
     assert (res.code, res.err) == (0, ""), res
     assert res.out == (
-        "2027-01-16T09:00:00+00:00  skipped-busy: active\n"
-        "2027-01-17T09:00:00+00:00  failed: tmux send-keys failed\n"
-        "2027-01-18T09:00:00+00:00  not run\n"
-        "2027-01-19T09:00:00+00:00  missed\n"
-        "2027-01-20T09:00:00+00:00  skipped-quiet\n"
+        "OCCURRENCE (UTC)     WHAT\n"
+        "2027-01-16 09:00:00  skipped-busy: active\n"
+        "2027-01-17 09:00:00  failed: tmux send-keys failed\n"
+        "2027-01-18 09:00:00  not run\n"
+        "2027-01-19 09:00:00  missed\n"
+        "2027-01-20 09:00:00  skipped-quiet\n"
     )
     assert json_ok(run_in(["cron", "log", "g001", "--gaps", "--json"], env)) == [
         {"ts": D[1], "local": "2027-01-16T09:00:00+00:00", "what": "skipped-busy: active"},
@@ -1119,19 +1120,16 @@ def test_log_gaps_lists_each_undelivered_occurrence_with_what_happened(tmp_path)
 def test_log_gaps_since_a_duration_or_a_time(tmp_path):
     env = _gaps_env(tmp_path)
     res = run_in(["cron", "log", "g001", "--gaps", "--since", "2d"], env)  # from the 18th at 12:00
-    assert res.out == "2027-01-19T09:00:00+00:00  missed\n2027-01-20T09:00:00+00:00  skipped-quiet\n", res
+    assert res.out.splitlines()[1:] == ["2027-01-19 09:00:00  missed", "2027-01-20 09:00:00  skipped-quiet"], res
     res = run_in(["cron", "log", "g001", "--gaps", "--since", "2027-01-17T00:00:00Z"], env)
-    assert res.out.splitlines() == [
-        "2027-01-17T09:00:00+00:00  failed: tmux send-keys failed",
-        "2027-01-18T09:00:00+00:00  not run",
-        "2027-01-19T09:00:00+00:00  missed",
-        "2027-01-20T09:00:00+00:00  skipped-quiet",
+    assert res.out.splitlines()[1:] == [
+        "2027-01-17 09:00:00  failed: tmux send-keys failed",
+        "2027-01-18 09:00:00  not run",
+        "2027-01-19 09:00:00  missed",
+        "2027-01-20 09:00:00  skipped-quiet",
     ], res
     res = run_in(["cron", "log", "g001", "--gaps", "--since", str(D[3])], env)  # unix seconds, exclusive
-    assert [line.split()[0] for line in res.out.splitlines()] == [
-        "2027-01-19T09:00:00+00:00",
-        "2027-01-20T09:00:00+00:00",
-    ], res
+    assert [line.split()[0] for line in res.out.splitlines()[1:]] == ["2027-01-19", "2027-01-20"], res
 
 
 def test_log_gaps_none(tmp_path):
@@ -1139,18 +1137,22 @@ def test_log_gaps_none(tmp_path):
     res = run_in(["cron", "log", "g001", "--gaps", "--since", "2027-01-15T08:30:00Z"], dict(env, RK_NOW=str(D[1] - 1)))
     assert (res.code, res.out) == (
         0,
-        "no gaps: every one of 1 occurrences since 2027-01-15T08:30:00+00:00 was delivered\n",
+        "no gaps: every one of 1 occurrences since 2027-01-15 08:30:00 UTC was delivered\n",
     ), res
     assert json_ok(run_in(["cron", "log", "g001", "--gaps", "--json"], dict(env, RK_NOW=str(D[1] - 1)))) == []
     res = run_in(["cron", "log", "g001", "--gaps"], dict(env, RK_NOW=str(T0 + 60)))
-    assert res.out == "no gaps: every one of 0 occurrences since 2027-01-15T08:00:00+00:00 was delivered\n", res
+    assert res.out == "no gaps: every one of 0 occurrences since 2027-01-15 08:00:00 UTC was delivered\n", res
 
 
 def test_log_gaps_reads_occurrences_in_the_entry_zone(tmp_path):
     env = _gaps_env(tmp_path)
     res = run_in(["cron", "log", "g002", "--gaps", "--since", "2027-01-18T00:00:00Z"], env)
     # 09:00 Berlin is 08:00Z; the 20th has a delivered line (09:01Z), the 18th and 19th none
-    assert res.out == "2027-01-18T09:00:00+01:00  not run\n2027-01-19T09:00:00+01:00  not run\n", res
+    assert res.out.splitlines() == [
+        "OCCURRENCE (Europe/Berlin)  WHAT",
+        "2027-01-18 09:00:00         not run",
+        "2027-01-19 09:00:00         not run",
+    ], res
     assert [g["ts"] for g in json_ok(run_in(["cron", "log", "g002", "--gaps", "--json", "--since", "3d"], env))] == [
         ts("2027-01-18T08:00:00Z"),
         ts("2027-01-19T08:00:00Z"),
@@ -1201,11 +1203,12 @@ def test_next_states_the_fixed_time_rule_when_its_fires_cross_a_change(tmp_path)
     res = _next(env, entry_id)
     assert (res.code, res.err) == (0, ""), res
     assert res.out == (
-        "2026-03-28T02:30:00+01:00  (2026-03-28T01:30:00Z)\n"
-        "2026-03-29T03:00:00+02:00  (2026-03-29T01:00:00Z)\n"
-        "2026-03-30T02:30:00+02:00  (2026-03-30T00:30:00Z)\n"
-        "2026-03-31T02:30:00+02:00  (2026-03-31T00:30:00Z)\n"
-        "2026-04-01T02:30:00+02:00  (2026-04-01T00:30:00Z)\n"
+        "TIME (Europe/Berlin)  UTC\n"
+        "2026-03-28 02:30:00   2026-03-28 01:30:00\n"
+        "2026-03-29 03:00:00   2026-03-29 01:00:00\n"
+        "2026-03-30 02:30:00   2026-03-30 00:30:00\n"
+        "2026-03-31 02:30:00   2026-03-31 00:30:00\n"
+        "2026-04-01 02:30:00   2026-04-01 00:30:00\n"
         f"{FIXED_NOTE}\n"
     )
     result = json_ok(_next(env, entry_id, "--json"))
@@ -1219,9 +1222,10 @@ def test_next_states_the_clock_rule_for_an_hourly_expression(tmp_path):
     entry_id = add_id(env, "b", "--cron", "0 * * * *", "--tz", "Europe/Berlin", "--role", "op")
     res = _next(env, entry_id, "-n", "3")
     assert res.out == (
-        "2026-03-29T03:00:00+02:00  (2026-03-29T01:00:00Z)\n"  # 02:00 does not exist: skipped
-        "2026-03-29T04:00:00+02:00  (2026-03-29T02:00:00Z)\n"
-        "2026-03-29T05:00:00+02:00  (2026-03-29T03:00:00Z)\n"
+        "TIME (Europe/Berlin)  UTC\n"
+        "2026-03-29 03:00:00   2026-03-29 01:00:00\n"  # 02:00 does not exist: skipped
+        "2026-03-29 04:00:00   2026-03-29 02:00:00\n"
+        "2026-03-29 05:00:00   2026-03-29 03:00:00\n"
         f"{CLOCK_NOTE}\n"
     ), res
     assert json_ok(_next(env, entry_id, "-n", "3", "--json"))["dst"] == CLOCK_NOTE
@@ -1232,8 +1236,9 @@ def test_next_reads_a_local_zone_cron_in_the_local_zone(tmp_path):
     entry_id = add_id(env, "c", "--cron", "30 2 * * *", "--role", "op")
     res = _next(env, entry_id, "-n", "2")
     assert res.out == (
-        "2026-10-25T02:30:00+02:00  (2026-10-25T00:30:00Z)\n"  # the first pass only
-        "2026-10-26T02:30:00+01:00  (2026-10-26T01:30:00Z)\n"
+        "TIME (Europe/Berlin)  UTC\n"
+        "2026-10-25 02:30:00   2026-10-25 00:30:00\n"  # the first pass only
+        "2026-10-26 02:30:00   2026-10-26 01:30:00\n"
         f"{FIXED_NOTE}\n"
     ), res
 
@@ -1243,7 +1248,7 @@ def test_next_has_no_dst_line_when_no_change_is_crossed(tmp_path):
     utc = add_id(env, "c", "--cron", "0 9 * * *", "--role", "op")
     res = _next(env, utc)
     assert res.code == 0 and "daylight" not in res.out, res
-    assert len(res.out.splitlines()) == 5
+    assert len(res.out.splitlines()) == 1 + 5  # the header and five fires
     assert set(json_ok(_next(env, utc, "--json"))) == {"id", "fires"}
     summer = make_env(tmp_path / "summer", RK_NOW=str(ts("2026-06-01T12:00:00Z")))
     berlin = add_id(summer, "d", "--cron", "30 2 * * *", "--tz", "Europe/Berlin", "--role", "op")
@@ -1251,7 +1256,7 @@ def test_next_has_no_dst_line_when_no_change_is_crossed(tmp_path):
     assert "dst" not in json_ok(_next(summer, berlin, "--json"))
     # only the listed fires count: one fire before the change says nothing
     berlin = add_id(env, "e", "--cron", "30 2 * * *", "--tz", "Europe/Berlin", "--role", "op")
-    assert _next(env, berlin, "-n", "1").out == "2026-03-28T02:30:00+01:00  (2026-03-28T01:30:00Z)\n"
+    assert _next(env, berlin, "-n", "1").out == "TIME (Europe/Berlin)  UTC\n2026-03-28 02:30:00   2026-03-28 01:30:00\n"
     assert "daylight" in _next(env, berlin, "-n", "2").out
 
 

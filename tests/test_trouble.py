@@ -151,6 +151,30 @@ def test_edit_refuses_an_every_below_the_poll_unless_forced(tmp_path):
     assert run_in(["cron", "edit", entry, "--every", "1s", "--force"], env).code == 0
 
 
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (("--idle-every", "10s"), "--idle-every 10s"),
+        (("--backoff", "--min", "10s", "--max", "1h"), "--backoff --min 10s"),
+    ],
+)
+def test_add_and_edit_refuse_a_backoff_step_below_the_poll_unless_forced(tmp_path, flags, named):
+    env = make_env(tmp_path, RK_NOW=str(T0))
+    refused = run_in(["cron", "add", "ping", *flags, "--role", "op"], env)
+    assert refused.code == 2 and named in refused.err and "tick_interval" in refused.err, refused.err
+    assert len(refused.err.strip().splitlines()) == 1, refused.err  # the error alone, no note before it
+    assert run_in(["cron", "list", "--json"], env).json()["result"] == []
+    forced = run_in(["cron", "add", "ping", *flags, "--role", "op", "--force", "--json"], env)
+    assert forced.code == 0, forced.err
+    entry = forced.json()["result"]["id"]
+    assert run_in(["cron", "add", "ping", *flags, "--role", "op"], dict(env, RK_TICK_INTERVAL="5")).code == 0
+    kept = run_in(["cron", "add", "ping", "--idle-every", "5m", "--role", "op", "--json"], env)
+    assert kept.code == 0
+    edited = run_in(["cron", "edit", kept.json()["result"]["id"], *flags], env)
+    assert edited.code == 2 and named in edited.err, edited.err
+    assert run_in(["cron", "edit", entry, *flags, "--force"], env).code == 0
+
+
 def _rate_lines(err: str) -> list[str]:
     return [line for line in err.splitlines() if "rate cap" in line]
 
@@ -209,5 +233,5 @@ def test_next_honours_active_hours_and_a_pause(tmp_path):
     assert run_in(["cron", "pause", "--for", "3h"], env).code == 0
     paused = run_in(["cron", "next", entry, "-n", "2"], env)
     lines = paused.out.splitlines()
-    assert lines[0].startswith("server paused until 2027-01-15T11:00:00") and "skipped-paused" in lines[0]
-    assert [line[11:16] for line in lines[1:3]] == ["11:00", "12:00"]
+    assert lines[0].startswith("server paused until 2027-01-15 11:00:00 UTC") and "skipped-paused" in lines[0]
+    assert [line[11:16] for line in lines[2:4]] == ["11:00", "12:00"]  # under the TIME header

@@ -14,8 +14,9 @@ from typing import Annotated
 
 import typer
 
-from rk.cli.environment import CliError, ErrorCode, ExitStatus, environment, rfc3339
-from rk.cli.options import JsonOpt, ServerOpt
+from rk.cli.environment import CliError, ErrorCode, ExitStatus, environment, stamp, zone_label
+from rk.cli.options import FullOpt, JsonOpt, ServerOpt
+from rk.cli.table import Column, layout, terminal_width
 from rk.core.bounds import MAX_PID
 from rk.core.environ import is_pane_id
 from rk.core.facts import LIMITED, PaneFact, Source
@@ -123,11 +124,16 @@ def cmd_hook(
 def cmd_list(
     ctx: typer.Context,
     every: Annotated[bool, typer.Option("--all", help="Every live tmux server of this user.")] = False,
+    full: FullOpt = False,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
     """Every pane with its kind, program, agent state, since when, where the state came
     from, and the process the kind was judged by.
+
+    Reads live tmux state only (one listing of each server's panes and their
+    options; the process table for the kind), never the entries file or the log.
+    On a terminal the columns shrink, then drop (the process first) to fit; --full shows all.
 
     Example: rk agent list --all
     """
@@ -161,18 +167,33 @@ def cmd_list(
     if not rows:
         env.result(records, "no panes" + ("" if every else f" on server {env.server}"))
         return
-    lines = [
-        f"{'SERVER':<10} {'PANE':<5} {'KIND':<7} {'PROGRAM':<9} {'STATE':<8} {'SINCE':<25} {'FROM':<7} "
-        f"{'HOOKS':<5} PROCESS"
+    label = zone_label(zone)
+    columns = [
+        Column("SERVER", priority=4, shrink_to=8),
+        Column("PANE"),
+        Column("KIND", priority=3),
+        Column("PROGRAM", shrink_to=8),
+        Column("STATE"),
+        Column(f"SINCE ({label})", priority=2),
+        Column("FROM", priority=5),
+        Column("HOOKS", priority=1),
+        Column("PROCESS", priority=6, shrink_to=12),
     ]
-    for r in rows:
-        since = rfc3339(r.since, zone) if r.since else "-"
-        hooks = "seen" if r.hooks_seen else "never"
-        process = f"{r.process} (pid {r.process_pid})" if r.process_pid else "-"
-        lines.append(
-            f"{r.server:<10} {r.pane:<5} {r.kind:<7} {r.program or '-':<9} {r.state or '-':<8} {since:<25} "
-            f"{r.source or '-':<7} {hooks:<5} {process}"
-        )
+    cells = [
+        [
+            r.server,
+            r.pane,
+            r.kind,
+            r.program or "-",
+            r.state or "-",
+            stamp(r.since, zone) if r.since else "-",
+            r.source or "-",
+            "seen" if r.hooks_seen else "never",
+            f"{r.process} (pid {r.process_pid})" if r.process_pid else "-",
+        ]
+        for r in rows
+    ]
+    lines = layout(columns, cells, terminal_width(env.stdout, env.environ, full))
     env.result(records, lines)
 
 

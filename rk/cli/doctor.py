@@ -19,6 +19,7 @@ import typer
 
 from rk.cli.environment import Environment, ExitStatus, environment
 from rk.cli.options import JsonOpt, ServerOpt
+from rk.cli.table import terminal_width, wrapped
 
 if TYPE_CHECKING:
     from rk.core.facts import PaneFact
@@ -364,9 +365,27 @@ def check_unit(env: Environment) -> Check | None:
     return Check("systemd unit", Level.OK, f"{unit} (enabled, active)")
 
 
+def _lines(checks: list[Check], width: int | None) -> list[str]:
+    """One line a check (`level  name: detail  → fix`); on a terminal too narrow for it,
+    broken between words, the fix on its own line under the detail."""
+    out = []
+    for c in checks:
+        head = f"{c.level:<4}  {c.name}: {c.detail}"
+        fix = f"→ {c.fix}" if c.fix and c.level != Level.OK else ""
+        if width is None or len(head) + 2 + len(fix) <= width or not fix:
+            out += wrapped(f"{head}  {fix}" if fix else head, width, 6)
+        else:
+            out += wrapped(head, width, 6) + wrapped(" " * 6 + fix, width, 8)
+    return out
+
+
 def cmd_doctor(ctx: typer.Context, as_json: JsonOpt = False, server: ServerOpt = None) -> None:
     """Check that rk can fire: PATH, hooks, agent CLI versions, hooks seen, screens rk can read,
     the ticker, tmux, TMUX_TMPDIR, the unit.
+
+    Reads everything: the agents' hook settings, each agent CLI's version, the entries
+    files and logs, live tmux (each live server's panes and their screens, `tmux -V`),
+    the ticker's files and the systemd unit. A stopped server is never started.
 
     Example: rk doctor
     """
@@ -381,10 +400,6 @@ def cmd_doctor(ctx: typer.Context, as_json: JsonOpt = False, server: ServerOpt =
     unit = check_unit(env)
     if unit is not None:
         checks.append(unit)
-    lines = [
-        f"{c.level:<4}  {c.name}: {c.detail}" + (f"  → {c.fix}" if c.fix and c.level != Level.OK else "")
-        for c in checks
-    ]
-    env.result([asdict(c) for c in checks], lines)
+    env.result([asdict(c) for c in checks], _lines(checks, terminal_width(env.stdout, env.environ, False)))
     if any(c.level == Level.FAIL for c in checks):
         raise typer.Exit(ExitStatus.ERROR)

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from rk import logfile
-from rk.cli.environment import CliError, Environment, environment, not_found, rfc3339, usage
+from rk.cli.environment import CliError, Environment, environment, moment, not_found, usage
 from rk.cli.flags import (
     HOURS_OFF,
     WAKE_OFF,
@@ -49,6 +49,7 @@ from rk.cli.store import editing, get, stored
 from rk.core.durations import format_duration
 from rk.core.edits import muted, rescheduled_line, unmuted, with_if_absent
 from rk.core.entry import (
+    Backoff,
     CreatedBy,
     Deliver,
     Entry,
@@ -60,6 +61,7 @@ from rk.core.entry import (
     TargetKind,
     WakeOn,
     WakeOnly,
+    catch_up_window_problem,
     check_respawn_intent,
 )
 from rk.core.hours import ActiveHours
@@ -112,6 +114,7 @@ def cmd_add(
         raise usage("the prompt must not be empty")
     _check_placeholders(prompt)
     wake = wake_from_flags(wake_on, wake_scope, wake_debounce, allow_off=False)
+    notes: list[str] = []
     schedule = schedule_from_flags(
         every,
         idle_every,
@@ -122,7 +125,7 @@ def cmd_add(
         catch_up,
         tz,
         required=wake is None,
-        note=env.notice,
+        note=notes.append,
         poll=env.settings().tick_interval,
         catch_up_within=catch_up_within,
         at=at,
@@ -130,7 +133,9 @@ def cmd_add(
         now=env.now(),
         zone=env.zone(),
     )
-    _check_poll(env, schedule, force)
+    _check_poll(env, schedule, force, idle_every is not None)
+    for remark in notes:  # said once the schedule is accepted
+        env.notice(remark)
     schedule = schedule or WakeOnly()  # fires on its wake event only
     hours = active_hours_from_flag(active_hours, allow_off=False)
     deliver = (
@@ -176,6 +181,7 @@ def cmd_add(
         active_hours=hours if isinstance(hours, ActiveHours) else None,
         created_by=CreatedBy(at=now, session=session_ref, pane=caller),
     )
+    _check_catch_up_window(entry)
     try:
         check_respawn_intent(entry)
     except EntryError as exc:
@@ -191,20 +197,36 @@ def cmd_add(
             entry = doc.get(entry.id)  # validates the stored form (e.g. a cron expression that never matches)
         except EntryError as exc:
             raise CliError(str(exc)) from None
-    env.result(_receipt(entry), f"{entry.id} {entry.name} [{entry.schedule.summary} -> {entry.target.summary}]")
+    env.result(_receipt(entry), f"{entry.id} {entry.name} [{_said(entry, env)} -> {entry.target.summary}]")
     for warning in [*rate_warnings(env, entry.schedule), *add_warnings(env, entry, outside_tmux=not caller)]:
         env.notice(f"warning: {warning}")
 
 
-def _check_poll(env: Environment, schedule: Schedule | None, force: bool) -> None:
-    """An `--every` shorter than the ticker's poll cannot be kept (the ticker looks every
-    `tick_interval` s): a usage error unless `--force` says it is meant."""
+def _check_catch_up_window(entry: Entry) -> None:
+    """A catch-up window within the entry's grace (when-idle: its 2-hour hold) is a usage error."""
+    problem = catch_up_window_problem(entry.schedule, entry.policy)
+    if problem:
+        raise usage(f"--catch-up-within {problem}")
+
+
+def _check_poll(env: Environment, schedule: Schedule | None, force: bool, idle_every: bool = False) -> None:
+    """An interval or backoff step shorter than the ticker's poll cannot be kept (the
+    ticker looks every `tick_interval` s): a usage error naming the setting, unless
+    `--force` says it is meant."""
     poll = env.settings().tick_interval
-    if isinstance(schedule, Every) and schedule.interval < poll and not force:
-        raise usage(
-            f"--every {format_duration(schedule.interval)} is shorter than the ticker's poll of {poll}s"
-            " (setting tick_interval): it fires at most once a poll; pass --force to keep it"
-        )
+    if force:
+        return
+    if isinstance(schedule, Every) and schedule.interval < poll:
+        flag, step, what = "--every", schedule.interval, "it fires at most once a poll"
+    elif isinstance(schedule, Backoff) and schedule.min < poll:
+        flag = "--idle-every" if idle_every else "--backoff --min"
+        step, what = schedule.min, f"a step under the poll counts as {poll}s"
+    else:
+        return
+    raise usage(
+        f"{flag} {format_duration(step)} is shorter than the ticker's poll of {poll}s"
+        f" (setting tick_interval): {what}; pass --force to keep it"
+    )
 
 
 def rate_warnings(env: Environment, schedule: Schedule) -> list[str]:
@@ -299,6 +321,14 @@ def _with_server(env: Environment, target: Target) -> Target:
     return replace(target, server=ServerIdentity(int(fields[1]), int(fields[2])))
 
 
+def _said(entry: Entry, env: Environment) -> str:
+    """The receipt's schedule: an `--at` instant in the entry's zone, not UTC."""
+    from rk.cli.listing import schedule_text
+    from rk.core.due import entry_zone
+
+    return schedule_text(entry.schedule, entry_zone(entry, env.zone()))
+
+
 def _receipt(entry: Entry) -> dict:
     return {"id": entry.id, "name": entry.name, "schedule": entry.schedule.summary, "target": entry.target.summary}
 
@@ -342,6 +372,7 @@ def cmd_edit(
     Example: rk cron edit 3f2a --every 10m --prompt "status, briefly?"
     """
     env = environment(ctx, server, as_json)
+    notes: list[str] = []
     schedule = schedule_from_flags(
         every,
         idle_every,
@@ -352,11 +383,13 @@ def cmd_edit(
         catch_up,
         tz,
         required=False,
-        note=env.notice,
+        note=notes.append,
         poll=env.settings().tick_interval,
         catch_up_within=catch_up_within,
     )
-    _check_poll(env, schedule, force)
+    _check_poll(env, schedule, force, idle_every is not None)
+    for remark in notes:  # said once the schedule is accepted
+        env.notice(remark)
     hours = active_hours_from_flag(active_hours, allow_off=True)
     deliver = choice("--deliver", deliver, Deliver)
     if_absent = choice("--if-absent", if_absent, IfAbsent)
@@ -402,6 +435,7 @@ def cmd_edit(
             new = replace(new, active_hours=hours)
         if new.payload != old.payload:  # edit cannot change the payload today; if it ever does, add's rule holds
             _check_placeholders(new.payload)
+        _check_catch_up_window(new)
         try:
             check_respawn_intent(new)
         except EntryError as exc:
@@ -423,7 +457,7 @@ def cmd_edit(
             logfile.append_lines(files.log, [line])
         except OSError as exc:
             raise CliError(f"{exc.filename or files.dir}: {exc.strerror or exc}") from None
-    env.result(_receipt(new), f"edited {new.id} {new.name} [{new.schedule.summary} -> {new.target.summary}]")
+    env.result(_receipt(new), f"edited {new.id} {new.name} [{_said(new, env)} -> {new.target.summary}]")
     if schedule is not None:
         for warning in rate_warnings(env, new.schedule):
             env.notice(f"warning: {warning}")
@@ -485,7 +519,7 @@ def _muted(entry: Entry, now: int, lease: int, off: bool, zone) -> tuple[Entry, 
         return (
             entry,
             {"id": entry_id, "muted": True, "until": until},
-            f"muted {entry_id} until {rfc3339(until, entry_zone(entry, zone))}",
+            f"muted {entry_id} until {moment(until, entry_zone(entry, zone))}",
         )
     return entry, {"id": entry_id, "muted": True}, f"muted {entry_id}"
 

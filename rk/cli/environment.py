@@ -183,3 +183,10 @@ def stamp(ts: int, zone) -> str:
 def zone_label(zone) -> str:
     """The zone's name as a view's header shows it (its IANA key when it has one)."""
     return getattr(zone, "key", None) or str(zone)
+
+
+def moment(ts: int, zone) -> str:
+    """An instant in a one-line message: `stamp` and the zone's abbreviation for that
+    instant (`EST`, `CEST`), which also tells a fall-back day's two 01:30s apart."""
+    when = datetime.fromtimestamp(ts, zone)
+    return f"{when.strftime('%Y-%m-%d %H:%M:%S')} {when.tzname() or zone_label(zone)}"

@@ -14,7 +14,6 @@ from typing import TypeVar
 
 from rk.cli.environment import usage
 from rk.core.cronexpr import CronError, CronExpr, wall_instants, zone_for
-from rk.core.due import CRON_GRACE
 from rk.core.durations import DurationError, parse_duration
 from rk.core.entry import (
     BACKOFF_MAX,
@@ -33,6 +32,7 @@ from rk.core.entry import (
     WakeOn,
 )
 from rk.core.environ import is_pane_id
+from rk.core.grace import CRON_GRACE
 from rk.core.hours import ActiveHours, HoursError
 from rk.core.ladder import POLL
 

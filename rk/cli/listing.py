@@ -14,13 +14,13 @@ from datetime import tzinfo
 import typer
 
 from rk import logfile
-from rk.cli.environment import Environment, environment, stamp, zone_label
+from rk.cli.environment import Environment, environment, moment, stamp, zone_label
 from rk.cli.options import AllOpt, FullOpt, JsonOpt, ServerOpt
 from rk.cli.store import servers_of
 from rk.cli.table import Column, layout, terminal_width
 from rk.config import ServerFiles
 from rk.core.durations import format_duration, format_go
-from rk.core.entry import At, Backoff, Cron, Entry, Every, Schedule, WakeOnly, catch_up_fields
+from rk.core.entry import At, Backoff, Cron, Entry, Every, Schedule, WakeOnly, catch_up_fields, catch_up_summary
 from rk.core.facts import PaneFact, TargetFact, resolve_target
 from rk.core.health import why_not
 from rk.core.log import LogView, status_of
@@ -43,11 +43,23 @@ class Row:
     why_not: str | None
 
 
-def schedule_cell(entry: Entry) -> str:
-    """The SCHEDULE column: the schedule, `+wake` with a wake_on, or `on <event>` for a wake-only entry."""
+def schedule_cell(entry: Entry, zone: tzinfo | None = None) -> str:
+    """The SCHEDULE column: the schedule, `+wake` with a wake_on, or `on <event>` for a
+    wake-only entry; an `at` instant in `zone`'s wall time (the header names the zone)."""
     if isinstance(entry.schedule, WakeOnly) and entry.wake_on is not None:
         return f"on {entry.wake_on.event}"
-    return entry.schedule.summary + (" +wake" if entry.wake_on else "")
+    text = schedule_text(entry.schedule, zone, named=False) if zone is not None else entry.schedule.summary
+    return text + (" +wake" if entry.wake_on else "")
+
+
+def schedule_text(schedule: Schedule, zone: tzinfo, named: bool = True) -> str:
+    """The schedule as a human view says it: an `at` instant in `zone` (the entry's),
+    with the zone's abbreviation when `named`; the others as their summary (the JSON
+    form, in UTC, stays the machine's)."""
+    if not isinstance(schedule, At):
+        return schedule.summary
+    when = moment(schedule.at, zone) if named else stamp(schedule.at, zone)
+    return f"at {when}" + catch_up_summary(schedule.catch_up, schedule.catch_up_within)
 
 
 def _schedule_json(s: Schedule) -> dict:
@@ -174,7 +186,7 @@ def sorted_rows(rows: list[Row]) -> list[Row]:
 
 
 def _when(ts: int, zone: tzinfo) -> str:
-    return stamp(ts, zone) + f" {zone_label(zone)}"
+    return moment(ts, zone)
 
 
 def target_cell(row: Row) -> str:
@@ -269,7 +281,7 @@ def render_table(env: Environment, rows: list[Row], now: int, with_server: bool,
                 *((r.server,) if with_server else ()),
                 r.entry.id,
                 r.entry.name,
-                schedule_cell(r.entry),
+                schedule_cell(r.entry, zone),
                 stamp(r.next, zone) if r.next is not None else "-",
                 left_cell(r, now),
                 last,

@@ -8,7 +8,10 @@ import typer
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 ForceOpt = Annotated[
-    bool, typer.Option("--force", help="Accept an --every shorter than the ticker's poll (tick_interval).")
+    bool,
+    typer.Option(
+        "--force", help="Accept an --every, --idle-every or --min shorter than the ticker's poll (tick_interval)."
+    ),
 ]
 ServerOpt = Annotated[
     str | None,

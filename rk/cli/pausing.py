@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from rk import nudge
-from rk.cli.environment import CliError, environment, rfc3339
+from rk.cli.environment import CliError, environment, moment
 from rk.cli.flags import duration
 from rk.cli.options import AllOpt, JsonOpt, ServerOpt
 from rk.cli.store import servers_of
@@ -39,7 +39,7 @@ def cmd_pause(
             write_pause(files.pause, now, until)
     except (ConfigError, OSError) as exc:
         raise CliError(str(exc)) from None
-    when = f"until {rfc3339(until, env.zone())}" if until else "until resumed"
+    when = f"until {moment(until, env.zone())}" if until else "until resumed"
     env.result(
         [{"server": f.slug, "until": until} for f in servers],
         [f"paused {f.slug} {when}" for f in servers] or "no server has entries",

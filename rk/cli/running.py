@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from rk import logfile
-from rk.cli.environment import CliError, Environment, ExitStatus, environment, not_found, rfc3339, usage
+from rk.cli.environment import CliError, Environment, ExitStatus, environment, moment, not_found, usage
 from rk.cli.options import IdArg, JsonOpt, ServerOpt
 from rk.cli.store import stored, waiting_note
 from rk.config import ConfigError, check_private_dir
@@ -163,7 +163,7 @@ def cmd_ticker(
     if found is not None and found.alive():
         env.result(
             {"running": True, "pid": found.pid, "started_at": found.started_at},
-            f"ticker running (pid {found.pid}, since {rfc3339(found.started_at, env.zone())})",
+            f"ticker running (pid {found.pid}, since {moment(found.started_at, env.zone())})",
         )
     else:
         env.result({"running": False}, "ticker not running")

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime
 from typing import Annotated
 
 import typer
 
 from rk import clock
-from rk.cli.environment import environment, usage
+from rk.cli.environment import environment, moment, usage
 from rk.cli.flags import (
     HOURS_OFF,
     WAKE_OFF,
@@ -19,6 +18,7 @@ from rk.cli.flags import (
     schedule_from_flags,
     wake_from_flags,
 )
+from rk.cli.listing import schedule_text
 from rk.cli.options import (
     ActiveHoursOpt,
     BackoffOpt,
@@ -36,7 +36,7 @@ from rk.cli.options import (
     WakeDebounceOpt,
     WakeOnOpt,
 )
-from rk.cli.store import find, load_for_listing
+from rk.cli.store import find, loadable
 from rk.core import bounds
 from rk.core.entry import CreatedBy, Cron, Deliver, Entry, Target, TargetKind, WakeOn, WakeOnly
 from rk.core.hours import ActiveHours
@@ -84,6 +84,8 @@ def cmd_simulate(
 ) -> None:
     """Replay an entry against a scripted pane-state timeline and draw fires, holds and skips.
 
+    Reads the entries file for ID (with schedule flags, no file at all); never tmux.
+
     Example: rk cron simulate --idle-every 3m --deliver when-idle --states "0 idle; 10m active; 25m idle" --for 1h
     """
     env = environment(ctx, server, as_json)
@@ -122,8 +124,7 @@ def cmd_simulate(
     else:
         t0 = env.now()
     if entry_id is not None:
-        entries, _, _ = load_for_listing(env)
-        base = find(entries, entry_id)
+        base = find(loadable(env), entry_id)
     else:
         base = Entry(
             id="sim",
@@ -196,14 +197,14 @@ def cmd_simulate(
 
     console = Console(file=env.stdout, width=width, highlight=False)
     title = (
-        f"{entry.id}  {entry.schedule.summary}{' +wake' if entry.wake_on else ''}"
+        f"{entry.id}  {schedule_text(entry.schedule, zone)}{' +wake' if entry.wake_on else ''}"
         f"  deliver {entry.deliver or Deliver.IMMEDIATE}"
         f"  target %1{f' (answers in {react}s)' if react else ''}  over {for_} from "
-        f"{datetime.fromtimestamp(t0, zone).isoformat(timespec='minutes')}"
+        f"{moment(t0, zone)}"
     )
     console.print(
         render(sim, title=title, pane="%1", others=others, start=t0, end=t0 + span, width=console.width, zone=zone)
     )
     first = next((e for e in sim.events if e.typed), None)
     if first is not None:
-        console.print(f"typed at {datetime.fromtimestamp(first.at, zone).isoformat(timespec='minutes')}: {first.typed}")
+        console.print(f"typed at {moment(first.at, zone)}: {first.typed}")

@@ -13,10 +13,11 @@ from typing import Annotated
 
 import typer
 
-from rk.cli.environment import Environment, ExitStatus, environment, rfc3339
+from rk.cli.environment import Environment, ExitStatus, environment, moment, stamp, zone_label
 from rk.cli.listing import Row, load_server, row_record, server_view, sorted_rows
-from rk.cli.options import JsonOpt, ServerOpt
+from rk.cli.options import FullOpt, JsonOpt, ServerOpt
 from rk.cli.store import servers_of
+from rk.cli.table import Column, layout, terminal_width, wrapped
 from rk.core.health import is_trouble
 from rk.core.log import RATE_WINDOW, Status, status_of
 
@@ -72,41 +73,84 @@ def gather(env: Environment) -> dict[str, object]:
     return {"ok": ok, "ticker": ticker, "failed": failed, "trouble": trouble, "servers": servers}
 
 
-def _lines(env: Environment, state: dict[str, object]) -> list[str]:
+#: `status`'s entry table, as `list` keeps its columns at 80: the id, the next fire and
+#: how long to it stay; the target, then the name, go first.
+ENTRY_COLUMNS = (
+    Column("ID"),
+    Column("NAME", priority=2, shrink_to=10),
+    Column("NEXT"),
+    Column("LEFT", shrink_to=14),
+    Column("TARGET", priority=1, shrink_to=10),
+)
+INDENT = "  "
+
+
+def _lines(env: Environment, state: dict[str, object], full: bool = False) -> list[str]:
     from rk.cli.listing import left_cell, target_cell
 
     zone = env.zone()
     now = env.now()
+    width = terminal_width(env.stdout, env.environ, full)
+    inner = None if width is None else max(width - len(INDENT), 20)
     t = state["ticker"]
     assert isinstance(t, dict)
     out = []
     if t["running"]:
-        last = f", last tick {rfc3339(int(t['last_tick']), zone)}" if t.get("last_tick") else ""
+        last = f", last tick {moment(int(t['last_tick']), zone)}" if t.get("last_tick") else ""
         served = ", ".join(t.get("servers") or []) or "none yet"
-        out.append(f"ticker: running (pid {t['pid']}, since {rfc3339(int(t['since']), zone)}{last}); serves {served}")
+        out.append(f"ticker: running (pid {t['pid']}, since {moment(int(t['since']), zone)}{last}); serves {served}")
         error = t.get("last_error")
         if isinstance(error, dict):
-            out.append(f"  last error {rfc3339(int(error['ts']), zone)}: {error['message']}")
+            out.append(f"  last error {moment(int(error['ts']), zone)}: {error['message']}")
     else:
         out.append("ticker: NOT RUNNING (start it: rk cron ticker start)")
     for line in state["failed"] if isinstance(state["failed"], list) else []:
         out.append(f"failed in the last hour: {line}")
     for line in state["trouble"] if isinstance(state["trouble"], list) else []:
         out.append(f"cannot fire: {line}")
+    out = [part for line in out for part in wrapped(line, width, len(INDENT))]
+    label = zone_label(zone)
     for srv in state["servers"] if isinstance(state["servers"], list) else []:
         out.append("")
         out.append(f"server {srv['server']}" + (f" ({srv['paused']})" if srv["paused"] else ""))
         rows: list[Row] = srv["_rows"]
-        for r in sorted_rows(rows):
-            nxt = rfc3339(r.next, zone) if r.next is not None else "-"
-            out.append(f"  {r.entry.id:<6} {r.entry.name[:24]:<24} {nxt:<25} {left_cell(r, now):<28} {target_cell(r)}")
-        if not rows:
-            out.append("  no entries")
-        for p in srv["panes"]:
-            since = rfc3339(int(p["since"]), zone) if p["since"] else "-"
-            hooks = "hooks seen" if p["hooks_seen"] else "no hooks seen"
-            out.append(f"  pane {p['pane']:<5} {p['program'] or '-':<9} {p['state'] or '-':<8} since {since}  {hooks}")
+        columns = [Column(f"NEXT ({label})") if c.header == "NEXT" else c for c in ENTRY_COLUMNS]
+        cells = [
+            [
+                r.entry.id,
+                r.entry.name,
+                stamp(r.next, zone) if r.next is not None else "-",
+                left_cell(r, now),
+                target_cell(r),
+            ]
+            for r in sorted_rows(rows)
+        ]
+        out += [INDENT + line for line in layout(columns, cells, inner)] if rows else [f"{INDENT}no entries"]
+        panes = [
+            [
+                p["pane"],
+                p["program"] or "-",
+                p["state"] or "-",
+                stamp(int(p["since"]), zone) if p["since"] else "-",
+                "seen" if p["hooks_seen"] else "never",
+            ]
+            for p in srv["panes"]
+        ]
+        if panes:
+            out.append("")
+            out += [INDENT + line for line in layout(pane_columns(label), panes, inner)]
     return out
+
+
+def pane_columns(label: str) -> list[Column]:
+    """The agent panes under each server: the state since when, and whether hooks report it."""
+    return [
+        Column("PANE"),
+        Column("PROGRAM", shrink_to=8),
+        Column("STATE"),
+        Column(f"SINCE ({label})", priority=2),
+        Column("HOOKS", priority=1),
+    ]
 
 
 def cmd_status(
@@ -114,10 +158,15 @@ def cmd_status(
     watch: Annotated[
         bool, typer.Option("--watch", help=f"Redraw in place every {WATCH_EVERY:g} s (Ctrl-C ends).")
     ] = False,
+    full: FullOpt = False,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
     """The ticker, then each server's entries (as in list) and its agent panes.
+
+    Reads the ticker's pid and heartbeat files, each server's entries file, log and
+    pause file, and one listing of each live server's panes (a stopped server is
+    never started). On a terminal the tables shrink, then drop columns, to fit; --full shows all.
 
     Example: rk status || echo "rk needs attention"
     """
@@ -128,13 +177,13 @@ def cmd_status(
             srv.pop("_rows", None)
         env.result(state)
     elif not watch:
-        for line in _lines(env, state):
+        for line in _lines(env, state, full):
             env.out(line)
     else:
         try:
             while True:
                 env.stdout.write("\x1b[H\x1b[2J")
-                for line in _lines(env, state):
+                for line in _lines(env, state, full):
                     env.out(line)
                 env.stdout.flush()
                 time.sleep(WATCH_EVERY)

@@ -53,14 +53,18 @@ def get(doc: EntryDocument, entry_id: str) -> Entry:
         raise CliError(f"entry {entry_id} is invalid ({exc}); fix it by hand or rm it") from None
 
 
-def load_for_listing(env: Environment) -> tuple[list[Entry], LogView, int]:
-    """Every loadable entry (the others reported on stderr), the live log, now."""
+def loadable(env: Environment) -> list[Entry]:
+    """Every loadable entry of -L's server (the others reported on stderr); the log unread."""
     env.warn_if_unsafe()
-    files = env.files()
-    loaded = load_entries(files.entries)
+    loaded = load_entries(env.files().entries)
     for diag in loaded.diagnostics:
         env.err(f"rk: {diag.reason}: {diag.detail}")
-    return loaded.entries, LogView(logfile.read_live(files.log)), env.now()
+    return loaded.entries
+
+
+def load_for_listing(env: Environment) -> tuple[list[Entry], LogView, int]:
+    """Every loadable entry (the others reported on stderr), the live log, now."""
+    return loadable(env), LogView(logfile.read_live(env.files().log)), env.now()
 
 
 def find(entries: list[Entry], entry_id: str) -> Entry:

@@ -132,6 +132,24 @@ def terminal_width(stdout: TextIO, environ: Mapping[str, str], full: bool) -> in
     if columns.isdigit() and int(columns) > 0:
         return int(columns)
     try:
-        return os.get_terminal_size(stdout.fileno()).columns
+        size = os.get_terminal_size(stdout.fileno()).columns
     except (OSError, ValueError, AttributeError):
-        return shutil.get_terminal_size().columns
+        size = shutil.get_terminal_size().columns
+    return size or None  # a terminal that reports no size (0): as if piped
+
+
+def wrapped(text: str, width: int | None, indent: int = 0) -> list[str]:
+    """A line of prose in `width` columns (None: whole): broken between words, the
+    continuation lines indented by `indent`; a word wider than the room stays whole."""
+    import textwrap
+
+    if width is None or len(text) <= width:
+        return [text]
+    return textwrap.wrap(
+        text,
+        width,
+        subsequent_indent=" " * indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+        drop_whitespace=True,
+    ) or [text]

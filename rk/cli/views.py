@@ -1,9 +1,9 @@
 """`rk cron list | show | log | next`: the commands that only read.
 
-log reads files only; list and show read the files and, when the server's
-socket answers, one listing of its panes for the TARGET state (a stopped
-server is never started); `next` asks the server for the target's facts when
-a backoff needs them. Tables fit the terminal (rk.cli.table); every human
+log reads files only (the log, and the entries file for names); list and show
+read the files and, when the server's socket answers, one listing of its panes
+for the TARGET state (a stopped server is never started); `next` asks the
+server for the target's facts only when a backoff needs them. Tables fit the terminal (rk.cli.table); every human
 view prints times one way, local, with the zone named once. `record()` is the
 `list --json` contract.
 """
@@ -19,11 +19,11 @@ import typer
 
 from rk import logfile
 from rk.cli import preview
-from rk.cli.environment import Environment, environment, rfc3339, stamp, usage, zone_label
-from rk.cli.listing import left_cell, record, row_record, server_view, target_cell
+from rk.cli.environment import Environment, environment, moment, rfc3339, stamp, usage, zone_label
+from rk.cli.listing import left_cell, record, row_record, schedule_cell, server_view, target_cell
 from rk.cli.options import FullOpt, IdArg, JsonOpt, ServerOpt
 from rk.cli.store import find, load_for_listing
-from rk.cli.table import Column, fixed_line, layout, terminal_width
+from rk.cli.table import Column, fixed_line, layout, terminal_width, wrapped
 from rk.core import bounds
 from rk.core.entry import Backoff, Cron, Deliver, Entry, IfAbsent, TargetKind
 from rk.core.log import LogLine
@@ -32,7 +32,11 @@ from rk.tmux import Server, TmuxError
 
 
 def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, server: ServerOpt = None) -> None:
-    """Show one entry in full (the files, and the pane's live state when its server runs).
+    """Show one entry in full, times local with the zone named first.
+
+    Reads the entries file, the log and the pause file; the `now:` line (the target's
+    live state) comes from one listing of the server's panes when its socket answers
+    (a stopped server is never started, and no tmux runs for it).
 
     Example: rk cron show 3f2a --json
     """
@@ -50,9 +54,10 @@ def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serv
     zone = env.zone()
     wake = f"{entry.wake_on.event} (debounce {_short(entry.wake_on.debounce)})" if entry.wake_on else "-"
     lines = [
+        f"times in:   {zone_label(zone)}",
         f"id:         {entry.id}",
         f"name:       {entry.name}",
-        f"schedule:   {entry.schedule.summary}",
+        f"schedule:   {schedule_cell(entry, zone)}",
         *([f"active:     {entry.active_hours.text}"] if entry.active_hours else []),
         f"wake_on:    {wake}",
         f"target:     {entry.target.summary}" + _server_note(entry, zone),
@@ -60,20 +65,26 @@ def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serv
         f"if_absent:  {entry.if_absent or IfAbsent.SKIP}" + (f" {list(entry.respawn)}" if entry.respawn else ""),
         f"flags:      {_flags(entry, now)}",
         f"types into: {'any program but a shell (any_program)' if entry.any_program else 'agents only'}",
-        f"created:    {rfc3339(entry.created_by.at, zone)}"
+        f"created:    {stamp(entry.created_by.at, zone)}"
         + (f" from {entry.created_by.pane}" if entry.created_by.pane else ""),
-        f"next:       {rfc3339(row.next, zone) if row.next is not None else '-'} ({left_cell(row, now)})",
-        f"last:       {f'{rfc3339(row.last_ts, zone)} {row.last_outcome}' if row.last_ts else '-'}",
+        f"next:       {stamp(row.next, zone) if row.next is not None else '-'} ({left_cell(row, now)})",
+        f"last:       {f'{stamp(row.last_ts, zone)} {row.last_outcome}' if row.last_ts else '-'}",
         f"now:        {target_cell(row)}",
         f"payload:    {entry.payload}",
         *typed_lines,
     ]
     if base["expires_at"] and not (row.target is not None and row.target.resolved):  # a live pane is no orphan
         lines.append(
-            f"expires:    {rfc3339(base['expires_at'], zone)}"
-            f" (target missing since {rfc3339(base['orphaned_since'], zone)})"
+            f"expires:    {stamp(base['expires_at'], zone)}"
+            f" (target missing since {stamp(base['orphaned_since'], zone)})"
         )
+    width = terminal_width(env.stdout, env.environ, False)
+    lines = [part for line in lines for part in wrapped(line, width, KEY_WIDTH)]
     env.result(rec, lines)
+
+
+#: `show`'s keys are padded to this many columns; a wrapped value continues under its start.
+KEY_WIDTH = 12
 
 
 def _server_note(entry: Entry, zone: tzinfo) -> str:
@@ -81,7 +92,7 @@ def _server_note(entry: Entry, zone: tzinfo) -> str:
     server = entry.target.server
     if not server.known:
         return " (tmux server not recorded yet)" if entry.target.kind == TargetKind.PANE else ""
-    return f" (of the tmux server started {rfc3339(server.started, zone)}, pid {server.pid})"
+    return f" (of the tmux server started {stamp(server.started, zone)}, pid {server.pid})"
 
 
 def _flags(entry: Entry, now: int) -> str:
@@ -124,9 +135,11 @@ def cmd_log(
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
-    """The delivery log, archives included, oldest first (reads files only).
+    """The delivery log, archives included, oldest first.
 
-    On a terminal the columns shrink, then drop, to fit; --full shows all.
+    Reads the log files and the entries file (for the names; --gaps: the entry's
+    schedule); never tmux. On a terminal the columns shrink, then drop, to fit;
+    --full shows all.
 
     Example: rk cron log -f --outcome failed, or rk cron log 3f2a --gaps --since 7d
     """
@@ -134,7 +147,7 @@ def cmd_log(
     if gaps:
         if follow or outcome is not None:
             raise usage("--gaps goes with --since only")
-        _log_gaps(env, entry_id, since)
+        _log_gaps(env, entry_id, since, terminal_width(env.stdout, env.environ, full))
         return
     if n < 0:
         raise usage("-n must be ≥ 0")
@@ -259,7 +272,7 @@ def _since(env: Environment, text: str, now: int) -> int:
         raise usage(f"--since {text[:40]!r}: want a duration (7d, 12h) or a time (ISO-8601 or unix seconds)") from None
 
 
-def _log_gaps(env: Environment, entry_id: str | None, since_text: str | None) -> None:
+def _log_gaps(env: Environment, entry_id: str | None, since_text: str | None, width: int | None) -> None:
     """`--gaps`: a cron entry's occurrences with no delivered line."""
     from rk.core.cronexpr import CronExpr
     from rk.core.due import cron_zone
@@ -283,10 +296,11 @@ def _log_gaps(env: Environment, entry_id: str | None, since_text: str | None) ->
         env.result([{"ts": g.occurrence, "local": rfc3339(g.occurrence, zone), "what": g.what} for g in found])
         return
     if not found:
-        env.out(f"no gaps: every one of {len(times)} occurrences since {rfc3339(start, zone)} was delivered")
+        env.out(f"no gaps: every one of {len(times)} occurrences since {moment(start, zone)} was delivered")
         return
-    for g in found:
-        env.out(f"{rfc3339(g.occurrence, zone)}  {g.what}")
+    columns = [Column(f"OCCURRENCE ({zone_label(zone)})"), Column("WHAT", shrink_to=12)]
+    for text in layout(columns, [[stamp(g.occurrence, zone), g.what] for g in found], width):
+        env.out(text)
 
 
 #: How many raw fire times `next` considers, so that quiet hours and a pause, which drop
@@ -298,10 +312,15 @@ def cmd_next(
     ctx: typer.Context,
     entry_id: IdArg,
     n: Annotated[int, typer.Option("-n", help="How many fire times.")] = 5,
+    full: FullOpt = False,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
-    """The next fire times in local time and UTC (backoff: if the target stays quiet).
+    """The next fire times in the entry's zone and UTC (backoff: if the target stays quiet).
+
+    Reads the entries file, the log and the pause file; asks the server for the
+    target's live facts only for a backoff entry (its climb starts from the
+    target's state), never for the others.
 
     Example: rk cron next 3f2a -n 10
     """
@@ -323,13 +342,11 @@ def cmd_next(
     plan.fires = kept_fires(entry, plan.fires, env.zone(), paused)
     fires = []
     listed: list[int] = []
-    human = []
+    cells = []
+    notes = []
     overdue = [item for item in plan.fires if item.ts <= now]
     if overdue:
-        human.append(
-            f"due now (since {datetime.fromtimestamp(overdue[0].ts, zone).isoformat(timespec='seconds')});"
-            " fires on the next tick"
-        )
+        notes.append(f"due now (since {moment(overdue[0].ts, zone)}); fires on the next tick")
     for item in [item for item in plan.fires if item.ts > now][:n]:
         local = datetime.fromtimestamp(item.ts, zone).isoformat(timespec="seconds")
         utc = datetime.fromtimestamp(item.ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -338,26 +355,33 @@ def cmd_next(
             rec["rung"] = item.rung
         fires.append(rec)
         listed.append(item.ts)
-        human.append(f"{local}  ({utc})" + (f"  rung {item.rung}" if item.rung else ""))
+        cells.append([stamp(item.ts, zone), stamp(item.ts, UTC), str(item.rung) if item.rung else "-"])
+    after = []
     if plan.note:
-        human.append(plan.note)
+        after.append(plan.note)
     dst = dst_note(sched, listed, now, zone) if isinstance(sched, Cron) else ""
     if dst:
-        human.append(dst)
+        after.append(dst)
     first = preview.first_fire(entry, view, plan.fires, now, env.zone())
     if first is not None:
-        human.append(f"typed (first fire): {first}")
+        after.append(f"typed (first fire): {first}")
     if paused is not None:
-        until = "until resumed" if paused == 0 else f"until {rfc3339(paused, zone)}"
-        human.insert(0, f"server paused {until}: fires due before then are dropped (skipped-paused)")
+        until = "until resumed" if paused == 0 else f"until {moment(paused, zone)}"
+        notes.insert(0, f"server paused {until}: fires due before then are dropped (skipped-paused)")
     if entry.is_muted(now):
-        human.insert(0, "muted: " + ("until unmuted" if entry.muted else f"until {rfc3339(entry.muted_until, zone)}"))
+        notes.insert(0, "muted: " + ("until unmuted" if entry.muted else f"until {moment(entry.muted_until, zone)}"))
+    width = terminal_width(env.stdout, env.environ, full)
+    columns = [Column(f"TIME ({zone_label(zone)})"), Column("UTC", priority=2)]
+    if any(item.rung for item in plan.fires):
+        columns.append(Column("RUNG", priority=1))
+    table = layout(columns, [c[: len(columns)] for c in cells], width) if cells else ["no upcoming fires"]
+    human = [part for line in [*notes, *table, *after] for part in wrapped(line, width)]
     result: dict[str, object] = {"id": entry.id, "fires": fires}
     if dst:
         result["dst"] = dst
     if first is not None:
         result["typed"] = first
-    env.result(result, human or ["no upcoming fires"])
+    env.result(result, human)
 
 
 def _target_fact(env: Environment, entry: Entry):

@@ -19,9 +19,10 @@ from datetime import UTC, datetime
 from enum import StrEnum
 
 from rk.core.diagnostics import Diag, Diagnostic
-from rk.core.due import HOLD_WINDOW, Fire
+from rk.core.due import Fire
 from rk.core.entry import Deliver, Entry, IfAbsent, TargetKind, WakeEvent
 from rk.core.facts import BUSY_STATES, LIMITED
+from rk.core.grace import HOLD_WINDOW
 from rk.core.log import LogView, Outcome, Reason, Status
 
 

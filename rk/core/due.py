@@ -23,16 +23,12 @@ from rk.core.cronexpr import CronError, CronExpr, zone_for
 from rk.core.diagnostics import Diag, Diagnostic
 from rk.core.entry import CATCH_UP_ONCE, At, Backoff, Cron, Deliver, Entry, Every, WakeEvent
 from rk.core.facts import PaneFact, TargetFact
+from rk.core.grace import late_window
 from rk.core.ladder import POLL
 from rk.core.log import LogView, Reason, Status, status_of
 from rk.core.settings import Settings
 from rk.core.wake import Fingerprints, Observation, WakeVerdict, limit_edge, trigger, wake_edge
 
-#: A cron occurrence fires if the tick sees it within this long.
-CRON_GRACE = 120
-#: A when-idle fire held longer than this past its due time is dropped (and a
-#: when-idle cron occurrence is due this long, instead of CRON_GRACE).
-HOLD_WINDOW = 2 * 3600
 #: Default entries evaluated per server; the rest get `entry-cap-exceeded`.
 
 
@@ -147,7 +143,7 @@ def cron_verdict(entry: Entry, sched: Cron, log: LogView, now: int, local_zone: 
     occurrence = expr.latest_in(anchor_of(entry, log), now, zone)
     if occurrence is None:
         return ScheduleVerdict()
-    window = HOLD_WINDOW if entry.policy == Deliver.WHEN_IDLE else CRON_GRACE
+    window = late_window(entry.policy == Deliver.WHEN_IDLE)
     if now - occurrence <= window:
         return ScheduleVerdict(due=True, due_at=occurrence, occurrence=occurrence)
     if sched.catch_up == CATCH_UP_ONCE and (not sched.catch_up_within or now - occurrence <= sched.catch_up_within):
@@ -169,7 +165,7 @@ def at_verdict(entry: Entry, sched: At, log: LogView, now: int) -> ScheduleVerdi
     if now < sched.at:
         return ScheduleVerdict(due_at=sched.at)
     late = now - sched.at
-    window = HOLD_WINDOW if entry.policy == Deliver.WHEN_IDLE else CRON_GRACE
+    window = late_window(entry.policy == Deliver.WHEN_IDLE)
     if late <= window:
         return ScheduleVerdict(due=True, due_at=sched.at, occurrence=sched.at)
     if sched.catch_up == CATCH_UP_ONCE and (not sched.catch_up_within or late <= sched.catch_up_within):

@@ -21,6 +21,7 @@ from rk.core import bounds
 from rk.core.cronexpr import CronError, CronExpr, zone_for
 from rk.core.durations import DurationError, format_duration, parse_duration
 from rk.core.environ import ClockError, is_pane_id, parse_instant
+from rk.core.grace import late_window, late_window_words
 from rk.core.hours import ActiveHours, HoursError
 from rk.core.identity import UNKNOWN_SERVER, ServerIdentity
 
@@ -552,6 +553,9 @@ def decode_entry(raw: object) -> Entry:
             session=_text(cm.get("session"), "created_by.session"),
             pane=_text(cm.get("pane"), "created_by.pane"),
         )
+    problem = catch_up_window_problem(schedule, Deliver(deliver) if deliver else Deliver.IMMEDIATE)
+    if problem:
+        raise EntryError(f"catch_up_within {problem}")
     return Entry(
         id=entry_id,
         name=_text(raw.get("name"), "name"),
@@ -569,6 +573,16 @@ def decode_entry(raw: object) -> Entry:
         active_hours=decode_active_hours(raw.get("active_hours")),
         created_by=created_by,
     )
+
+
+def catch_up_window_problem(schedule: Schedule, policy: Deliver) -> str:
+    """Why a catch-up window does nothing ("" when it does something): one no longer
+    than the grace (when-idle's hold) lets through only fires that fire anyway."""
+    within = getattr(schedule, "catch_up_within", 0)
+    when_idle = policy == Deliver.WHEN_IDLE
+    if not within or within > late_window(when_idle):
+        return ""
+    return f"{format_duration(within)} is within {late_window_words(when_idle)}, so it would do nothing"
 
 
 def decode_active_hours(raw: object) -> ActiveHours | None:
