@@ -1,10 +1,10 @@
 """`rk cron list | show | log | next`: the commands that only read.
 
-log reads files only; list and show read the files and, when the server's
-socket answers, one listing of its panes for the TARGET state (a stopped
-server is never started); `next` asks the server for the target's facts when
-a backoff needs them. Tables fit the terminal (rk.cli.table); every human
-view prints times one way, local, with the zone named once. `record()` is the
+log reads files only; list, show and next read the files and, when the server's
+socket answers, one listing of its panes for the target's facts (a stopped
+server is never started); their NEXT and fire times are `rk.core.forecast`'s.
+Tables fit the terminal (rk.cli.table); every human view prints times one
+way, local, with the zone named once. `record()` is the
 `list --json` contract.
 """
 
@@ -20,15 +20,14 @@ import typer
 from rk import logfile
 from rk.cli import preview
 from rk.cli.environment import Environment, environment, rfc3339, stamp, usage, zone_label
-from rk.cli.listing import left_cell, record, row_record, server_view, target_cell
+from rk.cli.listing import forecast_of, left_cell, record, row_record, server_view, target_cell
 from rk.cli.options import FullOpt, IdArg, JsonOpt, ServerOpt
 from rk.cli.store import find, load_for_listing
 from rk.cli.table import Column, fixed_line, layout, terminal_width
 from rk.core import bounds
-from rk.core.entry import Backoff, Cron, Deliver, Entry, IfAbsent, TargetKind
+from rk.core.entry import Cron, Deliver, Entry, IfAbsent, TargetKind
 from rk.core.log import LogLine
 from rk.entryfile import load_entries
-from rk.tmux import Server, TmuxError
 
 
 def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, server: ServerOpt = None) -> None:
@@ -267,11 +266,6 @@ def _log_gaps(env: Environment, entry_id: str | None, since_text: str | None) ->
         env.out(f"{rfc3339(g.occurrence, zone)}  {g.what}")
 
 
-#: How many raw fire times `next` considers, so that quiet hours and a pause, which drop
-#: some, still leave -n of them (a day of every-1m fires).
-LOOKAHEAD = 1500
-
-
 def cmd_next(
     ctx: typer.Context,
     entry_id: IdArg,
@@ -279,13 +273,17 @@ def cmd_next(
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
-    """The next fire times in local time and UTC (backoff: if the target stays quiet).
+    """The next deliveries in local time and UTC, as the ticker would make them.
+
+    Active hours, a pause, a mute, the rate cap and the target's facts (read from
+    the server; when it does not run, the fires it would make if it ran) drop or
+    defer fires as the tick would; a backoff assumes the target stays quiet.
 
     Example: rk cron next 3f2a -n 10
     """
     env = environment(ctx, server, as_json)
     from rk.core.due import cron_zone
-    from rk.core.schedule import dst_note, kept_fires, upcoming
+    from rk.core.schedule import dst_note
     from rk.pause import paused_until
 
     if not 1 <= n <= bounds.MAX_FIRES:
@@ -294,21 +292,18 @@ def cmd_next(
     entry = find(entries, entry_id)
     sched = entry.schedule
     zone = cron_zone(sched, env.zone()) if isinstance(sched, Cron) else env.zone()  # a cron entry's own zone
-    target = _target_fact(env, entry) if isinstance(sched, Backoff) else None
     paused = paused_until(env.files().pause, now)
-    wanted = LOOKAHEAD if entry.active_hours is not None or paused is not None else n + 1
-    plan = upcoming(entry, view, now, wanted, zone=env.zone(), target=target, poll=env.settings().tick_interval)
-    plan.fires = kept_fires(entry, plan.fires, env.zone(), paused)
+    told = forecast_of(env, entries, view, entry, now, n + 1)  # one more: the first may be due now
     fires = []
     listed: list[int] = []
     human = []
-    overdue = [item for item in plan.fires if item.ts <= now]
+    overdue = [item for item in told.fires if item.ts <= now]
     if overdue:
         human.append(
             f"due now (since {datetime.fromtimestamp(overdue[0].ts, zone).isoformat(timespec='seconds')});"
             " fires on the next tick"
         )
-    for item in [item for item in plan.fires if item.ts > now][:n]:
+    for item in [item for item in told.fires if item.ts > now][:n]:
         local = datetime.fromtimestamp(item.ts, zone).isoformat(timespec="seconds")
         utc = datetime.fromtimestamp(item.ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         rec = {"ts": item.ts, "local": local, "utc": utc}
@@ -317,35 +312,31 @@ def cmd_next(
         fires.append(rec)
         listed.append(item.ts)
         human.append(f"{local}  ({utc})" + (f"  rung {item.rung}" if item.rung else ""))
-    if plan.note:
-        human.append(plan.note)
+    if told.note:
+        human.append(told.note)
     dst = dst_note(sched, listed, now, zone) if isinstance(sched, Cron) else ""
     if dst:
         human.append(dst)
-    first = preview.first_fire(entry, view, plan.fires, now, env.zone())
+    first = preview.first_fire(entry, view, list(told.fires), now, env.zone())
     if first is not None:
         human.append(f"typed (first fire): {first}")
+    why = told.why_not
     if paused is not None:
         until = "until resumed" if paused == 0 else f"until {rfc3339(paused, zone)}"
-        human.insert(0, f"server paused {until}: fires due before then are dropped (skipped-paused)")
-    if entry.is_muted(now):
+        human.insert(
+            0,
+            f"server paused {until}: cron and at fires due before then are dropped (skipped-paused),"
+            " every and backoff fire when it ends",
+        )
+    elif entry.is_muted(now):
         human.insert(0, "muted: " + ("until unmuted" if entry.muted else f"until {rfc3339(entry.muted_until, zone)}"))
+    elif why is not None:
+        human.insert(0, f"will not fire: {why}" if not fires else f"note: {why}")
     result: dict[str, object] = {"id": entry.id, "fires": fires}
+    if why is not None:
+        result["why_not"] = why
     if dst:
         result["dst"] = dst
     if first is not None:
         result["typed"] = first
     env.result(result, human or ["no upcoming fires"])
-
-
-def _target_fact(env: Environment, entry: Entry):
-    """The target's facts now, if the server is live (backoff needs the epoch)."""
-    from rk.core.facts import TargetFact, resolve_target
-
-    server = Server(name=env.server, env=env.environ)
-    if not server.is_live():
-        return TargetFact(why=f"server {env.server} is not running")
-    try:
-        return resolve_target(entry.target, server.pane_facts())
-    except TmuxError as exc:
-        return TargetFact(why=str(exc))

@@ -24,7 +24,7 @@ from rk.core.diagnostics import Diag, Diagnostic
 from rk.core.entry import CATCH_UP_ONCE, At, Backoff, Cron, Deliver, Entry, Every, WakeEvent
 from rk.core.facts import PaneFact, TargetFact
 from rk.core.ladder import POLL
-from rk.core.log import LogView, Reason, Status, status_of
+from rk.core.log import LogLine, LogView, Reason, Status, status_of
 from rk.core.settings import Settings
 from rk.core.wake import Fingerprints, Observation, WakeVerdict, limit_edge, parse_fingerprint, trigger, wake_edge
 
@@ -93,6 +93,21 @@ class Evaluation:
     paused: tuple[Quiet, ...] = ()
     #: cron catch-ups that begin to wait for their active hours: the caller logs `held-quiet` for each
     waiting: tuple[Quiet, ...] = ()
+
+    def ledger(self, now: int) -> list[tuple[LogLine, int]]:
+        """The lines the caller writes at `now` before any fire, in the tick's order, each
+        with the instant it is for (a `missed` line: its occurrence): `clock` `rescheduled`,
+        `missed`, `skipped-quiet`, `skipped-paused`, `held-quiet`. The simulator and the
+        forecast write these; the tick writes the same lines itself."""
+        out = [(LogLine(now, e, "", Reason.CLOCK, Status.RESCHEDULED), now) for e in self.clock_back]
+        out += [(LogLine(now, m.entry, "", Reason.SCHEDULE, Status.MISSED), m.occurrence) for m in self.missed]
+        for status, skips in (
+            (Status.SKIPPED_QUIET, self.quiet),
+            (Status.SKIPPED_PAUSED, self.paused),
+            (Status.HELD_QUIET, self.waiting),
+        ):
+            out += [(LogLine(now, q.entry, q.pane, q.reason, status), now) for q in skips]
+        return out
 
     @property
     def debounced(self) -> tuple[str, ...]:
