@@ -430,7 +430,9 @@ def test_due_a_paused_server_is_silent_until_its_pause_lapses():
         False,
     )
     assert next_due(entries, LogView(), _targets(*entries), now, paused_until=now + 600) == now + 600
-    assert next_due(entries, LogView(), _targets(*entries), now, paused_until=0) is None
+    # paused until resumed: the cron occurrence (tomorrow 09:00) is due, to be dropped with its line; every is not
+    assert next_due(entries, LogView(), _targets(*entries), now, paused_until=0) == ts("2026-01-02T09:00:00Z")
+    assert next_due([every], LogView(), _targets(every), now, paused_until=0) is None
 
 
 # --------------------------------------------------------------------------- rk.pause

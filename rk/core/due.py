@@ -467,12 +467,12 @@ def next_due(
 
     A wake edge held by its debounce (`debounced`: `Evaluation.debounced`) is
     due when the debounce ends: newest own line + debounce. New wake edges are
-    not predictable; they arrive as nudges or on the next poll. A paused server
-    has nothing due before its pause lapses; an entry outside its active hours
+    not predictable; they arrive as nudges or on the next poll. While the server
+    is paused, what comes due is its lapse and each cron or `at` occurrence (the
+    pause drops it with a line at its instant); an entry outside its active hours
     has something to do when they open.
     """
-    if is_paused(paused_until, now):
-        return paused_until or None
+    paused = is_paused(paused_until, now)
     best: int | None = None
 
     def consider(t: int | None) -> None:
@@ -480,13 +480,17 @@ def next_due(
         if t is not None and t > now and (best is None or t < best):
             best = t
 
+    if paused:
+        consider(paused_until)
     for entry in entries[:max_entries]:
         if entry.is_muted(now):
             if not entry.muted:
                 consider(entry.muted_until)
             continue
+        if paused and not isinstance(entry.schedule, (Cron, At)):
+            continue
         hours = entry.active_hours
-        if hours is not None and not hours.active_at(now, entry_zone(entry, zone)):
+        if not paused and hours is not None and not hours.active_at(now, entry_zone(entry, zone)):
             consider(hours.next_start(now, entry_zone(entry, zone)))
         sched = entry.schedule
         if isinstance(sched, Every):
