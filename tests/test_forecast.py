@@ -14,10 +14,13 @@ written at its due instant, as the ticker does that wakes at `next_due`.
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import replace
-from datetime import UTC
+from datetime import UTC, datetime
 
 import pytest
+from cli_helpers import make_env, run_in
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +28,7 @@ from rk.core import forecast as forecast_module
 from rk.core.entry import At, Backoff, CreatedBy, Cron, Deliver, Entry, Every, Target, TargetKind
 from rk.core.facts import TargetFact
 from rk.core.forecast import forecast
+from rk.core.health import is_trouble
 from rk.core.hours import ActiveHours
 from rk.core.log import LogLine, LogView, Reason, Status
 from rk.core.settings import Settings
@@ -188,3 +192,56 @@ def test_steps_bound_the_forecast(monkeypatch):
     )
     told = real(entry, LogView(), fact, None, 30)
     assert (told.next, told.why_not) == (None, "no delivery within its next 3 due times")
+
+
+def test_a_limited_target_is_said_and_is_no_trouble():
+    fact = TargetFact(pane=PANE, state="limited", epoch=EPOCH)
+    entry = Entry(id="lm01", schedule=Every(600), target=Target(TargetKind.PANE, PANE), created_by=CreatedBy(at=START))
+    skipping = real(replace(entry, deliver=Deliver.SKIP_IF_BUSY), LogView(), fact, None, 30)
+    assert (skipping.next, skipping.why_not) == (
+        None,
+        "target limited: its fires are skipped-limited until the limit resets",
+    )
+    held = real(replace(entry, deliver=Deliver.WHEN_IDLE), LogView(), fact, None, 30)
+    assert held.why_not == "target limited: its fires are held until the limit resets (when-idle)"
+    assert not is_trouble(skipping.why_not) and not is_trouble(held.why_not)
+    at_night = replace(entry, schedule=At(START + 3600), active_hours=ActiveHours.parse("09:00-17:00"))
+    never = real(at_night, LogView(), TargetFact(pane=PANE, state="idle", epoch=EPOCH), None, 30)
+    assert (never.next, never.why_not) == (None, "its one fire will be skipped-quiet, then it retires")
+    assert is_trouble(never.why_not)  # it can never fire
+
+
+def _live_env(tmp_path):
+    return dict(make_env(tmp_path, RK_NOW=str(LIVE_NOW)), TMUX_TMPDIR=os.environ["TMUX_TMPDIR"], TZ="UTC")
+
+
+LIVE_NOW = 1_800_000_000 - 1_800_000_000 % 86400 + 8 * 3600  # 08:00Z
+
+
+@pytest.mark.tmux
+def test_list_show_and_next_give_the_forecast_for_active_hours_and_a_pause(tmp_path, tmux_server):
+    env = _live_env(tmp_path)
+    pane = tmux_server.run("list-panes", "-t", "main", "-F", "#{pane_id}").split()[0]
+    tmux_server.set_pane_option(pane, "@rk_pane_agent_state", f"idle:{LIVE_NOW - 600}")
+    srv = ["-L", tmux_server.name]
+    flags = ["--every", "30m", "--active-hours", "10:00-17:00", "--pane", pane, "--any-program", *srv]
+    added = run_in(["cron", "add", "day", *flags], env)
+    entry = re.match(r"(\w+) ", added.out)[1]
+    assert added.out.splitlines()[1] == f"next: {_iso(LIVE_NOW + 2 * 3600)} (in 2h)", added  # not 08:30: quiet
+    listed = run_in(["cron", "list", *srv, "--json"], env).json()["result"]
+    assert [(r["next"], r["why_not"]) for r in listed] == [(LIVE_NOW + 2 * 3600, None)]
+    human = run_in(["cron", "list", *srv, "--full"], env).out.splitlines()
+    assert "10:00:00" in human[1] and " 2h " in human[1], human
+    shown = run_in(["cron", "show", entry, *srv], env).out
+    assert f"next:       {_iso(LIVE_NOW + 2 * 3600)} (2h)" in shown, shown
+    assert run_in(["cron", "pause", "--for", "3h", *srv], env).code == 0
+    listed = run_in(["cron", "list", *srv, "--json"], env).json()["result"]
+    assert [(r["next"], r["why_not"]) for r in listed] == [(LIVE_NOW + 3 * 3600, "server paused")]  # at its end
+    status = run_in(["status", *srv, "--json"], env).json()["result"]
+    assert status["trouble"] == []  # a pause is chosen
+    fires = run_in(["cron", "next", entry, "-n", "2", *srv, "--json"], env).json()["result"]["fires"]
+    assert [f["ts"] for f in fires] == [LIVE_NOW + 3 * 3600, LIVE_NOW + 3 * 3600 + 1800]
+
+
+def _iso(ts: int) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds")

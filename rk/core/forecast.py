@@ -139,10 +139,12 @@ def _run(
             if disposition.act == Act.SEND:
                 fires.append(Upcoming(fire.due_at if t == now else t, fire.rung, fire.occurrence))
                 outcome = str(Status.DELIVERED)
-            elif disposition.act == Act.HOLD:
-                return fires, f"held: {disposition.held_by} (as things stand, it never reaches the agent)"
+            elif disposition.act == Act.HOLD:  # only a limit holds a fire the facts alone decide
+                return fires, f"target limited: its fires are held until the limit resets ({entry.policy})"
             else:
                 outcome = disposition.text or str(Status.RESPAWNED)
+                if status_of(outcome) == Status.SKIPPED_LIMITED:
+                    return fires, "target limited: its fires are skipped-limited until the limit resets"
                 if status_of(outcome) not in PASSING:
                     return fires, f"its fires would be {outcome} as things stand"
             view.add(LogLine(t, entry.id, fire.pane, fire.reason, outcome))
