@@ -80,7 +80,7 @@ def forecast(
     `target` resolved on the live server (None: the server's panes could not be read,
     so nothing fires; with `if_running`, the fires it would make if the server ran,
     its target there, at rest, as its last delivery found it)."""
-    if target is None and if_running and needs_state(entry):
+    if target is None and if_running and needs_state(entry) and not isinstance(entry.schedule, WakeOnly):
         return Forecast((), None, "its fires depend on the target's agent state, and its server is not running")
     if target is None and if_running:
         newest = log.last_delivered(entry.id)
