@@ -97,8 +97,8 @@ class Evaluation:
     def ledger(self, now: int) -> list[tuple[LogLine, int]]:
         """The lines the caller writes at `now` before any fire, in the tick's order, each
         with the instant it is for (a `missed` line: its occurrence): `clock` `rescheduled`,
-        `missed`, `skipped-quiet`, `skipped-paused`, `held-quiet`. The simulator and the
-        forecast write these; the tick writes the same lines itself."""
+        `missed`, `skipped-quiet`, `skipped-paused`, `held-quiet`. The tick, the simulator
+        and the forecast write exactly these."""
         out = [(LogLine(now, e, "", Reason.CLOCK, Status.RESCHEDULED), now) for e in self.clock_back]
         out += [(LogLine(now, m.entry, "", Reason.SCHEDULE, Status.MISSED), m.occurrence) for m in self.missed]
         for status, skips in (
