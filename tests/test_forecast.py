@@ -1,7 +1,7 @@
 """The forecast against the simulator: what `rk.core.forecast` says the tick will do
 with an entry is what the simulated ticker then does.
 
-Random entries (every, cron, at, backoff; active hours, a mute, a pause, the rate
+Random entries in three zones (every, cron, at, backoff; active hours, a mute, a pause, the rate
 cap with an earlier hour's deliveries, immediate / when-idle / skip-if-busy, a pane
 that is idle, a shell, or missing) are forecast at START, then simulated from
 START; the first delivery the simulator makes must be at the forecast instant (or
@@ -18,6 +18,7 @@ import os
 import re
 from dataclasses import replace
 from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
 import pytest
 from cli_helpers import make_env, run_in
@@ -40,6 +41,7 @@ HORIZON = 2 * 86400  #: how far the simulator looks for a delivery
 PANE = "%1"
 EPOCH = START - 600  #: when the pane last reported idle
 
+ZONES = (UTC, ZoneInfo("Europe/Berlin"), ZoneInfo("America/New_York"))  #: the zone entries' times are read in
 minute = st.integers(min_value=-600, max_value=2400).map(lambda m: START + m * TICK)
 
 schedules = st.one_of(
@@ -92,18 +94,19 @@ def cases(draw):
     state = draw(st.sampled_from(["idle", "idle", "idle", SHELL, None]))
     paused = draw(st.one_of(st.none(), st.just(0), st.integers(1, 900).map(lambda m: START + m * TICK)))
     rate = draw(st.sampled_from([0, 1, 2, 3, 30]))
-    return entry, sorted(lines, key=lambda line: line.ts), state, paused, rate
+    zone = draw(st.sampled_from(ZONES))
+    return entry, sorted(lines, key=lambda line: line.ts), state, paused, rate, zone
 
 
 def mismatch(case, told) -> str | None:
     """How the simulator contradicts the forecast `told(case)`, or None when it agrees."""
-    entry, lines, state, paused, rate = case
+    entry, lines, state, paused, rate, zone = case
     fact = TargetFact(pane=PANE, state="idle", epoch=EPOCH) if state == "idle" else None
     if state == SHELL:
         fact = TargetFact(why=f"{PANE}: shell in pane", refused="shell in pane")
     elif state is None:
         fact = TargetFact(why=f"pane {PANE} is dead")
-    said = told(entry, LogView(lines), fact, paused, rate)
+    said = told(entry, LogView(lines), fact, paused, rate, zone)
     expected = None if said.next is None else max(said.next, START)
     end = START + HORIZON if expected is None else min(expected, START + HORIZON) + TICK
     script = [StateChange(EPOCH, PANE, state)] if state else []
@@ -111,7 +114,7 @@ def mismatch(case, told) -> str | None:
         script.append(StateChange(START, PANE, PAUSE))
         if paused:
             script.append(StateChange(paused, PANE, RESUME))
-    sim = simulate([entry], start=START, end=end, tick=TICK, script=script, log=lines, zone=UTC, rate_per_hour=rate)
+    sim = simulate([entry], start=START, end=end, tick=TICK, script=script, log=lines, zone=zone, rate_per_hour=rate)
     delivered = [line.ts for line in sim.lines[len(lines) :] if line.outcome == Status.DELIVERED]
     first = delivered[0] if delivered else None
     if expected is not None and expected > START + HORIZON:
@@ -124,9 +127,9 @@ def mismatch(case, told) -> str | None:
     return None
 
 
-def real(entry, view, fact, paused, rate):
+def real(entry, view, fact, paused, rate, zone=UTC):
     settings_ = Settings(tick_interval=TICK, rate_per_hour=rate)
-    return forecast(entry, view, fact, START, zone=UTC, settings=settings_, paused_until=paused)
+    return forecast(entry, view, fact, START, zone=zone, settings=settings_, paused_until=paused)
 
 
 @pytest.mark.slow
@@ -139,11 +142,11 @@ def test_the_forecast_is_what_the_simulator_then_does(case):
 # The property fails for a forecast that leaves out one rule: each is broken on purpose.
 BROKEN = {
     "active hours": lambda entry, *rest: real(replace(entry, active_hours=None), *rest),
-    "the pause": lambda entry, view, fact, paused, rate: real(entry, view, fact, None, rate),
-    "the rate cap": lambda entry, view, fact, paused, rate: real(entry, view, fact, paused, 0),
+    "the pause": lambda entry, view, fact, paused, rate, zone: real(entry, view, fact, None, rate, zone),
+    "the rate cap": lambda entry, view, fact, paused, rate, zone: real(entry, view, fact, paused, 0, zone),
     "the mute": lambda entry, *rest: real(replace(entry, muted_until=0), *rest),
-    "the target's facts": lambda entry, view, fact, paused, rate: real(
-        entry, view, TargetFact(pane=PANE, state="idle", epoch=EPOCH), paused, rate
+    "the target's facts": lambda entry, view, fact, paused, rate, zone: real(
+        entry, view, TargetFact(pane=PANE, state="idle", epoch=EPOCH), paused, rate, zone
     ),
 }
 
