@@ -186,15 +186,14 @@ def test_steps_bound_the_forecast(monkeypatch):
     """A forecast that finds no delivery within its steps says so instead of running on."""
     monkeypatch.setattr(forecast_module, "STEPS", 3)
     fact = TargetFact(pane=PANE, state="idle", epoch=EPOCH)
-    entry = Entry(
-        id="hz01",
-        schedule=Every(60),
-        target=Target(TargetKind.PANE, PANE),
-        active_hours=ActiveHours.parse("05:00-06:00"),
-        created_by=CreatedBy(at=START),
-    )
-    told = real(entry, LogView(), fact, None, 30)
-    assert (told.next, told.why_not) == (None, "no delivery within its next 3 due times")
+    entry = Entry(id="hz01", schedule=Every(60), target=Target(TargetKind.PANE, PANE), created_by=CreatedBy(at=START))
+    capped = LogView([LogLine(START - 30, "othr", PANE, Reason.SCHEDULE, Status.DELIVERED)])
+    told = real(entry, capped, fact, None, 1)  # rate-capped for the next hour, past its 3 steps
+    assert told.next is None and told.why_not is not None and told.why_not.startswith("rate-capped")  # health's words
+    ran = forecast_module._run(entry, capped, fact, START, UTC, Settings(tick_interval=TICK, rate_per_hour=1), None, 1)
+    assert ran == ([], "no delivery within its next 3 due times")
+    told = real(entry, capped, TargetFact(pane="%2", state="idle", epoch=EPOCH), None, 1)
+    assert told.next == START + 60  # another pane: nothing caps it
 
 
 def test_a_limited_target_is_said_and_is_no_trouble():
@@ -248,3 +247,17 @@ def test_list_show_and_next_give_the_forecast_for_active_hours_and_a_pause(tmp_p
 
 def _iso(ts: int) -> str:
     return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds")
+
+
+def test_a_schedule_that_only_falls_in_quiet_hours_is_said_so():
+    fact = TargetFact(pane=PANE, state="idle", epoch=EPOCH)
+    entry = Entry(
+        id="qh01",
+        schedule=Cron(expr="0 9 * * *"),
+        target=Target(TargetKind.PANE, PANE),
+        active_hours=ActiveHours.parse("10:00-17:00"),
+        created_by=CreatedBy(at=START),
+    )
+    told = real(entry, LogView(), fact, None, 30)
+    assert (told.next, told.why_not) == (None, "every fire falls outside its active hours (skipped-quiet)")
+    assert is_trouble(told.why_not)

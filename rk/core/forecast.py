@@ -129,11 +129,13 @@ def _run(
     fires: list[Upcoming] = []
     t = now
     last = ""
+    written: set[str] = set()  #: the statuses of the lines it wrote
     for _ in range(STEPS):
         ev = due([entry], view, (), targets, {}, t, zone=zone, max_entries=1, poll=poll, paused_until=paused_until)
         for line, _due in ev.ledger(t):
             view.add(line)
             last = line.outcome
+            written.add(status_of(line.outcome))
         for fire in (*ev.fires, *ev.absent):
             disposition = dispose(fire, entry, view, t, settings.rate_per_hour, _seen(target) if fire.pane else None)
             if disposition.act == Act.SEND:
@@ -149,6 +151,7 @@ def _run(
                     return fires, f"its fires would be {outcome} as things stand"
             view.add(LogLine(t, entry.id, fire.pane, fire.reason, outcome))
             last = outcome
+            written.add(status_of(outcome))
         if len(fires) >= n:
             return fires, None
         nxt = next_due([entry], view, targets, t, zone=zone, max_entries=1, poll=poll, paused_until=paused_until)
@@ -156,6 +159,8 @@ def _run(
             break
         t = nxt
     else:
+        if not fires and written == {Status.SKIPPED_QUIET}:
+            return fires, "every fire falls outside its active hours (skipped-quiet)"
         return fires, f"no delivery within its next {STEPS} due times"
     if fires:
         return fires, None
