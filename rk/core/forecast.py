@@ -34,6 +34,9 @@ from rk.core.settings import Settings
 #: through a night of quiet hours takes ~840; one held at the rate cap up to an hour's fires).
 STEPS = 4000
 
+#: How far ahead it looks (a leap day's cron comes within it).
+HORIZON = 4 * 366 * 86400
+
 #: Lines the forecast steps past: they defer or drop one fire, the next may still land.
 PASSING = frozenset({Status.RATE_CAPPED, Status.SKIPPED_QUIET, Status.SKIPPED_PAUSED, Status.HELD_QUIET})
 
@@ -157,11 +160,11 @@ def _run(
         nxt = next_due([entry], view, targets, t, zone=zone, max_entries=1, poll=poll, paused_until=paused_until)
         if nxt is None:
             break
+        if nxt > now + HORIZON:
+            return fires, _none_within(fires, written, "the next four years")
         t = nxt
     else:
-        if not fires and written == {Status.SKIPPED_QUIET}:
-            return fires, "every fire falls outside its active hours (skipped-quiet)"
-        return fires, f"no delivery within its next {STEPS} due times"
+        return fires, _none_within(fires, written, f"its next {STEPS} due times")
     if fires:
         return fires, None
     if isinstance(entry.schedule, At) and last:
@@ -169,6 +172,15 @@ def _run(
     if isinstance(entry.schedule, Cron) and not last:
         return fires, "the expression has no further occurrences"
     return fires, None
+
+
+def _none_within(fires: list[Upcoming], written: set[str], span: str) -> str | None:
+    """Why the forecast stopped short of the deliveries asked for (None: it has some)."""
+    if fires:
+        return None
+    if written == {Status.SKIPPED_QUIET}:
+        return "every fire falls outside its active hours (skipped-quiet)"
+    return f"no delivery within {span}"
 
 
 def _at_rest(target: TargetFact) -> TargetFact:
