@@ -275,16 +275,10 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
     orphan_since = {e.id: orphaned_since(e, view) for e in entries}
     writer = _Writer(files, view, out, dry_run)
 
-    for entry_id in ev.clock_back:
-        writer.line(LogLine(now, entry_id, "", Reason.CLOCK, Status.RESCHEDULED))
-    for missed in ev.missed:
-        writer.line(LogLine(now, missed.entry, "", Reason.SCHEDULE, Status.MISSED))
-        out.decisions.append(Decision(server.name, missed.entry, Reason.SCHEDULE, "", Status.MISSED))
-    skipped = ((Status.SKIPPED_QUIET, ev.quiet), (Status.SKIPPED_PAUSED, ev.paused), (Status.HELD_QUIET, ev.waiting))
-    for status, skips in skipped:
-        for skip in skips:
-            writer.line(LogLine(now, skip.entry, skip.pane, skip.reason, status))
-            out.decisions.append(Decision(server.name, skip.entry, skip.reason, skip.pane, status))
+    for line, _ in ev.ledger(now):  # clock-back, missed, quiet and paused lines, as the simulator writes them
+        writer.line(line)
+        if line.reason != Reason.CLOCK:
+            out.decisions.append(Decision(server.name, line.entry, line.reason, line.target, line.outcome))
 
     resolved_now: set[str] = set()
     for fire in (*ev.fires, *ev.absent):

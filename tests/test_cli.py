@@ -707,14 +707,16 @@ def test_add_prints_the_receipt_line_and_json_receipt(tmp_path):
         "rk: warning: tmux server default is not running: nothing fires until it does",
         "rk: warning: no ticker is running: nothing fires until one does (rk cron ticker install, or ticker start)",
     ], res
-    (line,) = res.out.splitlines()
+    line, forecast = res.out.splitlines()
     m = RECEIPT_RE.match(line)
     assert m and m["name"] == "status report please" and m["schedule"] == "every 1h30m" and m["target"] == "role:op", (
         line
     )
+    assert forecast == "next: 2027-01-15 09:30:00 UTC (in 1h30m)"  # as `rk cron next` says it: as if the server ran
     res = run_sub(["cron", "add", "second", "--idle-every", "3m", "--pane", "%3", "--json"], env)
     receipt = json_ok(res)
-    assert set(receipt) == {"id", "name", "schedule", "target"}
+    assert set(receipt) == {"id", "name", "schedule", "target", "next", "why_not"}
+    assert (receipt["next"], receipt["why_not"]) == (None, None)  # a backoff needs the pane's state: not known
     assert receipt["name"] == "second" and receipt["schedule"] == "backoff 3m→3m" and receipt["target"] == "pane:%3"
     assert re.fullmatch(r"[a-z0-9]{4}", receipt["id"])
     ids = [e["id"] for e in load_yaml(state_of(env) / "default.yaml")["entries"]]
@@ -745,7 +747,7 @@ def test_schedule_flags_give_short_summaries_and_short_stored_durations(tmp_path
     env = make_env(tmp_path, RK_NOW=str(T0))
     res = run_in(["cron", "add", "p", *flags, "--role", "op"], env)
     assert res.code == 0, res
-    m = RECEIPT_RE.match(res.out.strip())
+    m = RECEIPT_RE.match(res.out.splitlines()[0])
     assert m and m["schedule"] == summary, res
     assert add_json(env, "p", *flags, "--role", "op")["schedule"] == summary
     assert entry_raw(state_of(env), m["id"])["schedule"] == stored
@@ -1088,9 +1090,17 @@ def test_edit_outputs(tmp_path):
     env = make_env(tmp_path, RK_NOW=str(T0))
     populate(state_of(env))
     res = run_sub(["cron", "edit", "e001", "--every", "2h", "--name", "renamed"], env)
-    assert (res.code, res.out, res.err) == (0, "edited e001 renamed [every 2h -> role:op]\n", ""), res
+    said = "edited e001 renamed [every 2h -> role:op]\nnext: 2027-01-15 10:00:00 UTC (in 2h)\n"
+    assert (res.code, res.out, res.err) == (0, said, ""), res
     receipt = json_ok(run_in(["cron", "edit", "e002", "--idle-every", "3m", "--json"], env))
-    assert receipt == {"id": "e002", "name": "backoff-pane", "schedule": "backoff 3m→3m", "target": "pane:%5"}
+    assert receipt == {
+        "id": "e002",
+        "name": "backoff-pane",
+        "schedule": "backoff 3m→3m",
+        "target": "pane:%5",
+        "next": None,
+        "why_not": None,
+    }
 
 
 def test_log_json_reads_archives_oldest_first_exactly_as_stored(tmp_path):
@@ -1699,8 +1709,10 @@ def test_inside_tmux_the_window_role_is_the_default_target(tmp_path, tmux_server
     env = _inside(make_env(tmp_path, RK_NOW=str(T0)), tmux_server, pane)
     res = run_sub(["cron", "add", "tick please", "--every", "5m"], env)
     assert res.code == 0, res
-    m = RECEIPT_RE.match(res.out.strip())
+    line, forecast = res.out.splitlines()
+    m = RECEIPT_RE.match(line)
     assert m and m["target"] == "role:operator", res
+    assert forecast.startswith("next: - (target missing: ") and "no agent in pane" in forecast  # the pane runs cat
     raw = entry_raw(state_of(env), m["id"], slug=tmux_server.name)  # the server of $TMUX
     assert raw["target"] == {"kind": "role", "role": "operator"}
     assert raw["created_by"] == {"session": "sess-42", "pane": pane, "at": T0}

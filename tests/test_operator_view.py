@@ -409,7 +409,9 @@ def test_add_says_what_would_keep_the_entry_from_firing(tmp_path, tmux_server):
     pane = tmux_server.run("list-panes", "-t", "main", "-F", "#{pane_id}").split()[0]
     srv = ["-L", tmux_server.name]
     quiet = run_in(["cron", "add", "status?", "--idle-every", "3m", "--pane", pane, "--any-program", *srv], env)
-    assert quiet.code == 0 and quiet.out.endswith(f"[backoff 3m→3m -> pane:{pane}]\n")
+    assert quiet.code == 0 and quiet.out.endswith(
+        f"[backoff 3m→3m -> pane:{pane}]\nnext: - (no state reported (no hooks?))\n"
+    )
     warnings = quiet.err.splitlines()
     assert warnings == [
         f"rk: warning: wrote to server {tmux_server.name} (outside tmux; -L names another)",

@@ -432,7 +432,9 @@ def test_due_a_paused_server_is_silent_until_its_pause_lapses():
         False,
     )
     assert next_due(entries, LogView(), _targets(*entries), now, paused_until=now + 600) == now + 600
-    assert next_due(entries, LogView(), _targets(*entries), now, paused_until=0) is None
+    # paused until resumed: the cron occurrence (tomorrow 09:00) is due, to be dropped with its line; every is not
+    assert next_due(entries, LogView(), _targets(*entries), now, paused_until=0) == ts("2026-01-02T09:00:00Z")
+    assert next_due([every], LogView(), _targets(every), now, paused_until=0) is None
 
 
 # --------------------------------------------------------------------------- rk.pause
@@ -665,7 +667,8 @@ def test_add_with_a_catch_up_window_stores_it_and_shows_it(cenv):
     )
     assert res.code == 0, res
     (entry_id,) = [e["id"] for e in load_yaml(state_of(cenv) / "default.yaml")["entries"]]
-    assert res.out == f"{entry_id} morning [cron 0 9 * * * (catch-up once within 12h) -> role:op]\n"
+    said = f"{entry_id} morning [cron 0 9 * * * (catch-up once within 12h) -> role:op]"
+    assert res.out == f"{said}\nnext: 2027-01-15 09:00:00 UTC (in 1h)\n"
     raw = load_yaml(state_of(cenv) / "default.yaml")["entries"][0]
     assert raw["schedule"] == {"kind": "cron", "expr": "0 9 * * *", "catch_up": "once", "catch_up_within": "12h"}
     text = (state_of(cenv) / "default.yaml").read_text()
@@ -751,7 +754,8 @@ def test_edit_sets_a_catch_up_window_only_with_catch_up_once(cenv):
     assert snapshot(state_of(cenv)) == before
     res = run_in(["cron", "edit", "c001", "--cron", "0 9 * * *", "--catch-up", "once", "--catch-up-within", "6h"], cenv)
     assert res.code == 0, res
-    assert res.out == "edited c001 daily [cron 0 9 * * * (catch-up once within 6h) -> role:op]\n"
+    said = "edited c001 daily [cron 0 9 * * * (catch-up once within 6h) -> role:op]"
+    assert res.out == f"{said}\nnext: 2027-01-15 09:00:00 UTC (in 1h)\n"
     raw = load_yaml(state_of(cenv) / "default.yaml")["entries"][0]
     assert raw["schedule"] == {"kind": "cron", "expr": "0 9 * * *", "catch_up": "once", "catch_up_within": "6h"}
     assert raw["active_hours"] == "08:00-19:00"  # untouched
@@ -839,7 +843,8 @@ def test_list_json_carries_active_hours_only_when_set(cenv):
 def test_edit_changes_and_removes_active_hours(cenv):
     _populate(cenv)
     res = run_in(["cron", "edit", "e001", "--active-hours", "09:00-12:00,14:00-17:00"], cenv)
-    assert (res.code, res.out) == (0, "edited e001 every [every 5m -> role:op]\n"), res
+    said = "edited e001 every [every 5m -> role:op]\nnext: 2027-01-15 09:00:00 UTC (in 1h)\n"  # the hours' opening
+    assert (res.code, res.out) == (0, said), res
     text = (state_of(cenv) / "default.yaml").read_text()
     assert '    active_hours: "09:00-12:00,14:00-17:00"\n' in text
     for off in ("off", "none", " NONE "):

@@ -46,6 +46,7 @@ from rk.cli.options import (
     WakeScopeOpt,
 )
 from rk.cli.store import editing, get, stored
+from rk.core.due import entry_zone
 from rk.core.durations import format_duration
 from rk.core.edits import muted, rescheduled_line, unmuted, with_if_absent
 from rk.core.entry import (
@@ -197,7 +198,7 @@ def cmd_add(
             entry = doc.get(entry.id)  # validates the stored form (e.g. a cron expression that never matches)
         except EntryError as exc:
             raise CliError(str(exc)) from None
-    env.result(_receipt(entry), f"{entry.id} {entry.name} [{_said(entry, env)} -> {entry.target.summary}]")
+    env.result(*_receipt(env, entry, f"{entry.id} {entry.name}"))
     for warning in [*rate_warnings(env, entry.schedule), *add_warnings(env, entry, outside_tmux=not caller)]:
         env.notice(f"warning: {warning}")
 
@@ -329,8 +330,31 @@ def _said(entry: Entry, env: Environment) -> str:
     return schedule_text(entry.schedule, entry_zone(entry, env.zone()))
 
 
-def _receipt(entry: Entry) -> dict:
-    return {"id": entry.id, "name": entry.name, "schedule": entry.schedule.summary, "target": entry.target.summary}
+def _receipt(env: Environment, entry: Entry, said: str) -> tuple[dict[str, object], list[str]]:
+    """add's and edit's receipt: the entry, and its next delivery as `rk cron next` forecasts
+    it (`next`: unix seconds or null, `why_not` when something keeps it from firing)."""
+    from rk.cli.listing import forecast_of
+    from rk.cli.store import load_for_listing
+
+    entries, view, now = load_for_listing(env)
+    if entry not in entries:  # not loadable back (cannot happen after a validated write): forecast it alone
+        entries = [entry]
+    told = forecast_of(env, entries, view, entry, now)
+    rec: dict[str, object] = {
+        "id": entry.id,
+        "name": entry.name,
+        "schedule": entry.schedule.summary,
+        "target": entry.target.summary,
+        "next": told.next,
+        "why_not": told.why_not,
+    }
+    zone = entry_zone(entry, env.zone())
+    if told.next is None:
+        nxt = f"next: - ({told.why_not or told.note or 'no upcoming fire'})"
+    else:
+        left = "now" if told.next <= now else f"in {format_duration(told.next - now)}"
+        nxt = f"next: {moment(told.next, zone)} ({left}" + (f", {told.why_not})" if told.why_not else ")")
+    return rec, [f"{said} [{_said(entry, env)} -> {entry.target.summary}]", nxt]
 
 
 def cmd_edit(
@@ -457,7 +481,7 @@ def cmd_edit(
             logfile.append_lines(files.log, [line])
         except OSError as exc:
             raise CliError(f"{exc.filename or files.dir}: {exc.strerror or exc}") from None
-    env.result(_receipt(new), f"edited {new.id} {new.name} [{_said(new, env)} -> {new.target.summary}]")
+    env.result(*_receipt(env, new, f"edited {new.id} {new.name}"))
     if schedule is not None:
         for warning in rate_warnings(env, new.schedule):
             env.notice(f"warning: {warning}")
@@ -508,8 +532,6 @@ def cmd_mute(
 
 def _muted(entry: Entry, now: int, lease: int, off: bool, zone) -> tuple[Entry, dict, str]:
     """The entry muted for good, for `lease` s from now, or unmuted; and the receipts."""
-    from rk.core.due import entry_zone
-
     entry_id = entry.id
     if off:
         return unmuted(entry), {"id": entry_id, "muted": False}, f"unmuted {entry_id}"

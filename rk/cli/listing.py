@@ -22,10 +22,9 @@ from rk.config import ServerFiles
 from rk.core.durations import format_duration, format_go
 from rk.core.entry import At, Backoff, Cron, Entry, Every, Schedule, WakeOnly, catch_up_fields, catch_up_summary
 from rk.core.facts import PaneFact, TargetFact, resolve_target
-from rk.core.health import why_not
+from rk.core.forecast import Forecast, forecast
 from rk.core.log import LogView, status_of
 from rk.core.orphan import expires_at, orphaned_since
-from rk.core.schedule import upcoming
 from rk.entryfile import load_entries
 from rk.pause import paused_until
 
@@ -36,11 +35,11 @@ class Row:
 
     server: str
     entry: Entry
-    next: int | None  #: the next fire (unix seconds), None when it cannot fire or fires on an event only
+    next: int | None  #: the next delivery (`forecast`), None when none comes or it fires on an event only
     last_ts: int
     last_outcome: str
     target: TargetFact | None  #: None: the server's panes could not be read
-    why_not: str | None
+    why_not: str | None  #: what keeps it from firing (`forecast`), None: nothing
 
 
 def schedule_cell(entry: Entry, zone: tzinfo | None = None) -> str:
@@ -143,29 +142,43 @@ def server_view(env: Environment, files: ServerFiles, entries: list[Entry], view
     rows = []
     for index, entry in enumerate(entries):
         target = resolve_target(entry.target, panes, entry.any_program) if panes is not None else None
-        why = why_not(
-            entry,
-            index,
-            target,
-            now,
-            env.zone(),
-            max_entries=settings.max_entries,
-            paused_until=paused,
-            view=view,
-            rate_per_hour=settings.rate_per_hour,
-        )
-        nxt = None
-        if why is None and not isinstance(entry.schedule, WakeOnly):
-            plan = upcoming(entry, view, now, 1, zone=env.zone(), target=target, poll=settings.tick_interval)
-            nxt = plan.fires[0].ts if plan.fires else None
+        told = forecast(entry, view, target, now, zone=env.zone(), settings=settings, paused_until=paused, index=index)
         newest = view.newest(entry.id)
         rows.append(
-            Row(files.slug, entry, nxt, newest.ts if newest else 0, newest.outcome if newest else "", target, why)
+            Row(
+                files.slug,
+                entry,
+                told.next,
+                newest.ts if newest else 0,
+                newest.outcome if newest else "",
+                target,
+                told.why_not,
+            )
         )
     note = ""
     if paused is not None:
         note = "paused until resumed" if paused == 0 else f"paused until {_when(paused, env.zone())}"
     return ServerView(files.slug, rows, view, panes, note)
+
+
+def forecast_of(env: Environment, entries: list[Entry], view: LogView, entry: Entry, now: int, n: int = 1) -> Forecast:
+    """One entry of -L's server, as `next` and the add/edit receipt forecast it: from its
+    target's facts when the server runs, else as if it ran (the warnings say it does not)."""
+    files = env.files()
+    panes = _panes(env, files.slug)
+    target = resolve_target(entry.target, panes, entry.any_program) if panes is not None else None
+    return forecast(
+        entry,
+        view,
+        target,
+        now,
+        zone=env.zone(),
+        settings=env.settings(),
+        paused_until=paused_until(files.pause, now),
+        index=entries.index(entry),
+        n=n,
+        if_running=True,
+    )
 
 
 def _panes(env: Environment, slug: str) -> list[PaneFact] | None:
@@ -199,11 +212,12 @@ def target_cell(row: Row) -> str:
 
 
 def left_cell(row: Row, now: int) -> str:
-    if row.why_not:
-        return row.why_not
+    """How long to the next delivery, and what defers it (a mute, a pause, the rate cap);
+    what keeps the entry from firing when none comes."""
     if row.next is None:
-        return "on its event" if isinstance(row.entry.schedule, WakeOnly) else "-"
-    return "now" if row.next <= now else format_duration(row.next - now)
+        return row.why_not or ("on its event" if isinstance(row.entry.schedule, WakeOnly) else "-")
+    left = "now" if row.next <= now else format_duration(row.next - now)
+    return f"{left}, {row.why_not}" if row.why_not else left
 
 
 def flags_cell(entry: Entry) -> str:

@@ -11,9 +11,9 @@ from datetime import tzinfo
 
 from rk.core.due import Fire
 from rk.core.entry import Entry
+from rk.core.forecast import Upcoming
 from rk.core.log import LogView, Reason
 from rk.core.placeholders import PlaceholderError, check, has_placeholders, typed
-from rk.core.schedule import Upcoming
 
 
 def typed_now(entry: Entry, view: LogView, now: int, zone: tzinfo) -> str:

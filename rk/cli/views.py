@@ -1,10 +1,11 @@
 """`rk cron list | show | log | next`: the commands that only read.
 
-log reads files only (the log, and the entries file for names); list and show
-read the files and, when the server's socket answers, one listing of its panes
-for the TARGET state (a stopped server is never started); `next` asks the
-server for the target's facts only when a backoff needs them. Tables fit the terminal (rk.cli.table); every human
-view prints times one way, local, with the zone named once. `record()` is the
+log reads files only (the log, and the entries file for names); list, show
+and next read the files and, when the server's socket answers, one listing of
+its panes for the target's facts (a stopped server is never started); their
+NEXT and fire times are `rk.core.forecast`'s. Tables fit the terminal
+(rk.cli.table); every human view prints times one way, local, with the zone
+named once. `record()` is the
 `list --json` contract.
 """
 
@@ -20,15 +21,14 @@ import typer
 from rk import logfile
 from rk.cli import preview
 from rk.cli.environment import Environment, environment, moment, rfc3339, stamp, usage, zone_label
-from rk.cli.listing import left_cell, record, row_record, schedule_cell, server_view, target_cell
+from rk.cli.listing import forecast_of, left_cell, record, row_record, schedule_cell, server_view, target_cell
 from rk.cli.options import FullOpt, IdArg, JsonOpt, ServerOpt
 from rk.cli.store import find, load_for_listing
 from rk.cli.table import Column, fixed_line, layout, terminal_width, wrapped
 from rk.core import bounds
-from rk.core.entry import Backoff, Cron, Deliver, Entry, IfAbsent, TargetKind
+from rk.core.entry import Cron, Deliver, Entry, IfAbsent, TargetKind
 from rk.core.log import LogLine
 from rk.entryfile import load_entries
-from rk.tmux import Server, TmuxError
 
 
 def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, server: ServerOpt = None) -> None:
@@ -303,11 +303,6 @@ def _log_gaps(env: Environment, entry_id: str | None, since_text: str | None, wi
         env.out(text)
 
 
-#: How many raw fire times `next` considers, so that quiet hours and a pause, which drop
-#: some, still leave -n of them (a day of every-1m fires).
-LOOKAHEAD = 1500
-
-
 def cmd_next(
     ctx: typer.Context,
     entry_id: IdArg,
@@ -316,17 +311,19 @@ def cmd_next(
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
-    """The next fire times in the entry's zone and UTC (backoff: if the target stays quiet).
+    """The next deliveries in local time and UTC, as the ticker would make them.
 
-    Reads the entries file, the log and the pause file; asks the server for the
-    target's live facts only for a backoff entry (its climb starts from the
-    target's state), never for the others.
+    Reads the entries file, the log, the pause file and, when the server runs,
+    the target's facts. Active hours, a pause, a mute, the rate cap and the
+    target's facts (when the server does not run: the fires it would make if it
+    ran) drop or defer fires as the tick would; a backoff assumes the target
+    stays quiet.
 
     Example: rk cron next 3f2a -n 10
     """
     env = environment(ctx, server, as_json)
     from rk.core.due import cron_zone
-    from rk.core.schedule import dst_note, kept_fires, upcoming
+    from rk.core.schedule import dst_note
     from rk.pause import paused_until
 
     if not 1 <= n <= bounds.MAX_FIRES:
@@ -335,19 +332,16 @@ def cmd_next(
     entry = find(entries, entry_id)
     sched = entry.schedule
     zone = cron_zone(sched, env.zone()) if isinstance(sched, Cron) else env.zone()  # a cron entry's own zone
-    target = _target_fact(env, entry) if isinstance(sched, Backoff) else None
     paused = paused_until(env.files().pause, now)
-    wanted = LOOKAHEAD if entry.active_hours is not None or paused is not None else n + 1
-    plan = upcoming(entry, view, now, wanted, zone=env.zone(), target=target, poll=env.settings().tick_interval)
-    plan.fires = kept_fires(entry, plan.fires, env.zone(), paused)
+    told = forecast_of(env, entries, view, entry, now, n + 1)  # one more: the first may be due now
     fires = []
     listed: list[int] = []
     cells = []
     notes = []
-    overdue = [item for item in plan.fires if item.ts <= now]
+    overdue = [item for item in told.fires if item.ts <= now]
     if overdue:
         notes.append(f"due now (since {moment(overdue[0].ts, zone)}); fires on the next tick")
-    for item in [item for item in plan.fires if item.ts > now][:n]:
+    for item in [item for item in told.fires if item.ts > now][:n]:
         local = datetime.fromtimestamp(item.ts, zone).isoformat(timespec="seconds")
         utc = datetime.fromtimestamp(item.ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         rec = {"ts": item.ts, "local": local, "utc": utc}
@@ -357,41 +351,37 @@ def cmd_next(
         listed.append(item.ts)
         cells.append([stamp(item.ts, zone), stamp(item.ts, UTC), str(item.rung) if item.rung else "-"])
     after = []
-    if plan.note:
-        after.append(plan.note)
+    if told.note:
+        after.append(told.note)
     dst = dst_note(sched, listed, now, zone) if isinstance(sched, Cron) else ""
     if dst:
         after.append(dst)
-    first = preview.first_fire(entry, view, plan.fires, now, env.zone())
+    first = preview.first_fire(entry, view, list(told.fires), now, env.zone())
     if first is not None:
         after.append(f"typed (first fire): {first}")
+    why = told.why_not
     if paused is not None:
         until = "until resumed" if paused == 0 else f"until {moment(paused, zone)}"
-        notes.insert(0, f"server paused {until}: fires due before then are dropped (skipped-paused)")
-    if entry.is_muted(now):
+        notes.insert(
+            0,
+            f"server paused {until}: cron and at fires due before then are dropped (skipped-paused),"
+            " every and backoff fire when it ends",
+        )
+    elif entry.is_muted(now):
         notes.insert(0, "muted: " + ("until unmuted" if entry.muted else f"until {moment(entry.muted_until, zone)}"))
+    elif why is not None:
+        notes.insert(0, f"will not fire: {why}" if not fires else f"note: {why}")
     width = terminal_width(env.stdout, env.environ, full)
     columns = [Column(f"TIME ({zone_label(zone)})"), Column("UTC", priority=2)]
-    if any(item.rung for item in plan.fires):
+    if any(item.rung for item in told.fires):
         columns.append(Column("RUNG", priority=1))
     table = layout(columns, [c[: len(columns)] for c in cells], width) if cells else ["no upcoming fires"]
     human = [part for line in [*notes, *table, *after] for part in wrapped(line, width)]
     result: dict[str, object] = {"id": entry.id, "fires": fires}
+    if why is not None:
+        result["why_not"] = why
     if dst:
         result["dst"] = dst
     if first is not None:
         result["typed"] = first
     env.result(result, human)
-
-
-def _target_fact(env: Environment, entry: Entry):
-    """The target's facts now, if the server is live (backoff needs the epoch)."""
-    from rk.core.facts import TargetFact, resolve_target
-
-    server = Server(name=env.server, env=env.environ)
-    if not server.is_live():
-        return TargetFact(why=f"server {env.server} is not running")
-    try:
-        return resolve_target(entry.target, server.pane_facts())
-    except TmuxError as exc:
-        return TargetFact(why=str(exc))

@@ -25,7 +25,7 @@ from rk.core.entry import CATCH_UP_ONCE, At, Backoff, Cron, Deliver, Entry, Ever
 from rk.core.facts import PaneFact, TargetFact
 from rk.core.grace import late_window
 from rk.core.ladder import POLL
-from rk.core.log import LogView, Reason, Status, status_of
+from rk.core.log import LogLine, LogView, Reason, Status, status_of
 from rk.core.settings import Settings
 from rk.core.wake import Fingerprints, Observation, WakeVerdict, limit_edge, trigger, wake_edge
 
@@ -89,6 +89,21 @@ class Evaluation:
     paused: tuple[Quiet, ...] = ()
     #: cron catch-ups that begin to wait for their active hours: the caller logs `held-quiet` for each
     waiting: tuple[Quiet, ...] = ()
+
+    def ledger(self, now: int) -> list[tuple[LogLine, int]]:
+        """The lines the caller writes at `now` before any fire, in the tick's order, each
+        with the instant it is for (a `missed` line: its occurrence): `clock` `rescheduled`,
+        `missed`, `skipped-quiet`, `skipped-paused`, `held-quiet`. The tick, the simulator
+        and the forecast write exactly these."""
+        out = [(LogLine(now, e, "", Reason.CLOCK, Status.RESCHEDULED), now) for e in self.clock_back]
+        out += [(LogLine(now, m.entry, "", Reason.SCHEDULE, Status.MISSED), m.occurrence) for m in self.missed]
+        for status, skips in (
+            (Status.SKIPPED_QUIET, self.quiet),
+            (Status.SKIPPED_PAUSED, self.paused),
+            (Status.HELD_QUIET, self.waiting),
+        ):
+            out += [(LogLine(now, q.entry, q.pane, q.reason, status), now) for q in skips]
+        return out
 
     @property
     def debounced(self) -> tuple[str, ...]:
@@ -471,12 +486,12 @@ def next_due(
 
     A wake edge held by its debounce (`debounced`: `Evaluation.debounced`) is
     due when the debounce ends: newest own line + debounce. New wake edges are
-    not predictable; they arrive as nudges or on the next poll. A paused server
-    has nothing due before its pause lapses; an entry outside its active hours
+    not predictable; they arrive as nudges or on the next poll. While the server
+    is paused, what comes due is its lapse and each cron or `at` occurrence (the
+    pause drops it with a line at its instant); an entry outside its active hours
     has something to do when they open.
     """
-    if is_paused(paused_until, now):
-        return paused_until or None
+    paused = is_paused(paused_until, now)
     best: int | None = None
 
     def consider(t: int | None) -> None:
@@ -484,13 +499,17 @@ def next_due(
         if t is not None and t > now and (best is None or t < best):
             best = t
 
+    if paused:
+        consider(paused_until)
     for entry in entries[:max_entries]:
         if entry.is_muted(now):
             if not entry.muted:
                 consider(entry.muted_until)
             continue
+        if paused and not isinstance(entry.schedule, (Cron, At)):
+            continue
         hours = entry.active_hours
-        if hours is not None and not hours.active_at(now, entry_zone(entry, zone)):
+        if not paused and hours is not None and not hours.active_at(now, entry_zone(entry, zone)):
             consider(hours.next_start(now, entry_zone(entry, zone)))
         sched = entry.schedule
         if isinstance(sched, Every):

@@ -17,6 +17,8 @@ from rk.core.log import LogView
 
 #: Reasons a user chose (a mute, a pause): the entry is silent on purpose, nothing is wrong.
 CHOSEN = ("muted", "server paused")
+#: A state that passes by itself (`rk.core.forecast`: a usage limit resets): nothing is wrong either.
+PASSING = ("target limited",)
 
 
 def why_not(
@@ -56,9 +58,10 @@ def why_not(
 
 
 def is_trouble(why: str | None) -> bool:
-    """Whether `why` (from `why_not`) is something wrong, for `rk status` and `rk doctor`'s
-    exit status: every reason but a mute or a pause, which the user chose."""
-    return why is not None and not why.startswith(CHOSEN)
+    """Whether `why` (from `why_not` or the forecast) is something wrong, for `rk status` and
+    `rk doctor`'s exit status: every reason but a mute or a pause, which the user chose,
+    and a limit, which resets."""
+    return why is not None and not why.startswith(CHOSEN + PASSING)
 
 
 def needs_state(entry: Entry) -> bool:

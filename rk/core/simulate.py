@@ -19,7 +19,7 @@ from rk.core.dispose import Act, Seen, dispose, edge_kept
 from rk.core.due import due
 from rk.core.entry import Entry
 from rk.core.facts import PaneFact, PaneKind, resolve_all
-from rk.core.log import LogLine, LogView, Reason, Status
+from rk.core.log import LogLine, LogView, Status
 from rk.core.placeholders import has_placeholders, typed
 from rk.core.settings import Settings
 from rk.core.wake import Observation
@@ -199,15 +199,8 @@ def simulate(
             poll=tick,
             paused_until=0 if paused else None,
         )
-        for entry_id in ev.clock_back:
-            emit(LogLine(t, entry_id, "", Reason.CLOCK, Status.RESCHEDULED), due_at=t)
-        for m in ev.missed:
-            emit(LogLine(t, m.entry, "", Reason.SCHEDULE, Status.MISSED), due_at=m.occurrence)
-        for q in ev.quiet:
-            emit(LogLine(t, q.entry, q.pane, q.reason, Status.SKIPPED_QUIET), due_at=t)
-        for status, skips in ((Status.SKIPPED_PAUSED, ev.paused), (Status.HELD_QUIET, ev.waiting)):
-            for q in skips:
-                emit(LogLine(t, q.entry, q.pane, q.reason, status), due_at=t)
+        for line, due_at in ev.ledger(t):
+            emit(line, due_at=due_at)
         kept: dict[str, Observation] = {}
         for fire in (*ev.fires, *ev.absent):
             entry = by_id[fire.entry]
