@@ -37,6 +37,7 @@ class Diag(StrEnum):
     INTENT_UNRESOLVED = "intent-unresolved"
     IDENTITY_UNRECORDED = "identity-unrecorded"  #: a pane target's first sight could not be written
     CLOCK_BACK = "clock-back"  #: the entry's newest line is later than now; re-anchored at now
+    FIRE_DROPPED = "fire-dropped"  #: the entry changed while the server's lock was let go; nothing typed
     TICK_FAILED = "tick-failed"  #: an unexpected error in one server's tick; the others go on
 
 
