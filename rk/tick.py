@@ -6,6 +6,9 @@ cursor and the live log → `due()` → append `missed` lines → for each resol
 fire: rate cap, deliver policy with a fresh state read, delivery, log → for
 each absent fire: rate cap, if_absent disposition, log → orphan GC on the
 pre-disposition log → write the cursor → rotate the log if it is too big.
+The lock is let go while each fire is carried out (`Gate`), its entries
+claimed meanwhile (`Claims`): a change of the entries file never waits on
+typing (specs/cron.md, "The lock is not held while typing").
 
 Every line is appended (and mirrored into the in-memory view) as soon as its
 outcome is known, so a crash loses at most the fire in flight, which the
@@ -79,6 +82,21 @@ class ServerTick:
     recheck: bool = False  #: a hold the screen may lift within a second (`rk.core.recheck`): tick again soon
 
 
+#: Diagnostics that mean a tick could not do its work.
+FAILURES = frozenset(
+    {
+        Diag.TICK_FAILED,
+        Diag.ENUMERATION_FAILED,
+        Diag.ENTRY_FILE_UNREADABLE,
+        Diag.LOG_APPEND_FAILED,
+        Diag.CURSOR_WRITE_FAILED,
+        Diag.RETIRE_FAILED,
+        Diag.ORPHAN_EXPIRE_FAILED,
+        Diag.IDENTITY_UNRECORDED,
+    }
+)
+
+
 @dataclass
 class SweepResult:
     servers: list[ServerTick] = field(default_factory=list)
@@ -103,6 +121,17 @@ class SweepResult:
     def next_due(self) -> int | None:
         times = [s.next_due for s in self.servers if s.next_due is not None]
         return min(times) if times else None
+
+    def failures(self, asked: str | None = None) -> list[tuple[str, Diagnostic]]:
+        """What kept the sweep from doing its work (`rk cron tick` exits 1 for it):
+        a write or read that failed, a server that failed, and the server `asked`
+        for by name (-L) not being live. Another dead server with a leftover entry
+        file is not one: it has nothing to do."""
+        return [
+            (srv, d)
+            for srv, d in self.diagnostics
+            if d.reason in FAILURES or (d.reason == Diag.SERVER_NOT_LIVE and srv == asked)
+        ]
 
     @property
     def rechecks(self) -> list[str]:
@@ -291,10 +320,18 @@ def _pipeline(
     targets = resolve_all(entries, panes)
     learn_identities(files, entries, panes, out, dry_run)
     previous = cursor.read_cursor(files.cursor)
+    unlogged: set[str] = set()
     if not dry_run:
         out.journal = files
-        recover_intents(server, files, out, panes)
-    live = runtime.log_cache.read(files.log) if runtime.log_cache is not None else logfile.read_live(files.log)
+        unlogged = recover_intents(server, files, out, panes)
+    bad = [0]
+    if runtime.log_cache is not None:
+        live = runtime.log_cache.read(files.log)
+        bad[0] = runtime.log_cache.malformed.get(str(files.log), 0)
+    else:
+        live = logfile.read_live(files.log, bad)
+    if bad[0]:
+        out.diagnostics.append(Diagnostic("", Diag.LOG_MALFORMED, f"{files.log}: {bad[0]} malformed line(s) skipped"))
     view = LogView(live)
     paused = paused_until(files.pause, now)
     ev = due(
@@ -311,7 +348,7 @@ def _pipeline(
     )
     out.diagnostics.extend(ev.diagnostics)
     claims = Claims(files, dry_run)
-    busy = claims.busy()  # being fired by another tick right now, which logs them: left alone here
+    busy = claims.busy() | unlogged  # being fired by another tick, or their last outcome not yet logged
     if busy:
         out.kept_edges |= busy  # their cursor is that tick's to write
     mine = [e for e in entries if e.id not in busy]
@@ -513,24 +550,29 @@ def learn_identities(
         out.diagnostics.extend(Diagnostic(e, Diag.IDENTITY_UNRECORDED, str(exc)) for e in learn)
 
 
-def recover_intents(server: Server, files: ServerFiles, out: ServerTick, panes: list[PaneFact] | None = None) -> None:
-    """Resolve the deliveries a crash interrupted (we hold the server's lock, so
-    their writers are gone): log what the pane shows they did, then forget them.
+def recover_intents(
+    server: Server, files: ServerFiles, out: ServerTick, panes: list[PaneFact] | None = None
+) -> set[str]:
+    """Resolve the deliveries a crash interrupted (a journal whose entry no live
+    tick claims: its writer is gone): log what the pane shows they did, then
+    forget them. Returns the entries whose journal stays (its outcome could not
+    be logged): they are not fired until it is.
     A prompt that may have gone in is never typed again (rk.delivery.recover).
     A journal whose pane is not the one it typed into (`panes`: this tick's
     enumeration; the tmux server restarted, the pane is gone or runs another
     process) is dropped with a line: nothing is typed into the pane there now."""
     from rk.delivery import forget_pending, recover
 
+    kept: set[str] = set()
     try:
         names = sorted(os.listdir(files.intents))
     except FileNotFoundError:
-        return
+        return kept
     except OSError as exc:
         out.diagnostics.append(Diagnostic("", Diag.INTENT_UNRESOLVED, f"{files.intents}: {exc.strerror or exc}"))
-        return
+        return kept
     if not names:
-        return  # the usual case: no delivery was interrupted, so the log is not read here
+        return kept  # the usual case: no delivery was interrupted, so the log is not read here
     logged: dict[str, int] = {}
     for line in logfile.read_live(files.log):
         logged[line.entry] = max(logged.get(line.entry, line.ts), line.ts)
@@ -573,11 +615,13 @@ def recover_intents(server: Server, files: ServerFiles, out: ServerTick, panes: 
                 logfile.append_lines(files.log, [line])
             except OSError as exc:
                 out.diagnostics.append(Diagnostic(entry, Diag.LOG_APPEND_FAILED, f"{files.log}: {exc.strerror or exc}"))
+                kept.add(entry)
                 continue  # kept: the next tick tries again
             logged[entry] = max(logged.get(entry, ts), ts)
             out.decisions.append(Decision(files.slug, entry, line.reason, line.target, outcome))
         with contextlib.suppress(OSError):
             path.unlink()
+    return kept
 
 
 def _journal_moved(record: dict, panes: list[PaneFact] | None) -> str:
