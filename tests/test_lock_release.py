@@ -120,7 +120,7 @@ class LockWaits:
 
 def test_changes_and_a_second_tick_go_through_while_a_tick_types_for_many_seconds(env, tmux_server, tmp_path):
     slug = tmux_server.name
-    panes = slow_panes(tmux_server, tmp_path, 5, delay=3.5)
+    panes = slow_panes(tmux_server, tmp_path, 5, delay=4.0)
     ids = [add(env, tmux_server, f"slow report {i}", pane) for i, (pane, _) in enumerate(panes)]
     gone = tmux_server.run("new-window", "-d", "-P", "-F", "#{pane_id}", "-t", "main", "cat").strip()
     absent = add(env, tmux_server, "to a pane that went away", gone)  # its fire logs, types nothing
@@ -141,7 +141,7 @@ def test_changes_and_a_second_tick_go_through_while_a_tick_types_for_many_second
             timeout=30,
             message="the first paste",
         )
-        # The tick is typing the first of four deliveries (3.5 s each): now the changes.
+        # The tick is typing the first of four deliveries (4 s each): now the changes.
         added, add_s = timed(
             ["cron", "add", "added meanwhile", "--every", "1h", "--pane", panes[0][0], "--any-program", "-L", slug],
             run_env,
@@ -150,6 +150,7 @@ def test_changes_and_a_second_tick_go_through_while_a_tick_types_for_many_second
         removed, rm_s = timed(["cron", "rm", ids[4], "-L", slug], run_env)  # not yet decided: not typed
         rk(["cron", "rm", absent, "-L", slug], run_env, check=True)  # not carried out: not logged either
         second = rk(["cron", "tick", "-L", slug, "--json"], run_env)
+        by_hand = rk(["cron", "run", ids[2], "-L", slug], run_env)  # claimed by the tick, not yet typed
         still_typing = tick.poll() is None and submissions(panes[3][1]) == []
         out, err = tick.communicate(timeout=120)
     typed_for = time.monotonic() - started
@@ -159,6 +160,7 @@ def test_changes_and_a_second_tick_go_through_while_a_tick_types_for_many_second
     )
     assert added.returncode == 0 and muted.returncode == 0 and removed.returncode == 0, (added, muted, removed)
     assert second.returncode == 0, second.stderr
+    assert by_hand.returncode == 1 and f"a tick is firing {ids[2]} right now" in by_hand.stderr, by_hand
     assert json.loads(second.stdout)["result"]["fires"] == 0  # every fire was the first tick's
     assert still_typing, "the changes waited for the typing to end"
     assert tick.returncode == 0, err
