@@ -124,13 +124,14 @@ class SweepResult:
 
     def failures(self, asked: str | None = None) -> list[tuple[str, Diagnostic]]:
         """What kept the sweep from doing its work (`rk cron tick` exits 1 for it):
-        a write or read that failed, a server that failed, and the server `asked`
-        for by name (-L) not being live. Another dead server with a leftover entry
-        file is not one: it has nothing to do."""
+        a write or read that failed, a server that failed, and a dead server when
+        it was `asked` for by name (-L) or no server at all was live. A dead
+        server's leftover entry file beside live servers is none."""
+        none_live = not self.servers_swept
         return [
             (srv, d)
             for srv, d in self.diagnostics
-            if d.reason in FAILURES or (d.reason == Diag.SERVER_NOT_LIVE and srv == asked)
+            if d.reason in FAILURES or (d.reason == Diag.SERVER_NOT_LIVE and (srv == asked or none_live))
         ]
 
     @property

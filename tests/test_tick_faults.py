@@ -103,8 +103,12 @@ def test_a_dead_server_asked_for_by_name_exits_1(env, tmux_server):
     assert named.returncode == 1
     why = "server-not-live: no live tmux server on socket ghost"
     assert named.stderr.strip() == f"rk: tick could not do its work: ghost: {why}"
-    swept = run_rk(["cron", "tick"], dict(env, RK_NOW=str(T0 + 60)))  # a leftover file beside live servers: no fault
-    assert swept.returncode == 0, swept.stderr
+    swept = run_rk(["cron", "tick"], dict(env, RK_NOW=str(T0 + 60)))  # no live server had an entries file
+    assert swept.returncode == 1 and "ghost: server-not-live" in swept.stderr
+    pane = first_pane(tmux_server)
+    add(env, tmux_server, "alive", pane)
+    beside = run_rk(["cron", "tick"], dict(env, RK_NOW=str(T0 + 30)))  # a leftover file beside a live server: no fault
+    assert beside.returncode == 0, beside.stderr
 
 
 def test_malformed_log_lines_are_counted_in_one_diagnostic(env, tmux_server):
