@@ -232,3 +232,51 @@ def test_a_change_landing_before_the_paste_wins_and_nothing_is_typed(env, tmux_s
     assert [d["detail"] for d in result["diagnostics"] if d["reason"] == "fire-dropped"] == [
         f"entry {why} since the decision; nothing typed"
     ]
+
+
+def test_a_tick_that_typed_with_the_lock_let_go_keeps_the_newer_cursor_of_a_tick_that_ran_meanwhile(
+    env, tmux_server, monkeypatch
+):
+    """In one process: the first tick's delivery runs a whole second tick; the
+    first then writes its own claimed entries' observations only."""
+    from rk.core.log import Outcome, Status
+    from rk.cursor import read_cursor
+    from rk.delivery import DeliveryResult
+    from rk.tick import Runtime, sweep
+
+    slug = tmux_server.name
+    pane = tmux_server.run("list-panes", "-t", "main", "-F", "#{pane_id}").split()[0]
+    slow = add(env, tmux_server, "typed slowly", pane)
+    woken = rk(
+        [
+            "cron",
+            "add",
+            "on wake",
+            "--every",
+            "1h",
+            "--wake-on",
+            "agent-state-change",
+            "--pane",
+            pane,
+            "--any-program",
+            "--json",
+            "-L",
+            slug,
+        ],
+        dict(env, RK_NOW=str(T0)),
+        check=True,
+    )
+    watcher = json.loads(woken.stdout)["result"]["id"]
+    monkeypatch.setenv("RK_STATE_DIR", env["RK_STATE_DIR"])
+    meanwhile = []
+
+    def typing(server, pane, payload, guard=None, intent=None):
+        if not meanwhile:  # while this one "types", the other tick runs whole
+            meanwhile.append(sweep(Runtime.from_environ(dict(env, RK_NOW=str(T0 + 65)))))
+        return DeliveryResult(True, Outcome(Status.DELIVERED))
+
+    first = sweep(Runtime.from_environ(dict(env, RK_NOW=str(T0 + 60)), deliver=typing))
+    (second,) = meanwhile
+    assert [d.entry for d in first.decisions] == [slow] and second.decisions == []  # the fire was the first's
+    state = Path(env["RK_STATE_DIR"])
+    assert read_cursor(state / f"{slug}.cursor.yaml")[watcher].observed_at == T0 + 65  # the newer observation
