@@ -1385,7 +1385,9 @@ def test_tick_with_server_flag_sweeps_only_that_live_server(tmp_path, tmux_serve
     assert ("ghost", "server-not-live") in [(d["server"], d["reason"]) for d in everything["diagnostics"]]
     only_live = json_ok(run_sub(["cron", "tick", "-L", live, "--json"], env))
     assert only_live["servers_swept"] == 1 and all(d["server"] == live for d in only_live["diagnostics"])
-    only_ghost = json_ok(run_in(["cron", "tick", "--json", "-L", "ghost"], env))
+    asked = run_in(["cron", "tick", "--json", "-L", "ghost"], env)
+    assert asked.code == 1, asked  # the server asked for could not be ticked
+    only_ghost = json.loads(asked.out)["result"]
     assert only_ghost["servers_swept"] == 0 and [d["server"] for d in only_ghost["diagnostics"]] == ["ghost"]
 
 
