@@ -20,8 +20,6 @@ from conftest import run_rk, wait_for
 from rk.core.log import LogLine
 from rk.logfile import LiveLogCache, append_lines, read_live
 
-pytestmark = pytest.mark.shell
-
 T0 = 1_800_000_000
 
 
@@ -54,6 +52,7 @@ def tick_on_a_full_disk(args, env, size: int) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.shell
 def test_a_log_that_refuses_the_line_exits_1_and_the_prompt_is_never_typed_again(env, tmux_server):
     slug, pane = tmux_server.name, first_pane(tmux_server)
     entry = add(env, tmux_server, "the only copy", pane)
@@ -74,6 +73,7 @@ def test_a_log_that_refuses_the_line_exits_1_and_the_prompt_is_never_typed_again
     assert submitted(tmux_server, pane, "the only copy") == 1  # the journal kept it from being fired again
 
 
+@pytest.mark.shell
 def test_a_symlinked_log_makes_the_tick_exit_1_and_type_nothing(env, tmux_server, tmp_path):
     slug, pane = tmux_server.name, first_pane(tmux_server)
     add(env, tmux_server, "never through a link", pane)
@@ -88,6 +88,7 @@ def test_a_symlinked_log_makes_the_tick_exit_1_and_type_nothing(env, tmux_server
     assert elsewhere.read_text() == ""
 
 
+@pytest.mark.shell
 def test_a_dead_server_asked_for_by_name_exits_1(env, tmux_server):
     sockdir = Path(os.environ["TMUX_TMPDIR"]) / f"tmux-{os.getuid()}"
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -111,6 +112,7 @@ def test_a_dead_server_asked_for_by_name_exits_1(env, tmux_server):
     assert beside.returncode == 0, beside.stderr
 
 
+@pytest.mark.shell
 def test_malformed_log_lines_are_counted_in_one_diagnostic(env, tmux_server):
     slug, pane = tmux_server.name, first_pane(tmux_server)
     entry = add(env, tmux_server, "counted", pane)
@@ -137,6 +139,7 @@ def test_the_ticker_cache_counts_malformed_lines_once_each(tmp_path):
     assert len(cache.read(log)) == 2 and cache.malformed[str(log)] == 2
 
 
+@pytest.mark.shell
 def test_the_ticker_stops_when_its_state_dir_vanishes_and_status_finds_it_without_its_pid_file(tmp_path):
     state = tmp_path / "state"
     home = tmp_path / "home"
