@@ -127,6 +127,14 @@ class ServerFiles:
         """`<slug>.intents/`: one journal file per delivery in flight (see rk.delivery.Intent)."""
         return self.dir / f"{self.slug}.intents"
 
+    @property
+    def claims(self) -> Path:
+        """`<slug>.claims/`: where a tick claims the entries it is firing while the server's lock is let go."""
+        return self.dir / f"{self.slug}.claims"
+
+    def claim(self, entry_id: str) -> Path:
+        return self.claims / f"{entry_id}.lock"
+
     def intent(self, entry_id: str) -> Path:
         return self.intents / f"{entry_id}.json"
 

@@ -44,23 +44,27 @@ def append_lines(path: Path, lines: Sequence[LogLine]) -> None:
         os.close(fd)
 
 
-def _parse_chunk(data: bytes) -> list[LogLine]:
+def _parse_chunk(data: bytes, bad: list[int] | None = None) -> list[LogLine]:
+    """The lines that parse; with `bad`, how many did not is added to `bad[0]`."""
     out = []
     for raw in data.split(b"\n"):
         if raw:
             line = parse_line(raw)
             if line is not None:
                 out.append(line)
+            elif bad is not None:
+                bad[0] += 1
     return out
 
 
-def read_live(path: Path) -> list[LogLine]:
-    """Every readable line of the live segment, in file order (absent file → [])."""
+def read_live(path: Path, bad: list[int] | None = None) -> list[LogLine]:
+    """Every readable line of the live segment, in file order (absent file → []);
+    with `bad`, the count of lines skipped as malformed is added to `bad[0]`."""
     try:
         data = read_nofollow(path)
     except FileNotFoundError:
         return []
-    return _parse_chunk(data)
+    return _parse_chunk(data, bad)
 
 
 _TAIL = 64
@@ -77,6 +81,8 @@ class LiveLogCache:
 
     def __init__(self) -> None:
         self._files: dict[str, tuple[tuple[int, int], int, bytes, list[LogLine]]] = {}
+        #: per file, the malformed lines skipped in what the cache holds
+        self.malformed: dict[str, int] = {}
 
     def read(self, path: Path) -> list[LogLine]:
         key = str(path)
@@ -84,21 +90,24 @@ class LiveLogCache:
             fh = os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), "rb")
         except FileNotFoundError:
             self._files.pop(key, None)
+            self.malformed.pop(key, None)
             return []
         with fh:
             st = os.fstat(fh.fileno())
             ident = (st.st_dev, st.st_ino)
             cached = self._files.get(key)
             lines: list[LogLine]
+            bad = [self.malformed.get(key, 0)]
             if cached and cached[0] == ident and cached[1] <= st.st_size and self._same_tail(fh, cached):
                 _, offset, _, lines = cached
                 fh.seek(offset)
                 data = fh.read()
             else:
                 fh.seek(0)
-                offset, lines, data = 0, [], fh.read()
+                offset, lines, data, bad = 0, [], fh.read(), [0]
             end = data.rfind(b"\n") + 1  # a torn or in-progress last line waits
-            lines = lines + _parse_chunk(data[:end])
+            lines = lines + _parse_chunk(data[:end], bad)
+            self.malformed[key] = bad[0]
             offset += end
             fh.seek(0)
             head = fh.read(min(_TAIL, offset))

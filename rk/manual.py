@@ -18,7 +18,7 @@ from rk.core.facts import resolve_target
 from rk.core.log import LogLine, LogView, Outcome, Reason, Status, status_of
 from rk.entryfile import load_entries
 from rk.observe import LookReport, learn_idle_lines, look_around, watched
-from rk.tick import Runtime, ServerTick, fire_outcome, forget_intent, recover_intents
+from rk.tick import Claims, Runtime, ServerTick, fire_outcome, forget_intent, recover_intents
 from rk.tmux import TmuxError
 
 
@@ -68,7 +68,6 @@ def fire_now(runtime: Runtime, files: ServerFiles, entry: Entry) -> RunReport:
     `rk cron run` fires a stored entry; `rk send` a transient one (SEND_ID)."""
     server = runtime.server(files.slug)
     now = runtime.clock()
-    view = LogView(logfile.read_live(files.log))
     sink = ServerTick(files.slug)
     try:
         if not server.is_live():
@@ -80,6 +79,18 @@ def fire_now(runtime: Runtime, files: ServerFiles, entry: Entry) -> RunReport:
         outcome = str(Outcome(Status.FAILED, str(exc)))
         logfile.append_lines(files.log, [LogLine(now, entry.id, "", Reason.MANUAL, outcome)])
         return RunReport(entry.id, "", outcome)
+    claims = Claims(files, dry_run=False)  # a tick types with the server's lock let go: not beside it
+    if not claims.take(entry.id):
+        from rk.lock import LockHeld
+
+        raise LockHeld(f"a tick is firing {entry.id} right now")
+    try:
+        return _fire(runtime, files, entry, server, now, sink, panes, target)
+    finally:
+        claims.release()
+
+
+def _fire(runtime: Runtime, files: ServerFiles, entry: Entry, server, now: int, sink: ServerTick, panes, target):
     sink.journal = files
     recover_intents(server, files, sink, panes)
     view = LogView(logfile.read_live(files.log))  # with what the recovery logged

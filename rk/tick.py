@@ -6,6 +6,9 @@ cursor and the live log → `due()` → append `missed` lines → for each resol
 fire: rate cap, deliver policy with a fresh state read, delivery, log → for
 each absent fire: rate cap, if_absent disposition, log → orphan GC on the
 pre-disposition log → write the cursor → rotate the log if it is too big.
+The lock is let go while each fire is carried out (`Gate`), its entries
+claimed meanwhile (`Claims`): a change of the entries file never waits on
+typing (specs/cron.md, "The lock is not held while typing").
 
 Every line is appended (and mirrored into the in-memory view) as soon as its
 outcome is known, so a crash loses at most the fire in flight, which the
@@ -17,7 +20,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import tzinfo
 from pathlib import Path
@@ -38,7 +42,7 @@ from rk.core.placeholders import typed
 from rk.core.recheck import wants_recheck, watching_dialog
 from rk.entryfile import EntryDocument, EntryFileError, EntryNotFound, load_entries
 from rk.fsutil import read_nofollow
-from rk.lock import release, try_lock
+from rk.lock import acquire, claim, claimed, release, release_claim, try_lock
 from rk.observe import LookReport, learn_idle_lines, look_around, pane_of_frame, read_screen, watched
 from rk.pause import paused_until
 from rk.tmux import Server, TmuxError, format_number
@@ -79,6 +83,21 @@ class ServerTick:
     recheck: bool = False  #: a hold the screen may lift within a second (`rk.core.recheck`): tick again soon
 
 
+#: Diagnostics that mean a tick could not do its work.
+FAILURES = frozenset(
+    {
+        Diag.TICK_FAILED,
+        Diag.ENUMERATION_FAILED,
+        Diag.ENTRY_FILE_UNREADABLE,
+        Diag.LOG_APPEND_FAILED,
+        Diag.CURSOR_WRITE_FAILED,
+        Diag.RETIRE_FAILED,
+        Diag.ORPHAN_EXPIRE_FAILED,
+        Diag.IDENTITY_UNRECORDED,
+    }
+)
+
+
 @dataclass
 class SweepResult:
     servers: list[ServerTick] = field(default_factory=list)
@@ -103,6 +122,18 @@ class SweepResult:
     def next_due(self) -> int | None:
         times = [s.next_due for s in self.servers if s.next_due is not None]
         return min(times) if times else None
+
+    def failures(self, asked: str | None = None) -> list[tuple[str, Diagnostic]]:
+        """What kept the sweep from doing its work (`rk cron tick` exits 1 for it):
+        a write or read that failed, a server that failed, and a dead server when
+        it was `asked` for by name (-L) or no server at all was live. A dead
+        server's leftover entry file beside live servers is none."""
+        none_live = not self.servers_swept
+        return [
+            (srv, d)
+            for srv, d in self.diagnostics
+            if d.reason in FAILURES or (d.reason == Diag.SERVER_NOT_LIVE and (srv == asked or none_live))
+        ]
 
     @property
     def rechecks(self) -> list[str]:
@@ -202,12 +233,47 @@ def tick_server(runtime: Runtime, slug: str, dry_run: bool = False) -> ServerTic
         if lock_fd is None:
             out.held = True
             return out
+    gate = Gate(files.lock, lock_fd, runtime.settings.lock_wait)
     try:
-        _pipeline(runtime, server, files, out, dry_run)
+        _pipeline(runtime, server, files, out, dry_run, gate)
     finally:
-        if lock_fd is not None:
-            release(lock_fd)
+        gate.close()
     return out
+
+
+class Gate:
+    """The server's lock as a tick holds it: every decision and every commit is
+    made under it, and it is let go while a fire is carried out (typed,
+    respawned), so a change of the entries file never waits behind typing.
+    The entries being fired stay claimed (`ServerFiles.claim`) meanwhile: another
+    tick leaves them, and their journals, alone (specs/cron.md, "The tick")."""
+
+    def __init__(self, path: Path, fd: int | None, wait: float) -> None:
+        self.path, self.fd, self.wait = path, fd, wait
+        self.opened = 0  #: how often the lock was let go (then the entries file may have changed)
+        self.waited = 0.0  #: seconds spent taking it back
+
+    @contextlib.contextmanager
+    def open(self) -> Iterator[None]:
+        """Let the lock go for the block and take it back after (LockHeld if it
+        stays held for `wait` s: the tick stops, leaving its journals to recovery)."""
+        if self.fd is None:  # a dry run, or `rk cron run` (which holds its lock throughout)
+            yield
+            return
+        release(self.fd)
+        self.fd = None
+        self.opened += 1
+        try:
+            yield
+        finally:
+            started = time.monotonic()
+            self.fd = acquire(self.path, 0.01, self.wait)
+            self.waited += time.monotonic() - started
+
+    def close(self) -> None:
+        if self.fd is not None:
+            release(self.fd)
+            self.fd = None
 
 
 class _Writer:
@@ -216,20 +282,26 @@ class _Writer:
     def __init__(self, files: ServerFiles, view: LogView, out: ServerTick, dry_run: bool) -> None:
         self.files, self.view, self.out, self.dry_run = files, view, out, dry_run
 
-    def line(self, line: LogLine) -> None:
+    def line(self, line: LogLine) -> bool:
+        """Whether the line is on disk (a dry run: mirrored only)."""
         self.view.add(line)
         self.out.lines += 1
         if self.dry_run:
-            return
+            return True
         try:
             logfile.append_lines(self.files.log, [line])
         except OSError as exc:
             self.out.diagnostics.append(
                 Diagnostic(line.entry, Diag.LOG_APPEND_FAILED, f"{self.files.log}: {exc.strerror or exc}")
             )
+            return False
+        return True
 
 
-def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerTick, dry_run: bool) -> None:
+def _pipeline(
+    runtime: Runtime, server: Server, files: ServerFiles, out: ServerTick, dry_run: bool, gate: Gate | None = None
+) -> None:
+    gate = gate or Gate(files.lock, None, 0)
     loaded = load_entries(files.entries, cache=runtime.cache_entries)
     out.diagnostics.extend(loaded.diagnostics)
     entries = loaded.entries
@@ -252,10 +324,18 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
     targets = resolve_all(entries, panes)
     learn_identities(files, entries, panes, out, dry_run)
     previous = cursor.read_cursor(files.cursor)
+    unlogged: set[str] = set()
     if not dry_run:
         out.journal = files
-        recover_intents(server, files, out, panes)
-    live = runtime.log_cache.read(files.log) if runtime.log_cache is not None else logfile.read_live(files.log)
+        unlogged = recover_intents(server, files, out, panes)
+    bad = [0]
+    if runtime.log_cache is not None:
+        live = runtime.log_cache.read(files.log)
+        bad[0] = runtime.log_cache.malformed.get(str(files.log), 0)
+    else:
+        live = logfile.read_live(files.log, bad)
+    if bad[0]:
+        out.diagnostics.append(Diagnostic("", Diag.LOG_MALFORMED, f"{files.log}: {bad[0]} malformed line(s) skipped"))
     view = LogView(live)
     paused = paused_until(files.pause, now)
     ev = due(
@@ -271,48 +351,73 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
         paused_until=paused,
     )
     out.diagnostics.extend(ev.diagnostics)
-    by_id = {e.id: e for e in entries}
-    orphan_since = {e.id: orphaned_since(e, view) for e in entries}
+    claims = Claims(files, dry_run)
+    busy = claims.busy() | unlogged  # being fired by another tick, or their last outcome not yet logged
+    if busy:
+        out.kept_edges |= busy  # their cursor is that tick's to write
+    mine = [e for e in entries if e.id not in busy]
+    by_id = {e.id: e for e in mine}
+    orphan_since = {e.id: orphaned_since(e, view) for e in mine}
     writer = _Writer(files, view, out, dry_run)
-
-    for line, _ in ev.ledger(now):  # clock-back, missed, quiet and paused lines, as the simulator writes them
-        writer.line(line)
-        if line.reason != Reason.CLOCK:
-            out.decisions.append(Decision(server.name, line.entry, line.reason, line.target, line.outcome))
-
-    resolved_now: set[str] = set()
-    for fire in (*ev.fires, *ev.absent):
-        outcome = fire_outcome(
-            runtime, server, by_id[fire.entry], fire, view, now, out, dry_run, by_pane.get(fire.pane)
-        )
-        if outcome is None:
-            continue
-        writer.line(LogLine(now, fire.entry, fire.pane, fire.reason, outcome))
-        forget_intent(files, fire.entry, dry_run)
-        if proves_resolution(outcome):
-            resolved_now.add(fire.entry)
-
-    _orphan_gc(runtime, files, entries, targets, orphan_since, resolved_now, writer, now, out, dry_run)
-    _retire_one_shots(files, entries, writer.view, out, dry_run)
-    out.next_due = next_due(
-        entries,
-        view,
-        targets,
-        now,
-        zone=runtime.zone,
-        max_entries=runtime.settings.max_entries,
-        debounced=ev.debounced,
-        poll=runtime.settings.tick_interval,
-        paused_until=paused,
-    )
-
-    if dry_run:
-        return
-    kept = {entry_id: previous[entry_id] for entry_id in out.kept_edges & previous.keys()}  # edges left pending
     try:
-        cursor.write_cursor(files.cursor, {**ev.next_cursor, **kept})
-    except OSError as exc:
-        out.diagnostics.append(Diagnostic("", Diag.CURSOR_WRITE_FAILED, f"{files.cursor}: {exc.strerror or exc}"))
+        for line, _ in ev.ledger(now):  # clock-back, missed, quiet and paused lines, as the simulator writes them
+            if line.entry not in by_id:
+                continue  # another tick is firing it: its lines are that tick's to write
+            writer.line(line)
+            if line.reason != Reason.CLOCK:
+                out.decisions.append(Decision(server.name, line.entry, line.reason, line.target, line.outcome))
+
+        resolved_now: set[str] = set()
+        decided = _Snapshot.of(files, now, paused)
+        fires = [f for f in (*ev.fires, *ev.absent) if f.entry in by_id]
+        fires = [f for f in fires if claims.take(f.entry)]  # all claimed before the first is typed
+        for fire in fires:
+            entry = by_id[fire.entry]
+            why = decided.changed(entry, gate)  # the lock was let go for an earlier fire: the file may differ
+            if why:
+                out.diagnostics.append(Diagnostic(fire.entry, Diag.FIRE_DROPPED, f"{why}; nothing typed"))
+                continue
+            outcome = fire_outcome(
+                runtime, server, entry, fire, view, now, out, dry_run, by_pane.get(fire.pane), gate=gate, still=decided
+            )
+            if outcome is None:
+                continue
+            if writer.line(LogLine(now, fire.entry, fire.pane, fire.reason, outcome)):
+                forget_intent(files, fire.entry, dry_run)  # else its journal stays, and recovery logs it
+            if proves_resolution(outcome):
+                resolved_now.add(fire.entry)
+
+        if gate.opened:  # only entries as the file holds them now are retired or expired
+            current = {e.id: e for e in load_entries(files.entries, cache=runtime.cache_entries).entries}
+            mine = [e for e in mine if _same(current.get(e.id), e)]
+        _orphan_gc(runtime, files, mine, targets, orphan_since, resolved_now, writer, now, out, dry_run)
+        _retire_one_shots(files, mine, writer.view, out, dry_run)
+        out.next_due = next_due(
+            entries,
+            view,
+            targets,
+            now,
+            zone=runtime.zone,
+            max_entries=runtime.settings.max_entries,
+            debounced=ev.debounced,
+            poll=runtime.settings.tick_interval,
+            paused_until=paused,
+        )
+
+        if dry_run:
+            return
+        kept = {entry_id: previous[entry_id] for entry_id in out.kept_edges & previous.keys()}  # edges left pending
+        observed = {**ev.next_cursor, **kept}
+        if gate.opened:  # another tick may have written the cursor meanwhile: it owns all but our claims
+            now_there = cursor.read_cursor(files.cursor)
+            if now_there != previous:
+                observed = {**now_there, **{k: v for k, v in observed.items() if k in claims.mine}}
+        try:
+            cursor.write_cursor(files.cursor, observed)
+        except OSError as exc:
+            out.diagnostics.append(Diagnostic("", Diag.CURSOR_WRITE_FAILED, f"{files.cursor}: {exc.strerror or exc}"))
+    finally:
+        claims.release()
     if any(d.reason in (Diag.ENTRY_FILE_CORRUPT, Diag.ENTRY_FILE_UNREADABLE) for d in loaded.diagnostics):
         return  # without the entry list, a rotation could not tell which anchors still matter
     try:
@@ -323,6 +428,95 @@ def _pipeline(runtime: Runtime, server: Server, files: ServerFiles, out: ServerT
         )
     except OSError as exc:
         out.diagnostics.append(Diagnostic("", Diag.LOG_APPEND_FAILED, f"rotating {files.log}: {exc.strerror or exc}"))
+
+
+class Claims:
+    """The entries this tick is firing, each claimed with a lock file
+    (`<slug>.claims/<id>.lock`) that the kernel drops if the tick dies. Taken
+    and tested only under the server's lock; held until the tick has logged
+    their outcomes and written the cursor."""
+
+    def __init__(self, files: ServerFiles, dry_run: bool) -> None:
+        self.files, self.dry_run = files, dry_run
+        self.mine: dict[str, int] = {}
+
+    def busy(self) -> set[str]:
+        """Entries another live tick holds; stale claim files are removed."""
+        try:
+            names = os.listdir(self.files.claims)
+        except OSError:
+            return set()
+        out = set()
+        for name in names:
+            path = self.files.claims / name
+            if name.endswith(".lock") and claimed(path):
+                out.add(name[: -len(".lock")])
+            elif not self.dry_run:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+        return out
+
+    def take(self, entry_id: str) -> bool:
+        if self.dry_run or entry_id in self.mine:
+            return True
+        ensure_private_dir(self.files.claims)
+        fd = claim(self.files.claim(entry_id))
+        if fd is None:
+            return False
+        self.mine[entry_id] = fd
+        return True
+
+    def release(self) -> None:
+        for fd in self.mine.values():
+            with contextlib.suppress(OSError):
+                release_claim(fd)
+        self.mine.clear()
+
+
+def _same(now: Entry | None, then: Entry) -> bool:
+    """The entry unchanged (the server identity a tick learns aside)."""
+    if now is None:
+        return False
+    return replace(now, target=replace(now.target, server=then.target.server)) == then
+
+
+@dataclass
+class _Snapshot:
+    """The entries file and the pause as the decisions saw them, to tell whether
+    a change landed while the server's lock was let go."""
+
+    files: ServerFiles
+    now: int
+    paused: int | None
+    stamp: tuple = ()
+
+    @classmethod
+    def of(cls, files: ServerFiles, now: int, paused: int | None) -> _Snapshot:
+        return cls(files, now, paused, _stamp(files.entries))
+
+    def changed(self, entry: Entry, gate: Gate | None = None) -> str:
+        """Why the fire of `entry` no longer stands ("" when it does): the entry
+        removed, edited or muted, or the server paused, since the decision."""
+        if gate is not None and not gate.opened:
+            return ""  # the lock has been held since the decision: nothing changed
+        if paused_until(self.files.pause, self.now) and not self.paused:
+            return "server paused since the decision"
+        if _stamp(self.files.entries) == self.stamp:
+            return ""
+        current = next((e for e in load_entries(self.files.entries).entries if e.id == entry.id), None)
+        if current is None:
+            return "entry removed since the decision"
+        if current.is_muted(self.now) and not entry.is_muted(self.now):
+            return "entry muted since the decision"
+        return "" if _same(current, entry) else "entry edited since the decision"
+
+
+def _stamp(path: Path) -> tuple:
+    try:
+        st = path.stat()
+    except OSError:
+        return ()
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def learn_identities(
@@ -349,24 +543,29 @@ def learn_identities(
         out.diagnostics.extend(Diagnostic(e, Diag.IDENTITY_UNRECORDED, str(exc)) for e in learn)
 
 
-def recover_intents(server: Server, files: ServerFiles, out: ServerTick, panes: list[PaneFact] | None = None) -> None:
-    """Resolve the deliveries a crash interrupted (we hold the server's lock, so
-    their writers are gone): log what the pane shows they did, then forget them.
+def recover_intents(
+    server: Server, files: ServerFiles, out: ServerTick, panes: list[PaneFact] | None = None
+) -> set[str]:
+    """Resolve the deliveries a crash interrupted (a journal whose entry no live
+    tick claims: its writer is gone): log what the pane shows they did, then
+    forget them. Returns the entries whose journal stays (its outcome could not
+    be logged): they are not fired until it is.
     A prompt that may have gone in is never typed again (rk.delivery.recover).
     A journal whose pane is not the one it typed into (`panes`: this tick's
     enumeration; the tmux server restarted, the pane is gone or runs another
     process) is dropped with a line: nothing is typed into the pane there now."""
     from rk.delivery import forget_pending, recover
 
+    kept: set[str] = set()
     try:
         names = sorted(os.listdir(files.intents))
     except FileNotFoundError:
-        return
+        return kept
     except OSError as exc:
         out.diagnostics.append(Diagnostic("", Diag.INTENT_UNRESOLVED, f"{files.intents}: {exc.strerror or exc}"))
-        return
+        return kept
     if not names:
-        return  # the usual case: no delivery was interrupted, so the log is not read here
+        return kept  # the usual case: no delivery was interrupted, so the log is not read here
     logged: dict[str, int] = {}
     for line in logfile.read_live(files.log):
         logged[line.entry] = max(logged.get(line.entry, line.ts), line.ts)
@@ -385,6 +584,8 @@ def recover_intents(server: Server, files: ServerFiles, out: ServerTick, panes: 
             out.diagnostics.append(Diagnostic("", Diag.INTENT_UNRESOLVED, f"{path}: unreadable ({exc}); removed"))
             with contextlib.suppress(OSError):
                 path.unlink()
+            continue
+        if claimed(files.claim(entry)):  # its writer is alive, typing with the lock let go: its own to log
             continue
         if logged.get(entry, -1) >= ts:  # killed after its line was written, before forgetting the intent
             with contextlib.suppress(OSError):
@@ -407,11 +608,13 @@ def recover_intents(server: Server, files: ServerFiles, out: ServerTick, panes: 
                 logfile.append_lines(files.log, [line])
             except OSError as exc:
                 out.diagnostics.append(Diagnostic(entry, Diag.LOG_APPEND_FAILED, f"{files.log}: {exc.strerror or exc}"))
+                kept.add(entry)
                 continue  # kept: the next tick tries again
             logged[entry] = max(logged.get(entry, ts), ts)
             out.decisions.append(Decision(files.slug, entry, line.reason, line.target, outcome))
         with contextlib.suppress(OSError):
             path.unlink()
+    return kept
 
 
 def _journal_moved(record: dict, panes: list[PaneFact] | None) -> str:
@@ -440,27 +643,36 @@ def fire_outcome(
     out: ServerTick,
     dry_run: bool,
     pane: PaneFact | None = None,
+    *,
+    gate: Gate | None = None,
+    still: _Snapshot | None = None,
 ) -> str | None:
     """Dispose of one fire and execute the disposition; the outcome to log, or
     None for an (unlogged) hold. `pane` is the target as this tick's
     enumeration and looks saw it; right before typing, the delivery's guard
-    looks again and may still refuse."""
+    looks again and may still refuse. With `gate`, the server's lock is let go
+    while the fire is carried out; `still` then tells the guard whether the
+    entry changed meanwhile."""
     seen = Seen()
     if pane is not None:  # a pane mode (copy-mode, …) is the human's: held like a draft, never cancelled
         seen = replace(seen_before_typing(pane, None, now, entry.any_program), mode=held_mode(pane.in_mode, pane.mode))
     disposition = dispose(fire, entry, view, now, runtime.settings.rate_per_hour, seen if fire.pane else None)
-    return execute(Firing(runtime, server, entry, fire, out, dry_run, view, now, pane), disposition)
+    return execute(Firing(runtime, server, entry, fire, out, dry_run, view, now, pane, gate, still), disposition)
 
 
-def _guard(runtime: Runtime, entry: Entry, fire: Fire, view: LogView, now: int, expected=None, intent=None):
-    """The last look before typing: the pane's facts and screen in the baseline
-    frame decide again; anything but a send is returned instead of typing.
+def _guard(runtime: Runtime, entry: Entry, fire: Fire, view: LogView, now: int, expected=None, intent=None, still=None):
+    """The last look before typing: the entry as the file holds it now (`still`),
+    and the pane's facts and screen in the baseline frame decide again; anything
+    but a send is returned instead of typing.
     `expected` is the server the enumeration saw: a frame from another (the
     server restarted in between, the id reused) is `pane replaced`. The
     journal (`intent`) takes the identity of the pane as this frame saw it."""
     from rk.delivery import frame_server
 
     def guard(frame):
+        why = still.changed(entry) if still is not None else ""
+        if why:  # a change that landed before the paste wins
+            return Disposition(Act.HOLD, held_by=why)
         pane = pane_of_frame(frame)
         server_now = frame_server(frame)
         if expected is not None and expected.differs(server_now):
@@ -494,6 +706,8 @@ class Firing:
     view: LogView
     now: int
     pane: PaneFact | None = None  #: the target as this tick's enumeration and looks saw it
+    gate: Gate | None = None  #: the server's lock, let go while the fire is carried out
+    still: _Snapshot | None = None  #: the entries file as the decision saw it
 
 
 def execute(firing: Firing, disposition: Disposition) -> str | None:
@@ -523,6 +737,9 @@ def _act(firing: Firing, disposition: Disposition) -> str | Disposition | None:
     act = disposition.act
     if disposition.note is not None:
         out.diagnostics.append(disposition.note)
+    if act == Act.HOLD and disposition.held_by.endswith(" since the decision"):
+        out.diagnostics.append(Diagnostic(fire.entry, Diag.FIRE_DROPPED, f"{disposition.held_by}; nothing typed"))
+        return None
     if act == Act.HOLD:
         out.diagnostics.append(
             Diagnostic(fire.entry, Diag.DELIVERY_HELD, f"{fire.pane}: {disposition.text}; held until idle")
@@ -545,15 +762,17 @@ def _act(firing: Firing, disposition: Disposition) -> str | Disposition | None:
             intent = Intent(str(out.journal.intent(entry.id)), record)
         text = typed(entry, fire, view, now, runtime.zone)  # placeholders filled; the journal's needle is of it
         expected = firing.pane.server if firing.pane is not None else None
-        guard = _guard(runtime, entry, fire, view, now, expected, intent)
-        result = runtime.deliver(server, fire.pane, text, guard=guard, intent=intent)
+        guard = _guard(runtime, entry, fire, view, now, expected, intent, firing.still)
+        with _unlocked(firing):
+            result = runtime.deliver(server, fire.pane, text, guard=guard, intent=intent)
         if result.refused is not None:  # the last look said no: nothing was typed
             return result.refused
         return str(result.outcome)
     if act == Act.RESPAWN:
         if dry_run:
             return "would-respawn"
-        respawned = runtime.respawn(entry.respawn, server.name, runtime.settings.respawn_timeout, runtime.environ)
+        with _unlocked(firing):
+            respawned = runtime.respawn(entry.respawn, server.name, runtime.settings.respawn_timeout, runtime.environ)
         return str(respawned.outcome)
     if dry_run:
         return "would-notify"
@@ -562,6 +781,10 @@ def _act(firing: Firing, disposition: Disposition) -> str | Disposition | None:
     if error:
         out.diagnostics.append(Diagnostic(entry.id, Diag.NOTIFY_FAILED, error))
     return disposition.text
+
+
+def _unlocked(firing: Firing) -> contextlib.AbstractContextManager[None]:
+    return firing.gate.open() if firing.gate is not None else contextlib.nullcontext()
 
 
 def _retire_one_shots(files: ServerFiles, entries: list[Entry], view: LogView, out: ServerTick, dry_run: bool) -> None:

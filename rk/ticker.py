@@ -51,6 +51,8 @@ STATUS_NAME = "ticker.status"
 #: Land this long after a due second so the tick's integer `now` has reached it.
 DUE_SLACK = 0.05
 MIN_SLEEP = 0.2
+#: The longest sleep between two checks that the state directory is still the one we locked.
+WATCH_EVERY = 2.0
 
 log = logging.getLogger("rk.ticker")
 
@@ -61,6 +63,10 @@ class TickerRunning(Exception):
 
 class TickerError(Exception):
     """The ticker cannot start or be controlled; the message is for the user."""
+
+
+class StateDirLost(TickerError):
+    """The state directory (or the ticker's lock in it) was removed or replaced under the ticker."""
 
 
 def process_start_time(pid: int) -> str:
@@ -103,6 +109,41 @@ def read_pid(state_dir: Path) -> PidRecord | None:
         return PidRecord(int(data["pid"]), str(data.get("start_time", "")), int(data.get("started_at", 0)))
     except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
         return None
+
+
+def lock_holder(path: Path) -> int:
+    """The pid holding a flock on `path` per /proc/locks (0: none, or not known)."""
+    try:
+        st = os.stat(path)
+        table = Path("/proc/locks").read_text()
+    except OSError:
+        return 0
+    want = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for row in table.splitlines():
+        fields = row.split()
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == want and fields[4].isdigit():
+            return int(fields[4])
+    return 0
+
+
+def find_running(state_dir: Path) -> PidRecord | None:
+    """The ticker serving `state_dir`: by its pid file, else by who holds
+    `ticker.lock` (a pid file removed or overwritten does not hide a live ticker)."""
+    record = read_pid(state_dir)
+    if record is not None and record.alive():
+        return record
+    pid = lock_holder(state_dir / LOCK_NAME)
+    if pid <= 0:
+        return None
+    return PidRecord(pid, process_start_time(pid), record.started_at if record and record.pid == pid else 0)
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def _write_pid(state_dir: Path) -> None:
@@ -223,6 +264,9 @@ class Ticker:
             record = read_pid(self.runtime.state_dir)
             raise TickerRunning(f"a ticker is already running{f' (pid {record.pid})' if record else ''}")
         listener = None
+        state_dir = self.runtime.state_dir
+        held = (_identity(state_dir), _identity(state_dir / LOCK_NAME))
+        lost = ""
         try:
             _write_pid(self.runtime.state_dir)
             try:
@@ -234,6 +278,11 @@ class Ticker:
             next_poll = mono()
             due_wall: float | None = None
             while not self._stop:
+                if (_identity(state_dir), _identity(state_dir / LOCK_NAME)) != held:
+                    # Ticking on would recreate the directory and its files beside a second
+                    # ticker that could then lock them: this one stops instead.
+                    lost = f"state directory {state_dir} was removed or replaced; the ticker stops"
+                    break
                 now_mono = mono()
                 if now_mono >= next_poll or (due_wall is not None and wall() >= due_wall):
                     next_due = self.tick()
@@ -248,7 +297,7 @@ class Ticker:
                 timeout = next_poll - now_mono
                 if due_wall is not None:
                     timeout = min(timeout, due_wall - wall())
-                timeout = max(MIN_SLEEP, timeout)
+                timeout = min(max(MIN_SLEEP, timeout), WATCH_EVERY)
                 if self.rechecks:  # a recheck is the one wait shorter than MIN_SLEEP's floor allows
                     timeout = max(0.0, min(timeout, min(self.rechecks.values()) - now_mono))
                 waitables = [self._wake_r] + ([listener] if listener else [])
@@ -263,7 +312,8 @@ class Ticker:
                         if self._stop:
                             break
                         due_wall = _sooner(due_wall, self.tick(only=slug))
-            log.info("ticker stopped after %d ticks", self.ticks)
+            if not lost:
+                log.info("ticker stopped after %d ticks", self.ticks)
         finally:
             if listener is not None:
                 listener.close()
@@ -274,6 +324,8 @@ class Ticker:
                 except OSError:
                     pass
             release(lock_fd)
+        if lost:
+            raise StateDirLost(lost)
 
 
 def _sooner(due_wall: float | None, next_due: float | None) -> float | None:
@@ -315,8 +367,8 @@ def setup_logging(state_dir: Path, foreground: bool, verbose: bool = False) -> N
 def start_background(runtime: Runtime, argv: list[str], timeout: float = 10.0) -> PidRecord:
     """Launch `argv` (the foreground ticker command) detached and wait for its pid file."""
     state_dir = runtime.state_dir
-    existing = read_pid(state_dir)
-    if existing is not None and existing.alive():
+    existing = find_running(state_dir)
+    if existing is not None:
         raise TickerError(f"ticker already running (pid {existing.pid})")
     ensure_private_dir(state_dir)
     log_path = state_dir / LOG_NAME
@@ -347,8 +399,8 @@ def start_background(runtime: Runtime, argv: list[str], timeout: float = 10.0) -
 
 def stop_background(state_dir: Path, timeout: float = 10.0) -> PidRecord | None:
     """SIGTERM the recorded ticker and wait for it to exit; None if none was running."""
-    record = read_pid(state_dir)
-    if record is None or not record.alive():
+    record = find_running(state_dir)
+    if record is None:
         return None
     os.kill(record.pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout

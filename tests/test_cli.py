@@ -1203,14 +1203,17 @@ def test_tick_json_and_human_line_without_live_servers(tmp_path):
     env = make_env(tmp_path, RK_NOW=str(T0))
     populate(state_of(env), "ghost")
     before = snapshot(state_of(env))
-    result = json_ok(run_sub(["cron", "tick", "--json"], env))
+    done = run_sub(["cron", "tick", "--json"], env)
+    assert done.code == 1, done  # it could do nothing: no server with entries is live
+    result = json.loads(done.out)["result"]
     assert set(result) == {"servers_swept", "fires", "diagnostics", "decisions"}
     assert result["servers_swept"] == 0 and result["fires"] == 0 and result["decisions"] == []
     (diag,) = result["diagnostics"]
     assert set(diag) == {"server", "entry", "reason", "detail"}
     assert (diag["server"], diag["entry"], diag["reason"]) == ("ghost", "", "server-not-live")
     res = run_sub(["cron", "tick"], env)
-    assert (res.code, res.out, res.err) == (0, "tick: 0 servers swept, 0 fires, 1 diagnostics\n", ""), res
+    why = "rk: tick could not do its work: ghost: server-not-live: no live tmux server on socket ghost\n"
+    assert (res.code, res.out, res.err) == (1, "tick: 0 servers swept, 0 fires, 1 diagnostics\n", why), res
     assert snapshot(state_of(env)) == before, "a dead server's files are never touched"
 
 
@@ -1371,7 +1374,11 @@ def test_tick_without_server_flag_sweeps_every_server_and_with_it_only_one(tmp_p
     env = make_env(tmp_path, RK_NOW=str(T0), TMUX="/tmp/tmux-1000/alpha,1,0")
     for slug in ("alpha", "beta", "gamma"):
         populate(state_of(env), slug)
-    servers = lambda res: [d["server"] for d in json_ok(res)["diagnostics"] if d["reason"] == "server-not-live"]  # noqa: E731
+
+    def servers(res) -> list[str]:
+        assert res.code == (1 if "server-not-live" in res.out else 0), res  # a dead server it had to tick
+        return [d["server"] for d in json.loads(res.out)["result"]["diagnostics"] if d["reason"] == "server-not-live"]
+
     assert servers(run_sub(["cron", "tick", "--json"], env)) == ["alpha", "beta", "gamma"]
     assert servers(run_in(["cron", "tick", "--json", "-L", "beta"], env)) == ["beta"]
     assert servers(run_in(["-L", "gamma", "cron", "tick", "--json"], env)) == ["gamma"]
@@ -1388,7 +1395,9 @@ def test_tick_with_server_flag_sweeps_only_that_live_server(tmp_path, tmux_serve
     assert ("ghost", "server-not-live") in [(d["server"], d["reason"]) for d in everything["diagnostics"]]
     only_live = json_ok(run_sub(["cron", "tick", "-L", live, "--json"], env))
     assert only_live["servers_swept"] == 1 and all(d["server"] == live for d in only_live["diagnostics"])
-    only_ghost = json_ok(run_in(["cron", "tick", "--json", "-L", "ghost"], env))
+    asked = run_in(["cron", "tick", "--json", "-L", "ghost"], env)
+    assert asked.code == 1, asked  # the server asked for could not be ticked
+    only_ghost = json.loads(asked.out)["result"]
     assert only_ghost["servers_swept"] == 0 and [d["server"] for d in only_ghost["diagnostics"]] == ["ghost"]
 
 

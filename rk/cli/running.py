@@ -82,6 +82,13 @@ def cmd_tick(
         f"tick: {result.servers_swept} servers swept, {result.fires} fires, {len(result.diagnostics)} diagnostics"
     )
     env.result(result.to_json(), human)
+    failures = result.failures(only)
+    if failures:
+        srv, diag = failures[0]
+        more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
+        if not env.json:
+            env.err(f"rk: tick could not do its work: {srv}: {diag.reason}: {diag.detail}{more}")
+        raise typer.Exit(ExitStatus.ERROR)
 
 
 def cmd_ticker(
@@ -129,8 +136,8 @@ def cmd_ticker(
             raise CliError(str(exc)) from None
         return
     if action == "start":
-        already = ticker.read_pid(runtime.state_dir)
-        if already is not None and already.alive():  # a harmless no-op, so a tmux.conf line can run it every time
+        already = ticker.find_running(runtime.state_dir)
+        if already is not None:  # a harmless no-op, so a tmux.conf line can run it every time
             env.result(
                 {"running": True, "pid": already.pid, "started": False}, f"ticker already running (pid {already.pid})"
             )
@@ -159,11 +166,12 @@ def cmd_ticker(
             f"ticker stopped (pid {stopped.pid})" if stopped else "no ticker running",
         )
         return
-    found = ticker.read_pid(runtime.state_dir)
-    if found is not None and found.alive():
+    found = ticker.find_running(runtime.state_dir)
+    if found is not None:
+        since = f", since {moment(found.started_at, env.zone())}" if found.started_at else ", its pid file gone"
         env.result(
             {"running": True, "pid": found.pid, "started_at": found.started_at},
-            f"ticker running (pid {found.pid}, since {moment(found.started_at, env.zone())})",
+            f"ticker running (pid {found.pid}{since})",
         )
     else:
         env.result({"running": False}, "ticker not running")

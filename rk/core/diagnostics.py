@@ -33,10 +33,12 @@ class Diag(StrEnum):
     ORPHAN_EXPIRE_FAILED = "orphan-expire-failed"
     RETIRE_FAILED = "retire-failed"  #: a one-shot entry's line is logged but it could not leave the file
     CURSOR_WRITE_FAILED = "cursor-write-failed"
+    LOG_MALFORMED = "log-malformed"  #: lines of the live log that do not parse, skipped; one per tick
     INTENT_RECOVERED = "intent-recovered"  #: a delivery a crash interrupted, resolved from the pane
     INTENT_UNRESOLVED = "intent-unresolved"
     IDENTITY_UNRECORDED = "identity-unrecorded"  #: a pane target's first sight could not be written
     CLOCK_BACK = "clock-back"  #: the entry's newest line is later than now; re-anchored at now
+    FIRE_DROPPED = "fire-dropped"  #: the entry changed while the server's lock was let go; nothing typed
     TICK_FAILED = "tick-failed"  #: an unexpected error in one server's tick; the others go on
 
 
