@@ -226,3 +226,44 @@ def test_the_hook_log_is_kept_at_log_cap_and_started_again_past_it(tmp_path):
         text = log.read_text()
         assert text.startswith("x" * size) is kept, size
         assert text.endswith(" %1 claude idle: next\n")
+
+
+# -- the ladder's walk and tolerance -------------------------------------------------------------
+
+
+def test_the_streak_walk_looks_at_walk_limit_lines_and_no_more():
+    from rk.core.ladder import WALK_LIMIT, _walk
+
+    assert WALK_LIMIT == 32  # specs/cron.md
+    for n in (WALK_LIMIT - 1, WALK_LIMIT, WALK_LIMIT + 1, WALK_LIMIT + 10):
+        at_the_cap = [600 * i for i in range(n)]
+        streak, _, exhausted = _walk(at_the_cap, 600, 600, POLL)
+        assert (streak, exhausted) == (min(n, WALK_LIMIT), True), n
+
+
+def test_a_gap_may_fall_short_of_its_rung_by_half_the_rung_at_most_and_never_by_more_than_120_s():
+    from rk.core.ladder import tolerance
+
+    assert [tolerance(g) for g in (60, 90, 239, 240, 241, 1800)] == [30, 45, 119, 120, 120, 120]
+
+
+# -- a limit-reset fire waits through a limit ------------------------------------------------
+
+
+def test_a_limit_reset_fire_meeting_a_limit_is_held_under_every_policy_a_schedule_fire_is_not():
+    wake = Fire(entry="e1", reason="wake", pane="%1", rung=0, due_at=NOW, at=NOW)
+    limited = Seen(LIMITED_STATE)
+    for policy in Deliver:
+        entry = _entry(deliver=policy, wake_on=WakeOn(event=WakeEvent.LIMIT_RESET, debounce=60))
+        held = dispose(wake, entry, LogView(), NOW + HOLD_WINDOW + 1, CAP, limited)
+        assert (held.act, held.held_by) == (Act.HOLD, "limited"), policy  # and it never expires
+    skip = _entry(deliver=Deliver.SKIP_IF_BUSY, wake_on=WakeOn(event=WakeEvent.LIMIT_RESET, debounce=60))
+    assert dispose(_fire(), skip, LogView(), NOW, CAP, limited).text.startswith("skipped-limited")
+
+
+def test_a_pane_in_a_mode_tmux_does_not_name_is_held_as_pane_mode():
+    from rk.core.dispose import held_mode
+
+    assert held_mode(True, "") == "pane-mode"
+    assert held_mode(True, "copy-mode") == "copy-mode"
+    assert held_mode(False, "copy-mode") == ""

@@ -450,12 +450,12 @@ def run_tests(copy: Path, tests: tuple[str, ...], timeout: float) -> tuple[bool,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("-k", default="", help="only mutants whose name contains this")
+    parser.add_argument("-k", action="append", default=[], help="only mutants whose name contains this (repeatable)")
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
     parser.add_argument("-v", "--verbose", action="store_true", help="name the test that killed each mutant")
     parser.add_argument("--timeout", type=float, default=240.0, help="seconds per mutant's run")
     args = parser.parse_args(argv)
-    chosen = [m for m in MUTANTS if args.k.lower() in m.name.lower()]
+    chosen = [m for m in MUTANTS if not args.k or any(k.lower() in m.name.lower() for k in args.k)]
     if args.list:
         for m in chosen:
             print(f"{m.path:24} {m.name}")
