@@ -129,6 +129,8 @@ def test_a_tick_killed_at_each_moment_of_a_delivery_submits_at_most_once(
         wait_for(lambda: submissions(received) == [PROMPT], message="the Enter landed before the kill")
     else:
         assert submissions(received) == []
+    if moment == "pasted":  # what the kill left: the prompt in the composer, unsent
+        wait_for(lambda: composer(tmux_server, pane) == PROMPT, message="the paste drawn")
     assert log_lines(env) == []  # killed before its outcome was logged
     assert [p.name for p in intents(env)] == [f"{entry}.json"]  # the journal survived the kill
     restart(env, tmux_server, late)
@@ -151,6 +153,7 @@ def test_a_paste_whose_journal_was_lost_is_cleared_before_the_refire(env, tmux_s
     pane, received = app
     entry = add_entry(env, tmux_server, pane)
     stalled_tick(env, tmux_server, tmp_path, "pasted")
+    wait_for(lambda: composer(tmux_server, pane) == PROMPT, message="the paste drawn")
     (journal,) = intents(env)
     journal.rename(journal.with_name(f".{journal.name}.cut.tmp"))
     restart(env, tmux_server, late=False)

@@ -159,12 +159,9 @@ def test_an_epoch_up_to_the_attribution_window_after_our_line_is_ours():
 
 
 def test_a_busy_pane_is_looked_at_once_its_state_is_older_than_stale_after():
-    for state in ("active", "waiting"):
-        if state == "waiting":
-            continue  # a waiting pane is watched as a dialog (below) for DIALOG_WATCH
-        fresh = PaneFact("%1", state=state, epoch=NOW - STALE_AFTER, pid=9)
-        assert not needs_look(fresh, NOW)
-        assert needs_look(PaneFact("%1", state=state, epoch=NOW - STALE_AFTER - 1, pid=9), NOW)
+    # (a waiting pane is also watched as a dialog for DIALOG_WATCH, below)
+    assert not needs_look(PaneFact("%1", state="active", epoch=NOW - STALE_AFTER, pid=9), NOW)
+    assert needs_look(PaneFact("%1", state="active", epoch=NOW - STALE_AFTER - 1, pid=9), NOW)
 
 
 def test_a_limit_without_a_known_reset_is_over_after_limit_retry_exactly():
@@ -195,7 +192,8 @@ def test_an_orphan_expires_at_orphan_ttl_exactly():
 
 
 def test_missed_lines_are_counted_up_to_missed_cap():
-    for n, want in ((MISSED_CAP - 1, MISSED_CAP - 1), (MISSED_CAP, MISSED_CAP), (MISSED_CAP + 5, MISSED_CAP)):
+    assert MISSED_CAP == 32  # specs/cron.md
+    for n, want in ((31, 31), (32, 32), (33, 32), (40, 32)):
         view = LogView([LogLine(NOW - 3600 * i, "e1", "%1", "schedule", "missed") for i in range(n)][::-1])
         assert view.missed_since_delivered("e1") == want, n
 
@@ -267,3 +265,17 @@ def test_a_pane_in_a_mode_tmux_does_not_name_is_held_as_pane_mode():
     assert held_mode(True, "") == "pane-mode"
     assert held_mode(True, "copy-mode") == "copy-mode"
     assert held_mode(False, "copy-mode") == ""
+
+
+def test_an_old_copy_ending_at_a_cursor_that_never_moved_is_no_echo():
+    """The `cursor` reading of the echo needs the cursor to have moved since the
+    baseline: a previous identical prompt ending where the cursor still sits is old."""
+    from rk.core.payload import needle_for
+    from rk.delivery import Echo, Frame
+
+    def frame(screen: str, cursor: str) -> Frame:
+        return Frame("%1", False, False, cursor, screen, rows=screen)
+
+    echo = Echo.of(frame("say hello\n", "9,0"), needle_for("say hello"), False)
+    assert not echo.holds(frame("say hello\n", "9,0"))
+    assert echo.holds(frame("say hello\nsay hello\n", "9,1"))

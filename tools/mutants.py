@@ -329,10 +329,10 @@ MUTANTS = [
         "    if not 0 <= value < MAX_EPOCH:",
     ),
     Mutant(
-        "a pane id may be bare %",
+        "a pane id may carry letters",
         "rk/core/environ.py",
-        "return len(text) > 1 and text[0] ==",
-        "return len(text) > 0 and text[0] ==",
+        'text[0] == "%" and text[1:].isascii() and text[1:].isdigit()',
+        'text[0] == "%" and text[1:].isascii() and text[1:].isalnum()',
     ),
     # -- the pane: programs, shells, identity ----------------------------------------------------
     Mutant("a shell is not refused", "rk/core/program.py", "    if not _names(proc) & SHELLS:", "    if True:"),
@@ -348,7 +348,13 @@ MUTANTS = [
         "if recorded_pane_pid and pane_pid and recorded_pane_pid != pane_pid:",
         "if False:",
     ),
-    Mutant("rk's text read as a tmux format", "rk/tmux.py", 'return text.replace("#", "##")', "return text"),
+    Mutant(
+        "rk's text read as a tmux format",
+        "rk/tmux.py",
+        'return text.replace("#", "##")',
+        "return text",
+        ("tests/test_delivery_literal.py", "-m", "not tmux and not shell"),
+    ),
     # -- the pane's facts, the echo, the hook, the log of edits -----------------------------------
     Mutant(
         "a recorded pid behind another program not stale",
@@ -367,7 +373,7 @@ MUTANTS = [
         "rk/delivery.py",
         "        if f.cursor == self.base_cursor:\n            return False",
         "        if False:\n            return False",
-        ("tests/test_delivery_evidence.py", "-m", "not tmux and not shell and not slow"),
+        ("tests/test_boundaries.py", "tests/test_delivery_evidence.py", "-m", "not tmux and not shell and not slow"),
     ),
     Mutant(
         "ESC reaches the pane",
