@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv install demo lint test test-fast test-agents bench clean
+.PHONY: venv install demo lint test test-fast test-agents bench mutants clean
 
 # A regular (not editable) install, redone whenever the sources change: the
 # `rk` that agent hooks run starts in ~20 ms this way; an editable install's
@@ -33,8 +33,8 @@ demo: $(STAMP)
 # ruff (style and bugs), mypy (strict on rk/core), and the import contracts
 # (the core imports nothing of the shell; the hook path stays light).
 lint: $(STAMP)
-	$(BIN)/ruff check rk tests bench demo
-	$(BIN)/ruff format --check rk tests bench demo
+	$(BIN)/ruff check rk tests bench demo tools
+	$(BIN)/ruff format --check rk tests bench demo tools
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
@@ -57,6 +57,12 @@ bench: $(STAMP)
 	$(BIN)/python bench/due.py $(ARGS)
 	$(BIN)/python bench/hook.py $(ARGS)
 	$(BIN)/python bench/tick.py $(ARGS)
+
+# One-line breakages of the rules (tools/mutants.py), each run against its narrow tests in a
+# copy of the checkout: prints killed/SURVIVED per mutant and the kill ratio (~10 min; not in
+# make test). `make mutants ARGS="-k ladder"` runs a few.
+mutants: $(STAMP)
+	$(BIN)/python tools/mutants.py $(ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -20,9 +20,6 @@ from rk import tmux as rktmux
 from rk.agent import hook
 from rk.core.environ import child_env
 
-#: The shell (the CLI, files, processes, tmux): `make test`, not `make test-fast`.
-pytestmark = pytest.mark.shell
-
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -220,6 +217,7 @@ def fake_proc(root: Path, table: dict[int, tuple[str, int]]) -> str:
     return str(root)
 
 
+@pytest.mark.shell
 def test_pid_walk_finds_the_agent_above_the_intermediate_shells(tmp_path):
     root = fake_proc(
         tmp_path / "proc",
@@ -235,6 +233,7 @@ def test_pid_walk_finds_the_agent_above_the_intermediate_shells(tmp_path):
     assert hook.find_agent_pid("codex", 50, proc_root=root) == 0  # no codex above: no pid, never a wrong one
 
 
+@pytest.mark.shell
 def test_pid_walk_is_bounded_to_five_hops(tmp_path):
     chain = {60: ("sh", 59), 59: ("sh", 58), 58: ("sh", 57), 57: ("sh", 56), 56: ("claude", 1)}
     root = fake_proc(tmp_path / "proc", chain)
@@ -243,6 +242,7 @@ def test_pid_walk_is_bounded_to_five_hops(tmp_path):
     assert hook.find_agent_pid("claude", 61, proc_root=deeper) == 0  # sixth: out of reach
 
 
+@pytest.mark.shell
 def test_pid_walk_expected_names_per_provider(tmp_path):
     root = fake_proc(
         tmp_path / "proc",
@@ -261,12 +261,14 @@ def test_pid_walk_expected_names_per_provider(tmp_path):
     assert hook.find_agent_pid("", 9, proc_root=root) == 0
 
 
+@pytest.mark.shell
 def test_pid_walk_stops_at_a_vanished_process_and_at_init(tmp_path):
     root = fake_proc(tmp_path / "proc", {70: ("sh", 69), 80: ("sh", 1)})
     assert hook.find_agent_pid("claude", 70, proc_root=root) == 0
     assert hook.find_agent_pid("claude", 80, proc_root=root) == 0
 
 
+@pytest.mark.shell
 def test_pid_walk_falls_back_to_ps_without_proc(tmp_path):
     table = {50: ("sh", 40), 40: ("codex", 30)}
     calls = []
@@ -297,6 +299,7 @@ def test_ps_line_parsing(line, expected):
 WALK = "import sys; from rk.agent.hook import find_agent_pid; print(find_agent_pid('claude', proc_root=sys.argv[1]))"
 
 
+@pytest.mark.shell
 @pytest.mark.parametrize("proc_root", ["/proc", "/nonexistent-proc"], ids=["proc", "ps"])
 def test_pid_walk_on_real_processes(tmp_path, proc_root):
     agent = fake_agent(tmp_path)
@@ -387,6 +390,7 @@ def test_payload_over_the_cap_is_ignored_but_drained():
         os.close(r)
 
 
+@pytest.mark.shell
 @pytest.mark.parametrize(
     "text",
     [
@@ -407,6 +411,7 @@ def test_payload_decodes_like_json_loads(tmp_path, text):
     assert value == expected
 
 
+@pytest.mark.shell
 @pytest.mark.parametrize("data", [b"", b"not json", b"[1, 2", b"\xff\xfe", b'{"a": "\x01"}'])
 def test_payload_garbage_is_none(tmp_path, data):
     path = tmp_path / "p"
@@ -421,6 +426,7 @@ def test_payload_garbage_is_none(tmp_path, data):
 # -- the hook against a real tmux server ------------------------------------------------
 
 
+@pytest.mark.shell
 def test_hook_writes_state_under_both_names(tmux_server, tmp_path):
     pane = pane_of(tmux_server)
     env = hook_env(tmux_server, pane, tmp_path, RK_NOW="1751790000")
@@ -467,6 +473,7 @@ def test_a_failed_turn_is_limited_only_for_a_limit(payload, state):
     assert hook.failed_state(payload) == state
 
 
+@pytest.mark.shell
 def test_failed_and_limited_tokens_write_their_state(tmux_server, tmp_path):
     pane = pane_of(tmux_server)
     env = hook_env(tmux_server, pane, tmp_path, RK_NOW="1751790000")
@@ -480,6 +487,7 @@ def test_failed_and_limited_tokens_write_their_state(tmux_server, tmp_path):
     assert option(tmux_server, pane, "@rk_pane_agent_source") == ""  # a hook write carries no source note
 
 
+@pytest.mark.shell
 def test_set_state_limited_records_the_reset_as_a_manual_note(tmux_server, tmp_path):
     pane = pane_of(tmux_server)
     env = hook_env(tmux_server, pane, tmp_path, RK_NOW="1751790000")
@@ -489,6 +497,7 @@ def test_set_state_limited_records_the_reset_as_a_manual_note(tmux_server, tmp_p
     assert option(tmux_server, pane, "@rk_pane_agent_source") == "manual:1751790000:1751800000"
 
 
+@pytest.mark.shell
 def test_hook_epoch_from_iso_RK_NOW(tmux_server, tmp_path):
     pane = pane_of(tmux_server)
     env = hook_env(tmux_server, pane, tmp_path, RK_NOW="2026-09-01T09:00:00+02:00")
@@ -498,6 +507,7 @@ def test_hook_epoch_from_iso_RK_NOW(tmux_server, tmp_path):
     )
 
 
+@pytest.mark.shell
 def test_stamp_writes_identity_and_idle_but_not_over_a_compaction(tmux_server, tmp_path):
     pane = pane_of(tmux_server)
     env = hook_env(tmux_server, pane, tmp_path, RK_NOW="1751790000")
@@ -513,6 +523,7 @@ def test_stamp_writes_identity_and_idle_but_not_over_a_compaction(tmux_server, t
     assert option(tmux_server, pane, "@rk_agent_state") == "active:1751790100"
 
 
+@pytest.mark.shell
 def test_hook_records_the_agent_pid(tmux_server, tmp_path):
     pane = pane_of(tmux_server)
     env = hook_env(tmux_server, pane, tmp_path, RK_NOW="1751790000")
@@ -527,6 +538,7 @@ def test_hook_records_the_agent_pid(tmux_server, tmp_path):
     assert option(tmux_server, pane, "@rk_pane_agent_state") == f"idle:1751790000:{proc.pid}"
 
 
+@pytest.mark.shell
 def test_hook_does_nothing_outside_tmux(tmux_server, tmp_path, monkeypatch):
     pane = pane_of(tmux_server)
     spawned = []
@@ -540,6 +552,7 @@ def test_hook_does_nothing_outside_tmux(tmux_server, tmp_path, monkeypatch):
     assert spawned == []
 
 
+@pytest.mark.shell
 def test_hook_with_bad_arguments_writes_nothing_and_exits_0(tmux_server, tmp_path, capsys):
     pane = pane_of(tmux_server)
     env = hook_env(tmux_server, pane, tmp_path)
@@ -548,6 +561,7 @@ def test_hook_with_bad_arguments_writes_nothing_and_exits_0(tmux_server, tmp_pat
     assert option(tmux_server, pane, "@rk_pane_agent_state") == ""
 
 
+@pytest.mark.shell
 def test_hook_survives_a_dead_pane_and_a_dead_server(tmux_server, tmp_path):
     pane = pane_of(tmux_server)
     env = hook_env(tmux_server, pane, tmp_path, TMUX_PANE="%999")
@@ -557,6 +571,7 @@ def test_hook_survives_a_dead_pane_and_a_dead_server(tmux_server, tmp_path):
     assert not (tmp_path / "no-such-socket").exists()  # no server was started there
 
 
+@pytest.mark.shell
 def test_session_not_stamped_for_an_invalid_provider(tmux_server, tmp_path):
     pane = pane_of(tmux_server)
     env = hook_env(tmux_server, pane, tmp_path, RK_NOW="5")
@@ -565,6 +580,7 @@ def test_session_not_stamped_for_an_invalid_provider(tmux_server, tmp_path):
     assert option(tmux_server, pane, "@rk_pane_agent_session") == ""
 
 
+@pytest.mark.shell
 @pytest.mark.parametrize(
     "env, path",
     [
@@ -579,6 +595,7 @@ def test_nudge_socket_lives_in_the_state_dir(env, path):
     assert str(config.state_dir(env) / "ticker.sock") == path
 
 
+@pytest.mark.shell
 def test_hook_nudges_the_ticker_after_the_write(tmux_server, tmp_path):
     pane = pane_of(tmux_server)
     env = hook_env(tmux_server, pane, tmp_path, RK_NOW="7")
@@ -605,6 +622,7 @@ def test_main_never_raises_and_always_returns_0(monkeypatch):
     assert hook.main(["--agent", "claude", "idle"]) == 0
 
 
+@pytest.mark.shell
 def test_tmux_that_hangs_is_killed_after_the_timeout(tmp_path):
     pid = os.posix_spawnp("sleep", ["sleep", "30"], dict(os.environ))
     start = time.monotonic()
@@ -650,6 +668,7 @@ HEAVY = (
 )
 
 
+@pytest.mark.shell
 def test_hook_path_imports_nothing_heavy(tmux_server, tmp_path):
     pane = pane_of(tmux_server)
     env = hook_env(tmux_server, pane, tmp_path, RK_NOW="1751790000")
@@ -678,6 +697,7 @@ def test_hook_path_imports_nothing_heavy(tmux_server, tmp_path):
 # -- rk agent state -----------------------------------------------------------------------
 
 
+@pytest.mark.shell
 def test_set_state_writes_the_current_pane(tmux_server, tmp_path):
     pane = pane_of(tmux_server)
     env = hook_env(tmux_server, pane, tmp_path, RK_NOW="1751790000")
@@ -688,6 +708,7 @@ def test_set_state_writes_the_current_pane(tmux_server, tmp_path):
     assert pane in message and "waiting:1751790000" in message
 
 
+@pytest.mark.shell
 def test_set_state_on_another_pane_with_a_pid(tmux_server, tmp_path):
     pane = pane_of(tmux_server)
     other = tmux_server.run("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", "main", "cat").strip()
@@ -698,6 +719,7 @@ def test_set_state_on_another_pane_with_a_pid(tmux_server, tmp_path):
     assert option(tmux_server, pane, "@rk_pane_agent_state") == ""
 
 
+@pytest.mark.shell
 def test_set_state_errors(tmux_server, tmp_path):
     pane = pane_of(tmux_server)
     env = hook_env(tmux_server, pane, tmp_path)
@@ -726,6 +748,7 @@ def rk_cli(*args, env):
     )
 
 
+@pytest.mark.shell
 def test_rk_agent_state_command(tmux_server, tmp_path):
     pane = pane_of(tmux_server)
     env = hook_env(tmux_server, pane, tmp_path, RK_NOW="1751790000")
@@ -752,6 +775,7 @@ def test_rk_agent_state_command(tmux_server, tmp_path):
     assert gone.returncode == 1 and "%999" in gone.stderr and gone.stderr.count("\n") == 1
 
 
+@pytest.mark.shell
 def test_rk_agent_hook_through_the_entry_point_prints_nothing(tmux_server, tmp_path):
     pane = pane_of(tmux_server)
     env = hook_env(tmux_server, pane, tmp_path, RK_NOW="3")
@@ -778,6 +802,7 @@ def test_rk_agent_hook_through_the_entry_point_prints_nothing(tmux_server, tmp_p
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
 
 
+@pytest.mark.shell
 def test_agent_state_with_a_global_server_flag_targets_that_server(tmux_server, tmp_path):
     import subprocess
     import sys
@@ -856,6 +881,7 @@ BODY = json.dumps(SESSION, ensure_ascii=False).encode()
 WIDE = json.dumps({"session_id": "wide", "k": {str(i): [i, {"n": None}] for i in range(20_000)}}).encode()
 
 
+@pytest.mark.shell
 @pytest.mark.parametrize(
     "chunks, delay",
     [
@@ -878,6 +904,7 @@ def test_a_split_payload_sets_the_state_and_the_session(tmux_server, tmp_path, c
     assert log_text(tmp_path) == ""
 
 
+@pytest.mark.shell
 def test_a_slow_writer_within_the_bound_is_waited_for(tmux_server, tmp_path):
     pane = pane_of(tmux_server)
     env = hook_env(tmux_server, pane, tmp_path, RK_NOW=str(NOW))
@@ -889,6 +916,7 @@ def test_a_slow_writer_within_the_bound_is_waited_for(tmux_server, tmp_path):
     assert option(tmux_server, pane, "@rk_pane_agent_session") == "claude:slow"
 
 
+@pytest.mark.shell
 def test_a_writer_that_never_closes_after_a_whole_object(tmux_server, tmp_path):
     pane = pane_of(tmux_server)
     env = hook_env(tmux_server, pane, tmp_path, RK_NOW=str(NOW))
@@ -903,6 +931,7 @@ def test_a_writer_that_never_closes_after_a_whole_object(tmux_server, tmp_path):
     assert option(tmux_server, pane, "@rk_pane_agent_session") == "claude:split-1"
 
 
+@pytest.mark.shell
 @pytest.mark.parametrize("sent", [b"", BODY[:20]], ids=["nothing", "half-an-object"])
 def test_a_writer_that_never_closes_still_gets_its_state(tmux_server, tmp_path, sent):
     pane = pane_of(tmux_server)
@@ -919,6 +948,7 @@ def test_a_writer_that_never_closes_still_gets_its_state(tmux_server, tmp_path, 
     assert "input still open after" in log_text(tmp_path) and "the state is written without it" in log_text(tmp_path)
 
 
+@pytest.mark.shell
 def test_a_payload_under_the_cap_in_pipe_sized_chunks_is_read_whole(tmux_server, tmp_path):
     pane = pane_of(tmux_server)
     env = hook_env(tmux_server, pane, tmp_path, RK_NOW=str(NOW))
@@ -931,6 +961,7 @@ def test_a_payload_under_the_cap_in_pipe_sized_chunks_is_read_whole(tmux_server,
     assert option(tmux_server, pane, "@rk_pane_agent_session") == "claude:big"
 
 
+@pytest.mark.shell
 def test_a_payload_over_the_cap_is_ignored_but_the_state_is_written(tmux_server, tmp_path):
     pane = pane_of(tmux_server)
     env = hook_env(tmux_server, pane, tmp_path, RK_NOW=str(NOW))
@@ -943,6 +974,7 @@ def test_a_payload_over_the_cap_is_ignored_but_the_state_is_written(tmux_server,
     assert f"payload over {hook.STDIN_CAP} bytes ignored" in log_text(tmp_path)
 
 
+@pytest.mark.shell
 @pytest.mark.parametrize(
     "data, session",
     [
@@ -970,6 +1002,7 @@ def test_hostile_input_never_costs_the_state(tmux_server, tmp_path, data, sessio
         assert "is not JSON" in log_text(tmp_path)
 
 
+@pytest.mark.shell
 def test_a_terminal_on_stdin_is_not_read_and_the_state_is_written(tmux_server, tmp_path):
     pane = pane_of(tmux_server)
     env = hook_env(tmux_server, pane, tmp_path, RK_NOW=str(NOW))
@@ -985,6 +1018,7 @@ def test_a_terminal_on_stdin_is_not_read_and_the_state_is_written(tmux_server, t
     assert option(tmux_server, pane, "@rk_pane_agent_session") == ""
 
 
+@pytest.mark.shell
 def test_split_input_decoding_needs_no_json_module():
     """The C scanner reports a syntax error as SystemError when `json.decoder` was
     never imported, as in the hook's own process: a partial object read so far
@@ -1001,6 +1035,7 @@ def test_split_input_decoding_needs_no_json_module():
 # -- hook.log ------------------------------------------------------------------------------------
 
 
+@pytest.mark.shell
 def test_the_log_says_why_no_state_was_written(tmux_server, tmp_path):
     pane = pane_of(tmux_server)
     env = hook_env(tmux_server, "%999", tmp_path, RK_NOW=str(NOW))
@@ -1012,6 +1047,7 @@ def test_the_log_says_why_no_state_was_written(tmux_server, tmp_path):
     assert path.stat().st_mode & 0o777 == 0o600
 
 
+@pytest.mark.shell
 def test_the_log_never_follows_a_symlink_and_stays_bounded(tmp_path):
     state = tmp_path / "state"
     state.mkdir()
@@ -1061,11 +1097,13 @@ def fire_at(env, tmp_path, now: int, token: str, event: str) -> None:
     assert run_hook(["--agent", "claude", token], env, tmp_path, payload) == 0
 
 
+@pytest.mark.shell
 def test_the_reset_a_failed_turn_names_is_noted(tmux_server, tmp_path):
     pane, _ = limited_pane(tmux_server, tmp_path, SUBSCRIPTION)
     assert option(tmux_server, pane, "@rk_pane_agent_source") == f"hook:{T}:{RESET}"
 
 
+@pytest.mark.shell
 def test_with_the_reset_known_an_idle_notice_keeps_the_limit_until_the_reset(tmux_server, tmp_path):
     pane, env = limited_pane(tmux_server, tmp_path, SUBSCRIPTION)
     fire_at(env, tmp_path, T + 60, "idle-notice", "Notification")  # Claude's idle_prompt, 60 s on
@@ -1077,6 +1115,7 @@ def test_with_the_reset_known_an_idle_notice_keeps_the_limit_until_the_reset(tmu
     assert option(tmux_server, pane, "@rk_pane_agent_state") == f"idle:{RESET}"
 
 
+@pytest.mark.shell
 def test_with_the_reset_unknown_an_idle_notice_keeps_the_limit_for_the_retry_delay(tmux_server, tmp_path):
     pane, env = limited_pane(tmux_server, tmp_path, API_KEY)
     assert option(tmux_server, pane, "@rk_pane_agent_source") == ""  # nothing to note
@@ -1088,6 +1127,7 @@ def test_with_the_reset_unknown_an_idle_notice_keeps_the_limit_for_the_retry_del
     assert option(tmux_server, pane, "@rk_pane_agent_state") == f"idle:{T + hook.LIMIT_RETRY}"
 
 
+@pytest.mark.shell
 @pytest.mark.parametrize("message", [SUBSCRIPTION, API_KEY], ids=["reset-known", "reset-unknown"])
 def test_a_successful_turn_or_a_prompt_ends_a_limit_at_once(tmux_server, tmp_path, message):
     pane, env = limited_pane(tmux_server, tmp_path, message)
@@ -1100,6 +1140,7 @@ def test_a_successful_turn_or_a_prompt_ends_a_limit_at_once(tmux_server, tmp_pat
     assert option(tmux_server, pane, "@rk_pane_agent_state") == f"active:{T + 80}"
 
 
+@pytest.mark.shell
 def test_a_reset_the_screen_noted_is_honoured(tmux_server, tmp_path):
     pane, env = limited_pane(tmux_server, tmp_path, API_KEY)
     tmux_server.run("set-option", "-p", "-t", pane, "@rk_pane_agent_source", f"screen:{T}:{T + 7200}")
@@ -1112,6 +1153,7 @@ def test_a_reset_the_screen_noted_is_honoured(tmux_server, tmp_path):
     assert option(tmux_server, pane, "@rk_pane_agent_state") == f"idle:{T + hook.LIMIT_RETRY}"
 
 
+@pytest.mark.shell
 def test_an_idle_notice_still_ends_a_turn_left_active(tmux_server, tmp_path):
     """The backstop after an Esc (Claude fires no hook): the notice puts it to rest."""
     pane = pane_of(tmux_server)
@@ -1125,6 +1167,7 @@ def test_an_idle_notice_still_ends_a_turn_left_active(tmux_server, tmp_path):
     assert option(tmux_server, pane, "@rk_pane_agent_state") == f"idle:{T + 61}"
 
 
+@pytest.mark.shell
 def test_an_older_installs_idle_on_the_notification_is_read_as_a_notice(tmux_server, tmp_path):
     """Settings written before `idle-notice` run `idle` on idle_prompt: the payload says it is a notice."""
     pane, env = limited_pane(tmux_server, tmp_path, API_KEY)
@@ -1132,6 +1175,7 @@ def test_an_older_installs_idle_on_the_notification_is_read_as_a_notice(tmux_ser
     assert option(tmux_server, pane, "@rk_pane_agent_state") == f"limited:{T}"
 
 
+@pytest.mark.shell
 def test_an_idle_notice_through_the_entry_point_keeps_the_limit(tmux_server, tmp_path):
     pane, env = limited_pane(tmux_server, tmp_path, API_KEY)
     env["RK_NOW"] = str(T + 60)

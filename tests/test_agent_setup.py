@@ -20,9 +20,6 @@ import pytest
 
 from rk.agent import setup
 
-#: The shell (the CLI, files, processes, tmux): `make test`, not `make test-fast`.
-pytestmark = pytest.mark.shell
-
 REPO = Path(__file__).resolve().parent.parent
 RK = str(Path(sys.executable).parent / "rk")  # the console script `make venv` installs
 
@@ -75,6 +72,7 @@ def test_wrapper_command_shape():
     )
 
 
+@pytest.mark.shell
 def test_wrapper_is_a_noop_outside_tmux(tmp_path):
     marker = tmp_path / "ran"
     fake = tmp_path / "rk"
@@ -105,6 +103,7 @@ def test_rk_owned_markers(command, ours):
     assert setup.is_rk_command(command) is ours
 
 
+@pytest.mark.shell
 def test_config_paths(tmp_path):
     env = {"HOME": "/h"}
     assert setup.config_path("claude", env) == Path("/h/.claude/settings.json")
@@ -148,6 +147,7 @@ def write_settings(tmp_path, doc, mode=0o644) -> Path:
     return path
 
 
+@pytest.mark.shell
 def test_install_merges_into_existing_settings_and_replaces_older_rk_entries(tmp_path):
     path = write_settings(tmp_path, USER_DOC)
     code, out, err = run(tmp_path, "claude", yes=True)
@@ -179,6 +179,7 @@ def test_install_merges_into_existing_settings_and_replaces_older_rk_entries(tmp
     assert "claude: installed 12 hooks" in out
 
 
+@pytest.mark.shell
 def test_second_run_changes_nothing_and_says_so(tmp_path):
     path = write_settings(tmp_path, USER_DOC)
     assert run(tmp_path, "claude", yes=True)[0] == 0
@@ -191,6 +192,7 @@ def test_second_run_changes_nothing_and_says_so(tmp_path):
     assert len(rk_groups(doc)) == len(setup.HOOKS["claude"]) == 12  # no duplicates
 
 
+@pytest.mark.shell
 def test_new_rk_path_replaces_the_old_entries_in_place(tmp_path):
     path = write_settings(tmp_path, {})
     assert run(tmp_path, "claude", yes=True)[0] == 0
@@ -200,6 +202,7 @@ def test_new_rk_path_replaces_the_old_entries_in_place(tmp_path):
     assert all('"/new/place/rk"' in c for cs in rk_groups(doc2).values() for c in cs)
 
 
+@pytest.mark.shell
 def test_rerunning_setup_upgrades_an_older_install_in_place(tmp_path):
     """What the previous rk wrote (six Claude events, the permission Notification
     mapped to waiting) becomes today's mapping: no duplicates, nothing stale left,
@@ -265,6 +268,7 @@ def test_mixed_group_keeps_the_users_handler():
 # -- uninstall ------------------------------------------------------------------------
 
 
+@pytest.mark.shell
 def test_uninstall_removes_only_rk_entries_and_prunes_what_it_emptied(tmp_path):
     path = write_settings(tmp_path, USER_DOC)
     assert run(tmp_path, "claude", yes=True)[0] == 0
@@ -283,6 +287,7 @@ def test_uninstall_removes_only_rk_entries_and_prunes_what_it_emptied(tmp_path):
     assert "removed 12 rk hook(s)" in out
 
 
+@pytest.mark.shell
 def test_uninstall_drops_the_hooks_object_it_emptied(tmp_path):
     path = write_settings(tmp_path, {"theme": "dark"})
     assert run(tmp_path, "claude", yes=True)[0] == 0
@@ -292,6 +297,7 @@ def test_uninstall_drops_the_hooks_object_it_emptied(tmp_path):
     assert code == 0 and "nothing to change" in out
 
 
+@pytest.mark.shell
 def test_uninstall_without_names_covers_every_agent_and_needs_no_binary(tmp_path):
     env = {"CODEX_HOME": str(tmp_path / "codex")}
     assert run(tmp_path, "claude", "codex", "opencode", env=env, yes=True)[0] == 0
@@ -306,6 +312,7 @@ def test_uninstall_without_names_covers_every_agent_and_needs_no_binary(tmp_path
 # -- refusals, modes, dry-run, consent ------------------------------------------------------
 
 
+@pytest.mark.shell
 @pytest.mark.parametrize("content", ['{"hooks": {', "[1, 2]", '{"hooks": []}', '{"hooks": {"Stop": {}}}'])
 def test_malformed_config_is_refused_and_nothing_is_written(tmp_path, content):
     path = settings(tmp_path)
@@ -322,6 +329,7 @@ def test_malformed_config_is_refused_and_nothing_is_written(tmp_path, content):
     assert code == 1 and path.read_text() == content
 
 
+@pytest.mark.shell
 def test_empty_file_is_an_empty_object(tmp_path):
     path = settings(tmp_path)
     path.parent.mkdir(parents=True)
@@ -330,6 +338,7 @@ def test_empty_file_is_an_empty_object(tmp_path):
     assert len(rk_groups(json.loads(path.read_text()))) == 12
 
 
+@pytest.mark.shell
 def test_written_with_mode_0600(tmp_path):
     code, _, _ = run(tmp_path, "claude", yes=True)
     assert code == 0
@@ -340,6 +349,7 @@ def test_written_with_mode_0600(tmp_path):
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
+@pytest.mark.shell
 def test_a_symlinked_settings_file_stays_a_symlink(tmp_path):
     real = tmp_path / "dotfiles" / "claude.json"
     real.parent.mkdir()
@@ -352,6 +362,7 @@ def test_a_symlinked_settings_file_stays_a_symlink(tmp_path):
     assert len(rk_groups(json.loads(real.read_text()))) == 12
 
 
+@pytest.mark.shell
 def test_dry_run_prints_a_diff_and_writes_nothing(tmp_path):
     code, out, err = run(tmp_path, "claude", dry_run=True, yes=True)
     assert (code, err) == (0, "")
@@ -366,6 +377,7 @@ def test_dry_run_prints_a_diff_and_writes_nothing(tmp_path):
     assert re.search(r"^-.*agent-hook active", out, re.M)  # the old entry's removal is shown
 
 
+@pytest.mark.shell
 def test_non_terminal_without_yes_is_refused(tmp_path):
     code, _out, err = run(tmp_path, "claude")
     assert code == 2
@@ -373,6 +385,7 @@ def test_non_terminal_without_yes_is_refused(tmp_path):
     assert not settings(tmp_path).exists()
 
 
+@pytest.mark.shell
 def test_terminal_asks_and_honours_the_answer(tmp_path):
     code, out, err = run(tmp_path, "claude", stdin=Tty("n\n"))
     assert code == 1 and "aborted" in err and "[y/N]" in out
@@ -385,6 +398,7 @@ def test_terminal_asks_and_honours_the_answer(tmp_path):
     assert len(rk_groups(json.loads(settings(tmp_path).read_text()))) == 12
 
 
+@pytest.mark.shell
 def test_unknown_agent_is_a_usage_error(tmp_path):
     code, _, err = run(tmp_path, "claude", "aider", yes=True)
     assert code == 2 and "aider" in err
@@ -394,6 +408,7 @@ def test_unknown_agent_is_a_usage_error(tmp_path):
 # -- which agents ----------------------------------------------------------------------------
 
 
+@pytest.mark.shell
 def test_without_names_installs_only_agents_on_path(tmp_path):
     bindir = tmp_path / "bin"
     bindir.mkdir()
@@ -420,12 +435,14 @@ def test_without_names_installs_only_agents_on_path(tmp_path):
     assert "/hooks" in out  # codex needs its entries trusted
 
 
+@pytest.mark.shell
 def test_no_agent_on_path_installs_nothing(tmp_path):
     code, out, _ = run(tmp_path, yes=True)
     assert code == 0 and "nothing to install" in out
     assert not (tmp_path / "home").exists()
 
 
+@pytest.mark.shell
 def test_named_agent_installs_without_its_binary(tmp_path):
     code, _, _ = run(tmp_path, "gemini", yes=True)
     assert code == 0
@@ -455,6 +472,7 @@ def script(path: Path, body: str) -> Path:
 RK_SCRIPT = "#!/usr/bin/python3\nimport sys\nfrom rk.__main__ import main\nsys.exit(main())\n"
 
 
+@pytest.mark.shell
 def test_find_rk_prefers_the_script_that_is_running(tmp_path):
     mine = script(tmp_path / "a" / "rk", RK_SCRIPT)
     venv = script(tmp_path / "venv" / "bin" / "rk", RK_SCRIPT)
@@ -464,12 +482,14 @@ def test_find_rk_prefers_the_script_that_is_running(tmp_path):
     assert setup.find_rk("", str(tmp_path / "none" / "python"), {"PATH": str(on_path.parent)}) == str(on_path)
 
 
+@pytest.mark.shell
 def test_find_rk_skips_another_tool_named_rk(tmp_path):
     other = script(tmp_path / "go" / "rk", "#!/bin/sh\necho run-kit\n")
     with pytest.raises(setup.SetupError, match="cannot find"):
         setup.find_rk(str(other), str(tmp_path / "none" / "python"), {"PATH": str(other.parent)})
 
 
+@pytest.mark.shell
 @pytest.mark.parametrize("bad", ["it's", 'a"b', "$HOME", "a`b", "a\\b"])
 def test_find_rk_rejects_paths_a_hook_cannot_carry(tmp_path, bad):
     path = script(tmp_path / bad / "rk", RK_SCRIPT)
@@ -477,6 +497,7 @@ def test_find_rk_rejects_paths_a_hook_cannot_carry(tmp_path, bad):
         setup.find_rk(str(path), str(tmp_path / "none" / "python"), {"PATH": ""})
 
 
+@pytest.mark.shell
 def test_missing_rk_is_an_operational_error(tmp_path):
     out, err = io.StringIO(), io.StringIO()
     code = setup.run_setup(
@@ -500,6 +521,7 @@ def opencode_path(tmp_path) -> Path:
     return tmp_path / "home" / ".config" / "opencode" / "plugins" / "rk.js"
 
 
+@pytest.mark.shell
 def test_opencode_plugin_install_idempotence_and_uninstall(tmp_path):
     code, out, _ = run(tmp_path, "opencode", yes=True)
     assert code == 0
@@ -514,6 +536,7 @@ def test_opencode_plugin_install_idempotence_and_uninstall(tmp_path):
     assert not path.exists()
 
 
+@pytest.mark.shell
 def test_opencode_foreign_plugin_is_left_byte_exact(tmp_path):
     path = opencode_path(tmp_path)
     path.parent.mkdir(parents=True)
@@ -562,6 +585,7 @@ console.log(JSON.stringify(out));
 """
 
 
+@pytest.mark.shell
 def test_opencode_plugin_drives_the_pane_under_node(tmux_server, tmp_path):
     node = shutil.which("node")
     assert node, "node is needed to run the OpenCode plugin"
@@ -608,6 +632,7 @@ def fake_claude(directory: Path) -> Path:
     return path
 
 
+@pytest.mark.shell
 def test_end_to_end_claude(tmux_server, tmp_path):
     home = tmp_path / "home"
     home.mkdir()

@@ -23,8 +23,6 @@ from conftest import run_rk, wait_for
 from rk.tmux import Command, literal, tmux_word, tmux_words
 from rk.tmux import child_env as tmux_env
 
-pytestmark = [pytest.mark.tmux, pytest.mark.shell]
-
 T0 = 1_800_000_000
 
 
@@ -84,6 +82,8 @@ def messages(server) -> str:
     return server.run("show-messages")
 
 
+@pytest.mark.tmux
+@pytest.mark.shell
 def test_the_control_an_unescaped_job_does_run_in_the_clients_cwd(tmux_server, client):
     """What the other tests rule out happens without the escaping: tmux runs the
     job (in the cwd of the command's client, killed when that client goes: the
@@ -95,6 +95,8 @@ def test_the_control_an_unescaped_job_does_run_in_the_clients_cwd(tmux_server, c
     assert "message: unescaped: ." in messages(tmux_server)
 
 
+@pytest.mark.tmux
+@pytest.mark.shell
 def test_notify_shows_rks_text_literally_and_runs_nothing(env, tmux_server, client, tmp_path):
     cwd, drawn = client
     # run from the client's directory (where a job would land), with this tree's rk
@@ -144,6 +146,8 @@ def test_the_quoting_of_tmux_command_strings():
     assert tmux_words(["send-keys", "-t", "%1", "Enter"], ["x", ""]) == 'send-keys -t %1 Enter ; x ""'
 
 
+@pytest.mark.tmux
+@pytest.mark.shell
 def test_a_buffer_name_with_tmux_syntax_is_passed_through_if_shell_intact(tmux_server):
     """The keystroke commands run as `if-shell` branches, which tmux parses as
     command strings: a buffer name with quotes, `;`, `$` or `#{` still names itself."""

@@ -21,8 +21,6 @@ from rk.logfile import read_live
 from rk.tick import Runtime, sweep
 from rk.tmux import Server
 
-pytestmark = [pytest.mark.tmux, pytest.mark.shell]
-
 T0 = 1_800_000_000
 START_PASTE = b"\x1b[200~"
 MODES = ("copy-mode", "view-mode", "clock-mode")
@@ -82,6 +80,8 @@ def logged(env, server) -> list[tuple[str, str]]:
     return [(line.entry, line.outcome) for line in read_live(Path(env["RK_STATE_DIR"]) / f"{server.name}.log")]
 
 
+@pytest.mark.tmux
+@pytest.mark.shell
 @pytest.mark.parametrize("mode", MODES)
 def test_a_pane_in_a_mode_is_held_under_every_policy_and_the_mode_stays(env, tmux_server, tmp_path, mode):
     pane, received = agent_cat(tmux_server, tmp_path)
@@ -107,6 +107,8 @@ def test_a_pane_in_a_mode_is_held_under_every_policy_and_the_mode_stays(env, tmu
     assert sorted(received.read_text().splitlines()) == ["sent by immediate", "sent by when-idle"]
 
 
+@pytest.mark.tmux
+@pytest.mark.shell
 def test_a_held_mode_expires_like_other_holds(env, tmux_server, tmp_path):
     pane, received = agent_cat(tmux_server, tmp_path)
     entry = add(env, tmux_server, "too late", "--every", "24h", "--pane", pane, "--deliver", "when-idle")
@@ -116,6 +118,8 @@ def test_a_held_mode_expires_like_other_holds(env, tmux_server, tmp_path):
     assert tmux_server.display(pane, "#{pane_in_mode}") == "1" and not received.read_text()
 
 
+@pytest.mark.tmux
+@pytest.mark.shell
 def test_the_last_look_before_typing_holds_a_mode_entered_after_the_enumeration(env, tmux_server, tmp_path):
     """The tick saw no mode; the human entered copy-mode just before the
     delivery's baseline: the guard reads the mode from the baseline frame."""
@@ -136,6 +140,8 @@ def test_the_last_look_before_typing_holds_a_mode_entered_after_the_enumeration(
     assert tmux_server.display(pane, "#{pane_in_mode}:#{selection_present}") == "1:1" and not received.read_text()
 
 
+@pytest.mark.tmux
+@pytest.mark.shell
 def test_rk_cron_run_and_rk_send_hold_a_mode_too(env, tmux_server, tmp_path):
     pane, received = agent_cat(tmux_server, tmp_path)
     entry = add(env, tmux_server, "by hand", "--every", "24h", "--pane", pane, "--deliver", "skip-if-busy")
@@ -147,6 +153,8 @@ def test_rk_cron_run_and_rk_send_hold_a_mode_too(env, tmux_server, tmp_path):
     assert tmux_server.display(pane, "#{pane_in_mode} #{pane_mode}") == "1 clock-mode" and not received.read_text()
 
 
+@pytest.mark.tmux
+@pytest.mark.shell
 def test_deliver_without_a_guard_refuses_a_mode_instead_of_cancelling_it(tmux_server, tmp_path):
     pane, received = agent_cat(tmux_server, tmp_path)
     enter_mode(tmux_server, pane, "copy-mode")
@@ -182,6 +190,8 @@ while True:
 """
 
 
+@pytest.mark.tmux
+@pytest.mark.shell
 def test_a_human_entering_copy_mode_mid_delivery_is_left_in_it(tmux_server, tmp_path):
     script = tmp_path / "mode_on_paste.py"
     script.write_text(MODE_ON_PASTE)
@@ -209,6 +219,8 @@ def test_a_human_entering_copy_mode_mid_delivery_is_left_in_it(tmux_server, tmp_
     assert out.read_text() == "after the mode\n"
 
 
+@pytest.mark.tmux
+@pytest.mark.shell
 def test_text_a_mode_kept_from_being_cleared_is_cleared_before_anything_is_typed(tmux_server, tmp_path):
     """An earlier payload sits in the line (its pending marker says so) and the
     human is in copy-mode when the next delivery starts, so the clear is refused;

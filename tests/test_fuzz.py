@@ -41,9 +41,6 @@ from rk.cursor import parse_cursor, render_cursor
 from rk.entryfile import EntryDocument, EntryFileError, LoadResult, load_entries, parse_entries_text
 from rk.logfile import append_lines, read_live
 
-#: Fuzzing and parallel processes: part of `make test`, not of `make test-fast`.
-pytestmark = pytest.mark.slow
-
 FUZZ = settings(
     max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )
@@ -268,6 +265,7 @@ def test_random_text_never_raises(text):
     _check_load_result(parse_entries_text(text))
 
 
+@pytest.mark.slow
 @FUZZ
 @given(blob=st.binary(max_size=300))
 @example(blob=b"\xff\xfe\x00e\x00n")
@@ -279,6 +277,7 @@ def test_random_bytes_on_disk_never_raise(tmp_path, blob):
     _check_load_result(load_entries(path, cache=True))
 
 
+@pytest.mark.slow
 def test_unreadable_and_odd_paths(tmp_path):
     """Absent → nothing; a directory in place of the file → `entry-file-unreadable`."""
     assert load_entries(tmp_path / "absent.yaml") == LoadResult()
@@ -287,6 +286,7 @@ def test_unreadable_and_odd_paths(tmp_path):
     assert [d.reason for d in result.diagnostics] == [Diag.ENTRY_FILE_UNREADABLE]
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     blob=st.one_of(
@@ -314,6 +314,7 @@ def test_strict_open_refuses_corrupt_files_with_entry_file_error_only(tmp_path, 
     assert path.read_bytes() == blob  # opening never writes
 
 
+@pytest.mark.slow
 def test_strict_open_of_a_directory_is_entry_file_error(tmp_path):
     (tmp_path / "s.yaml").mkdir()
     with pytest.raises(EntryFileError):
@@ -336,6 +337,7 @@ def _isolated(code: str) -> subprocess.CompletedProcess:
 DEEP = 50_000
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "text",
     [f"'entries: ' + '[' * {DEEP}", f"'entries:\\n' + '- ' * {DEEP} + 'x'"],
@@ -364,6 +366,7 @@ def test_deeply_nested_entry_file_is_corrupt_not_a_crash(tmp_path, text):
     assert reasons_a == reasons_b == [Diag.ENTRY_FILE_CORRUPT] and n_a == n_b == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "text",
     [f"'{{\"entries\": ' + '[' * {DEEP}", f"'entries:\\n' + '- ' * {DEEP}"],
@@ -433,6 +436,7 @@ def test_parse_line_never_raises(junk):
     assert got is None or (isinstance(got, LogLine) and isinstance(got.ts, int))
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     lines=st.lists(LINES, max_size=12),
@@ -465,6 +469,7 @@ def test_read_live_keeps_every_valid_line_around_garbage_and_a_torn_tail(tmp_pat
     assert after == expected + [fresh]
 
 
+@pytest.mark.slow
 def test_read_live_of_an_absent_file_is_empty(tmp_path):
     assert read_live(tmp_path / "none.log") == []
 
@@ -516,6 +521,7 @@ def test_parse_cursor_never_raises(junk):
 NO_SPACE = st.text(min_size=1, max_size=16).filter(lambda s: s == s.strip() and not any(c.isspace() for c in s))
 
 
+@pytest.mark.slow
 @settings(
     max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )

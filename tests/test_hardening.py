@@ -23,9 +23,6 @@ from rk.core.ladder import POLL as CLOCK_SKEW
 from rk.core.log import LogLine
 from tests.cli_helpers import make_env, one_line_error, run_in, snapshot, write_private
 
-#: Fuzzing and parallel processes: part of `make test`, not of `make test-fast`.
-pytestmark = pytest.mark.slow
-
 T0 = 1_800_000_000
 
 
@@ -43,6 +40,7 @@ def _spawn(args: list[str], env: dict) -> subprocess.Popen:
 # --------------------------------------------------------------------------- 1. one lock for every mutation
 
 
+@pytest.mark.slow
 def test_parallel_adds_mutes_and_removes_lose_nothing(tmp_path):
     """8 adds, 6 mutes and 6 removes at once: every change lands, each exactly once."""
     env = make_env(tmp_path, RK_NOW=str(T0))
@@ -92,6 +90,7 @@ MUTATIONS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("verb", list(MUTATIONS))
 @pytest.mark.parametrize("kind", list(CORRUPT))
 def test_no_mutation_rewrites_a_file_the_loader_calls_corrupt(tmp_path, kind, verb):
@@ -125,6 +124,7 @@ def test_a_flat_ladder_fires_one_step_after_its_last_line_whatever_came_before(e
 # --------------------------------------------------------------------------- 7. keep history
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_log_n_from_the_newest_end_equals_the_tail_of_the_whole_history(tmp_path_factory, data):
@@ -156,6 +156,7 @@ def test_history_is_kept_by_default():
     assert Settings().log_keep == 0, "every archive is kept unless log_keep says otherwise"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["gap", "touched-old", "touched-new", "none"])
 def test_log_n_survives_a_missing_or_touched_archive(tmp_path, damage):
     import os
@@ -194,6 +195,7 @@ def _planted(tmp_path) -> tuple[dict, Path]:
     return env, state
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "verb",
     [
@@ -214,6 +216,7 @@ def test_a_state_directory_writable_by_others_is_refused_with_the_fix(tmp_path, 
     assert snapshot(state) == before
 
 
+@pytest.mark.slow
 def test_a_state_directory_under_a_parent_writable_by_others_is_refused(tmp_path):
     env, state = _planted(tmp_path)
     state.parent.chmod(0o777)  # not sticky: anyone could rename the state directory away
@@ -224,6 +227,7 @@ def test_a_state_directory_under_a_parent_writable_by_others_is_refused(tmp_path
     assert res.code == 1 and f"lies under {state.parent}, writable by others" in one_line_error(res)
 
 
+@pytest.mark.slow
 def test_a_state_directory_owned_by_someone_else_is_refused(tmp_path):
     import os
 
@@ -238,6 +242,7 @@ def test_a_state_directory_owned_by_someone_else_is_refused(tmp_path):
     assert f"state directory {state} is owned by uid" in one_line_error(res)
 
 
+@pytest.mark.slow
 def test_a_symlink_planted_at_a_state_file_is_never_written_through(tmp_path):
     import os
     import stat
@@ -379,6 +384,7 @@ FLAG_CASES = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(
     max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 )
@@ -408,6 +414,7 @@ VALUES = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(
     max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 )
@@ -537,6 +544,7 @@ MALFORMED_CRONS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("expr", MALFORMED_CRONS)
 def test_every_malformed_cron_expression_is_a_usage_error(tmp_path, expr):
     env = make_env(tmp_path, RK_NOW=str(T0))
@@ -546,6 +554,7 @@ def test_every_malformed_cron_expression_is_a_usage_error(tmp_path, expr):
     assert not Path(env["RK_STATE_DIR"]).exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", ["too-big", "too-many"])
 def test_an_entries_file_past_its_caps_is_refused_in_bounded_time(tmp_path, shape):
     env = make_env(tmp_path, RK_NOW=str(T0))

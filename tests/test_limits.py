@@ -22,8 +22,6 @@ from rk.core.due import Fire
 from rk.core.entry import Entry, Target, TargetKind, WakeEvent, WakeOn, WakeOnly
 from rk.core.log import LogView, Reason
 
-pytestmark = [pytest.mark.tmux, pytest.mark.shell]
-
 
 def _printed_reset() -> int:
     screen = (FIXTURES / "claude/limit_reached.txt").read_text(encoding="utf-8")
@@ -31,6 +29,8 @@ def _printed_reset() -> int:
     return int(datetime.strptime(f"2026-12-01 {printed}", "%Y-%m-%d %I:%M%p").replace(tzinfo=UTC).timestamp())
 
 
+@pytest.mark.tmux
+@pytest.mark.shell
 def test_a_limit_reset_edge_that_meets_the_limit_waits_for_the_reset(env, tmux_server):
     pane, pid = replay(tmux_server, "claude/limit_reached")
     hit, reset = NOW - 60, _printed_reset()

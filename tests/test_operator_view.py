@@ -21,9 +21,6 @@ from conftest import run_rk, wait_for
 from rk import __version__, logfile
 from rk.core.log import LogLine
 
-#: The shell (the CLI, files, processes, tmux): `make test`, not `make test-fast`.
-pytestmark = pytest.mark.shell
-
 T0 = 1_800_000_000
 
 
@@ -32,6 +29,7 @@ def test_version_prints_the_package_version():
     assert (res.code, res.out) == (0, f"rk {__version__}\n")
 
 
+@pytest.mark.shell
 def test_agent_list_shows_state_since_source_and_hooks(tmp_path, tmux_server):
     env = dict(make_env(tmp_path), TMUX_TMPDIR=os.environ["TMUX_TMPDIR"], TZ="UTC")
     pane = tmux_server.run("list-panes", "-t", "main", "-F", "#{pane_id}").split()[0]
@@ -81,6 +79,7 @@ def test_agent_list_shows_state_since_source_and_hooks(tmp_path, tmux_server):
     assert {r["pane"] for r in everywhere if r["server"] == tmux_server.name} == {pane, second}
 
 
+@pytest.mark.shell
 def test_agent_list_on_a_server_that_is_not_running_is_one_line_exit_1(tmp_path, monkeypatch):
     monkeypatch.setenv("TMUX_TMPDIR", str(tmp_path))
     res = run_in(["agent", "list", "-L", "nosuchserver"], dict(make_env(tmp_path), TMUX_TMPDIR=str(tmp_path)))
@@ -108,6 +107,7 @@ def _seed(tmp_path: Path) -> tuple[dict[str, str], Path]:
     return env, state / "s.log"
 
 
+@pytest.mark.shell
 def test_log_has_a_header_names_and_filters(tmp_path):
     env, _ = _seed(tmp_path)
     out = run_in(["cron", "log", "-L", "s"], env)
@@ -126,14 +126,38 @@ def test_log_has_a_header_names_and_filters(tmp_path):
     assert run_in(["cron", "log", "-L", "s", "-f", "--json"], env).code == 2
 
 
-def test_follow_prints_appended_lines_once_across_a_rotation(tmp_path):
+def _default_sigint() -> None:
+    """In the child: SIGINT does its default (a run started with SIGINT ignored, as
+    from a non-interactive shell's `&`, would pass that on, and the child would
+    never stop on the test's SIGINT)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.fixture
+def long_running():
+    """Start `rk ARGS` that runs until stopped (`log -f`, `status --watch`); whatever the
+    test does, it is SIGKILLed and reaped at the end, so none outlives its test."""
+    started: list[subprocess.Popen] = []
+
+    def start(args: list[str], env: dict[str, str], **kw) -> subprocess.Popen:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "rk", *args], env=env, preexec_fn=_default_sigint, text=True, **kw
+        )
+        started.append(proc)
+        return proc
+
+    yield start
+    for proc in started:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=10)
+
+
+@pytest.mark.shell
+def test_follow_prints_appended_lines_once_across_a_rotation(tmp_path, long_running):
     env, log = _seed(tmp_path)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rk", "cron", "log", "-f", "-n", "1", "-L", "s"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    proc = long_running(
+        ["cron", "log", "-f", "-n", "1", "-L", "s"], env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     seen: list[str] = []
 
@@ -164,14 +188,10 @@ def test_follow_prints_appended_lines_once_across_a_rotation(tmp_path):
     assert "missed" in seen[3] and seen.count(seen[2]) == 1
 
 
-def test_follow_through_a_real_process_honours_the_filters(tmp_path):
+@pytest.mark.shell
+def test_follow_through_a_real_process_honours_the_filters(tmp_path, long_running):
     env, log = _seed(tmp_path)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rk", "cron", "log", "aaaa", "-f", "--outcome", "delivered", "-L", "s"],
-        env=env,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    proc = long_running(["cron", "log", "aaaa", "-f", "--outcome", "delivered", "-L", "s"], env, stdout=subprocess.PIPE)
     seen: list[str] = []
     reader = threading.Thread(target=lambda: seen.extend(r.rstrip() for r in proc.stdout or ()), daemon=True)
     reader.start()
@@ -218,13 +238,12 @@ def _first_followed(follower) -> str | None:
     return wait_for(lambda: got, timeout=5, message="a followed line")[0]
 
 
-def test_rk_cron_log_follow_with_no_log_yet_waits(tmp_path):
+@pytest.mark.shell
+def test_rk_cron_log_follow_with_no_log_yet_waits(tmp_path, long_running):
     env = make_env(tmp_path, TZ="UTC")
     state = Path(env["RK_STATE_DIR"])
     state.mkdir(mode=0o700, exist_ok=True)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rk", "cron", "log", "-f", "-L", "s"], env=env, stdout=subprocess.PIPE, text=True
-    )
+    proc = long_running(["cron", "log", "-f", "-L", "s"], env, stdout=subprocess.PIPE)
     seen: list[str] = []
     reader = threading.Thread(target=lambda: seen.extend(r.rstrip() for r in proc.stdout or ()), daemon=True)
     reader.start()
@@ -243,6 +262,7 @@ def _live_env(tmp_path) -> dict[str, str]:
     return dict(make_env(tmp_path, RK_NOW=str(T0)), TMUX_TMPDIR=os.environ["TMUX_TMPDIR"], TZ="UTC")
 
 
+@pytest.mark.shell
 def test_list_sorts_by_next_and_says_why_an_entry_cannot_fire(tmp_path, tmux_server):
     env = _live_env(tmp_path)
     pane = tmux_server.run("list-panes", "-t", "main", "-F", "#{pane_id}").split()[0]
@@ -274,6 +294,7 @@ def test_list_sorts_by_next_and_says_why_an_entry_cannot_fire(tmp_path, tmux_ser
     assert shown == records[gone]
 
 
+@pytest.mark.shell
 def test_status_shows_the_ticker_entries_and_panes_and_exits_1_when_something_is_wrong(tmp_path, tmux_server):
     env = _live_env(tmp_path)
     pane = tmux_server.run("list-panes", "-t", "main", "-F", "#{pane_id}").split()[0]
@@ -329,6 +350,7 @@ def _shim(bindir: Path, name: str, code: int, log: Path) -> None:
     script.chmod(0o755)
 
 
+@pytest.mark.shell
 def test_ticker_install_writes_the_unit_and_enables_it(tmp_path):
     calls = tmp_path / "systemctl.log"
     _shim(tmp_path / "bin", "systemctl", 0, calls)
@@ -346,6 +368,7 @@ def test_ticker_install_writes_the_unit_and_enables_it(tmp_path):
     assert calls.read_text().splitlines() == ["--user daemon-reload", "--user enable --now rk-ticker.service"]
 
 
+@pytest.mark.shell
 def test_ticker_install_says_what_failed_when_systemctl_does(tmp_path):
     _shim(tmp_path / "bin", "systemctl", 1, tmp_path / "calls.log")
     env = dict(make_env(tmp_path), PATH=f"{tmp_path / 'bin'}:{os.environ['PATH']}")
@@ -354,6 +377,7 @@ def test_ticker_install_says_what_failed_when_systemctl_does(tmp_path):
     assert res.out.startswith("run-shell -b 'rk cron ticker start")  # the fallback: tmux.conf's line
 
 
+@pytest.mark.shell
 def test_a_second_ticker_exits_0_beside_a_running_one(tmp_path):
     env = make_env(tmp_path)
     started = run_rk(["cron", "ticker", "start", "--interval", "1"], env)
@@ -365,6 +389,7 @@ def test_a_second_ticker_exits_0_beside_a_running_one(tmp_path):
         run_rk(["cron", "ticker", "stop"], env)
 
 
+@pytest.mark.shell
 def test_doctor_names_each_problem_with_its_fix_and_exits_1(tmp_path):
     env = dict(make_env(tmp_path), PATH="/usr/bin:/bin")
     res = run_in(["doctor", "--json"], env)
@@ -377,6 +402,7 @@ def test_doctor_names_each_problem_with_its_fix_and_exits_1(tmp_path):
     assert human.code == 1 and any(line.startswith("fail  ticker:") for line in human.out.splitlines())
 
 
+@pytest.mark.shell
 def test_send_types_once_through_the_guarded_delivery_and_logs_manual(tmp_path, tmux_server):
     env = _live_env(tmp_path)
     pane = tmux_server.run("list-panes", "-t", "main", "-F", "#{pane_id}").split()[0]
@@ -404,6 +430,7 @@ def test_send_types_once_through_the_guarded_delivery_and_logs_manual(tmp_path, 
     assert usage_error.code == 2 and "must not be empty" in usage_error.err
 
 
+@pytest.mark.shell
 def test_add_says_what_would_keep_the_entry_from_firing(tmp_path, tmux_server):
     env = _live_env(tmp_path)
     pane = tmux_server.run("list-panes", "-t", "main", "-F", "#{pane_id}").split()[0]
@@ -430,6 +457,7 @@ def test_add_says_what_would_keep_the_entry_from_firing(tmp_path, tmux_server):
     assert scripted.code == 0 and scripted.err == ""  # --json: one document, no remarks
 
 
+@pytest.mark.shell
 def test_a_one_shot_fires_once_and_retires(tmp_path, tmux_server):
     env = _live_env(tmp_path)
     pane = tmux_server.run("list-panes", "-t", "main", "-F", "#{pane_id}").split()[0]
@@ -452,6 +480,7 @@ def test_a_one_shot_fires_once_and_retires(tmp_path, tmux_server):
     assert [(line.entry, line.outcome) for line in lines] == [(entry, "delivered")]
 
 
+@pytest.mark.shell
 def test_at_reads_a_time_of_day_an_instant_and_refuses_the_past(tmp_path):
     env = make_env(tmp_path, RK_NOW=str(T0), TZ="UTC")  # 08:00 UTC
     flags = ["--pane", "%1", "--json"]
@@ -474,6 +503,7 @@ def test_at_reads_a_time_of_day_an_instant_and_refuses_the_past(tmp_path):
         assert res.code == 2 and message in res.err, (bad, res)
 
 
+@pytest.mark.shell
 def test_output_is_plain_when_piped_and_colourless_under_no_color(tmp_path):
     env = make_env(tmp_path, TZ="UTC")
     sim = ["cron", "simulate", "--every", "5m", "--for", "30m", "--start", "2026-01-01T00:00:00Z"]
@@ -497,6 +527,7 @@ def _complete(env: dict[str, str], words: str) -> list[str]:
     return done.stdout.split()
 
 
+@pytest.mark.shell
 def test_completion_offers_entry_ids_and_enum_values(tmp_path):
     env = make_env(tmp_path, RK_NOW=str(T0))
     ids = sorted(
@@ -508,6 +539,7 @@ def test_completion_offers_entry_ids_and_enum_values(tmp_path):
     assert _complete(env, "rk cron add x --wake-on l") == ["limit-reset"]
 
 
+@pytest.mark.shell
 def test_edit_changes_the_prompt_without_restarting_the_schedule(tmp_path):
     env = make_env(tmp_path, RK_NOW=str(T0))
     entry = run_in(["cron", "add", "old words", "--every", "5m", "--pane", "%1", "--json"], env).json()["result"]["id"]
@@ -522,12 +554,13 @@ def test_edit_changes_the_prompt_without_restarting_the_schedule(tmp_path):
     assert run_in(["cron", "edit", entry, "--prompt", "a {bogus} one"], env).code == 2
 
 
-def test_status_watch_redraws_in_place_until_interrupted(tmp_path):
+@pytest.mark.shell
+def test_status_watch_redraws_in_place_until_interrupted(tmp_path, long_running):
     import pty
 
     env = make_env(tmp_path, TZ="UTC")
     master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "rk", "status", "--watch"], env=env, stdout=slave, stderr=slave)
+    proc = long_running(["status", "--watch"], env, stdout=slave, stderr=slave)
     os.close(slave)
     seen = b""
     try:

@@ -35,8 +35,6 @@ from rk.logfile import read_live
 from rk.tick import Runtime
 from rk.ticker import Clocks, Ticker
 
-pytestmark = [pytest.mark.tmux, pytest.mark.shell]
-
 SCREENS = Path(__file__).resolve().parent / "fixtures" / "screens" / "claude"
 
 #: Draws the working screen, waits for the go file, draws the idle screen, then
@@ -87,6 +85,8 @@ def _ticker_for(tmux_server, state: Path, pane: str, *, interval: int, created: 
     return loop, thread
 
 
+@pytest.mark.tmux
+@pytest.mark.shell
 def test_a_held_fire_goes_out_within_a_second_when_the_screen_catches_up(tmp_path, tmux_server):
     pane, pid, go = _fake_agent(tmux_server, tmp_path, "working_1", "idle_after_turn")
     received = tmp_path / "received"
@@ -119,6 +119,8 @@ def test_a_held_fire_goes_out_within_a_second_when_the_screen_catches_up(tmp_pat
     print(f"delivered {latency:.2f}s after the screen showed the turn's end")
 
 
+@pytest.mark.tmux
+@pytest.mark.shell
 @pytest.mark.parametrize(("answer", "after"), [("approved_running", "active"), ("denied_esc", "idle")])
 def test_a_dialogs_answer_is_seen_within_a_second_without_a_hook(tmp_path, tmux_server, answer, after):
     """Claude Code and Codex fire no hook when a human answers a dialog: the next

@@ -51,9 +51,6 @@ from rk.core.wake import Observation
 from rk.logfile import read_live
 from rk.pause import Pause, clear_pause, paused_until, read_pause, write_pause
 
-#: The shell (the CLI, files, processes, tmux): `make test`, not `make test-fast`.
-pytestmark = pytest.mark.shell
-
 BERLIN = ZoneInfo("Europe/Berlin")
 HOUR = 3600
 DAY = 86400
@@ -440,6 +437,7 @@ def test_due_a_paused_server_is_silent_until_its_pause_lapses():
 # --------------------------------------------------------------------------- rk.pause
 
 
+@pytest.mark.shell
 def test_pause_file_round_trip_and_mode(tmp_path):
     path = tmp_path / "state" / "s.pause"
     path.parent.mkdir(mode=0o700)
@@ -458,6 +456,7 @@ def test_pause_file_round_trip_and_mode(tmp_path):
     assert clear_pause(path) is False
 
 
+@pytest.mark.shell
 @pytest.mark.parametrize(
     "content",
     [
@@ -481,6 +480,7 @@ def test_an_unreadable_pause_file_pauses_until_resumed(tmp_path, content):
     assert clear_pause(path) is True and paused_until(path, T0) is None
 
 
+@pytest.mark.shell
 def test_a_pause_file_that_is_a_symlink_is_not_followed_and_pauses(tmp_path):
     target = write_private(tmp_path / "elsewhere.json", '{"since": 1, "until": 2}')
     link = tmp_path / "s.pause"
@@ -648,6 +648,7 @@ def _populate(env):
 # --------------------------------------------------------------------------- catch_up_within
 
 
+@pytest.mark.shell
 def test_add_with_a_catch_up_window_stores_it_and_shows_it(cenv):
     res = run_in(
         [
@@ -682,6 +683,7 @@ def test_add_with_a_catch_up_window_stores_it_and_shows_it(cenv):
     assert "active:" not in show.out
 
 
+@pytest.mark.shell
 def test_a_catch_up_window_in_minutes_is_written_in_the_short_form(cenv):
     receipt = json_ok(
         run_in(
@@ -711,6 +713,7 @@ def test_a_catch_up_window_in_minutes_is_written_in_the_short_form(cenv):
     assert rec["schedule"]["catch_up_within"] == "1h30m0s" and rec["schedule"]["tz"] == "Europe/Berlin"
 
 
+@pytest.mark.shell
 @pytest.mark.parametrize(
     "args, message",
     [
@@ -740,12 +743,14 @@ def test_add_usage_errors_exit_2_and_write_nothing(cenv, args, message):
     assert snapshot(state_of(cenv)) == before
 
 
+@pytest.mark.shell
 def test_add_usage_error_with_no_state_dir_creates_nothing(cenv):
     res = run_in(["cron", "add", "hi", "--cron", "0 9 * * *", "--catch-up-within", "12h", "--role", "op"], cenv)
     assert (res.code, one_line_error(res)) == (2, CUW_USAGE)
     assert not state_of(cenv).exists()
 
 
+@pytest.mark.shell
 def test_edit_sets_a_catch_up_window_only_with_catch_up_once(cenv):
     _populate(cenv)
     before = snapshot(state_of(cenv))
@@ -761,6 +766,7 @@ def test_edit_sets_a_catch_up_window_only_with_catch_up_once(cenv):
     assert raw["active_hours"] == "08:00-19:00"  # untouched
 
 
+@pytest.mark.shell
 def test_a_hand_edited_catch_up_window_without_catch_up_once_invalidates_only_that_entry(cenv):
     write_private(
         state_of(cenv) / "default.yaml",
@@ -812,6 +818,7 @@ def test_a_hand_edited_catch_up_window_without_catch_up_once_invalidates_only_th
 # --------------------------------------------------------------------------- active_hours
 
 
+@pytest.mark.shell
 def test_add_with_active_hours_stores_them_double_quoted_and_shows_them(cenv):
     entry_id = add_id(cenv, "hey", "--every", "1m", "--active-hours", "08:00-19:00", "--role", "op")
     text = (state_of(cenv) / "default.yaml").read_text()
@@ -827,12 +834,14 @@ def test_add_with_active_hours_stores_them_double_quoted_and_shows_them(cenv):
     assert rec["active_hours"] == "08:00-19:00"
 
 
+@pytest.mark.shell
 def test_active_hours_are_written_canonically(cenv):
     add_id(cenv, "hey", "--every", "1m", "--active-hours", " 22:00-02:00 , 09:00-12:00 ", "--role", "op")
     text = (state_of(cenv) / "default.yaml").read_text()
     assert '    active_hours: "22:00-02:00,09:00-12:00"\n' in text
 
 
+@pytest.mark.shell
 def test_list_json_carries_active_hours_only_when_set(cenv):
     _populate(cenv)
     recs = {r["id"]: r for r in json_ok(run_in(["cron", "list", "--json"], cenv))}
@@ -840,6 +849,7 @@ def test_list_json_carries_active_hours_only_when_set(cenv):
     assert "active_hours" not in recs["e001"]
 
 
+@pytest.mark.shell
 def test_edit_changes_and_removes_active_hours(cenv):
     _populate(cenv)
     res = run_in(["cron", "edit", "e001", "--active-hours", "09:00-12:00,14:00-17:00"], cenv)
@@ -859,6 +869,7 @@ def test_edit_changes_and_removes_active_hours(cenv):
     assert "active:" not in run_in(["cron", "show", "e001"], cenv).out
 
 
+@pytest.mark.shell
 def test_edit_of_another_field_keeps_active_hours_and_the_window(cenv):
     _populate(cenv)
     res = run_in(["cron", "edit", "c001", "--name", "renamed"], cenv)
@@ -868,6 +879,7 @@ def test_edit_of_another_field_keeps_active_hours_and_the_window(cenv):
     assert '    active_hours: "08:00-19:00"\n' in text
 
 
+@pytest.mark.shell
 @pytest.mark.parametrize(
     "value, message",
     [
@@ -885,6 +897,7 @@ def test_edit_with_bad_active_hours_is_a_usage_error_that_writes_nothing(cenv, v
     assert snapshot(state_of(cenv)) == before
 
 
+@pytest.mark.shell
 def test_simulate_with_bad_active_hours_is_a_usage_error(cenv):
     res = run_in(["cron", "simulate", "--every", "5m", "--active-hours", "7-9", "--start", "0"], cenv)
     assert (res.code, one_line_error(res)) == (2, "--active-hours: active hours '7-9': want HH:MM-HH:MM[,HH:MM-HH:MM…]")
@@ -894,6 +907,7 @@ def test_simulate_with_bad_active_hours_is_a_usage_error(cenv):
 # --------------------------------------------------------------------------- pause / resume
 
 
+@pytest.mark.shell
 def test_pause_for_a_while_writes_the_pause_file_and_says_until_when(cenv):
     res = run_in(["cron", "pause", "--for", "2h"], cenv)
     assert (res.code, res.out, res.err) == (0, "paused default until 2027-01-15 10:00:00 UTC\n", ""), res
@@ -902,6 +916,7 @@ def test_pause_for_a_while_writes_the_pause_file_and_says_until_when(cenv):
     assert mode(path) == 0o600 and mode(state_of(cenv)) == 0o700
 
 
+@pytest.mark.shell
 def test_pause_prints_its_lapse_in_the_local_zone(tmp_path):
     env = make_env(tmp_path, RK_NOW=str(T0), TZ="Europe/Berlin")
     res = run_in(["cron", "pause", "-L", "work", "--for", "90m"], env)
@@ -909,6 +924,7 @@ def test_pause_prints_its_lapse_in_the_local_zone(tmp_path):
     assert json.loads((state_of(env) / "work.pause").read_text()) == {"since": T0, "until": T0 + 90 * 60}
 
 
+@pytest.mark.shell
 def test_pause_until_resumed_and_json(cenv):
     res = run_in(["cron", "pause"], cenv)
     assert (res.code, res.out) == (0, "paused default until resumed\n"), res
@@ -919,6 +935,7 @@ def test_pause_until_resumed_and_json(cenv):
     assert json_ok(run_in(["cron", "pause", "--json"], cenv)) == [{"server": "default", "until": 0}]
 
 
+@pytest.mark.shell
 def test_pause_and_resume_all_servers_with_entries(cenv):
     add_id(cenv, "a", "--every", "5m", "--role", "op")
     add_id(cenv, "b", "--every", "5m", "--role", "op", "-L", "work")
@@ -943,6 +960,7 @@ def test_pause_and_resume_all_servers_with_entries(cenv):
     ]
 
 
+@pytest.mark.shell
 def test_pause_all_with_no_servers(cenv):
     res = run_in(["cron", "pause", "--all"], cenv)
     assert (res.code, res.out) == (0, "no server has entries\n"), res
@@ -950,6 +968,7 @@ def test_pause_all_with_no_servers(cenv):
     assert list(state_of(cenv).glob("*.pause")) == []
 
 
+@pytest.mark.shell
 def test_resume_says_whether_it_was_paused(cenv):
     res = run_in(["cron", "resume"], cenv)
     assert (res.code, res.out, res.err) == (0, "default was not paused\n", ""), res
@@ -961,6 +980,7 @@ def test_resume_says_whether_it_was_paused(cenv):
     assert json_ok(run_in(["cron", "resume", "--json", "-L", "work"], cenv)) == [{"server": "work", "resumed": True}]
 
 
+@pytest.mark.shell
 @pytest.mark.parametrize(
     "args, message",
     [
@@ -984,6 +1004,7 @@ def test_pause_and_resume_usage_errors_write_nothing(cenv, args, message):
     assert snapshot(state_of(cenv)) == before
 
 
+@pytest.mark.shell
 def test_pause_usage_error_with_no_state_dir_creates_nothing(cenv):
     res = run_in(["cron", "pause", "--all", "-L", "x"], cenv)
     assert (res.code, one_line_error(res)) == (2, "pass -L or --all, not both")
@@ -1002,6 +1023,7 @@ def _stable(records: list[dict]) -> list[dict]:
     return [{k: v for k, v in r.items() if k not in ("next", "why_not")} for r in records]
 
 
+@pytest.mark.shell
 def test_list_shows_a_pause_first_and_json_is_unchanged(cenv):
     _populate(cenv)
     plain = run_in(["cron", "list"], cenv)
@@ -1023,6 +1045,7 @@ def test_list_shows_a_pause_first_and_json_is_unchanged(cenv):
     assert run_in(["cron", "list"], cenv).out == plain.out
 
 
+@pytest.mark.shell
 def test_list_of_a_server_without_entries_shows_its_pause(cenv):
     run_in(["cron", "pause", "-L", "work"], cenv)
     res = run_in(["cron", "list", "-L", "work"], cenv)
@@ -1032,6 +1055,7 @@ def test_list_of_a_server_without_entries_shows_its_pause(cenv):
     assert run_in(["cron", "list"], cenv).out == "no cron entries on server default\n"  # only that server
 
 
+@pytest.mark.shell
 def test_a_pause_lapses_by_itself(cenv):
     _populate(cenv)
     run_in(["cron", "pause", "--for", "2h"], cenv)
@@ -1043,6 +1067,7 @@ def test_a_pause_lapses_by_itself(cenv):
     assert (state_of(cenv) / "default.pause").exists()  # lapsed, not removed
 
 
+@pytest.mark.shell
 def test_an_unreadable_pause_file_pauses_until_resume_removes_it(cenv):
     _populate(cenv)
     write_private(state_of(cenv) / "default.pause", "garbage\n")
@@ -1101,6 +1126,7 @@ def _gaps_env(tmp_path):
     return env
 
 
+@pytest.mark.shell
 def test_log_gaps_lists_each_undelivered_occurrence_with_what_happened(tmp_path):
     env = _gaps_env(tmp_path)
     res = run_in(["cron", "log", "g001", "--gaps"], env)
@@ -1122,6 +1148,7 @@ def test_log_gaps_lists_each_undelivered_occurrence_with_what_happened(tmp_path)
     ]
 
 
+@pytest.mark.shell
 def test_log_gaps_since_a_duration_or_a_time(tmp_path):
     env = _gaps_env(tmp_path)
     res = run_in(["cron", "log", "g001", "--gaps", "--since", "2d"], env)  # from the 18th at 12:00
@@ -1137,6 +1164,7 @@ def test_log_gaps_since_a_duration_or_a_time(tmp_path):
     assert [line.split()[0] for line in res.out.splitlines()[1:]] == ["2027-01-19", "2027-01-20"], res
 
 
+@pytest.mark.shell
 def test_log_gaps_none(tmp_path):
     env = _gaps_env(tmp_path)
     res = run_in(["cron", "log", "g001", "--gaps", "--since", "2027-01-15T08:30:00Z"], dict(env, RK_NOW=str(D[1] - 1)))
@@ -1149,6 +1177,7 @@ def test_log_gaps_none(tmp_path):
     assert res.out == "no gaps: every one of 0 occurrences since 2027-01-15 08:00:00 UTC was delivered\n", res
 
 
+@pytest.mark.shell
 def test_log_gaps_reads_occurrences_in_the_entry_zone(tmp_path):
     env = _gaps_env(tmp_path)
     res = run_in(["cron", "log", "g002", "--gaps", "--since", "2027-01-18T00:00:00Z"], env)
@@ -1164,6 +1193,7 @@ def test_log_gaps_reads_occurrences_in_the_entry_zone(tmp_path):
     ]
 
 
+@pytest.mark.shell
 @pytest.mark.parametrize(
     "args, message",
     [
@@ -1187,6 +1217,7 @@ def test_log_gaps_usage_errors(tmp_path, args, message):
     assert snapshot(state_of(env)) == before
 
 
+@pytest.mark.shell
 def test_log_gaps_of_an_unknown_entry_is_not_found(tmp_path):
     env = _gaps_env(tmp_path)
     res = run_in(["cron", "log", "zzzz", "--gaps"], env)
@@ -1202,6 +1233,7 @@ def _next(env, *args):
     return run_in(["cron", "next", *args], env)
 
 
+@pytest.mark.shell
 def test_next_states_the_fixed_time_rule_when_its_fires_cross_a_change(tmp_path):
     env = make_env(tmp_path, RK_NOW=str(SPRING))
     entry_id = add_id(env, "a", "--cron", "30 2 * * *", "--tz", "Europe/Berlin", "--role", "op")
@@ -1222,6 +1254,7 @@ def test_next_states_the_fixed_time_rule_when_its_fires_cross_a_change(tmp_path)
     assert set(result) == {"id", "fires", "dst"}
 
 
+@pytest.mark.shell
 def test_next_states_the_clock_rule_for_an_hourly_expression(tmp_path):
     env = make_env(tmp_path, RK_NOW=str(ts("2026-03-29T00:30:00Z")))  # 01:30 CET
     entry_id = add_id(env, "b", "--cron", "0 * * * *", "--tz", "Europe/Berlin", "--role", "op")
@@ -1236,6 +1269,7 @@ def test_next_states_the_clock_rule_for_an_hourly_expression(tmp_path):
     assert json_ok(_next(env, entry_id, "-n", "3", "--json"))["dst"] == CLOCK_NOTE
 
 
+@pytest.mark.shell
 def test_next_reads_a_local_zone_cron_in_the_local_zone(tmp_path):
     env = make_env(tmp_path, RK_NOW=str(ts("2026-10-24T12:00:00Z")), TZ="Europe/Berlin")
     entry_id = add_id(env, "c", "--cron", "30 2 * * *", "--role", "op")
@@ -1248,6 +1282,7 @@ def test_next_reads_a_local_zone_cron_in_the_local_zone(tmp_path):
     ), res
 
 
+@pytest.mark.shell
 def test_next_has_no_dst_line_when_no_change_is_crossed(tmp_path):
     env = make_env(tmp_path, RK_NOW=str(SPRING))
     utc = add_id(env, "c", "--cron", "0 9 * * *", "--role", "op")
@@ -1293,6 +1328,7 @@ def _row(out: str, label: str) -> str:
     return line
 
 
+@pytest.mark.shell
 def test_simulate_draws_a_pause_and_skipped_quiet(cenv):
     res = run_in(SIM, cenv)
     assert (res.code, res.err) == (0, ""), res
@@ -1315,6 +1351,7 @@ def test_simulate_draws_a_pause_and_skipped_quiet(cenv):
     assert res.out.splitlines()[-1] == "5 log lines (2 delivered, 3 skipped-quiet), 0 holds"
 
 
+@pytest.mark.shell
 def test_simulate_json_carries_the_pause_steps_and_the_quiet_events(cenv):
     result = json_ok(run_in([*SIM, "--json"], cenv))
     assert result["start"] == SIM_START and result["end"] == SIM_START + 3 * HOUR and result["tick"] == 30
@@ -1345,6 +1382,7 @@ def test_simulate_json_carries_the_pause_steps_and_the_quiet_events(cenv):
     ]
 
 
+@pytest.mark.shell
 def test_simulate_without_a_pause_has_no_paused_row_and_hours_off_removes_them(cenv):
     base = ["cron", "simulate", "--every", "30m", "--start", "2026-12-01T08:00:00Z", "--for", "3h", "--busy", "0s"]
     res = run_in([*base, "--width", "80", "--active-hours", "09:00-10:00"], cenv)
@@ -1362,6 +1400,7 @@ def test_simulate_without_a_pause_has_no_paused_row_and_hours_off_removes_them(c
     ]
 
 
+@pytest.mark.shell
 def test_simulate_a_stored_entry_uses_its_active_hours_and_catch_up_window(cenv):
     write_private(
         state_of(cenv) / "default.yaml",
@@ -1413,6 +1452,7 @@ def _tick(env, server, now) -> dict:
     return json.loads(out.stdout)["result"]
 
 
+@pytest.mark.shell
 def test_a_paused_server_types_nothing_and_logs_nothing_until_resumed(env, tmux_server):
     pane = _first_pane(tmux_server)
     payload = "paused payload"
@@ -1444,6 +1484,7 @@ def test_a_paused_server_types_nothing_and_logs_nothing_until_resumed(env, tmux_
     assert _submitted(tmux_server, pane, payload) == 2
 
 
+@pytest.mark.shell
 def test_active_hours_skip_quietly_outside_and_type_inside(env, tmux_server):
     pane = _first_pane(tmux_server)
     payload = "quiet hours payload"
@@ -1473,6 +1514,7 @@ def test_active_hours_skip_quietly_outside_and_type_inside(env, tmux_server):
     assert [line.outcome for line in _lines(env)].count("skipped-quiet") == 1
 
 
+@pytest.mark.shell
 def test_a_cron_occurrence_inside_a_pause_is_dropped_with_one_line_and_not_caught_up(env, tmux_server):
     """A pause drops what it covers: the 09:00 of a catch-up entry is logged
     `skipped-paused` once, and after `resume` it is neither typed nor logged missed."""
@@ -1495,6 +1537,7 @@ def test_a_cron_occurrence_inside_a_pause_is_dropped_with_one_line_and_not_caugh
     assert [d["outcome"] for d in nxt["decisions"]] == ["delivered"]
 
 
+@pytest.mark.shell
 def test_log_gaps_since_before_the_entry_existed_start_at_its_creation(tmp_path):
     env = _gaps_env(tmp_path)
     created = run_in(["cron", "log", "g001", "--gaps"], env).out

@@ -18,9 +18,6 @@ from rk.core.entry import Backoff, Cron, Every, WakeOnly
 from rk.core.log import LogLine
 from rk.core.schedule import peak_per_hour
 
-#: The shell (the CLI, files, tmux): `make test`, not `make test-fast`.
-pytestmark = pytest.mark.shell
-
 T0 = 1_800_000_000
 
 
@@ -54,6 +51,7 @@ def _entry_checks(env) -> list[dict]:
     return [c for c in run_in(["doctor", "--json"], env).json()["result"] if c["name"].startswith("entry ")]
 
 
+@pytest.mark.shell
 @pytest.mark.tmux
 def test_status_and_doctor_pass_when_every_entry_can_fire_or_is_silent_by_choice(tmp_path, tmux_server, ticker_up):
     env = _env(tmp_path)
@@ -95,6 +93,7 @@ BROKEN = {
 }
 
 
+@pytest.mark.shell
 @pytest.mark.tmux
 @pytest.mark.parametrize("kind", sorted(BROKEN))
 def test_status_and_doctor_exit_1_with_one_line_for_an_entry_that_cannot_fire(kind, tmp_path, tmux_server, ticker_up):
@@ -128,6 +127,7 @@ def test_status_and_doctor_exit_1_with_one_line_for_an_entry_that_cannot_fire(ki
         assert [r["why_not"] for r in shown if r["id"] == broken] == [line.split(": ", 1)[1]]
 
 
+@pytest.mark.shell
 def test_add_refuses_an_every_below_the_poll_unless_forced(tmp_path):
     env = make_env(tmp_path, RK_NOW=str(T0))
     refused = run_in(["cron", "add", "ping", "--every", "10s", "--role", "op"], env)
@@ -141,6 +141,7 @@ def test_add_refuses_an_every_below_the_poll_unless_forced(tmp_path):
     assert run_in(["cron", "add", "ping", "--every", "30s", "--role", "op"], env).code == 0  # the poll itself
 
 
+@pytest.mark.shell
 def test_edit_refuses_an_every_below_the_poll_unless_forced(tmp_path):
     env = make_env(tmp_path, RK_NOW=str(T0))
     entry = run_in(["cron", "add", "ping", "--every", "5m", "--role", "op", "--json"], env).json()["result"]["id"]
@@ -179,6 +180,7 @@ def _rate_lines(err: str) -> list[str]:
     return [line for line in err.splitlines() if "rate cap" in line]
 
 
+@pytest.mark.shell
 @pytest.mark.parametrize(
     ("flags", "warns"),
     [
@@ -204,6 +206,7 @@ def test_add_warns_in_one_line_when_the_schedule_exceeds_the_rate_cap(tmp_path, 
     assert _rate_lines(run_in(["cron", "add", "ping", *flags, "--role", "op"], raised).err) == []
 
 
+@pytest.mark.shell
 def test_edit_warns_when_the_new_schedule_exceeds_the_rate_cap(tmp_path):
     env = make_env(tmp_path, RK_NOW=str(T0))
     entry = run_in(["cron", "add", "ping", "--every", "5m", "--role", "op", "--json"], env).json()["result"]["id"]
@@ -222,6 +225,7 @@ def test_peak_per_hour_counts_the_busiest_hour_of_a_schedule():
     assert peak_per_hour(WakeOnly(), T0, UTC) == 0
 
 
+@pytest.mark.shell
 def test_next_honours_active_hours_and_a_pause(tmp_path):
     env = make_env(tmp_path, RK_NOW="2027-01-15T08:00:00+00:00")
     flags = ["--every", "1h", "--active-hours", "09:00-17:00", "--role", "op", "--json"]

@@ -11,8 +11,6 @@ from cli_helpers import T0, log_line, make_env, run_in_pty, run_sub, write_priva
 
 from rk.cli.table import Column, layout, shorten
 
-pytestmark = pytest.mark.shell
-
 
 def test_shorten_ends_after_a_whole_word():
     assert shorten("server not running", 14) == "server not…"
@@ -53,6 +51,7 @@ def busy_env(tmp_path):
     return env, names
 
 
+@pytest.mark.shell
 def test_list_and_log_fit_80_columns_through_a_pty(busy_env):
     env, names = busy_env
     for args in (["cron", "list"], ["cron", "log"]):
@@ -68,6 +67,7 @@ def test_list_and_log_fit_80_columns_through_a_pty(busy_env):
         assert "(UTC)" in lines[0] and lines[1:] and all("+00:00" not in line for line in lines), out
 
 
+@pytest.mark.shell
 def test_full_and_a_pipe_show_every_column(busy_env):
     env, names = busy_env
     full = run_in_pty(["cron", "list", "--full"], env, 80)

@@ -1,0 +1,511 @@
+"""`make mutants`: one-line breakages of rk's rules, each of which the suite must catch.
+
+Every mutant below breaks one rule of specs/cron.md ("Where each rule lives") or
+one step of the at-most-once delivery (rk/delivery.py's journal and recovery),
+by replacing one exact snippet of a source file. For each, in a copy of the
+checkout (the tree here is never modified), the mutant's narrow test selection
+runs with a timeout: a failing run kills it, a passing one is a survivor, which
+means that rule has no test that can fail. The run ends with the kill ratio.
+
+    .venv/bin/python tools/mutants.py            # all
+    .venv/bin/python tools/mutants.py -k ladder  # those whose name holds "ladder"
+    .venv/bin/python tools/mutants.py --list
+
+Exit status: 0 when every mutant was killed, 1 with survivors, 2 when a mutant's
+snippet is no longer in its file exactly once (the list needs updating) or the
+unmutated selection already fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: The pure suites of the core's rules: seconds, no tmux, no processes.
+CORE = (
+    "tests/test_units.py",
+    "tests/test_scenarios.py",
+    "tests/test_log.py",
+    "tests/test_boundaries.py",
+    "tests/test_identity_core.py",
+    "tests/test_placeholders.py",
+    "tests/test_program.py",
+    "tests/test_time_features.py",
+    "tests/test_edits.py",
+    "tests/test_dst_inputs.py",
+    "tests/test_recheck.py",
+    "tests/test_self_resume.py",
+    "-m",
+    "not tmux and not shell and not slow",
+)
+#: A tick killed at each moment of a delivery, into an agent-like app (~30 s).
+AT_MOST_ONCE = ("tests/test_at_most_once.py",)
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    path: str
+    old: str
+    new: str
+    tests: tuple[str, ...] = CORE
+
+
+MUTANTS = [
+    # -- at most once: the journal and the recovery (rk/delivery.py, rk/tick.py) --------------------
+    Mutant(
+        "recovery switched off",
+        "rk/tick.py",
+        "        unlogged = recover_intents(server, files, out, panes)\n",
+        "        unlogged = set()\n",
+        AT_MOST_ONCE,
+    ),
+    Mutant(
+        "recovery: the enter decision inverted",
+        "rk/delivery.py",
+        'if _fingerprint(now) != record.get("pasted"):',
+        'if _fingerprint(now) == record.get("pasted"):',
+        AT_MOST_ONCE,
+    ),
+    Mutant(
+        "journal: no paste write before the paste",
+        "rk/delivery.py",
+        "echo = Echo.of(baseline, needle, collapsible)\n\n        if intent is not None:",
+        "echo = Echo.of(baseline, needle, collapsible)\n\n        if False:",
+        AT_MOST_ONCE,
+    ),
+    Mutant(
+        "journal: no enter write before Enter",
+        "rk/delivery.py",
+        'if intent is not None:\n            intent.write(phase="enter", pane=pane, needle=needle, '
+        "digest=_digest(text), pasted=_fingerprint(shown))"
+        '\n        stage = "entered"\n        why, last = run.enter_and_observe(pane, shown, echo)\n',
+        'if False:\n            intent.write(phase="enter", pane=pane, needle=needle, '
+        "digest=_digest(text), pasted=_fingerprint(shown))"
+        '\n        stage = "entered"\n        why, last = run.enter_and_observe(pane, shown, echo)\n',
+        AT_MOST_ONCE,
+    ),
+    Mutant(
+        "pending marker: a crashed delivery's leftover not cleared",
+        "rk/delivery.py",
+        "leftover = [os.path.exists(marker) and not _clear_leftover(run, target)]",
+        "leftover = [False]",
+        AT_MOST_ONCE,
+    ),
+    Mutant(
+        "pending marker: never removed after a delivery",
+        "rk/delivery.py",
+        "                with contextlib.suppress(OSError):\n                    os.unlink(marker)\n",
+        "                pass\n",
+        AT_MOST_ONCE,
+    ),
+    Mutant(
+        "recovery: a paste shown unsent is never submitted",
+        "rk/delivery.py",
+        'if now.norm.count(needle) <= int(record.get("before", 0) or 0) or not echo.holds(echo.look(run, pane)):',
+        "if True:",
+        AT_MOST_ONCE,
+    ),
+    Mutant(
+        "recovery: a paste counts without appearing more often than before",
+        "rk/delivery.py",
+        'if now.norm.count(needle) <= int(record.get("before", 0) or 0) or not echo.holds(echo.look(run, pane)):',
+        "if not echo.holds(echo.look(run, pane)) and False:",
+        AT_MOST_ONCE,
+    ),
+    Mutant(
+        "recovery: an intent already logged is logged again",
+        "rk/tick.py",
+        "if logged.get(entry, -1) >= ts:",
+        "if False:",
+        (
+            "tests/test_tick.py::test_a_journal_write_cut_short_is_swept_and_an_intent_already_logged_is_not_logged_again",
+        ),
+    ),
+    Mutant(
+        "recovery: the done outcome ignored",
+        "rk/delivery.py",
+        'if phase == "done":\n        return',
+        'if phase == "done" and False:\n        return',
+        AT_MOST_ONCE,
+    ),
+    # -- due: every, cron, at, the clock --------------------------------------------------------------
+    Mutant(
+        "every: due one second late",
+        "rk/core/due.py",
+        "due=now >= due_at, due_at=due_at",
+        "due=now > due_at, due_at=due_at",
+    ),
+    Mutant(
+        "every's anchor: the newest own line ignored",
+        "rk/core/due.py",
+        "return newest.ts if newest is not None else entry.created_by.at",
+        "return entry.created_by.at",
+    ),
+    Mutant(
+        "cron grace: its last second lost",
+        "rk/core/due.py",
+        "    if now - occurrence <= window:",
+        "    if now - occurrence < window:",
+    ),
+    Mutant("CRON_GRACE one minute longer", "rk/core/grace.py", "CRON_GRACE = 120", "CRON_GRACE = 180"),
+    Mutant(
+        "HOLD_WINDOW one minute longer", "rk/core/grace.py", "HOLD_WINDOW = 2 * 3600", "HOLD_WINDOW = 2 * 3600 + 60"
+    ),
+    Mutant(
+        "catch-up window: its last second lost",
+        "rk/core/due.py",
+        "(not sched.catch_up_within or now - occurrence <= sched.catch_up_within)",
+        "(not sched.catch_up_within or now - occurrence < sched.catch_up_within)",
+    ),
+    Mutant("at: grace's last second lost", "rk/core/due.py", "    if late <= window:", "    if late < window:"),
+    Mutant(
+        "clock set back: no skew allowance",
+        "rk/core/due.py",
+        "return anchor_of(entry, log) > now + poll",
+        "return anchor_of(entry, log) > now",
+    ),
+    Mutant(
+        "clock set back: the skew allowance's edge taken as back",
+        "rk/core/due.py",
+        "return anchor_of(entry, log) > now + poll",
+        "return anchor_of(entry, log) >= now + poll",
+    ),
+    Mutant(
+        "quiet hours read in the ticker's zone",
+        "rk/core/due.py",
+        "        if hours is not None and not hours.active_at(now, entry_zone(entry, zone)):\n            shown",
+        "        if hours is not None and not hours.active_at(now, zone):\n            shown",
+    ),
+    Mutant(
+        "quiet hours: a range's end inside it",
+        "rk/core/hours.py",
+        "if start < end and start <= minute < end:",
+        "if start < end and start <= minute <= end:",
+    ),
+    # -- backoff ladder ------------------------------------------------------------------------------
+    Mutant(
+        "attribution window: its edge not ours",
+        "rk/core/ladder.py",
+        "if not history or epoch > history[-1] + ATTRIBUTION_WINDOW:",
+        "if not history or epoch >= history[-1] + ATTRIBUTION_WINDOW:",
+    ),
+    Mutant(
+        "ATTRIBUTION_WINDOW a minute longer",
+        "rk/core/ladder.py",
+        "ATTRIBUTION_WINDOW = 120",
+        "ATTRIBUTION_WINDOW = 180",
+    ),
+    Mutant("WALK_LIMIT one less", "rk/core/ladder.py", "WALK_LIMIT = 32", "WALK_LIMIT = 31"),
+    Mutant(
+        "ladder tolerance: a third instead of half a rung",
+        "rk/core/ladder.py",
+        "return min(ATTRIBUTION_WINDOW, rung_gap // 2)",
+        "return min(ATTRIBUTION_WINDOW, rung_gap // 3)",
+    ),
+    # -- wake edges ----------------------------------------------------------------------------------
+    Mutant(
+        "wake debounce: its edge still debounced",
+        "rk/core/wake.py",
+        "        return WakeVerdict.IGNORED, observed\n"
+        "    if newest_own_ts is not None and now - newest_own_ts < debounce:\n"
+        "        return WakeVerdict.DEBOUNCED, previous\n    return WakeVerdict.FIRE, observed\n\n\n#:",
+        "        return WakeVerdict.IGNORED, observed\n"
+        "    if newest_own_ts is not None and now - newest_own_ts <= debounce:\n"
+        "        return WakeVerdict.DEBOUNCED, previous\n    return WakeVerdict.FIRE, observed\n\n\n#:",
+    ),
+    Mutant(
+        "limit-reset debounce: its edge still debounced",
+        "rk/core/wake.py",
+        '    if previous.fingerprint != LIMITED or current != "idle":\n        return WakeVerdict.IGNORED, observed\n'
+        "    if newest_own_ts is not None and now - newest_own_ts < debounce:",
+        '    if previous.fingerprint != LIMITED or current != "idle":\n        return WakeVerdict.IGNORED, observed\n'
+        "    if newest_own_ts is not None and now - newest_own_ts <= debounce:",
+    ),
+    Mutant(
+        "limit-reset: a limit to work fires",
+        "rk/core/wake.py",
+        'if previous.fingerprint != LIMITED or current != "idle":',
+        "if previous.fingerprint != LIMITED:",
+    ),
+    Mutant("WAKE_DEBOUNCE one second longer", "rk/core/entry.py", "WAKE_DEBOUNCE = 60", "WAKE_DEBOUNCE = 61"),
+    # -- the rate cap -----------------------------------------------------------------------------
+    Mutant(
+        "rate cap: reached one line late",
+        "rk/core/dispose.py",
+        "return view.rate_count(now, target=target, entry=entry) >= limit",
+        "return view.rate_count(now, target=target, entry=entry) > limit",
+    ),
+    Mutant(
+        "rate cap keyed by entry for a resolved fire",
+        "rk/core/dispose.py",
+        "    if over_rate_cap(view, now, rate_per_hour, target=fire.pane):",
+        "    if over_rate_cap(view, now, rate_per_hour, entry=fire.entry):",
+    ),
+    Mutant(
+        "rate cap keyed by pane for an absent fire",
+        "rk/core/dispose.py",
+        "        if over_rate_cap(view, now, rate_per_hour, entry=fire.entry):",
+        "        if over_rate_cap(view, now, rate_per_hour, target=fire.pane):",
+    ),
+    Mutant(
+        "rate window: its first second left out",
+        "rk/core/log.py",
+        "        return sum(1 for ts in stamps if ts >= floor)",
+        "        return sum(1 for ts in stamps if ts > floor)",
+    ),
+    Mutant("RATE_WINDOW a minute longer", "rk/core/log.py", "RATE_WINDOW = 3600", "RATE_WINDOW = 3660"),
+    Mutant(
+        "rate cap: a failed attempt not counted",
+        "rk/core/log.py",
+        "{Status.DELIVERED, Status.FAILED, Status.NOTIFIED_ABSENT, Status.RESPAWNED, Status.RESPAWN_FAILED}",
+        "{Status.DELIVERED, Status.NOTIFIED_ABSENT, Status.RESPAWNED, Status.RESPAWN_FAILED}",
+    ),
+    # -- dispositions ----------------------------------------------------------------------------
+    Mutant(
+        "when-idle hold: expires at its edge",
+        "rk/core/dispose.py",
+        "if now - since > HOLD_WINDOW:",
+        "if now - since >= HOLD_WINDOW:",
+    ),
+    Mutant(
+        "a limit-reset fire does not wait through a limit",
+        "rk/core/dispose.py",
+        "    return fire.reason == Reason.WAKE and entry.wake_on is not None",
+        "    return False and entry.wake_on is not None",
+    ),
+    Mutant(
+        "if_absent skip notifies",
+        "rk/core/dispose.py",
+        "    if policy == IfAbsent.SKIP:\n        return _log(Status.SKIPPED_ABSENT, refused)",
+        "    if policy == IfAbsent.SKIP and False:\n        return _log(Status.SKIPPED_ABSENT, refused)",
+    ),
+    Mutant(
+        "a mode unnamed holds nothing",
+        "rk/core/dispose.py",
+        'return (mode or "pane-mode") if in_mode else ""',
+        'return mode if in_mode else ""',
+    ),
+    # -- looks and rechecks ------------------------------------------------------------------------
+    Mutant(
+        "STALE_AFTER: a busy pane looked at on its edge",
+        "rk/core/look.py",
+        "        return now - pane.epoch > STALE_AFTER\n",
+        "        return now - pane.epoch >= STALE_AFTER\n",
+    ),
+    Mutant(
+        "look.LIMIT_RETRY: a limit over one second late",
+        "rk/core/look.py",
+        "now - pane.epoch >= LIMIT_RETRY",
+        "now - pane.epoch > LIMIT_RETRY",
+    ),
+    Mutant(
+        "RECHECK_WINDOW: its last second lost",
+        "rk/core/recheck.py",
+        "0 <= now - pane.epoch <= RECHECK_WINDOW",
+        "0 <= now - pane.epoch < RECHECK_WINDOW",
+    ),
+    Mutant(
+        "DIALOG_WATCH: its last second lost",
+        "rk/core/recheck.py",
+        "0 <= now - pane.epoch <= DIALOG_WATCH",
+        "0 <= now - pane.epoch < DIALOG_WATCH",
+    ),
+    # -- orphans, placeholders, bounds ------------------------------------------------------------
+    Mutant(
+        "ORPHAN_TTL: expires one second late",
+        "rk/core/orphan.py",
+        "now - since >= ORPHAN_TTL",
+        "now - since > ORPHAN_TTL",
+    ),
+    Mutant("MISSED_CAP one more", "rk/core/log.py", "MISSED_CAP = 32", "MISSED_CAP = 33"),
+    Mutant(
+        "MAX_EPOCH: year 9999's last second refused",
+        "rk/core/bounds.py",
+        "    if not 0 <= value <= MAX_EPOCH:",
+        "    if not 0 <= value < MAX_EPOCH:",
+    ),
+    Mutant(
+        "a pane id may carry letters",
+        "rk/core/environ.py",
+        'text[0] == "%" and text[1:].isascii() and text[1:].isdigit()',
+        'text[0] == "%" and text[1:].isascii() and text[1:].isalnum()',
+    ),
+    # -- the pane: programs, shells, identity ----------------------------------------------------
+    Mutant("a shell is not refused", "rk/core/program.py", "    if not _names(proc) & SHELLS:", "    if True:"),
+    Mutant(
+        "a journal of a restarted server recovered",
+        "rk/core/identity.py",
+        "    if ServerIdentity(started, server_pid).differs(now):",
+        "    if False:",
+    ),
+    Mutant(
+        "a journal of a pane now running another process recovered",
+        "rk/core/identity.py",
+        "if recorded_pane_pid and pane_pid and recorded_pane_pid != pane_pid:",
+        "if False:",
+    ),
+    Mutant(
+        "rk's text read as a tmux format",
+        "rk/tmux.py",
+        'return text.replace("#", "##")',
+        "return text",
+        ("tests/test_delivery_literal.py", "-m", "not tmux and not shell"),
+    ),
+    # -- the pane's facts, the echo, the hook, the log of edits -----------------------------------
+    Mutant(
+        "a recorded pid behind another program not stale",
+        "rk/core/facts.py",
+        "    if state.pid:\n        return not agent_in_front",
+        "    if state.pid:\n        return False",
+    ),
+    Mutant(
+        "a wake entry's panes not all judged",
+        "rk/core/facts.py",
+        "    if any(e.wake_on is not None for e in entries):",
+        "    if False:",
+    ),
+    Mutant(
+        "the echo at a cursor that never moved",
+        "rk/delivery.py",
+        "        if f.cursor == self.base_cursor:\n            return False",
+        "        if False:\n            return False",
+        ("tests/test_boundaries.py", "tests/test_delivery_evidence.py", "-m", "not tmux and not shell and not slow"),
+    ),
+    Mutant(
+        "ESC reaches the pane",
+        "rk/core/payload.py",
+        r'_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")',
+        r'_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f-\x9f\ud800-\udfff]")',
+        ("tests/test_delivery.py", "tests/test_delivery_evidence.py", "-m", "not tmux and not slow"),
+    ),
+    Mutant(
+        "an edit of the policy alone logs nothing",
+        "rk/core/edits.py",
+        "if new.schedule == old.schedule and new.policy == old.policy:",
+        "if new.schedule == old.schedule:",
+    ),
+    Mutant(
+        "the hook's log emptied at LOG_CAP, not past it",
+        "rk/agent/hook.py",
+        "if st.st_size > LOG_CAP:",
+        "if st.st_size >= LOG_CAP:",
+        ("tests/test_boundaries.py", "tests/test_agent_hook.py", "-k", "log"),
+    ),
+    Mutant(
+        "the ladder's gap not capped at max",
+        "rk/core/ladder.py",
+        "    if rung >= 62 or lo << rung >= hi:\n        return hi",
+        "    if rung >= 62:\n        return hi",
+    ),
+    Mutant(
+        "keys sent into a pane mode",
+        "rk/tmux.py",
+        'return ["if-shell", "-F", "-t", target, "#{pane_in_mode}", tmux_words(*refused), tmux_words(*commands)]',
+        'return ["if-shell", "-F", "-t", target, "#{pane_in_mode}", tmux_words(*commands), tmux_words(*refused)]',
+        ("tests/test_delivery_modes.py",),
+    ),
+]
+
+
+def copy_checkout(dest: Path) -> None:
+    """The files git knows (tracked and new), without the venv or caches."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.split(b"\0")
+    for raw in listed:
+        if not raw:
+            continue
+        rel = raw.decode()
+        src = ROOT / rel
+        if not src.is_file():
+            continue
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, target)
+
+
+def run_tests(copy: Path, tests: tuple[str, ...], timeout: float) -> tuple[bool, float, str]:
+    """(passed, seconds, the last lines): the selection, in the copy, with its rk."""
+    env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE", "RK_NOW")}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    started = time.monotonic()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
+            cwd=copy,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            start_new_session=True,
+        )
+    except subprocess.TimeoutExpired:
+        return False, time.monotonic() - started, "timed out"
+    out = (proc.stdout + proc.stderr).strip().splitlines()
+    failed = [line.split(" - ")[0].removeprefix("FAILED ") for line in out if line.startswith(("FAILED ", "ERROR "))]
+    tail = failed[0] if failed else "\n".join(out[-3:])
+    return proc.returncode == 0, time.monotonic() - started, tail
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("-k", action="append", default=[], help="only mutants whose name contains this (repeatable)")
+    parser.add_argument("--list", action="store_true", help="list the mutants and exit")
+    parser.add_argument("-v", "--verbose", action="store_true", help="name the test that killed each mutant")
+    parser.add_argument("--timeout", type=float, default=240.0, help="seconds per mutant's run")
+    args = parser.parse_args(argv)
+    chosen = [m for m in MUTANTS if not args.k or any(k.lower() in m.name.lower() for k in args.k)]
+    if args.list:
+        for m in chosen:
+            print(f"{m.path:24} {m.name}")
+        return 0
+    stale = [m for m in chosen if (ROOT / m.path).read_text().count(m.old) != 1]
+    for m in stale:
+        print(f"stale: {m.name}: the snippet is not in {m.path} exactly once", file=sys.stderr)
+    if stale:
+        return 2
+    with tempfile.TemporaryDirectory(prefix="rk-mutants-") as tmp:
+        copy = Path(tmp)
+        copy_checkout(copy)
+        for selection in sorted({m.tests for m in chosen}):
+            ok, secs, tail = run_tests(copy, selection, args.timeout)
+            if not ok:
+                print(f"the unmutated selection fails ({' '.join(selection)}):\n{tail}", file=sys.stderr)
+                return 2
+        survivors = []
+        for i, m in enumerate(chosen, 1):
+            target = copy / m.path
+            original = target.read_text()
+            target.write_text(original.replace(m.old, m.new, 1))
+            try:
+                passed, secs, tail = run_tests(copy, m.tests, args.timeout)
+            finally:
+                target.write_text(original)
+            verdict = "SURVIVED" if passed else "killed"
+            print(f"[{i:2}/{len(chosen)}] {verdict:8} {secs:5.1f}s  {m.path}: {m.name}", flush=True)
+            if not passed and args.verbose:
+                print(f"          by {tail}", flush=True)
+            if passed:
+                survivors.append(m)
+    killed = len(chosen) - len(survivors)
+    print(f"\nkilled {killed} of {len(chosen)} ({100 * killed / max(len(chosen), 1):.0f}%)")
+    for m in survivors:
+        print(f"  survived: {m.path}: {m.name}")
+    return 1 if survivors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
