@@ -23,6 +23,13 @@ SESSION_OPTION = "@rk_pane_agent_session"  #: `<provider>:<session id>`
 #: `<source>:<state epoch>[:<reset epoch>]` beside a state that did not come from a hook
 SOURCE_OPTION = "@rk_pane_agent_source"
 ROLE_OPTION = "@rk_win_role"  #: a window's role (`operator`, …)
+#: `<ok|failed|interrupted|limited>:<epoch>`: how the pane's last turn ended, and when
+TURN_END_OPTION = "@rk_pane_turn_end"
+
+#: In the state directory: the per-server journal of state changes (`<slug>` + this,
+#: one archive `.1`), and the directory of the wake sockets of waiting `rk agent await`s.
+JOURNAL_SUFFIX = ".events"
+AWAIT_DIR = "await"
 
 
 class ClockError(ValueError):
