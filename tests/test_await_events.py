@@ -161,14 +161,18 @@ def test_events_replay_from_and_merge_oldest_first():
     lines = [
         {"ts": 10, "pane": "%1", "to": "active", "end": "", "source": "hook", "agent": "claude"},
         {"ts": 12, "pane": "%2", "to": "active", "end": "", "source": "hook", "agent": ""},
+        {"ts": 15, "pane": "%1", "to": "active", "end": "", "source": "hook", "agent": "claude"},  # a tool call
         {"ts": 20, "pane": "%1", "to": "idle", "end": "ok", "source": "hook", "agent": "claude"},
+        {"ts": 30, "pane": "%1", "to": "idle", "end": "ok", "source": "hook", "agent": "claude"},  # a turn ended
     ]
     states = Replay().feed(lines)
     assert [(e.pane, e.from_, e.to) for e in states] == [
         ("%1", "", "active"),
         ("%2", "", "active"),
         ("%1", "active", "idle"),
-    ]
+        ("%1", "idle", "idle"),
+    ], "a repeated state is no change unless it ends a turn"
+    states = states[:3]
     from rk.core.events import log_events
 
     log = log_events(
@@ -548,3 +552,23 @@ def test_events_follow_across_rotations_without_repeats_or_gaps(tmux_server, env
     assert states == list(range(1, 60)), "every state change once, in order"
     assert logs == [1, 10, 20, 30, 40, 50], "every log line once"
     assert (state / f"{slug}.events.1").exists(), "the journal did rotate"
+
+
+def test_every_state_write_pings_the_waiting_awaits(tmux_server, tmp_path):
+    """The wake is what makes an await answer within a second of the hook."""
+    import socket
+
+    wakes = tmp_path / "state" / "await"
+    wakes.mkdir(parents=True)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    listener.bind(str(wakes / "1-test.sock"))
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    dead.bind(str(wakes / "2-dead.sock"))
+    dead.close()  # an await killed -9 leaves its socket behind
+    try:
+        listener.settimeout(10)
+        fire(tmux_server, pane_of(tmux_server), tmp_path / "state", "idle", "Stop")
+        assert listener.recv(16) == b"w"
+        assert not (wakes / "2-dead.sock").exists(), "a dead await's socket is removed"
+    finally:
+        listener.close()

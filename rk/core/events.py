@@ -56,7 +56,8 @@ class Event:
 
 
 class Replay:
-    """State changes from journal lines, each with the state its pane came from."""
+    """State changes from journal lines, each with the state its pane came from; a
+    line that repeats its pane's state and ends no turn is no change and is dropped."""
 
     def __init__(self) -> None:
         self.last: dict[str, str] = {}
@@ -67,6 +68,9 @@ class Replay:
             pane, to = str(line["pane"]), str(line["to"])
             before = self.last.get(pane, "")
             self.last[pane] = to
+            end = str(line.get("end", ""))
+            if before == to and not end:
+                continue  # the same state again (a turn's every tool call says active): no change
             out.append(
                 Event(
                     int(str(line["ts"])),
@@ -74,7 +78,7 @@ class Replay:
                     pane,
                     before,
                     to,
-                    str(line.get("end", "")),
+                    end,
                     str(line.get("source", "")),
                     str(line.get("agent", "")),
                 )
