@@ -535,7 +535,7 @@ def test_events_follow_across_rotations_without_repeats_or_gaps(tmux_server, env
         n = 2
         for i in range(2, 60):
             # small cap: the journal rotates every few lines while it is followed
-            statejournal.append(env, slug, journal.render(i, "%1", "idle" if i % 2 else "active"), cap=300)
+            statejournal.append(env, slug, journal.render(i, "%1", "active" if i % 2 else "idle"), cap=300)
             n += 1
             if i % 10 == 0:
                 append_lines(log, [LogLine(i, "e1", "%1", "schedule", "delivered")])
