@@ -41,10 +41,6 @@ from rk.core.environ import (
     nudge_socket,
     state_dir,
 )
-from rk.core.journal import render as journal_line
-from rk.core.turn import hook_turn_end, turn_end_value
-from rk.statejournal import append as journal_append
-from rk.statejournal import wake as wake_awaits
 
 STATES = ("active", "waiting", "idle", "limited")
 #: `stamp`: the session identity plus a boot-ready idle; `failed`: a turn that
@@ -258,7 +254,7 @@ def tmux_commands(
         if source:
             writes.append(["set-option", "-p", "-t", pane, SOURCE_OPTION, source])
         if turn_end:
-            writes.append(["set-option", "-p", "-t", pane, TURN_END_OPTION, turn_end_value(turn_end, epoch)])
+            writes.append(["set-option", "-p", "-t", pane, TURN_END_OPTION, f"{turn_end}:{epoch}"])
         if guard:  # the values are [a-z0-9:%@_]: nothing the command parser could read otherwise
             args += ["if-shell", "-F", "-t", pane, guard, "", " ; ".join(" ".join(w) for w in writes)]
         else:
@@ -695,6 +691,12 @@ def run(argv: list[str], env=None, stdin_fd: int = 0) -> int:
         if state == "limited" and token == "failed":
             reset = payload_reset(payload, epoch, env)
             note = f"hook:{epoch}:{reset}" if reset else ""
+    # imported here, past the not-in-tmux exit: the no-op path pays for none of it
+    from rk.core.journal import render as journal_line
+    from rk.core.turn import hook_turn_end
+    from rk.statejournal import append as journal_append
+    from rk.statejournal import wake as wake_awaits
+
     event = payload.get("hook_event_name") if isinstance(payload, dict) else None
     end = "" if notice else hook_turn_end(token, state, event)
     guard = limit_holds(epoch) if notice else ""
@@ -780,6 +782,9 @@ def set_state(
         why = lines[0] if lines else f"exit status {proc.returncode}"
         return False, f"tmux: {why}"
     from rk import nudge
+    from rk.core.journal import render as journal_line
+    from rk.statejournal import append as journal_append
+    from rk.statejournal import wake as wake_awaits
 
     slug = os.path.basename(socket)
     journal_append(env, slug, journal_line(epoch, pane, state, "limited" if state == "limited" else "", "manual"))
