@@ -18,7 +18,7 @@ try:  # recent typer vendors click
 except ImportError:  # pragma: no cover - typer on top of click
     from click.exceptions import ClickException, NoArgsIsHelpError, UsageError  # type: ignore[assignment]
 
-from rk.cli import agent, doctor, entries, listing, pausing, running, send, simulate, status, views, windows
+from rk.cli import agent, doctor, entries, events, listing, pausing, running, send, simulate, status, views, windows
 from rk.cli.environment import CliError, Environment, ExitStatus, environment, usage
 from rk.cli.options import ServerOpt
 from rk.config import ConfigError
@@ -82,6 +82,7 @@ cron_app.command("simulate")(simulate.cmd_simulate)
 
 app.command("send")(send.cmd_send)
 app.command("status")(status.cmd_status)
+app.command("events")(events.cmd_events)
 app.command("doctor")(doctor.cmd_doctor)
 app.command("role")(windows.cmd_role)
 app.command("operator")(windows.cmd_operator)
@@ -89,6 +90,7 @@ app.command("operator")(windows.cmd_operator)
 agent_app.command("state")(agent.cmd_state)
 agent_app.command("setup")(agent.cmd_setup)
 agent_app.command("list")(agent.cmd_list)
+agent_app.command("await")(agent.cmd_await)
 agent_app.command("hook", context_settings=agent.HOOK_CONTEXT)(agent.cmd_hook)
 app.add_typer(agent_app, name="agent")
 
