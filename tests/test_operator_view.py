@@ -38,6 +38,7 @@ def test_agent_list_shows_state_since_source_and_hooks(tmp_path, tmux_server):
     second = tmux_server.run("split-window", "-d", "-t", "main", "-P", "-F", "#{pane_id}", str(hookless)).strip()
     tmux_server.set_pane_option(pane, "@rk_pane_agent_state", f"idle:{T0}")
     tmux_server.set_pane_option(pane, "@rk_pane_agent_session", "claude:abc123")
+    tmux_server.set_pane_option(pane, "@rk_pane_turn_end", f"interrupted:{T0}")
     tmux_server.set_pane_option(second, "@rk_pane_agent_state", f"waiting:{T0 + 5}")
     tmux_server.set_pane_option(second, "@rk_pane_agent_source", f"screen:{T0 + 5}")
 
@@ -54,6 +55,8 @@ def test_agent_list_shows_state_since_source_and_hooks(tmp_path, tmux_server):
         "hooks_seen": True,
         "process": "cat",
         "process_pid": int(tmux_server.display(pane, "#{pane_pid}")),
+        "turn_end": "interrupted",
+        "turn_end_at": T0,
     }
     assert (by_pane[second]["state"], by_pane[second]["source"], by_pane[second]["hooks_seen"]) == (
         "waiting",
@@ -72,9 +75,13 @@ def test_agent_list_shows_state_since_source_and_hooks(tmp_path, tmux_server):
         "(UTC)",
         "FROM",
         "HOOKS",
+        "TURN",
+        "END",
+        "(UTC)",
         "PROCESS",
     ]
     assert f"{pane}" in human.out and "2027-01-15 08:00:00" in human.out and "never" in human.out
+    assert "interrupted 2027-01-15 08:00:00" in human.out
     everywhere = run_in(["agent", "list", "--all", "--json"], env).json()["result"]
     assert {r["pane"] for r in everywhere if r["server"] == tmux_server.name} == {pane, second}
 
