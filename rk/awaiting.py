@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import secrets
 import select
-import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from rk import statejournal
 from rk.core.awaiting import PaneView, Progress, Reached, Spec, observe, outcome, start
 from rk.core.environ import AWAIT_DIR, ROLE_OPTION, STATE_OPTION, TURN_END_OPTION, state_dir
 from rk.core.turn import parse_turn_end
+from rk.nudge import Listener
 from rk.tmux import Server, TmuxError, format_number
 
 RECHECK = 10.0  #: seconds between looks when nothing wakes the wait
@@ -95,31 +95,11 @@ def journal_views(lines: list[dict[str, object]]) -> list[PaneView]:
     return out
 
 
-class Wake:
-    """The socket the state writers ping; removed on close."""
-
-    def __init__(self, env) -> None:
-        directory = os.path.join(state_dir(env), AWAIT_DIR)
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-        self.path = os.path.join(directory, f"{os.getpid()}-{secrets.token_hex(4)}.sock")
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self.sock.bind(self.path)
-        os.chmod(self.path, 0o600)
-        self.sock.setblocking(False)
-
-    def drain(self) -> None:
-        try:
-            while self.sock.recv(64):
-                pass
-        except OSError:
-            pass
-
-    def close(self) -> None:
-        self.sock.close()
-        try:
-            os.unlink(self.path)
-        except OSError:
-            pass
+def _wake(env) -> Listener:
+    """The socket the state writers ping (0600 from its bind; removed on close)."""
+    directory = os.path.join(state_dir(env), AWAIT_DIR)
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    return Listener(os.path.join(directory, f"{os.getpid()}-{secrets.token_hex(4)}.sock"))
 
 
 def _pidfds(panes: dict[str, Listed], wanted: tuple[str, ...]) -> list[int]:
@@ -156,7 +136,7 @@ def await_panes(
     seconds pass (None: no limit). `on_ready` is called once the wake is in place."""
     env = os.environ if env is None else env
     begun = clock()
-    wake = Wake(env)
+    wake = _wake(env)
     directory, slug = state_dir(env), server.path.name
     tail = statejournal.Tail(directory, slug, statejournal.mark(statejournal.journal_path(directory, slug)))
     progress: Progress = start(wanted)
@@ -178,7 +158,7 @@ def await_panes(
                 os.close(fd)
             fds = _pidfds(panes, tuple(p for p in progress.targets if p not in progress.reached))
             pause = RECHECK if left is None else min(RECHECK, left)
-            select.select([wake.sock.fileno(), *fds], [], [], pause)
+            select.select([wake.fileno(), *fds], [], [], pause)
             wake.drain()
     finally:
         for fd in fds:

@@ -43,16 +43,9 @@ def try_lock(path: Path) -> int | None:
     if held is not None:
         held[1] += 1
         return held[0]
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        return None
-    except OSError:
-        os.close(fd)
-        raise
-    _HELD[key] = [fd, 1]
+    fd = claim(path)
+    if fd is not None:
+        _HELD[key] = [fd, 1]
     return fd
 
 

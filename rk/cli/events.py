@@ -12,32 +12,16 @@ from typing import Annotated
 import typer
 
 from rk.cli.agent import printable
-from rk.cli.environment import Environment, environment, rfc3339, usage
+from rk.cli.environment import Environment, environment, moment, usage
+from rk.cli.flags import since_instant
 from rk.cli.options import JsonOpt, ServerOpt
 from rk.core.environ import is_pane_id
 from rk.core.events import STATE, Event
 
 
-def _since(text: str, now: int) -> int:
-    """A duration back from now (1h, 30m), or an instant (ISO-8601, unix seconds)."""
-    from rk import clock
-    from rk.core.durations import DurationError, parse_duration
-
-    try:
-        return now - parse_duration(text)
-    except DurationError:
-        pass
-    try:
-        return clock.parse_instant(text)
-    except clock.ClockError:
-        raise usage(
-            f"events: --since {printable(text[:40])!r}: want a duration (1h, 30m) or a time (ISO-8601 or unix seconds)"
-        ) from None
-
-
 def line_of(event: Event, zone) -> str:
     """One human line: time, pane, then the change or the outcome."""
-    when = rfc3339(event.ts, zone)
+    when = moment(event.ts, zone)
     if event.kind == STATE:
         end = f" ({event.turn_end})" if event.turn_end else ""
         agent = f" {event.agent}" if event.agent else ""
@@ -73,7 +57,7 @@ def cmd_events(
     bad = [p for p in panes if not is_pane_id(p)]
     if bad:
         raise usage(f"events: bad pane {printable(bad[0])!r}: use a pane id like %3")
-    start = _since(since, env.now()) if since is not None else None
+    start = since_instant(since, env.now()) if since is not None else None
     from rk import eventstream
 
     files = env.files()

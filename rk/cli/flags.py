@@ -192,6 +192,20 @@ def at_instant(text: str, now: int, zone: tzinfo) -> int:
     return instant
 
 
+def since_instant(text: str, now: int) -> int:
+    """`--since` (log, events): a duration back from now, or an instant."""
+    from rk import clock
+
+    try:
+        return now - parse_duration(text)
+    except DurationError:
+        pass
+    try:
+        return clock.parse_instant(text)
+    except clock.ClockError:
+        raise usage(f"--since {text[:40]!r}: want a duration (7d, 12h) or a time (ISO-8601 or unix seconds)") from None
+
+
 def _catch_up_within(value: str | None) -> int:
     """A catch-up window no longer than the grace (every late fire within it fires anyway) would do nothing."""
     if value is None:

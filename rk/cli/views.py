@@ -21,6 +21,7 @@ import typer
 from rk import logfile
 from rk.cli import preview
 from rk.cli.environment import Environment, environment, moment, rfc3339, stamp, usage, zone_label
+from rk.cli.flags import since_instant
 from rk.cli.listing import forecast_of, left_cell, record, row_record, schedule_cell, server_view, target_cell
 from rk.cli.options import FullOpt, IdArg, JsonOpt, ServerOpt
 from rk.cli.store import find, load_for_listing
@@ -153,7 +154,7 @@ def cmd_log(
         raise usage("-n must be ≥ 0")
     if follow and env.json:
         raise usage("--follow prints lines as they come; it does not go with --json")
-    start = _since(env, since, env.now()) if since is not None else None
+    start = since_instant(since, env.now()) if since is not None else None
 
     def keep(line: LogLine) -> bool:
         return (
@@ -257,21 +258,6 @@ def _follow(
         return
 
 
-def _since(env: Environment, text: str, now: int) -> int:
-    """`--since`: a duration back from now, or an instant."""
-    from rk import clock
-    from rk.core.durations import DurationError, parse_duration
-
-    try:
-        return now - parse_duration(text)
-    except DurationError:
-        pass
-    try:
-        return clock.parse_instant(text)
-    except clock.ClockError:
-        raise usage(f"--since {text[:40]!r}: want a duration (7d, 12h) or a time (ISO-8601 or unix seconds)") from None
-
-
 def _log_gaps(env: Environment, entry_id: str | None, since_text: str | None, width: int | None) -> None:
     """`--gaps`: a cron entry's occurrences with no delivered line."""
     from rk.core.cronexpr import CronExpr
@@ -287,7 +273,7 @@ def _log_gaps(env: Environment, entry_id: str | None, since_text: str | None, wi
         raise usage(f"--gaps lists cron occurrences; {entry_id} is {sched.summary}")
     start = entry.created_by.at  # occurrences from before the entry existed are no one's gaps
     if since_text is not None:
-        start = max(start, _since(env, since_text, now))
+        start = max(start, since_instant(since_text, now))
     zone = cron_zone(sched, env.zone())
     times = occurrences(CronExpr.parse(sched.expr), start, now, zone, bounds.MAX_FIRES)
     own = [line for line in logfile.read_history(env.files().log) if line.entry == entry_id]
