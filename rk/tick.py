@@ -81,6 +81,8 @@ class ServerTick:
     looks: LookReport = field(default_factory=LookReport)  #: captures taken and corrections made
     kept_edges: set[str] = field(default_factory=set)  #: entries whose wake edge a fire left pending
     recheck: bool = False  #: a hold the screen may lift within a second (`rk.core.recheck`): tick again soon
+    paused: bool = False  #: the server is paused (the status line counts it)
+    muted: int = 0  #: entries muted now (the status line counts them)
 
 
 #: Diagnostics that mean a tick could not do its work.
@@ -392,6 +394,7 @@ def _pipeline(
             mine = [e for e in mine if _same(current.get(e.id), e)]
         _orphan_gc(runtime, files, mine, targets, orphan_since, resolved_now, writer, now, out, dry_run)
         _retire_one_shots(files, mine, writer.view, out, dry_run)
+        out.paused, out.muted = paused is not None, sum(e.is_muted(now) for e in entries)
         out.next_due = next_due(
             entries,
             view,

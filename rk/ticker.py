@@ -187,6 +187,8 @@ class Ticker:
         self.last_error: dict[str, object] | None = None
         #: server → monotonic instant of a recheck tick a hold asked for (`rk.core.recheck`)
         self.rechecks: dict[str, float] = {}
+        #: server → what the status line shows of it (`rk.core.glance`): next due, paused, muted
+        self.glances: dict[str, dict[str, object]] = {}
 
     def stop(self, *_args) -> None:
         self._stop = True
@@ -220,6 +222,11 @@ class Ticker:
         soon = self.clocks.mono() + RECHECK_AFTER
         self.rechecks.update((slug, soon) for slug in result.rechecks)
         failed = [f"{server}: {d.detail}" for server, d in result.diagnostics if d.reason == Diag.TICK_FAILED]
+        if only is None:
+            self.glances.clear()
+        self.glances.update(
+            (s.slug, {"next_due": s.next_due, "paused": s.paused, "muted": s.muted}) for s in result.servers if s.swept
+        )
         self._status(started, [s.slug for s in result.servers if s.swept], failed[0] if failed else "", only is None)
         for decision in result.decisions:
             log.info(
@@ -250,6 +257,7 @@ class Ticker:
             "ticks": self.ticks,
             "errors": self.errors,
             "last_error": self.last_error,
+            **glance_of(self.glances),
         }
         try:
             atomic_write(self.runtime.state_dir / STATUS_NAME, (json.dumps(record) + "\n").encode("utf-8"))
@@ -326,6 +334,17 @@ class Ticker:
             release(lock_fd)
         if lost:
             raise StateDirLost(lost)
+
+
+def glance_of(glances: Mapping[str, Mapping[str, object]]) -> dict[str, object]:
+    """The status line's share of `ticker.status`: the earliest next due instant,
+    servers paused, entries muted (`rk status --format tmux` reads only this file)."""
+    dues = [due for g in glances.values() if isinstance(due := g.get("next_due"), int)]
+    return {
+        "next_due": min(dues) if dues else None,
+        "paused": sum(bool(g.get("paused")) for g in glances.values()),
+        "muted": sum(muted for g in glances.values() if isinstance(muted := g.get("muted"), int)),
+    }
 
 
 def _sooner(due_wall: float | None, next_due: float | None) -> float | None:
