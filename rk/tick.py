@@ -83,6 +83,7 @@ class ServerTick:
     recheck: bool = False  #: a hold the screen may lift within a second (`rk.core.recheck`): tick again soon
     paused: bool = False  #: the server is paused (the status line counts it)
     muted: int = 0  #: entries muted now (the status line counts them)
+    panes: list[PaneFact] = field(default_factory=list)  #: the panes as this tick saw them (`rk.notify` reads them)
 
 
 #: Diagnostics that mean a tick could not do its work.
@@ -318,6 +319,7 @@ def _pipeline(
     now = runtime.clock()
     memo = runtime.unreadable.setdefault(server.name, {}) if runtime.unreadable is not None else None
     panes = look_around(server, entries, panes, now, runtime.zone, report=out.looks, write=not dry_run, unreadable=memo)
+    out.panes = list(panes)
     ids = watched(entries, panes)
     if not dry_run:
         out.looks.captures += learn_idle_lines(server, panes, ids, out.looks)

@@ -34,13 +34,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from rk import clock, nudge
+from rk import clock, notify, nudge
 from rk.config import ensure_private_dir
 from rk.core.diagnostics import Diag, first_line
 from rk.core.environ import NUDGE_SOCKET
 from rk.core.recheck import RECHECK_AFTER
 from rk.fsutil import atomic_write, read_nofollow
 from rk.lock import release, try_lock
+from rk.notify import Notifier
 from rk.tick import Runtime, sweep
 
 LOCK_NAME = "ticker.lock"
@@ -189,6 +190,7 @@ class Ticker:
         self.rechecks: dict[str, float] = {}
         #: server → what the status line shows of it (`rk.core.glance`): next due, paused, muted
         self.glances: dict[str, dict[str, object]] = {}
+        self.notifier: Notifier | None = None  #: set by `run` when config.yaml has `notify:` channels
 
     def stop(self, *_args) -> None:
         self._stop = True
@@ -215,6 +217,11 @@ class Ticker:
             self._status(started, [], f"tick failed: {type(exc).__name__}: {first_line(exc)}", full=only is None)
             return None
         self.ticks += 1
+        if self.notifier is not None:
+            try:  # planning is pure and quick; sending happens on the notifier's own threads
+                self.notifier.after_tick(result.servers, started)
+            except Exception as exc:
+                log.error("notify failed: %s: %s", type(exc).__name__, first_line(exc))
         if only is None:
             self.rechecks.clear()
         else:
@@ -277,6 +284,8 @@ class Ticker:
         lost = ""
         try:
             _write_pid(self.runtime.state_dir)
+            if self.notifier is None:
+                self.notifier = notify.start(self.runtime.state_dir, dict(self.runtime.environ), self.runtime.zone)
             try:
                 listener = nudge.Listener(str(self.runtime.state_dir / NUDGE_SOCKET))
             except OSError as exc:
@@ -325,6 +334,8 @@ class Ticker:
         finally:
             if listener is not None:
                 listener.close()
+            if self.notifier is not None:
+                self.notifier.stop()
             record = read_pid(self.runtime.state_dir)
             if record is not None and record.pid == os.getpid():
                 try:

@@ -1,0 +1,338 @@
+"""Notifications: the pure decisions (`rk.core.notice`) and the shell (`rk.notify`)
+against a real local HTTP receiver behind an Apprise `json://` URL."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import socket
+import threading
+import time
+from datetime import UTC
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from conftest import wait_for
+from test_ticker import FakeDelivery, entry, make_ticker, pane_of, run_in_thread, write_entries
+
+from rk.core.entry import CreatedBy, IfAbsent
+from rk.core.hours import ActiveHours
+from rk.core.notice import (
+    EVENTS,
+    Channel,
+    Event,
+    Memory,
+    NoticeLine,
+    events_of,
+    message,
+    parse_channels,
+    plan,
+)
+from rk.notify import NOTIFY_LOG, Notifier, read_memory, with_timeouts
+
+NOW = 1_800_000_000
+
+
+# -- the pure decisions
+
+
+def test_a_bad_value_turns_off_only_its_channel():
+    raw = [
+        {"url": "json://127.0.0.1:1/", "on": ["waiting"], "waiting_after": "5m", "quiet": "22:00-07:00"},
+        {"url": "json://127.0.0.1:2/", "waiting_after": "soon"},
+        {"url": "json://127.0.0.1:3/", "on": ["nope"]},
+        {"url": "not a url"},
+        {"url": "json://x/", "colour": "red"},
+    ]
+    channels, problems = parse_channels(raw, "config.yaml")
+    assert [c.url for c in channels] == ["json://127.0.0.1:1/"]
+    assert channels[0].waiting_after == 300 and channels[0].quiet == ActiveHours.parse("22:00-07:00")
+    assert len(problems) == 4
+    assert "notify item 2: waiting_after" in problems[0] and "that channel is off" in problems[0]
+    assert "unknown event 'nope'" in problems[1] and "Apprise URL" in problems[2] and "'colour'" in problems[3]
+    assert parse_channels({"url": "x"}, "c")[1] == ["c: notify must be a list of channels (- url: …)"]
+
+
+def _channel(**kw) -> Channel:
+    return Channel(name="1", url="json://127.0.0.1:1/", **kw)
+
+
+def test_waiting_is_told_only_after_waiting_after_and_once():
+    ch = _channel(waiting_after=300)
+    events = events_of("work", [], [("%1", "waiting", NOW - 100, 0)], NOW, Memory())
+    assert plan(ch, events, Memory(), NOW, UTC).send == []
+    events = events_of("work", [], [("%1", "waiting", NOW - 400, 0)], NOW, Memory())
+    first = plan(ch, events, Memory(), NOW, UTC).send
+    assert [e.kind for e in first] == ["waiting"]
+    memory = Memory.of([NoticeLine.of(NOW, ch, first[0], "notified: 1")])
+    assert plan(ch, events, memory, NOW + 3600, UTC).send == []  # the same occurrence, never twice
+
+
+def test_debounce_per_event_and_pane():
+    ch = _channel(debounce=600)
+    told = Event("failed", "work", "%1", "e001", NOW)
+    memory = Memory.of([NoticeLine.of(NOW, ch, told, "notified: 1")])
+    again = [Event("failed", "work", "%1", "e001", NOW + 60), Event("failed", "work", "%2", "e002", NOW + 60)]
+    assert [e.pane for e in plan(ch, again, memory, NOW + 60, UTC).send] == ["%2"]
+    assert [e.pane for e in plan(ch, again, memory, NOW + 601, UTC).send] == ["%1", "%2"]
+
+
+def test_quiet_hours_hold_then_one_summary():
+    ch = _channel(quiet=ActiveHours.parse("22:00-07:00"))
+    night = 1_800_000_000 - (1_800_000_000 % 86400) + 23 * 3600  # 23:00 UTC
+    event = Event("failed", "work", "%1", "e001", night)
+    during = plan(ch, [event], Memory(), night, UTC)
+    assert during.send == [] and during.hold == [event]
+    memory = Memory.of([NoticeLine.of(night, ch, event, "notify-held: quiet")])
+    assert plan(ch, [], memory, night + 3600, UTC).summary == []  # still quiet
+    morning = plan(ch, [], memory, night + 9 * 3600, UTC)
+    assert [h.key for h in morning.summary] == [event.key]
+    memory.add(NoticeLine(night + 9 * 3600, "1", "summary/x", "notified: 1", keys=(event.key,)))
+    assert plan(ch, [], memory, night + 9 * 3600 + 60, UTC).summary == []
+
+
+def test_limit_reset_follows_a_told_limit_once():
+    ch = _channel()
+    limited = events_of("work", [], [("%1", "limited", NOW, NOW + 3600)], NOW, Memory())
+    assert [(e.kind, e.until) for e in limited] == [("limited", NOW + 3600)]
+    memory = Memory.of([NoticeLine.of(NOW, ch, limited[0], "notified: 1")])
+    later = events_of("work", [], [("%1", "idle", NOW + 3700, 0)], NOW + 3700, memory)
+    assert [e.kind for e in later] == ["limit-reset"]
+
+
+def test_each_message_names_server_pane_entry_and_what_to_do():
+    for kind in EVENTS:
+        title, body = message(Event(kind, "work", "%3", "e001", NOW - 600, "boom", NOW + 60), NOW, UTC)
+        assert "work" in title + body and "What to do:" in body, kind
+        assert "%3" in title + body or kind in ("absent", "expired"), kind
+        assert "e001" in title + body or kind in ("waiting", "limited", "limit-reset"), kind
+
+
+def test_timeouts_are_added_to_http_urls_only():
+    assert with_timeouts("json://h:1/", 3) == "json://h:1/?cto=3&rto=3"
+    assert with_timeouts("json://h:1/?x=1", 3) == "json://h:1/?x=1&cto=3&rto=3"
+    assert with_timeouts("dbus://", 3) == "dbus://"
+
+
+# -- a real receiver behind Apprise
+
+
+class Receiver:
+    """A local HTTP server that records each POSTed JSON body; `hang` holds every
+    answer until `release()`."""
+
+    def __init__(self, hang: bool = False) -> None:
+        self.bodies: list[dict] = []
+        self.gate = threading.Event()
+        if not hang:
+            self.gate.set()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # http.server's name
+                length = int(self.headers.get("Content-Length") or 0)
+                outer.bodies.append(json.loads(self.rfile.read(length) or b"{}"))
+                outer.gate.wait(30)
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = f"json://127.0.0.1:{self.server.server_address[1]}/"
+
+    def release(self) -> None:
+        self.gate.set()
+
+    def close(self) -> None:
+        self.gate.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def receiver():
+    r = Receiver()
+    yield r
+    r.close()
+
+
+def _notify_lines(state) -> list[dict]:
+    """`notify.log`'s outcome lines (`notify-queued` ones, written before a send, left out)."""
+    try:
+        text = (state / NOTIFY_LOG).read_text()
+    except OSError:
+        return []
+    lines = [json.loads(line) for line in text.splitlines() if line.strip()]
+    return [line for line in lines if line["outcome"] != "notify-queued"]
+
+
+def _titles(r: Receiver) -> list[str]:
+    return [b.get("title", "") for b in r.bodies]
+
+
+def _start(state, tmux_server, channels, deliver=None, wall=time.time):
+    loop = make_ticker(state, tmux_server, wall, deliver or FakeDelivery(), 0.3)
+    loop.notifier = Notifier(state, channels, UTC)
+    return loop, run_in_thread(loop)
+
+
+def _stop(loop, thread):
+    loop.stop()
+    thread.join(10)
+    assert not thread.is_alive()
+
+
+def _set_state(server, pane: str, value: str, note: str = "") -> None:
+    server.run("set-option", "-p", "-t", pane, "@rk_pane_agent_state", value)
+    if note:
+        server.run("set-option", "-p", "-t", pane, "@rk_pane_agent_source", note)
+
+
+@pytest.mark.shell
+def test_each_event_arrives_once_with_its_fields(tmp_path, tmux_server, receiver):
+    state = tmp_path / "state"
+    now = int(time.time())
+    cat = pane_of(tmux_server)
+    other = tmux_server.run("split-window", "-d", "-t", "main", "-P", "-F", "#{pane_id}", "cat").strip()
+    failing = entry("e001", cat, 1, now)
+    absent = dataclasses.replace(entry("e002", "%999", 1, now), if_absent=IfAbsent.NOTIFY)
+    orphan = dataclasses.replace(entry("e003", "%998", 3600, now), created_by=CreatedBy(at=now - 8 * 86400))
+    write_entries(state, tmux_server.name, [failing, absent, orphan])
+    _set_state(tmux_server, cat, f"waiting:{now - 600}")
+    _set_state(tmux_server, other, f"limited:{now - 60}", f"manual:{now - 60}:{now + 3600}")
+    channel = Channel("1", receiver.url, waiting_after=300)
+    loop, thread = _start(state, tmux_server, [channel], FakeDelivery(outcome="failed: paste: boom"))
+    try:
+        want = {"failed", "absent", "waiting", "limited", "expired"}
+        wait_for(lambda: {line["event"] for line in _notify_lines(state) if line["outcome"]} >= want, timeout=20)
+        _set_state(tmux_server, other, f"idle:{int(time.time())}")
+        wait_for(lambda: any(line["event"] == "limit-reset" for line in _notify_lines(state)), timeout=20)
+        ticks = loop.ticks
+        wait_for(lambda: loop.ticks >= ticks + 3, timeout=20, message="more ticks")  # nothing told twice
+    finally:
+        _stop(loop, thread)
+    lines = [line for line in _notify_lines(state) if line["outcome"]]
+    assert sorted(line["event"] for line in lines) == sorted(EVENTS)
+    assert all(line["outcome"] == "notified: 1" for line in lines)
+    assert len(receiver.bodies) == len(EVENTS)
+    by_title = " | ".join(_titles(receiver))
+    for body in receiver.bodies:
+        assert set(body) >= {"title", "message", "type"} and "What to do:" in body["message"]
+    assert "delivery failed" in by_title and "target absent" in by_title and "waits for you" in by_title
+    assert "limited until" in by_title and "limit reset" in by_title and "entry expired" in by_title
+    waiting = next(b for b in receiver.bodies if "waits" in b["title"])
+    assert cat in waiting["message"] and tmux_server.name in waiting["message"]
+
+
+@pytest.mark.shell
+def test_a_hanging_receiver_never_delays_the_tick(tmp_path, tmux_server):
+    hanging = Receiver(hang=True)
+    state = tmp_path / "state"
+    now = int(time.time())
+    cat = pane_of(tmux_server)
+    write_entries(state, tmux_server.name, [entry("e001", cat, 1, now)])
+    _set_state(tmux_server, cat, f"waiting:{now - 600}")
+    deliver = FakeDelivery()
+    loop, thread = _start(state, tmux_server, [Channel("slow", hanging.url, on=frozenset({"waiting"}), timeout=1)])
+    loop.runtime.deliver = deliver  # type: ignore[attr-defined]
+    try:
+        wait_for(lambda: hanging.bodies, timeout=20, message="the receiver got the request")
+        ticks = loop.ticks
+        # the receiver still holds its answer, and the ticker goes on ticking
+        wait_for(lambda: loop.ticks >= ticks + 2, timeout=20, message="ticks while the receiver hangs")
+        assert not hanging.gate.is_set()
+        failed = wait_for(
+            lambda: [x for x in _notify_lines(state) if x["outcome"].startswith("notify-failed")], timeout=20
+        )
+        assert not hanging.gate.is_set()  # logged before the receiver answered
+        assert failed[0]["event"] == "waiting"
+    finally:
+        _stop(loop, thread)
+        hanging.close()
+
+
+@pytest.mark.shell
+def test_a_refusing_receiver_is_logged_and_another_channel_still_gets_it(tmp_path, tmux_server, receiver):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = f"json://127.0.0.1:{s.getsockname()[1]}/"  # bound, never listening: refused
+        state = tmp_path / "state"
+        now = int(time.time())
+        cat = pane_of(tmux_server)
+        write_entries(state, tmux_server.name, [entry("e001", cat, 3600, now)])
+        _set_state(tmux_server, cat, f"waiting:{now - 600}")
+        channels = [Channel("dead", dead, timeout=1), Channel("live", receiver.url)]
+        loop, thread = _start(state, tmux_server, channels)
+        try:
+            lines = wait_for(
+                lambda: (
+                    [x for x in _notify_lines(state) if x["outcome"]]
+                    if len([x for x in _notify_lines(state) if x["outcome"]]) >= 2
+                    else []
+                ),
+                timeout=20,
+            )
+        finally:
+            _stop(loop, thread)
+    outcomes = {x["channel"]: x["outcome"] for x in lines}
+    assert outcomes["live"] == "notified: live"
+    assert outcomes["dead"].startswith("notify-failed: ")
+    assert len(receiver.bodies) == 1, receiver.bodies
+
+
+@pytest.mark.shell
+def test_debounce_and_quiet_hours_hold_across_a_ticker_restart(tmp_path, tmux_server, receiver):
+    state = tmp_path / "state"
+    now = int(time.time())
+    cat = pane_of(tmux_server)
+    write_entries(state, tmux_server.name, [entry("e001", cat, 3600, now)])
+    _set_state(tmux_server, cat, f"waiting:{now - 600}")
+    loud = Channel("1", receiver.url)
+    loop, thread = _start(state, tmux_server, [loud])
+    try:
+        wait_for(lambda: receiver.bodies, timeout=20)
+        wait_for(lambda: _notify_lines(state), timeout=20, message="the send logged")
+    finally:
+        _stop(loop, thread)
+    loop, thread = _start(state, tmux_server, [loud])  # a new ticker: the memory is notify.log
+    try:
+        wait_for(lambda: loop.ticks >= 3, timeout=20)
+    finally:
+        _stop(loop, thread)
+    assert len(receiver.bodies) == 1
+
+    # quiet all day: held (not sent); a restart later, outside the range: one summary
+    _set_state(tmux_server, cat, f"waiting:{now - 400}")
+    quiet = Channel("1", receiver.url, quiet=ActiveHours.parse("00:00-24:00"), debounce=0)
+    loop, thread = _start(state, tmux_server, [quiet])
+    try:
+        wait_for(lambda: any(x["outcome"] == "notify-held: quiet" for x in _notify_lines(state)), timeout=20)
+    finally:
+        _stop(loop, thread)
+    assert len(receiver.bodies) == 1
+    assert read_memory(state / NOTIFY_LOG).held["1"]
+    awake = Channel("1", receiver.url, debounce=0)
+    loop, thread = _start(state, tmux_server, [awake])
+    try:
+        wait_for(lambda: len(receiver.bodies) >= 2, timeout=20)
+        ticks = loop.ticks
+        wait_for(lambda: loop.ticks >= ticks + 3, timeout=20)
+    finally:
+        _stop(loop, thread)
+    assert len(receiver.bodies) == 2 and "quiet hours" in receiver.bodies[1]["title"]
+    assert not read_memory(state / NOTIFY_LOG).held.get("1")
+
+
+@pytest.mark.shell
+def test_apprise_is_imported_only_on_the_send_path():
+    import subprocess
+    import sys
+
+    probe = "import sys, rk.ticker, rk.cli, rk.agent.hook, rk.statusline; print('apprise' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
