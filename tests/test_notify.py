@@ -336,3 +336,66 @@ def test_apprise_is_imported_only_on_the_send_path():
     probe = "import sys, rk.ticker, rk.cli, rk.agent.hook, rk.statusline; print('apprise' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+# -- rk notify test, rk doctor
+
+
+def _cli_env(tmp_path, config: str) -> dict[str, str]:
+    import os
+
+    home = tmp_path / "home"
+    (home / ".config" / "rk").mkdir(parents=True, exist_ok=True)
+    (home / ".config" / "rk" / "config.yaml").write_text(config)
+    env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE", "RK_NOW", "DBUS_SESSION_BUS_ADDRESS")}
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), RK_STATE_DIR=str(tmp_path / "state"))
+    return env
+
+
+def _rk(args, env):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "rk", *args], env=env, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.shell
+def test_notify_test_sends_through_each_channel_and_says_what_happened(tmp_path, receiver):
+    config = f'notify:\n  - url: "{receiver.url}"\n  - url: "json://127.0.0.1:1/"\n    timeout: 1s\n  - url: "x"\n'
+    env = _cli_env(tmp_path, config)
+    proc = _rk(["notify", "test"], env)
+    assert proc.returncode == 1, proc.stderr
+    assert "1 (json): sent" in proc.stdout and "2 (json): FAILED: " in proc.stdout
+    assert "unusable: " in proc.stdout and "notify item 3" in proc.stdout and "Traceback" not in proc.stderr
+    assert len(receiver.bodies) == 1 and receiver.bodies[0]["title"] == "rk: test notification"
+    one = _rk(["notify", "test", "--url", receiver.url], env)
+    assert one.returncode == 0 and "url (json): sent" in one.stdout and len(receiver.bodies) == 2
+    bad = _rk(["notify", "test", "--url", "nope"], env)
+    assert bad.returncode == 2 and "Apprise URL" in bad.stderr
+
+
+@pytest.mark.shell
+def test_doctor_lists_channels_and_whether_each_is_reachable(tmp_path, receiver):
+    config = f'notify:\n  - url: "{receiver.url}"\n  - url: "json://127.0.0.1:1/"\n  - url: "dbus://"\n'
+    out = json.loads(_rk(["doctor", "--json"], _cli_env(tmp_path, config)).stdout)["result"]
+    checks = {c["name"]: c for c in out if c["name"].startswith("notify")}
+    assert checks["notify 1 (json)"]["level"] == "ok"
+    assert checks["notify 2 (json)"]["level"] == "warn" and "127.0.0.1:1" in checks["notify 2 (json)"]["detail"]
+    assert checks["notify 3 (dbus)"]["level"] == "warn" and "DBus" in checks["notify 3 (dbus)"]["detail"]
+    assert receiver.bodies == []  # doctor sends nothing
+
+
+@pytest.mark.shell
+def test_the_ticker_starts_the_good_channels_and_logs_the_bad_one(tmp_path, caplog):
+    from rk import notify
+
+    env = _cli_env(
+        tmp_path, 'notify:\n  - url: "json://127.0.0.1:1/"\n  - url: "json://h/"\n    quiet: "25:00-07:00"\n'
+    )
+    (tmp_path / "state").mkdir(mode=0o700)
+    with caplog.at_level("WARNING", logger="rk.notify"):
+        notifier = notify.start(tmp_path / "state", env, UTC)
+    assert notifier is not None and [c.name for c in notifier.channels] == ["1"]
+    assert "notify item 2: quiet" in caplog.text and "that channel is off" in caplog.text
+    notifier.stop()
+    assert notify.start(tmp_path / "state", _cli_env(tmp_path / "b", "max_entries: 5\n"), UTC) is None
