@@ -238,13 +238,16 @@ def test_a_hanging_receiver_never_delays_the_tick(tmp_path, tmux_server):
     write_entries(state, tmux_server.name, [entry("e001", cat, 1, now)])
     _set_state(tmux_server, cat, f"waiting:{now - 600}")
     deliver = FakeDelivery()
-    loop, thread = _start(state, tmux_server, [Channel("slow", hanging.url, on=frozenset({"waiting"}), timeout=1)])
-    loop.runtime.deliver = deliver  # type: ignore[attr-defined]
+    channel = Channel("slow", hanging.url, on=frozenset({"waiting"}), timeout=1)
+    loop, thread = _start(state, tmux_server, [channel], deliver)
     try:
         wait_for(lambda: hanging.bodies, timeout=20, message="the receiver got the request")
-        ticks = loop.ticks
-        # the receiver still holds its answer, and the ticker goes on ticking
+        ticks, sent = loop.ticks, len(deliver.calls)
+        # the receiver still holds its answer, and the ticker goes on ticking and delivering
         wait_for(lambda: loop.ticks >= ticks + 2, timeout=20, message="ticks while the receiver hangs")
+        wait_for(lambda: len(deliver.calls) > sent, timeout=20, message="a delivery while the receiver hangs")
+        log = state / f"{tmux_server.name}.log"
+        wait_for(lambda: log.read_text().count('"delivered"') > sent, timeout=20, message="that delivery logged")
         assert not hanging.gate.is_set()
         failed = wait_for(
             lambda: [x for x in _notify_lines(state) if x["outcome"].startswith("notify-failed")], timeout=20
