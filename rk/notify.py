@@ -40,8 +40,9 @@ from rk.core.notice import (
 NOTIFY_LOG = "notify.log"
 #: Sends waiting per channel; past it a send is dropped (and logged), never waited for.
 QUEUE_SIZE = 64
-#: Read at most this much of `notify.log` at start (its newest lines).
-MEMORY_BYTES = 4 << 20
+#: Read at most this much of `notify.log` at start (its newest lines); past twice
+#: this, the ticker's start trims the file to them (a month of busy days).
+MEMORY_BYTES = 1 << 20
 #: Schemes that speak HTTP through Apprise: they take the `cto`/`rto` timeouts.
 _HTTP_SCHEMES = ("json", "jsons", "form", "forms", "xml", "xmls", "ntfy", "ntfys", "gotify", "gotifys")
 
@@ -94,6 +95,26 @@ def read_memory(path: Path) -> Memory:
     return Memory.of(line for line in lines if line is not None)
 
 
+def trim(path: Path, keep: int = MEMORY_BYTES) -> None:
+    """Cut `notify.log` to its newest `keep` bytes of whole lines when it is past twice that
+    (atomically: a crash leaves the old file or the new one)."""
+    try:
+        if os.lstat(path).st_size <= 2 * keep:
+            return
+        with open(path, "rb") as f:
+            f.seek(-keep, os.SEEK_END)
+            f.readline()
+            tail = f.read()
+    except OSError:
+        return
+    from rk.fsutil import atomic_write
+
+    try:
+        atomic_write(path, tail)
+    except OSError as exc:
+        log.error("notify.log not trimmed: %s", exc.strerror or exc)
+
+
 def append(path: Path, lines: Sequence[NoticeLine]) -> None:
     """Append whole lines in one write, 0600, never through a symlink."""
     if not lines:
@@ -120,6 +141,7 @@ class Notifier:
         self.path = Path(state_dir) / NOTIFY_LOG
         self.channels = list(channels)
         self.zone, self.sender, self.clock = zone, sender, clock
+        trim(self.path)
         self.memory = read_memory(self.path)
         self._lock = threading.Lock()
         self._queues: dict[str, queue.Queue[tuple[str, str, list[NoticeLine]] | None]] = {}

@@ -402,3 +402,19 @@ def test_the_ticker_starts_the_good_channels_and_logs_the_bad_one(tmp_path, capl
     assert "notify item 2: quiet" in caplog.text and "that channel is off" in caplog.text
     notifier.stop()
     assert notify.start(tmp_path / "state", _cli_env(tmp_path / "b", "max_entries: 5\n"), UTC) is None
+
+
+@pytest.mark.shell
+def test_a_long_notify_log_is_trimmed_to_its_newest_lines(tmp_path):
+    from rk import notify
+
+    path = tmp_path / NOTIFY_LOG
+    ch = _channel()
+    old = [
+        NoticeLine.of(NOW + i, ch, Event("failed", "work", "%1", "e001", NOW + i), "notified: 1") for i in range(2000)
+    ]
+    notify.append(path, old)
+    notify.trim(path, keep=20_000)
+    lines = path.read_text().splitlines()
+    assert 0 < len(lines) < 2000 and NoticeLine.parse(lines[0]) is not None  # whole lines only
+    assert NoticeLine.parse(lines[-1]) == old[-1]
