@@ -91,6 +91,28 @@ def test_the_ticker_records_next_due_paused_and_muted(tmp_path, tmux_server):
     assert full["muted"] == 1 and full["paused"] == 0
 
 
+@pytest.mark.shell
+def test_a_paused_server_is_counted_and_shown(tmp_path, tmux_server):
+    from rk.config import ServerFiles
+    from rk.pause import write_pause
+
+    state = tmp_path / "state"
+    now = int(time.time())
+    write_entries(state, tmux_server.name, [entry("e001", pane_of(tmux_server), 3600, now)])
+    write_pause(ServerFiles(state, tmux_server.name).pause, now, 0)
+    loop = make_ticker(state, tmux_server, time.time, FakeDelivery(), 30)
+    thread = run_in_thread(loop)
+    try:
+        wait_for(lambda: _status(state).get("paused") == 1, message="paused in ticker.status")
+        env = {**_rk_env(tmp_path, tmux_server), "RK_STATE_DIR": str(state)}
+        run = [sys.executable, "-m", "rk", "status", "--format", "tmux"]
+        out = subprocess.run(run, env=env, capture_output=True, text=True, check=True).stdout
+    finally:
+        loop.stop()
+        thread.join(10)
+    assert "⏸1" in out and "rk✗" not in out  # the ticker (this test's thread) is up: its pid file says so
+
+
 def _status(state: Path) -> dict:
     try:
         return json.loads((state / "ticker.status").read_text())
