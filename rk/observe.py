@@ -11,12 +11,14 @@ pane's options (state and source note), and returns the facts as corrected.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import tzinfo
 
+from rk import statejournal
 from rk.core.entry import Entry
 from rk.core.environ import (
     IDLE_LINE_OPTION,
@@ -24,6 +26,7 @@ from rk.core.environ import (
     SESSION_OPTION,
     SOURCE_OPTION,
     STATE_OPTION,
+    TURN_END_OPTION,
     UNREAD_OPTION,
 )
 from rk.core.facts import PaneFact, PaneKind, parse_state_option, reconcile, resolve_target
@@ -31,6 +34,7 @@ from rk.core.idleline import cursor_line, learned, parse
 from rk.core.look import Correction, corrected, correction, learns_idle_line, needs_look
 from rk.core.program import judge
 from rk.core.screen import LAYOUTS, Screen, classify
+from rk.core.turn import screen_turn_end, turn_end_value
 from rk.delivery import Frame
 from rk.process import own_pids, process_info, read_table, tty_device
 from rk.tmux import Server, TmuxError, format_number
@@ -206,11 +210,30 @@ def _look(
         if fix is not None:
             if write:
                 server.write_state(pane.pane_id, fix.value, fix.note)
+                _record_turn(server, pane, fix, styled)
             report.corrections.append((pane.pane_id, fix))
         return corrected(pane, fix), screen
     except TmuxError as exc:
         report.errors.append(f"{pane.pane_id}: {exc}")
         return pane, None
+
+
+def _record_turn(server: Server, pane: PaneFact, fix: Correction, styled: str) -> None:
+    """After a correction: how the turn ended, if it did (`@rk_pane_turn_end`), and
+    the change in the state journal (which wakes any waiting `rk agent await`)."""
+    end = screen_turn_end(pane.state, fix.state, _ESC.sub("", styled))
+    if end:
+        server.set_pane_option(pane.pane_id, TURN_END_OPTION, turn_end_value(end, fix.epoch))
+    if fix.state != pane.state:
+        statejournal.record(
+            os.environ if server.env is None else server.env,
+            server.path.name,
+            fix.epoch,
+            pane.pane_id,
+            fix.state,
+            end,
+            "screen",
+        )
 
 
 def _would_rest(pane: PaneFact, screen: Screen, now: int) -> bool:

@@ -575,7 +575,7 @@ def test_simulate_json_carries_the_typed_text(tmp_path):
     assert typed_texts == ["{foo} at 2027-01-15T08:10:00+00:00", "{foo} at 2027-01-15T08:20:00+00:00"]
     human = run_in(["cron", "simulate", "ph03", "--for", "25m", "--width", "100"], env)
     assert human.code == 0, human
-    assert human.out.splitlines()[-1] == "typed at 2027-01-15T08:10+00:00: {foo} at 2027-01-15T08:10:00+00:00"
+    assert human.out.splitlines()[-1] == "typed at 2027-01-15 08:10:00 UTC: {foo} at 2027-01-15T08:10:00+00:00"
     plain = json.loads(run_in(["cron", "simulate", "ph02", "--for", "25m", "--json"], env).out)["result"]
     assert all("typed" not in e for e in plain["events"])
 

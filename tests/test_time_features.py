@@ -328,7 +328,7 @@ def test_due_logs_a_fire_outside_active_hours_as_quiet():
     assert ev.fires == () and ev.absent == () and ev.missed == ()
     assert ev.quiet == (Quiet("qh01", "schedule", "%1"),)
     assert ev.diagnostics == (
-        Diagnostic("qh01", Diag.QUIET_HOURS, "outside 08:00-19:00 (next opens 2026-01-02T08:00:00+00:00)"),
+        Diagnostic("qh01", Diag.QUIET_HOURS, "outside 08:00-19:00 (next opens 2026-01-02 08:00:00 UTC)"),
     )
     inside = ts("2026-01-02T08:00:00Z")  # the start of the range is inside it
     ev_in = due([entry], LogView(), PANES, _targets(entry), {}, inside)
@@ -367,7 +367,7 @@ def test_due_a_cron_catch_up_waits_through_quiet_hours_and_fires_when_they_open(
     ev = due([entry], LogView(), PANES, _targets(entry), {}, at_six)
     assert (ev.fires, ev.quiet, ev.missed) == ((), (), ())
     assert ev.diagnostics == (
-        Diagnostic("cw01", Diag.QUIET_HOURS, "outside 08:00-19:00: fires at 2026-01-01T08:00:00+00:00"),
+        Diagnostic("cw01", Diag.QUIET_HOURS, "outside 08:00-19:00: fires at 2026-01-01 08:00:00 UTC"),
     )
     opened = ts("2026-01-01T08:00:10Z")
     ev = due([entry], LogView(), PANES, _targets(entry), {}, opened)
@@ -398,7 +398,7 @@ def test_due_a_wake_edge_outside_active_hours_is_quiet_with_reason_wake():
     ev = due([entry], LogView(), panes, _targets(entry), cursor, now)
     assert ev.fires == () and ev.quiet == (Quiet("wk01", "wake", "%1"),)
     assert ev.diagnostics == (
-        Diagnostic("wk01", Diag.QUIET_HOURS, "outside 08:00-19:00 (next opens 2026-01-02T08:00:00+00:00)"),
+        Diagnostic("wk01", Diag.QUIET_HOURS, "outside 08:00-19:00 (next opens 2026-01-02 08:00:00 UTC)"),
     )
     inside = ts("2026-01-02T10:00:00Z")
     ev = due([entry], LogView(), panes, _targets(entry), cursor, inside)
@@ -419,7 +419,7 @@ def test_due_a_paused_server_is_silent_until_its_pause_lapses():
     )
     ev = due(entries, LogView(), PANES, _targets(*entries), {}, now, paused_until=now + 1)
     assert ev.fires == () and ev.missed == ()
-    assert ev.diagnostics[0] == Diagnostic("ps01", Diag.PAUSED, "the server is paused until 2026-01-01T12:00:01+00:00")
+    assert ev.diagnostics[0] == Diagnostic("ps01", Diag.PAUSED, "the server is paused until 2026-01-01 12:00:01 UTC")
     ev = due(entries, LogView(), PANES, _targets(*entries), {}, now, paused_until=now)  # lapses at that instant
     assert [f.entry for f in ev.fires] == ["ps01"] and [m.entry for m in ev.missed] == ["cw01"]
     assert (is_paused(None, now), is_paused(0, now), is_paused(now + 1, now), is_paused(now, now)) == (
@@ -1496,7 +1496,7 @@ def test_active_hours_skip_quietly_outside_and_type_inside(env, tmux_server):
         {"server": tmux_server.name, "entry": entry, "reason": "schedule", "pane": pane, "outcome": "skipped-quiet"}
     ]
     assert [(d["entry"], d["reason"], d["detail"]) for d in result["diagnostics"]] == [
-        (entry, "quiet-hours", "outside 10:00-11:00 (next opens 2027-01-15T10:00:00+00:00)")
+        (entry, "quiet-hours", "outside 10:00-11:00 (next opens 2027-01-15 10:00:00 UTC)")
     ]
     quiet = LogLine(T0 + 60, entry, pane, "schedule", "skipped-quiet")
     assert _lines(env) == [quiet]

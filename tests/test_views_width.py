@@ -165,6 +165,9 @@ def test_status_and_agent_list_fit_80_columns_with_a_live_server(tmp_path, tmux_
         "(UTC)",
         "FROM",
         "HOOKS",
+        "TURN",
+        "END",
+        "(UTC)",
         "PROCESS",
     ]
     assert len(piped) == 3 and any(line.endswith(")") and "(pid " in line for line in piped), piped

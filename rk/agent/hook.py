@@ -4,7 +4,10 @@ It writes the pane option `@rk_pane_agent_state` (and the legacy
 `@rk_agent_state`) = `<state>:<epoch>[:<pid>]` on the pane named by
 `$TMUX_PANE`, on the server named by the first comma field of `$TMUX`, then
 `@rk_pane_agent_session` = `<provider>:<session id>` when the harness's JSON
-payload on stdin carries a session id, then nudges the running ticker.
+payload on stdin carries a session id, and, when the event ends a turn,
+`@rk_pane_turn_end` = `<ok|failed|interrupted|limited>:<epoch>` (`rk.core.turn`).
+Then it appends the change to the server's state journal and pings every
+waiting `rk agent await` (`rk.statejournal`), and nudges the running ticker.
 
 The contract with the agent harness: never fail (always exit 0, print nothing
 on success), never block (stdin is read only when it is not a terminal, capped
@@ -31,6 +34,7 @@ from rk.core.environ import (
     SESSION_OPTION,
     SOURCE_OPTION,
     STATE_OPTION,
+    TURN_END_OPTION,
     child_env,
     fixed_now,
     is_pane_id,
@@ -45,7 +49,8 @@ STATES = ("active", "waiting", "idle", "limited")
 #: arrives long after the turn ended (Claude's idle_prompt, ~60 s): it ends a
 #: turn that ended without a Stop, but never a limit before its reset.
 NOTICE = "idle-notice"
-TOKENS = (*STATES, "stamp", "failed", NOTICE)
+#: `interrupted`: a turn cut short (Codex's Interrupt): idle, the turn end `interrupted`.
+TOKENS = (*STATES, "stamp", "failed", NOTICE, "interrupted")
 # SOURCE_OPTION applies only while its epoch equals the state's, so any later
 # hook write voids it without touching it.
 
@@ -109,7 +114,7 @@ SESSION_KEYS = ("session_id", "sessionId", "sessionID", "conversationId", "conve
 #: a stamp then must not write `idle` over the running turn's `active`.
 COMPACT_SOURCES = frozenset({"compact"})
 
-USAGE = "usage: rk agent hook --agent <provider> active|waiting|idle|limited|stamp|failed|idle-notice"
+USAGE = "usage: rk agent hook --agent <provider> active|waiting|idle|limited|stamp|failed|idle-notice|interrupted"
 
 
 # -- pure helpers -----------------------------------------------------------
@@ -142,7 +147,9 @@ def parse_args(argv: list[str]) -> tuple[str, str]:
     if not token:
         raise ValueError("missing the state token")
     if token not in TOKENS:
-        raise ValueError(f"unknown token {token!r} (use active, waiting, idle, limited, stamp, failed or idle-notice)")
+        raise ValueError(
+            f"unknown token {token!r} (use active, waiting, idle, limited, stamp, failed, idle-notice or interrupted)"
+        )
     return provider, token
 
 
@@ -219,10 +226,18 @@ def state_value(state: str, epoch: int, pid: int = 0) -> str:
 
 
 def tmux_commands(
-    pane: str, state: str | None, epoch: int, pid: int, session: str, source: str = "", guard: str = ""
+    pane: str,
+    state: str | None,
+    epoch: int,
+    pid: int,
+    session: str,
+    source: str = "",
+    guard: str = "",
+    turn_end: str = "",
 ) -> list[str]:
     """The argv after `tmux -S <socket>`: the state under both names (and, for a
-    state not from a hook, its source note), then the session stamp, as one
+    state not from a hook, its source note; for a turn's end, how it ended,
+    `@rk_pane_turn_end`), then the session stamp, as one
     `;`-chained command list (tmux runs them in order and stops at the first
     error, so the stamp never lands without the state).
 
@@ -238,6 +253,8 @@ def tmux_commands(
         ]
         if source:
             writes.append(["set-option", "-p", "-t", pane, SOURCE_OPTION, source])
+        if turn_end:
+            writes.append(["set-option", "-p", "-t", pane, TURN_END_OPTION, f"{turn_end}:{epoch}"])
         if guard:  # the values are [a-z0-9:%@_]: nothing the command parser could read otherwise
             args += ["if-shell", "-F", "-t", pane, guard, "", " ; ".join(" ".join(w) for w in writes)]
         else:
@@ -655,7 +672,7 @@ def run(argv: list[str], env=None, stdin_fd: int = 0) -> int:
     notice = token == NOTICE or (
         token == "idle" and isinstance(payload, dict) and payload.get("hook_event_name") == "Notification"
     )
-    state: str | None = "idle" if token == NOTICE else token
+    state: str | None = "idle" if token in (NOTICE, "interrupted") else token
     if token == "stamp":
         source = payload.get("source") if isinstance(payload, dict) else None
         state = None if source in COMPACT_SOURCES else "idle"
@@ -674,13 +691,28 @@ def run(argv: list[str], env=None, stdin_fd: int = 0) -> int:
         if state == "limited" and token == "failed":
             reset = payload_reset(payload, epoch, env)
             note = f"hook:{epoch}:{reset}" if reset else ""
-    args = tmux_commands(pane, state, epoch, pid, session, note, guard=limit_holds(epoch) if notice else "")
+    # imported here, past the not-in-tmux exit: the no-op path pays for none of it
+    from rk.core.journal import render as journal_line
+    from rk.core.turn import hook_turn_end
+    from rk.statejournal import append as journal_append
+    from rk.statejournal import wake as wake_awaits
+
+    event = payload.get("hook_event_name") if isinstance(payload, dict) else None
+    end = "" if notice else hook_turn_end(token, state, event)
+    guard = limit_holds(epoch) if notice else ""
+    args = tmux_commands(pane, state, epoch, pid, session, note, guard=guard, turn_end=end)
     if not args:
         return 0
     pid_tmux = _spawn_tmux(socket, args, env)
     status = _reap(pid_tmux)
     if status == 0:
-        _nudge(os.path.basename(socket), env)
+        slug = os.path.basename(socket)
+        if state and not notice:  # a notice's write is guarded inside tmux: what it wrote is not known here
+            agent = provider if valid_provider(provider) else ""
+            journal_append(env, slug, journal_line(epoch, pane, state, end, "hook", agent))
+        if state:
+            wake_awaits(env)
+        _nudge(slug, env)
     elif not pid_tmux:
         log_line(env, f"{where}: no state written: tmux could not be started")
     else:
@@ -733,7 +765,8 @@ def set_state(
     import subprocess
 
     source = f"manual:{epoch}" + (f":{until}" if until else "")
-    argv = ["tmux", "-S", socket, *tmux_commands(pane, state, epoch, pid, "", source)]
+    end = "limited" if state == "limited" else ""
+    argv = ["tmux", "-S", socket, *tmux_commands(pane, state, epoch, pid, "", source, turn_end=end)]
     try:
         proc = subprocess.run(
             argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=TMUX_TIMEOUT, env=child_env(env)
@@ -749,6 +782,12 @@ def set_state(
         why = lines[0] if lines else f"exit status {proc.returncode}"
         return False, f"tmux: {why}"
     from rk import nudge
+    from rk.core.journal import render as journal_line
+    from rk.statejournal import append as journal_append
+    from rk.statejournal import wake as wake_awaits
 
-    nudge.send(os.path.basename(socket), env)
+    slug = os.path.basename(socket)
+    journal_append(env, slug, journal_line(epoch, pane, state, "limited" if state == "limited" else "", "manual"))
+    wake_awaits(env)
+    nudge.send(slug, env)
     return True, f"{pane} {STATE_OPTION}={state_value(state, epoch, pid)}"

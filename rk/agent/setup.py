@@ -12,7 +12,7 @@ Installs, in each agent CLI's own configuration, hooks that run
 * codex, in `$CODEX_HOME/hooks.json` (`~/.codex`): SessionStart→stamp;
   UserPromptSubmit, PreModelRequest, PreToolUse, PostToolUse→active;
   PermissionRequest→waiting; PostModelRequest→failed (only when its status is
-  failed); Interrupt, Stop, SessionEnd→idle.
+  failed); Interrupt→interrupted (idle, the turn cut short); Stop, SessionEnd→idle.
 * gemini, in `~/.gemini/settings.json`: SessionStart→stamp; BeforeAgent,
   BeforeModel, BeforeTool, AfterTool→active; Notification(ToolPermission)→waiting;
   AfterAgent, SessionEnd→idle.
@@ -104,7 +104,7 @@ HOOKS: dict[str, tuple[tuple[str, str | None, str], ...]] = {
         ("PostToolUse", None, "active"),
         ("PermissionRequest", None, "waiting"),
         ("PostModelRequest", None, "failed"),
-        ("Interrupt", None, "idle"),
+        ("Interrupt", None, "interrupted"),
         ("Stop", None, "idle"),
         ("SessionEnd", None, "idle"),
     ),

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from rk.cli.environment import CliError, ErrorCode, ExitStatus, environment, stamp, zone_label
+from rk.cli.environment import CliError, ErrorCode, ExitStatus, environment, rfc3339, stamp, zone_label
 from rk.cli.options import FullOpt, JsonOpt, ServerOpt
 from rk.cli.table import Column, layout, terminal_width
 from rk.core.bounds import MAX_PID
@@ -129,7 +129,8 @@ def cmd_list(
     server: ServerOpt = None,
 ) -> None:
     """Every pane with its kind, program, agent state, since when, where the state came
-    from, and the process the kind was judged by.
+    from, how its last turn ended (ok, failed, interrupted, limited) and when, and the
+    process the kind was judged by.
 
     Reads live tmux state only (one listing of each server's panes and their
     options; the process table for the kind), never the entries file or the log.
@@ -154,12 +155,14 @@ def cmd_list(
     rows: list[AgentRow] = []
     for name in names:
         try:
-            facts = Server(name=name, env=env.environ).pane_facts()
+            tmux = Server(name=name, env=env.environ)
+            facts = tmux.pane_facts()
+            ends = turn_ends(tmux)
         except TmuxError as exc:
             if not every:
                 raise _error("list", f"server {name}: {exc}", ExitStatus.ERROR) from None
             continue
-        rows.extend(AgentRow.of(name, fact) for fact in facts)
+        rows.extend(AgentRow.of(name, fact, *ends.get(fact.pane_id, ("", 0))) for fact in facts)
     records = [asdict(r) for r in rows]
     if env.json:
         env.result(records)
@@ -175,9 +178,10 @@ def cmd_list(
         Column("PROGRAM", shrink_to=8),
         Column("STATE"),
         Column(f"SINCE ({label})", priority=2),
-        Column("FROM", priority=5),
+        Column("FROM", priority=6),
         Column("HOOKS", priority=1),
-        Column("PROCESS", priority=6, shrink_to=12),
+        Column(f"TURN END ({label})", priority=5, shrink_to=8),
+        Column("PROCESS", priority=7, shrink_to=12),
     ]
     cells = [
         [
@@ -189,6 +193,7 @@ def cmd_list(
             stamp(r.since, zone) if r.since else "-",
             r.source or "-",
             "seen" if r.hooks_seen else "never",
+            f"{r.turn_end} {stamp(r.turn_end_at, zone)}" if r.turn_end else "-",
             f"{r.process} (pid {r.process_pid})" if r.process_pid else "-",
         ]
         for r in rows
@@ -214,9 +219,11 @@ class AgentRow:
     hooks_seen: bool
     process: str
     process_pid: int
+    turn_end: str = ""  #: how the last turn ended: ok, failed, interrupted, limited ("" not known)
+    turn_end_at: int = 0
 
     @staticmethod
-    def of(server: str, fact: PaneFact) -> AgentRow:
+    def of(server: str, fact: PaneFact, turn_end: str = "", turn_end_at: int = 0) -> AgentRow:
         source = fact.source or (Source.HOOK if fact.state else "")
         return AgentRow(
             server,
@@ -229,4 +236,116 @@ class AgentRow:
             bool(fact.session_ref) or source == Source.HOOK,
             fact.program_argv,
             fact.program_pid,
+            turn_end,
+            turn_end_at,
         )
+
+
+def turn_ends(server) -> dict[str, tuple[str, int]]:
+    """Each pane's last turn end and when (`@rk_pane_turn_end`), one listing."""
+    from rk.core.environ import TURN_END_OPTION
+    from rk.core.turn import parse_turn_end
+
+    rows = server.listing("list-panes", ("pane_id", TURN_END_OPTION))
+    return {row["pane_id"]: parse_turn_end(row[TURN_END_OPTION]) for row in rows}
+
+
+def printable(text: str) -> str:
+    """`text` with control and other unprintable characters escaped (`\\x1b`)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+def cmd_await(
+    ctx: typer.Context,
+    until: Annotated[
+        str,
+        typer.Option(
+            "--until",
+            metavar="COND[,COND…]",
+            help="idle, waiting, limited, failed, interrupted, gone (comma-separated).",
+        ),
+    ] = "",
+    pane: Annotated[str | None, typer.Option("--pane", "-t", metavar="%N", help="The pane to wait on.")] = None,
+    role: Annotated[
+        str | None, typer.Option("--role", metavar="ROLE", help="Every pane whose window has this role.")
+    ] = None,
+    session: Annotated[
+        str | None, typer.Option("--session", "-s", metavar="NAME", help="Every pane of this session.")
+    ] = None,
+    after_active: Annotated[
+        bool, typer.Option("--after-active", help="Count a pane only once it was seen active (the turn just started).")
+    ] = False,
+    any_: Annotated[bool, typer.Option("--any", help="Return when any target is done (the default).")] = False,
+    all_: Annotated[bool, typer.Option("--all", help="Return when every target is done.")] = False,
+    timeout: Annotated[
+        str | None, typer.Option("--timeout", metavar="DURATION", help="Give up after this long (exit 1).")
+    ] = None,
+    as_json: JsonOpt = False,
+    server: ServerOpt = None,
+) -> None:
+    """Block until the target pane(s) reach one of the --until conditions; print which
+    (pane, state, since). Exit 0 when reached, 1 on timeout, 2 on usage.
+
+    Example: rk agent await --role worker --all --until idle,failed --after-active --timeout 10m
+    """
+    env = environment(ctx, server, as_json)
+    from rk.core.awaiting import ALL, ANY, GONE, Spec, parse_until
+
+    if not until:
+        raise _error("await", "--until is required (e.g. --until idle,waiting)", ExitStatus.USAGE)
+    try:
+        wanted = parse_until(until)
+    except ValueError as exc:
+        raise _error("await", str(exc), ExitStatus.USAGE) from None
+    if any_ and all_:
+        raise _error("await", "pass --any or --all, not both", ExitStatus.USAGE)
+    if pane is not None and not is_pane_id(pane):
+        raise _error("await", f"bad pane {printable(pane)!r}: use a pane id like %3", ExitStatus.USAGE)
+    if not (pane or role or session):
+        raise _error("await", "name the target: --pane %N, --role R or --session S", ExitStatus.USAGE)
+    seconds: float | None = None
+    if timeout is not None:
+        from rk.core.durations import DurationError, parse_duration
+
+        try:
+            seconds = parse_duration(timeout)
+        except DurationError as exc:
+            raise _error("await", f"--timeout: {exc}", ExitStatus.USAGE) from None
+    spec = Spec(wanted, after_active, ALL if all_ else ANY)
+    from rk.awaiting import AwaitError, run_await
+
+    try:
+        result = run_await(
+            env.caller_server() if not env.server_flag else _named(env),
+            spec,
+            pane or "",
+            role or "",
+            session or "",
+            seconds,
+            env.environ,
+        )
+    except AwaitError as exc:
+        raise _error("await", str(exc), ExitStatus.ERROR) from None
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+    records = [r.to_dict() for r in result.reached]
+    condition = "timeout" if result.timed_out else result.reached[0].condition
+    doc = {"condition": condition, "panes": records, "waited": round(result.waited, 3)}
+    zone = env.zone()
+    lines = [condition] if result.timed_out else []
+    for r in result.reached:
+        v = r.view
+        since = rfc3339(v.since, zone) if v.since else "-"
+        state = printable(v.state) if v.present else GONE
+        lines.append(f"{r.condition} {v.pane} state={state or '-'} since={since}")
+    env.result(doc, lines)
+    if result.timed_out:
+        raise typer.Exit(int(ExitStatus.ERROR))
+
+
+def _named(env):
+    from rk.tmux import Server
+
+    return Server(name=env.server, env=env.environ)

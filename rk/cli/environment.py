@@ -20,6 +20,9 @@ from rk import clock
 from rk.cli.table import escape_controls
 from rk.config import ConfigError, ServerFiles, check_private_dir, check_slug, load_settings, state_dir
 from rk.core.environ import is_pane_id
+from rk.core.wallclock import moment as moment  # the views' one time format, re-exported
+from rk.core.wallclock import stamp as stamp
+from rk.core.wallclock import zone_label as zone_label
 from rk.tmux import Server, socket_from_tmux_env
 
 
@@ -172,21 +175,3 @@ def environment(ctx: typer.Context, server: str | None = None, as_json: bool | N
 
 def rfc3339(ts: int, zone) -> str:
     return datetime.fromtimestamp(ts, zone).isoformat(timespec="seconds")
-
-
-def stamp(ts: int, zone) -> str:
-    """The one time format of the human views: local wall time to the second; the view
-    names the zone once (`zone_label`), so no cell repeats an offset."""
-    return datetime.fromtimestamp(ts, zone).strftime("%Y-%m-%d %H:%M:%S")
-
-
-def zone_label(zone) -> str:
-    """The zone's name as a view's header shows it (its IANA key when it has one)."""
-    return getattr(zone, "key", None) or str(zone)
-
-
-def moment(ts: int, zone) -> str:
-    """An instant in a one-line message: `stamp` and the zone's abbreviation for that
-    instant (`EST`, `CEST`), which also tells a fall-back day's two 01:30s apart."""
-    when = datetime.fromtimestamp(ts, zone)
-    return f"{when.strftime('%Y-%m-%d %H:%M:%S')} {when.tzname() or zone_label(zone)}"

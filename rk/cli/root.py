@@ -22,6 +22,7 @@ from rk.cli import (
     agent,
     doctor,
     entries,
+    events,
     listing,
     notifying,
     pausing,
@@ -96,6 +97,7 @@ cron_app.command("simulate")(simulate.cmd_simulate)
 
 app.command("send")(send.cmd_send)
 app.command("status")(status.cmd_status)
+app.command("events")(events.cmd_events)
 app.command("doctor")(doctor.cmd_doctor)
 app.command("role")(windows.cmd_role)
 app.command("operator")(windows.cmd_operator)
@@ -103,6 +105,7 @@ app.command("operator")(windows.cmd_operator)
 agent_app.command("state")(agent.cmd_state)
 agent_app.command("setup")(agent.cmd_setup)
 agent_app.command("list")(agent.cmd_list)
+agent_app.command("await")(agent.cmd_await)
 agent_app.command("hook", context_settings=agent.HOOK_CONTEXT)(agent.cmd_hook)
 app.add_typer(agent_app, name="agent")
 notify_app.command("test")(notifying.cmd_notify_test)

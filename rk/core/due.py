@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, tzinfo
 
 from rk.core import ladder
 from rk.core.cronexpr import CronError, CronExpr, zone_for
@@ -28,6 +28,7 @@ from rk.core.ladder import POLL
 from rk.core.log import LogLine, LogView, Reason, Status, status_of
 from rk.core.settings import Settings
 from rk.core.wake import Fingerprints, Observation, WakeVerdict, limit_edge, trigger, wake_edge
+from rk.core.wallclock import moment
 
 #: Default entries evaluated per server; the rest get `entry-cap-exceeded`.
 
@@ -122,7 +123,7 @@ class ScheduleVerdict:
 
 
 def _stamp(ts: int, zone: tzinfo) -> str:
-    return datetime.fromtimestamp(ts, zone).isoformat()
+    return moment(ts, zone)
 
 
 def anchor_of(entry: Entry, log: LogView) -> int:

@@ -28,6 +28,13 @@ ROLE_OPTION = "@rk_win_role"  #: a window's role (`operator`, …)
 UNREAD_OPTION = "@rk_pane_unread"
 #: The cursor's line as the pane showed it when rk last saw it idle (`rk.core.idleline`)
 IDLE_LINE_OPTION = "@rk_pane_idle_line"
+#: `<ok|failed|interrupted|limited>:<epoch>`: how the pane's last turn ended, and when
+TURN_END_OPTION = "@rk_pane_turn_end"
+
+#: In the state directory: the per-server journal of state changes (`<slug>` + this,
+#: one archive `.1`), and the directory of the wake sockets of waiting `rk agent await`s.
+JOURNAL_SUFFIX = ".events"
+AWAIT_DIR = "await"
 
 
 class ClockError(ValueError):

@@ -7,13 +7,14 @@ instead of a row that looks healthy.
 
 from __future__ import annotations
 
-from datetime import datetime, tzinfo
+from datetime import tzinfo
 
 from rk.core.dispose import over_rate_cap
 from rk.core.due import entry_zone, is_paused
 from rk.core.entry import Backoff, Entry, WakeEvent
 from rk.core.facts import TargetFact
 from rk.core.log import LogView
+from rk.core.wallclock import moment
 
 #: Reasons a user chose (a mute, a pause): the entry is silent on purpose, nothing is wrong.
 CHOSEN = ("muted", "server paused")
@@ -42,8 +43,7 @@ def why_not(
     if entry.muted:
         return "muted"
     if entry.is_muted(now):
-        until = datetime.fromtimestamp(entry.muted_until, entry_zone(entry, zone))
-        return f"muted until {until.strftime('%Y-%m-%d %H:%M')}"
+        return f"muted until {moment(entry.muted_until, entry_zone(entry, zone))}"
     if is_paused(paused_until, now):
         return "server paused"
     if target is None:

@@ -1,0 +1,92 @@
+"""`rk events [-f] [--json] [--since 1h] [--pane %N …]`: the server's state changes
+and delivery outcomes in one stream, oldest first; `-f` follows it live.
+
+Errors are one line on stderr; exit codes 0 ok, 2 usage.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from rk.cli.agent import printable
+from rk.cli.environment import Environment, environment, rfc3339, usage
+from rk.cli.options import JsonOpt, ServerOpt
+from rk.core.environ import is_pane_id
+from rk.core.events import STATE, Event
+
+
+def _since(text: str, now: int) -> int:
+    """A duration back from now (1h, 30m), or an instant (ISO-8601, unix seconds)."""
+    from rk import clock
+    from rk.core.durations import DurationError, parse_duration
+
+    try:
+        return now - parse_duration(text)
+    except DurationError:
+        pass
+    try:
+        return clock.parse_instant(text)
+    except clock.ClockError:
+        raise usage(
+            f"events: --since {printable(text[:40])!r}: want a duration (1h, 30m) or a time (ISO-8601 or unix seconds)"
+        ) from None
+
+
+def line_of(event: Event, zone) -> str:
+    """One human line: time, pane, then the change or the outcome."""
+    when = rfc3339(event.ts, zone)
+    if event.kind == STATE:
+        end = f" ({event.turn_end})" if event.turn_end else ""
+        agent = f" {event.agent}" if event.agent else ""
+        text = f"{when} {event.pane} state {event.from_ or '-'} -> {event.to}{end} [{event.source}{agent}]"
+    else:
+        text = f"{when} {event.pane or '-'} log {event.entry} {event.outcome} ({event.reason})"
+    return printable(text)
+
+
+def _emit(env: Environment, event: Event, zone) -> None:
+    env.out(json.dumps(event.to_dict(), ensure_ascii=False) if env.json else line_of(event, zone))
+
+
+def cmd_events(
+    ctx: typer.Context,
+    follow: Annotated[bool, typer.Option("-f", "--follow", help="Keep printing events as they happen.")] = False,
+    since: Annotated[
+        str | None, typer.Option("--since", metavar="WHEN", help="Only events since then: 1h, 30m, or a time.")
+    ] = None,
+    pane: Annotated[
+        list[str] | None, typer.Option("--pane", "-t", metavar="%N", help="Only this pane's events (repeatable).")
+    ] = None,
+    as_json: JsonOpt = False,
+    server: ServerOpt = None,
+) -> None:
+    """The panes' state changes (pane, from, to, turn end, source) and the log's
+    outcomes (delivered, skipped-…, failed…), oldest first; one JSON object a line with --json.
+
+    Example: rk events -f --since 1h --pane %3
+    """
+    env = environment(ctx, server, as_json)
+    panes = frozenset(pane or ())
+    bad = [p for p in panes if not is_pane_id(p)]
+    if bad:
+        raise usage(f"events: bad pane {printable(bad[0])!r}: use a pane id like %3")
+    start = _since(since, env.now()) if since is not None else None
+    from rk import eventstream
+
+    files = env.files()
+    zone = env.zone()
+    snap = eventstream.read(files.dir, files.slug, files.log, start, panes)
+    for event in snap.events:
+        _emit(env, event, zone)
+    if not follow:
+        return
+    env.stdout.flush()
+    try:
+        for event in eventstream.follow(files.dir, files.slug, files.log, snap, panes):
+            _emit(env, event, zone)
+            env.stdout.flush()
+    except KeyboardInterrupt:
+        return

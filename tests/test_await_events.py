@@ -1,0 +1,574 @@
+"""How a turn ended (`@rk_pane_turn_end`), `rk agent await` and `rk events`:
+the pure rules, then real tmux panes with hooks fired through `rk agent hook`."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from conftest import wait_for
+
+from rk import statejournal
+from rk.core import journal
+from rk.core.awaiting import ALL, ANY, PaneView, Spec, conditions_of, observe, outcome, parse_until, start
+from rk.core.events import Replay, merged, selected
+from rk.core.log import LogLine
+from rk.core.turn import hook_turn_end, parse_turn_end, screen_turn_end
+from rk.logfile import append_lines, rotate_if_needed
+
+# -- the turn end, pure ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("token", "state", "event", "end"),
+    [
+        ("idle", "idle", "Stop", "ok"),
+        ("idle", "idle", "AfterAgent", "ok"),
+        ("idle", "idle", None, "ok"),  # OpenCode's session.idle: no payload event
+        ("idle", "idle", "Interrupt", "interrupted"),  # Codex's Esc, with an older install's token
+        ("interrupted", "idle", "Interrupt", "interrupted"),
+        ("failed", "idle", "StopFailure", "failed"),
+        ("failed", "limited", "StopFailure", "limited"),
+        ("failed", None, "PostModelRequest", ""),  # a request that did not fail ends nothing
+        ("limited", "limited", None, "limited"),
+        ("idle", "idle", "SessionEnd", ""),
+        ("idle", "idle", "Notification", ""),
+        ("stamp", "idle", "SessionStart", ""),
+        ("active", "active", "UserPromptSubmit", ""),
+        ("waiting", "waiting", "PermissionRequest", ""),
+    ],
+)
+def test_hook_turn_end(token, state, event, end):
+    assert hook_turn_end(token, state, event) == end
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "text", "end"),
+    [
+        ("active", "idle", "● Done.\n\n> \n", "ok"),
+        ("active", "idle", "  ⎿  Interrupted · What should Claude do instead?\n\n>\n", "interrupted"),
+        ("active", "idle", "■ Conversation interrupted - tell the model what to do differently.\n› \n", "interrupted"),
+        ("waiting", "idle", "✕ Request cancelled.\n> \n", "interrupted"),
+        ("active", "limited", "You've hit your usage limit\n", "limited"),
+        ("limited", "limited", "still limited\n", ""),
+        ("idle", "idle", "Interrupted\n", ""),  # no turn ran: nothing ended
+        ("limited", "idle", "> \n", ""),  # a limit that passed is no turn's end
+        ("idle", "active", "", ""),
+    ],
+)
+def test_screen_turn_end(before, after, text, end):
+    assert screen_turn_end(before, after, text) == end
+
+
+def test_a_reply_that_says_interrupted_far_up_is_not_an_interrupt():
+    text = "Interrupted\n" + "".join(f"line {i}\n" for i in range(20)) + "> \n"
+    assert screen_turn_end("active", "idle", text) == "ok"
+
+
+@pytest.mark.parametrize(
+    ("value", "parsed"),
+    [
+        ("ok:10", ("ok", 10)),
+        ("failed:1796224375", ("failed", 1796224375)),
+        ("bogus:1", ("", 0)),
+        ("ok:", ("", 0)),
+        ("", ("", 0)),
+    ],
+)
+def test_parse_turn_end(value, parsed):
+    assert parse_turn_end(value) == parsed
+
+
+def test_journal_lines_round_trip_and_refuse_foreign_values():
+    raw = journal.render(5, "%3", "idle", "ok", "hook", "claude")
+    assert journal.parse(raw) == {"ts": 5, "pane": "%3", "to": "idle", "end": "ok", "source": "hook", "agent": "claude"}
+    assert journal.render(5, "%3", 'idle","x":"1', "", "hook") == b""
+    assert journal.render(5, "%3\n", "idle") == b""
+    assert journal.parse(b'{"ts":1,"pane":"%3"') is None
+    assert journal.parse(b'{"ts":"1","pane":"%3","to":"idle"}') is None
+
+
+# -- the await decision, pure ----------------------------------------------------------
+
+IDLE = PaneView("%1", True, "idle", 100)
+ACTIVE = PaneView("%1", True, "active", 90)
+
+
+def test_parse_until():
+    assert parse_until("idle,gone") == frozenset({"idle", "gone"})
+    for bad in ("", "idle,", "idel", "idle,,waiting"):
+        with pytest.raises(ValueError):
+            parse_until(bad)
+
+
+def test_conditions_of_a_pane():
+    assert conditions_of(IDLE) == {"idle"}
+    assert conditions_of(PaneView("%1", True, "idle", 100, "failed", 100)) == {"idle", "failed"}
+    # a failed end older than the rest belongs to an older turn
+    assert conditions_of(PaneView("%1", True, "idle", 100, "failed", 50)) == {"idle"}
+    assert conditions_of(PaneView("%1", False)) == {"gone"}
+    assert conditions_of(ACTIVE) == frozenset()
+    assert conditions_of(PaneView("%1", True, "limited", 1, "limited", 1)) == {"limited"}
+
+
+def test_the_most_specific_condition_is_reported():
+    spec = Spec(frozenset({"idle", "failed"}))
+    p = observe(spec, start(["%1"]), [PaneView("%1", True, "idle", 100, "failed", 100)])
+    assert [r.condition for r in outcome(spec, p)] == ["failed"]
+
+
+def test_after_active_waits_for_the_turn():
+    spec = Spec(frozenset({"idle"}), after_active=True)
+    p = observe(spec, start(["%1"]), [IDLE])
+    assert outcome(spec, p) is None, "idle before the turn was seen active does not count"
+    p = observe(spec, p, [ACTIVE, IDLE])
+    assert outcome(spec, p)[0].condition == "idle"
+    assert outcome(Spec(frozenset({"idle"})), observe(Spec(frozenset({"idle"})), start(["%1"]), [IDLE]))
+
+
+def test_gone_counts_even_before_active():
+    spec = Spec(frozenset({"idle", "gone"}), after_active=True)
+    assert outcome(spec, observe(spec, start(["%1"]), [PaneView("%1", False)]))[0].condition == "gone"
+
+
+def test_any_and_all():
+    views = [PaneView("%1", True, "active", 1), PaneView("%2", True, "idle", 2)]
+    for mode, expected in ((ANY, ["%2"]), (ALL, None)):
+        spec = Spec(frozenset({"idle"}), mode=mode)
+        done = outcome(spec, observe(spec, start(["%1", "%2"]), views))
+        assert (done and [r.view.pane for r in done]) == expected if expected else done is None
+    spec = Spec(frozenset({"idle"}), mode=ALL)
+    p = observe(spec, start(["%1", "%2"]), views)
+    p = observe(spec, p, [PaneView("%1", True, "idle", 3), PaneView("%2", True, "active", 3)])
+    assert [r.view.pane for r in outcome(spec, p)] == ["%1", "%2"], "a pane that reached it stays done"
+
+
+def test_untargeted_panes_are_ignored():
+    spec = Spec(frozenset({"idle"}))
+    assert outcome(spec, observe(spec, start(["%1"]), [PaneView("%9", True, "idle", 1)])) is None
+
+
+# -- events, pure ----------------------------------------------------------------------
+
+
+def test_events_replay_from_and_merge_oldest_first():
+    lines = [
+        {"ts": 10, "pane": "%1", "to": "active", "end": "", "source": "hook", "agent": "claude"},
+        {"ts": 12, "pane": "%2", "to": "active", "end": "", "source": "hook", "agent": ""},
+        {"ts": 15, "pane": "%1", "to": "active", "end": "", "source": "hook", "agent": "claude"},  # a tool call
+        {"ts": 20, "pane": "%1", "to": "idle", "end": "ok", "source": "hook", "agent": "claude"},
+        {"ts": 30, "pane": "%1", "to": "idle", "end": "ok", "source": "hook", "agent": "claude"},  # a turn ended
+    ]
+    states = Replay().feed(lines)
+    assert [(e.pane, e.from_, e.to) for e in states] == [
+        ("%1", "", "active"),
+        ("%2", "", "active"),
+        ("%1", "active", "idle"),
+        ("%1", "idle", "idle"),
+    ], "a repeated state is no change unless it ends a turn"
+    states = states[:3]
+    from rk.core.events import log_events
+
+    log = log_events(
+        [LogLine(11, "e1", "%1", "schedule", "delivered"), LogLine(20, "e1", "%1", "schedule", "skipped-busy")]
+    )
+    events = merged(states, log)
+    assert [(e.ts, e.kind) for e in events] == [(10, "state"), (11, "log"), (12, "state"), (20, "state"), (20, "log")]
+    assert [e.ts for e in selected(events, since=12)] == [12, 20, 20]
+    assert {e.pane for e in selected(events, panes=frozenset({"%2"}))} == {"%2"}
+
+
+# -- tmux: the hook's turn end and journal -----------------------------------------------
+
+
+def pane_of(server) -> str:
+    return server.run("display-message", "-p", "-t", "main", "#{pane_id}").strip()
+
+
+def option(server, pane: str, name: str) -> str:
+    return server.run("show-options", "-p", "-v", "-t", pane, name).strip() if _has(server, pane, name) else ""
+
+
+def _has(server, pane, name) -> bool:
+    return name in server.run("show-options", "-p", "-t", pane)
+
+
+def hook_env(server, pane: str, state: Path, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(TMUX=f"{server.path},{os.getpid()},0", TMUX_PANE=pane, RK_STATE_DIR=str(state))
+    env.update(extra)
+    return env
+
+
+def fire(server, pane: str, state: Path, token: str, event: str | None = None, agent: str = "claude", **payload):
+    """One hook, as an agent runs it: `rk agent hook` with the payload on stdin."""
+    env = hook_env(server, pane, state)
+    body = {"session_id": "s1", **({"hook_event_name": event} if event else {}), **payload}
+    proc = subprocess.run(
+        [sys.executable, "-m", "rk", "agent", "hook", "--agent", agent, token],
+        input=json.dumps(body),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("token", "event", "payload", "state", "end"),
+    [
+        ("idle", "Stop", {}, "idle", "ok"),
+        ("failed", "StopFailure", {"error": "server_error"}, "idle", "failed"),
+        ("failed", "StopFailure", {"error": "rate_limit"}, "limited", "limited"),
+        ("interrupted", "Interrupt", {}, "idle", "interrupted"),
+        ("idle", "Interrupt", {}, "idle", "interrupted"),
+        ("stamp", "SessionStart", {}, "idle", ""),
+    ],
+)
+def test_the_hook_records_how_the_turn_ended(tmux_server, tmp_path, token, event, payload, state, end):
+    pane = pane_of(tmux_server)
+    fire(tmux_server, pane, tmp_path / "state", "active", "UserPromptSubmit")
+    fire(tmux_server, pane, tmp_path / "state", token, event, agent="codex", **payload)
+    assert option(tmux_server, pane, "@rk_pane_agent_state").split(":")[0] == state
+    recorded, when = parse_turn_end(option(tmux_server, pane, "@rk_pane_turn_end"))
+    assert recorded == end
+    journal_file = tmp_path / "state" / f"{tmux_server.name}.events"
+    lines = [json.loads(x) for x in journal_file.read_text().splitlines()]
+    assert [x["to"] for x in lines] == ["active", state]
+    assert lines[-1]["end"] == end and lines[-1]["source"] == "hook" and lines[-1]["agent"] == "codex"
+    assert journal_file.stat().st_mode & 0o777 == 0o600
+    if end:
+        assert when == lines[-1]["ts"]
+
+
+def test_an_idle_notice_is_not_journaled_as_a_turn_end(tmux_server, tmp_path):
+    pane = pane_of(tmux_server)
+    fire(tmux_server, pane, tmp_path / "state", "idle", "Stop")
+    fire(tmux_server, pane, tmp_path / "state", "idle-notice", "Notification", notification_type="idle_prompt")
+    lines = (tmp_path / "state" / f"{tmux_server.name}.events").read_text().splitlines()
+    assert len(lines) == 1
+
+
+def test_agent_list_shows_the_turn_end(tmux_server, tmp_path, env):
+    pane = pane_of(tmux_server)
+    fire(tmux_server, pane, Path(env["RK_STATE_DIR"]), "failed", "StopFailure", error="server_error")
+    proc = run(["-L", tmux_server.name, "agent", "list", "--json"], env)
+    row = next(r for r in json.loads(proc.stdout)["result"] if r["pane"] == pane)
+    assert row["turn_end"] == "failed" and row["turn_end_at"] > 0
+    human = run(["-L", tmux_server.name, "agent", "list"], env).stdout
+    assert "TURN END" in human and "failed 20" in human
+
+
+def test_a_screen_correction_records_the_turn_end_and_journals_it(tmp_path):
+    from rk import observe
+    from rk.core.facts import PaneFact
+    from rk.core.look import Correction
+
+    class FakeServer:
+        path = Path("/nowhere/srv")
+
+        def __init__(self):
+            self.env = {"RK_STATE_DIR": str(tmp_path)}
+            self.options = {}
+
+        def set_pane_option(self, pane, name, value):
+            self.options[(pane, name)] = value
+
+    server = FakeServer()
+    pane = PaneFact("%4", state="active", epoch=5)
+    observe._record_turn(server, pane, Correction("idle", 9, 0), "  ⎿  Interrupted · What should Claude do instead?\n")
+    assert server.options == {("%4", "@rk_pane_turn_end"): "interrupted:9"}
+    (line,) = (tmp_path / "srv.events").read_text().splitlines()
+    assert json.loads(line) == {
+        "ts": 9,
+        "pane": "%4",
+        "to": "idle",
+        "end": "interrupted",
+        "source": "screen",
+        "agent": "",
+    }
+
+
+# -- tmux: rk agent await ----------------------------------------------------------------
+
+
+def run(args, env, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "rk", *args], env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def start_await(server, env, *args: str) -> subprocess.Popen:
+    """`rk agent await …` in the background, returned once its wake socket is bound."""
+    wakes = Path(env["RK_STATE_DIR"]) / "await"
+    before = set(wakes.iterdir()) if wakes.exists() else set()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rk", "-L", server.name, "agent", "await", "--json", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    wait_for(
+        lambda: proc.poll() is not None or (wakes.exists() and set(wakes.iterdir()) - before),
+        timeout=30,
+        message="the await's wake socket",
+    )
+    return proc
+
+
+def finish(proc: subprocess.Popen) -> tuple[int, dict]:
+    out, err = proc.communicate(timeout=30)
+    return proc.returncode, (json.loads(out)["result"] if out.strip() else {"stderr": err})
+
+
+def still_waiting(proc: subprocess.Popen) -> bool:
+    return proc.poll() is None
+
+
+def test_await_returns_on_idle(tmux_server, env):
+    pane = pane_of(tmux_server)
+    state = Path(env["RK_STATE_DIR"])
+    fire(tmux_server, pane, state, "active", "UserPromptSubmit")
+    proc = start_await(tmux_server, env, "--pane", pane, "--until", "idle")
+    assert still_waiting(proc)
+    fire(tmux_server, pane, state, "idle", "Stop")
+    code, result = finish(proc)
+    assert code == 0
+    assert result["condition"] == "idle"
+    assert result["panes"][0]["pane"] == pane and result["panes"][0]["state"] == "idle"
+    assert result["panes"][0]["turn_end"] == "ok"
+
+
+def test_await_returns_at_once_when_already_there(tmux_server, env):
+    pane = pane_of(tmux_server)
+    fire(tmux_server, pane, Path(env["RK_STATE_DIR"]), "waiting", "PermissionRequest")
+    proc = run(["-L", tmux_server.name, "agent", "await", "--pane", pane, "--until", "waiting,idle"], env)
+    assert proc.returncode == 0
+    assert proc.stdout.startswith(f"waiting {pane} state=waiting since=")
+
+
+def test_await_after_active_ignores_the_rest_before_the_turn(tmux_server, env):
+    pane = pane_of(tmux_server)
+    state = Path(env["RK_STATE_DIR"])
+    fire(tmux_server, pane, state, "idle", "Stop")
+    proc = start_await(tmux_server, env, "--pane", pane, "--until", "idle", "--after-active")
+    fire(tmux_server, pane, state, "stamp", "SessionStart")  # a wake, still idle: not the turn
+    assert still_waiting(proc)
+    fire(tmux_server, pane, state, "active", "UserPromptSubmit")
+    fire(tmux_server, pane, state, "idle", "Stop")
+    code, result = finish(proc)
+    assert code == 0 and result["condition"] == "idle"
+
+
+def test_await_reports_failed_and_interrupted(tmux_server, env):
+    pane = pane_of(tmux_server)
+    state = Path(env["RK_STATE_DIR"])
+    fire(tmux_server, pane, state, "active", "UserPromptSubmit")
+    proc = start_await(tmux_server, env, "--pane", pane, "--until", "failed,interrupted,idle")
+    fire(tmux_server, pane, state, "interrupted", "Interrupt", agent="codex")
+    code, result = finish(proc)
+    assert (code, result["condition"]) == (0, "interrupted")
+
+
+def test_await_waiting(tmux_server, env):
+    pane = pane_of(tmux_server)
+    state = Path(env["RK_STATE_DIR"])
+    fire(tmux_server, pane, state, "active", "UserPromptSubmit")
+    proc = start_await(tmux_server, env, "--pane", pane, "--until", "waiting")
+    fire(tmux_server, pane, state, "idle", "Stop")
+    assert still_waiting(proc)
+    fire(tmux_server, pane, state, "waiting", "PermissionRequest")
+    code, result = finish(proc)
+    assert (code, result["condition"]) == (0, "waiting")
+
+
+def test_await_gone(tmux_server, env):
+    other = tmux_server.run("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", "main", "cat").strip()
+    fire(tmux_server, other, Path(env["RK_STATE_DIR"]), "active", "UserPromptSubmit")
+    proc = start_await(tmux_server, env, "--pane", other, "--until", "idle,gone")
+    tmux_server.run("kill-pane", "-t", other)
+    code, result = finish(proc)
+    assert (code, result["condition"]) == (0, "gone")
+    assert result["panes"][0]["state"] == ""
+
+
+def test_await_times_out(tmux_server, env):
+    pane = pane_of(tmux_server)
+    fire(tmux_server, pane, Path(env["RK_STATE_DIR"]), "active", "UserPromptSubmit")
+    proc = run(["-L", tmux_server.name, "agent", "await", "--pane", pane, "--until", "idle", "--timeout", "1s"], env)
+    assert proc.returncode == 1
+    assert proc.stdout.strip() == "timeout"
+    proc = run(
+        ["-L", tmux_server.name, "agent", "await", "--pane", pane, "--until", "idle", "--timeout", "1s", "--json"], env
+    )
+    assert proc.returncode == 1 and json.loads(proc.stdout)["result"]["condition"] == "timeout"
+    assert not list((Path(env["RK_STATE_DIR"]) / "await").iterdir()), "the wake socket is removed"
+
+
+def _workers(server, env) -> list[str]:
+    panes = [pane_of(server)]
+    panes.append(server.run("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", "main", "cat").strip())
+    server.run("set-option", "-w", "-t", "main", "@rk_win_role", "worker")
+    for p in panes:
+        fire(server, p, Path(env["RK_STATE_DIR"]), "active", "UserPromptSubmit")
+    return panes
+
+
+def test_await_all_waits_for_every_worker(tmux_server, env):
+    a, b = _workers(tmux_server, env)
+    state = Path(env["RK_STATE_DIR"])
+    proc = start_await(tmux_server, env, "--role", "worker", "--all", "--until", "idle")
+    fire(tmux_server, a, state, "idle", "Stop")
+    fire(tmux_server, a, state, "active", "UserPromptSubmit")  # a started again: it stays done
+    assert still_waiting(proc)
+    fire(tmux_server, b, state, "idle", "Stop")
+    code, result = finish(proc)
+    assert code == 0 and sorted(p["pane"] for p in result["panes"]) == sorted([a, b])
+
+
+def test_await_any_returns_on_the_first_worker(tmux_server, env):
+    _, b = _workers(tmux_server, env)
+    proc = start_await(tmux_server, env, "--role", "worker", "--any", "--until", "idle")
+    fire(tmux_server, b, Path(env["RK_STATE_DIR"]), "idle", "Stop")
+    code, result = finish(proc)
+    assert code == 0 and [p["pane"] for p in result["panes"]] == [b]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--pane", "%0"],  # no --until
+        ["--pane", "%0", "--until", "idel"],
+        ["--pane", "%0", "--until", "idle,"],
+        ["--until", "idle"],  # no target
+        ["--pane", "0", "--until", "idle"],
+        ["--pane", "%0", "--until", "idle", "--any", "--all"],
+        ["--pane", "%0", "--until", "idle", "--timeout", "soon"],
+        ["--pane", "%0", "--until", "idle", "--bogus"],
+    ],
+)
+def test_await_usage_errors(tmux_server, env, args):
+    proc = run(["-L", tmux_server.name, "agent", "await", *args], env)
+    assert proc.returncode == 2, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+def test_await_on_a_missing_pane(tmux_server, env):
+    proc = run(["-L", tmux_server.name, "agent", "await", "--pane", "%99", "--until", "idle"], env)
+    assert proc.returncode == 1 and "no pane matches" in proc.stderr
+    proc = run(["-L", tmux_server.name, "agent", "await", "--pane", "%99", "--until", "idle,gone"], env)
+    assert proc.returncode == 0 and proc.stdout.startswith("gone %99")
+
+
+# -- rk events -----------------------------------------------------------------------------
+
+
+def test_events_merge_state_changes_and_log_outcomes(tmux_server, env):
+    pane = pane_of(tmux_server)
+    state = Path(env["RK_STATE_DIR"])
+    other = "%77"
+    for i, (p, to) in enumerate([(pane, "active"), (other, "active"), (pane, "idle")]):
+        statejournal.append(
+            env, tmux_server.name, journal.render(1000 + 10 * i, p, to, "ok" if to == "idle" else "", "hook")
+        )
+    append_lines(state / f"{tmux_server.name}.log", [LogLine(1005, "e1", pane, "schedule", "delivered")])
+    proc = run(["-L", tmux_server.name, "events", "--json"], env)
+    events = [json.loads(x) for x in proc.stdout.splitlines()]
+    assert [(e["ts"], e["kind"]) for e in events] == [(1000, "state"), (1005, "log"), (1010, "state"), (1020, "state")]
+    assert events[-1]["from"] == "active" and events[-1]["turn_end"] == "ok"
+    only = [
+        json.loads(x)
+        for x in run(["-L", tmux_server.name, "events", "--json", "--pane", other], env).stdout.splitlines()
+    ]
+    assert [e["pane"] for e in only] == [other]
+    env2 = dict(env, RK_NOW="1015")
+    recent = [
+        json.loads(x)
+        for x in run(["-L", tmux_server.name, "events", "--json", "--since", "5s"], env2).stdout.splitlines()
+    ]
+    assert [e["ts"] for e in recent] == [1010, 1020]
+    assert recent[1]["from"] == "active", "from is replayed over the whole journal, before --since"
+    human = run(["-L", tmux_server.name, "events"], env).stdout.splitlines()
+    assert human[1].endswith("log e1 delivered (schedule)") and "state active -> idle (ok)" in human[3]
+
+
+def test_events_usage_errors(tmux_server, env):
+    for args in (["--since", "later"], ["--pane", "3"]):
+        proc = run(["-L", tmux_server.name, "events", *args], env)
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_events_follow_across_rotations_without_repeats_or_gaps(tmux_server, env):
+    state = Path(env["RK_STATE_DIR"])
+    slug = tmux_server.name
+    log = state / f"{slug}.log"
+    state.mkdir(parents=True, exist_ok=True)
+    statejournal.append(env, slug, journal.render(1, "%1", "active"))
+    append_lines(log, [LogLine(1, "e1", "%1", "schedule", "delivered")])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rk", "-L", slug, "events", "-f", "--json"],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    got: list[dict] = []
+
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout], daemon=True).start()
+
+    def read_until(n: int) -> None:
+        """Read until `n` events came (a guard fails the test rather than hang it)."""
+        while len(got) < n:
+            try:
+                got.append(json.loads(lines.get(timeout=30)))
+            except queue.Empty:
+                raise AssertionError(f"rk events -f stopped at {len(got)} of {n} events") from None
+
+    try:
+        read_until(2)
+        n = 2
+        for i in range(2, 60):
+            # small cap: the journal rotates every few lines while it is followed
+            statejournal.append(env, slug, journal.render(i, "%1", "active" if i % 2 else "idle"), cap=300)
+            n += 1
+            if i % 10 == 0:
+                append_lines(log, [LogLine(i, "e1", "%1", "schedule", "delivered")])
+                rotate_if_needed(log, i, backoff={}, max_bytes=100, keep_archives=0, live={"e1"})
+                n += 1
+            if i % 2 == 0:
+                read_until(n)  # the follower keeps up: at most one rotation between two of its looks
+        read_until(n)
+    finally:
+        proc.kill()
+        proc.wait()
+    states = [e["ts"] for e in got if e["kind"] == "state"]
+    logs = [e["ts"] for e in got if e["kind"] == "log"]
+    assert states == list(range(1, 60)), "every state change once, in order"
+    assert logs == [1, 10, 20, 30, 40, 50], "every log line once"
+    assert (state / f"{slug}.events.1").exists(), "the journal did rotate"
+
+
+def test_every_state_write_pings_the_waiting_awaits(tmux_server, tmp_path):
+    """The wake is what makes an await answer within a second of the hook."""
+    import socket
+
+    wakes = tmp_path / "state" / "await"
+    wakes.mkdir(parents=True)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    listener.bind(str(wakes / "1-test.sock"))
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    dead.bind(str(wakes / "2-dead.sock"))
+    dead.close()  # an await killed -9 leaves its socket behind
+    try:
+        listener.settimeout(10)
+        fire(tmux_server, pane_of(tmux_server), tmp_path / "state", "idle", "Stop")
+        assert listener.recv(16) == b"w"
+        assert not (wakes / "2-dead.sock").exists(), "a dead await's socket is removed"
+    finally:
+        listener.close()
