@@ -211,3 +211,25 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         if env.get(var):
             changes[key] = _coerce(key, env[var], var)
     return replace(settings, **changes)  # type: ignore[arg-type]
+
+
+def load_channels(env: Mapping[str, str] | None = None) -> tuple[list, list[str]]:
+    """The `notify:` channels of the config file (`rk.core.notice.Channel`s), and one
+    line per item that cannot be used (a bad item turns off only its own channel)."""
+    from rk.core.notice import parse_channels
+
+    env = os.environ if env is None else env
+    path = config_path(env)
+    if not path.exists():
+        return [], []
+    from ruamel.yaml import YAMLError
+
+    from rk.yamlguard import safe_load
+
+    try:
+        data = safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, YAMLError, ValueError, RecursionError) as exc:
+        return [], [f"{path}: cannot read notify: {str(exc).splitlines()[0] if str(exc) else exc}"]
+    if not isinstance(data, dict):
+        return [], []
+    return parse_channels(data.get("notify"), str(path))

@@ -81,6 +81,9 @@ class ServerTick:
     looks: LookReport = field(default_factory=LookReport)  #: captures taken and corrections made
     kept_edges: set[str] = field(default_factory=set)  #: entries whose wake edge a fire left pending
     recheck: bool = False  #: a hold the screen may lift within a second (`rk.core.recheck`): tick again soon
+    paused: bool = False  #: the server is paused (the status line counts it)
+    muted: int = 0  #: entries muted now (the status line counts them)
+    panes: list[PaneFact] = field(default_factory=list)  #: the panes as this tick saw them (`rk.notify` reads them)
 
 
 #: Diagnostics that mean a tick could not do its work.
@@ -316,6 +319,7 @@ def _pipeline(
     now = runtime.clock()
     memo = runtime.unreadable.setdefault(server.name, {}) if runtime.unreadable is not None else None
     panes = look_around(server, entries, panes, now, runtime.zone, report=out.looks, write=not dry_run, unreadable=memo)
+    out.panes = list(panes)
     ids = watched(entries, panes)
     if not dry_run:
         out.looks.captures += learn_idle_lines(server, panes, ids, out.looks)
@@ -392,6 +396,7 @@ def _pipeline(
             mine = [e for e in mine if _same(current.get(e.id), e)]
         _orphan_gc(runtime, files, mine, targets, orphan_since, resolved_now, writer, now, out, dry_run)
         _retire_one_shots(files, mine, writer.view, out, dry_run)
+        out.paused, out.muted = paused is not None, sum(e.is_muted(now) for e in entries)
         out.next_due = next_due(
             entries,
             view,

@@ -34,13 +34,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from rk import clock, nudge
+from rk import clock, notify, nudge
 from rk.config import ensure_private_dir
 from rk.core.diagnostics import Diag, first_line
 from rk.core.environ import NUDGE_SOCKET
 from rk.core.recheck import RECHECK_AFTER
 from rk.fsutil import atomic_write, read_nofollow
 from rk.lock import release, try_lock
+from rk.notify import Notifier
 from rk.tick import Runtime, sweep
 
 LOCK_NAME = "ticker.lock"
@@ -187,6 +188,9 @@ class Ticker:
         self.last_error: dict[str, object] | None = None
         #: server → monotonic instant of a recheck tick a hold asked for (`rk.core.recheck`)
         self.rechecks: dict[str, float] = {}
+        #: server → what the status line shows of it (`rk.core.glance`): next due, paused, muted
+        self.glances: dict[str, dict[str, object]] = {}
+        self.notifier: Notifier | None = None  #: set by `run` when config.yaml has `notify:` channels
 
     def stop(self, *_args) -> None:
         self._stop = True
@@ -213,6 +217,11 @@ class Ticker:
             self._status(started, [], f"tick failed: {type(exc).__name__}: {first_line(exc)}", full=only is None)
             return None
         self.ticks += 1
+        if self.notifier is not None:
+            try:  # planning is pure and quick; sending happens on the notifier's own threads
+                self.notifier.after_tick(result.servers, started)
+            except Exception as exc:
+                log.error("notify failed: %s: %s", type(exc).__name__, first_line(exc))
         if only is None:
             self.rechecks.clear()
         else:
@@ -220,6 +229,11 @@ class Ticker:
         soon = self.clocks.mono() + RECHECK_AFTER
         self.rechecks.update((slug, soon) for slug in result.rechecks)
         failed = [f"{server}: {d.detail}" for server, d in result.diagnostics if d.reason == Diag.TICK_FAILED]
+        if only is None:
+            self.glances.clear()
+        self.glances.update(
+            (s.slug, {"next_due": s.next_due, "paused": s.paused, "muted": s.muted}) for s in result.servers if s.swept
+        )
         self._status(started, [s.slug for s in result.servers if s.swept], failed[0] if failed else "", only is None)
         for decision in result.decisions:
             log.info(
@@ -250,6 +264,7 @@ class Ticker:
             "ticks": self.ticks,
             "errors": self.errors,
             "last_error": self.last_error,
+            **glance_of(self.glances),
         }
         try:
             atomic_write(self.runtime.state_dir / STATUS_NAME, (json.dumps(record) + "\n").encode("utf-8"))
@@ -269,6 +284,8 @@ class Ticker:
         lost = ""
         try:
             _write_pid(self.runtime.state_dir)
+            if self.notifier is None:
+                self.notifier = notify.start(self.runtime.state_dir, dict(self.runtime.environ), self.runtime.zone)
             try:
                 listener = nudge.Listener(str(self.runtime.state_dir / NUDGE_SOCKET))
             except OSError as exc:
@@ -317,6 +334,8 @@ class Ticker:
         finally:
             if listener is not None:
                 listener.close()
+            if self.notifier is not None:
+                self.notifier.stop()
             record = read_pid(self.runtime.state_dir)
             if record is not None and record.pid == os.getpid():
                 try:
@@ -326,6 +345,17 @@ class Ticker:
             release(lock_fd)
         if lost:
             raise StateDirLost(lost)
+
+
+def glance_of(glances: Mapping[str, Mapping[str, object]]) -> dict[str, object]:
+    """The status line's share of `ticker.status`: the earliest next due instant,
+    servers paused, entries muted (`rk status --format tmux` reads only this file)."""
+    dues = [due for g in glances.values() if isinstance(due := g.get("next_due"), int)]
+    return {
+        "next_due": min(dues) if dues else None,
+        "paused": sum(bool(g.get("paused")) for g in glances.values()),
+        "muted": sum(muted for g in glances.values() if isinstance(muted := g.get("muted"), int)),
+    }
 
 
 def _sooner(due_wall: float | None, next_due: float | None) -> float | None:

@@ -365,6 +365,43 @@ def check_unit(env: Environment) -> Check | None:
     return Check("systemd unit", Level.OK, f"{unit} (enabled, active)")
 
 
+STATUS_SEGMENT = "#(rk status --format tmux)"
+
+
+def check_statusline(env: Environment) -> Check | None:
+    """Inside tmux: does the caller's server show rk's segment (`rk.statusline`) in its status line?"""
+    from rk.tmux import Server, TmuxError, socket_from_tmux_env
+
+    own = socket_from_tmux_env(env.environ.get("TMUX", ""))
+    if not own:
+        return None
+    fix = f"tmux set -ga status-right ' {STATUS_SEGMENT}' (and the same line in ~/.tmux.conf)"
+    try:
+        server = Server(socket_path=own, env=env.environ)
+        shown = server.run("show-options", "-gv", "status-right", timeout=2.0)
+        shown += server.run("show-options", "-gv", "status-left", timeout=2.0)
+    except TmuxError as exc:
+        return Check("status line", Level.WARN, str(exc), fix)
+    if "rk status --format tmux" in shown:
+        return Check("status line", Level.OK, "this tmux server shows rk status --format tmux")
+    return Check("status line", Level.WARN, "this tmux server's status line does not show rk", fix)
+
+
+def check_channels(env: Environment) -> list[Check]:
+    """Each `notify:` channel and whether it looks reachable (no message is sent:
+    `rk notify test` sends one); a channel config.yaml cannot use fails."""
+    from rk.config import load_channels
+    from rk.notify import reachable
+
+    channels, problems = load_channels(env.environ)
+    out = [Check("notify", Level.FAIL, p, "fix config.yaml's notify: list") for p in problems]
+    for channel in channels:
+        ok, detail = reachable(channel, env.environ)
+        level = Level.OK if ok else Level.WARN
+        out.append(Check(f"notify {channel.label}", level, detail, "rk notify test"))
+    return out
+
+
 def _lines(checks: list[Check], width: int | None) -> list[str]:
     """One line a check (`level  name: detail  → fix`); on a terminal too narrow for it,
     broken between words, the fix on its own line under the detail."""
@@ -381,7 +418,7 @@ def _lines(checks: list[Check], width: int | None) -> list[str]:
 
 def cmd_doctor(ctx: typer.Context, as_json: JsonOpt = False, server: ServerOpt = None) -> None:
     """Check that rk can fire: PATH, hooks, agent CLI versions, hooks seen, screens rk can read,
-    the ticker, tmux, TMUX_TMPDIR, the unit.
+    the ticker, tmux, TMUX_TMPDIR, the unit, the notify: channels and (in tmux) the status line.
 
     Reads everything: the agents' hook settings, each agent CLI's version, the entries
     files and logs, live tmux (each live server's panes and their screens, `tmux -V`),
@@ -400,6 +437,10 @@ def cmd_doctor(ctx: typer.Context, as_json: JsonOpt = False, server: ServerOpt =
     unit = check_unit(env)
     if unit is not None:
         checks.append(unit)
+    checks += check_channels(env)
+    line = check_statusline(env)
+    if line is not None:
+        checks.append(line)
     env.result([asdict(c) for c in checks], _lines(checks, terminal_width(env.stdout, env.environ, False)))
     if any(c.level == Level.FAIL for c in checks):
         raise typer.Exit(ExitStatus.ERROR)

@@ -18,7 +18,21 @@ try:  # recent typer vendors click
 except ImportError:  # pragma: no cover - typer on top of click
     from click.exceptions import ClickException, NoArgsIsHelpError, UsageError  # type: ignore[assignment]
 
-from rk.cli import agent, doctor, entries, events, listing, pausing, running, send, simulate, status, views, windows
+from rk.cli import (
+    agent,
+    doctor,
+    entries,
+    events,
+    listing,
+    notifying,
+    pausing,
+    running,
+    send,
+    simulate,
+    status,
+    views,
+    windows,
+)
 from rk.cli.environment import CliError, Environment, ExitStatus, environment, usage
 from rk.cli.options import ServerOpt
 from rk.config import ConfigError
@@ -37,6 +51,7 @@ agent_app = typer.Typer(
     help="Agent state: the hook agents run, a manual state write, and hook installation.",
 )
 app.add_typer(cron_app, name="cron")
+notify_app = typer.Typer(no_args_is_help=True, help="Notifications: test the config.yaml notify: channels.")
 
 
 @cron_app.callback()
@@ -93,6 +108,8 @@ agent_app.command("list")(agent.cmd_list)
 agent_app.command("await")(agent.cmd_await)
 agent_app.command("hook", context_settings=agent.HOOK_CONTEXT)(agent.cmd_hook)
 app.add_typer(agent_app, name="agent")
+notify_app.command("test")(notifying.cmd_notify_test)
+app.add_typer(notify_app, name="notify")
 
 
 def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None, stdout=None, stderr=None) -> int:

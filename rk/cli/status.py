@@ -161,6 +161,15 @@ def cmd_status(
     full: FullOpt = False,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
+    fmt: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            metavar="tmux|json",
+            help="One short segment from cached state for a status bar: tmux markup (status-right: "
+            "#(rk status --format tmux)) or JSON (waybar, polybar).",
+        ),
+    ] = None,
 ) -> None:
     """The ticker, then each server's entries (as in list) and its agent panes.
 
@@ -171,6 +180,10 @@ def cmd_status(
     Example: rk status || echo "rk needs attention"
     """
     env = environment(ctx, server, as_json)
+    if fmt is not None:
+        from rk.statusline import main as statusline_main
+
+        raise typer.Exit(statusline_main(fmt, env.environ))
     state = gather(env)
     if env.json:
         for srv in state["servers"] if isinstance(state["servers"], list) else []:

@@ -48,6 +48,11 @@ class Status(StrEnum):
     MISSED = "missed"  #: a cron occurrence went stale (no catch-up)
     RESCHEDULED = "rescheduled"  #: schedule or deliver edited; cuts the backoff history
     EXPIRED_ORPHAN = "expired-orphan"  #: orphan entry removed by GC
+    #: `notify.log` only (never a server's log, where any line would anchor an entry's schedule):
+    NOTIFY_QUEUED = "notify-queued"  #: handed to the channel's sender (a restart never sends it again)
+    NOTIFIED = "notified"  #: a notification sent; the channel follows
+    NOTIFY_FAILED = "notify-failed"  #: a channel refused or timed out; why follows
+    NOTIFY_HELD = "notify-held"  #: within a channel's quiet hours: summarised when they end
 
 
 class Reason(StrEnum):
@@ -58,6 +63,7 @@ class Reason(StrEnum):
     EDIT = "edit"
     MANUAL = "manual"
     CLOCK = "clock"  #: the clock went back behind the entry's newest line: anchored again at now
+    NOTIFY = "notify"  #: a notification's line in `notify.log` (`rk.core.notice`)
     GC = ""
 
 
