@@ -257,7 +257,7 @@ def reachable(channel: Channel, environ: dict[str, str], timeout: float = 1.0) -
         path = bus.partition("unix:path=")[2].split(",")[0]
         if path and not os.path.exists(path):
             return False, f"the DBus session socket {path} is gone"
-        return True, f"DBus session at {bus[:60]}"
+        return notification_daemon(environ, timeout)
     if scheme in ("mailto", "mailtos"):
         return True, "email (not probed: rk notify test sends one)"
     try:
@@ -276,6 +276,41 @@ def reachable(channel: Channel, environ: dict[str, str], timeout: float = 1.0) -
             return True, f"{host}:{port} accepts connections"
     except OSError as exc:
         return False, f"{host}:{port}: {exc.strerror or exc}"
+
+
+#: The bus name every desktop notification daemon owns (freedesktop's spec).
+NOTIFICATIONS_NAME = "org.freedesktop.Notifications"
+
+
+def notification_daemon(environ: dict[str, str], timeout: float = 1.0) -> tuple[bool, str]:
+    """Whether the session bus has a notification daemon: one that owns the name now,
+    or one the bus starts on demand (an activatable name). Asked with `dbus-send`
+    (argv, no shell); without it, the bus alone is taken as a yes, and said so."""
+    import shutil
+    import subprocess
+
+    tool = shutil.which("dbus-send", path=environ.get("PATH"))
+    if tool is None:
+        return True, "a DBus session (the daemon not asked: no dbus-send)"
+
+    def ask(method: str, *args: str) -> str | None:
+        argv = [tool, "--session", "--print-reply=literal", "--dest=org.freedesktop.DBus"]
+        argv += ["/org/freedesktop/DBus", f"org.freedesktop.DBus.{method}", *args]
+        try:
+            done = subprocess.run(argv, env=environ, capture_output=True, text=True, timeout=timeout)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return done.stdout if done.returncode == 0 else None
+
+    owned = ask("NameHasOwner", f"string:{NOTIFICATIONS_NAME}")
+    if owned is None:
+        return False, "the DBus session does not answer"
+    if owned.split()[-1:] == ["true"]:
+        return True, f"a notification daemon owns {NOTIFICATIONS_NAME}"
+    activatable = ask("ListActivatableNames") or ""
+    if NOTIFICATIONS_NAME in activatable.split():
+        return True, f"a notification daemon starts on demand ({NOTIFICATIONS_NAME} is activatable)"
+    return False, f"no notification daemon on the DBus session ({NOTIFICATIONS_NAME} has no owner)"
 
 
 def start(state_dir: Path, environ: dict[str, str], zone: tzinfo) -> Notifier | None:

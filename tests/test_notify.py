@@ -418,3 +418,54 @@ def test_a_long_notify_log_is_trimmed_to_its_newest_lines(tmp_path):
     lines = path.read_text().splitlines()
     assert 0 < len(lines) < 2000 and NoticeLine.parse(lines[0]) is not None  # whole lines only
     assert NoticeLine.parse(lines[-1]) == old[-1]
+
+
+@pytest.fixture
+def session_bus(tmp_path):
+    """A private DBus session bus (its service files in tmp_path), killed at the end."""
+    import shutil
+    import subprocess
+
+    if shutil.which("dbus-daemon") is None:
+        pytest.fail("dbus-daemon is not installed: the desktop check needs it to be tested")
+    services = tmp_path / "data" / "dbus-1" / "services"
+    services.mkdir(parents=True)
+    socket_path = tmp_path / "bus"
+    env = {"PATH": "/usr/bin:/bin", "XDG_DATA_DIRS": str(tmp_path / "data")}
+    argv = ["dbus-daemon", "--session", f"--address=unix:path={socket_path}", "--nofork"]
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(socket_path.exists, timeout=10, message="the bus socket")
+        yield {"DBUS_SESSION_BUS_ADDRESS": f"unix:path={socket_path}", "PATH": "/usr/bin:/bin"}, services
+    finally:
+        proc.kill()
+        proc.wait(10)
+
+
+@pytest.mark.shell
+def test_the_desktop_check_asks_the_bus_for_a_notification_daemon(session_bus):
+    from rk.notify import NOTIFICATIONS_NAME, notification_daemon
+
+    environ, services = session_bus
+    ok, why = notification_daemon(environ)
+    assert not ok and "no notification daemon" in why, why  # a bus, but nobody to show it
+    (services / f"{NOTIFICATIONS_NAME}.service").write_text(
+        f"[D-BUS Service]\nName={NOTIFICATIONS_NAME}\nExec=/bin/false\n"
+    )
+    said = wait_for(
+        lambda: (told := notification_daemon(environ))[0] and told, timeout=10, message="the bus reading its services"
+    )
+    assert "starts on demand" in said[1], said
+
+
+@pytest.mark.shell
+def test_the_desktop_check_reads_an_owned_name_and_a_bus_that_does_not_answer(tmp_path):
+    from rk.notify import notification_daemon
+
+    shim = tmp_path / "dbus-send"
+    shim.write_text('#!/bin/sh\ncase "$*" in *NameHasOwner*) echo "   boolean true";; esac\n')
+    shim.chmod(0o755)
+    ok, why = notification_daemon({"PATH": f"{tmp_path}:/usr/bin:/bin", "DBUS_SESSION_BUS_ADDRESS": "x"})
+    assert ok and "owns org.freedesktop.Notifications" in why, why
+    shim.write_text("#!/bin/sh\nexit 1\n")
+    assert notification_daemon({"PATH": f"{tmp_path}:/usr/bin:/bin"}) == (False, "the DBus session does not answer")
