@@ -18,7 +18,21 @@ try:  # recent typer vendors click
 except ImportError:  # pragma: no cover - typer on top of click
     from click.exceptions import ClickException, NoArgsIsHelpError, UsageError  # type: ignore[assignment]
 
-from rk.cli import agent, doctor, entries, events, listing, pausing, running, send, simulate, status, views, windows
+from rk.cli import (
+    agent,
+    doctor,
+    entries,
+    events,
+    listing,
+    mcp,
+    pausing,
+    running,
+    send,
+    simulate,
+    status,
+    views,
+    windows,
+)
 from rk.cli.environment import CliError, Environment, ExitStatus, environment, usage
 from rk.cli.options import ServerOpt
 from rk.config import ConfigError
@@ -86,6 +100,7 @@ app.command("events")(events.cmd_events)
 app.command("doctor")(doctor.cmd_doctor)
 app.command("role")(windows.cmd_role)
 app.command("operator")(windows.cmd_operator)
+app.command("mcp")(mcp.cmd_mcp)
 
 agent_app.command("state")(agent.cmd_state)
 agent_app.command("setup")(agent.cmd_setup)
