@@ -36,7 +36,9 @@ def agent_bin() -> Path:
 class Rig(ClientRig):
     """One real agent CLI with rk's hooks, and rk pointed at its tmux server."""
 
-    def __init__(self, agent: str, root: Path, bin_dir: Path, *, paste_burst: bool = True, **kw) -> None:
+    def __init__(
+        self, agent: str, root: Path, bin_dir: Path, *, paste_burst: bool = True, mcp: bool = False, **kw
+    ) -> None:
         self.agent = agent
         self.state_dir = root / "rk-state"
         self.rk_home = root / "rk-home"
@@ -57,10 +59,31 @@ class Rig(ClientRig):
                 stdin=subprocess.DEVNULL,
             )
             assert setup.returncode == 0, setup.stderr
+            if mcp:  # `rk mcp` registered by the real `rk agent setup --mcp`, its tools allowed
+                self._register_mcp()
             self.run.launch()
         except BaseException:
             self.run.close()
             raise
+
+    def _register_mcp(self) -> None:
+        import json
+
+        setup = subprocess.run(
+            [sys.executable, "-m", "rk", "agent", "setup", self.agent, "--mcp", "--yes"],
+            env={**self._env(), "HOME": str(self.run.home)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=REPO,
+            stdin=subprocess.DEVNULL,
+        )
+        assert setup.returncode == 0, setup.stderr
+        if self.agent == "claude":
+            path = self.run.home / ".claude" / "settings.json"
+            settings = json.loads(path.read_text())
+            settings.setdefault("permissions", {})["allow"] = ["mcp__rk"]
+            path.write_text(json.dumps(settings, indent=1))
 
     @property
     def pane(self) -> str:

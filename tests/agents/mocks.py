@@ -149,6 +149,19 @@ def _anthropic_user_texts(req: dict) -> tuple[list[str], bool]:
     return texts, last_kind == "tool_result"
 
 
+def _anthropic_tool_results(req: dict) -> list[dict]:
+    """The tool results the request carries back to the model: is_error and the text."""
+    out = []
+    for message in req.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                inner = block.get("content")
+                text = inner if isinstance(inner, str) else "".join(c.get("text", "") for c in inner or [])
+                out.append({"error": bool(block.get("is_error")), "text": text})
+    return out
+
+
 def _openai_user_texts(req: dict) -> tuple[list[str], bool]:
     """Text parts of the last user message item, and whether the last input
     item is a function_call_output."""
@@ -360,9 +373,11 @@ class _Handler(BaseHTTPRequestHandler):
                 "stream": bool(req.get("stream")),
                 "main": main,
                 "n_tools": len(req.get("tools") or []),
+                "tool_names": [t.get("name") for t in req.get("tools") or [] if isinstance(t, dict)],
                 "last_user_text": _pick_prompt_text(texts),
                 "user_texts": texts,
                 "tool_result": has_result,
+                "tool_results": _anthropic_tool_results(req),
                 "mode": spec.get("mode"),
                 "status": status,
             }
@@ -491,7 +506,7 @@ class _Handler(BaseHTTPRequestHandler):
                         "content_block": {
                             "type": "tool_use",
                             "id": "toolu_" + uuid.uuid4().hex[:20],
-                            "name": "Bash",
+                            "name": spec.get("tool_name", "Bash"),  # e.g. mcp__rk__cron_add
                             "input": {},
                         },
                     },
@@ -503,7 +518,9 @@ class _Handler(BaseHTTPRequestHandler):
                         "index": 0,
                         "delta": {
                             "type": "input_json_delta",
-                            "partial_json": json.dumps({"command": command, "description": "Create a file"}),
+                            "partial_json": json.dumps(
+                                spec.get("tool_input", {"command": command, "description": "Create a file"})
+                            ),
                         },
                     },
                 )
