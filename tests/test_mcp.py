@@ -496,7 +496,8 @@ def test_setup_mcp_registers_rk_in_each_clis_config(tmp_path):
     assert claude["mcpServers"]["rk"] == {"type": "stdio", "command": rk, "args": ["mcp"], "env": {}}
     codex = tomllib.loads(paths["codex"].read_text())
     assert codex["model"] == "o4" and codex["mcp_servers"]["other"] == {"command": "other"}
-    assert codex["mcp_servers"]["rk"] == {"command": rk, "args": ["mcp"], "env_vars": ["TMUX", "TMUX_PANE"]}
+    assert codex["mcp_servers"]["rk"]["command"] == rk and codex["mcp_servers"]["rk"]["args"] == ["mcp"]
+    assert {"TMUX", "TMUX_PANE", "RK_STATE_DIR"} <= set(codex["mcp_servers"]["rk"]["env_vars"])
     assert json.loads(paths["gemini"].read_text())["mcpServers"]["rk"] == {"command": rk, "args": ["mcp"]}
     opencode = json.loads(paths["opencode"].read_text())
     assert opencode["mcp"]["servers"]["rk"] == {"type": "local", "command": [rk, "mcp"], "enabled": True}

@@ -4,8 +4,8 @@ With `--mcp`, the same consent and rules apply to registering `rk mcp` (the MCP
 server) instead of the hooks: `mcpServers.rk` in `~/.claude.json` (Claude Code's
 user scope) and `~/.gemini/settings.json`, `mcp.servers.rk` in
 `$XDG_CONFIG_HOME/opencode/opencode.json` (OpenCode 2), and an rk-marked
-`[mcp_servers.rk]` block in `$CODEX_HOME/config.toml` that forwards TMUX and
-TMUX_PANE (Codex passes a stdio server only a short list of variables).
+`[mcp_servers.rk]` block in `$CODEX_HOME/config.toml` that forwards TMUX,
+TMUX_PANE and rk's own variables (Codex passes a stdio server only a short list).
 
 Installs, in each agent CLI's own configuration, hooks that run
 `rk agent hook --agent <provider> <token>` on the agent's lifecycle events:
@@ -453,11 +453,24 @@ def _mcp_holder(agent: str, doc: dict, path: Path, create: bool) -> dict | None:
     return node
 
 
+#: Codex hands a stdio server only a short list of variables (HOME, PATH, …); these are
+#: forwarded too: the caller's pane and server, and where rk keeps its state and settings.
+CODEX_MCP_ENV = (
+    "TMUX",
+    "TMUX_PANE",
+    "TMUX_TMPDIR",
+    "RK_STATE_DIR",
+    "RK_CONFIG",
+    "XDG_STATE_HOME",
+    "XDG_CONFIG_HOME",
+    "TZ",
+)
+
+
 def codex_mcp_block(rk: str) -> str:
-    # Codex hands a stdio server only a short list of variables; env_vars forwards these.
     return (
         f"{CODEX_MCP_HEADER}\n[mcp_servers.{MCP_NAME}]\ncommand = {json.dumps(rk)}\n"
-        'args = ["mcp"]\nenv_vars = ["TMUX", "TMUX_PANE"]\n'
+        f'args = ["mcp"]\nenv_vars = {json.dumps(list(CODEX_MCP_ENV))}\n'
     )
 
 
