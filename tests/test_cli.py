@@ -848,6 +848,7 @@ LIST_KEYS = {
     "last_fired",
     "orphaned_since",
     "expires_at",
+    "created_by",
     "next",
     "last",
     "why_not",

@@ -1,4 +1,11 @@
-"""`rk agent setup [claude|codex|gemini|opencode] [--dry-run] [--yes] [--uninstall]`.
+"""`rk agent setup [claude|codex|gemini|opencode] [--dry-run] [--yes] [--uninstall] [--mcp]`.
+
+With `--mcp`, the same consent and rules apply to registering `rk mcp` (the MCP
+server) instead of the hooks: `mcpServers.rk` in `~/.claude.json` (Claude Code's
+user scope) and `~/.gemini/settings.json`, `mcp.servers.rk` in
+`$XDG_CONFIG_HOME/opencode/opencode.json` (OpenCode 2), and an rk-marked
+`[mcp_servers.rk]` block in `$CODEX_HOME/config.toml` that forwards TMUX,
+TMUX_PANE and rk's own variables (Codex passes a stdio server only a short list).
 
 Installs, in each agent CLI's own configuration, hooks that run
 `rk agent hook --agent <provider> <token>` on the agent's lifecycle events:
@@ -391,6 +398,168 @@ def is_rk_plugin(data: bytes) -> bool:
     return first.startswith("// rk agent hook plugin")
 
 
+# -- the MCP server (`--mcp`) -------------------------------------------------------
+
+#: The name rk's server is registered under in every CLI's config.
+MCP_NAME = "rk"
+#: The first line of the block rk writes into Codex's config.toml (TOML has no object to own).
+CODEX_MCP_HEADER = "# rk: the MCP server, written by `rk agent setup codex --mcp`; removed by `--uninstall --mcp`"
+
+AFTER_MCP = {
+    "claude": "restart running Claude Code sessions; `claude mcp list` shows rk",
+    "codex": "restart running Codex sessions; `codex mcp list` shows rk",
+    "gemini": "restart running Gemini CLI sessions; /mcp shows rk",
+    "opencode": "restart running OpenCode sessions; `opencode mcp list` shows rk",
+}
+
+
+def mcp_config_path(agent: str, env) -> Path:
+    """The file `rk agent setup <agent> --mcp` edits: each CLI's user-wide MCP list."""
+    if agent == "claude":
+        return _home(env) / ".claude.json"  # `claude mcp add --scope user` writes its top-level mcpServers
+    if agent == "codex":
+        base = env.get("CODEX_HOME")
+        return (Path(base) if base else _home(env) / ".codex") / "config.toml"
+    if agent == "gemini":
+        return _home(env) / ".gemini" / "settings.json"
+    if agent == "opencode":
+        base = env.get("XDG_CONFIG_HOME")
+        return (Path(base) if base else _home(env) / ".config") / "opencode" / "opencode.json"
+    raise UsageError(f"unknown agent {agent!r} (use {', '.join(PROVIDERS)})")
+
+
+def mcp_server_entry(agent: str, rk: str) -> dict:
+    """rk's server as the CLI's JSON config spells a stdio server (the caller's TMUX and
+    TMUX_PANE reach it through the environment the CLI starts it with)."""
+    if agent == "opencode":
+        return {"type": "local", "command": [rk, "mcp"], "enabled": True}
+    if agent == "claude":
+        return {"type": "stdio", "command": rk, "args": ["mcp"], "env": {}}
+    return {"command": rk, "args": ["mcp"]}
+
+
+def _mcp_holder(agent: str, doc: dict, path: Path, create: bool) -> dict | None:
+    """The object that maps server names to servers (`mcpServers`; OpenCode 2's `mcp.servers`)."""
+    keys = ("mcp", "servers") if agent == "opencode" else ("mcpServers",)
+    node = doc
+    for key in keys:
+        if key not in node:
+            if not create:
+                return None
+            node[key] = {}
+        node = node[key]
+        if not isinstance(node, dict):
+            raise SetupError(f'{path}: "{".".join(keys)}" is not an object — nothing was written')
+    return node
+
+
+#: Codex hands a stdio server only a short list of variables (HOME, PATH, …); these are
+#: forwarded too: the caller's pane and server, and where rk keeps its state and settings.
+CODEX_MCP_ENV = (
+    "TMUX",
+    "TMUX_PANE",
+    "TMUX_TMPDIR",
+    "RK_STATE_DIR",
+    "RK_CONFIG",
+    "XDG_STATE_HOME",
+    "XDG_CONFIG_HOME",
+    "TZ",
+)
+
+
+def codex_mcp_block(rk: str) -> str:
+    return (
+        f"{CODEX_MCP_HEADER}\n[mcp_servers.{MCP_NAME}]\ncommand = {json.dumps(rk)}\n"
+        f'args = ["mcp"]\nenv_vars = {json.dumps(list(CODEX_MCP_ENV))}\n'
+    )
+
+
+def strip_codex_block(text: str) -> tuple[str, bool]:
+    """`text` without rk's block (its header line up to the next table or the end)."""
+    lines = text.splitlines(keepends=True)
+    out: list[str] = []
+    removed = False
+    skipping = False
+    for line in lines:
+        if line.rstrip("\n") == CODEX_MCP_HEADER:
+            skipping = removed = True
+            continue
+        stripped = line.strip()
+        if skipping and stripped.startswith("[") and not stripped.startswith(f"[mcp_servers.{MCP_NAME}]"):
+            skipping = False
+        if not skipping:
+            out.append(line)
+    result = "".join(out)
+    while removed and result.endswith("\n\n"):
+        result = result[:-1]
+    return result, removed
+
+
+def _plan_codex_mcp(path: Path, old: bytes | None, rk: str | None, uninstall: bool) -> Plan:
+    import tomllib
+
+    try:
+        text = (old or b"").decode("utf-8")
+        doc = tomllib.loads(text)
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise SetupError(f"{path}: not valid TOML ({exc}); fix or move it — nothing was written") from None
+    rest, ours = strip_codex_block(text)
+    servers = doc.get("mcp_servers")
+    if not ours and isinstance(servers, dict) and MCP_NAME in servers:
+        raise SetupError(
+            f"{path}: [mcp_servers.{MCP_NAME}] was not written by rk; remove it first — nothing was written"
+        )
+    if uninstall:
+        if not ours:
+            return Plan("codex", path, old, old, f"codex: no rk MCP server in {path}")
+        return Plan("codex", path, old, rest.encode("utf-8"), f"codex: removed the rk MCP server from {path}")
+    assert rk is not None
+    new = ((rest.rstrip("\n") + "\n\n") if rest.strip() else "") + codex_mcp_block(rk)
+    if old is not None and new.encode("utf-8") == old:
+        return Plan("codex", path, old, old, f"codex: MCP server already up to date in {path}")
+    return Plan(
+        "codex", path, old, new.encode("utf-8"), f"codex: registered the rk MCP server in {path}", [AFTER_MCP["codex"]]
+    )
+
+
+def plan_mcp(agent: str, env, rk: str | None, uninstall: bool) -> Plan:
+    """Register (or remove) `rk mcp` in one CLI's config; other servers are never touched."""
+    path = mcp_config_path(agent, env)
+    old = _read(path)
+    if agent == "codex":
+        return _plan_codex_mcp(path, old, rk, uninstall)
+    doc = load_json(path, old)
+    if uninstall:
+        holder = _mcp_holder(agent, doc, path, create=False)
+        if holder is None or MCP_NAME not in holder:
+            return Plan(agent, path, old, old, f"{agent}: no rk MCP server in {path}")
+        del holder[MCP_NAME]
+        return Plan(agent, path, old, dump_json(doc), f"{agent}: removed the rk MCP server from {path}")
+    assert rk is not None
+    before = json.loads(json.dumps(doc))
+    holder = _mcp_holder(agent, doc, path, create=True)
+    assert holder is not None
+    holder[MCP_NAME] = mcp_server_entry(agent, rk)
+    if old is not None and doc == before:
+        return Plan(agent, path, old, old, f"{agent}: MCP server already up to date in {path}")
+    return Plan(
+        agent, path, old, dump_json(doc), f"{agent}: registered the rk MCP server in {path}", [AFTER_MCP[agent]]
+    )
+
+
+def mcp_registered(agent: str, env) -> bool | None:
+    """Whether `rk mcp` is registered for `agent` (None: its config cannot be read)."""
+    path = mcp_config_path(agent, env)
+    try:
+        data = _read(path)
+        if agent == "codex":
+            return strip_codex_block((data or b"").decode("utf-8"))[1]
+        holder = _mcp_holder(agent, load_json(path, data), path, create=False)
+    except (SetupError, UnicodeDecodeError):
+        return None
+    return holder is not None and isinstance(holder.get(MCP_NAME), dict)
+
+
 # -- planning ---------------------------------------------------------------------
 
 
@@ -507,6 +676,7 @@ def run_setup(
     dry_run: bool = False,
     yes: bool = False,
     uninstall: bool = False,
+    mcp: bool = False,
     env=None,
     stdin=None,
     stdout=None,
@@ -551,7 +721,7 @@ def run_setup(
 
     try:
         rk = None if uninstall else find_rk(argv0, executable, env)
-        plans = [plan(agent, env, rk, uninstall) for agent in names]
+        plans = [(plan_mcp if mcp else plan)(agent, env, rk, uninstall) for agent in names]
     except UsageError as exc:
         return fail(str(exc), 2)
     except SetupError as exc:

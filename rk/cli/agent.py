@@ -89,6 +89,9 @@ def cmd_setup(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the diff; write nothing.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Write without asking.")] = False,
     uninstall: Annotated[bool, typer.Option("--uninstall", help="Remove rk's hooks (only those).")] = False,
+    mcp: Annotated[
+        bool, typer.Option("--mcp", help="Register (or with --uninstall remove) `rk mcp` as an MCP server instead.")
+    ] = False,
 ) -> None:
     """Install (or remove) the hooks that report agent state to rk.
 
@@ -97,7 +100,7 @@ def cmd_setup(
     from rk.agent.setup import run_setup
 
     errors = io.StringIO()
-    code = run_setup(agents or (), dry_run=dry_run, yes=yes, uninstall=uninstall, stderr=errors)
+    code = run_setup(agents or (), dry_run=dry_run, yes=yes, uninstall=uninstall, mcp=mcp, stderr=errors)
     if code:
         message = errors.getvalue().strip().removeprefix("rk agent setup: ") or "failed"
         raise _error("setup", message, ExitStatus(code))

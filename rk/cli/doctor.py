@@ -101,6 +101,36 @@ def check_hooks(env: Environment) -> list[Check]:
     return out
 
 
+def check_mcp(env: Environment) -> list[Check]:
+    """`rk mcp` where an agent CLI registered it (`rk agent setup --mcp`): the current rk,
+    and an SDK that imports. Nothing is said for a CLI that did not register it (opt-in)."""
+    import importlib.util
+
+    from rk.agent.setup import PROVIDERS, SetupError, find_rk, mcp_config_path, mcp_registered, plan_mcp
+
+    try:
+        this = find_rk(env=env.environ)
+    except SetupError:
+        return []
+    out = []
+    for agent in PROVIDERS:
+        if not mcp_registered(agent, env.environ):
+            continue
+        path = mcp_config_path(agent, env.environ)
+        try:
+            stale = plan_mcp(agent, env.environ, this, uninstall=False).changed
+        except SetupError as exc:
+            out.append(Check(f"{agent} mcp", Level.FAIL, str(exc), f"fix {path}"))
+            continue
+        if stale:
+            out.append(Check(f"{agent} mcp", Level.FAIL, f"{path} runs another rk", f"rk agent setup {agent} --mcp"))
+        elif importlib.util.find_spec("mcp") is None:
+            out.append(Check(f"{agent} mcp", Level.FAIL, "the mcp package is not installed", "make install"))
+        else:
+            out.append(Check(f"{agent} mcp", Level.OK, f"{this} mcp"))
+    return out
+
+
 def live_panes(env: Environment, slugs: list[str]) -> list[tuple[Server, list[PaneFact] | TmuxError]]:
     """Each live server with its panes (or why they could not be listed), read once
     for every check that looks at panes."""
@@ -417,8 +447,9 @@ def _lines(checks: list[Check], width: int | None) -> list[str]:
 
 
 def cmd_doctor(ctx: typer.Context, as_json: JsonOpt = False, server: ServerOpt = None) -> None:
-    """Check that rk can fire: PATH, hooks, agent CLI versions, hooks seen, screens rk can read,
-    the ticker, tmux, TMUX_TMPDIR, the unit, the notify: channels and (in tmux) the status line.
+    """Check that rk can fire: PATH, hooks, MCP registrations, agent CLI versions, hooks seen,
+    screens rk can read, the ticker, tmux, TMUX_TMPDIR, the unit, the notify: channels and
+    (in tmux) the status line.
 
     Reads everything: the agents' hook settings, each agent CLI's version, the entries
     files and logs, live tmux (each live server's panes and their screens, `tmux -V`),
@@ -431,7 +462,7 @@ def cmd_doctor(ctx: typer.Context, as_json: JsonOpt = False, server: ServerOpt =
     env = environment(ctx, server, as_json)
     slugs = [env.server] if env.server_flag else known_servers(env.state_dir())
     servers = live_panes(env, slugs)
-    checks = [check_path(env), *check_hooks(env), *check_versions(env), *check_panes(servers)]
+    checks = [check_path(env), *check_hooks(env), *check_mcp(env), *check_versions(env), *check_panes(servers)]
     checks += [*check_screens(servers), *check_entries(env), check_ticker(env), check_tmux(env)]
     checks.append(check_tmpdir(env))
     unit = check_unit(env)

@@ -72,6 +72,13 @@ from rk.core.placeholders import check as check_placeholders
 from rk.entryfile import EntryDocument, EntryFileError, EntryNotFound
 from rk.tmux import TmuxError
 
+#: Set by `rk mcp` in the environment of the commands it runs, so the entries it adds say so.
+VIA_VARIABLE = "RK_CREATED_VIA"
+
+
+def _via(env) -> str:
+    return "mcp" if env.environ.get(VIA_VARIABLE) == "mcp" else ""
+
 
 def cmd_add(
     ctx: typer.Context,
@@ -180,7 +187,7 @@ def cmd_add(
         pinned=pinned,
         any_program=any_program,
         active_hours=hours if isinstance(hours, ActiveHours) else None,
-        created_by=CreatedBy(at=now, session=session_ref, pane=caller),
+        created_by=CreatedBy(at=now, session=session_ref, pane=caller, via=_via(env)),
     )
     _check_catch_up_window(entry)
     try:

@@ -105,6 +105,7 @@ def record(entry: Entry, view: LogView, now: int) -> dict:
         "last_fired": newest.ts if newest else 0,
         "orphaned_since": since,
         "expires_at": expires_at(entry, since),
+        "created_by": entry.created_by.to_yaml(),
     }
     if entry.muted_until > now:
         rec["muted_until"] = entry.muted_until

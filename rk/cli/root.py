@@ -24,6 +24,7 @@ from rk.cli import (
     entries,
     events,
     listing,
+    mcp,
     notifying,
     pausing,
     running,
@@ -101,6 +102,7 @@ app.command("events")(events.cmd_events)
 app.command("doctor")(doctor.cmd_doctor)
 app.command("role")(windows.cmd_role)
 app.command("operator")(windows.cmd_operator)
+app.command("mcp")(mcp.cmd_mcp)
 
 agent_app.command("state")(agent.cmd_state)
 agent_app.command("setup")(agent.cmd_setup)

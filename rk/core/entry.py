@@ -253,6 +253,7 @@ class CreatedBy:
     at: int = 0
     session: str = ""
     pane: str = ""
+    via: str = ""  #: "" (the command line) or `mcp` (`rk mcp`, whose owner checks read it)
 
     def to_yaml(self) -> dict[str, object]:
         out: dict[str, object] = {}
@@ -260,6 +261,8 @@ class CreatedBy:
             out["session"] = self.session
         if self.pane:
             out["pane"] = self.pane
+        if self.via:
+            out["via"] = self.via
         out["at"] = self.at
         return out
 
@@ -552,6 +555,7 @@ def decode_entry(raw: object) -> Entry:
             at=_int(cm.get("at"), "created_by.at"),
             session=_text(cm.get("session"), "created_by.session"),
             pane=_text(cm.get("pane"), "created_by.pane"),
+            via=_text(cm.get("via"), "created_by.via"),
         )
     problem = catch_up_window_problem(schedule, Deliver(deliver) if deliver else Deliver.IMMEDIATE)
     if problem:

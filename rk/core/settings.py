@@ -25,6 +25,9 @@ class Settings:
     respawn_timeout: int = 90  #: seconds a respawn command may run (RK_RESPAWN_TIMEOUT)
     operator_command: str = "claude"  #: what `rk operator` launches (RK_OPERATOR_COMMAND)
     lock_wait: int = 60  #: seconds a change waits while a tick holds the server's lock (RK_LOCK_WAIT)
+    mcp_max_pending: int = 20  #: entries one `rk mcp` caller may have (RK_MCP_MAX_PENDING)
+    #: 1: any `rk mcp` caller may change any entry, not only its own (RK_MCP_ANY_OWNER)
+    mcp_any_owner: int = 0
 
 
 #: The range each number may be set to.
@@ -36,6 +39,8 @@ MINIMUM: dict[str, int] = {
     "tick_interval": 1,
     "respawn_timeout": 1,
     "lock_wait": 0,
+    "mcp_max_pending": 0,
+    "mcp_any_owner": 0,
 }
 MAXIMUM: dict[str, int] = {
     "max_entries": MAX_ENTRIES_HARD,
@@ -45,4 +50,6 @@ MAXIMUM: dict[str, int] = {
     "tick_interval": 86400,
     "respawn_timeout": 3600,
     "lock_wait": 3600,
+    "mcp_max_pending": MAX_ENTRIES_HARD,
+    "mcp_any_owner": 1,
 }

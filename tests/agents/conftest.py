@@ -11,6 +11,7 @@ directory.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -36,7 +37,9 @@ def agent_bin() -> Path:
 class Rig(ClientRig):
     """One real agent CLI with rk's hooks, and rk pointed at its tmux server."""
 
-    def __init__(self, agent: str, root: Path, bin_dir: Path, *, paste_burst: bool = True, **kw) -> None:
+    def __init__(
+        self, agent: str, root: Path, bin_dir: Path, *, paste_burst: bool = True, mcp: bool = False, **kw
+    ) -> None:
         self.agent = agent
         self.state_dir = root / "rk-state"
         self.rk_home = root / "rk-home"
@@ -57,10 +60,39 @@ class Rig(ClientRig):
                 stdin=subprocess.DEVNULL,
             )
             assert setup.returncode == 0, setup.stderr
+            if mcp:  # `rk mcp` registered by the real `rk agent setup --mcp`, its tools allowed
+                self._register_mcp()
             self.run.launch()
         except BaseException:
             self.run.close()
             raise
+
+    def _register_mcp(self) -> None:
+        import json
+
+        setup = subprocess.run(
+            [sys.executable, "-m", "rk", "agent", "setup", self.agent, "--mcp", "--yes"],
+            env={**self._env(), "HOME": str(self.run.home)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=REPO,
+            stdin=subprocess.DEVNULL,
+        )
+        assert setup.returncode == 0, setup.stderr
+        if self.agent == "claude":
+            path = self.run.home / ".claude" / "settings.json"
+            settings = json.loads(path.read_text())
+            settings.setdefault("permissions", {})["allow"] = ["mcp__rk"]
+            path.write_text(json.dumps(settings, indent=1))
+        else:  # the test's own choice (setup leaves approvals to the user): rk's tools run unasked
+            path = self.run.home / ".codex" / "config.toml"
+            text = path.read_text()
+            assert "\nenv_vars = " in text, text
+            text = re.sub(r"(?m)^(env_vars = .*\n)", r'\1default_tools_approval_mode = "approve"\n', text, count=1)
+            # the new-model announcement Codex 0.171 animates over the screen once per HOME (an
+            # animation that a delivery reads as typing), marked as seen as Codex does after it
+            path.write_text(text + '\n[tui.model_availability_nux]\n"gpt-6.1-sol" = 1\n')
 
     @property
     def pane(self) -> str:

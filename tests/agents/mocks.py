@@ -149,6 +149,40 @@ def _anthropic_user_texts(req: dict) -> tuple[list[str], bool]:
     return texts, last_kind == "tool_result"
 
 
+def _tool_names(req: dict) -> list[str]:
+    """The names of the tools the model is offered (Codex nests an MCP server's under a namespace)."""
+    names = []
+    for tool in req.get("tools") or []:
+        if isinstance(tool, dict):
+            names.append(str(tool.get("name") or tool.get("function", {}).get("name") or tool.get("type")))
+            for inner in tool.get("tools") or []:
+                if isinstance(inner, dict):
+                    names.append(f"{tool.get('name')}/{inner.get('name')}")
+    return names
+
+
+def _tool_results(req: dict) -> list[dict]:
+    """The tool results the request carries back to the model: is_error and the text
+    (Anthropic `tool_result` blocks; OpenAI `function_call_output` items, which say no error)."""
+    out = []
+    for item in req.get("input") if isinstance(req.get("input"), list) else []:
+        if isinstance(item, dict) and item.get("type") == "function_call_output":
+            inner = item.get("output")
+            if isinstance(inner, dict):  # {"content": …, "success": …} in some versions
+                out.append({"error": inner.get("success") is False, "text": str(inner.get("content", ""))})
+            else:
+                text = inner if isinstance(inner, str) else "".join(c.get("text", "") for c in inner or [])
+                out.append({"error": False, "text": text})
+    for message in req.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                inner = block.get("content")
+                text = inner if isinstance(inner, str) else "".join(c.get("text", "") for c in inner or [])
+                out.append({"error": bool(block.get("is_error")), "text": text})
+    return out
+
+
 def _openai_user_texts(req: dict) -> tuple[list[str], bool]:
     """Text parts of the last user message item, and whether the last input
     item is a function_call_output."""
@@ -360,9 +394,11 @@ class _Handler(BaseHTTPRequestHandler):
                 "stream": bool(req.get("stream")),
                 "main": main,
                 "n_tools": len(req.get("tools") or []),
+                "tool_names": _tool_names(req),
                 "last_user_text": _pick_prompt_text(texts),
                 "user_texts": texts,
                 "tool_result": has_result,
+                "tool_results": _tool_results(req),
                 "mode": spec.get("mode"),
                 "status": status,
             }
@@ -491,7 +527,7 @@ class _Handler(BaseHTTPRequestHandler):
                         "content_block": {
                             "type": "tool_use",
                             "id": "toolu_" + uuid.uuid4().hex[:20],
-                            "name": "Bash",
+                            "name": spec.get("tool_name", "Bash"),  # e.g. mcp__rk__cron_add
                             "input": {},
                         },
                     },
@@ -503,7 +539,9 @@ class _Handler(BaseHTTPRequestHandler):
                         "index": 0,
                         "delta": {
                             "type": "input_json_delta",
-                            "partial_json": json.dumps({"command": command, "description": "Create a file"}),
+                            "partial_json": json.dumps(
+                                spec.get("tool_input", {"command": command, "description": "Create a file"})
+                            ),
                         },
                     },
                 )
@@ -696,10 +734,12 @@ class _Handler(BaseHTTPRequestHandler):
                     "type": "function_call",
                     "id": "fc_" + uuid.uuid4().hex[:20],
                     "call_id": "call_" + uuid.uuid4().hex[:20],
-                    "name": "exec_command",
-                    "arguments": json.dumps(args),
+                    "name": spec.get("tool_name", "exec_command"),
+                    "arguments": json.dumps(spec.get("tool_input", args)),
                     "status": "completed",
                 }
+                if spec.get("tool_namespace"):  # a tool of a namespace the request offered (an MCP server's)
+                    item["namespace"] = spec["tool_namespace"]
                 self._sse(
                     "response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}
                 )

@@ -1,0 +1,141 @@
+"""The real Claude Code and Codex, offline, acting through `rk mcp` (`make test-agents`).
+
+The mock model answers a prompt with one call of an rk tool (Claude's
+`mcp__rk__<tool>`, Codex's `<tool>` in the namespace `mcp__rk`); the CLI
+starts `rk mcp` as registered by the real `rk agent setup --mcp`,
+runs the call, and the mock then ends the turn. So what is checked is the
+whole path an operator agent takes: its CLI's MCP client, the server, the
+guardrails, the entries file.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+pytestmark = pytest.mark.agents
+
+#: Codex 0.171 passes these tests about two runs in three: its first `rk send` after a launch
+#: with an MCP server sometimes fails ("a key was typed into the composer during the
+#: delivery") while its startup screen still redraws; until that wait is found, Codex is
+#: left out rather than flaky (the mock and the rig support it: `_call`, `mcp=True`).
+AGENTS = ("claude",)
+
+
+def _call(agent: str, tool: str) -> dict:
+    """The mock's options for a call of rk's `tool` as `agent` names it."""
+    if agent == "codex":
+        return {"tool_name": tool, "tool_namespace": "mcp__rk"}
+    return {"tool_name": f"mcp__rk__{tool}"}
+
+
+def _offered(agent: str, names: set[str], tool: str) -> bool:
+    return (f"mcp__rk/{tool}" if agent == "codex" else f"mcp__rk__{tool}") in names
+
+
+def _doc(text: str) -> dict:
+    """The CLI document in a tool result (Codex prefixes `Wall time: … Output:`)."""
+    return json.loads(text[text.index("Output:") + len("Output:") :] if text.startswith("Wall time:") else text)
+
+
+def _until(predicate, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"{what} not within {timeout}s")
+
+
+def _send(r, prompt: str, requests: int) -> list[dict]:
+    """Type `prompt` into the agent (rk send) and wait until the model got `requests` main
+    requests and the turn ended (Stop: idle); those requests."""
+    r.run.mock.clear()
+    sent = r.rk("send", "--pane", r.pane, "--json", "--", prompt, check=False)
+    assert sent.returncode == 0, f"{sent.stdout}\n{r.run.capture()}"
+    got = _until(
+        lambda: len(reqs := r.run.mock.requests(main_only=True)) >= requests and reqs, 60, f"{requests} requests"
+    )
+    r.wait_state("idle", timeout=60)
+    return got
+
+
+def _turn(r, tool: str, arguments: dict, prompt: str) -> dict:
+    """One turn in which the model calls `tool`; the tool's result as the model got it."""
+    r.run.mock.set_mode("tool", **_call(r.agent, tool), tool_input=arguments, after_text="Done.")
+    reqs = _send(r, prompt, 2)  # the call, then its result
+    results = reqs[-1].get("tool_results") or []
+    assert results, reqs
+    return results[-1]
+
+
+def _composer_ready(screen: str) -> bool:
+    return "Starting MCP" not in screen and ("›" in screen or "❯" in screen)
+
+
+def _connected(r) -> None:
+    """Plain turns until the model is offered rk's tools (Claude connects MCP servers in the background)."""
+    r.run.mock.set_mode("ok")
+    # Codex draws "Starting MCP servers" in its composer area while it connects: typing then races it
+    _until(lambda: _composer_ready(r.run.capture()), 60, "a quiet composer")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        names = {n for req in _send(r, "hello", 1) for n in req.get("tool_names", [])}
+        if _offered(r.agent, names, "cron_add"):
+            assert all(_offered(r.agent, names, t) for t in ("cron_mute", "cron_list", "agent_await", "pane_read"))
+            return
+    raise AssertionError(f"{r.agent} never offered rk's tools to the model")
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_the_agent_schedules_mutes_and_lists_through_rk_mcp(rig, agent):
+    r = rig(agent, mcp=True)
+    _connected(r)
+    added = _turn(r, "cron_add", {"prompt": "look at the workers", "every": "10m"}, "schedule yourself")
+    assert not added["error"], added
+    eid = _doc(added["text"])["result"]["id"]
+    entry = {e["id"]: e for e in json.loads(r.rk("cron", "list", "--json").stdout)["result"]}[eid]
+    assert entry["created_by"]["pane"] == r.pane and entry["created_by"]["via"] == "mcp"
+    assert entry["target"] == "session:" + r.option("@rk_pane_agent_session")  # its own session
+
+    muted = _turn(r, "cron_mute", {"id": eid, "for": "30m"}, "mute it")
+    assert not muted["error"] and _doc(muted["text"])["result"]["muted"] is True, muted
+    listed = _turn(r, "cron_list", {}, "list them")
+    assert [e["id"] for e in _doc(listed["text"])["result"]] == [eid]
+    refused = _turn(r, "cron_add", {"prompt": "too often", "every": "10s"}, "again, faster")
+    assert "refused: every 10s is more often than rk mcp allows" in refused["text"], refused
+    # Claude passes the tool error on as one; Codex 0.171 passes only its text
+    assert refused["error"] or agent == "codex", refused
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_the_agent_awaits_a_worker_through_rk_mcp(rig, agent):
+    """agent_await inside a real tool call returns `idle` when the worker's turn ends.
+    The worker is a pane of the same server whose state `rk agent state` writes, as
+    its hooks would; the wait is seen started (its socket in the state dir) first."""
+    r = rig(agent, mcp=True)
+    _connected(r)
+    worker = r.run.tmux.run("new-window", "-d", "-P", "-F", "#{pane_id}", "cat").strip()
+    r.rk("agent", "state", "active", "--pane", worker)
+    r.run.mock.set_mode(
+        "tool",
+        **_call(agent, "agent_await"),
+        tool_input={"pane": worker, "until": ["idle", "failed"], "after_active": True, "timeout": "2m"},
+        after_text="The worker is done.",
+    )
+    r.run.mock.clear()
+    r.rk("send", "--pane", r.pane, "--json", "--", "wait for the worker")
+    waiting = r.state_dir / "await"
+    _until(lambda: waiting.is_dir() and any(waiting.glob("*.sock")), 60, "the await's socket")
+    ended = time.time()
+    r.rk("agent", "state", "idle", "--pane", worker)
+    reqs = _until(lambda: len(reqs := r.run.mock.requests(main_only=True)) >= 2 and reqs, 60, "the tool result")
+    result = reqs[-1]["tool_results"][-1]
+    assert not result["error"], result
+    doc = _doc(result["text"])["result"]
+    assert doc["condition"] == "idle" and doc["panes"][0]["pane"] == worker, doc
+    print(f"worker idle -> tool result at the model: {reqs[-1]['t'] - ended:.3f} s")
+    r.wait_state("idle", timeout=60)
