@@ -174,6 +174,27 @@ class Runner:
 # -- argv from typed inputs -------------------------------------------------------
 
 
+def _schedule_flags(every, idle_every, backoff, min, max, cron, tz) -> list[tuple[str, object]]:
+    """The schedule's flags, as cron_add and cron_edit both take them."""
+    return [
+        ("--every", every),
+        ("--idle-every", idle_every),
+        ("--backoff", backoff),
+        ("--min", min),
+        ("--max", max),
+        ("--cron", cron),
+        ("--tz", tz),
+    ]
+
+
+def _check_intervals(limits, **given: str | None) -> None:
+    """The MCP floor on how often a schedule repeats, for each interval given."""
+    for flag, text in given.items():
+        seconds = _seconds(text)
+        if seconds is not None:
+            mcpguard.check_interval(flag, seconds, limits)
+
+
 def _flags(pairs: list[tuple[str, object]]) -> list[str]:
     """`--flag value` for each given value; `--flag` for True; repeated for a list."""
     out: list[str] = []
@@ -274,13 +295,7 @@ def build(environ: Mapping[str, str] | None = None) -> MCPServer:
         Give one of every, idle_every, backoff, cron, at, in (or wake_on)."""
         argv = ["cron", "add"] + _flags(
             [
-                ("--every", every),
-                ("--idle-every", idle_every),
-                ("--backoff", backoff),
-                ("--min", min),
-                ("--max", max),
-                ("--cron", cron),
-                ("--tz", tz),
+                *_schedule_flags(every, idle_every, backoff, min, max, cron, tz),
                 ("--at", at),
                 ("--in", in_),
                 ("--name", name),
@@ -297,10 +312,7 @@ def build(environ: Mapping[str, str] | None = None) -> MCPServer:
         def check() -> None:
             limits = runner.limits()
             mcpguard.check_payload("prompt", prompt, limits)
-            for flag, text in (("every", every), ("idle_every", idle_every), ("min", min)):
-                seconds = _seconds(text)
-                if seconds is not None:
-                    mcpguard.check_interval(flag, seconds, limits)
+            _check_intervals(limits, every=every, idle_every=idle_every, min=min)
             caller = runner.caller()
             mcpguard.check_room(caller, runner.pending(caller), limits)
 
@@ -325,13 +337,7 @@ def build(environ: Mapping[str, str] | None = None) -> MCPServer:
         """Change fields of an entry you created (rk cron edit), keeping its id and history."""
         argv = ["cron", "edit"] + _flags(
             [
-                ("--every", every),
-                ("--idle-every", idle_every),
-                ("--backoff", backoff),
-                ("--min", min),
-                ("--max", max),
-                ("--cron", cron),
-                ("--tz", tz),
+                *_schedule_flags(every, idle_every, backoff, min, max, cron, tz),
                 ("--name", name),
                 ("--prompt", prompt),
                 ("--deliver", deliver),
@@ -344,10 +350,7 @@ def build(environ: Mapping[str, str] | None = None) -> MCPServer:
             limits = runner.limits()
             if prompt is not None:
                 mcpguard.check_payload("prompt", prompt, limits)
-            for flag, text in (("every", every), ("idle_every", idle_every), ("min", min)):
-                seconds = _seconds(text)
-                if seconds is not None:
-                    mcpguard.check_interval(flag, seconds, limits)
+            _check_intervals(limits, every=every, idle_every=idle_every, min=min)
             runner.check_owner(id)
 
         return runner.mutate("cron_edit", argv, [id], check)
