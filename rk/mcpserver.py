@@ -24,7 +24,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
@@ -50,10 +50,15 @@ INSTRUCTIONS = (
 )
 
 
+#: `rk.cli.root.main`'s shape: (argv, environ=, stdout=, stderr=) -> exit status.
+CliMain = Callable[..., int]
+
+
 class Runner:
     """Runs the command line in-process for one caller, with the guardrails."""
 
-    def __init__(self, environ: Mapping[str, str]) -> None:
+    def __init__(self, cli: CliMain, environ: Mapping[str, str]) -> None:
+        self.cli = cli
         self.environ = dict(environ)
         self.environ["RK_CREATED_VIA"] = mcpguard.VIA  # the entries cron_add creates say so
         self.pane = self.environ.get("TMUX_PANE", "")
@@ -62,11 +67,9 @@ class Runner:
 
     def call(self, argv: list[str], positional: list[str] | None = None) -> tuple[int, dict[str, Any]]:
         """`rk ARGV --json -- POSITIONAL`: the exit status and the JSON document."""
-        from rk.cli.root import main
-
         args = [*argv, "--json", *(["--", *positional] if positional else [])]
         out, err = io.StringIO(), io.StringIO()
-        code = main(args, environ=self.environ, stdout=out, stderr=err)
+        code = self.cli(args, environ=self.environ, stdout=out, stderr=err)
         lines = [line for line in out.getvalue().splitlines() if line.strip()]
         if len(lines) != 1:
             message = err.getvalue().strip().splitlines()[-1:] or [f"rk {' '.join(argv)}: no JSON document"]
@@ -259,9 +262,11 @@ def _aliased(fn):
     return call
 
 
-def build(environ: Mapping[str, str] | None = None) -> MCPServer:
-    """The server with every tool, for the caller whose environment this is."""
-    runner = Runner(os.environ if environ is None else environ)
+def build(cli: CliMain, environ: Mapping[str, str] | None = None) -> MCPServer:
+    """The server with every tool, for the caller whose environment this is; `cli` is
+    `rk.cli.root.main`, handed in by the command (this module never imports the CLI
+    that registers it)."""
+    runner = Runner(cli, os.environ if environ is None else environ)
     server: MCPServer = MCPServer("rk", instructions=INSTRUCTIONS)
 
     def tool(fn):
@@ -515,11 +520,9 @@ def build(environ: Mapping[str, str] | None = None) -> MCPServer:
         limit: Annotated[int, Field(ge=1, le=MAX_EVENTS, description="The newest this many.")] = 100,
     ) -> str:
         """State changes and log outcomes, oldest first (rk events --json), as one list."""
-        from rk.cli.root import main
-
         args = ["events", "--json"] + _flags([("--since", since), ("--pane", pane)])
         out, err = io.StringIO(), io.StringIO()
-        code = main(args, environ=runner.environ, stdout=out, stderr=err)
+        code = runner.cli(args, environ=runner.environ, stdout=out, stderr=err)
         docs = [json.loads(line) for line in out.getvalue().splitlines() if line.strip()]
         if code:
             error = docs[-1].get("error", {}).get("message") if docs else err.getvalue().strip()
@@ -557,6 +560,6 @@ def _counted(runner: Runner, pane: str) -> int:
     return sum(1 for line in doc["result"] if line.get("target") == pane and counts_for_rate(line.get("outcome", "")))
 
 
-def serve() -> None:
+def serve(cli: CliMain) -> None:
     """`rk mcp`: serve on stdin/stdout until the client closes them."""
-    build().run("stdio")
+    build(cli).run("stdio")

@@ -24,7 +24,6 @@ from rk.cli import (
     entries,
     events,
     listing,
-    mcp,
     notifying,
     pausing,
     running,
@@ -96,13 +95,30 @@ cron_app.command("pause")(pausing.cmd_pause)
 cron_app.command("resume")(pausing.cmd_resume)
 cron_app.command("simulate")(simulate.cmd_simulate)
 
+
+def cmd_mcp(ctx: typer.Context) -> None:
+    """Serve rk's tools over MCP on stdin/stdout (for an agent CLI to start; see `rk agent setup --mcp`).
+
+    The caller is the pane of the inherited $TMUX_PANE: it may change only the
+    entries it created, unless its window has the role operator. The SDK is
+    imported only when this command runs (rk.mcpserver), so no other command,
+    and not the hook, pays for it.
+
+    Example: claude mcp add rk -- rk mcp
+    """
+    environment(ctx)
+    from rk.mcpserver import serve
+
+    serve(main)  # the tools run this CLI in-process: handed in, so the server never imports it
+
+
 app.command("send")(send.cmd_send)
 app.command("status")(status.cmd_status)
 app.command("events")(events.cmd_events)
 app.command("doctor")(doctor.cmd_doctor)
 app.command("role")(windows.cmd_role)
 app.command("operator")(windows.cmd_operator)
-app.command("mcp")(mcp.cmd_mcp)
+app.command("mcp")(cmd_mcp)
 
 agent_app.command("state")(agent.cmd_state)
 agent_app.command("setup")(agent.cmd_setup)
