@@ -97,6 +97,9 @@ class Timing:
     #: Echo probe: captures after the settle, this far apart.
     probe_interval: float = 0.08
     probe_captures: int = 8
+    #: ...and on while each capture still differs from the one before (a long
+    #: paste still being drawn, on a loaded machine), up to this much longer.
+    probe_drawing: float = 3.0
     #: Observation after Enter: capture at these offsets from the Enter, up to
     #: the first change. run-kit's ladder stops at 0.64 s; rk's goes on to 5 s
     #: before it calls an Enter lost, because an agent may take that long to
@@ -412,12 +415,23 @@ class _Run:
         frame that proved it, or None."""
         t = self.timing
         self.sleep(t.settle)
+        last: Frame | None = None
         for i in range(t.probe_captures):
             if i:
                 self.sleep(t.probe_interval)
             f = echo.look(self, pane)
             if echo.holds(f):
                 return f
+            last = f
+        until = time.monotonic() + t.probe_drawing
+        while last is not None and time.monotonic() < until:  # the screen still moves: the paste may still arrive
+            self.sleep(t.probe_interval)
+            f = echo.look(self, pane)
+            if echo.holds(f):
+                return f
+            if f.norm == last.norm:
+                return None
+            last = f
         return None
 
     def enter_and_observe(self, pane: str, shown: Frame, echo: Echo, retry: bool = False) -> tuple[str, Frame]:
