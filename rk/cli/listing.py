@@ -111,7 +111,8 @@ def record(entry: Entry, view: LogView, now: int) -> dict:
         rec["muted_until"] = entry.muted_until
     if entry.active_hours is not None:
         rec["active_hours"] = entry.active_hours.text
-    rec["only_if_changed"] = entry.only_if_changed or None
+    if entry.only_if_changed:
+        rec["only_if_changed"] = entry.only_if_changed
     return rec
 
 
