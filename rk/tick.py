@@ -371,7 +371,7 @@ def _pipeline(
             if line.reason != Reason.CLOCK:
                 out.decisions.append(Decision(server.name, line.entry, line.reason, line.target, line.outcome))
 
-        marks = _marks(runtime, server, files, mine, view, panes, targets, now, out, dry_run)
+        marks = _marks(runtime, server, files, entries, view, panes, targets, now, out, dry_run)
         resolved_now: set[str] = set()
         decided = _Snapshot.of(files, now, paused)
         fires = [f for f in (*ev.fires, *ev.absent) if f.entry in by_id]

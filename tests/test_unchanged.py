@@ -84,9 +84,10 @@ def test_a_mark_taken_by_the_tick_of_the_fire_is_not_trusted():
 
 
 def test_a_mark_taken_long_after_the_answer_is_not_trusted():
-    late = Mark(T, T + 30 + 61, T + 30, {"%1": A})
-    assert verdict(late, T, {"%1": A}, 30, T + 100) == Verdict.LATE
-    assert verdict(late, T, {"%1": A}, 60, T + 100) == Verdict.UNCHANGED
+    late = Mark(T, T + 30 + 121, T + 30, {"%1": A})
+    assert verdict(late, T, {"%1": A}, 30, T + 200) == Verdict.LATE
+    assert verdict(late, T, {"%1": A}, 61, T + 200) == Verdict.UNCHANGED  # two polls of 61 s
+    assert verdict(Mark(T, T + 150, T + 30, {"%1": A}), T, {"%1": A}, 30, T + 200) == Verdict.UNCHANGED
 
 
 def test_a_spinner_only_change_skips_and_a_text_change_goes_end_to_end():

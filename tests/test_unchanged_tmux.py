@@ -74,6 +74,8 @@ def test_a_screen_that_only_blinks_is_skipped_and_new_text_is_prompted(env, tmux
     assert json.loads(marks.read_text())["entries"][entry]["delivered"] == T0 + 60
 
     blinked(tmux_server, pane)
+    dry = run_rk(["cron", "tick", "-L", tmux_server.name, "--dry-run"], {**env, "RK_NOW": str(T0 + 120)}, check=True)
+    assert f"{entry} schedule {pane} skipped-unchanged" in dry.stdout  # said, and nothing written
     assert tick(env, tmux_server, T0 + 120) == {entry: "skipped-unchanged"}
     blinked(tmux_server, pane)
     assert tick(env, tmux_server, T0 + 180) == {entry: "skipped-unchanged"}

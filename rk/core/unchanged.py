@@ -135,6 +135,16 @@ def wants_mark(mark: Mark | None, delivered: int, state: str, turn_end: int) -> 
     return answered(delivered, state, turn_end) and (mark is None or mark.delivered != delivered)
 
 
+#: A mark taken later than this after the answer is not trusted (seconds; at least two polls).
+TRUST_AFTER = 120
+
+
+def trust_window(poll: int) -> int:
+    """How long after the answer a mark may be taken and still speak for the time
+    since: two polls, at least TRUST_AFTER (a `rk cron tick` from cron runs each minute)."""
+    return max(2 * poll, TRUST_AFTER)
+
+
 class Verdict(StrEnum):
     """What the comparison found; only UNCHANGED skips."""
 
@@ -152,13 +162,13 @@ class Verdict(StrEnum):
 def verdict(mark: Mark | None, delivered: int, now: Mapping[str, Print], poll: int, at: int) -> Verdict:
     """Compare the prints taken right before this fire at `at` (`now`) with the mark of
     the last delivery (at `delivered`; 0: none). A mark is not trusted when it was
-    taken more than two polls after the answer's turn end, or by this very tick (a
+    taken more than `trust_window` after the answer's turn end, or by this very tick (a
     lost file, a first tick after the answer): the screen may have changed before it."""
     if delivered <= 0:
         return Verdict.FIRST
     if mark is None or mark.delivered != delivered:
         return Verdict.UNANSWERED
-    if mark.taken - mark.answered > 2 * max(poll, 1):
+    if mark.taken - mark.answered > trust_window(poll):
         return Verdict.LATE
     if mark.taken >= at:
         return Verdict.FRESH
