@@ -100,6 +100,7 @@ def test_simulate_says_it_sees_no_screens(tmp_path):
     assert out.code == 0, out.err
     assert "the simulator sees no screens, so it delivers every fire as if the panes changed" in out.out
     assert "fire(s) came with no new turn since the last answer" in out.out
+    assert "delivered (skipped-unchanged if the screen shows nothing new)" in out.out
     doc = json_ok(run_in([*args, "--json"], env))
     assert doc["entry"]["only_if_changed"] == "pane" and "sees no screens" in doc["screens"]
     fires = [e for e in doc["events"] if e["kind"] == "line"]
