@@ -38,6 +38,11 @@ def test_a_bare_flag_reads_as_pane_and_leaves_the_next_argument_alone():
     assert bare_only_if_changed(["--only-if-changed", "scope"]) == ["--only-if-changed", "scope"]
     assert bare_only_if_changed(["--only-if-changed", "off"]) == ["--only-if-changed", "off"]
     assert bare_only_if_changed(["--", "--only-if-changed"]) == ["--", "--only-if-changed"]
+    assert bare_only_if_changed(["cron", "edit", "x", "--only-if-changed", "--json"])[3] == "--only-if-changed=pane"
+    assert bare_only_if_changed(["cron", "edit", "x", "--only-if-changed", "bogus"])[3:] == [
+        "--only-if-changed",
+        "bogus",
+    ]
 
 
 def test_add_show_json_and_edit_off(tmp_path):
@@ -76,6 +81,10 @@ def test_a_bad_value_is_a_usage_error(tmp_path):
     assert res.code == 2 and res.err.strip().count("\n") == 0 and "must be pane or scope" in res.err
     res = run_in(["cron", "add", "hi", "--every", "5m", "--pane", "%1", "--only-if-changed=off"], env)
     assert res.code == 2  # off is for edit
+    rid = json_ok(run_in(["cron", "add", "hi", "--every", "5m", "--pane", "%1", "--json"], env))["id"]
+    res = run_in(["cron", "edit", rid, "--only-if-changed", "bogus"], env)
+    assert res.code == 2 and "must be pane or scope (or off), not 'bogus'" in res.err
+    assert run_in(["cron", "edit", rid, "--only-if-changed"], env).code == 0  # bare on edit: pane
 
 
 def test_a_hand_edited_bad_value_refuses_only_its_entry(tmp_path):

@@ -297,15 +297,24 @@ ONLY_IF_CHANGED = "--only-if-changed"
 _CHANGED_WORDS = ("pane", "scope", "off", "none")
 
 
+#: Commands whose positional argument may follow the flag (`add --only-if-changed "status?"`).
+_POSITIONAL = ("add", "simulate")
+
+
 def bare_only_if_changed(args: list[str]) -> list[str]:
-    """`--only-if-changed` not followed by one of its words reads as `--only-if-changed=pane`
-    (click has no option with an optional value); arguments after `--` are left alone."""
+    """`--only-if-changed` with no value reads as `--only-if-changed=pane` (click has no
+    option with an optional value): at the end, before another option, or, for a
+    command that takes a positional argument, before anything but one of its words
+    (elsewhere a wrong word stays its value, and is refused by name). Arguments
+    after `--` are left alone."""
     out: list[str] = []
     for i, arg in enumerate(args):
         if arg == "--":
             return out + args[i:]
         following = args[i + 1] if i + 1 < len(args) else ""
-        out.append(f"{ONLY_IF_CHANGED}=pane" if arg == ONLY_IF_CHANGED and following not in _CHANGED_WORDS else arg)
+        positional = any(a in _POSITIONAL for a in args[:i])
+        bare = not following or following.startswith("-") or (positional and following not in _CHANGED_WORDS)
+        out.append(f"{ONLY_IF_CHANGED}=pane" if arg == ONLY_IF_CHANGED and bare else arg)
     return out
 
 
