@@ -139,6 +139,11 @@ class ServerFiles:
         return self.intents / f"{entry_id}.json"
 
     @property
+    def unchanged(self) -> Path:
+        """`<slug>.unchanged.json`: what each only_if_changed entry's last answer left (see rk.unchanged)."""
+        return self.dir / f"{self.slug}.unchanged.json"
+
+    @property
     def pause(self) -> Path:
         """`<slug>.pause`: the server's pause (see rk.pause)."""
         return self.dir / f"{self.slug}.pause"

@@ -62,6 +62,7 @@ INTENT_KEYS = (
     "muted",
     "muted_until",
     "active_hours",
+    "only_if_changed",
     "created_by",
 )
 

@@ -242,6 +242,14 @@ Deliver = Annotated[str | None, Field(description="immediate | when-idle | queue
 WakeOn = Annotated[str | None, Field(description="Fire on this event too: agent-state-change (as --wake-on).")]
 ActiveHours = Annotated[str | None, Field(description="Only in these hours, e.g. 09:00-18:00 (as --active-hours).")]
 Duration = Annotated[str | None, Field(description="A duration, e.g. 30m or 2h.")]
+OnlyIfChanged = Annotated[
+    str | None,
+    Field(
+        description="pane | scope: skip a fire (skipped-unchanged) when, since its last prompt was answered, the "
+        "target (pane) or the panes its wake watches (scope) had no new turn and no screen change beyond spinner "
+        "and clock (as --only-if-changed; edit: off clears it)."
+    ),
+]
 
 
 #: Flags that are Python keywords: the input is named as the flag, the parameter with `_`.
@@ -291,6 +299,7 @@ def build(cli: CliMain, environ: Mapping[str, str] | None = None) -> MCPServer:
         deliver: Deliver = None,
         wake_on: WakeOn = None,
         active_hours: ActiveHours = None,
+        only_if_changed: OnlyIfChanged = None,
         pinned: Annotated[bool, Field(description="Never expire as an orphan.")] = False,
         role: Role = None,
         session: Session = None,
@@ -307,6 +316,7 @@ def build(cli: CliMain, environ: Mapping[str, str] | None = None) -> MCPServer:
                 ("--deliver", deliver),
                 ("--wake-on", wake_on),
                 ("--active-hours", active_hours),
+                ("--only-if-changed", only_if_changed),
                 ("--pinned", pinned),
                 ("--role", role),
                 ("--session", session),
@@ -338,6 +348,7 @@ def build(cli: CliMain, environ: Mapping[str, str] | None = None) -> MCPServer:
         deliver: Deliver = None,
         wake_on: Annotated[str | None, Field(description="agent-state-change, or off.")] = None,
         active_hours: Annotated[str | None, Field(description="e.g. 09:00-18:00, or off.")] = None,
+        only_if_changed: OnlyIfChanged = None,
     ) -> str:
         """Change fields of an entry you created (rk cron edit), keeping its id and history."""
         argv = ["cron", "edit"] + _flags(
@@ -348,6 +359,7 @@ def build(cli: CliMain, environ: Mapping[str, str] | None = None) -> MCPServer:
                 ("--deliver", deliver),
                 ("--wake-on", wake_on),
                 ("--active-hours", active_hours),
+                ("--only-if-changed", only_if_changed),
             ]
         )
 

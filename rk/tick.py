@@ -371,6 +371,7 @@ def _pipeline(
             if line.reason != Reason.CLOCK:
                 out.decisions.append(Decision(server.name, line.entry, line.reason, line.target, line.outcome))
 
+        marks = _marks(runtime, server, files, entries, view, panes, targets, now, out, dry_run)
         resolved_now: set[str] = set()
         decided = _Snapshot.of(files, now, paused)
         fires = [f for f in (*ev.fires, *ev.absent) if f.entry in by_id]
@@ -381,8 +382,22 @@ def _pipeline(
             if why:
                 out.diagnostics.append(Diagnostic(fire.entry, Diag.FIRE_DROPPED, f"{why}; nothing typed"))
                 continue
+            quiet = (
+                marks is not None and fire.pane != "" and _unchanged(runtime, server, entry, fire, view, panes, marks)
+            )
             outcome = fire_outcome(
-                runtime, server, entry, fire, view, now, out, dry_run, by_pane.get(fire.pane), gate=gate, still=decided
+                runtime,
+                server,
+                entry,
+                fire,
+                view,
+                now,
+                out,
+                dry_run,
+                by_pane.get(fire.pane),
+                gate=gate,
+                still=decided,
+                unchanged=quiet,
             )
             if outcome is None:
                 continue
@@ -651,16 +666,18 @@ def fire_outcome(
     *,
     gate: Gate | None = None,
     still: _Snapshot | None = None,
+    unchanged: bool = False,
 ) -> str | None:
     """Dispose of one fire and execute the disposition; the outcome to log, or
     None for an (unlogged) hold. `pane` is the target as this tick's
     enumeration and looks saw it; right before typing, the delivery's guard
     looks again and may still refuse. With `gate`, the server's lock is let go
     while the fire is carried out; `still` then tells the guard whether the
-    entry changed meanwhile."""
+    entry changed meanwhile. `unchanged`: only_if_changed found nothing new (`rk.unchanged`)."""
     seen = Seen()
     if pane is not None:  # a pane mode (copy-mode, …) is the human's: held like a draft, never cancelled
         seen = replace(seen_before_typing(pane, None, now, entry.any_program), mode=held_mode(pane.in_mode, pane.mode))
+    seen = replace(seen, unchanged=unchanged)
     disposition = dispose(fire, entry, view, now, runtime.settings.rate_per_hour, seen if fire.pane else None)
     return execute(Firing(runtime, server, entry, fire, out, dry_run, view, now, pane, gate, still), disposition)
 
@@ -790,6 +807,32 @@ def _act(firing: Firing, disposition: Disposition) -> str | Disposition | None:
 
 def _unlocked(firing: Firing) -> contextlib.AbstractContextManager[None]:
     return firing.gate.open() if firing.gate is not None else contextlib.nullcontext()
+
+
+def _marks(runtime, server, files, entries, view, panes, targets, now, out, dry_run):
+    """only_if_changed: the marks this tick compares with (`rk.unchanged.take_marks`),
+    or None when no entry asks for it. A failed write is reported; the fires go on."""
+    from rk import unchanged
+
+    if not any(e.only_if_changed for e in entries):
+        return None
+    try:
+        return unchanged.take_marks(server, files.unchanged, entries, view, panes, targets, now, write=not dry_run)
+    except OSError as exc:
+        out.diagnostics.append(Diagnostic("", Diag.CURSOR_WRITE_FAILED, f"{files.unchanged}: {exc.strerror or exc}"))
+        return {}
+
+
+def _unchanged(runtime, server, entry, fire, view, panes, marks) -> bool:
+    """Whether this fire finds nothing new since the last answer (only_if_changed)."""
+    from rk import unchanged
+    from rk.core.unchanged import Verdict
+
+    if not entry.only_if_changed or fire.reason == Reason.MANUAL:
+        return False
+    poll = runtime.settings.tick_interval
+    found = unchanged.unchanged_now(server, entry, fire.pane, view, panes, marks, poll, fire.at)
+    return found == Verdict.UNCHANGED
 
 
 def _retire_one_shots(files: ServerFiles, entries: list[Entry], view: LogView, out: ServerTick, dry_run: bool) -> None:

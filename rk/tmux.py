@@ -29,10 +29,12 @@ from rk.core.environ import (
     SESSION_OPTION,
     SOURCE_OPTION,
     STATE_OPTION,
+    TURN_END_OPTION,
     UNREAD_OPTION,
 )
 from rk.core.facts import PaneFact, reconcile
 from rk.core.program import Proc, judge
+from rk.core.turn import parse_turn_end
 from rk.process import own_pids, process_info, read_table, tty_device
 
 DEFAULT_TIMEOUT = 5.0
@@ -57,6 +59,7 @@ PANE_FIELDS = (
     SOURCE_OPTION,
     UNREAD_OPTION,
     IDLE_LINE_OPTION,
+    TURN_END_OPTION,
     "window_name",  # set freely too (a program may rename its window)
     "pane_title",  # last: a title is the one field a program sets freely
 )
@@ -119,6 +122,7 @@ def _pane_of_row(row: dict[str, str]) -> PaneFact:
         session_ref=row[SESSION_OPTION].strip(),
         unread=row[UNREAD_OPTION],
         idle_line=row[IDLE_LINE_OPTION],
+        turn_end=parse_turn_end(row[TURN_END_OPTION])[1],
     )
 
 

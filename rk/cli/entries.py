@@ -10,11 +10,14 @@ import typer
 from rk import logfile
 from rk.cli.environment import CliError, Environment, environment, moment, not_found, usage
 from rk.cli.flags import (
+    CHANGED_OFF,
     HOURS_OFF,
     WAKE_OFF,
     active_hours_from_flag,
+    check_only_if_changed,
     choice,
     duration,
+    only_if_changed_from_flag,
     schedule_from_flags,
     target_from_flags,
     wake_from_flags,
@@ -38,6 +41,7 @@ from rk.cli.options import (
     MaxOpt,
     MinOpt,
     NameOpt,
+    OnlyIfChangedOpt,
     RespawnOpt,
     ServerOpt,
     TzOpt,
@@ -107,6 +111,7 @@ def cmd_add(
     wake_debounce: WakeDebounceOpt = None,
     catch_up_within: CatchUpWithinOpt = None,
     active_hours: ActiveHoursOpt = None,
+    only_if_changed: OnlyIfChangedOpt = None,
     at: AtOpt = None,
     in_: InOpt = None,
     force: ForceOpt = False,
@@ -146,6 +151,8 @@ def cmd_add(
         env.notice(remark)
     schedule = schedule or WakeOnly()  # fires on its wake event only
     hours = active_hours_from_flag(active_hours, allow_off=False)
+    changed = only_if_changed_from_flag(only_if_changed, allow_off=False) or ""
+    check_only_if_changed(changed, wake is not None)
     deliver = (
         choice("--deliver", deliver, Deliver) or Deliver.IMMEDIATE
     )  # the defaults are written, as the original does
@@ -187,6 +194,7 @@ def cmd_add(
         pinned=pinned,
         any_program=any_program,
         active_hours=hours if isinstance(hours, ActiveHours) else None,
+        only_if_changed=changed,
         created_by=CreatedBy(at=now, session=session_ref, pane=caller, via=_via(env)),
     )
     _check_catch_up_window(entry)
@@ -390,6 +398,7 @@ def cmd_edit(
     ] = None,
     catch_up_within: CatchUpWithinOpt = None,
     active_hours: ActiveHoursOpt = None,
+    only_if_changed: OnlyIfChangedOpt = None,
     prompt: Annotated[str | None, typer.Option("--prompt", help="The new text to type (placeholders allowed).")] = None,
     force: ForceOpt = False,
     as_json: JsonOpt = False,
@@ -422,13 +431,14 @@ def cmd_edit(
     for remark in notes:  # said once the schedule is accepted
         env.notice(remark)
     hours = active_hours_from_flag(active_hours, allow_off=True)
+    changed = only_if_changed_from_flag(only_if_changed, allow_off=True)
     deliver = choice("--deliver", deliver, Deliver)
     if_absent = choice("--if-absent", if_absent, IfAbsent)
     wake = wake_from_flags(wake_on, wake_scope, wake_debounce, allow_off=True)
-    if all(v is None for v in (schedule, deliver, name, if_absent, respawn, wake, any_program, hours, prompt)):
+    if all(v is None for v in (schedule, deliver, name, if_absent, respawn, wake, any_program, hours, prompt, changed)):
         raise usage(
             "nothing to edit — pass a schedule flag, --prompt, --deliver, --name, --if-absent, --respawn, --wake-on, "
-            "--active-hours, or --any-program/--agents-only"
+            "--active-hours, --only-if-changed, or --any-program/--agents-only"
         )
     if prompt is not None and not prompt.strip():
         raise usage("the prompt must not be empty")
@@ -464,6 +474,9 @@ def cmd_edit(
             new = replace(new, active_hours=None)
         elif isinstance(hours, ActiveHours):
             new = replace(new, active_hours=hours)
+        if changed is not None:
+            new = replace(new, only_if_changed="" if changed == CHANGED_OFF else changed)
+        check_only_if_changed(new.only_if_changed, new.wake_on is not None)
         if new.payload != old.payload:  # edit cannot change the payload today; if it ever does, add's rule holds
             _check_placeholders(new.payload)
         _check_catch_up_window(new)

@@ -35,6 +35,7 @@ from rk.core.environ import is_pane_id
 from rk.core.grace import CRON_GRACE
 from rk.core.hours import ActiveHours, HoursError
 from rk.core.ladder import POLL
+from rk.core.unchanged import MODES, SCOPE
 
 E = TypeVar("E", bound=StrEnum)
 
@@ -286,3 +287,54 @@ def wake_from_flags(
         raise usage(f"--wake-scope must be {WAKE_SCOPE}")
     secs = duration("--wake-debounce", debounce, allow_zero=True) if debounce is not None else WAKE_DEBOUNCE
     return WakeOn(event=wake_on, scope=WAKE_SCOPE, debounce=secs)
+
+
+# -- only_if_changed -----------------------------------------------------------------
+
+ONLY_IF_CHANGED = "--only-if-changed"
+#: The words `--only-if-changed` takes; anything else after it is the next argument
+#: (a bare `--only-if-changed` means `pane`).
+_CHANGED_WORDS = ("pane", "scope", "off", "none")
+
+
+#: Commands whose positional argument may follow the flag (`add --only-if-changed "status?"`).
+_POSITIONAL = ("add", "simulate")
+
+
+def bare_only_if_changed(args: list[str]) -> list[str]:
+    """`--only-if-changed` with no value reads as `--only-if-changed=pane` (click has no
+    option with an optional value): at the end, before another option, or, for a
+    command that takes a positional argument, before anything but one of its words
+    (elsewhere a wrong word stays its value, and is refused by name). Arguments
+    after `--` are left alone."""
+    out: list[str] = []
+    for i, arg in enumerate(args):
+        if arg == "--":
+            return out + args[i:]
+        following = args[i + 1] if i + 1 < len(args) else ""
+        positional = any(a in _POSITIONAL for a in args[:i])
+        bare = not following or following.startswith("-") or (positional and following not in _CHANGED_WORDS)
+        out.append(f"{ONLY_IF_CHANGED}=pane" if arg == ONLY_IF_CHANGED and bare else arg)
+    return out
+
+
+#: `only_if_changed_from_flag` for `--only-if-changed off|none` (edit: clear it).
+CHANGED_OFF = "off"
+
+
+def only_if_changed_from_flag(value: str | None, allow_off: bool) -> str | None:
+    """The `--only-if-changed` value: `pane`, `scope`, CHANGED_OFF (edit), or None when not given."""
+    if value is None:
+        return None
+    word = value.strip().lower()
+    if allow_off and word in ("off", "none"):
+        return CHANGED_OFF
+    if word not in MODES:
+        raise usage(f"{ONLY_IF_CHANGED} must be pane or scope{' (or off)' if allow_off else ''}, not {value!r}")
+    return word
+
+
+def check_only_if_changed(mode: str, wakes: bool) -> None:
+    """`scope` compares the panes a wake watches: an entry without wake_on has none."""
+    if mode == SCOPE and not wakes:
+        raise usage(f"{ONLY_IF_CHANGED} scope needs --wake-on (the panes it watches); use pane for the target alone")

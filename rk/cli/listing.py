@@ -111,6 +111,8 @@ def record(entry: Entry, view: LogView, now: int) -> dict:
         rec["muted_until"] = entry.muted_until
     if entry.active_hours is not None:
         rec["active_hours"] = entry.active_hours.text
+    if entry.only_if_changed:
+        rec["only_if_changed"] = entry.only_if_changed
     return rec
 
 
@@ -227,6 +229,8 @@ def flags_cell(entry: Entry) -> str:
         flags.append(f"wake:{entry.wake_on.event}")
     if entry.active_hours is not None:
         flags.append(f"hours:{entry.active_hours.text}")
+    if entry.only_if_changed:
+        flags.append(f"if-changed:{entry.only_if_changed}")
     return ",".join(flags) or "-"
 
 

@@ -120,6 +120,16 @@ WakeOnOpt = Annotated[
         "Without a schedule flag the entry fires on the event only (edit: none/off removes it).",
     ),
 ]
+OnlyIfChangedOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--only-if-changed",
+        autocompletion=_choices("pane", "scope", "off"),
+        help="Skip a fire (skipped-unchanged) when, since its last prompt was answered, the target (pane, the "
+        "default) or the panes its wake watches (scope) had no new turn and their screens changed only in "
+        "spinner and clock (edit: off clears it).",
+    ),
+]
 AnyProgramOpt = Annotated[
     bool,
     typer.Option(

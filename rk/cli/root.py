@@ -34,6 +34,7 @@ from rk.cli import (
     windows,
 )
 from rk.cli.environment import CliError, Environment, ExitStatus, environment, usage
+from rk.cli.flags import bare_only_if_changed
 from rk.cli.options import ServerOpt
 from rk.config import ConfigError
 from rk.core.cronexpr import CronError
@@ -136,7 +137,7 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
     One `Environment` per call, handed to the commands as the click context's
     `obj` (see `rk.cli.environment.environment`).
     """
-    args = list(sys.argv[1:] if argv is None else argv)
+    args = bare_only_if_changed(list(sys.argv[1:] if argv is None else argv))
     env = Environment(
         environ=dict(os.environ if environ is None else environ),
         stdout=stdout or sys.stdout,

@@ -10,11 +10,14 @@ import typer
 from rk import clock
 from rk.cli.environment import environment, moment, usage
 from rk.cli.flags import (
+    CHANGED_OFF,
     HOURS_OFF,
     WAKE_OFF,
     active_hours_from_flag,
+    check_only_if_changed,
     choice,
     duration,
+    only_if_changed_from_flag,
     schedule_from_flags,
     wake_from_flags,
 )
@@ -31,6 +34,7 @@ from rk.cli.options import (
     JsonOpt,
     MaxOpt,
     MinOpt,
+    OnlyIfChangedOpt,
     ServerOpt,
     TzOpt,
     WakeDebounceOpt,
@@ -76,6 +80,7 @@ def cmd_simulate(
     wake_debounce: WakeDebounceOpt = None,
     catch_up_within: CatchUpWithinOpt = None,
     active_hours: ActiveHoursOpt = None,
+    only_if_changed: OnlyIfChangedOpt = None,
     width: Annotated[
         int | None, typer.Option("--width", help="Columns for the drawing (default: the terminal's).")
     ] = None,
@@ -109,6 +114,7 @@ def cmd_simulate(
     hours = active_hours_from_flag(active_hours, allow_off=True)
     deliver = choice("--deliver", deliver, Deliver)
     wake = wake_from_flags(wake_on, None, wake_debounce, allow_off=True)
+    changed = only_if_changed_from_flag(only_if_changed, allow_off=True)
     if width is not None and not 20 <= width <= 1000:
         raise usage("--width must be between 20 and 1000 columns")
     span = duration("--for", for_)
@@ -146,6 +152,9 @@ def cmd_simulate(
         entry = replace(entry, wake_on=None)
     elif isinstance(wake, WakeOn):
         entry = replace(entry, wake_on=wake)
+    if changed is not None:
+        entry = replace(entry, only_if_changed="" if changed == CHANGED_OFF else changed)
+    check_only_if_changed(entry.only_if_changed, entry.wake_on is not None)
     try:
         script = parse_script(states, "%1", t0)
         others = []
@@ -172,7 +181,9 @@ def cmd_simulate(
                     "schedule": entry.schedule.summary,
                     "deliver": entry.deliver or Deliver.IMMEDIATE,
                     "wake_on": entry.wake_on is not None,
+                    "only_if_changed": entry.only_if_changed or None,
                 },
+                **({"screens": SCREENS_NOTE} if entry.only_if_changed else {}),
                 "start": t0,
                 "end": t0 + span,
                 "tick": step,
@@ -188,6 +199,7 @@ def cmd_simulate(
                         "rung": e.rung,
                     }
                     | ({"typed": e.typed} if e.typed else {})
+                    | ({"skipped_if_unchanged": True} if e.if_unchanged else {})
                     for e in sim.events
                 ],
             }
@@ -208,3 +220,15 @@ def cmd_simulate(
     first = next((e for e in sim.events if e.typed), None)
     if first is not None:
         console.print(f"typed at {moment(first.at, zone)}: {first.typed}")
+    if entry.only_if_changed:
+        maybe = [moment(e.at, zone) for e in sim.events if e.if_unchanged]
+        console.print(f"only-if-changed {entry.only_if_changed}: {SCREENS_NOTE}.")
+        console.print(
+            f"{len(maybe)} fire(s) came with no new turn since the last answer"
+            + (f" ({', '.join(maybe[:6])}{', …' if len(maybe) > 6 else ''})" if maybe else "")
+            + ": on a real pane they are skipped-unchanged if its screen changed only in spinner and clock."
+        )
+
+
+#: What the simulator says about only_if_changed: it has no screens to compare.
+SCREENS_NOTE = "the simulator sees no screens, so it delivers every fire as if the panes changed"

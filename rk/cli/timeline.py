@@ -180,7 +180,7 @@ def render(
             last = events[j - 1]
             what = f"held while busy until {offset_label(last.at - start)} ({j - i} polls)"
         else:
-            what = ev.outcome
+            what = ev.outcome + (" (skipped-unchanged if the screen shows nothing new)" if ev.if_unchanged else "")
         extra = f"  rung {ev.rung}" if ev.rung else ""
         due = f"  due {offset_label(ev.due_at - start)}" if ev.due_at and ev.due_at != ev.at else ""
         lines.append(Text(f"{offset_label(ev.at - start):>9}  {when}  {ev.reason or '-':<8} {what}{extra}{due}"))

@@ -65,6 +65,7 @@ def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serv
         f"deliver:    {entry.deliver or Deliver.IMMEDIATE}",
         f"if_absent:  {entry.if_absent or IfAbsent.SKIP}" + (f" {list(entry.respawn)}" if entry.respawn else ""),
         f"flags:      {_flags(entry, now)}",
+        *([f"if changed: {_changed_words(entry.only_if_changed)}"] if entry.only_if_changed else []),
         f"types into: {'any program but a shell (any_program)' if entry.any_program else 'agents only'}",
         f"created:    {stamp(entry.created_by.at, zone)}"
         + (f" from {entry.created_by.pane}" if entry.created_by.pane else ""),
@@ -107,6 +108,12 @@ def _flags(entry: Entry, now: int) -> str:
     if entry.any_program:
         flags.append("any-program")
     return ",".join(flags) or "-"
+
+
+def _changed_words(mode: str) -> str:
+    """`show`'s only_if_changed line: what a skipped-unchanged fire compares."""
+    what = "the panes its wake watches" if mode == "scope" else "the target"
+    return f"{mode} (skipped-unchanged when {what} had no new turn and no screen change since the last answer)"
 
 
 def _short(seconds: int) -> str:

@@ -7,8 +7,8 @@ simulator only execute dispositions, so the simulator (the spec's executable
 mirror) cannot drift from the tick. Pure: the pane facts at delivery time are
 passed in.
 
-Order for a resolved fire: the rate cap (keyed on the pane), then the deliver
-policy against the pane as seen right before typing. For an absent fire: the
+Order for a resolved fire: the rate cap (keyed on the pane), only_if_changed,
+then the deliver policy against the pane as seen right before typing. For an absent fire: the
 rate cap (keyed on the entry), then `if_absent`.
 """
 
@@ -69,6 +69,8 @@ class Seen:
     #: the tmux mode a human put the pane in (`copy-mode`, `view-mode`, `clock-mode`, …):
     #: the keyboard is theirs, so it is held like a draft and never cancelled
     mode: str = ""
+    #: only_if_changed: the compared panes show nothing new since the last answer (`rk.core.unchanged`)
+    unchanged: bool = False
 
     @property
     def blocker(self) -> str:
@@ -190,7 +192,19 @@ def dispose(
         return absent_disposition(entry, seen.refused)
     if seen.blocker == LIMITED and waits_for_reset(entry, fire):
         return Disposition(Act.HOLD, held_by=LIMITED)
+    if skips_unchanged(entry, fire, seen):
+        return _log(Status.SKIPPED_UNCHANGED)
     return deliver_policy(entry.policy, seen, fire.due_at, now)
+
+
+def skips_unchanged(entry: Entry, fire: Fire, seen: Seen) -> bool:
+    """only_if_changed: a fire into a pane at rest with nothing in the way, whose
+    compared panes show nothing new since the last answer, is `skipped-unchanged`.
+    Anything in the way (a limit, a dialog, a draft, a busy agent, a failed read)
+    goes to the deliver policy as usual; `rk cron run` always goes (a human asked)."""
+    if not (entry.only_if_changed and seen.unchanged) or fire.reason == Reason.MANUAL:
+        return False
+    return not seen.blocker and not seen.error
 
 
 def waits_for_reset(entry: Entry, fire: Fire) -> bool:

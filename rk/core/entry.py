@@ -24,6 +24,7 @@ from rk.core.environ import ClockError, is_pane_id, parse_instant
 from rk.core.grace import late_window, late_window_words
 from rk.core.hours import ActiveHours, HoursError
 from rk.core.identity import UNKNOWN_SERVER, ServerIdentity
+from rk.core.unchanged import MODES, PANE, SCOPE
 
 
 class ScheduleKind(StrEnum):
@@ -288,6 +289,8 @@ class Entry:
     muted_until: int = 0
     #: the times of day it may fire, in its zone (None: any time)
     active_hours: ActiveHours | None = None
+    #: skip a fire when nothing changed since the last answer (`rk.core.unchanged`): "", pane, scope
+    only_if_changed: str = ""
     created_by: CreatedBy = field(default_factory=CreatedBy)
 
     def __post_init__(self) -> None:
@@ -341,6 +344,8 @@ class Entry:
             out["muted_until"] = self.muted_until
         if self.active_hours is not None:
             out["active_hours"] = self.active_hours.text
+        if self.only_if_changed:
+            out["only_if_changed"] = self.only_if_changed
         out["created_by"] = self.created_by.to_yaml()
         return out
 
@@ -575,6 +580,7 @@ def decode_entry(raw: object) -> Entry:
         muted=_bool(raw.get("muted"), "muted"),
         muted_until=_int(raw.get("muted_until"), "muted_until"),
         active_hours=decode_active_hours(raw.get("active_hours")),
+        only_if_changed=decode_only_if_changed(raw.get("only_if_changed"), raw.get("wake_on") is not None),
         created_by=created_by,
     )
 
@@ -597,6 +603,19 @@ def decode_active_hours(raw: object) -> ActiveHours | None:
         return ActiveHours.parse(text)
     except HoursError as exc:
         raise EntryError(str(exc)) from None
+
+
+def decode_only_if_changed(raw: object, wakes: bool) -> str:
+    """`only_if_changed`: `pane` (also `true`), `scope` (a wake_on entry only), or off
+    (absent, `false`); anything else refuses the entry."""
+    if raw is None or raw is False:
+        return ""
+    value = PANE if raw is True else _text(raw, "only_if_changed").strip()
+    if value not in MODES:
+        raise EntryError(f"only_if_changed must be pane or scope, not {value!r}")
+    if value == SCOPE and not wakes:
+        raise EntryError("only_if_changed scope needs wake_on (the panes it watches)")
+    return value
 
 
 def check_respawn_intent(entry: Entry) -> None:

@@ -186,6 +186,7 @@ class PaneFact:
     program_argv: str = ""  #: its short command line (`node …/claude-code/cli.js`)
     agent: str = ""  #: the agent CLI the process tree shows (`claude`, `codex`…)
     idle_line: str = ""  #: the @rk_pane_idle_line option as listed (`rk.core.idleline`)
+    turn_end: int = 0  #: the epoch of its last turn end (`@rk_pane_turn_end`, `rk.core.turn`; 0: none)
 
     @property
     def server(self) -> ServerIdentity:

@@ -36,6 +36,8 @@ class Status(StrEnum):
     SKIPPED_BUSY = "skipped-busy"  #: skip-if-busy met a busy pane; state (or `draft`) follows
     SKIPPED_LIMITED = "skipped-limited"  #: the agent is at a usage or rate limit; the reset follows when known
     SKIPPED_QUIET = "skipped-quiet"  #: due outside the entry's active hours
+    #: only_if_changed: nothing new in the compared panes since the last prompt was answered
+    SKIPPED_UNCHANGED = "skipped-unchanged"
     SKIPPED_PAUSED = "skipped-paused"  #: a cron or at occurrence due while the server was paused: dropped
     HELD_QUIET = "held-quiet"  #: a cron catch-up due outside its active hours waits for them (once; no anchor)
     HELD_EXPIRED = "held-expired"  #: when-idle held past 2 h; state follows

@@ -6,6 +6,11 @@ have an agent model: a delivered payload makes it active at once and idle
 `busy_for` seconds later, which is exactly the feedback the backoff
 anchor-join exists for. Pure: used by `rk cron simulate`, by the timeline
 scenarios in `specs/scenarios/`, and by property tests.
+
+It sees no screens: an `only_if_changed` entry's fire is delivered as if its
+panes changed. A fire that came with no new turn and no other state since the
+last answer (where the real tick would compare screens) is marked
+`if_unchanged`: it is `skipped-unchanged` on a pane whose screen shows nothing new.
 """
 
 from __future__ import annotations
@@ -16,12 +21,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 
 from rk.core.dispose import Act, Seen, dispose, edge_kept
-from rk.core.due import due
-from rk.core.entry import Entry
-from rk.core.facts import PaneFact, PaneKind, resolve_all
-from rk.core.log import LogLine, LogView, Status
+from rk.core.due import Fire, due
+from rk.core.entry import Entry, WakeEvent
+from rk.core.facts import PaneFact, PaneKind, TargetFact, resolve_all
+from rk.core.log import LogLine, LogView, Reason, Status
 from rk.core.placeholders import has_placeholders, typed
 from rk.core.settings import Settings
+from rk.core.unchanged import Mark, Print, Verdict, compared, verdict, wants_mark
 from rk.core.wake import Observation
 
 GONE = "gone"  #: a scripted state meaning the pane no longer exists
@@ -73,6 +79,9 @@ class Event:
     due_at: int = 0
     rung: int = 0
     typed: str = ""  #: a delivered line of a payload with placeholders: the text typed
+    #: only_if_changed: a fire with no new turn since the last answer, delivered here; the real
+    #: tick compares the screens and skips it (`skipped-unchanged`) when they show nothing new
+    if_unchanged: bool = False
 
 
 @dataclass
@@ -97,6 +106,7 @@ class Simulation:
 class _Pane:
     state: str = UNKNOWN
     epoch: int = 0
+    turn_end: int = 0  #: when it last went from busy to idle (a turn's end)
 
 
 def _agent_state(scripted: str) -> str:
@@ -164,10 +174,12 @@ def simulate(
     obs: dict[str, Observation] = dict(cursor or {})
     result = Simulation(lines=list(view.lines))
 
-    def emit(line: LogLine, *, due_at: int = 0, rung: int = 0, text: str = "") -> None:
+    marks: dict[str, Mark] = {}
+
+    def emit(line: LogLine, *, due_at: int = 0, rung: int = 0, text: str = "", maybe: bool = False) -> None:
         view.add(line)
         result.lines.append(line)
-        event = Event(line.ts, line.entry, "line", line.reason, line.outcome, line.target, due_at, rung, text)
+        event = Event(line.ts, line.entry, "line", line.reason, line.outcome, line.target, due_at, rung, text, maybe)
         result.events.append(event)
 
     by_id = {e.id: e for e in entries}
@@ -181,7 +193,9 @@ def simulate(
             elif state == GONE:
                 panes.pop(pane, None)
             else:
-                panes[pane] = _Pane(state=state, epoch=at)
+                before = panes.get(pane, _Pane())
+                ended = at if before.state in ("active", "waiting") and state == "idle" else before.turn_end
+                panes[pane] = _Pane(state=state, epoch=at, turn_end=ended)
         if paused:
             result.paused.add(t)
         facts = [_fact(p, s, role_of.get(p, ""), session_of.get(p, "")) for p, s in sorted(panes.items())]
@@ -201,6 +215,7 @@ def simulate(
         )
         for line, due_at in ev.ledger(t):
             emit(line, due_at=due_at)
+        _take_marks(entries, view, panes, targets, marks, t)
         kept: dict[str, Observation] = {}
         for fire in (*ev.fires, *ev.absent):
             entry = by_id[fire.entry]
@@ -216,11 +231,13 @@ def simulate(
                 continue
             outcome = disposition.text if disposition.act in (Act.LOG, Act.NOTIFY) else str(_SIMULATED[disposition.act])
             sent = disposition.act == Act.SEND and has_placeholders(entry.payload)
+            maybe = disposition.act == Act.SEND and _no_new_turn(entry, fire, view, panes, marks, tick)
             emit(
                 LogLine(t, fire.entry, fire.pane, fire.reason, outcome),
                 due_at=fire.due_at,
                 rung=fire.rung if fire.pane else 0,
                 text=typed(entry, fire, view, t, zone) if sent else "",
+                maybe=maybe,
             )
             model = agents.get(fire.pane)
             if disposition.act == Act.SEND and model is not None:
@@ -233,3 +250,41 @@ def simulate(
         obs = {**ev.next_cursor, **kept}
         t += tick
     return result
+
+
+def _prints(entry: Entry, target: str, panes: Mapping[str, _Pane]) -> dict[str, Print]:
+    """The compared panes' prints, without a screen (the simulator has none)."""
+    others = entry.wake_on is not None and entry.wake_on.event == WakeEvent.AGENT_STATE_CHANGE
+    states = {p: _agent_state(s.state) for p, s in panes.items()}
+    ids = compared(entry.only_if_changed, others, target, states)
+    return {p: Print(states[p], panes[p].turn_end) for p in ids if p in panes}
+
+
+def _take_marks(
+    entries: Sequence[Entry],
+    view: LogView,
+    panes: Mapping[str, _Pane],
+    targets: Mapping[str, TargetFact],
+    marks: dict[str, Mark],
+    t: int,
+) -> None:
+    """As the tick does (`rk.unchanged.take_marks`): a mark at the first sight of an answer."""
+    for entry in entries:
+        target = targets.get(entry.id)
+        last = view.last_delivered(entry.id)
+        if not entry.only_if_changed or target is None or not target.resolved or last is None:
+            continue
+        pane = panes.get(target.pane)
+        if pane is not None and wants_mark(marks.get(entry.id), last.ts, _agent_state(pane.state), pane.turn_end):
+            marks[entry.id] = Mark(last.ts, t, pane.turn_end, _prints(entry, target.pane, panes))
+
+
+def _no_new_turn(
+    entry: Entry, fire: Fire, view: LogView, panes: Mapping[str, _Pane], marks: Mapping[str, Mark], poll: int
+) -> bool:
+    """Whether the real tick would compare screens for this fire (and skip it if they match)."""
+    if not entry.only_if_changed or not fire.pane or fire.reason == Reason.MANUAL:
+        return False
+    last = view.last_delivered(entry.id)
+    seen = _prints(entry, fire.pane, panes)
+    return verdict(marks.get(entry.id), last.ts if last else 0, seen, poll, fire.at) == Verdict.UNCHANGED
