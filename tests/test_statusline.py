@@ -231,6 +231,6 @@ def test_doctor_says_whether_the_callers_tmux_shows_the_segment(tmp_path, tmux_s
         out = json.loads(subprocess.run(run, env=env, capture_output=True, text=True).stdout)
         return next(c for c in out["result"] if c["name"] == "status line")
 
-    assert line_check()["level"] == "warn" and "status-right" in line_check()["fix"]
+    assert line_check()["level"] == "warn" and line_check()["fix"] == "rk agent setup tmux"
     tmux_server.run("set-option", "-g", "status-right", "#(rk status --format tmux) %H:%M")
     assert line_check()["level"] == "ok"
