@@ -173,7 +173,8 @@ def test_it_asks_on_a_terminal_and_refuses_without_one(tmp_path, tmux_server):
     code, _, err = run(tmp_path, tmux_server)
     assert code == 2 and "--yes" in err
     code, out, _ = run(tmp_path, tmux_server, stdin=Tty("n\n"))
-    assert code == 1 and "[y/N]" in out and f"+{tmuxconf.HEADER}" in out
+    assert code == 1 and "Write 1 file(s) and set the running tmux server? [y/N]" in out
+    assert f"+{tmuxconf.HEADER}" in out
     assert path.read_text() == USER and not tmuxconf.shows_segment(shown(tmux_server))
     code, _, _ = run(tmp_path, tmux_server, stdin=Tty("y\n"))
     assert code == 0 and tmuxconf.HEADER in path.read_text() and tmuxconf.shows_segment(shown(tmux_server))
@@ -189,6 +190,15 @@ def test_a_symlinked_dotfile_keeps_its_link_and_its_target_is_written(tmp_path):
     assert run(tmp_path, yes=True)[0] == 0
     assert conf(tmp_path).is_symlink() and tmuxconf.HEADER in target.read_text()
     assert target.stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.shell
+def test_a_config_that_is_not_text_is_refused_and_nothing_is_written(tmp_path):
+    path = home(tmp_path, None)
+    path.write_bytes(b"set -g status-right '\xff\xfe'\n")
+    code, _, err = run(tmp_path, yes=True)
+    assert code == 1 and "not UTF-8" in err and err[-1] == "\n" and err.count("\n") == 1
+    assert path.read_bytes() == b"set -g status-right '\xff\xfe'\n"
 
 
 @pytest.mark.shell

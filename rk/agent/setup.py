@@ -914,7 +914,9 @@ def run_setup(
             return fail("not a terminal: pass --yes to write, or --dry-run to see the changes", 2)
         for p in changes:
             stdout.write(p.diff())
-        stdout.write(f"Write {len(changes)} file(s)? [y/N] ")
+        files = sum(p.old != p.new for p in changes)
+        servers = " and set the running tmux server" if any(p.live for p in changes) else ""
+        stdout.write(f"Write {files} file(s){servers}? [y/N] " if files else "Set the running tmux server? [y/N] ")
         stdout.flush()
         try:
             answer = stdin.readline()
