@@ -315,3 +315,21 @@ def test_cli_sets_the_callers_server_and_doctor_then_says_ok(tmp_path, env, tmux
 def test_the_readme_shows_the_block_rk_writes():
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     assert tmuxconf.block("rk") in readme
+
+
+@pytest.mark.shell
+def test_an_attached_client_renders_the_segment_setup_added(tmp_path, tmux_server):
+    """The real thing: after `rk agent setup tmux`, a pty-attached client's status line
+    shows the segment the installed rk prints (the ticker is down here: `rk✗`)."""
+    from conftest import wait_for
+    from test_statusline import _attach
+
+    home(tmp_path)
+    tmux_server.run("set-environment", "-g", "RK_STATE_DIR", str(tmp_path / "state"))
+    tmux_server.run("set-option", "-g", "status-interval", "1")
+    assert run(tmp_path, tmux_server, yes=True)[0] == 0
+    screen = _attach(tmux_server)
+    try:
+        wait_for(lambda: "rk✗" in screen.text(), timeout=15, message="the segment on the status line")
+    finally:
+        screen.close()
