@@ -318,6 +318,14 @@ def test_the_readme_shows_the_block_rk_writes():
 
 
 @pytest.mark.shell
+def test_cli_with_dash_L_sets_that_server(tmp_path, env, tmux_server):
+    home(tmp_path)
+    proc = run_rk(["-L", tmux_server.name, "agent", "setup", "tmux", "--yes"], {**env, "PATH": os.environ["PATH"]})
+    assert proc.returncode == 0, proc.stderr
+    assert tmuxconf.shows_segment(shown(tmux_server)) and str(tmux_server.path) in proc.stdout
+
+
+@pytest.mark.shell
 def test_an_attached_client_renders_the_segment_setup_added(tmp_path, tmux_server):
     """The real thing: after `rk agent setup tmux`, a pty-attached client's status line
     shows the segment the installed rk prints (the ticker is down here: `rk✗`)."""
