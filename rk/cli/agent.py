@@ -105,8 +105,10 @@ def cmd_setup(
     from rk.tmux import socket_dir, socket_from_tmux_env
 
     env = environment(ctx)
-    own = socket_from_tmux_env(env.environ.get("TMUX", ""))
-    socket = own if own and not env.server_flag else str(socket_dir(env.environ) / env.server)
+    socket = None
+    if "tmux" in (agents or ()):  # the server whose status line is set too: -L's, else the caller's
+        own = socket_from_tmux_env(env.environ.get("TMUX", ""))
+        socket = own if own and not env.server_flag else str(socket_dir(env.environ) / env.server)
     errors = io.StringIO()
     code = run_setup(
         agents or (),
