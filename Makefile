@@ -56,6 +56,7 @@ test-agents: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/due.py $(ARGS)
 	$(BIN)/python bench/hook.py $(ARGS)
+	$(BIN)/python bench/statusline.py $(ARGS)
 	$(BIN)/python bench/tick.py $(ARGS)
 
 # One-line breakages of the rules (tools/mutants.py), each run against its narrow tests in a

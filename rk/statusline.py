@@ -67,10 +67,15 @@ def _sockets(directory: str, environ: Mapping[str, str]) -> list[str]:
     except OSError:
         names = []
     paths = [os.path.join(base, n[:-5]) for n in names if n.endswith(".yaml") and not n.endswith(".cursor.yaml")]
-    own = environ.get("TMUX", "").rsplit(",", 2)[0]
+    own = _own_socket(environ)
     if own and own not in paths:
         paths.append(own)
     return paths
+
+
+def _own_socket(environ: Mapping[str, str]) -> str:
+    """The socket of `$TMUX`: the server whose status bar runs this (live: it is asking)."""
+    return environ.get("TMUX", "").rsplit(",", 2)[0]
 
 
 def _live(path: str) -> bool:
@@ -136,7 +141,8 @@ def glance(environ: Mapping[str, str]) -> Glance:
     now = int(time.time()) if fixed is None else fixed
     alive = _alive(_read_json(os.path.join(directory, "ticker.pid")))
     status = (_read_json(os.path.join(directory, "ticker.status")) if alive else None) or {}
-    panes = [p for path in _sockets(directory, environ) if _live(path) for p in _panes(path, environ)]
+    own = _own_socket(environ)  # probed by its `list-panes` alone: a stale $TMUX just lists nothing
+    panes = [p for path in _sockets(directory, environ) if path == own or _live(path) for p in _panes(path, environ)]
     due = status.get("next_due")
     return Glance.of(
         ticker=alive,

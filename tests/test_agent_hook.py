@@ -612,6 +612,20 @@ def test_hook_nudges_the_ticker_after_the_write(tmux_server, tmp_path):
         listener.close()
 
 
+@pytest.mark.shell
+def test_the_nudge_goes_only_to_a_socket_that_is_there(tmp_path):
+    env = {"RK_STATE_DIR": str(tmp_path)}
+    assert hook._ticker_socket(env) == ""  # no ticker: no nudge, no socket module
+    (tmp_path / "ticker.sock").write_text("")
+    assert hook._ticker_socket(env) == ""  # a file is not a listening ticker
+    (tmp_path / "ticker.sock").unlink()
+    listener = nudge.Listener(nudge.socket_path(env))
+    try:
+        assert hook._ticker_socket(env) == str(tmp_path / "ticker.sock")
+    finally:
+        listener.close()
+
+
 def test_main_never_raises_and_always_returns_0(monkeypatch):
     def boom(*a, **k):
         raise RuntimeError("boom")

@@ -144,6 +144,20 @@ def test_json_counts_a_waiting_pane_of_the_callers_server(tmp_path, tmux_server)
 
 
 @pytest.mark.shell
+def test_the_segment_reaches_a_pipe_though_the_process_skips_its_teardown(tmp_path):
+    """`rk.__main__` ends the status line's process with os._exit: a block-buffered
+    stdout (a pipe, no PYTHONUNBUFFERED) must be flushed first."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONUNBUFFERED", "TMUX", "TMUX_PANE")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "rk", "status", "--format", "tmux"],
+        env={**env, "RK_STATE_DIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0 and proc.stdout == "#[fg=red]rk✗#[default]\n"
+
+
+@pytest.mark.shell
 def test_an_unknown_format_is_a_usage_error(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "rk", "status", "--format", "xml"],
@@ -231,6 +245,6 @@ def test_doctor_says_whether_the_callers_tmux_shows_the_segment(tmp_path, tmux_s
         out = json.loads(subprocess.run(run, env=env, capture_output=True, text=True).stdout)
         return next(c for c in out["result"] if c["name"] == "status line")
 
-    assert line_check()["level"] == "warn" and "status-right" in line_check()["fix"]
+    assert line_check()["level"] == "warn" and line_check()["fix"] == "rk agent setup tmux"
     tmux_server.run("set-option", "-g", "status-right", "#(rk status --format tmux) %H:%M")
     assert line_check()["level"] == "ok"

@@ -414,6 +414,28 @@ MUTANTS = [
         'return ["if-shell", "-F", "-t", target, "#{pane_in_mode}", tmux_words(*commands), tmux_words(*refused)]',
         ("tests/test_delivery_modes.py",),
     ),
+    # -- the status line: rk agent setup tmux, the process's quick exit ---------------------------------
+    Mutant(
+        "the status segment appended unguarded (a second one each time the file is sourced)",
+        "rk/core/tmuxconf.py",
+        '["if-shell", "-F", f"#{{m:*{MARK}*,#{{status-right}}}}", "", f\'set -ga status-right " {segment(rk)}"\'],',
+        '["set-option", "-ga", "status-right", f" {segment(rk)}"],',
+        ("tests/test_setup_tmux.py",),
+    ),
+    Mutant(
+        "an earlier rk block kept beside the new one",
+        "rk/core/tmuxconf.py",
+        '    rest, _ = strip_block(text)\n    rest = rest.rstrip("\\n")',
+        '    rest = text.rstrip("\\n")',
+        ("tests/test_setup_tmux.py",),
+    ),
+    Mutant(
+        "the status line's process exits before its output is flushed",
+        "rk/__main__.py",
+        "            stream.flush()",
+        "            pass",
+        ("tests/test_statusline.py", "-k", "pipe"),
+    ),
 ]
 
 

@@ -7,7 +7,8 @@ It writes the pane option `@rk_pane_agent_state` (and the legacy
 payload on stdin carries a session id, and, when the event ends a turn,
 `@rk_pane_turn_end` = `<ok|failed|interrupted|limited>:<epoch>` (`rk.core.turn`).
 Then it appends the change to the server's state journal and pings every
-waiting `rk agent await` (`rk.statejournal`), and nudges the running ticker.
+waiting `rk agent await` (`rk.statejournal`), and nudges the running ticker
+(when its socket is there). What follows the tmux write is made ready while it runs.
 
 The contract with the agent harness: never fail (always exit 0, print nothing
 on success), never block (stdin is read only when it is not a terminal, capped
@@ -612,9 +613,26 @@ def _reap(pid: int, timeout: float = TMUX_TIMEOUT) -> int | None:
             os.close(pidfd)
 
 
-def _nudge(slug: str, env) -> None:
-    """Tell the running ticker to tick server `slug` now: one non-blocking datagram,
-    as `rk.nudge.send` sends it; every failure ignored."""
+def _ticker_socket(env) -> str:
+    """The ticker's nudge socket when one is there, else "" (no ticker runs: no
+    nudge, and no `_socket` import). The socket module is loaded here, ahead of
+    the send, so the hook can do it while its tmux write runs."""
+    path = nudge_socket(env)
+    try:
+        if os.lstat(path).st_mode & 0o170000 != 0o140000:  # not a socket
+            return ""
+        import _socket  # noqa: F401
+    except ImportError:  # not CPython: `_nudge` sends through rk.nudge
+        pass
+    except (OSError, ValueError):
+        return ""
+    return path
+
+
+def _nudge(slug: str, env, path: str = "") -> None:
+    """Tell the running ticker to tick server `slug` now: one non-blocking datagram
+    to `path` (default: the nudge socket of `env`), as `rk.nudge.send` sends it;
+    every failure ignored."""
     try:
         import _socket
     except ImportError:  # not CPython: the module itself
@@ -631,7 +649,7 @@ def _nudge(slug: str, env) -> None:
         return
     try:
         sock.setblocking(False)
-        sock.sendto(slug.encode("utf-8", "replace")[:255], nudge_socket(env))
+        sock.sendto(slug.encode("utf-8", "replace")[:255], path or nudge_socket(env))
     except OSError:
         pass
     finally:
@@ -692,10 +710,7 @@ def run(argv: list[str], env=None, stdin_fd: int = 0) -> int:
             reset = payload_reset(payload, epoch, env)
             note = f"hook:{epoch}:{reset}" if reset else ""
     # imported here, past the not-in-tmux exit: the no-op path pays for none of it
-    from rk.core.journal import render as journal_line
     from rk.core.turn import hook_turn_end
-    from rk.statejournal import append as journal_append
-    from rk.statejournal import wake as wake_awaits
 
     event = payload.get("hook_event_name") if isinstance(payload, dict) else None
     end = "" if notice else hook_turn_end(token, state, event)
@@ -704,15 +719,25 @@ def run(argv: list[str], env=None, stdin_fd: int = 0) -> int:
     if not args:
         return 0
     pid_tmux = _spawn_tmux(socket, args, env)
+    # While tmux writes (its client and server take ~2 ms), what comes after the
+    # write is made ready: the journal's imports and line, and the nudge's socket.
+    from rk.core.journal import render as journal_line
+    from rk.statejournal import append as journal_append
+    from rk.statejournal import wake as wake_awaits
+
+    slug = os.path.basename(socket)
+    line = b""
+    if state and not notice:  # a notice's write is guarded inside tmux: what it wrote is not known here
+        line = journal_line(epoch, pane, state, end, "hook", provider if valid_provider(provider) else "")
+    ticker = _ticker_socket(env)
     status = _reap(pid_tmux)
     if status == 0:
-        slug = os.path.basename(socket)
-        if state and not notice:  # a notice's write is guarded inside tmux: what it wrote is not known here
-            agent = provider if valid_provider(provider) else ""
-            journal_append(env, slug, journal_line(epoch, pane, state, end, "hook", agent))
+        if line:
+            journal_append(env, slug, line)
         if state:
             wake_awaits(env)
-        _nudge(slug, env)
+        if ticker:
+            _nudge(slug, env, ticker)
     elif not pid_tmux:
         log_line(env, f"{where}: no state written: tmux could not be started")
     else:

@@ -1,4 +1,16 @@
-"""`rk agent setup [claude|codex|gemini|opencode] [--dry-run] [--yes] [--uninstall] [--mcp]`.
+"""`rk agent setup [claude|codex|gemini|opencode|tmux] [--dry-run] [--yes] [--uninstall] [--mcp]`.
+
+`tmux` (named only, never by default) puts rk's status segment,
+`#(rk status --format tmux)`, at the end of tmux's `status-right`: an rk-marked
+block at the end of the tmux config file (`rk.core.tmuxconf`: it appends to the
+user's value, once, and widens `status-right-length`), in the file that has it
+already, else the last one the running server loaded, else the last of tmux's
+default list that exists, else ~/.tmux.conf; the segment names `rk` when the
+server's PATH finds this same script, else its absolute path. The running
+server rk works against (-L, else $TMUX's, else the default one; when live)
+gets the same commands at once. `--uninstall` removes the block and takes the
+segment out of the running server's `status-right`; a segment the user wrote
+is left alone. Same consent, diff, symlink and mode rules as below.
 
 With `--mcp`, the same consent and rules apply to registering `rk mcp` (the MCP
 server) instead of the hooks: `mcpServers.rk` in `~/.claude.json` (Claude Code's
@@ -560,6 +572,127 @@ def mcp_registered(agent: str, env) -> bool | None:
     return holder is not None and isinstance(holder.get(MCP_NAME), dict)
 
 
+# -- tmux's status line (`rk agent setup tmux`) -------------------------------------
+
+TMUX = "tmux"
+#: What `rk agent setup` can be named: the agent CLIs, and tmux for the status segment.
+TARGETS = (*PROVIDERS, TMUX)
+
+
+@dataclass
+class LiveTmux:
+    """What the running tmux server says: the status line, its PATH, the files it loaded."""
+
+    socket: str
+    status_right: str
+    length: int
+    path: str  #: the server's global PATH (what `#()` commands run with), "" when it has none
+    loaded: list[str]  #: `#{config_files}`, in load order
+
+
+def live_tmux(socket: str | None, env) -> LiveTmux | None:
+    """The server at `socket` when one listens there (a dead socket starts nothing)."""
+    from rk.tmux import Server, TmuxError, socket_is_live
+
+    if not socket or not socket_is_live(socket):
+        return None
+    server = Server(socket_path=socket, env=env)
+    try:
+        right = server.run("show-options", "-gv", "status-right", timeout=2.0).rstrip("\n")
+        length = server.run("show-options", "-gv", "status-right-length", timeout=2.0).strip()
+        loaded = server.run("display-message", "-p", "#{config_files}", timeout=2.0).strip()
+    except TmuxError as exc:
+        raise SetupError(f"tmux server {socket}: {exc}") from None
+    try:
+        path = server.run("show-environment", "-g", "PATH", timeout=2.0).strip().partition("=")[2]
+    except TmuxError:  # no PATH in its environment: `#()` finds nothing by name
+        path = ""
+    files = [f for f in loaded.split(",") if f]
+    return LiveTmux(socket, right, int(length) if length.isdigit() else 0, path, files)
+
+
+def tmux_config_path(env, loaded: list[str]) -> Path:
+    """The file rk's block goes into: the one that has it already; else the last file
+    the running server loaded (a regular file, not under /etc); else the last of tmux's
+    own list that exists (~/.tmux.conf, $XDG_CONFIG_HOME/tmux/tmux.conf,
+    ~/.config/tmux/tmux.conf: tmux 3.1+ reads each one there is, in that order);
+    else ~/.tmux.conf, which every tmux reads."""
+    from rk.core.tmuxconf import strip_block
+
+    home = _home(env)
+    xdg = env.get("XDG_CONFIG_HOME")
+    defaults = [home / ".tmux.conf", *([Path(xdg) / "tmux" / "tmux.conf"] if xdg else [])]
+    defaults.append(home / ".config" / "tmux" / "tmux.conf")
+    served = [Path(f) for f in loaded if os.path.isabs(f) and not f.startswith("/etc/") and os.path.isfile(f)]
+    candidates = list(dict.fromkeys([*served, *defaults]))
+    for path in candidates:
+        data = _read(path)
+        if data is not None and strip_block(data.decode("utf-8", "replace"))[1]:
+            return path
+    if served:
+        return served[-1]
+    existing = [p for p in defaults if p.exists()]
+    return existing[-1] if existing else defaults[0]
+
+
+def tmux_rk(rk: str, path: str) -> str:
+    """How the segment names rk: `rk` when tmux's PATH finds this same script, else
+    the script's absolute path."""
+    found = shutil.which("rk", path=path) if path else None
+    if found and os.path.realpath(found) == os.path.realpath(rk):
+        return "rk"
+    return rk
+
+
+def plan_tmux(env, rk: str | None, uninstall: bool, socket: str | None) -> Plan:
+    """rk's block in the tmux config (`rk.core.tmuxconf`), and the same commands for
+    the running server at `socket` when its status line does not show the segment yet
+    (or, for an uninstall of rk's block, the segment taken out of its `status-right`)."""
+    from rk.core import tmuxconf
+
+    live = live_tmux(socket, env)
+    path = tmux_config_path(env, live.loaded if live else [])
+    old = _read(path)
+    try:
+        text = (old or b"").decode("utf-8")
+    except UnicodeDecodeError:
+        raise SetupError(f"{path}: not UTF-8 text; fix or move it — nothing was written") from None
+    rest, ours = tmuxconf.strip_block(text)
+    server = live.socket if live else ""
+    if uninstall:
+        if not ours:
+            why = "was not written by rk; left as is" if tmuxconf.user_segment(text) else "has no rk status segment"
+            return Plan(TMUX, path, old, old, f"tmux: {path} {why}")
+        live_cmds = []
+        if live and tmuxconf.shows_segment(live.status_right):
+            live_cmds = [["set-option", "-g", "status-right", tmuxconf.without_segment(live.status_right)]]
+        notes = [] if live else ["a running tmux shows the segment until it restarts"]
+        summary = f"tmux: removed rk's status segment from {path}"
+        return Plan(TMUX, path, old, rest.encode("utf-8"), summary, notes, live_cmds, server)
+    assert rk is not None
+    name = tmux_rk(rk, live.path if live else env.get("PATH", ""))
+    if not tmuxconf.usable_path(name):
+        raise SetupError(
+            f"rk path {name!r} has a character tmux's status line cannot carry (a space, #, %…); "
+            "put rk on PATH or install it under a plainer path"
+        )
+    if tmuxconf.user_segment(text) and not ours:
+        new, summary = old, f"tmux: {path} already shows rk (a line not written by rk)"
+    else:
+        new = tmuxconf.install(text, name).encode("utf-8")
+        summary = f"tmux: {path} already shows rk" if new == old else f"tmux: added rk's status segment to {path}"
+    live_cmds = []
+    if live and (not tmuxconf.shows_segment(live.status_right) or live.length < tmuxconf.MIN_LENGTH):
+        live_cmds = tmuxconf.commands(name)
+    if live_cmds:
+        notes = [f"the running tmux server ({server}) shows it now"]
+    elif live or new == old:
+        notes = []
+    else:
+        notes = [f"a tmux started from now on shows it; in a running one: tmux source-file {path}"]
+    return Plan(TMUX, path, old, new, summary, notes, live_cmds, server)
+
+
 # -- planning ---------------------------------------------------------------------
 
 
@@ -571,12 +704,24 @@ class Plan:
     new: bytes | None  #: content to write, None to delete the file
     summary: str = ""
     notes: list[str] = field(default_factory=list)
+    #: tmux commands for the running server at `server` (a socket path), run after the write
+    live: list[list[str]] = field(default_factory=list)
+    server: str = ""
 
     @property
     def changed(self) -> bool:
-        return self.old != self.new
+        return self.old != self.new or bool(self.live)
 
     def diff(self) -> str:
+        text = self._file_diff()
+        if self.live:
+            import shlex
+
+            text += f"# then, on the running tmux server {self.server}:\n"
+            text += "".join(f"#   tmux {shlex.join(argv)}\n" for argv in self.live)
+        return text
+
+    def _file_diff(self) -> str:
         old = (self.old or b"").decode("utf-8", "replace").splitlines(keepends=True)
         new = (self.new or b"").decode("utf-8", "replace").splitlines(keepends=True)
         text = "".join(
@@ -645,8 +790,20 @@ def _plan_opencode(path: Path, old: bytes | None, rk: str | None, uninstall: boo
     return Plan("opencode", path, old, new, f"opencode: installed plugin {path}", [AFTER_INSTALL["opencode"]])
 
 
-def apply(p: Plan) -> None:
-    """Write (or delete) one planned file."""
+def apply(p: Plan, env=None) -> None:
+    """Write (or delete) one planned file, then send the running tmux server its commands."""
+    if p.old != p.new:
+        _write(p)
+    if p.live:
+        from rk.tmux import Server, TmuxError, chain
+
+        try:
+            Server(socket_path=p.server, env=env).run(*chain(*p.live), timeout=5.0)
+        except TmuxError as exc:
+            raise SetupError(f"{p.path} written, but the running tmux server {p.server}: {exc}") from None
+
+
+def _write(p: Plan) -> None:
     target = Path(os.path.realpath(p.path))  # keep a dotfiles symlink, replace its target
     try:
         if p.new is None:
@@ -683,8 +840,10 @@ def run_setup(
     stderr=None,
     argv0: str | None = None,
     executable: str | None = None,
+    tmux_socket: str | None = None,
 ) -> int:
-    """`rk agent setup`; returns the exit code (0 ok, 1 operational, 2 usage)."""
+    """`rk agent setup`; returns the exit code (0 ok, 1 operational, 2 usage).
+    `tmux_socket`: the server `tmux` also sets the status line of, when it is live."""
     env = os.environ if env is None else env
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
@@ -696,10 +855,12 @@ def run_setup(
 
     names: list[str] = []
     for agent in agents or ():
-        if agent not in PROVIDERS:
-            return fail(f"unknown agent {agent!r} (use {', '.join(PROVIDERS)})", 2)
+        if agent not in TARGETS:
+            return fail(f"unknown agent {agent!r} (use {', '.join(TARGETS)})", 2)
         if agent not in names:
             names.append(agent)
+    if mcp and TMUX in names:
+        return fail("--mcp registers rk's MCP server with agent CLIs; tmux has none", 2)
     skipped: list[str] = []
     if not names:
         if uninstall:
@@ -721,7 +882,12 @@ def run_setup(
 
     try:
         rk = None if uninstall else find_rk(argv0, executable, env)
-        plans = [(plan_mcp if mcp else plan)(agent, env, rk, uninstall) for agent in names]
+        plans = [
+            plan_tmux(env, rk, uninstall, tmux_socket)
+            if agent == TMUX
+            else (plan_mcp if mcp else plan)(agent, env, rk, uninstall)
+            for agent in names
+        ]
     except UsageError as exc:
         return fail(str(exc), 2)
     except SetupError as exc:
@@ -748,7 +914,9 @@ def run_setup(
             return fail("not a terminal: pass --yes to write, or --dry-run to see the changes", 2)
         for p in changes:
             stdout.write(p.diff())
-        stdout.write(f"Write {len(changes)} file(s)? [y/N] ")
+        files = sum(p.old != p.new for p in changes)
+        servers = " and set the running tmux server" if any(p.live for p in changes) else ""
+        stdout.write(f"Write {files} file(s){servers}? [y/N] " if files else "Set the running tmux server? [y/N] ")
         stdout.flush()
         try:
             answer = stdin.readline()
@@ -759,7 +927,7 @@ def run_setup(
 
     try:
         for p in changes:
-            apply(p)
+            apply(p, env)
     except SetupError as exc:
         return fail(str(exc), 1)
     for p in plans:

@@ -79,11 +79,13 @@ def cmd_state(
 
 
 def cmd_setup(
+    ctx: typer.Context,
     agents: Annotated[
         list[str] | None,
         typer.Argument(
-            metavar="[claude|codex|gemini|opencode]...",
-            help="Agent CLIs to configure (default: those on PATH; all four for --uninstall).",
+            metavar="[claude|codex|gemini|opencode|tmux]...",
+            help="Agent CLIs to configure (default: those on PATH; all four for --uninstall); "
+            "tmux: rk's segment in the status line.",
         ),
     ] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the diff; write nothing.")] = False,
@@ -93,14 +95,32 @@ def cmd_setup(
         bool, typer.Option("--mcp", help="Register (or with --uninstall remove) `rk mcp` as an MCP server instead.")
     ] = False,
 ) -> None:
-    """Install (or remove) the hooks that report agent state to rk.
+    """Install (or remove) the hooks that report agent state to rk; with tmux, rk's
+    segment in tmux's status-right (the config file, and the running server: -L's,
+    else the caller's, else the default one).
 
     Example: rk agent setup claude codex --dry-run
     """
     from rk.agent.setup import run_setup
+    from rk.tmux import socket_dir, socket_from_tmux_env
 
+    env = environment(ctx)
+    socket = None
+    if "tmux" in (agents or ()):  # the server whose status line is set too: -L's, else the caller's
+        own = socket_from_tmux_env(env.environ.get("TMUX", ""))
+        socket = own if own and not env.server_flag else str(socket_dir(env.environ) / env.server)
     errors = io.StringIO()
-    code = run_setup(agents or (), dry_run=dry_run, yes=yes, uninstall=uninstall, mcp=mcp, stderr=errors)
+    code = run_setup(
+        agents or (),
+        dry_run=dry_run,
+        yes=yes,
+        uninstall=uninstall,
+        mcp=mcp,
+        env=env.environ,
+        stdout=env.stdout,
+        stderr=errors,
+        tmux_socket=socket,
+    )
     if code:
         message = errors.getvalue().strip().removeprefix("rk agent setup: ") or "failed"
         raise _error("setup", message, ExitStatus(code))

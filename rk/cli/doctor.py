@@ -395,24 +395,22 @@ def check_unit(env: Environment) -> Check | None:
     return Check("systemd unit", Level.OK, f"{unit} (enabled, active)")
 
 
-STATUS_SEGMENT = "#(rk status --format tmux)"
-
-
 def check_statusline(env: Environment) -> Check | None:
     """Inside tmux: does the caller's server show rk's segment (`rk.statusline`) in its status line?"""
+    from rk.core.tmuxconf import shows_segment
     from rk.tmux import Server, TmuxError, socket_from_tmux_env
 
     own = socket_from_tmux_env(env.environ.get("TMUX", ""))
     if not own:
         return None
-    fix = f"tmux set -ga status-right ' {STATUS_SEGMENT}' (and the same line in ~/.tmux.conf)"
+    fix = "rk agent setup tmux"
     try:
         server = Server(socket_path=own, env=env.environ)
         shown = server.run("show-options", "-gv", "status-right", timeout=2.0)
         shown += server.run("show-options", "-gv", "status-left", timeout=2.0)
     except TmuxError as exc:
         return Check("status line", Level.WARN, str(exc), fix)
-    if "rk status --format tmux" in shown:
+    if shows_segment(shown):
         return Check("status line", Level.OK, "this tmux server shows rk status --format tmux")
     return Check("status line", Level.WARN, "this tmux server's status line does not show rk", fix)
 
