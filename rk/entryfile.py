@@ -62,6 +62,8 @@ INTENT_KEYS = (
     "muted",
     "muted_until",
     "active_hours",
+    "max_per_day",
+    "max_total",
     "created_by",
 )
 

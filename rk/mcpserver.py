@@ -33,6 +33,7 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from rk.core import mcpguard
+from rk.core.bounds import MAX_CAP
 from rk.core.mcpguard import Caller, Limits, Refusal
 
 #: `pane_read`: the most lines one call returns.
@@ -242,6 +243,18 @@ Deliver = Annotated[str | None, Field(description="immediate | when-idle | queue
 WakeOn = Annotated[str | None, Field(description="Fire on this event too: agent-state-change (as --wake-on).")]
 ActiveHours = Annotated[str | None, Field(description="Only in these hours, e.g. 09:00-18:00 (as --active-hours).")]
 Duration = Annotated[str | None, Field(description="A duration, e.g. 30m or 2h.")]
+# The caps (as --max-per-day / --max-total; rk.core.caps); on edit 0 removes one.
+MaxPerDay = Annotated[
+    int | None,
+    Field(ge=1, le=MAX_CAP, description="At most this many deliveries a local day (in tz, else local time)."),
+]
+MaxTotal = Annotated[
+    int | None, Field(ge=1, le=MAX_CAP, description="After this many deliveries the entry retires itself.")
+]
+MaxPerDayEdit = Annotated[int | None, Field(ge=0, le=MAX_CAP, description="Deliveries a local day at most; 0 removes.")]
+MaxTotalEdit = Annotated[
+    int | None, Field(ge=0, le=MAX_CAP, description="Deliveries in all, then it retires; 0 removes.")
+]
 
 
 #: Flags that are Python keywords: the input is named as the flag, the parameter with `_`.
@@ -291,6 +304,8 @@ def build(cli: CliMain, environ: Mapping[str, str] | None = None) -> MCPServer:
         deliver: Deliver = None,
         wake_on: WakeOn = None,
         active_hours: ActiveHours = None,
+        max_per_day: MaxPerDay = None,
+        max_total: MaxTotal = None,
         pinned: Annotated[bool, Field(description="Never expire as an orphan.")] = False,
         role: Role = None,
         session: Session = None,
@@ -307,6 +322,8 @@ def build(cli: CliMain, environ: Mapping[str, str] | None = None) -> MCPServer:
                 ("--deliver", deliver),
                 ("--wake-on", wake_on),
                 ("--active-hours", active_hours),
+                ("--max-per-day", max_per_day),
+                ("--max-total", max_total),
                 ("--pinned", pinned),
                 ("--role", role),
                 ("--session", session),
@@ -338,6 +355,8 @@ def build(cli: CliMain, environ: Mapping[str, str] | None = None) -> MCPServer:
         deliver: Deliver = None,
         wake_on: Annotated[str | None, Field(description="agent-state-change, or off.")] = None,
         active_hours: Annotated[str | None, Field(description="e.g. 09:00-18:00, or off.")] = None,
+        max_per_day: MaxPerDayEdit = None,
+        max_total: MaxTotalEdit = None,
     ) -> str:
         """Change fields of an entry you created (rk cron edit), keeping its id and history."""
         argv = ["cron", "edit"] + _flags(
@@ -348,6 +367,8 @@ def build(cli: CliMain, environ: Mapping[str, str] | None = None) -> MCPServer:
                 ("--deliver", deliver),
                 ("--wake-on", wake_on),
                 ("--active-hours", active_hours),
+                ("--max-per-day", max_per_day),
+                ("--max-total", max_total),
             ]
         )
 

@@ -286,3 +286,15 @@ def wake_from_flags(
         raise usage(f"--wake-scope must be {WAKE_SCOPE}")
     secs = duration("--wake-debounce", debounce, allow_zero=True) if debounce is not None else WAKE_DEBOUNCE
     return WakeOn(event=wake_on, scope=WAKE_SCOPE, debounce=secs)
+
+
+def cap_from_flag(flag: str, value: int | None, allow_off: bool) -> int | None:
+    """`--max-per-day` / `--max-total`: None when not given, 0 to remove it (edit), else N."""
+    from rk.core import bounds
+
+    if value is None or (value == 0 and allow_off):
+        return value
+    try:
+        return bounds.cap(value, flag)
+    except bounds.OutOfRange as exc:
+        raise usage(f"{exc}{' (0 removes it)' if allow_off else ''}") from None

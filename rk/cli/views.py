@@ -22,7 +22,16 @@ from rk import logfile
 from rk.cli import preview
 from rk.cli.environment import Environment, environment, moment, rfc3339, stamp, usage, zone_label
 from rk.cli.flags import since_instant
-from rk.cli.listing import forecast_of, left_cell, record, row_record, schedule_cell, server_view, target_cell
+from rk.cli.listing import (
+    caps_text,
+    forecast_of,
+    left_cell,
+    record,
+    row_record,
+    schedule_cell,
+    server_view,
+    target_cell,
+)
 from rk.cli.options import FullOpt, IdArg, JsonOpt, ServerOpt
 from rk.cli.store import find, load_for_listing
 from rk.cli.table import Column, fixed_line, layout, terminal_width, wrapped
@@ -46,13 +55,14 @@ def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serv
     entries, view, now = load_for_listing(env)
     entry = find(entries, entry_id)
     row = next(r for r in server_view(env, env.files(), entries, view, now).rows if r.entry.id == entry_id)
-    base = record(entry, view, now)
+    base = record(entry, view, now, env.zone())
     extra, typed_lines = preview.show(entry, view, now, env.zone())
     rec = row_record(row, base, False) | extra
     if env.json:
         env.result(rec)
         return
     zone = env.zone()
+    capped = caps_text(entry, row.left, base.get("delivered_today"))
     wake = f"{entry.wake_on.event} (debounce {_short(entry.wake_on.debounce)})" if entry.wake_on else "-"
     lines = [
         f"times in:   {zone_label(zone)}",
@@ -60,6 +70,7 @@ def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serv
         f"name:       {entry.name}",
         f"schedule:   {schedule_cell(entry, zone)}",
         *([f"active:     {entry.active_hours.text}"] if entry.active_hours else []),
+        *([f"caps:       {capped}"] if capped else []),
         f"wake_on:    {wake}",
         f"target:     {entry.target.summary}" + _server_note(entry, zone),
         f"deliver:    {entry.deliver or Deliver.IMMEDIATE}",

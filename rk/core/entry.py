@@ -288,6 +288,9 @@ class Entry:
     muted_until: int = 0
     #: the times of day it may fire, in its zone (None: any time)
     active_hours: ActiveHours | None = None
+    # caps (rk.core.caps): deliveries a local day in its zone, and in all; 0: none
+    max_per_day: int = 0
+    max_total: int = 0
     created_by: CreatedBy = field(default_factory=CreatedBy)
 
     def __post_init__(self) -> None:
@@ -341,6 +344,7 @@ class Entry:
             out["muted_until"] = self.muted_until
         if self.active_hours is not None:
             out["active_hours"] = self.active_hours.text
+        out |= {key: n for key, n in (("max_per_day", self.max_per_day), ("max_total", self.max_total)) if n}
         out["created_by"] = self.created_by.to_yaml()
         return out
 
@@ -575,8 +579,22 @@ def decode_entry(raw: object) -> Entry:
         muted=_bool(raw.get("muted"), "muted"),
         muted_until=_int(raw.get("muted_until"), "muted_until"),
         active_hours=decode_active_hours(raw.get("active_hours")),
+        max_per_day=decode_cap(raw.get("max_per_day"), "max_per_day"),
+        max_total=decode_cap(raw.get("max_total"), "max_total"),
         created_by=created_by,
     )
+
+
+def decode_cap(value: object, what: str) -> int:
+    """A cap (`max_per_day`, `max_total`): a positive whole number, 0 when absent."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise EntryError(f"{what} must be a whole number")
+    try:
+        return bounds.cap(value, what)
+    except bounds.OutOfRange as exc:
+        raise EntryError(str(exc)) from None
 
 
 def catch_up_window_problem(schedule: Schedule, policy: Deliver) -> str:
