@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
 
-from rk.core.entry import Entry
+from rk.core.entry import At, Entry
 from rk.core.log import LogLine, LogView, Reason, Status, status_of
 
 #: The detail of a day cap's line: `skipped-cap: day`.
@@ -109,8 +109,9 @@ def left(entry: Entry, log: LogView) -> int | None:
 
 
 def retiring(entries: Sequence[Entry], log: LogView) -> list[Entry]:
-    """The entries whose total cap is spent: the tick (and the simulator) removes them."""
-    return [e for e in entries if spent(e, log)]
+    """The entries whose total cap is spent: the tick (and the simulator) removes them.
+    A one-shot (`at`) is not among them: it retires after its line anyway."""
+    return [e for e in entries if not isinstance(e.schedule, At) and spent(e, log)]
 
 
 def retired_line(entry: Entry, now: int) -> LogLine:
