@@ -356,6 +356,8 @@ def cmd_next(
     first = preview.first_fire(entry, view, list(told.fires), now, env.zone())
     if first is not None:
         after.append(f"typed (first fire): {first}")
+    if told.left:
+        after.append(f"{told.left} deliver{'y' if told.left == 1 else 'ies'} left, then it retires (max_total)")
     why = told.why_not
     if paused is not None:
         until = "until resumed" if paused == 0 else f"until {moment(paused, zone)}"
@@ -381,4 +383,6 @@ def cmd_next(
         result["dst"] = dst
     if first is not None:
         result["typed"] = first
+    if told.left is not None:
+        result["left"] = told.left  # max_total: the deliveries before it retires
     env.result(result, human)
