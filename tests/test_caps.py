@@ -392,3 +392,12 @@ def test_the_tick_retires_an_entry_after_its_max_total_th_delivery(tmp_path, tmu
         (eid, "delivered"),
         (eid, "retired: max-total"),
     ]
+
+
+def test_the_skip_line_anchors_like_a_skip_and_never_counts_toward_the_rate_cap():
+    from rk.core.log import counts_for_rate
+
+    assert not counts_for_rate("skipped-cap: day") and not counts_for_rate("retired: max-total")
+    view = LogView(delivered(100) + delivered(200, outcome="skipped-cap: day"))
+    assert view.anchor("cp01") == view.own("cp01")[-1]  # an every rhythm goes on from it
+    assert view.rate_count(300, target=PANE) == 1
