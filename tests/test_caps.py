@@ -401,3 +401,13 @@ def test_the_skip_line_anchors_like_a_skip_and_never_counts_toward_the_rate_cap(
     view = LogView(delivered(100) + delivered(200, outcome="skipped-cap: day"))
     assert view.anchor("cp01") == view.own("cp01")[-1]  # an every rhythm goes on from it
     assert view.rate_count(300, target=PANE) == 1
+
+
+def test_gaps_say_a_silenced_occurrence_was_capped_not_that_nothing_ran():
+    from rk.core.gaps import CAPPED, NOT_RUN, Gap, gaps
+
+    o = [ts(f"2026-01-01T{h:02d}:00:00+00:00") for h in (9, 12, 15, 18)] + [ts("2026-01-02T09:00:00+00:00")]
+    own = delivered(o[0], o[1]) + delivered(o[2], outcome="skipped-cap: day")
+    now = o[4] + 60
+    assert gaps(o, own, now, UTC) == [Gap(o[2], "skipped-cap: day"), Gap(o[3], CAPPED), Gap(o[4], NOT_RUN)]
+    assert gaps(o, own, now) == [Gap(o[2], "skipped-cap: day"), Gap(o[3], NOT_RUN), Gap(o[4], NOT_RUN)]

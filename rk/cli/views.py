@@ -288,7 +288,7 @@ def _log_gaps(env: Environment, entry_id: str | None, since_text: str | None, wi
     zone = cron_zone(sched, env.zone())
     times = occurrences(CronExpr.parse(sched.expr), start, now, zone, bounds.MAX_FIRES)
     own = [line for line in logfile.read_history(env.files().log) if line.entry == entry_id]
-    found = gaps(times, own, now)
+    found = gaps(times, own, now, zone)
     if env.json:
         env.result([{"ts": g.occurrence, "local": rfc3339(g.occurrence, zone), "what": g.what} for g in found])
         return
