@@ -51,12 +51,12 @@ def _own(log: LogView, entry_id: str, status: Status) -> list[LogLine]:
 
 def delivered_between(log: LogView, entry_id: str, start: int, end: int) -> int:
     """The entry's `delivered` lines stamped in `[start, end)`."""
-    return sum(1 for line in _own(log, entry_id, Status.DELIVERED) if start <= line.ts < end)
+    return sum(1 for t in log.delivered_stamps(entry_id) if start <= t < end)
 
 
 def delivered(log: LogView, entry_id: str) -> int:
     """The entry's `delivered` lines, all of them (what `max_total` counts)."""
-    return len(_own(log, entry_id, Status.DELIVERED))
+    return len(log.delivered_stamps(entry_id))
 
 
 @dataclass(frozen=True)
@@ -85,8 +85,9 @@ def day_cap(entry: Entry, log: LogView, at: int, zone: tzinfo) -> DayCap | None:
     if not entry.max_per_day:
         return None
     start, end = day_bounds(at, zone)
-    said = any(start <= line.ts for line in _own(log, entry.id, Status.SKIPPED_CAP))
-    return DayCap(entry.max_per_day, delivered_between(log, entry.id, start, end), start, end, said)
+    count = delivered_between(log, entry.id, start, end)
+    said = count >= entry.max_per_day and any(start <= line.ts for line in _own(log, entry.id, Status.SKIPPED_CAP))
+    return DayCap(entry.max_per_day, count, start, end, said)
 
 
 def reopens(entry: Entry, log: LogView, now: int, zone: tzinfo) -> int:

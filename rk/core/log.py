@@ -204,13 +204,14 @@ class LogView:
     rate-cap check in the same tick sees them. `due()` only reads it.
     """
 
-    __slots__ = ("_by_entry", "_counted_by_entry", "_counted_by_target", "_lines")
+    __slots__ = ("_by_entry", "_counted_by_entry", "_counted_by_target", "_delivered_by_entry", "_lines")
 
     def __init__(self, lines: Iterable[LogLine] = ()) -> None:
         self._lines: list[LogLine] = []
         self._by_entry: dict[str, list[LogLine]] = {}
         self._counted_by_target: dict[str, list[int]] = {}
         self._counted_by_entry: dict[str, list[int]] = {}
+        self._delivered_by_entry: dict[str, list[int]] = {}  #: what the caps count (rk.core.caps)
         for line in lines:
             self.add(line)
 
@@ -221,6 +222,8 @@ class LogView:
         if counts_for_rate(line.outcome):
             self._counted_by_target.setdefault(line.target, []).append(line.ts)
             self._counted_by_entry.setdefault(line.entry, []).append(line.ts)
+            if status_of(line.outcome) == Status.DELIVERED:
+                self._delivered_by_entry.setdefault(line.entry, []).append(line.ts)
 
     @property
     def lines(self) -> Sequence[LogLine]:
@@ -264,6 +267,10 @@ class LogView:
             if status_of(line.outcome) == Status.DELIVERED and (reason is None or line.reason == reason):
                 return line
         return None
+
+    def delivered_stamps(self, entry_id: str) -> Sequence[int]:
+        """The `ts` of every own `delivered` line, in log order (the caps count them)."""
+        return self._delivered_by_entry.get(entry_id, ())
 
     def missed_since_delivered(self, entry_id: str) -> int:
         """Own `missed` lines after the newest own `delivered` line (all of them when it
