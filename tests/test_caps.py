@@ -411,3 +411,35 @@ def test_gaps_say_a_silenced_occurrence_was_capped_not_that_nothing_ran():
     now = o[4] + 60
     assert gaps(o, own, now, UTC) == [Gap(o[2], "skipped-cap: day"), Gap(o[3], CAPPED), Gap(o[4], NOT_RUN)]
     assert gaps(o, own, now) == [Gap(o[2], "skipped-cap: day"), Gap(o[3], NOT_RUN), Gap(o[4], NOT_RUN)]
+
+
+@st.composite
+def capped_histories(draw):
+    """Log lines (in time order) of entries with random caps, and an instant after them."""
+    ids = ["a", "b", "c"]
+    t = ts("2026-03-27T00:00:00+00:00")
+    lines = []
+    for _ in range(draw(st.integers(5, 200))):
+        t += draw(st.integers(0, 7200))
+        outcome = draw(st.sampled_from(["delivered", "delivered", "skipped-cap: day", "failed: x", "rescheduled"]))
+        lines.append(LogLine(t, draw(st.sampled_from(ids)), PANE, Reason.SCHEDULE, outcome))
+    limits = {e: (draw(st.integers(0, 5)), draw(st.integers(0, 8))) for e in ids}
+    return lines, limits, t + draw(st.integers(0, 86400))
+
+
+@settings(max_examples=200, deadline=None)
+@given(capped_histories(), st.sampled_from([UTC, BERLIN]))
+def test_the_lines_a_rotation_keeps_answer_the_caps_as_the_whole_log_does(case, zone):
+    lines, limits, now = case
+    entries = {e: entry(id=e, max_per_day=d, max_total=n) for e, (d, n) in limits.items()}
+    counted = {e: caps.kept_deliveries(x) for e, x in entries.items() if caps.kept_deliveries(x)}
+    whole = LogView(lines)
+    kept = LogView([lines[i] for i in lines_to_keep(lines, now, (), set(entries), counted)])
+    for e in entries.values():
+        assert caps.spent(e, kept) == caps.spent(e, whole) and caps.left(e, kept) == caps.left(e, whole)
+        for at in (now, whole.newest(e.id).ts if whole.newest(e.id) else now):
+            a, b = caps.day_cap(e, kept, at, zone), caps.day_cap(e, whole, at, zone)
+            assert (a is None) == (b is None)
+            if a is not None and b is not None:
+                assert (a.capped, a.said, min(a.count, e.max_per_day)) == (b.capped, b.said, min(b.count, b.limit))
+        assert caps.reopens(e, kept, now, zone) == caps.reopens(e, whole, now, zone)
