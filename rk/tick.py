@@ -5,7 +5,9 @@ quiet no-op) → load entries → read every pane in one enumeration → read th
 cursor and the live log → `due()` → append `missed` lines → for each resolved
 fire: rate cap, deliver policy with a fresh state read, delivery, log → for
 each absent fire: rate cap, if_absent disposition, log → orphan GC on the
-pre-disposition log → write the cursor → rotate the log if it is too big.
+pre-disposition log → retire one-shots and entries that made their `max_total`
+deliveries (`retired: max-total`) → write the cursor → rotate the log if it is
+too big (keeping what the caps count).
 The lock is let go while each fire is carried out (`Gate`), its entries
 claimed meanwhile (`Claims`): a change of the entries file never waits on
 typing (specs/cron.md, "The lock is not held while typing").
