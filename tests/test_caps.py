@@ -11,6 +11,7 @@ Sections:
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -443,3 +444,29 @@ def test_the_lines_a_rotation_keeps_answer_the_caps_as_the_whole_log_does(case, 
             if a is not None and b is not None:
                 assert (a.capped, a.said, min(a.count, e.max_per_day)) == (b.capped, b.said, min(b.count, b.limit))
         assert caps.reopens(e, kept, now, zone) == caps.reopens(e, whole, now, zone)
+
+
+@pytest.mark.shell
+def test_the_tick_logs_the_day_caps_one_line_then_is_silent_until_midnight(tmp_path, tmux_server):
+    env = dict(make_env(tmp_path, RK_NOW=str(T0)), TMUX_TMPDIR=os.environ["TMUX_TMPDIR"], TZ="UTC")
+    pane = tmux_server.run("list-panes", "-t", "main", "-F", "#{pane_id}").split()[0]
+    srv = ["-L", tmux_server.name]
+    add = ["cron", "add", "once a day", "--every", "1m", "--pane", pane, "--any-program", "--max-per-day", "1"]
+    eid = run_in([*add, "--json", *srv], env).json()["result"]["id"]
+    midnight = T0 - T0 % 86400 + 86400  # T0 is 08:00 UTC
+    for at in (T0 + 60, T0 + 120, T0 + 180, T0 + 3600, midnight):
+        ticked = run_rk(["cron", "tick", *srv, "--json"], dict(env, RK_NOW=str(at)), check=True)
+        decisions = [d["outcome"] for d in json.loads(ticked.stdout)["result"]["decisions"]]
+        assert decisions == {T0 + 60: ["delivered"], T0 + 120: ["skipped-cap: day"], midnight: ["delivered"]}.get(
+            at, []
+        )
+    wait_for(
+        lambda: [line.rstrip() for line in tmux_server.capture(pane).splitlines()].count("once a day") == 4,
+        message="typed twice: today's one and after midnight",
+    )
+    lines = logfile.read_live(Path(env["RK_STATE_DIR"]) / f"{tmux_server.name}.log")
+    assert [(line.ts, line.outcome) for line in lines if line.entry == eid] == [
+        (T0 + 60, "delivered"),
+        (T0 + 120, "skipped-cap: day"),
+        (midnight, "delivered"),
+    ]
