@@ -63,6 +63,8 @@ INTENT_KEYS = (
     "muted_until",
     "active_hours",
     "only_if_changed",
+    "max_per_day",
+    "max_total",
     "created_by",
 )
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import heapq
 import os
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from rk.core.log import LogLine, lines_to_keep, parse_line
@@ -217,6 +217,7 @@ def rotate_if_needed(
     max_bytes: int,
     keep_archives: int,
     live: Collection[str] | None = None,
+    counted: Mapping[str, int] | None = None,
 ) -> bool:
     """Rotate when the live segment is over `max_bytes` and a rotation frees at
     least a quarter of it. `live`: the entry ids of the file (see `lines_to_keep`).
@@ -239,7 +240,7 @@ def rotate_if_needed(
         if line is not None:
             parsed.append(line)
             parsed_at.append(i)
-    kept_raw_idx = {parsed_at[j] for j in lines_to_keep(parsed, now, backoff, live)}
+    kept_raw_idx = {parsed_at[j] for j in lines_to_keep(parsed, now, backoff, live, counted)}
     kept = [raw for i, raw in enumerate(raw_lines) if i in kept_raw_idx]
     moved = [raw for i, raw in enumerate(raw_lines) if i not in kept_raw_idx]
     kept_bytes = sum(len(r) + 1 for r in kept)

@@ -33,6 +33,7 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from rk.core import mcpguard
+from rk.core.bounds import MAX_CAP
 from rk.core.mcpguard import Caller, Limits, Refusal
 
 #: `pane_read`: the most lines one call returns.
@@ -250,6 +251,18 @@ OnlyIfChanged = Annotated[
         "and clock (as --only-if-changed; edit: off clears it)."
     ),
 ]
+# The caps (as --max-per-day / --max-total; rk.core.caps); on edit 0 removes one.
+MaxPerDay = Annotated[
+    int | None,
+    Field(ge=1, le=MAX_CAP, description="At most this many deliveries a local day (in tz, else local time)."),
+]
+MaxTotal = Annotated[
+    int | None, Field(ge=1, le=MAX_CAP, description="After this many deliveries the entry retires itself.")
+]
+MaxPerDayEdit = Annotated[int | None, Field(ge=0, le=MAX_CAP, description="Deliveries a local day at most; 0 removes.")]
+MaxTotalEdit = Annotated[
+    int | None, Field(ge=0, le=MAX_CAP, description="Deliveries in all, then it retires; 0 removes.")
+]
 
 
 #: Flags that are Python keywords: the input is named as the flag, the parameter with `_`.
@@ -300,6 +313,8 @@ def build(cli: CliMain, environ: Mapping[str, str] | None = None) -> MCPServer:
         wake_on: WakeOn = None,
         active_hours: ActiveHours = None,
         only_if_changed: OnlyIfChanged = None,
+        max_per_day: MaxPerDay = None,
+        max_total: MaxTotal = None,
         pinned: Annotated[bool, Field(description="Never expire as an orphan.")] = False,
         role: Role = None,
         session: Session = None,
@@ -317,6 +332,8 @@ def build(cli: CliMain, environ: Mapping[str, str] | None = None) -> MCPServer:
                 ("--wake-on", wake_on),
                 ("--active-hours", active_hours),
                 ("--only-if-changed", only_if_changed),
+                ("--max-per-day", max_per_day),
+                ("--max-total", max_total),
                 ("--pinned", pinned),
                 ("--role", role),
                 ("--session", session),
@@ -349,6 +366,8 @@ def build(cli: CliMain, environ: Mapping[str, str] | None = None) -> MCPServer:
         wake_on: Annotated[str | None, Field(description="agent-state-change, or off.")] = None,
         active_hours: Annotated[str | None, Field(description="e.g. 09:00-18:00, or off.")] = None,
         only_if_changed: OnlyIfChanged = None,
+        max_per_day: MaxPerDayEdit = None,
+        max_total: MaxTotalEdit = None,
     ) -> str:
         """Change fields of an entry you created (rk cron edit), keeping its id and history."""
         argv = ["cron", "edit"] + _flags(
@@ -360,6 +379,8 @@ def build(cli: CliMain, environ: Mapping[str, str] | None = None) -> MCPServer:
                 ("--wake-on", wake_on),
                 ("--active-hours", active_hours),
                 ("--only-if-changed", only_if_changed),
+                ("--max-per-day", max_per_day),
+                ("--max-total", max_total),
             ]
         )
 

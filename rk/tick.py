@@ -5,7 +5,9 @@ quiet no-op) → load entries → read every pane in one enumeration → read th
 cursor and the live log → `due()` → append `missed` lines → for each resolved
 fire: rate cap, deliver policy with a fresh state read, delivery, log → for
 each absent fire: rate cap, if_absent disposition, log → orphan GC on the
-pre-disposition log → write the cursor → rotate the log if it is too big.
+pre-disposition log → retire one-shots and entries that made their `max_total`
+deliveries (`retired: max-total`) → write the cursor → rotate the log if it is
+too big (keeping what the caps count).
 The lock is let go while each fire is carried out (`Gate`), its entries
 claimed meanwhile (`Claims`): a change of the entries file never waits on
 typing (specs/cron.md, "The lock is not held while typing").
@@ -28,6 +30,7 @@ from pathlib import Path
 
 from rk import absent, clock, cursor, logfile
 from rk.config import ServerFiles, Settings, check_private_dir, ensure_private_dir, known_servers
+from rk.core import caps
 from rk.core.diagnostics import Diag, Diagnostic, first_line
 from rk.core.dispose import Act, Disposition, Seen, dispose, edge_kept, held_mode
 from rk.core.due import Fire, at_done, due, next_due
@@ -411,6 +414,7 @@ def _pipeline(
             mine = [e for e in mine if _same(current.get(e.id), e)]
         _orphan_gc(runtime, files, mine, targets, orphan_since, resolved_now, writer, now, out, dry_run)
         _retire_one_shots(files, mine, writer.view, out, dry_run)
+        _retire_spent(files, mine, writer, now, out, dry_run)
         out.paused, out.muted = paused is not None, sum(e.is_muted(now) for e in entries)
         out.next_due = next_due(
             entries,
@@ -443,8 +447,9 @@ def _pipeline(
     try:
         backoff = {e.id for e in entries if isinstance(e.schedule, Backoff)}
         known = {e.id for e in entries} | {d.entry for d in loaded.diagnostics if d.entry}  # invalid ones too
+        counted = {e.id: caps.kept_deliveries(e) for e in entries if caps.kept_deliveries(e)}  # what the caps count
         logfile.rotate_if_needed(
-            files.log, now, backoff, runtime.settings.log_max_bytes, runtime.settings.log_keep, live=known
+            files.log, now, backoff, runtime.settings.log_max_bytes, runtime.settings.log_keep, known, counted
         )
     except OSError as exc:
         out.diagnostics.append(Diagnostic("", Diag.LOG_APPEND_FAILED, f"rotating {files.log}: {exc.strerror or exc}"))
@@ -846,6 +851,24 @@ def _retire_one_shots(files: ServerFiles, entries: list[Entry], view: LogView, o
                 doc.remove(entry.id)
     except (EntryFileError, OSError) as exc:
         out.diagnostics.extend(Diagnostic(e.id, Diag.RETIRE_FAILED, str(exc)) for e in done)
+
+
+def _retire_spent(
+    files: ServerFiles, entries: list[Entry], writer: _Writer, now: int, out: ServerTick, dry_run: bool
+) -> None:
+    """An entry that made its `max_total` deliveries leaves the file, then logs
+    `retired: max-total` (`rk.core.caps`); if it cannot leave, the next tick tries again."""
+    for entry in caps.retiring(entries, writer.view):
+        if not dry_run:
+            try:
+                with EntryDocument.edit(files, wait=0) as doc:  # this tick holds the lock
+                    doc.remove(entry.id)
+            except (EntryFileError, OSError) as exc:
+                out.diagnostics.append(Diagnostic(entry.id, Diag.RETIRE_FAILED, str(exc)))
+                continue
+        line = caps.retired_line(entry, now)
+        writer.line(line)
+        out.decisions.append(Decision(files.slug, entry.id, line.reason, "", line.outcome))
 
 
 def _orphan_gc(

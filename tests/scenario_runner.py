@@ -208,7 +208,7 @@ def run_case(case: Case) -> list[str]:
         problems_quiet = [f"quiet: want {expect.get('quiet') or []}, got {got_quiet}"]
     else:
         problems_quiet = []
-    for key, got in (("paused", ev.paused), ("waiting", ev.waiting)):
+    for key, got in (("paused", ev.paused), ("waiting", ev.waiting), ("capped", ev.capped)):
         ids = [q.entry for q in got]
         if ids != list(expect.get(key) or []):
             problems_quiet.append(f"{key}: want {expect.get(key) or []}, got {ids}")

@@ -161,6 +161,37 @@ def test_tools_listed_with_typed_schemas(caller):
 
 @pytest.mark.tmux
 @pytest.mark.shell
+def test_cron_add_and_edit_take_the_caps_typed(caller):
+    """The caps (issue 20): integers in the schema (add: 1…, edit: 0 removes), passed to the CLI."""
+
+    def body(s: Session):
+        tools = {t.name: t.input_schema["properties"] for t in s.tools()}
+        added = s.call("cron_add", prompt="status?", every="10m", max_per_day=3, max_total=5).result()
+        eid = added["id"]
+        return {
+            "tools": tools,
+            "added": added,
+            "zero": s.call("cron_add", prompt="status?", every="10m", max_per_day=0),
+            "text": s.call("cron_add", prompt="status?", every="10m", max_total="lots"),
+            "edited": s.call("cron_edit", id=eid, max_per_day=0, max_total=7).result(),
+            "shown": s.call("cron_show", id=eid).result(),
+        }
+
+    out = serve(caller["env"], body)
+    for tool, low in (("cron_add", 1), ("cron_edit", 0)):
+        for key in ("max_per_day", "max_total"):
+            schema = out["tools"][tool][key]
+            typed = [t for t in schema.get("anyOf", [schema]) if t.get("type") == "integer"]
+            assert typed and typed[0]["minimum"] == low and typed[0]["maximum"] == 1_000_000, (tool, key, schema)
+    assert (out["added"]["max_per_day"], out["added"]["max_total"], out["added"]["left"]) == (3, 5, 5)
+    assert out["zero"].error and "max_per_day" in out["zero"].text, out["zero"]
+    assert out["text"].error and "max_total" in out["text"].text, out["text"]
+    assert "max_per_day" not in out["edited"] and out["edited"]["max_total"] == 7
+    assert "max_per_day" not in out["shown"] and out["shown"]["max_total"] == 7
+
+
+@pytest.mark.tmux
+@pytest.mark.shell
 @pytest.mark.slow
 def test_every_tool_against_a_private_server(caller):
     c = caller

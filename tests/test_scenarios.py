@@ -20,6 +20,9 @@ def test_there_are_scenarios_for_every_rule_file():
         "compose.yaml",
         "deliver.yaml",
         "placeholders.yaml",
+        "caps.yaml",
+        "caps-dst.yaml",
+        "caps-due.yaml",
     ):
         assert name in files, f"missing scenario file {name}"
 

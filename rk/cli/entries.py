@@ -14,6 +14,7 @@ from rk.cli.flags import (
     HOURS_OFF,
     WAKE_OFF,
     active_hours_from_flag,
+    cap_from_flag,
     check_only_if_changed,
     choice,
     duration,
@@ -39,6 +40,8 @@ from rk.cli.options import (
     InOpt,
     JsonOpt,
     MaxOpt,
+    MaxPerDayOpt,
+    MaxTotalOpt,
     MinOpt,
     NameOpt,
     OnlyIfChangedOpt,
@@ -114,6 +117,8 @@ def cmd_add(
     only_if_changed: OnlyIfChangedOpt = None,
     at: AtOpt = None,
     in_: InOpt = None,
+    max_per_day: MaxPerDayOpt = None,
+    max_total: MaxTotalOpt = None,
     force: ForceOpt = False,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
@@ -153,6 +158,8 @@ def cmd_add(
     hours = active_hours_from_flag(active_hours, allow_off=False)
     changed = only_if_changed_from_flag(only_if_changed, allow_off=False) or ""
     check_only_if_changed(changed, wake is not None)
+    per_day = cap_from_flag("--max-per-day", max_per_day, allow_off=False) or 0
+    total = cap_from_flag("--max-total", max_total, allow_off=False) or 0
     deliver = (
         choice("--deliver", deliver, Deliver) or Deliver.IMMEDIATE
     )  # the defaults are written, as the original does
@@ -195,6 +202,8 @@ def cmd_add(
         any_program=any_program,
         active_hours=hours if isinstance(hours, ActiveHours) else None,
         only_if_changed=changed,
+        max_per_day=per_day,
+        max_total=total,
         created_by=CreatedBy(at=now, session=session_ref, pane=caller, via=_via(env)),
     )
     _check_catch_up_window(entry)
@@ -348,7 +357,7 @@ def _said(entry: Entry, env: Environment) -> str:
 def _receipt(env: Environment, entry: Entry, said: str) -> tuple[dict[str, object], list[str]]:
     """add's and edit's receipt: the entry, and its next delivery as `rk cron next` forecasts
     it (`next`: unix seconds or null, `why_not` when something keeps it from firing)."""
-    from rk.cli.listing import forecast_of
+    from rk.cli.listing import caps_record, caps_text, forecast_of
     from rk.cli.store import load_for_listing
 
     entries, view, now = load_for_listing(env)
@@ -363,13 +372,19 @@ def _receipt(env: Environment, entry: Entry, said: str) -> tuple[dict[str, objec
         "next": told.next,
         "why_not": told.why_not,
     }
+    rec |= caps_record(entry, told.left)
     zone = entry_zone(entry, env.zone())
     if told.next is None:
         nxt = f"next: - ({told.why_not or told.note or 'no upcoming fire'})"
     else:
         left = "now" if told.next <= now else f"in {format_duration(told.next - now)}"
         nxt = f"next: {moment(told.next, zone)} ({left}" + (f", {told.why_not})" if told.why_not else ")")
-    return rec, [f"{said} [{_said(entry, env)} -> {entry.target.summary}]", nxt]
+    capped = caps_text(entry, told.left)
+    return rec, [
+        f"{said} [{_said(entry, env)} -> {entry.target.summary}]",
+        nxt,
+        *([f"caps: {capped}"] if capped else []),
+    ]
 
 
 def cmd_edit(
@@ -399,6 +414,8 @@ def cmd_edit(
     catch_up_within: CatchUpWithinOpt = None,
     active_hours: ActiveHoursOpt = None,
     only_if_changed: OnlyIfChangedOpt = None,
+    max_per_day: MaxPerDayOpt = None,
+    max_total: MaxTotalOpt = None,
     prompt: Annotated[str | None, typer.Option("--prompt", help="The new text to type (placeholders allowed).")] = None,
     force: ForceOpt = False,
     as_json: JsonOpt = False,
@@ -435,10 +452,13 @@ def cmd_edit(
     deliver = choice("--deliver", deliver, Deliver)
     if_absent = choice("--if-absent", if_absent, IfAbsent)
     wake = wake_from_flags(wake_on, wake_scope, wake_debounce, allow_off=True)
-    if all(v is None for v in (schedule, deliver, name, if_absent, respawn, wake, any_program, hours, prompt, changed)):
+    per_day = cap_from_flag("--max-per-day", max_per_day, allow_off=True)
+    total = cap_from_flag("--max-total", max_total, allow_off=True)
+    given = (schedule, deliver, name, if_absent, respawn, wake, any_program, hours, prompt, changed, per_day, total)
+    if all(v is None for v in given):
         raise usage(
             "nothing to edit — pass a schedule flag, --prompt, --deliver, --name, --if-absent, --respawn, --wake-on, "
-            "--active-hours, --only-if-changed, or --any-program/--agents-only"
+            "--active-hours, --only-if-changed, --max-per-day, --max-total, or --any-program/--agents-only"
         )
     if prompt is not None and not prompt.strip():
         raise usage("the prompt must not be empty")
@@ -477,6 +497,10 @@ def cmd_edit(
         if changed is not None:
             new = replace(new, only_if_changed="" if changed == CHANGED_OFF else changed)
         check_only_if_changed(new.only_if_changed, new.wake_on is not None)
+        if per_day is not None:  # 0 removes it
+            new = replace(new, max_per_day=per_day)
+        if total is not None:
+            new = replace(new, max_total=total)
         if new.payload != old.payload:  # edit cannot change the payload today; if it ever does, add's rule holds
             _check_placeholders(new.payload)
         _check_catch_up_window(new)

@@ -338,3 +338,15 @@ def check_only_if_changed(mode: str, wakes: bool) -> None:
     """`scope` compares the panes a wake watches: an entry without wake_on has none."""
     if mode == SCOPE and not wakes:
         raise usage(f"{ONLY_IF_CHANGED} scope needs --wake-on (the panes it watches); use pane for the target alone")
+
+
+def cap_from_flag(flag: str, value: int | None, allow_off: bool) -> int | None:
+    """`--max-per-day` / `--max-total`: None when not given, 0 to remove it (edit), else N."""
+    from rk.core import bounds
+
+    if value is None or (value == 0 and allow_off):
+        return value
+    try:
+        return bounds.cap(value, flag)
+    except bounds.OutOfRange as exc:
+        raise usage(f"{exc}{' (0 removes it)' if allow_off else ''}") from None

@@ -19,6 +19,7 @@ from rk.cli.options import AllOpt, FullOpt, JsonOpt, ServerOpt
 from rk.cli.store import servers_of
 from rk.cli.table import Column, layout, terminal_width
 from rk.config import ServerFiles
+from rk.core import caps
 from rk.core.durations import format_duration, format_go
 from rk.core.entry import At, Backoff, Cron, Entry, Every, Schedule, WakeOnly, catch_up_fields, catch_up_summary
 from rk.core.facts import PaneFact, TargetFact, resolve_target
@@ -40,6 +41,7 @@ class Row:
     last_outcome: str
     target: TargetFact | None  #: None: the server's panes could not be read
     why_not: str | None  #: what keeps it from firing (`forecast`), None: nothing
+    left: int | None = None  #: a `max_total` entry's deliveries left (`forecast`)
 
 
 def schedule_cell(entry: Entry, zone: tzinfo | None = None) -> str:
@@ -79,7 +81,7 @@ def _schedule_json(s: Schedule) -> dict:
     return out
 
 
-def record(entry: Entry, view: LogView, now: int) -> dict:
+def record(entry: Entry, view: LogView, now: int, zone: tzinfo | None = None) -> dict:
     """One `list --json` record (a cross-tool contract: keys and shapes are stable)."""
     newest = view.newest(entry.id)
     since = orphaned_since(entry, view)
@@ -113,7 +115,40 @@ def record(entry: Entry, view: LogView, now: int) -> dict:
         rec["active_hours"] = entry.active_hours.text
     if entry.only_if_changed:
         rec["only_if_changed"] = entry.only_if_changed
+    return rec | caps_record(entry, caps.left(entry, view), caps_today(entry, view, now, zone))
+
+
+def caps_today(entry: Entry, view: LogView, now: int, zone: tzinfo | None = None) -> int | None:
+    """A `max_per_day` entry's deliveries in its local day now (None without one)."""
+    from rk.clock import local_zone
+    from rk.core.due import entry_zone
+
+    cap = caps.day_cap(entry, view, now, entry_zone(entry, zone or local_zone()))
+    return cap.count if cap is not None else None
+
+
+def caps_record(entry: Entry, left: int | None, today: int | None = None) -> dict[str, object]:
+    """The caps' JSON keys, only those set: `max_per_day` (and `delivered_today`), `max_total` (and `left`)."""
+    rec: dict[str, object] = {}
+    if entry.max_per_day:
+        rec["max_per_day"] = entry.max_per_day
+        if today is not None:
+            rec["delivered_today"] = today
+    if entry.max_total:
+        rec["max_total"] = entry.max_total
+        if left is not None:
+            rec["left"] = left
     return rec
+
+
+def caps_text(entry: Entry, left: int | None, today: int | None = None) -> str:
+    """The caps in words (`show`, the receipt): `3/day (2 today), 10 in all (4 left)`; "" without."""
+    parts = []
+    if entry.max_per_day:
+        parts.append(f"{entry.max_per_day}/day" + (f" ({today} today)" if today is not None else ""))
+    if entry.max_total:
+        parts.append(f"{entry.max_total} in all" + (f" ({left} left, then it retires)" if left is not None else ""))
+    return ", ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -156,6 +191,7 @@ def server_view(env: Environment, files: ServerFiles, entries: list[Entry], view
                 newest.outcome if newest else "",
                 target,
                 told.why_not,
+                told.left,
             )
         )
     note = ""
@@ -220,7 +256,8 @@ def left_cell(row: Row, now: int) -> str:
     if row.next is None:
         return row.why_not or ("on its event" if isinstance(row.entry.schedule, WakeOnly) else "-")
     left = "now" if row.next <= now else format_duration(row.next - now)
-    return f"{left}, {row.why_not}" if row.why_not else left
+    left = f"{left}, {row.why_not}" if row.why_not else left
+    return left + (f", {row.left} left" if row.left is not None else "")  # then a max_total entry retires
 
 
 def flags_cell(entry: Entry) -> str:
@@ -231,6 +268,10 @@ def flags_cell(entry: Entry) -> str:
         flags.append(f"hours:{entry.active_hours.text}")
     if entry.only_if_changed:
         flags.append(f"if-changed:{entry.only_if_changed}")
+    if entry.max_per_day:
+        flags.append(f"max:{entry.max_per_day}/day")
+    if entry.max_total:
+        flags.append(f"max:{entry.max_total}")
     return ",".join(flags) or "-"
 
 
@@ -262,7 +303,7 @@ def cmd_list(
     rows = [r for sv in views for r in sv.rows]
     notes = [f"server {sv.slug} is {sv.pause_note}" for sv in views if sv.pause_note]
     if env.json:
-        env.result([row_record(r, record(r.entry, sv.view, now), every) for sv in views for r in sv.rows])
+        env.result([row_record(r, record(r.entry, sv.view, now, env.zone()), every) for sv in views for r in sv.rows])
         return
     for note in notes:
         env.out(note)

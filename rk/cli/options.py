@@ -141,3 +141,20 @@ WakeDebounceOpt = Annotated[
     str | None,
     typer.Option("--wake-debounce", help="Hold wake edges this long after the entry's last line (default 60s)."),
 ]
+
+# The caps (rk.core.caps), shared by add, edit and simulate.
+MaxPerDayOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-per-day",
+        help="At most N deliveries a local day (in its --tz, else local time); past it a fire is logged "
+        "skipped-cap once a day (edit: 0 removes it).",
+    ),
+]
+MaxTotalOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-total",
+        help="After its N-th delivery the entry retires (logged retired: max-total; edit: 0 removes it).",
+    ),
+]

@@ -14,6 +14,7 @@ from rk.cli.flags import (
     HOURS_OFF,
     WAKE_OFF,
     active_hours_from_flag,
+    cap_from_flag,
     check_only_if_changed,
     choice,
     duration,
@@ -33,6 +34,8 @@ from rk.cli.options import (
     IdleEveryOpt,
     JsonOpt,
     MaxOpt,
+    MaxPerDayOpt,
+    MaxTotalOpt,
     MinOpt,
     OnlyIfChangedOpt,
     ServerOpt,
@@ -81,6 +84,8 @@ def cmd_simulate(
     catch_up_within: CatchUpWithinOpt = None,
     active_hours: ActiveHoursOpt = None,
     only_if_changed: OnlyIfChangedOpt = None,
+    max_per_day: MaxPerDayOpt = None,
+    max_total: MaxTotalOpt = None,
     width: Annotated[
         int | None, typer.Option("--width", help="Columns for the drawing (default: the terminal's).")
     ] = None,
@@ -112,6 +117,8 @@ def cmd_simulate(
         catch_up_within=catch_up_within,
     )
     hours = active_hours_from_flag(active_hours, allow_off=True)
+    per_day = cap_from_flag("--max-per-day", max_per_day, allow_off=True)
+    total = cap_from_flag("--max-total", max_total, allow_off=True)
     deliver = choice("--deliver", deliver, Deliver)
     wake = wake_from_flags(wake_on, None, wake_debounce, allow_off=True)
     changed = only_if_changed_from_flag(only_if_changed, allow_off=True)
@@ -148,6 +155,10 @@ def cmd_simulate(
         entry = replace(entry, active_hours=None)
     elif isinstance(hours, ActiveHours):
         entry = replace(entry, active_hours=hours)
+    if per_day is not None:  # the caps count the replay's own deliveries (its log starts empty)
+        entry = replace(entry, max_per_day=per_day)
+    if total is not None:
+        entry = replace(entry, max_total=total)
     if wake == WAKE_OFF:
         entry = replace(entry, wake_on=None)
     elif isinstance(wake, WakeOn):

@@ -63,7 +63,9 @@ def gather(env: Environment) -> dict[str, object]:
             {
                 "server": sv.slug,
                 "paused": sv.pause_note or None,
-                "entries": [row_record(r, record(r.entry, sv.view, now), False) for r in sorted_rows(sv.rows)],
+                "entries": [
+                    row_record(r, record(r.entry, sv.view, now, env.zone()), False) for r in sorted_rows(sv.rows)
+                ],
                 "panes": [asdict(AgentRow.of(sv.slug, p)) for p in sv.panes or ()],
                 "_rows": sv.rows,
             }

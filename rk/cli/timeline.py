@@ -48,6 +48,8 @@ EVENT_GLYPH = {
     Status.NOTIFIED_ABSENT: ("n", "red", 4),
     Status.RESPAWNED: ("r", "cyan", 4),
     Status.FAILED: ("!", "bold red", 6),
+    Status.SKIPPED_CAP: ("C", "yellow", 4),  # max_per_day (rk.core.caps)
+    Status.RETIRED: ("R", "cyan", 4),  # max_total
     "hold": ("h", "blue", 2),
 }
 
@@ -157,7 +159,8 @@ def render(
         Text(
             f"one column = {format_duration(per)}; ▁ idle █ active ▆ waiting L limited d draft ? dialog "
             "$ shell · unknown; ▲ delivered h held s skipped-busy l skipped-limited a skipped-absent "
-            "q skipped-quiet p skipped-paused w held-quiet m missed x held-expired ! failed; ‖ paused",
+            "q skipped-quiet p skipped-paused w held-quiet m missed x held-expired ! failed "
+            "C skipped-cap R retired; ‖ paused",
             style="dim",
         )
     )

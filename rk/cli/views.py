@@ -22,7 +22,16 @@ from rk import logfile
 from rk.cli import preview
 from rk.cli.environment import Environment, environment, moment, rfc3339, stamp, usage, zone_label
 from rk.cli.flags import since_instant
-from rk.cli.listing import forecast_of, left_cell, record, row_record, schedule_cell, server_view, target_cell
+from rk.cli.listing import (
+    caps_text,
+    forecast_of,
+    left_cell,
+    record,
+    row_record,
+    schedule_cell,
+    server_view,
+    target_cell,
+)
 from rk.cli.options import FullOpt, IdArg, JsonOpt, ServerOpt
 from rk.cli.store import find, load_for_listing
 from rk.cli.table import Column, fixed_line, layout, terminal_width, wrapped
@@ -46,13 +55,14 @@ def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serv
     entries, view, now = load_for_listing(env)
     entry = find(entries, entry_id)
     row = next(r for r in server_view(env, env.files(), entries, view, now).rows if r.entry.id == entry_id)
-    base = record(entry, view, now)
+    base = record(entry, view, now, env.zone())
     extra, typed_lines = preview.show(entry, view, now, env.zone())
     rec = row_record(row, base, False) | extra
     if env.json:
         env.result(rec)
         return
     zone = env.zone()
+    capped = caps_text(entry, row.left, base.get("delivered_today"))
     wake = f"{entry.wake_on.event} (debounce {_short(entry.wake_on.debounce)})" if entry.wake_on else "-"
     lines = [
         f"times in:   {zone_label(zone)}",
@@ -60,6 +70,7 @@ def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serv
         f"name:       {entry.name}",
         f"schedule:   {schedule_cell(entry, zone)}",
         *([f"active:     {entry.active_hours.text}"] if entry.active_hours else []),
+        *([f"caps:       {capped}"] if capped else []),
         f"wake_on:    {wake}",
         f"target:     {entry.target.summary}" + _server_note(entry, zone),
         f"deliver:    {entry.deliver or Deliver.IMMEDIATE}",
@@ -284,7 +295,7 @@ def _log_gaps(env: Environment, entry_id: str | None, since_text: str | None, wi
     zone = cron_zone(sched, env.zone())
     times = occurrences(CronExpr.parse(sched.expr), start, now, zone, bounds.MAX_FIRES)
     own = [line for line in logfile.read_history(env.files().log) if line.entry == entry_id]
-    found = gaps(times, own, now)
+    found = gaps(times, own, now, zone)
     if env.json:
         env.result([{"ts": g.occurrence, "local": rfc3339(g.occurrence, zone), "what": g.what} for g in found])
         return
@@ -352,6 +363,8 @@ def cmd_next(
     first = preview.first_fire(entry, view, list(told.fires), now, env.zone())
     if first is not None:
         after.append(f"typed (first fire): {first}")
+    if told.left:
+        after.append(f"{told.left} deliver{'y' if told.left == 1 else 'ies'} left, then it retires (max_total)")
     why = told.why_not
     if paused is not None:
         until = "until resumed" if paused == 0 else f"until {moment(paused, zone)}"
@@ -377,4 +390,6 @@ def cmd_next(
         result["dst"] = dst
     if first is not None:
         result["typed"] = first
+    if told.left is not None:
+        result["left"] = told.left  # max_total: the deliveries before it retires
     env.result(result, human)

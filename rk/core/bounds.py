@@ -52,3 +52,13 @@ def interval(value: float, what: str = "--interval") -> float:
     if not MIN_INTERVAL <= value <= MAX_INTERVAL:  # false for nan and ±inf too
         raise OutOfRange(f"{what} must be between {MIN_INTERVAL:g} and {MAX_INTERVAL:g} seconds")
     return value
+
+
+#: `--max-per-day` / `--max-total` (`rk.core.caps`): more deliveries than any entry makes.
+MAX_CAP = 1_000_000
+
+
+def cap(value: int, what: str) -> int:
+    if not 1 <= value <= MAX_CAP:
+        raise OutOfRange(f"{what} must be a whole number between 1 and {MAX_CAP}")
+    return value

@@ -8,8 +8,11 @@ mirror) cannot drift from the tick. Pure: the pane facts at delivery time are
 passed in.
 
 Order for a resolved fire: the rate cap (keyed on the pane), only_if_changed,
-then the deliver policy against the pane as seen right before typing. For an absent fire: the
-rate cap (keyed on the entry), then `if_absent`.
+then the deliver policy against the pane as seen right before typing. For an
+absent fire: the rate cap (keyed on the entry), then `if_absent`. The entry's own caps
+(`max_per_day`, `max_total`: `rk.core.caps`) are `due()`'s, not these: a capped
+fire never comes here, so its day's one `skipped-cap` line and its silence after
+it are decided where its occurrence is.
 """
 
 from __future__ import annotations

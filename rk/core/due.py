@@ -7,9 +7,12 @@ cursor. No I/O, no clock, no mutation of the inputs: the same inputs always
 give the same outputs, which is what lets a restart lose nothing and lets
 `rk cron simulate` replay a day in a second.
 
-Composition per entry, in order: entry cap → mute → schedule predicate → wake
-predicate → target-unresolved diagnostic → missed → fire (reason `schedule`
-wins over `wake`; one fire per entry per tick).
+Composition per entry, in order: entry cap → total cap (`max_total` spent: it
+fires no more, the tick retires it) → mute → pause → clock set back → schedule
+predicate → wake predicate → day cap (`max_per_day`, `rk.core.caps`: one
+`skipped-cap` line a local day, a capped occurrence never `missed`) → missed →
+active hours → target-unresolved diagnostic → fire (reason `schedule` wins over
+`wake`; one fire per entry per tick).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, tzinfo
 
-from rk.core import ladder
+from rk.core import caps, ladder
 from rk.core.cronexpr import CronError, CronExpr, zone_for
 from rk.core.diagnostics import Diag, Diagnostic
 from rk.core.entry import CATCH_UP_ONCE, At, Backoff, Cron, Deliver, Entry, Every, WakeEvent
@@ -90,12 +93,14 @@ class Evaluation:
     paused: tuple[Quiet, ...] = ()
     #: cron catch-ups that begin to wait for their active hours: the caller logs `held-quiet` for each
     waiting: tuple[Quiet, ...] = ()
+    #: the first capped fire of an entry's local day: the caller logs `skipped-cap: day` for each
+    capped: tuple[Quiet, ...] = ()
 
     def ledger(self, now: int) -> list[tuple[LogLine, int]]:
         """The lines the caller writes at `now` before any fire, in the tick's order, each
         with the instant it is for (a `missed` line: its occurrence): `clock` `rescheduled`,
-        `missed`, `skipped-quiet`, `skipped-paused`, `held-quiet`. The tick, the simulator
-        and the forecast write exactly these."""
+        `missed`, `skipped-quiet`, `skipped-paused`, `held-quiet`, `skipped-cap`. The tick,
+        the simulator and the forecast write exactly these."""
         out = [(LogLine(now, e, "", Reason.CLOCK, Status.RESCHEDULED), now) for e in self.clock_back]
         out += [(LogLine(now, m.entry, "", Reason.SCHEDULE, Status.MISSED), m.occurrence) for m in self.missed]
         for status, skips in (
@@ -104,6 +109,7 @@ class Evaluation:
             (Status.HELD_QUIET, self.waiting),
         ):
             out += [(LogLine(now, q.entry, q.pane, q.reason, status), now) for q in skips]
+        out += [(caps.skipped_line(q.entry, q.pane, q.reason, now), now) for q in self.capped]
         return out
 
     @property
@@ -282,6 +288,7 @@ def due(
     quiet: list[Quiet] = []
     dropped: list[Quiet] = []
     waiting: list[Quiet] = []
+    capped: list[Quiet] = []
     fires: list[Fire] = []
     absent: list[Fire] = []
     missed: list[Missed] = []
@@ -295,6 +302,9 @@ def due(
             diags.append(
                 Diagnostic(entry.id, Diag.ENTRY_CAP_EXCEEDED, f"entry #{index + 1} is past the cap of {max_entries}")
             )
+            continue
+        if caps.spent(entry, log):
+            diags.append(Diagnostic(entry.id, Diag.RETIRED, f"made its {entry.max_total} deliveries (max_total)"))
             continue
         if entry.is_muted(now):
             detail = (
@@ -359,6 +369,12 @@ def due(
 
         if not (verdict.due or wake_due or verdict.missed):
             continue
+        cap = caps.capping(entry, log, now, verdict.occurrence, entry_zone(entry, zone))
+        if cap is not None:
+            diags.append(Diagnostic(entry.id, Diag.CAPPED, _cap_detail(cap, now, entry_zone(entry, zone))))
+            if not cap.said and (verdict.due or wake_due):  # once a day; a capped occurrence is never missed
+                capped.append(Quiet(entry.id, Reason.SCHEDULE if verdict.due else Reason.WAKE, target.pane))
+            continue
         if verdict.missed:
             missed.append(Missed(entry.id, verdict.occurrence))
         if not (verdict.due or wake_due):
@@ -395,7 +411,14 @@ def due(
         tuple(quiet),
         tuple(dropped),
         tuple(waiting),
+        tuple(capped),
     )
+
+
+def _cap_detail(cap: caps.DayCap, now: int, zone: tzinfo) -> str:
+    """`capped: 3/3 today: fires again from <midnight>` (the occurrence's day when not today)."""
+    day = "today" if cap.start <= now < cap.end else f"on {_stamp(cap.start, zone)[:10]}"
+    return f"capped: {cap.count}/{cap.limit} {day}: fires again from {_stamp(max(cap.end, now), zone)}"
 
 
 def _schedule_fire(entry: Entry, target: TargetFact, verdict: ScheduleVerdict, now: int) -> Fire:
@@ -495,39 +518,44 @@ def next_due(
     paused = is_paused(paused_until, now)
     best: int | None = None
 
-    def consider(t: int | None) -> None:
+    def consider(t: int | None, floor: int = 0) -> None:
+        """`floor`: a day-capped entry's next midnight, before which nothing of it is due."""
         nonlocal best
+        t = max(t, floor) if t is not None else None
         if t is not None and t > now and (best is None or t < best):
             best = t
 
     if paused:
         consider(paused_until)
     for entry in entries[:max_entries]:
+        if caps.spent(entry, log):
+            continue
         if entry.is_muted(now):
             if not entry.muted:
                 consider(entry.muted_until)
             continue
         if paused and not isinstance(entry.schedule, (Cron, At)):
             continue
+        floor = 0 if paused else caps.reopens(entry, log, now, entry_zone(entry, zone))
         hours = entry.active_hours
         if not paused and hours is not None and not hours.active_at(now, entry_zone(entry, zone)):
-            consider(hours.next_start(now, entry_zone(entry, zone)))
+            consider(hours.next_start(now, entry_zone(entry, zone)), floor)
         sched = entry.schedule
         if isinstance(sched, Every):
-            consider(anchor_of(entry, log) + sched.interval)
+            consider(anchor_of(entry, log) + sched.interval, floor)
         elif isinstance(sched, Cron):
             try:
-                consider(CronExpr.parse(sched.expr).next_after(now, cron_zone(sched, zone)))
+                consider(CronExpr.parse(sched.expr).next_after(now, cron_zone(sched, zone)), floor)
             except CronError:
                 continue
         elif isinstance(sched, At):
             if not at_done(entry, log):
-                consider(sched.at)
+                consider(sched.at, floor)
         elif isinstance(sched, Backoff):
             target = targets.get(entry.id, _NO_TARGET)
             if target.resolved and target.epoch > 0:
                 verdict = backoff_verdict(entry, sched, log, target, now, poll)
-                consider(verdict.due_at)
+                consider(verdict.due_at, floor)
     held = set(debounced)
     for entry in entries[:max_entries]:
         newest = log.newest(entry.id) if entry.id in held and entry.wake_on else None

@@ -291,6 +291,9 @@ class Entry:
     active_hours: ActiveHours | None = None
     #: skip a fire when nothing changed since the last answer (`rk.core.unchanged`): "", pane, scope
     only_if_changed: str = ""
+    # caps (rk.core.caps): deliveries a local day in its zone, and in all; 0: none
+    max_per_day: int = 0
+    max_total: int = 0
     created_by: CreatedBy = field(default_factory=CreatedBy)
 
     def __post_init__(self) -> None:
@@ -346,6 +349,7 @@ class Entry:
             out["active_hours"] = self.active_hours.text
         if self.only_if_changed:
             out["only_if_changed"] = self.only_if_changed
+        out |= {key: n for key, n in (("max_per_day", self.max_per_day), ("max_total", self.max_total)) if n}
         out["created_by"] = self.created_by.to_yaml()
         return out
 
@@ -581,8 +585,22 @@ def decode_entry(raw: object) -> Entry:
         muted_until=_int(raw.get("muted_until"), "muted_until"),
         active_hours=decode_active_hours(raw.get("active_hours")),
         only_if_changed=decode_only_if_changed(raw.get("only_if_changed"), raw.get("wake_on") is not None),
+        max_per_day=decode_cap(raw.get("max_per_day"), "max_per_day"),
+        max_total=decode_cap(raw.get("max_total"), "max_total"),
         created_by=created_by,
     )
+
+
+def decode_cap(value: object, what: str) -> int:
+    """A cap (`max_per_day`, `max_total`): a positive whole number, 0 when absent."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise EntryError(f"{what} must be a whole number")
+    try:
+        return bounds.cap(value, what)
+    except bounds.OutOfRange as exc:
+        raise EntryError(str(exc)) from None
 
 
 def catch_up_window_problem(schedule: Schedule, policy: Deliver) -> str:

@@ -5,8 +5,9 @@ ask `forecast()`, which does not restate a rule: it runs the tick's own `due()`
 and `dispose()` on the entry alone, from now, at each instant `next_due()` names,
 writing into a scratch copy of the log the lines the tick would write (skipped-quiet,
 skipped-paused, held-quiet, missed, rate-capped, a delivery), until it has the
-deliveries asked for. So the rate cap, active hours, a pause, a mute, the catch-up
-window and the target's facts as they stand now (missing, a shell, a program,
+deliveries asked for. So the rate cap, the entry's caps (a capped day's next fire
+is after its midnight; a `max_total` entry has `left` fires), active hours, a pause,
+a mute, the catch-up window and the target's facts as they stand now (missing, a shell, a program,
 limited, no state) decide the forecast exactly as they decide the tick.
 
 Assumed, because nothing can know it now: the target's facts stay as they are,
@@ -21,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import tzinfo
 
+from rk.core import caps
 from rk.core.cronexpr import CronError, CronExpr
 from rk.core.dispose import Act, Seen, dispose
 from rk.core.due import at_done, due, next_due
@@ -60,6 +62,8 @@ class Forecast:
     fires: tuple[Upcoming, ...] = ()
     why_not: str | None = None
     note: str = ""
+    #: a `max_total` entry: the deliveries it has left before it retires (None: no such cap)
+    left: int | None = None
 
     @property
     def next(self) -> int | None:
@@ -100,19 +104,22 @@ def forecast(
         rate_per_hour=settings.rate_per_hour,
     )
     note = _note(entry, log)
+    left = caps.left(entry, log)
+    if left == 0:
+        return Forecast((), why or f"retired: made its {entry.max_total} deliveries (max_total)", note, left)
     if isinstance(entry.schedule, Cron):
         try:
             CronExpr.parse(entry.schedule.expr)
         except CronError as exc:
             return Forecast((), why or str(exc), str(exc))
     if index >= settings.max_entries or target is None or isinstance(entry.schedule, WakeOnly):
-        return Forecast((), why, note)
+        return Forecast((), why, note, left)
     if isinstance(entry.schedule, At) and at_done(entry, log):
-        return Forecast((), why, note)
+        return Forecast((), why, note, left)
     fires, refusal = _run(entry, log, _at_rest(target), now, zone, settings, paused_until, n)
     if not fires and why is None:
         why = refusal
-    return Forecast(tuple(fires), why, note)
+    return Forecast(tuple(fires), why, note, left)
 
 
 def _run(

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import tzinfo
 
+from rk.core.caps import day_bounds
 from rk.core.cronexpr import CronExpr
 from rk.core.log import LogLine, Status, status_of
 
@@ -43,10 +44,16 @@ def occurrences(expr: CronExpr, since: int, until: int, zone: tzinfo, limit: int
         t = nxt
 
 
-def gaps(occurrence_times: Sequence[int], own: Sequence[LogLine], now: int) -> list[Gap]:
+#: What `gaps` reports for an occurrence a day cap silenced (`rk.core.caps`: after the day's one line).
+CAPPED = "capped (after skipped-cap: day)"
+
+
+def gaps(occurrence_times: Sequence[int], own: Sequence[LogLine], now: int, zone: tzinfo | None = None) -> list[Gap]:
     """The occurrences (oldest first) that no `delivered` line answered; `own` is the
-    entry's lines, oldest first."""
+    entry's lines, oldest first. With the entry's `zone`, an occurrence with no line
+    after the `skipped-cap` line of its local day is CAPPED, not NOT_RUN."""
     stamps = [line.ts for line in own]
+    skips = [line.ts for line in own if status_of(line.outcome) == Status.SKIPPED_CAP]
     out: list[Gap] = []
     for i, o in enumerate(occurrence_times):
         end = occurrence_times[i + 1] if i + 1 < len(occurrence_times) else now + 1
@@ -54,5 +61,14 @@ def gaps(occurrence_times: Sequence[int], own: Sequence[LogLine], now: int) -> l
         mine = own[lo:hi]
         if any(status_of(line.outcome) == Status.DELIVERED for line in mine):
             continue
-        out.append(Gap(o, mine[0].outcome if mine else NOT_RUN))
+        out.append(Gap(o, mine[0].outcome if mine else _silent(o, skips, zone)))
     return out
+
+
+def _silent(occurrence: int, skips: Sequence[int], zone: tzinfo | None) -> str:
+    """Why an occurrence has no line: capped, when its day's skipped-cap line came before it."""
+    if zone is not None and skips:
+        start, _ = day_bounds(occurrence, zone)
+        if any(start <= t <= occurrence for t in skips):
+            return CAPPED
+    return NOT_RUN

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import tzinfo
 
+from rk.core import caps
 from rk.core.dispose import over_rate_cap
 from rk.core.due import entry_zone, is_paused
 from rk.core.entry import Backoff, Entry, WakeEvent
@@ -17,7 +18,7 @@ from rk.core.log import LogView
 from rk.core.wallclock import moment
 
 #: Reasons a user chose (a mute, a pause): the entry is silent on purpose, nothing is wrong.
-CHOSEN = ("muted", "server paused")
+CHOSEN = ("muted", "server paused", "capped:", "retired:")
 #: A state that passes by itself (`rk.core.forecast`: a usage limit resets): nothing is wrong either.
 PASSING = ("target limited",)
 
@@ -54,6 +55,10 @@ def why_not(
         return "no state reported (no hooks?)"
     if view is not None and rate_per_hour > 0 and over_rate_cap(view, now, rate_per_hour, target=target.pane):
         return f"rate-capped ({rate_per_hour} deliveries to {target.pane} in the last hour; setting rate_per_hour)"
+    if view is not None:
+        cap = caps.day_cap(entry, view, now, entry_zone(entry, zone))
+        if cap is not None and cap.capped:
+            return cap.words  # `capped: 3/3 today`: chosen, and lifted at the zone's next midnight
     return None
 
 

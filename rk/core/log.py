@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
@@ -50,6 +50,8 @@ class Status(StrEnum):
     MISSED = "missed"  #: a cron occurrence went stale (no catch-up)
     RESCHEDULED = "rescheduled"  #: schedule or deliver edited; cuts the backoff history
     EXPIRED_ORPHAN = "expired-orphan"  #: orphan entry removed by GC
+    SKIPPED_CAP = "skipped-cap"  #: `day`: the entry's max_per_day is reached; once a local day (rk.core.caps)
+    RETIRED = "retired"  #: `max-total`: the entry had its max_total deliveries and left the file
     #: `notify.log` only (never a server's log, where any line would anchor an entry's schedule):
     NOTIFY_QUEUED = "notify-queued"  #: handed to the channel's sender (a restart never sends it again)
     NOTIFIED = "notified"  #: a notification sent; the channel follows
@@ -204,13 +206,14 @@ class LogView:
     rate-cap check in the same tick sees them. `due()` only reads it.
     """
 
-    __slots__ = ("_by_entry", "_counted_by_entry", "_counted_by_target", "_lines")
+    __slots__ = ("_by_entry", "_counted_by_entry", "_counted_by_target", "_delivered_by_entry", "_lines")
 
     def __init__(self, lines: Iterable[LogLine] = ()) -> None:
         self._lines: list[LogLine] = []
         self._by_entry: dict[str, list[LogLine]] = {}
         self._counted_by_target: dict[str, list[int]] = {}
         self._counted_by_entry: dict[str, list[int]] = {}
+        self._delivered_by_entry: dict[str, list[int]] = {}  #: what the caps count (rk.core.caps)
         for line in lines:
             self.add(line)
 
@@ -221,6 +224,8 @@ class LogView:
         if counts_for_rate(line.outcome):
             self._counted_by_target.setdefault(line.target, []).append(line.ts)
             self._counted_by_entry.setdefault(line.entry, []).append(line.ts)
+            if status_of(line.outcome) == Status.DELIVERED:
+                self._delivered_by_entry.setdefault(line.entry, []).append(line.ts)
 
     @property
     def lines(self) -> Sequence[LogLine]:
@@ -264,6 +269,10 @@ class LogView:
             if status_of(line.outcome) == Status.DELIVERED and (reason is None or line.reason == reason):
                 return line
         return None
+
+    def delivered_stamps(self, entry_id: str) -> Sequence[int]:
+        """The `ts` of every own `delivered` line, in log order (the caps count them)."""
+        return self._delivered_by_entry.get(entry_id, ())
 
     def missed_since_delivered(self, entry_id: str) -> int:
         """Own `missed` lines after the newest own `delivered` line (all of them when it
@@ -312,7 +321,11 @@ class LogView:
 
 
 def lines_to_keep(
-    lines: Sequence[LogLine], now: int, backoff: Collection[str], live: Collection[str] | None = None
+    lines: Sequence[LogLine],
+    now: int,
+    backoff: Collection[str],
+    live: Collection[str] | None = None,
+    counted: Mapping[str, int] | None = None,
 ) -> list[int]:
     """Indices of the lines a rotation must keep in the live segment so that every
     query above answers the same afterwards: each entry's newest line, newest
@@ -324,6 +337,10 @@ def lines_to_keep(
 
     With `live` (the ids in the entry file), lines of removed entries keep only
     their part in the rate window, so entries that come and go do not pile up.
+
+    With `counted` (entry id → n: the caps, `rk.core.caps.kept_deliveries`), an
+    entry also keeps its newest n `delivered` lines and its newest `skipped-cap`
+    line, all its caps count.
     """
     keep: set[int] = set()
     floor = now - RATE_WINDOW
@@ -361,7 +378,16 @@ def lines_to_keep(
         keep.update(_delivered_and_missed_since(lines, idxs))
         if entry_id in backoff:
             keep.update(idxs[cut:][-(ladder.WALK_LIMIT + 1) :])
+        if counted and counted.get(entry_id):
+            keep.update(_counted_by_caps(lines, idxs, counted[entry_id]))
     return sorted(keep)
+
+
+def _counted_by_caps(lines: Sequence[LogLine], idxs: Sequence[int], n: int) -> list[int]:
+    """Of one entry's line indices: its newest `n` delivered lines and newest `skipped-cap` line."""
+    delivered = [i for i in idxs if status_of(lines[i].outcome) == Status.DELIVERED][-n:]
+    said = [i for i in idxs if status_of(lines[i].outcome) == Status.SKIPPED_CAP][-1:]
+    return delivered + said
 
 
 def _delivered_and_missed_since(lines: Sequence[LogLine], idxs: Sequence[int]) -> list[int]:

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 
+from rk.core import caps
 from rk.core.dispose import Act, Seen, dispose, edge_kept
 from rk.core.due import Fire, due
 from rk.core.entry import Entry, WakeEvent
@@ -244,6 +245,9 @@ def simulate(
                 panes[fire.pane] = _Pane(state="active", epoch=t)
                 heapq.heappush(queue, (t + max(1, model.busy_for), seq, fire.pane, "idle"))
                 seq += 1
+        for spent in caps.retiring(entries, view):  # its max_total made: it leaves, as the tick retires it
+            emit(caps.retired_line(spent, t))
+            entries = [e for e in entries if e.id != spent.id]
         if diagnostics:
             for d in ev.diagnostics:
                 result.events.append(Event(t, d.entry, "diag", d.reason, d.detail))
