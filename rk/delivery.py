@@ -301,13 +301,21 @@ class Frame:
     def past_anchor(self, anchor: str, cursor: str) -> str | None:
         """The cursor's row up to the cursor, past `anchor` (what the row rk looked at
         held up to the cursor then, a prompt like `› `), when the cursor is now on
-        another row than `cursor` (where it stood) and that row begins with the
-        anchor: the program redrew its screen and the line moved whole. None otherwise."""
+        another row than `cursor` (where it stood), that row begins with the anchor,
+        and no other row from the old one to it does: the program redrew its screen
+        and the line moved whole (not a second composer line under the first, as a
+        newline typed into it makes). None otherwise."""
         line = self.cursor_line()
         anchor = anchor.rstrip()
-        if line is None or not anchor or cursor.partition(",")[2] == self.cursor.partition(",")[2]:
+        old, now = cursor.partition(",")[2], self.cursor.partition(",")[2]
+        if line is None or not anchor or not old.isdigit() or old == now or not line[0].startswith(anchor):
             return None
-        return line[0][len(anchor) :] if line[0].startswith(anchor) else None
+        rows, y = self.rows.split("\n"), int(now)
+        if int(old) >= len(rows) or any(
+            rows[i].startswith(anchor) for i in range(min(int(old), y), max(int(old), y) + 1) if i != y
+        ):
+            return None
+        return line[0][len(anchor) :]
 
 
 class _Deadline(Exception):

@@ -133,7 +133,8 @@ def test_the_composer_reading_of_a_known_cli_finds_a_key_beside_the_payload():
 
 #: A program that redraws its whole screen on SIGUSR1: its banner grows or shrinks by
 #: one row, so its composer line moves (as Codex's does while its startup screen
-#: settles). It takes bracketed pastes, BackSpace, and submits on Enter.
+#: settles). It takes bracketed pastes, BackSpace, and C-j (a newline in the composer,
+#: each of its lines drawn after `> `), and submits on Enter.
 REDRAWING_APP = r"""
 import json, os, signal, sys, tty
 
@@ -144,7 +145,8 @@ buf = bytearray()
 
 
 def draw():
-    lines = ["redrawing app"] + [f"~ banner {i}" for i in range(rows)] + ["> " + buf.decode("utf-8", "replace")]
+    composer = ["> " + line for line in buf.decode("utf-8", "replace").split("\n")]
+    lines = ["redrawing app"] + [f"~ banner {i}" for i in range(rows)] + composer
     os.write(1, ("\x1b[H\x1b[2J" + "\r\n".join(lines)).encode("utf-8"))
 
 
@@ -173,7 +175,7 @@ while True:
             buf.clear()
         elif b == 0x7F:
             buf[:] = buf.decode("utf-8", "replace")[:-1].encode("utf-8")
-        elif b >= 0x20:
+        elif b >= 0x20 or b == 0x0A:
             buf.append(b)
     pending = b""
     draw()
@@ -237,3 +239,25 @@ def test_a_key_typed_while_the_program_redraws_is_still_not_submitted(tmux_serve
     wait_for(lambda: tmux_server.capture(pane).rstrip().endswith("> x"), message="the human's key alone")
     tmux_server.run("send-keys", "-t", pane, "Enter")
     wait_for(lambda: submissions() == ["x"], message="their text, alone")
+
+
+@pytest.mark.tmux
+@pytest.mark.shell
+def test_a_second_composer_line_is_no_moved_line(tmux_server, tmp_path):
+    """A human's `x` and a newline (C-j) between rk's look and its paste: rk's text
+    lands on a second `> ` line, which begins like the line rk looked at. That is no
+    redraw (the old row still begins so): the span from the old cursor decides, and
+    shows their text, so no Enter."""
+    pane, _, submissions = _redrawing_app(tmux_server, tmp_path, 3, 0)
+
+    def guard(frame):
+        tmux_server.run("send-keys", "-t", pane, "-l", "x")
+        tmux_server.run("send-keys", "-t", pane, "C-j")
+        wait_for(lambda: "> x\n> \n" in tmux_server.capture(pane) + "\n", message="their line and a new one")
+        return None
+
+    result = deliver(tmux_server, pane, PROMPT, guard=guard)
+    assert str(result.outcome).startswith(f"failed: {NOT_ALONE}"), result.outcome
+    tmux_server.run("send-keys", "-t", pane, "Enter")
+    wait_for(lambda: submissions() and "x" in submissions()[0], message="their text submitted by them")
+    assert PROMPT not in submissions()[0]
