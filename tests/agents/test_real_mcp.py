@@ -205,6 +205,10 @@ def test_the_agent_awaits_a_worker_through_rk_mcp(rig, agent, agent_bin):
         doc = _doc(result["text"])["result"]
         assert doc["condition"] == "idle" and doc["panes"][0]["pane"] == worker.pane, doc
         assert worker.run.mock.prompts() == ["do the work"]
+        # the idle that ended the wait is the worker's own Stop, through rk's hook
+        events = [json.loads(line) for line in r.rk("events", "--json", "--pane", worker.pane).stdout.splitlines()]
+        changes = [(e["to"], e["source"], e["turn_end"]) for e in events if e["kind"] == "state"]
+        assert changes[-2:] == [("active", "hook", None), ("idle", "hook", "ok")], events
         stop = _until(worker.stop_times, 30, "the worker's Stop hook")[-1]
         print(
             f"{agent} awaits a real Claude Code: its Stop hook -> tool result at the model {reqs[-1]['t'] - stop:.3f} s;"
