@@ -298,6 +298,25 @@ class Frame:
         """The cursor's row, split at the cursor (`rk.core.idleline`); None if unreadable."""
         return cursor_line(self.rows, self.cursor) if self.rows else None
 
+    def past_anchor(self, anchor: str, cursor: str) -> str | None:
+        """The cursor's row up to the cursor, past `anchor` (what the row rk looked at
+        held up to the cursor then, a prompt like `› `), when the cursor is now on
+        another row than `cursor` (where it stood), that row begins with the anchor,
+        and no other row from the old one to it does: the program redrew its screen
+        and the line moved whole (not a second composer line under the first, as a
+        newline typed into it makes). None otherwise."""
+        line = self.cursor_line()
+        anchor = anchor.rstrip()
+        old, now = cursor.partition(",")[2], self.cursor.partition(",")[2]
+        if line is None or not anchor or not old.isdigit() or old == now or not line[0].startswith(anchor):
+            return None
+        rows, y = self.rows.split("\n"), int(now)
+        if int(old) >= len(rows) or any(
+            rows[i].startswith(anchor) for i in range(min(int(old), y), max(int(old), y) + 1) if i != y
+        ):
+            return None
+        return line[0][len(anchor) :]
+
 
 class _Deadline(Exception):
     pass
@@ -507,6 +526,12 @@ class Echo:
       fresh chip), and the cursor moved since the baseline: where any program
       (a line-mode app, `cat`) echoes what is typed.
 
+    What shows beside our text (`beside`) is read from where the cursor stood at
+    the baseline to where it stands now; when the program redrew its screen
+    meanwhile and the line moved to another row (Codex's startup screen), that
+    span is the redraw's, so the line is found again by what it held up to the
+    cursor (the `line` reading, `Frame.past_anchor`).
+
     So a copy of the same text already on screen (the transcript, a previous
     identical payload) never counts. Whichever reading proved the echo must
     later show the text gone for the Enter to count (`taken`).
@@ -523,6 +548,8 @@ class Echo:
     base_chips: tuple[tuple[str, int], ...] = ()
     #: The layout's composer text at the baseline, normalised.
     base_draft: str = ""
+    #: The cursor's row up to the cursor at the baseline (the prompt typing starts after).
+    base_anchor: str = ""
 
     @classmethod
     def of(cls, baseline: Frame, needle: str, collapsible: bool, *, before_paste: bool = True) -> Echo:
@@ -532,6 +559,7 @@ class Echo:
         the composer as empty before."""
         screen = _read(baseline.styled or baseline.screen, "", baseline.field("pane_title"))
         composer = screen.draft if screen.agent and before_paste else ""
+        line = baseline.cursor_line() if before_paste else None
         return cls(
             needle,
             collapsible,
@@ -540,6 +568,7 @@ class Echo:
             normalise(composer).count(needle),
             tuple(chips(composer).items()),
             normalise(composer),
+            line[0] if line is not None else "",
         )
 
     def look(self, run: _Run, pane: str) -> Frame:
@@ -579,14 +608,19 @@ class Echo:
         return bool(self.where(f))
 
     def alone(self, f: Frame, where: str) -> str | None:
-        """What the reading `where` (`composer` or `cursor`) shows in `f` beyond the
-        baseline, normalised: the layout's composer text past its baseline text, or
-        the screen from the baseline's cursor to the cursor. None when it cannot be read."""
+        """What the reading `where` (`composer`, `cursor` or `line`) shows in `f` beyond
+        the baseline, normalised: the layout's composer text past its baseline text,
+        the screen from the baseline's cursor to the cursor, or the cursor's row past
+        the baseline's anchor when the line moved. None when it cannot be read."""
         if where == "composer":
             screen = self.screen(f)
             draft = normalise(screen.draft) if screen is not None else None
             return draft[len(self.base_draft) :] if draft is not None and draft.startswith(self.base_draft) else None
-        seen = f.since(self.base_cursor) if where == "cursor" and self.base_cursor else None
+        seen = None
+        if where == "line" and self.base_cursor:
+            seen = f.past_anchor(self.base_anchor, self.base_cursor)
+        elif where == "cursor" and self.base_cursor:
+            seen = f.since(self.base_cursor)
         return normalise(seen) if seen is not None else None
 
     def beside(self, f: Frame, text: str) -> tuple[str, str, str]:
@@ -596,16 +630,25 @@ class Echo:
         the echo is asked, or, when none does (a key after the paste moved the
         cursor past our text), each. Judged for a single line only (a multi-line
         paste into a line-mode program is echoed back line by line) and never for
-        a collapsed paste (a chip)."""
+        a collapsed paste (a chip).
+
+        Where the cursor reading is asked, the line that moved (`line`) is asked
+        first, and counts only when it holds our whole text: then the program
+        redrew its screen, and what that line shows beside our text decides (a key
+        typed into it still shows); the span from the old cursor is the redraw's."""
         if "\n" in text or self.collapsible:
             return "", "", ""
         proved = self.where(f)
-        for where in (proved,) if proved else ("composer", "cursor"):
+        readings = (proved,) if proved else ("composer", "cursor")
+        for where in ("line", *readings) if "cursor" in readings else readings:
             seen = self.alone(f, where)
-            if seen is not None:
-                before, after = foreign(seen, text)
-                if before or after:
-                    return where, before, after
+            if seen is None or (where == "line" and normalise(text) not in seen):
+                continue
+            before, after = foreign(seen, text)
+            if before or after:
+                return where, before, after
+            if where == "line":
+                return "", "", ""
         return "", "", ""
 
     def taken(self, f: Frame, shown: Frame) -> str:

@@ -173,6 +173,7 @@ def _tool_results(req: dict) -> list[dict]:
             else:
                 text = inner if isinstance(inner, str) else "".join(c.get("text", "") for c in inner or [])
                 out.append({"error": False, "text": text})
+            out[-1]["item"] = item  # the whole item as the CLI sent it (what it says of an error)
     for message in req.get("messages") or []:
         content = message.get("content") if isinstance(message, dict) else None
         for block in content if isinstance(content, list) else []:

@@ -1,9 +1,12 @@
-"""A human's tmux mode over a real agent CLI, offline (`make test-agents`): the
+"""Delivery into a real agent CLI, offline (`make test-agents`). A human's tmux mode: the
 fires are held (or skipped) while the pane is in copy-mode, the mode stays on
 with its scroll position and selection, nothing reaches the agent, and the held
-fires go out once the human leaves the mode."""
+fires go out once the human leaves the mode. And the first delivery right after a launch,
+while the CLI still redraws its startup screen."""
 
 from __future__ import annotations
+
+import time
 
 import pytest
 
@@ -46,3 +49,19 @@ def test_copy_mode_over_an_idle_agent_is_kept_and_the_fires_wait_for_it(rig, age
     assert {e: o for e, o in r.tick().items() if e in rest} == dict.fromkeys(rest, "delivered")
     r.wait_state("idle", timeout=20)
     assert sorted(r.prompts()) == ["sent by immediate", "sent by when-idle"]
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_the_first_delivery_right_after_launch_goes_in(rig, agent):
+    """`rk send` as soon as the composer shows. Codex 0.171 then still redraws its
+    startup screen (the logo goes, its composer moves a row) between rk's look and
+    its paste; that redraw once read as a key a human typed beside rk's text
+    (`failed: a key was typed into the composer…`, every time)."""
+    r = rig(agent, mcp=True)  # its MCP servers start as it launches: the startup screen settles later
+    r.run.mock.set_mode("ok")
+    sent = r.rk("send", "--pane", r.pane, "--json", "--", "right after the launch", check=False)
+    assert sent.returncode == 0, f"{sent.stdout}\n{r.run.capture()}"
+    deadline = time.monotonic() + 60
+    while not r.prompts() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert r.prompts() == ["right after the launch"], r.run.capture()

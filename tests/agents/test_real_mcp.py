@@ -11,17 +11,20 @@ guardrails, the entries file.
 from __future__ import annotations
 
 import json
+import shlex
+import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 
+import harness
 import pytest
 
 pytestmark = pytest.mark.agents
 
-#: Codex 0.171 passes these tests about two runs in three: its first `rk send` after a launch
-#: with an MCP server sometimes fails ("a key was typed into the composer during the
-#: delivery") while its startup screen still redraws; until that wait is found, Codex is
-#: left out rather than flaky (the mock and the rig support it: `_call`, `mcp=True`).
-AGENTS = ("claude",)
+#: The operator agents; the awaited worker is a second real Claude Code in each.
+AGENTS = ("claude", "codex")
 
 
 def _call(agent: str, tool: str) -> dict:
@@ -107,35 +110,117 @@ def test_the_agent_schedules_mutes_and_lists_through_rk_mcp(rig, agent):
     assert [e["id"] for e in _doc(listed["text"])["result"]] == [eid]
     refused = _turn(r, "cron_add", {"prompt": "too often", "every": "10s"}, "again, faster")
     assert "refused: every 10s is more often than rk mcp allows" in refused["text"], refused
-    # Claude passes the tool error on as one; Codex 0.171 passes only its text
-    assert refused["error"] or agent == "codex", refused
+    if agent == "codex":  # Codex 0.171 drops the tool error flag: the refusal is an output like any other
+        assert not refused["error"] and set(refused["item"]) == set(added["item"]), (refused, added)
+        assert not {"success", "is_error", "status", "error"} & set(refused["item"]), refused
+    else:  # Claude passes the tool error on as one
+        assert refused["error"], refused
+
+
+class Worker:
+    """A second real Claude Code in a window of the operator's tmux server, with its own
+    home, mock model and rk's hooks (the real `rk agent setup claude`), writing into the
+    operator's state directory: its turns end with its own Stop hook."""
+
+    def __init__(self, r, agent_bin) -> None:
+        self.run = harness.AgentRun(
+            "claude",
+            launch=False,
+            bin_dir=agent_bin,
+            extra_env={"RK_STATE_DIR": str(r.state_dir)},
+            hook_events=("SessionStart", "UserPromptSubmit", "Stop", "StopFailure"),
+        )
+        self.pane = ""
+        self._tmux = r.run.tmux
+        try:
+            setup = subprocess.run(
+                [sys.executable, "-m", "rk", "agent", "setup", "claude", "--yes"],
+                env={**r.client().env(), "HOME": str(self.run.home)},
+                capture_output=True,
+                text=True,
+                timeout=60,
+                cwd=Path(__file__).resolve().parents[2],
+                stdin=subprocess.DEVNULL,
+            )
+            assert setup.returncode == 0, setup.stderr
+            argv = ["new-window", "-d", "-P", "-F", "#{pane_id}", "-c", str(self.run.work)]
+            for k, v in self.run.agent_env().items():
+                argv += ["-e", f"{k}={v}"]
+            # tmux gives a new pane the PATH of the client that asks for it, over `-e`
+            command = ["env", f"PATH={self.run.agent_env()['PATH']}", *self.run.command_line()]
+            self.pane = self._tmux.run(*argv, shlex.join(command)).strip()
+            try:
+                _until(lambda: harness.claude_composer_ready(self.capture()), 60, "the worker's composer")
+            except AssertionError as exc:
+                raise AssertionError(f"{exc}; its screen:\n{self.capture()}") from None
+            r.wait_state("idle", timeout=60, pane=self.pane)  # its SessionStart, through rk's hook
+        except BaseException:
+            self.close()
+            raise
+
+    def capture(self) -> str:
+        return self._tmux.run("capture-pane", "-p", "-t", self.pane, check=False)
+
+    def stop_times(self) -> list[float]:
+        return [h["t"] for h in self.run.hooks() if h["event"] == "Stop"]
+
+    def close(self) -> None:
+        pids: list[int] = []
+        if self.pane:
+            pid = self._tmux.run("display", "-p", "-t", self.pane, "#{pane_pid}", check=False).strip()
+            if pid.isdigit():
+                pids = [int(pid), *(p.pid for p in harness.descendants(int(pid)))]
+            self._tmux.run("kill-pane", "-t", self.pane, check=False)
+        harness._kill_pids(harness._wait_gone(pids, 3), signal.SIGKILL)
+        self.run.close()
 
 
 @pytest.mark.parametrize("agent", AGENTS)
-def test_the_agent_awaits_a_worker_through_rk_mcp(rig, agent):
+def test_the_agent_awaits_a_worker_through_rk_mcp(rig, agent, agent_bin):
     """agent_await inside a real tool call returns `idle` when the worker's turn ends.
-    The worker is a pane of the same server whose state `rk agent state` writes, as
-    its hooks would; the wait is seen started (its socket in the state dir) first."""
+    The worker is a second real Claude Code in the operator's tmux server; the test
+    starts its turn (rk send) and its mock model ends it, so its own Stop hook writes
+    `idle`. The wait is seen started (its socket in the state dir) first."""
     r = rig(agent, mcp=True)
     _connected(r)
-    worker = r.run.tmux.run("new-window", "-d", "-P", "-F", "#{pane_id}", "cat").strip()
-    r.rk("agent", "state", "active", "--pane", worker)
-    r.run.mock.set_mode(
-        "tool",
-        **_call(agent, "agent_await"),
-        tool_input={"pane": worker, "until": ["idle", "failed"], "after_active": True, "timeout": "2m"},
-        after_text="The worker is done.",
-    )
-    r.run.mock.clear()
-    r.rk("send", "--pane", r.pane, "--json", "--", "wait for the worker")
-    waiting = r.state_dir / "await"
-    _until(lambda: waiting.is_dir() and any(waiting.glob("*.sock")), 60, "the await's socket")
-    ended = time.time()
-    r.rk("agent", "state", "idle", "--pane", worker)
-    reqs = _until(lambda: len(reqs := r.run.mock.requests(main_only=True)) >= 2 and reqs, 60, "the tool result")
-    result = reqs[-1]["tool_results"][-1]
-    assert not result["error"], result
-    doc = _doc(result["text"])["result"]
-    assert doc["condition"] == "idle" and doc["panes"][0]["pane"] == worker, doc
-    print(f"worker idle -> tool result at the model: {reqs[-1]['t'] - ended:.3f} s")
-    r.wait_state("idle", timeout=60)
+    worker = Worker(r, agent_bin)
+    try:
+        r.run.mock.set_mode(
+            "tool",
+            **_call(agent, "agent_await"),
+            tool_input={"pane": worker.pane, "until": ["idle", "failed"], "after_active": True, "timeout": "2m"},
+            after_text="The worker is done.",
+        )
+        r.run.mock.clear()
+        r.rk("send", "--pane", r.pane, "--json", "--", "wait for the worker")
+        waiting = r.state_dir / "await"
+        _until(lambda: waiting.is_dir() and any(waiting.glob("*.sock")), 60, "the await's socket")
+        worker.run.mock.set_mode("ok", text="Work done.", delay=1.5)  # its turn runs a while
+        sent = r.rk("send", "--pane", worker.pane, "--json", "--", "do the work", check=False)
+        assert sent.returncode == 0, f"{sent.stdout}\n{worker.capture()}"
+        idle_seen = _idle_write(r, worker.pane)
+        reqs = _until(lambda: len(reqs := r.run.mock.requests(main_only=True)) >= 2 and reqs, 60, "the tool result")
+        result = reqs[-1]["tool_results"][-1]
+        assert not result["error"], result
+        doc = _doc(result["text"])["result"]
+        assert doc["condition"] == "idle" and doc["panes"][0]["pane"] == worker.pane, doc
+        assert worker.run.mock.prompts() == ["do the work"]
+        # the idle that ended the wait is the worker's own Stop, through rk's hook
+        events = [json.loads(line) for line in r.rk("events", "--json", "--pane", worker.pane).stdout.splitlines()]
+        changes = [(e["to"], e["source"], e["turn_end"]) for e in events if e["kind"] == "state"]
+        assert changes[-2:] == [("active", "hook", None), ("idle", "hook", "ok")], events
+        stop = _until(worker.stop_times, 30, "the worker's Stop hook")[-1]
+        print(
+            f"{agent} awaits a real Claude Code: its Stop hook -> tool result at the model {reqs[-1]['t'] - stop:.3f} s;"
+            f" its idle write seen -> tool result {reqs[-1]['t'] - idle_seen:.3f} s"
+        )
+        r.wait_state("idle", timeout=60)
+    finally:
+        worker.close()
+
+
+def _idle_write(r, pane: str) -> float:
+    """When `pane`'s `@rk_pane_agent_state` turned from active to idle (polled)."""
+    r.wait_state("active", timeout=60, pane=pane)
+    r.wait_state("idle", timeout=60, pane=pane)
+    return time.time()
