@@ -242,6 +242,12 @@ Deliver = Annotated[str | None, Field(description="immediate | when-idle | queue
 WakeOn = Annotated[str | None, Field(description="Fire on this event too: agent-state-change (as --wake-on).")]
 ActiveHours = Annotated[str | None, Field(description="Only in these hours, e.g. 09:00-18:00 (as --active-hours).")]
 Duration = Annotated[str | None, Field(description="A duration, e.g. 30m or 2h.")]
+TurnTimeout = Annotated[
+    str | None, Field(description="Log turn-timeout and notify when the turn it started runs this long, e.g. 20m.")
+]
+OnTimeout = Annotated[
+    str | None, Field(description="notify (default) | interrupt: also press the agent's interrupt key once.")
+]
 
 
 #: Flags that are Python keywords: the input is named as the flag, the parameter with `_`.
@@ -291,6 +297,8 @@ def build(cli: CliMain, environ: Mapping[str, str] | None = None) -> MCPServer:
         deliver: Deliver = None,
         wake_on: WakeOn = None,
         active_hours: ActiveHours = None,
+        turn_timeout: TurnTimeout = None,
+        on_timeout: OnTimeout = None,
         pinned: Annotated[bool, Field(description="Never expire as an orphan.")] = False,
         role: Role = None,
         session: Session = None,
@@ -307,6 +315,8 @@ def build(cli: CliMain, environ: Mapping[str, str] | None = None) -> MCPServer:
                 ("--deliver", deliver),
                 ("--wake-on", wake_on),
                 ("--active-hours", active_hours),
+                ("--turn-timeout", turn_timeout),
+                ("--on-timeout", on_timeout),
                 ("--pinned", pinned),
                 ("--role", role),
                 ("--session", session),
@@ -338,6 +348,8 @@ def build(cli: CliMain, environ: Mapping[str, str] | None = None) -> MCPServer:
         deliver: Deliver = None,
         wake_on: Annotated[str | None, Field(description="agent-state-change, or off.")] = None,
         active_hours: Annotated[str | None, Field(description="e.g. 09:00-18:00, or off.")] = None,
+        turn_timeout: Annotated[str | None, Field(description="e.g. 20m, or off.")] = None,
+        on_timeout: OnTimeout = None,
     ) -> str:
         """Change fields of an entry you created (rk cron edit), keeping its id and history."""
         argv = ["cron", "edit"] + _flags(
@@ -348,6 +360,8 @@ def build(cli: CliMain, environ: Mapping[str, str] | None = None) -> MCPServer:
                 ("--deliver", deliver),
                 ("--wake-on", wake_on),
                 ("--active-hours", active_hours),
+                ("--turn-timeout", turn_timeout),
+                ("--on-timeout", on_timeout),
             ]
         )
 

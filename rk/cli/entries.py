@@ -11,12 +11,14 @@ from rk import logfile
 from rk.cli.environment import CliError, Environment, environment, moment, not_found, usage
 from rk.cli.flags import (
     HOURS_OFF,
+    TIMEOUT_OFF,
     WAKE_OFF,
     active_hours_from_flag,
     choice,
     duration,
     schedule_from_flags,
     target_from_flags,
+    turn_timeout_from_flags,
     wake_from_flags,
 )
 from rk.cli.options import (
@@ -38,8 +40,10 @@ from rk.cli.options import (
     MaxOpt,
     MinOpt,
     NameOpt,
+    OnTimeoutOpt,
     RespawnOpt,
     ServerOpt,
+    TurnTimeoutOpt,
     TzOpt,
     WakeDebounceOpt,
     WakeOnOpt,
@@ -109,6 +113,8 @@ def cmd_add(
     active_hours: ActiveHoursOpt = None,
     at: AtOpt = None,
     in_: InOpt = None,
+    turn_timeout: TurnTimeoutOpt = None,
+    on_timeout: OnTimeoutOpt = None,
     force: ForceOpt = False,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
@@ -146,6 +152,9 @@ def cmd_add(
         env.notice(remark)
     schedule = schedule or WakeOnly()  # fires on its wake event only
     hours = active_hours_from_flag(active_hours, allow_off=False)
+    timeout, on_timeout_policy = turn_timeout_from_flags(turn_timeout, on_timeout, allow_off=False)
+    if on_timeout_policy is not None and timeout is None:
+        raise usage("--on-timeout needs --turn-timeout")
     deliver = (
         choice("--deliver", deliver, Deliver) or Deliver.IMMEDIATE
     )  # the defaults are written, as the original does
@@ -187,6 +196,8 @@ def cmd_add(
         pinned=pinned,
         any_program=any_program,
         active_hours=hours if isinstance(hours, ActiveHours) else None,
+        turn_timeout=timeout if isinstance(timeout, int) else 0,
+        on_timeout=on_timeout_policy,
         created_by=CreatedBy(at=now, session=session_ref, pane=caller, via=_via(env)),
     )
     _check_catch_up_window(entry)
@@ -391,6 +402,8 @@ def cmd_edit(
     catch_up_within: CatchUpWithinOpt = None,
     active_hours: ActiveHoursOpt = None,
     prompt: Annotated[str | None, typer.Option("--prompt", help="The new text to type (placeholders allowed).")] = None,
+    turn_timeout: TurnTimeoutOpt = None,
+    on_timeout: OnTimeoutOpt = None,
     force: ForceOpt = False,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
@@ -425,10 +438,24 @@ def cmd_edit(
     deliver = choice("--deliver", deliver, Deliver)
     if_absent = choice("--if-absent", if_absent, IfAbsent)
     wake = wake_from_flags(wake_on, wake_scope, wake_debounce, allow_off=True)
-    if all(v is None for v in (schedule, deliver, name, if_absent, respawn, wake, any_program, hours, prompt)):
+    timeout, on_timeout_policy = turn_timeout_from_flags(turn_timeout, on_timeout, allow_off=True)
+    changes = (
+        schedule,
+        deliver,
+        name,
+        if_absent,
+        respawn,
+        wake,
+        any_program,
+        hours,
+        prompt,
+        timeout,
+        on_timeout_policy,
+    )
+    if all(v is None for v in changes):
         raise usage(
             "nothing to edit — pass a schedule flag, --prompt, --deliver, --name, --if-absent, --respawn, --wake-on, "
-            "--active-hours, or --any-program/--agents-only"
+            "--active-hours, --turn-timeout/--on-timeout, or --any-program/--agents-only"
         )
     if prompt is not None and not prompt.strip():
         raise usage("the prompt must not be empty")
@@ -464,6 +491,14 @@ def cmd_edit(
             new = replace(new, active_hours=None)
         elif isinstance(hours, ActiveHours):
             new = replace(new, active_hours=hours)
+        if timeout == TIMEOUT_OFF:
+            new = replace(new, turn_timeout=0, on_timeout=None)
+        elif isinstance(timeout, int):
+            new = replace(new, turn_timeout=timeout)
+        if on_timeout_policy is not None:
+            if not new.turn_timeout:
+                raise usage("--on-timeout needs --turn-timeout (the entry watches no turn)")
+            new = replace(new, on_timeout=on_timeout_policy)
         if new.payload != old.payload:  # edit cannot change the payload today; if it ever does, add's rule holds
             _check_placeholders(new.payload)
         _check_catch_up_window(new)

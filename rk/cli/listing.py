@@ -20,7 +20,18 @@ from rk.cli.store import servers_of
 from rk.cli.table import Column, layout, terminal_width
 from rk.config import ServerFiles
 from rk.core.durations import format_duration, format_go
-from rk.core.entry import At, Backoff, Cron, Entry, Every, Schedule, WakeOnly, catch_up_fields, catch_up_summary
+from rk.core.entry import (
+    At,
+    Backoff,
+    Cron,
+    Entry,
+    Every,
+    OnTimeout,
+    Schedule,
+    WakeOnly,
+    catch_up_fields,
+    catch_up_summary,
+)
 from rk.core.facts import PaneFact, TargetFact, resolve_target
 from rk.core.forecast import Forecast, forecast
 from rk.core.log import LogView, status_of
@@ -111,6 +122,9 @@ def record(entry: Entry, view: LogView, now: int) -> dict:
         rec["muted_until"] = entry.muted_until
     if entry.active_hours is not None:
         rec["active_hours"] = entry.active_hours.text
+    if entry.turn_timeout:  # the turn its delivery starts is watched (`rk.core.turntimeout`)
+        rec["turn_timeout"] = format_go(entry.turn_timeout)
+        rec["on_timeout"] = str(entry.timeout_policy)
     return rec
 
 
@@ -227,6 +241,10 @@ def flags_cell(entry: Entry) -> str:
         flags.append(f"wake:{entry.wake_on.event}")
     if entry.active_hours is not None:
         flags.append(f"hours:{entry.active_hours.text}")
+    if entry.turn_timeout:
+        flags.append(
+            f"{'interrupt' if entry.on_timeout == OnTimeout.INTERRUPT else 'timeout'}:{entry.turn_timeout_text}"
+        )
     return ",".join(flags) or "-"
 
 

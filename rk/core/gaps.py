@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import tzinfo
 
 from rk.core.cronexpr import CronExpr
-from rk.core.log import LogLine, Status, status_of
+from rk.core.log import LogLine, Status, is_aftermath, status_of
 
 #: What `gaps` reports for an occurrence with no line at all.
 NOT_RUN = "not run"
@@ -45,7 +45,8 @@ def occurrences(expr: CronExpr, since: int, until: int, zone: tzinfo, limit: int
 
 def gaps(occurrence_times: Sequence[int], own: Sequence[LogLine], now: int) -> list[Gap]:
     """The occurrences (oldest first) that no `delivered` line answered; `own` is the
-    entry's lines, oldest first."""
+    entry's lines, oldest first (its `AFTERMATH` lines, about a turn, answer no occurrence)."""
+    own = [line for line in own if not is_aftermath(line.outcome)]
     stamps = [line.ts for line in own]
     out: list[Gap] = []
     for i, o in enumerate(occurrence_times):
