@@ -397,7 +397,10 @@ def _pipeline(
         if watching:  # after the fires: the turns their deliveries started (`rk.turntimeout`)
             from rk import turntimeout
 
-            stage = turntimeout.Stage(runtime, server, view, writer.line, out, gate.open, dry_run)
+            def decide(line: LogLine) -> None:
+                out.decisions.append(Decision(server.name, line.entry, line.reason, line.target, line.outcome))
+
+            stage = turntimeout.Stage(runtime, server, view, writer.line, out, decide, gate.open, dry_run)
             turntimeout.watch(stage, watching, panes, now)
 
         if gate.opened:  # only entries as the file holds them now are retired or expired

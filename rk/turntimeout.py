@@ -94,15 +94,14 @@ class Stage:
     server: Server
     view: LogView
     write: Callable[[LogLine], bool]  #: append (and mirror) one line; whether it is on disk
-    out: Any  #: the ServerTick: its diagnostics and decisions
+    out: Any  #: the ServerTick: its diagnostics
+    decide: Callable[[LogLine], None]  #: report a written line as the tick's decision (the notifier reads them)
     unlocked: Callable[[], AbstractContextManager[None]]
     dry_run: bool = False
 
 
 def watch(stage: Stage, entries: Sequence[Entry], panes: Sequence[PaneFact], now: int) -> None:
     """The tick's turn-timeout stage, after its fires."""
-    from rk.tick import Decision
-
     try:
         found = due_timeouts(entries, stage.view, panes, now, stage.server, str(stage.runtime.state_dir))
     except (TmuxError, OSError) as exc:
@@ -113,7 +112,7 @@ def watch(stage: Stage, entries: Sequence[Entry], panes: Sequence[PaneFact], now
         line = LogLine(now, entry.id, pane.pane_id, hit.delivery.reason, str(Outcome(Status.TURN_TIMEOUT, detail)))
         if not stage.write(line):
             continue  # not on disk: pressing now could press again next tick
-        stage.out.decisions.append(Decision(stage.server.name, entry.id, line.reason, line.target, line.outcome))
+        stage.decide(line)
         if TURN_TIMEOUT not in stage.runtime.heard and not stage.dry_run:  # no channel hears it: the tmux message
             body = f"the turn in {pane.pane_id} is {detail} on {stage.server.name}"
             error = stage.runtime.notify(stage.server, f"cron: {entry.label}", body, stage.runtime.environ)
@@ -123,9 +122,9 @@ def watch(stage: Stage, entries: Sequence[Entry], panes: Sequence[PaneFact], now
             continue
         with stage.unlocked():
             pressed = interrupt(stage.server, pane, stage.runtime.clock, stage.runtime.zone)
-        outcome = str(pressed.outcome)
-        if stage.write(LogLine(now, entry.id, pane.pane_id, hit.delivery.reason, outcome)):
-            stage.out.decisions.append(Decision(stage.server.name, entry.id, line.reason, line.target, outcome))
+        after = LogLine(now, entry.id, pane.pane_id, hit.delivery.reason, str(pressed.outcome))
+        if stage.write(after):
+            stage.decide(after)
 
 
 def interrupt(

@@ -8,8 +8,9 @@ agent's interrupt key once (`rk.turntimeout` presses and verifies).
 "Started by this delivery" is decided from the delivery's log line (its `ts`
 and pane) and the pane's state history (the state journal, `rk.core.journal`):
 the pane's current busy run (a stretch of `active`/`waiting` lines) must have
-begun at or after the delivery, within `START_WINDOW` of it, and the pane must
-have been at rest from before the delivery until that run began. So a prompt
+begun at or after the delivery, within `START_WINDOW` of it, be the first run
+to begin since, and the pane must have been at rest from before the delivery
+until that run began. So a prompt
 typed into an already-busy agent (`immediate`) started nothing, and a run that
 began after our turn ended (a human's next prompt) is not ours. The pane's
 turn-end option must not name an end after the run began (an end the journal
@@ -118,7 +119,10 @@ def candidates(entry_id: str, timeout: int, view: LogView, panes: Sequence[PaneF
 
 
 def started_by(deliveries: Sequence[LogLine], journal: Sequence[StateLine], turn_end_at: int) -> LogLine | None:
-    """Which of the deliveries (into one pane) started the pane's ongoing busy run, if any."""
+    """Which of the deliveries (into one pane) started the pane's ongoing busy run, if any:
+    the run is the first to begin at or after the delivery (within `START_WINDOW`; the
+    journal's order tells apart runs within one second), and the pane was at rest from
+    before the delivery until it began."""
     found = runs(journal)
     if not found or found[-1].end:
         return None  # the journal says the pane is at rest (or knows nothing): not a turn we can call ours
@@ -126,7 +130,8 @@ def started_by(deliveries: Sequence[LogLine], journal: Sequence[StateLine], turn
     if not run.rest_from or turn_end_at > run.start:
         return None  # never seen at rest before it, or a turn ended since it began that the journal lacks
     for line in deliveries:  # newest first: the newest that fits started it
-        if run.rest_from <= line.ts <= run.start <= line.ts + START_WINDOW:
+        first = next(r for r in found if r.start >= line.ts) if run.start >= line.ts else None
+        if first is run and run.rest_from <= line.ts and run.start <= line.ts + START_WINDOW:
             return line
     return None
 
