@@ -18,7 +18,6 @@ from rk.core.turntimeout import (
     StateLine,
     candidates,
     runs,
-    started_by,
     timed_out,
     why_not_press,
 )
@@ -34,7 +33,7 @@ def delivered(ts: int = T, pane: str = "%3", entry: str = "e1") -> LogLine:
 
 
 def timeout_line(ts: int, entry: str = "e1") -> LogLine:
-    return LogLine(ts, entry, "%3", "schedule", f"turn-timeout: still active 20m after the delivery")
+    return LogLine(ts, entry, "%3", "schedule", "turn-timeout: still active 20m after the delivery")
 
 
 #: A pane at rest since T-100 (its last turn ended then), our prompt's turn from T+1 on.

@@ -143,7 +143,7 @@ def test_an_immediate_prompt_into_a_busy_agent_is_never_its_turn(tmp_path, tmux_
 
     tick_server(runtime, tmux_server.name)
     assert outcomes(log) == ["delivered"]
-    assert not keys.exists()
+    assert not keys.exists() and not told
 
 
 @pytest.mark.tmux
