@@ -62,6 +62,8 @@ INTENT_KEYS = (
     "muted",
     "muted_until",
     "active_hours",
+    "turn_timeout",
+    "on_timeout",
     "created_by",
 )
 

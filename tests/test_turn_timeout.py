@@ -273,3 +273,94 @@ def test_a_turn_timeout_is_a_notice_event():
 def test_the_new_statuses_parse():
     assert Status("turn-timeout") == Status.TURN_TIMEOUT
     assert UTC  # the zone the forecasts above assume
+
+
+# -- the command line (in-process, no tmux: a role target)
+
+
+@pytest.fixture
+def cenv(tmp_path):
+    from cli_helpers import T0, make_env
+
+    return make_env(tmp_path, RK_NOW=str(T0))
+
+
+def cli(env, *args):
+    from cli_helpers import run_in
+
+    return run_in(list(args), env)
+
+
+def entries_of(env) -> list[dict]:
+    import json
+    from pathlib import Path
+
+    from rk.yamlguard import safe_load
+
+    return safe_load((Path(env["RK_STATE_DIR"]) / "default.yaml").read_text())["entries"] or json.loads("[]")
+
+
+@pytest.mark.shell
+def test_add_edit_show_list_and_json_carry_the_timeout(cenv):
+    from cli_helpers import json_ok
+
+    entry_id = json_ok(
+        cli(cenv, "cron", "add", "hi", "--every", "5m", "--role", "op", "--turn-timeout", "20m", "--json")
+    )["id"]
+    raw = entries_of(cenv)[0]
+    assert (raw["turn_timeout"], "on_timeout" in raw) == ("20m", False)
+    assert "turn:       timeout 20m, then notify" in cli(cenv, "cron", "show", entry_id).out
+    (rec,) = json_ok(cli(cenv, "cron", "list", "--json"))
+    assert (rec["turn_timeout"], rec["on_timeout"]) == ("20m0s", "notify")
+    assert "timeout:20m" in cli(cenv, "cron", "list").out
+
+    assert cli(cenv, "cron", "edit", entry_id, "--on-timeout", "interrupt").code == 0
+    raw = entries_of(cenv)[0]
+    assert (raw["turn_timeout"], raw["on_timeout"]) == ("20m", "interrupt")
+    assert "interrupt:20m" in cli(cenv, "cron", "list").out
+    from cli_helpers import run_in_pty
+
+    shown = [line for line in run_in_pty(["cron", "list"], cenv, 80).splitlines() if line.strip()]
+    assert shown and all(len(line) <= 80 for line in shown), shown  # in a terminal, list fits 80 columns
+    assert json_ok(cli(cenv, "cron", "show", entry_id, "--json"))["on_timeout"] == "interrupt"
+
+    for off in ("off", "0"):
+        assert cli(cenv, "cron", "edit", entry_id, "--turn-timeout", "5m").code == 0
+        assert cli(cenv, "cron", "edit", entry_id, "--turn-timeout", off).code == 0
+        raw = entries_of(cenv)[0]
+        assert "turn_timeout" not in raw and "on_timeout" not in raw
+    assert "rescheduled" not in cli(cenv, "cron", "log").out  # a timeout is no schedule change
+
+
+@pytest.mark.shell
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--turn-timeout", "soon"), "--turn-timeout: "),
+        (("--turn-timeout", "0s"), "--turn-timeout must be positive"),
+        (("--turn-timeout", "5m", "--on-timeout", "kill"), "--on-timeout must be one of notify, interrupt"),
+        (("--on-timeout", "interrupt"), "--on-timeout needs --turn-timeout"),
+    ],
+)
+def test_bad_flags_are_usage_errors(cenv, args, message):
+    res = cli(cenv, "cron", "add", "hi", "--every", "5m", "--role", "op", *args)
+    assert res.code == 2 and message in res.err and "Traceback" not in res.err, res
+    assert not (cenv and entries_of_safe(cenv))
+
+
+def entries_of_safe(env) -> list[dict]:
+    try:
+        return entries_of(env)
+    except OSError:
+        return []
+
+
+@pytest.mark.shell
+def test_edit_on_timeout_needs_a_timeout(cenv):
+    from cli_helpers import json_ok
+
+    entry_id = json_ok(cli(cenv, "cron", "add", "hi", "--every", "5m", "--role", "op", "--json"))["id"]
+    res = cli(cenv, "cron", "edit", entry_id, "--on-timeout", "interrupt")
+    assert res.code == 2 and "--on-timeout needs --turn-timeout" in res.err, res
+    res = cli(cenv, "cron", "edit", entry_id, "--turn-timeout", "off", "--on-timeout", "notify")
+    assert res.code == 2, res
