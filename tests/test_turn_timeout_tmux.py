@@ -120,6 +120,26 @@ def test_a_turn_past_its_timeout_is_interrupted_once(tmp_path, tmux_server):
 
 @pytest.mark.tmux
 @pytest.mark.shell
+def test_a_channel_that_hears_turn_timeouts_tells_instead_of_the_tmux_message(tmp_path, tmux_server):
+    from rk.core.notice import TURN_TIMEOUT, Memory, events_of, message
+
+    pane, pid, _ = fake_claude(tmux_server, tmp_path, "working_1")
+    t = int(time.time()) - TIMEOUT - 5
+    runtime, log, told = rig(tmux_server, tmp_path, pane, pid, [(t - 100, "idle", "ok"), (t + 1, "active", "")], t)
+    assert outcomes(log) == ["delivered"]
+    runtime.heard = frozenset({TURN_TIMEOUT})  # as the ticker sets it for its notify: channels
+
+    result = tick_server(runtime, tmux_server.name)
+    assert not told  # no tmux message: the channel says it
+    decisions = [(d.entry, d.pane, d.outcome) for d in result.decisions]
+    events = [e for e in events_of(tmux_server.name, decisions, [], t + TIMEOUT, Memory()) if e.kind == TURN_TIMEOUT]
+    assert [(e.entry, e.pane) for e in events] == [("e1", pane)]
+    title, body = message(events[0], t + TIMEOUT, UTC)
+    assert "turn timeout" in title and "still active 1m after the delivery" in body and pane in body
+
+
+@pytest.mark.tmux
+@pytest.mark.shell
 def test_a_humans_turn_is_never_interrupted(tmp_path, tmux_server):
     """Our turn ended a few seconds after the delivery; the busy one is the human's next."""
     pane, pid, keys = fake_claude(tmux_server, tmp_path, "working_1")

@@ -1,6 +1,7 @@
 """Turn timeouts with the real Claude Code and Codex, offline: the mock answers the
 delivered prompt with a `sleep 180` tool call that runs with no dialog (Claude:
-`Bash(sleep:*)` allowed in its settings; Codex: a plain sandboxed `exec_command`),
+`Bash(sleep:*)` allowed in its settings; Codex, whose tool calls go to the background
+after 30 s: a model reply that stalls for 3 minutes),
 the entry has `--turn-timeout 1m --on-timeout interrupt`, and ticks run every few
 seconds. Before the minute nothing happens; then `turn-timeout` is logged once, Esc
 is pressed once (Claude Code fires no hook for it: the screen's `Interrupted` ends
@@ -38,13 +39,15 @@ def test_a_three_minute_tool_call_is_interrupted_once_after_a_minute(rig, agent)
         r.run.mock.set_mode("tool", command=f"sleep {SLEEP}", after_text="Slept.")
     else:
         r = rig("codex")
-        r.run.mock.set_mode("tool", tool_input={"cmd": f"sleep {SLEEP}", "yield_time_ms": SLEEP * 1000}, after_text="Slept.")
+        # Codex's exec_command hands a command to the background after at most 30 s (the turn ends
+        # with "1 background terminal running"): its long turn here is a model reply that stalls
+        r.run.mock.set_mode("slow", seconds=SLEEP)
     entry = r.add("run the long tool", "--every", "1m", "--turn-timeout", "1m", "--on-timeout", "interrupt")
     assert r.tick() == {entry: "delivered"}
     r.rk("cron", "edit", entry, "--every", "1h")  # no second fire while we watch
     log = r.state_dir / f"{r.server}.log"
     delivered = logfile.read_live(log)[0].ts
-    r.run.wait_hook("PreToolUse", timeout=30)  # the sleep runs, no dialog
+    r.run.wait_hook("PreToolUse" if agent == "claude" else "UserPromptSubmit", timeout=30)  # it runs, no dialog
     r.wait_state("active", timeout=5)
     assert not re.search("Do you want to proceed|Would you like to run", r.run.capture())
     assert not [e for e in r.run.hooks() if e["event"] == "PermissionRequest"]
