@@ -195,3 +195,27 @@ def test_copy_mode_is_left_alone(tmp_path, tmux_server):
     assert logfile.read_live(log)[-1].outcome == "interrupt-failed: not pressed: the pane is in copy-mode"
     assert not keys.exists()
     assert tmux_server.display(pane, "#{pane_in_mode}") == "1"
+
+
+@pytest.mark.tmux
+@pytest.mark.shell
+@pytest.mark.slow
+def test_mcp_cron_add_and_edit_take_the_timeout(tmux_server, env):
+    from test_mcp import serve
+
+    socket = tmux_server.display("main:", "#{socket_path}").strip()
+    pane = tmux_server.display("main:", "#{pane_id}").strip()
+    caller = dict(env, TMUX=f"{socket},1,0", TMUX_PANE=pane)
+
+    def body(s):
+        eid = s.call("cron_add", prompt="status?", every="10m", turn_timeout="20m", on_timeout="interrupt").result()[
+            "id"
+        ]
+        shown = s.call("cron_show", id=eid).result()
+        s.call("cron_edit", id=eid, turn_timeout="off").result()
+        return shown, s.call("cron_show", id=eid).result(), s.call("cron_edit", id=eid, on_timeout="kill")
+
+    shown, after, bad = serve(caller, body)
+    assert (shown["turn_timeout"], shown["on_timeout"]) == ("20m0s", "interrupt")
+    assert "turn_timeout" not in after
+    assert "--on-timeout must be one of notify, interrupt" in bad.text
