@@ -71,6 +71,10 @@ def due_timeouts(
     if not maybe:
         return []
     ends = turn_ends(server)
+    # a turn that ended after a delivery means the run now is a later one: no journal needed for it
+    maybe = [(e, kept) for e, found in maybe if (kept := [d for d in found if d.ts >= ends.get(d.target, 0)])]
+    if not maybe:
+        return []
     journal = journal_of(state_dir, server.name)
     by_id = {p.pane_id: p for p in panes}
     out = []

@@ -340,10 +340,12 @@ def test_add_edit_show_list_and_json_carry_the_timeout(cenv):
         (("--turn-timeout", "0s"), "--turn-timeout must be positive"),
         (("--turn-timeout", "5m", "--on-timeout", "kill"), "--on-timeout must be one of notify, interrupt"),
         (("--on-timeout", "interrupt"), "--on-timeout needs --turn-timeout"),
+        (("--turn-timeout", "5m", "--in", "30m"), "an --at/--in entry retires when it delivers"),
     ],
 )
 def test_bad_flags_are_usage_errors(cenv, args, message):
-    res = cli(cenv, "cron", "add", "hi", "--every", "5m", "--role", "op", *args)
+    schedule = () if "--in" in args else ("--every", "5m")
+    res = cli(cenv, "cron", "add", "hi", *schedule, "--role", "op", *args)
     assert res.code == 2 and message in res.err and "Traceback" not in res.err, res
     assert not (cenv and entries_of_safe(cenv))
 

@@ -54,6 +54,7 @@ from rk.core.due import entry_zone
 from rk.core.durations import format_duration
 from rk.core.edits import muted, rescheduled_line, unmuted, with_if_absent
 from rk.core.entry import (
+    At,
     Backoff,
     CreatedBy,
     Deliver,
@@ -155,6 +156,8 @@ def cmd_add(
     timeout, on_timeout_policy = turn_timeout_from_flags(turn_timeout, on_timeout, allow_off=False)
     if on_timeout_policy is not None and timeout is None:
         raise usage("--on-timeout needs --turn-timeout")
+    if timeout is not None and isinstance(schedule, At):
+        raise usage("--turn-timeout watches a recurring entry's turns; an --at/--in entry retires when it delivers")
     deliver = (
         choice("--deliver", deliver, Deliver) or Deliver.IMMEDIATE
     )  # the defaults are written, as the original does
