@@ -176,21 +176,26 @@ def _verify(server: Server, pane: PaneFact, pressed: int, keys, clock, zone, ver
     from rk.observe import look_now, pane_of_frame
 
     key = "+".join(keys)
-    deadline = time.monotonic() + verify_for
+    started = time.monotonic()
+    deadline = started + verify_for
     while True:
         time.sleep(VERIFY_STEP)
         frame = look_at(server, pane.pane_id)
         fact = pane_of_frame(frame)
         end, end_at = parse_turn_end(server.display(pane.pane_id, f"#{{{TURN_END_OPTION}}}"))
         if end and end_at >= pressed:
-            return Pressed(Outcome(Status.INTERRUPTED, f"the turn ended ({end}) after {key}"))
+            return _ended(f"the turn ended ({end})", started, key)
         if fact.state not in BUSY_STATES:
-            return Pressed(Outcome(Status.INTERRUPTED, f"the agent is {fact.state or 'at rest'} after {key}"))
+            return _ended(f"the agent is {fact.state or 'at rest'}", started, key)
         looked = look_now(server, replace(fact, agent=fact.agent or pane.agent), clock(), zone)
         if looked.state not in BUSY_STATES:
-            return Pressed(Outcome(Status.INTERRUPTED, f"the screen shows the turn ended after {key}"))
+            return _ended("the screen shows the turn ended", started, key)
         if time.monotonic() >= deadline:
             return _failed(f"still {fact.state} {verify_for:g}s after {key}")
+
+
+def _ended(how: str, started: float, key: str) -> Pressed:
+    return Pressed(Outcome(Status.INTERRUPTED, f"{how} {time.monotonic() - started:.1f}s after {key}"))
 
 
 def _failed(why: str) -> Pressed:

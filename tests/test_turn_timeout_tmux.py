@@ -168,19 +168,27 @@ def test_an_immediate_prompt_into_a_busy_agent_is_never_its_turn(tmp_path, tmux_
 
 @pytest.mark.tmux
 @pytest.mark.shell
-def test_a_draft_is_never_cleared(tmp_path, tmux_server):
-    pane, pid, keys = fake_claude(tmux_server, tmp_path, "busy_draft")
+@pytest.mark.parametrize(
+    ("screen", "state", "why", "shown"),
+    [
+        ("busy_draft", "active", "a draft is in the composer", "draft typed while busy"),
+        ("permission_dialog", "waiting", "a dialog is open", "Do you want to proceed?"),
+    ],
+)
+def test_a_draft_or_a_dialog_is_never_pressed_over(tmp_path, tmux_server, screen, state, why, shown):
+    pane, pid, keys = fake_claude(tmux_server, tmp_path, screen)
     t = int(time.time()) - TIMEOUT - 5
-    runtime, log, told = rig(tmux_server, tmp_path, pane, pid, [(t - 100, "idle", "ok"), (t + 1, "active", "")], t)
+    journal = [(t - 100, "idle", "ok"), (t + 1, "active", ""), (t + 2, state, "")]
+    runtime, log, told = rig(tmux_server, tmp_path, pane, pid, journal, t)
 
     tick_server(runtime, tmux_server.name)
     lines = logfile.read_live(log)
     assert [line.outcome for line in lines[1:]] == [
-        "turn-timeout: still active 1m after the delivery",
-        "interrupt-failed: not pressed: a draft is in the composer",
+        f"turn-timeout: still {state} 1m after the delivery",
+        f"interrupt-failed: not pressed: {why}",
     ]
     assert not keys.exists() and len(told) == 1
-    assert "draft typed while busy" in tmux_server.capture(pane)
+    assert shown in tmux_server.capture(pane)
 
 
 @pytest.mark.tmux
