@@ -366,3 +366,15 @@ def test_edit_on_timeout_needs_a_timeout(cenv):
     assert res.code == 2 and "--on-timeout needs --turn-timeout" in res.err, res
     res = cli(cenv, "cron", "edit", entry_id, "--turn-timeout", "off", "--on-timeout", "notify")
     assert res.code == 2, res
+
+
+def test_claudes_interrupted_screen_ends_the_turn_interrupted():
+    """Claude Code draws `⎿` and a no-break space before `Interrupted`: the look that ends
+    an Esc'd turn (Claude fires no hook) must read it as `interrupted`, not `ok`."""
+    import re
+    from pathlib import Path
+
+    from rk.core.turn import INTERRUPTED, screen_turn_end
+
+    screen = (Path(__file__).parent / "fixtures" / "screens" / "claude" / "interrupted.ansi").read_text()
+    assert screen_turn_end("active", "idle", re.sub(r"\x1b\[[0-9;:?]*[@-~]", "", screen)) == INTERRUPTED
