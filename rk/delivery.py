@@ -988,6 +988,16 @@ def recover(server: Server, record: dict, *, timing: Timing | None = None) -> tu
         return None, f"interrupted before the paste; the pane could not be read ({exc})"
 
 
+def look_at(server: Server, pane: str, timing: Timing | None = None) -> Frame:
+    """One frame of `pane` as delivery's baseline takes it (styled, with rows): for
+    anything else that looks before it presses a key (`rk.turntimeout`). TmuxError
+    when the pane is gone."""
+    try:
+        return _Run(server, timing or Timing(), DEFAULT_BUFFER).frame(pane, styled=True, rows=True)
+    except _Deadline:
+        raise TmuxError(f"{pane}: no answer from tmux in time") from None
+
+
 def frame_server(frame: Frame) -> ServerIdentity:
     """The server a frame was read from (`rk.core.identity`)."""
     return ServerIdentity(format_number(frame.field("start_time")), format_number(frame.field("pid")))

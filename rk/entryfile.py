@@ -65,6 +65,8 @@ INTENT_KEYS = (
     "only_if_changed",
     "max_per_day",
     "max_total",
+    "turn_timeout",
+    "on_timeout",
     "created_by",
 )
 

@@ -263,6 +263,12 @@ MaxPerDayEdit = Annotated[int | None, Field(ge=0, le=MAX_CAP, description="Deliv
 MaxTotalEdit = Annotated[
     int | None, Field(ge=0, le=MAX_CAP, description="Deliveries in all, then it retires; 0 removes.")
 ]
+TurnTimeout = Annotated[
+    str | None, Field(description="Log turn-timeout and notify when the turn it started runs this long, e.g. 20m.")
+]
+OnTimeout = Annotated[
+    str | None, Field(description="notify (default) | interrupt: also press the agent's interrupt key once.")
+]
 
 
 #: Flags that are Python keywords: the input is named as the flag, the parameter with `_`.
@@ -315,6 +321,8 @@ def build(cli: CliMain, environ: Mapping[str, str] | None = None) -> MCPServer:
         only_if_changed: OnlyIfChanged = None,
         max_per_day: MaxPerDay = None,
         max_total: MaxTotal = None,
+        turn_timeout: TurnTimeout = None,
+        on_timeout: OnTimeout = None,
         pinned: Annotated[bool, Field(description="Never expire as an orphan.")] = False,
         role: Role = None,
         session: Session = None,
@@ -334,6 +342,8 @@ def build(cli: CliMain, environ: Mapping[str, str] | None = None) -> MCPServer:
                 ("--only-if-changed", only_if_changed),
                 ("--max-per-day", max_per_day),
                 ("--max-total", max_total),
+                ("--turn-timeout", turn_timeout),
+                ("--on-timeout", on_timeout),
                 ("--pinned", pinned),
                 ("--role", role),
                 ("--session", session),
@@ -368,6 +378,8 @@ def build(cli: CliMain, environ: Mapping[str, str] | None = None) -> MCPServer:
         only_if_changed: OnlyIfChanged = None,
         max_per_day: MaxPerDayEdit = None,
         max_total: MaxTotalEdit = None,
+        turn_timeout: Annotated[str | None, Field(description="e.g. 20m, or off.")] = None,
+        on_timeout: OnTimeout = None,
     ) -> str:
         """Change fields of an entry you created (rk cron edit), keeping its id and history."""
         argv = ["cron", "edit"] + _flags(
@@ -381,6 +393,8 @@ def build(cli: CliMain, environ: Mapping[str, str] | None = None) -> MCPServer:
                 ("--only-if-changed", only_if_changed),
                 ("--max-per-day", max_per_day),
                 ("--max-total", max_total),
+                ("--turn-timeout", turn_timeout),
+                ("--on-timeout", on_timeout),
             ]
         )
 

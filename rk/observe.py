@@ -192,6 +192,13 @@ def pane_of_frame(frame: Frame) -> PaneFact:
     )
 
 
+def look_now(server: Server, pane: PaneFact, now: int, zone: tzinfo) -> PaneFact:
+    """One look at `pane` now, its correction written (state, turn end, journal) as the
+    tick's looks write theirs: the pane as rk believes it after (`rk.turntimeout`)."""
+    looked, _ = _look(server, pane, now, zone, time.sleep, LookReport(), True)
+    return looked
+
+
 def _look(
     server: Server, pane: PaneFact, now: int, zone: tzinfo, sleep, report: LookReport, write: bool
 ) -> tuple[PaneFact, Screen | None]:

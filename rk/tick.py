@@ -180,6 +180,8 @@ class Runtime:
     log_cache: logfile.LiveLogCache | None = None
     #: per server, panes whose screen no layout read, and the state they had (the ticker)
     unreadable: dict[str, dict[str, tuple]] | None = None
+    #: the notice events the ticker's channels hear (`rk.notify`): those need no tmux message
+    heard: frozenset[str] = frozenset()
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None, **overrides) -> Runtime:
@@ -408,6 +410,16 @@ def _pipeline(
                 forget_intent(files, fire.entry, dry_run)  # else its journal stays, and recovery logs it
             if proves_resolution(outcome):
                 resolved_now.add(fire.entry)
+
+        watching = [e for e in mine if e.turn_timeout]
+        if watching:  # after the fires: the turns their deliveries started (`rk.turntimeout`)
+            from rk import turntimeout
+
+            def decide(line: LogLine) -> None:
+                out.decisions.append(Decision(server.name, line.entry, line.reason, line.target, line.outcome))
+
+            stage = turntimeout.Stage(runtime, server, view, writer.line, out, decide, gate.open, dry_run)
+            turntimeout.watch(stage, watching, panes, now)
 
         if gate.opened:  # only entries as the file holds them now are retired or expired
             current = {e.id: e for e in load_entries(files.entries, cache=runtime.cache_entries).entries}

@@ -286,6 +286,8 @@ class Ticker:
             _write_pid(self.runtime.state_dir)
             if self.notifier is None:
                 self.notifier = notify.start(self.runtime.state_dir, dict(self.runtime.environ), self.runtime.zone)
+            if self.notifier is not None:  # what its channels hear needs no tmux message (`rk.turntimeout`)
+                self.runtime.heard = frozenset(e for c in self.notifier.channels for e in c.on)
             try:
                 listener = nudge.Listener(str(self.runtime.state_dir / NUDGE_SOCKET))
             except OSError as exc:

@@ -125,7 +125,8 @@ MINMAX = "--min/--max only apply with --backoff"
 RESPAWN_ONLY = "--respawn only applies with --if-absent respawn"
 NOTHING = (
     "nothing to edit — pass a schedule flag, --prompt, --deliver, --name, --if-absent, --respawn, --wake-on, "
-    "--active-hours, --only-if-changed, --max-per-day, --max-total, or --any-program/--agents-only"
+    "--active-hours, --only-if-changed, --max-per-day, --max-total, --turn-timeout/--on-timeout, "
+    "or --any-program/--agents-only"
 )
 SLUG = "invalid server slug"
 

@@ -12,6 +12,7 @@ from rk.cli.environment import CliError, Environment, environment, moment, not_f
 from rk.cli.flags import (
     CHANGED_OFF,
     HOURS_OFF,
+    TIMEOUT_OFF,
     WAKE_OFF,
     active_hours_from_flag,
     cap_from_flag,
@@ -21,6 +22,7 @@ from rk.cli.flags import (
     only_if_changed_from_flag,
     schedule_from_flags,
     target_from_flags,
+    turn_timeout_from_flags,
     wake_from_flags,
 )
 from rk.cli.options import (
@@ -45,8 +47,10 @@ from rk.cli.options import (
     MinOpt,
     NameOpt,
     OnlyIfChangedOpt,
+    OnTimeoutOpt,
     RespawnOpt,
     ServerOpt,
+    TurnTimeoutOpt,
     TzOpt,
     WakeDebounceOpt,
     WakeOnOpt,
@@ -57,6 +61,7 @@ from rk.core.due import entry_zone
 from rk.core.durations import format_duration
 from rk.core.edits import muted, rescheduled_line, unmuted, with_if_absent
 from rk.core.entry import (
+    At,
     Backoff,
     CreatedBy,
     Deliver,
@@ -119,6 +124,8 @@ def cmd_add(
     in_: InOpt = None,
     max_per_day: MaxPerDayOpt = None,
     max_total: MaxTotalOpt = None,
+    turn_timeout: TurnTimeoutOpt = None,
+    on_timeout: OnTimeoutOpt = None,
     force: ForceOpt = False,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
@@ -160,6 +167,11 @@ def cmd_add(
     check_only_if_changed(changed, wake is not None)
     per_day = cap_from_flag("--max-per-day", max_per_day, allow_off=False) or 0
     total = cap_from_flag("--max-total", max_total, allow_off=False) or 0
+    timeout, on_timeout_policy = turn_timeout_from_flags(turn_timeout, on_timeout, allow_off=False)
+    if on_timeout_policy is not None and timeout is None:
+        raise usage("--on-timeout needs --turn-timeout")
+    if timeout is not None and isinstance(schedule, At):
+        raise usage("--turn-timeout watches a recurring entry's turns; an --at/--in entry retires when it delivers")
     deliver = (
         choice("--deliver", deliver, Deliver) or Deliver.IMMEDIATE
     )  # the defaults are written, as the original does
@@ -204,6 +216,8 @@ def cmd_add(
         only_if_changed=changed,
         max_per_day=per_day,
         max_total=total,
+        turn_timeout=timeout if isinstance(timeout, int) else 0,
+        on_timeout=on_timeout_policy,
         created_by=CreatedBy(at=now, session=session_ref, pane=caller, via=_via(env)),
     )
     _check_catch_up_window(entry)
@@ -417,6 +431,8 @@ def cmd_edit(
     max_per_day: MaxPerDayOpt = None,
     max_total: MaxTotalOpt = None,
     prompt: Annotated[str | None, typer.Option("--prompt", help="The new text to type (placeholders allowed).")] = None,
+    turn_timeout: TurnTimeoutOpt = None,
+    on_timeout: OnTimeoutOpt = None,
     force: ForceOpt = False,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
@@ -454,11 +470,13 @@ def cmd_edit(
     wake = wake_from_flags(wake_on, wake_scope, wake_debounce, allow_off=True)
     per_day = cap_from_flag("--max-per-day", max_per_day, allow_off=True)
     total = cap_from_flag("--max-total", max_total, allow_off=True)
+    timeout, on_timeout_policy = turn_timeout_from_flags(turn_timeout, on_timeout, allow_off=True)
     given = (schedule, deliver, name, if_absent, respawn, wake, any_program, hours, prompt, changed, per_day, total)
-    if all(v is None for v in given):
+    if all(v is None for v in (*given, timeout, on_timeout_policy)):
         raise usage(
             "nothing to edit — pass a schedule flag, --prompt, --deliver, --name, --if-absent, --respawn, --wake-on, "
-            "--active-hours, --only-if-changed, --max-per-day, --max-total, or --any-program/--agents-only"
+            "--active-hours, --only-if-changed, --max-per-day, --max-total, --turn-timeout/--on-timeout, "
+            "or --any-program/--agents-only"
         )
     if prompt is not None and not prompt.strip():
         raise usage("the prompt must not be empty")
@@ -501,6 +519,14 @@ def cmd_edit(
             new = replace(new, max_per_day=per_day)
         if total is not None:
             new = replace(new, max_total=total)
+        if timeout == TIMEOUT_OFF:
+            new = replace(new, turn_timeout=0, on_timeout=None)
+        elif isinstance(timeout, int):
+            new = replace(new, turn_timeout=timeout)
+        if on_timeout_policy is not None:
+            if not new.turn_timeout:
+                raise usage("--on-timeout needs --turn-timeout (the entry watches no turn)")
+            new = replace(new, on_timeout=on_timeout_policy)
         if new.payload != old.payload:  # edit cannot change the payload today; if it ever does, add's rule holds
             _check_placeholders(new.payload)
         _check_catch_up_window(new)

@@ -25,6 +25,7 @@ from rk.core.entry import (
     Backoff,
     Cron,
     Every,
+    OnTimeout,
     Schedule,
     Target,
     TargetKind,
@@ -350,3 +351,21 @@ def cap_from_flag(flag: str, value: int | None, allow_off: bool) -> int | None:
         return bounds.cap(value, flag)
     except bounds.OutOfRange as exc:
         raise usage(f"{exc}{' (0 removes it)' if allow_off else ''}") from None
+
+
+#: `turn_timeout_from_flags` for `--turn-timeout 0|off|none` (edit: stop watching turns).
+TIMEOUT_OFF = "off"
+
+
+def turn_timeout_from_flags(
+    timeout: str | None, on_timeout: str | None, allow_off: bool
+) -> tuple[int | str | None, OnTimeout | None]:
+    """`--turn-timeout` (seconds, TIMEOUT_OFF on edit, None when not given) and `--on-timeout`."""
+    policy = choice("--on-timeout", on_timeout, OnTimeout)
+    if timeout is None:
+        return None, policy
+    if allow_off and timeout.strip().lower() in ("0", "off", "none"):
+        if policy is not None:
+            raise usage("--on-timeout needs a turn timeout, not --turn-timeout off")
+        return TIMEOUT_OFF, None
+    return duration("--turn-timeout", timeout), policy

@@ -21,7 +21,18 @@ from rk.cli.table import Column, layout, terminal_width
 from rk.config import ServerFiles
 from rk.core import caps
 from rk.core.durations import format_duration, format_go
-from rk.core.entry import At, Backoff, Cron, Entry, Every, Schedule, WakeOnly, catch_up_fields, catch_up_summary
+from rk.core.entry import (
+    At,
+    Backoff,
+    Cron,
+    Entry,
+    Every,
+    OnTimeout,
+    Schedule,
+    WakeOnly,
+    catch_up_fields,
+    catch_up_summary,
+)
 from rk.core.facts import PaneFact, TargetFact, resolve_target
 from rk.core.forecast import Forecast, forecast
 from rk.core.log import LogView, status_of
@@ -138,6 +149,9 @@ def caps_record(entry: Entry, left: int | None, today: int | None = None) -> dic
         rec["max_total"] = entry.max_total
         if left is not None:
             rec["left"] = left
+    if entry.turn_timeout:  # the turn its delivery starts is watched (`rk.core.turntimeout`)
+        rec["turn_timeout"] = format_go(entry.turn_timeout)
+        rec["on_timeout"] = str(entry.timeout_policy)
     return rec
 
 
@@ -272,6 +286,10 @@ def flags_cell(entry: Entry) -> str:
         flags.append(f"max:{entry.max_per_day}/day")
     if entry.max_total:
         flags.append(f"max:{entry.max_total}")
+    if entry.turn_timeout:
+        flags.append(
+            f"{'interrupt' if entry.on_timeout == OnTimeout.INTERRUPT else 'timeout'}:{entry.turn_timeout_text}"
+        )
     return ",".join(flags) or "-"
 
 

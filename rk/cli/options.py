@@ -158,3 +158,20 @@ MaxTotalOpt = Annotated[
         help="After its N-th delivery the entry retires (logged retired: max-total; edit: 0 removes it).",
     ),
 ]
+TurnTimeoutOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--turn-timeout",
+        help="When a turn this entry's delivery started is still busy this long after it (20m), log turn-timeout "
+        "and notify (edit: 0/off removes it).",
+    ),
+]
+OnTimeoutOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--on-timeout",
+        help="notify (default) | interrupt: also press the agent's interrupt key (Esc) once, never over a "
+        "draft, a dialog or copy-mode.",
+        autocompletion=_choices("notify", "interrupt"),
+    ),
+]

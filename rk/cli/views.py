@@ -71,6 +71,7 @@ def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serv
         f"schedule:   {schedule_cell(entry, zone)}",
         *([f"active:     {entry.active_hours.text}"] if entry.active_hours else []),
         *([f"caps:       {capped}"] if capped else []),
+        *([f"turn:       timeout {entry.timeout_summary}"] if entry.turn_timeout else []),
         f"wake_on:    {wake}",
         f"target:     {entry.target.summary}" + _server_note(entry, zone),
         f"deliver:    {entry.deliver or Deliver.IMMEDIATE}",

@@ -39,6 +39,7 @@ class Diag(StrEnum):
     IDENTITY_UNRECORDED = "identity-unrecorded"  #: a pane target's first sight could not be written
     CLOCK_BACK = "clock-back"  #: the entry's newest line is later than now; re-anchored at now
     FIRE_DROPPED = "fire-dropped"  #: the entry changed while the server's lock was let go; nothing typed
+    TURN_UNWATCHED = "turn-unwatched"  #: the turn timeouts' facts (turn ends, state journal) could not be read
     TICK_FAILED = "tick-failed"  #: an unexpected error in one server's tick; the others go on
     CAPPED = "capped"  #: the entry's max_per_day is reached today (rk.core.caps); it fires after midnight
     RETIRED = "retired"  #: the entry had its max_total deliveries: it fires no more and leaves the file

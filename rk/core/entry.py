@@ -60,6 +60,13 @@ class IfAbsent(StrEnum):
     RESPAWN = "respawn"  #: run the respawn argv, log respawned or respawn-failed
 
 
+class OnTimeout(StrEnum):
+    """What a turn past its turn_timeout does beyond the log line (`rk.core.turntimeout`)."""
+
+    NOTIFY = "notify"  #: log `turn-timeout` and tell a human
+    INTERRUPT = "interrupt"  #: and press the agent's interrupt key once
+
+
 class TargetKind(StrEnum):
     """How an entry names its pane."""
 
@@ -294,12 +301,16 @@ class Entry:
     # caps (rk.core.caps): deliveries a local day in its zone, and in all; 0: none
     max_per_day: int = 0
     max_total: int = 0
+    #: seconds a turn this entry's delivery started may stay busy (0: not watched), and then what
+    turn_timeout: int = 0
+    on_timeout: OnTimeout | None = None
     created_by: CreatedBy = field(default_factory=CreatedBy)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "deliver", Deliver(self.deliver) if self.deliver else None)
         object.__setattr__(self, "if_absent", IfAbsent(self.if_absent) if self.if_absent else None)
         object.__setattr__(self, "respawn", tuple(str(a) for a in self.respawn))
+        object.__setattr__(self, "on_timeout", OnTimeout(self.on_timeout) if self.on_timeout else None)
 
     @property
     def policy(self) -> Deliver:
@@ -310,6 +321,20 @@ class Entry:
     def absent_policy(self) -> IfAbsent:
         """The if_absent policy; unset means skip."""
         return self.if_absent or IfAbsent.SKIP
+
+    @property
+    def timeout_policy(self) -> OnTimeout:
+        """The on_timeout policy; unset means notify."""
+        return self.on_timeout or OnTimeout.NOTIFY
+
+    @property
+    def turn_timeout_text(self) -> str:
+        return format_duration(self.turn_timeout) if self.turn_timeout else ""
+
+    @property
+    def timeout_summary(self) -> str:
+        """`20m, then notify`, `1m, then interrupt`, or "" when the entry watches no turn."""
+        return f"{self.turn_timeout_text}, then {self.timeout_policy}" if self.turn_timeout else ""
 
     @property
     def label(self) -> str:
@@ -350,6 +375,10 @@ class Entry:
         if self.only_if_changed:
             out["only_if_changed"] = self.only_if_changed
         out |= {key: n for key, n in (("max_per_day", self.max_per_day), ("max_total", self.max_total)) if n}
+        if self.turn_timeout:
+            out["turn_timeout"] = format_duration(self.turn_timeout)
+            if self.on_timeout:
+                out["on_timeout"] = str(self.on_timeout)
         out["created_by"] = self.created_by.to_yaml()
         return out
 
@@ -566,6 +595,7 @@ def decode_entry(raw: object) -> Entry:
             pane=_text(cm.get("pane"), "created_by.pane"),
             via=_text(cm.get("via"), "created_by.via"),
         )
+    timeout, on_timeout = decode_turn_timeout(raw)
     problem = catch_up_window_problem(schedule, Deliver(deliver) if deliver else Deliver.IMMEDIATE)
     if problem:
         raise EntryError(f"catch_up_within {problem}")
@@ -587,6 +617,8 @@ def decode_entry(raw: object) -> Entry:
         only_if_changed=decode_only_if_changed(raw.get("only_if_changed"), raw.get("wake_on") is not None),
         max_per_day=decode_cap(raw.get("max_per_day"), "max_per_day"),
         max_total=decode_cap(raw.get("max_total"), "max_total"),
+        turn_timeout=timeout,
+        on_timeout=on_timeout,
         created_by=created_by,
     )
 
@@ -601,6 +633,23 @@ def decode_cap(value: object, what: str) -> int:
         return bounds.cap(value, what)
     except bounds.OutOfRange as exc:
         raise EntryError(str(exc)) from None
+
+
+def decode_turn_timeout(raw: Mapping[str, object]) -> tuple[int, OnTimeout | None]:
+    """`turn_timeout` (a positive duration) and `on_timeout` (notify|interrupt, only with it)."""
+    timeout = 0
+    if raw.get("turn_timeout") is not None:
+        timeout = _duration(raw.get("turn_timeout"), "turn_timeout")
+        if timeout <= 0:
+            raise EntryError("turn_timeout must be a positive duration")
+    policy = _text(raw.get("on_timeout"), "on_timeout")
+    if not policy:
+        return timeout, None
+    if policy not in OnTimeout.__members__.values():
+        raise EntryError(f"on_timeout must be notify or interrupt, not {policy!r}")
+    if not timeout:
+        raise EntryError("on_timeout needs turn_timeout")
+    return timeout, OnTimeout(policy)
 
 
 def catch_up_window_problem(schedule: Schedule, policy: Deliver) -> str:

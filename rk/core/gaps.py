@@ -18,7 +18,7 @@ from datetime import tzinfo
 
 from rk.core.caps import day_bounds
 from rk.core.cronexpr import CronExpr
-from rk.core.log import LogLine, Status, status_of
+from rk.core.log import LogLine, Status, is_aftermath, status_of
 
 #: What `gaps` reports for an occurrence with no line at all.
 NOT_RUN = "not run"
@@ -51,7 +51,9 @@ CAPPED = "capped (after skipped-cap: day)"
 def gaps(occurrence_times: Sequence[int], own: Sequence[LogLine], now: int, zone: tzinfo | None = None) -> list[Gap]:
     """The occurrences (oldest first) that no `delivered` line answered; `own` is the
     entry's lines, oldest first. With the entry's `zone`, an occurrence with no line
-    after the `skipped-cap` line of its local day is CAPPED, not NOT_RUN."""
+    after the `skipped-cap` line of its local day is CAPPED, not NOT_RUN. Its
+    `AFTERMATH` lines, about a turn, answer no occurrence."""
+    own = [line for line in own if not is_aftermath(line.outcome)]
     stamps = [line.ts for line in own]
     skips = [line.ts for line in own if status_of(line.outcome) == Status.SKIPPED_CAP]
     out: list[Gap] = []

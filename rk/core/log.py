@@ -57,6 +57,10 @@ class Status(StrEnum):
     NOTIFIED = "notified"  #: a notification sent; the channel follows
     NOTIFY_FAILED = "notify-failed"  #: a channel refused or timed out; why follows
     NOTIFY_HELD = "notify-held"  #: within a channel's quiet hours: summarised when they end
+    #: The aftermath of a delivery's turn (`rk.core.turntimeout`; `AFTERMATH`):
+    TURN_TIMEOUT = "turn-timeout"  #: the turn a delivery started is still busy past the entry's turn_timeout
+    INTERRUPTED = "interrupted"  #: its interrupt key was pressed and the turn ended
+    INTERRUPT_FAILED = "interrupt-failed"  #: the key was pressed (or could not be) and the turn went on; why follows
 
 
 class Reason(StrEnum):
@@ -124,6 +128,16 @@ _RATE_COUNTED = frozenset(
 def counts_for_rate(outcome: str) -> bool:
     """Outcomes that count against the per-target cap: attempts that reached the world."""
     return status_of(outcome) in _RATE_COUNTED
+
+
+#: Lines about a turn an earlier delivery started, not about a fire: they anchor no
+#: schedule, restart no debounce, count for no cap and prove nothing (LogView keeps
+#: them aside, `LogView.aftermath`).
+AFTERMATH = frozenset({Status.TURN_TIMEOUT, Status.INTERRUPTED, Status.INTERRUPT_FAILED})
+
+
+def is_aftermath(outcome: str) -> bool:
+    return status_of(outcome) in AFTERMATH
 
 
 def proves_resolution(outcome: str) -> bool:
@@ -206,7 +220,7 @@ class LogView:
     rate-cap check in the same tick sees them. `due()` only reads it.
     """
 
-    __slots__ = ("_by_entry", "_counted_by_entry", "_counted_by_target", "_delivered_by_entry", "_lines")
+    __slots__ = ("_aftermath", "_by_entry", "_counted_by_entry", "_counted_by_target", "_delivered_by_entry", "_lines")
 
     def __init__(self, lines: Iterable[LogLine] = ()) -> None:
         self._lines: list[LogLine] = []
@@ -214,12 +228,16 @@ class LogView:
         self._counted_by_target: dict[str, list[int]] = {}
         self._counted_by_entry: dict[str, list[int]] = {}
         self._delivered_by_entry: dict[str, list[int]] = {}  #: what the caps count (rk.core.caps)
+        self._aftermath: dict[str, list[LogLine]] = {}
         for line in lines:
             self.add(line)
 
     def add(self, line: LogLine) -> None:
         """Mirror one appended line into the indexes."""
         self._lines.append(line)
+        if is_aftermath(line.outcome):  # about an earlier turn, not a fire: no query below sees it
+            self._aftermath.setdefault(line.entry, []).append(line)
+            return
         self._by_entry.setdefault(line.entry, []).append(line)
         if counts_for_rate(line.outcome):
             self._counted_by_target.setdefault(line.target, []).append(line.ts)
@@ -235,8 +253,12 @@ class LogView:
         return len(self._lines)
 
     def own(self, entry_id: str) -> Sequence[LogLine]:
-        """Every line of `entry_id`, oldest first."""
+        """Every fire line of `entry_id` (no `AFTERMATH`), oldest first."""
         return self._by_entry.get(entry_id, ())
+
+    def aftermath(self, entry_id: str) -> Sequence[LogLine]:
+        """The `AFTERMATH` lines of `entry_id` (turn-timeout, interrupted…), oldest first."""
+        return self._aftermath.get(entry_id, ())
 
     def newest(self, entry_id: str) -> LogLine | None:
         """The newest own line of any outcome (the wake debounce's start)."""
@@ -341,14 +363,23 @@ def lines_to_keep(
     With `counted` (entry id → n: the caps, `rk.core.caps.kept_deliveries`), an
     entry also keeps its newest n `delivered` lines and its newest `skipped-cap`
     line, all its caps count.
+
+    `AFTERMATH` lines play no part in the queries; an entry's newest `turn-timeout`
+    is kept (the deliveries it handled stay handled).
     """
     keep: set[int] = set()
     floor = now - RATE_WINDOW
     by_entry: dict[str, list[int]] = {}
+    timeouts: dict[str, int] = {}
     for i, line in enumerate(lines):
-        by_entry.setdefault(line.entry, []).append(i)
         if line.ts >= floor:
             keep.add(i)
+        if is_aftermath(line.outcome):
+            if status_of(line.outcome) == Status.TURN_TIMEOUT:
+                timeouts[line.entry] = i
+            continue
+        by_entry.setdefault(line.entry, []).append(i)
+    keep.update(i for entry_id, i in timeouts.items() if live is None or entry_id in live)
     for entry_id, idxs in by_entry.items():
         if live is not None and entry_id not in live:
             continue

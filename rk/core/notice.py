@@ -32,13 +32,15 @@ FAILED, ABSENT, WAITING, LIMITED, LIMIT_RESET, EXPIRED = (
     "limit-reset",
     "expired",
 )
-EVENTS = (FAILED, ABSENT, WAITING, LIMITED, LIMIT_RESET, EXPIRED)
+TURN_TIMEOUT = "turn-timeout"  #: a turn an entry's delivery started ran past its turn_timeout
+EVENTS = (FAILED, ABSENT, WAITING, LIMITED, LIMIT_RESET, EXPIRED, TURN_TIMEOUT)
 #: The outcome statuses a delivery log line turns into an event.
 _FROM_STATUS = {
     Status.FAILED: FAILED,
     Status.RESPAWN_FAILED: FAILED,
     Status.NOTIFIED_ABSENT: ABSENT,
     Status.EXPIRED_ORPHAN: EXPIRED,
+    Status.TURN_TIMEOUT: TURN_TIMEOUT,
 }
 DEFAULT_WAITING_AFTER = 300
 DEFAULT_DEBOUNCE = 600
@@ -335,6 +337,10 @@ def message(event: Event, now: int, zone: tzinfo) -> tuple[str, str]:
         title = f"rk: {event.pane} limit reset ({event.server})"
         what = f"The agent in {where} is no longer at its usage limit."
         todo = f"rk resumes its entries; check they caught up: rk -L {event.server} status"
+    elif event.kind == TURN_TIMEOUT:
+        title = f"rk: turn timeout ({event.server} {event.entry})"
+        what = f"The turn {entry} started in {where} is {event.detail or 'still running'}."
+        todo = f"Look at the pane: tmux -L {event.server} switch-client -t {event.pane}"
     else:
         title = f"rk: entry expired ({event.server} {event.entry})"
         what = f"{entry.capitalize()} on tmux server {event.server!r} was removed: its target stayed missing."

@@ -38,7 +38,15 @@ class Rig(ClientRig):
     """One real agent CLI with rk's hooks, and rk pointed at its tmux server."""
 
     def __init__(
-        self, agent: str, root: Path, bin_dir: Path, *, paste_burst: bool = True, mcp: bool = False, **kw
+        self,
+        agent: str,
+        root: Path,
+        bin_dir: Path,
+        *,
+        paste_burst: bool = True,
+        mcp: bool = False,
+        allow: tuple[str, ...] = (),
+        **kw,
     ) -> None:
         self.agent = agent
         self.state_dir = root / "rk-state"
@@ -62,6 +70,8 @@ class Rig(ClientRig):
             assert setup.returncode == 0, setup.stderr
             if mcp:  # `rk mcp` registered by the real `rk agent setup --mcp`, its tools allowed
                 self._register_mcp()
+            if allow:  # Claude Code permission rules (`Bash(sleep:*)`): those tools run with no dialog
+                self._allow(allow)
             self.run.launch()
         except BaseException:
             self.run.close()
@@ -93,6 +103,15 @@ class Rig(ClientRig):
             # the new-model announcement Codex 0.171 animates over the screen once per HOME (an
             # animation that a delivery reads as typing), marked as seen as Codex does after it
             path.write_text(text + '\n[tui.model_availability_nux]\n"gpt-6.1-sol" = 1\n')
+
+    def _allow(self, rules: tuple[str, ...]) -> None:
+        import json
+
+        assert self.agent == "claude", "permission rules are Claude Code's settings"
+        path = self.run.home / ".claude" / "settings.json"
+        settings = json.loads(path.read_text())
+        settings.setdefault("permissions", {}).setdefault("allow", []).extend(rules)
+        path.write_text(json.dumps(settings, indent=1))
 
     @property
     def pane(self) -> str:
