@@ -865,19 +865,26 @@ def _retire_one_shots(files: ServerFiles, entries: list[Entry], view: LogView, o
         out.diagnostics.extend(Diagnostic(e.id, Diag.RETIRE_FAILED, str(exc)) for e in done)
 
 
+def _removed(files: ServerFiles, entry_id: str, failure: Diag, out: ServerTick) -> bool:
+    """Take one entry out of the file (this tick holds the lock); on failure report
+    `failure` for it and say False, so its line waits for the tick that can remove it."""
+    try:
+        with EntryDocument.edit(files, wait=0) as doc:
+            doc.remove(entry_id)
+    except (EntryFileError, OSError) as exc:
+        out.diagnostics.append(Diagnostic(entry_id, failure, str(exc)))
+        return False
+    return True
+
+
 def _retire_spent(
     files: ServerFiles, entries: list[Entry], writer: _Writer, now: int, out: ServerTick, dry_run: bool
 ) -> None:
     """An entry that made its `max_total` deliveries leaves the file, then logs
     `retired: max-total` (`rk.core.caps`); if it cannot leave, the next tick tries again."""
     for entry in caps.retiring(entries, writer.view):
-        if not dry_run:
-            try:
-                with EntryDocument.edit(files, wait=0) as doc:  # this tick holds the lock
-                    doc.remove(entry.id)
-            except (EntryFileError, OSError) as exc:
-                out.diagnostics.append(Diagnostic(entry.id, Diag.RETIRE_FAILED, str(exc)))
-                continue
+        if not dry_run and not _removed(files, entry.id, Diag.RETIRE_FAILED, out):
+            continue
         line = caps.retired_line(entry, now)
         writer.line(line)
         out.decisions.append(Decision(files.slug, entry.id, line.reason, "", line.outcome))
@@ -899,12 +906,7 @@ def _orphan_gc(
         e for e in entries if should_expire(e, targets.get(e.id), orphan_since.get(e.id, 0), now, e.id in resolved_now)
     ]
     for entry in expired:
-        if not dry_run:
-            try:
-                with EntryDocument.edit(files, wait=0) as doc:  # this tick holds the lock
-                    doc.remove(entry.id)
-            except (EntryFileError, OSError) as exc:
-                out.diagnostics.append(Diagnostic(entry.id, Diag.ORPHAN_EXPIRE_FAILED, str(exc)))
-                continue
+        if not dry_run and not _removed(files, entry.id, Diag.ORPHAN_EXPIRE_FAILED, out):
+            continue
         writer.line(LogLine(now, entry.id, "", Reason.GC, Status.EXPIRED_ORPHAN))
         out.decisions.append(Decision(files.slug, entry.id, Reason.GC, "", Status.EXPIRED_ORPHAN))
