@@ -58,6 +58,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/hook.py $(ARGS)
 	$(BIN)/python bench/statusline.py $(ARGS)
 	$(BIN)/python bench/tick.py $(ARGS)
+	$(BIN)/python bench/usage.py $(ARGS)
 
 # One-line breakages of the rules (tools/mutants.py), each run against its narrow tests in a
 # copy of the checkout: prints killed/SURVIVED per mutant and the kill ratio (~10 min; not in

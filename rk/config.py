@@ -238,3 +238,25 @@ def load_channels(env: Mapping[str, str] | None = None) -> tuple[list, list[str]
     if not isinstance(data, dict):
         return [], []
     return parse_channels(data.get("notify"), str(path))
+
+
+def load_prices(env: Mapping[str, str] | None = None) -> tuple[dict, list[str]]:
+    """The `prices:` table of the config file (model → `rk.core.usage.Price`, per
+    million tokens), and one line per item that cannot be used (it is left out)."""
+    from rk.core.usage import parse_prices
+
+    env = os.environ if env is None else env
+    path = config_path(env)
+    if not path.exists():
+        return {}, []
+    from ruamel.yaml import YAMLError
+
+    from rk.yamlguard import safe_load
+
+    try:
+        data = safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, YAMLError, ValueError, RecursionError) as exc:
+        return {}, [f"{path}: cannot read prices: {str(exc).splitlines()[0] if str(exc) else exc}"]
+    if not isinstance(data, dict):
+        return {}, []
+    return parse_prices(data.get("prices"), str(path))

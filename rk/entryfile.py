@@ -67,6 +67,7 @@ INTENT_KEYS = (
     "max_total",
     "turn_timeout",
     "on_timeout",
+    "budget",
     "created_by",
 )
 

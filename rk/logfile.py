@@ -218,9 +218,11 @@ def rotate_if_needed(
     keep_archives: int,
     live: Collection[str] | None = None,
     counted: Mapping[str, int] | None = None,
+    budgeted: Collection[str] = (),
 ) -> bool:
     """Rotate when the live segment is over `max_bytes` and a rotation frees at
-    least a quarter of it. `live`: the entry ids of the file (see `lines_to_keep`).
+    least a quarter of it. `live`: the entry ids of the file, `counted`: what
+    their caps count, `budgeted`: those with a token budget (see `lines_to_keep`).
     Returns whether it rotated. Call under the tick lock.
 
     Archives keep one order `read_newest` relies on, whatever their mtimes: each is
@@ -240,7 +242,7 @@ def rotate_if_needed(
         if line is not None:
             parsed.append(line)
             parsed_at.append(i)
-    kept_raw_idx = {parsed_at[j] for j in lines_to_keep(parsed, now, backoff, live, counted)}
+    kept_raw_idx = {parsed_at[j] for j in lines_to_keep(parsed, now, backoff, live, counted, budgeted)}
     kept = [raw for i, raw in enumerate(raw_lines) if i in kept_raw_idx]
     moved = [raw for i, raw in enumerate(raw_lines) if i not in kept_raw_idx]
     kept_bytes = sum(len(r) + 1 for r in kept)

@@ -242,6 +242,10 @@ Name = Annotated[str | None, Field(description="Display name (default: the promp
 Deliver = Annotated[str | None, Field(description="immediate | when-idle | queue (as --deliver).")]
 WakeOn = Annotated[str | None, Field(description="Fire on this event too: agent-state-change (as --wake-on).")]
 ActiveHours = Annotated[str | None, Field(description="Only in these hours, e.g. 09:00-18:00 (as --active-hours).")]
+Budget = Annotated[
+    str | None,
+    Field(description="Tokens per local day, e.g. 2M/day: then its fires are skipped until midnight (as --budget)."),
+]
 Duration = Annotated[str | None, Field(description="A duration, e.g. 30m or 2h.")]
 OnlyIfChanged = Annotated[
     str | None,
@@ -323,6 +327,7 @@ def build(cli: CliMain, environ: Mapping[str, str] | None = None) -> MCPServer:
         max_total: MaxTotal = None,
         turn_timeout: TurnTimeout = None,
         on_timeout: OnTimeout = None,
+        budget: Budget = None,
         pinned: Annotated[bool, Field(description="Never expire as an orphan.")] = False,
         role: Role = None,
         session: Session = None,
@@ -344,6 +349,7 @@ def build(cli: CliMain, environ: Mapping[str, str] | None = None) -> MCPServer:
                 ("--max-total", max_total),
                 ("--turn-timeout", turn_timeout),
                 ("--on-timeout", on_timeout),
+                ("--budget", budget),
                 ("--pinned", pinned),
                 ("--role", role),
                 ("--session", session),
@@ -380,6 +386,7 @@ def build(cli: CliMain, environ: Mapping[str, str] | None = None) -> MCPServer:
         max_total: MaxTotalEdit = None,
         turn_timeout: Annotated[str | None, Field(description="e.g. 20m, or off.")] = None,
         on_timeout: OnTimeout = None,
+        budget: Annotated[str | None, Field(description="Tokens per local day, e.g. 2M/day, or off.")] = None,
     ) -> str:
         """Change fields of an entry you created (rk cron edit), keeping its id and history."""
         argv = ["cron", "edit"] + _flags(
@@ -395,6 +402,7 @@ def build(cli: CliMain, environ: Mapping[str, str] | None = None) -> MCPServer:
                 ("--max-total", max_total),
                 ("--turn-timeout", turn_timeout),
                 ("--on-timeout", on_timeout),
+                ("--budget", budget),
             ]
         )
 

@@ -23,7 +23,7 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import tzinfo
 from pathlib import Path
@@ -33,7 +33,7 @@ from rk.config import ServerFiles, Settings, check_private_dir, ensure_private_d
 from rk.core import caps
 from rk.core.diagnostics import Diag, Diagnostic, first_line
 from rk.core.dispose import Act, Disposition, Seen, dispose, edge_kept, held_mode
-from rk.core.due import Fire, at_done, due, next_due
+from rk.core.due import Fire, at_done, due, entry_zone, next_due
 from rk.core.entry import At, Backoff, Entry, EntryError, TargetKind
 from rk.core.environ import IDLE_LINE_OPTION
 from rk.core.facts import PaneFact, TargetFact, panes_concerned, resolve_all
@@ -182,6 +182,8 @@ class Runtime:
     unreadable: dict[str, dict[str, tuple]] | None = None
     #: the notice events the ticker's channels hear (`rk.notify`): those need no tmux message
     heard: frozenset[str] = frozenset()
+    #: the agents' session records read so far, by offset (the ticker; `rk.transcript`)
+    transcripts: object | None = None
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None, **overrides) -> Runtime:
@@ -347,6 +349,7 @@ def _pipeline(
         out.diagnostics.append(Diagnostic("", Diag.LOG_MALFORMED, f"{files.log}: {bad[0]} malformed line(s) skipped"))
     view = LogView(live)
     paused = paused_until(files.pause, now)
+    spent = _spent(runtime, server, entries, view, now)
     ev = due(
         entries,
         view,
@@ -358,6 +361,7 @@ def _pipeline(
         max_entries=runtime.settings.max_entries,
         poll=runtime.settings.tick_interval,
         paused_until=paused,
+        spent=spent,
     )
     out.diagnostics.extend(ev.diagnostics)
     claims = Claims(files, dry_run)
@@ -375,6 +379,8 @@ def _pipeline(
             writer.line(line)
             if line.reason != Reason.CLOCK:
                 out.decisions.append(Decision(server.name, line.entry, line.reason, line.target, line.outcome))
+            if line.outcome == Status.SKIPPED_BUDGET and not dry_run:  # once a day: told once
+                _tell_budget(runtime, server, by_id[line.entry], ev.diagnostics)
 
         marks = _marks(runtime, server, files, entries, view, panes, targets, now, out, dry_run)
         resolved_now: set[str] = set()
@@ -460,11 +466,36 @@ def _pipeline(
         backoff = {e.id for e in entries if isinstance(e.schedule, Backoff)}
         known = {e.id for e in entries} | {d.entry for d in loaded.diagnostics if d.entry}  # invalid ones too
         counted = {e.id: caps.kept_deliveries(e) for e in entries if caps.kept_deliveries(e)}  # what the caps count
+        budgeted = {e.id for e in entries if e.budget is not None}
         logfile.rotate_if_needed(
-            files.log, now, backoff, runtime.settings.log_max_bytes, runtime.settings.log_keep, known, counted
+            files.log,
+            now,
+            backoff,
+            runtime.settings.log_max_bytes,
+            runtime.settings.log_keep,
+            known,
+            counted,
+            budgeted,
         )
     except OSError as exc:
         out.diagnostics.append(Diagnostic("", Diag.LOG_APPEND_FAILED, f"rotating {files.log}: {exc.strerror or exc}"))
+
+
+def _spent(runtime: Runtime, server: Server, entries: list[Entry], view: LogView, now: int) -> dict:
+    """Today's tokens of the entries with a budget (none read for the others)."""
+    if not any(e.budget is not None for e in entries):
+        return {}
+    from rk.transcript import Transcripts, spent_today
+
+    cache = runtime.transcripts if isinstance(runtime.transcripts, Transcripts) else Transcripts()
+    return spent_today(server, entries, view.lines, now, lambda e: entry_zone(e, runtime.zone), runtime.environ, cache)
+
+
+def _tell_budget(runtime: Runtime, server: Server, entry: Entry, diagnostics: Sequence[Diagnostic]) -> None:
+    """The tmux message of a budget stop (the notify channels hear of it from its line)."""
+    why = next((d.detail for d in diagnostics if d.entry == entry.id and d.reason == Diag.BUDGET_SPENT), "")
+    with contextlib.suppress(Exception):
+        runtime.notify(server, f"cron: {entry.label}", f"budget reached ({why}) on {server.name}", runtime.environ)
 
 
 class Claims:

@@ -4,7 +4,8 @@ It writes the pane option `@rk_pane_agent_state` (and the legacy
 `@rk_agent_state`) = `<state>:<epoch>[:<pid>]` on the pane named by
 `$TMUX_PANE`, on the server named by the first comma field of `$TMUX`, then
 `@rk_pane_agent_session` = `<provider>:<session id>` when the harness's JSON
-payload on stdin carries a session id, and, when the event ends a turn,
+payload on stdin carries a session id (and `@rk_pane_transcript` = its
+`transcript_path`, the agent's own record, where rk reads token usage), and, when the event ends a turn,
 `@rk_pane_turn_end` = `<ok|failed|interrupted|limited>:<epoch>` (`rk.core.turn`).
 Then it appends the change to the server's state journal and pings every
 waiting `rk agent await` (`rk.statejournal`), and nudges the running ticker
@@ -35,6 +36,7 @@ from rk.core.environ import (
     SESSION_OPTION,
     SOURCE_OPTION,
     STATE_OPTION,
+    TRANSCRIPT_OPTION,
     TURN_END_OPTION,
     child_env,
     fixed_now,
@@ -222,6 +224,16 @@ def epoch_now(env) -> int:
     return int(time.time()) if fixed is None else fixed
 
 
+def transcript_of(payload: object) -> str:
+    """The payload's `transcript_path` (Claude Code, Codex), or "" for none or one
+    tmux could misread: an absolute path, printable, at most 4096 bytes, not
+    ending in `;` (tmux's command separator)."""
+    path = payload.get("transcript_path") if isinstance(payload, dict) else None
+    if not isinstance(path, str) or not path.startswith("/") or len(path) > 4096 or path.endswith(";"):
+        return ""
+    return path if path.isprintable() else ""
+
+
 def state_value(state: str, epoch: int, pid: int = 0) -> str:
     return f"{state}:{epoch}:{pid}" if pid > 0 else f"{state}:{epoch}"
 
@@ -235,6 +247,7 @@ def tmux_commands(
     source: str = "",
     guard: str = "",
     turn_end: str = "",
+    transcript: str = "",
 ) -> list[str]:
     """The argv after `tmux -S <socket>`: the state under both names (and, for a
     state not from a hook, its source note; for a turn's end, how it ended,
@@ -267,6 +280,8 @@ def tmux_commands(
         if args:
             args.append(";")
         args += ["set-option", "-p", "-t", pane, SESSION_OPTION, session]
+        if transcript:  # with the session it belongs to, in the same tmux process
+            args += [";", "set-option", "-p", "-t", pane, TRANSCRIPT_OPTION, transcript]
     return args
 
 
@@ -715,7 +730,8 @@ def run(argv: list[str], env=None, stdin_fd: int = 0) -> int:
     event = payload.get("hook_event_name") if isinstance(payload, dict) else None
     end = "" if notice else hook_turn_end(token, state, event)
     guard = limit_holds(epoch) if notice else ""
-    args = tmux_commands(pane, state, epoch, pid, session, note, guard=guard, turn_end=end)
+    transcript = transcript_of(payload) if session else ""
+    args = tmux_commands(pane, state, epoch, pid, session, note, guard=guard, turn_end=end, transcript=transcript)
     if not args:
         return 0
     pid_tmux = _spawn_tmux(socket, args, env)

@@ -217,7 +217,41 @@ def check_entries(env: Environment) -> list[Check]:
         for r in sv.rows:
             if is_trouble(r.why_not):
                 out.append(Check(f"entry {r.entry.id} on {sv.slug}", Level.FAIL, str(r.why_not), _entry_fix(r.why_not)))
+        out += check_budgets(env, files, sv.slug, [r.entry for r in sv.rows], now)
     return out
+
+
+def check_budgets(env: Environment, files, slug: str, entries: list, now: int) -> list[Check]:
+    """One `warn` per entry whose budget cannot be enforced: its usage today is unknown."""
+    budgeted = [e for e in entries if e.budget is not None]
+    if not budgeted:
+        return []
+    from rk import logfile
+    from rk.core.due import entry_zone
+    from rk.tmux import Server
+    from rk.transcript import Transcripts, spent_today
+
+    zone = env.zone()
+    lines = logfile.read_live(files.log)
+    spent = spent_today(
+        Server(name=slug, env=env.environ),
+        budgeted,
+        lines,
+        now,
+        lambda e: entry_zone(e, zone),
+        env.environ,
+        Transcripts(),
+    )
+    return [
+        Check(
+            f"budget of {e.id} on {slug}",
+            Level.WARN,
+            f"usage unknown ({spent[e.id].why}): the budget cannot be enforced",
+            "run the agent with rk's hooks (rk agent setup), or rk cron edit the entry --budget off",
+        )
+        for e in budgeted
+        if spent[e.id].tokens is None
+    ]
 
 
 def _entry_fix(why: str | None) -> str:

@@ -10,11 +10,13 @@ import typer
 from rk import logfile
 from rk.cli.environment import CliError, Environment, environment, moment, not_found, usage
 from rk.cli.flags import (
+    BUDGET_OFF,
     CHANGED_OFF,
     HOURS_OFF,
     TIMEOUT_OFF,
     WAKE_OFF,
     active_hours_from_flag,
+    budget_from_flag,
     cap_from_flag,
     check_only_if_changed,
     choice,
@@ -30,6 +32,7 @@ from rk.cli.options import (
     AnyProgramOpt,
     AtOpt,
     BackoffOpt,
+    BudgetOpt,
     CatchUpOpt,
     CatchUpWithinOpt,
     CronOpt,
@@ -81,6 +84,7 @@ from rk.core.hours import ActiveHours
 from rk.core.identity import ServerIdentity
 from rk.core.placeholders import PlaceholderError
 from rk.core.placeholders import check as check_placeholders
+from rk.core.usage import Budget
 from rk.entryfile import EntryDocument, EntryFileError, EntryNotFound
 from rk.tmux import TmuxError
 
@@ -120,6 +124,7 @@ def cmd_add(
     catch_up_within: CatchUpWithinOpt = None,
     active_hours: ActiveHoursOpt = None,
     only_if_changed: OnlyIfChangedOpt = None,
+    budget: BudgetOpt = None,
     at: AtOpt = None,
     in_: InOpt = None,
     max_per_day: MaxPerDayOpt = None,
@@ -172,6 +177,7 @@ def cmd_add(
         raise usage("--on-timeout needs --turn-timeout")
     if timeout is not None and isinstance(schedule, At):
         raise usage("--turn-timeout watches a recurring entry's turns; an --at/--in entry retires when it delivers")
+    spend = budget_from_flag(budget, allow_off=False)
     deliver = (
         choice("--deliver", deliver, Deliver) or Deliver.IMMEDIATE
     )  # the defaults are written, as the original does
@@ -218,6 +224,7 @@ def cmd_add(
         max_total=total,
         turn_timeout=timeout if isinstance(timeout, int) else 0,
         on_timeout=on_timeout_policy,
+        budget=spend if isinstance(spend, Budget) else None,
         created_by=CreatedBy(at=now, session=session_ref, pane=caller, via=_via(env)),
     )
     _check_catch_up_window(entry)
@@ -430,6 +437,7 @@ def cmd_edit(
     only_if_changed: OnlyIfChangedOpt = None,
     max_per_day: MaxPerDayOpt = None,
     max_total: MaxTotalOpt = None,
+    budget: BudgetOpt = None,
     prompt: Annotated[str | None, typer.Option("--prompt", help="The new text to type (placeholders allowed).")] = None,
     turn_timeout: TurnTimeoutOpt = None,
     on_timeout: OnTimeoutOpt = None,
@@ -465,6 +473,7 @@ def cmd_edit(
         env.notice(remark)
     hours = active_hours_from_flag(active_hours, allow_off=True)
     changed = only_if_changed_from_flag(only_if_changed, allow_off=True)
+    spend = budget_from_flag(budget, allow_off=True)
     deliver = choice("--deliver", deliver, Deliver)
     if_absent = choice("--if-absent", if_absent, IfAbsent)
     wake = wake_from_flags(wake_on, wake_scope, wake_debounce, allow_off=True)
@@ -472,11 +481,11 @@ def cmd_edit(
     total = cap_from_flag("--max-total", max_total, allow_off=True)
     timeout, on_timeout_policy = turn_timeout_from_flags(turn_timeout, on_timeout, allow_off=True)
     given = (schedule, deliver, name, if_absent, respawn, wake, any_program, hours, prompt, changed, per_day, total)
-    if all(v is None for v in (*given, timeout, on_timeout_policy)):
+    if all(v is None for v in (*given, timeout, on_timeout_policy, spend)):
         raise usage(
             "nothing to edit — pass a schedule flag, --prompt, --deliver, --name, --if-absent, --respawn, --wake-on, "
             "--active-hours, --only-if-changed, --max-per-day, --max-total, --turn-timeout/--on-timeout, "
-            "or --any-program/--agents-only"
+            "--budget, or --any-program/--agents-only"
         )
     if prompt is not None and not prompt.strip():
         raise usage("the prompt must not be empty")
@@ -527,6 +536,10 @@ def cmd_edit(
             if not new.turn_timeout:
                 raise usage("--on-timeout needs --turn-timeout (the entry watches no turn)")
             new = replace(new, on_timeout=on_timeout_policy)
+        if spend == BUDGET_OFF:
+            new = replace(new, budget=None)
+        elif isinstance(spend, Budget):
+            new = replace(new, budget=spend)
         if new.payload != old.payload:  # edit cannot change the payload today; if it ever does, add's rule holds
             _check_placeholders(new.payload)
         _check_catch_up_window(new)

@@ -37,6 +37,7 @@ from rk.core.grace import CRON_GRACE
 from rk.core.hours import ActiveHours, HoursError
 from rk.core.ladder import POLL
 from rk.core.unchanged import MODES, SCOPE
+from rk.core.usage import Budget, BudgetError
 
 E = TypeVar("E", bound=StrEnum)
 
@@ -163,6 +164,22 @@ def active_hours_from_flag(value: str | None, allow_off: bool) -> ActiveHours | 
         return ActiveHours.parse(value)
     except HoursError as exc:
         raise usage(f"--active-hours: {exc}") from None
+
+
+#: `budget_from_flag` for `--budget off` (edit: remove it).
+BUDGET_OFF = "off"
+
+
+def budget_from_flag(value: str | None, allow_off: bool) -> Budget | str | None:
+    """The `--budget` value: the budget, BUDGET_OFF (edit), or None when not given."""
+    if value is None:
+        return None
+    if allow_off and value.strip().lower() in ("none", "off"):
+        return BUDGET_OFF
+    try:
+        return Budget.parse(value)
+    except BudgetError as exc:
+        raise usage(f"--budget: {exc}") from None
 
 
 def at_instant(text: str, now: int, zone: tzinfo) -> int:

@@ -126,6 +126,8 @@ def record(entry: Entry, view: LogView, now: int, zone: tzinfo | None = None) ->
         rec["active_hours"] = entry.active_hours.text
     if entry.only_if_changed:
         rec["only_if_changed"] = entry.only_if_changed
+    if entry.budget is not None:
+        rec["budget"] = entry.budget.text
     return rec | caps_record(entry, caps.left(entry, view), caps_today(entry, view, now, zone))
 
 
@@ -290,6 +292,8 @@ def flags_cell(entry: Entry) -> str:
         flags.append(
             f"{'interrupt' if entry.on_timeout == OnTimeout.INTERRUPT else 'timeout'}:{entry.turn_timeout_text}"
         )
+    if entry.budget is not None:
+        flags.append(f"budget:{entry.budget.text}")
     return ",".join(flags) or "-"
 
 

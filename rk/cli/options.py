@@ -90,6 +90,14 @@ ActiveHoursOpt = Annotated[
         "a fire due outside is logged skipped-quiet (edit: none/off removes it).",
     ),
 ]
+BudgetOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--budget",
+        help="Tokens per local day, e.g. 2M/day: once the agent's records show them spent, its fires "
+        "are skipped-budget until midnight (edit: off removes it).",
+    ),
+]
 TzOpt = Annotated[str | None, typer.Option("--tz", help="IANA zone for --cron (default: the ticker's local zone).")]
 NameOpt = Annotated[
     str | None, typer.Option("--name", help="Display name (default: the prompt's first 40 characters).")

@@ -33,6 +33,7 @@ from rk.cli import (
     views,
     windows,
 )
+from rk.cli import usage as usage_view
 from rk.cli.environment import CliError, Environment, ExitStatus, environment, usage
 from rk.cli.flags import bare_only_if_changed
 from rk.cli.options import ServerOpt
@@ -95,6 +96,7 @@ cron_app.command("ticker")(running.cmd_ticker)
 cron_app.command("pause")(pausing.cmd_pause)
 cron_app.command("resume")(pausing.cmd_resume)
 cron_app.command("simulate")(simulate.cmd_simulate)
+cron_app.command("usage")(usage_view.cmd_usage)
 
 
 def cmd_mcp(ctx: typer.Context) -> None:

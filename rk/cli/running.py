@@ -128,6 +128,9 @@ def cmd_ticker(
         runtime.cache_entries = True
         runtime.log_cache = logfile.LiveLogCache()
         runtime.unreadable = {}
+        from rk.transcript import Transcripts
+
+        runtime.transcripts = Transcripts()  # the budgets read only what the agents appended since
         try:
             loop.run()
         except ticker.TickerRunning as exc:  # the unit and the tmux.conf line both start one: a clean no-op

@@ -38,6 +38,7 @@ from rk.cli.table import Column, fixed_line, layout, terminal_width, wrapped
 from rk.core import bounds
 from rk.core.entry import Cron, Deliver, Entry, IfAbsent, TargetKind
 from rk.core.log import LogLine
+from rk.core.usage import format_tokens
 from rk.entryfile import load_entries
 
 
@@ -58,6 +59,17 @@ def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serv
     base = record(entry, view, now, env.zone())
     extra, typed_lines = preview.show(entry, view, now, env.zone())
     rec = row_record(row, base, False) | extra
+    budget_line = ""
+    if entry.budget is not None:
+        spent = _spent_today(env, entry, entries, view, now)
+        rec["budget_today"] = {"tokens": spent.tokens, "unknown": spent.unknown, "why_unknown": spent.why}
+        if spent.tokens is None:
+            budget_line = f"{entry.budget.text} (usage unknown: {spent.why}; the budget cannot be enforced)"
+        else:
+            known = f"{format_tokens(spent.tokens)} spent today" + (
+                f", {spent.unknown} unknown" if spent.unknown else ""
+            )
+            budget_line = f"{entry.budget.text} ({known})"
     if env.json:
         env.result(rec)
         return
@@ -72,6 +84,7 @@ def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serv
         *([f"active:     {entry.active_hours.text}"] if entry.active_hours else []),
         *([f"caps:       {capped}"] if capped else []),
         *([f"turn:       timeout {entry.timeout_summary}"] if entry.turn_timeout else []),
+        *([f"budget:     {budget_line}"] if budget_line else []),
         f"wake_on:    {wake}",
         f"target:     {entry.target.summary}" + _server_note(entry, zone),
         f"deliver:    {entry.deliver or Deliver.IMMEDIATE}",
@@ -126,6 +139,18 @@ def _changed_words(mode: str) -> str:
     """`show`'s only_if_changed line: what a skipped-unchanged fire compares."""
     what = "the panes its wake watches" if mode == "scope" else "the target"
     return f"{mode} (skipped-unchanged when {what} had no new turn and no screen change since the last answer)"
+
+
+def _spent_today(env: Environment, entry: Entry, entries: list[Entry], view, now: int):
+    """The entry's tokens so far today, as the tick reads them for its budget."""
+    from rk.core.due import entry_zone
+    from rk.tmux import Server
+    from rk.transcript import Transcripts, spent_today
+
+    zone = env.zone()
+    server = Server(name=env.server, env=env.environ)
+    found = spent_today(server, [entry], view.lines, now, lambda e: entry_zone(e, zone), env.environ, Transcripts())
+    return found[entry.id]
 
 
 def _short(seconds: int) -> str:

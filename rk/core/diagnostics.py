@@ -12,6 +12,8 @@ class Diag(StrEnum):
     MUTED = "muted"
     PAUSED = "server-paused"  #: `rk cron pause`: every entry of the server is silent
     QUIET_HOURS = "quiet-hours"  #: due outside the entry's active hours
+    BUDGET_SPENT = "budget-spent"  #: its day's tokens reached its budget: silent until its next local midnight
+    BUDGET_UNKNOWN = "budget-unknown"  #: its usage is unknown: the budget cannot be enforced (it fires)
     ENTRY_CAP_EXCEEDED = "entry-cap-exceeded"
     ANCHOR_UNAVAILABLE = "anchor-unavailable"
     UNKNOWN_SCHEDULE_KIND = "unknown-schedule-kind"

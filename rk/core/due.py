@@ -10,8 +10,10 @@ give the same outputs, which is what lets a restart lose nothing and lets
 Composition per entry, in order: entry cap → total cap (`max_total` spent: it
 fires no more, the tick retires it) → mute → pause → clock set back → schedule
 predicate → wake predicate → day cap (`max_per_day`, `rk.core.caps`: one
-`skipped-cap` line a local day, a capped occurrence never `missed`) → missed →
-active hours → target-unresolved diagnostic → fire (reason `schedule` wins over
+`skipped-cap` line a local day, a capped occurrence never `missed`) → budget
+(`spent`: a fire of an entry whose day's tokens reached its budget is
+`skipped-budget`, once per local day, then silent, missed occurrences included)
+→ missed → active hours → target-unresolved diagnostic → fire (reason `schedule` wins over
 `wake`; one fire per entry per tick).
 """
 
@@ -30,6 +32,7 @@ from rk.core.grace import late_window
 from rk.core.ladder import POLL
 from rk.core.log import LogLine, LogView, Reason, Status, status_of
 from rk.core.settings import Settings
+from rk.core.usage import Spent, format_tokens, over_budget
 from rk.core.wake import Fingerprints, Observation, WakeVerdict, limit_edge, trigger, wake_edge
 from rk.core.wallclock import moment
 
@@ -95,18 +98,21 @@ class Evaluation:
     waiting: tuple[Quiet, ...] = ()
     #: the first capped fire of an entry's local day: the caller logs `skipped-cap: day` for each
     capped: tuple[Quiet, ...] = ()
+    #: fires of entries whose day's tokens reached their budget: the caller logs `skipped-budget` for each
+    budget: tuple[Quiet, ...] = ()
 
     def ledger(self, now: int) -> list[tuple[LogLine, int]]:
         """The lines the caller writes at `now` before any fire, in the tick's order, each
         with the instant it is for (a `missed` line: its occurrence): `clock` `rescheduled`,
-        `missed`, `skipped-quiet`, `skipped-paused`, `held-quiet`, `skipped-cap`. The tick,
-        the simulator and the forecast write exactly these."""
+        `missed`, `skipped-quiet`, `skipped-paused`, `held-quiet`, `skipped-budget`,
+        `skipped-cap`. The tick, the simulator and the forecast write exactly these."""
         out = [(LogLine(now, e, "", Reason.CLOCK, Status.RESCHEDULED), now) for e in self.clock_back]
         out += [(LogLine(now, m.entry, "", Reason.SCHEDULE, Status.MISSED), m.occurrence) for m in self.missed]
         for status, skips in (
             (Status.SKIPPED_QUIET, self.quiet),
             (Status.SKIPPED_PAUSED, self.paused),
             (Status.HELD_QUIET, self.waiting),
+            (Status.SKIPPED_BUDGET, self.budget),
         ):
             out += [(LogLine(now, q.entry, q.pane, q.reason, status), now) for q in skips]
         out += [(caps.skipped_line(q.entry, q.pane, q.reason, now), now) for q in self.capped]
@@ -276,15 +282,20 @@ def due(
     max_entries: int = Settings.max_entries,
     poll: int = POLL,
     paused_until: int | None = None,
+    spent: Mapping[str, Spent] | None = None,
 ) -> Evaluation:
     """Evaluate every entry at `now` (unix seconds).
 
     `targets` maps entry id → TargetFact (a missing fact counts as unresolved);
     `zone` is the local zone for cron entries without their own `tz`;
     `paused_until` is the server's pause (`is_paused`): while it lasts every entry
-    is silent as if muted.
+    is silent as if muted. `spent` maps each entry with a budget to its tokens so
+    far on its local day (`rk.transcript.spent_today`); a budgeted entry missing
+    from it, or whose usage is unknown, fires with a `budget-unknown` diagnostic.
     """
     paused = is_paused(paused_until, now)
+    spent = spent or {}
+    over: list[Quiet] = []
     quiet: list[Quiet] = []
     dropped: list[Quiet] = []
     waiting: list[Quiet] = []
@@ -375,6 +386,14 @@ def due(
             if not cap.said and (verdict.due or wake_due):  # once a day; a capped occurrence is never missed
                 capped.append(Quiet(entry.id, Reason.SCHEDULE if verdict.due else Reason.WAKE, target.pane))
             continue
+        if entry.budget is not None and (verdict.due or wake_due):
+            stop = budget_stop(entry, log, spent.get(entry.id), now, entry_zone(entry, zone))
+            if stop is not None:
+                diags.append(stop)
+                if stop.reason == Diag.BUDGET_SPENT:  # its missed occurrences too: nothing goes until midnight
+                    if not stop.detail.startswith(_SILENT):
+                        over.append(Quiet(entry.id, Reason.SCHEDULE if verdict.due else Reason.WAKE, target.pane))
+                    continue
         if verdict.missed:
             missed.append(Missed(entry.id, verdict.occurrence))
         if not (verdict.due or wake_due):
@@ -412,6 +431,7 @@ def due(
         tuple(dropped),
         tuple(waiting),
         tuple(capped),
+        tuple(over),
     )
 
 
@@ -419,6 +439,30 @@ def _cap_detail(cap: caps.DayCap, now: int, zone: tzinfo) -> str:
     """`capped: 3/3 today: fires again from <midnight>` (the occurrence's day when not today)."""
     day = "today" if cap.start <= now < cap.end else f"on {_stamp(cap.start, zone)[:10]}"
     return f"capped: {cap.count}/{cap.limit} {day}: fires again from {_stamp(max(cap.end, now), zone)}"
+
+
+_SILENT = "already skipped today"
+
+
+def budget_stop(entry: Entry, log: LogView, spent: Spent | None, now: int, zone: tzinfo) -> Diagnostic | None:
+    """Why a due fire of a budgeted entry does not go (`budget-spent`: the day's known
+    tokens reached the budget; its detail starts with `_SILENT` once today's
+    `skipped-budget` line is written, so one line a day), or a `budget-unknown`
+    note (it goes: an unknown usage is never taken for 0), or None."""
+    if entry.budget is None:
+        return None
+    if spent is None or spent.tokens is None:
+        why = spent.why if spent is not None and spent.why else "no usage was read for it"
+        return Diagnostic(entry.id, Diag.BUDGET_UNKNOWN, f"usage unknown ({why}): the budget cannot be enforced")
+    if not over_budget(entry.budget, spent):
+        return None
+    start, end = caps.day_bounds(now, zone)
+    opens = _stamp(end, zone)
+    said = any(line.ts >= start and status_of(line.outcome) == Status.SKIPPED_BUDGET for line in log.own(entry.id))
+    used = f"{format_tokens(spent.tokens)} of {entry.budget.text} spent"
+    if said:
+        return Diagnostic(entry.id, Diag.BUDGET_SPENT, f"{_SILENT}: {used}; fires again from {opens}")
+    return Diagnostic(entry.id, Diag.BUDGET_SPENT, f"{used}; skipped until {opens}")
 
 
 def _schedule_fire(entry: Entry, target: TargetFact, verdict: ScheduleVerdict, now: int) -> Fire:

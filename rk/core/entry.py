@@ -25,6 +25,7 @@ from rk.core.grace import late_window, late_window_words
 from rk.core.hours import ActiveHours, HoursError
 from rk.core.identity import UNKNOWN_SERVER, ServerIdentity
 from rk.core.unchanged import MODES, PANE, SCOPE
+from rk.core.usage import Budget, BudgetError
 
 
 class ScheduleKind(StrEnum):
@@ -304,6 +305,8 @@ class Entry:
     #: seconds a turn this entry's delivery started may stay busy (0: not watched), and then what
     turn_timeout: int = 0
     on_timeout: OnTimeout | None = None
+    #: tokens per local day its deliveries may spend (the agent's own records say how many they did)
+    budget: Budget | None = None
     created_by: CreatedBy = field(default_factory=CreatedBy)
 
     def __post_init__(self) -> None:
@@ -379,6 +382,8 @@ class Entry:
             out["turn_timeout"] = format_duration(self.turn_timeout)
             if self.on_timeout:
                 out["on_timeout"] = str(self.on_timeout)
+        if self.budget is not None:
+            out["budget"] = self.budget.text
         out["created_by"] = self.created_by.to_yaml()
         return out
 
@@ -619,6 +624,7 @@ def decode_entry(raw: object) -> Entry:
         max_total=decode_cap(raw.get("max_total"), "max_total"),
         turn_timeout=timeout,
         on_timeout=on_timeout,
+        budget=decode_budget(raw.get("budget")),
         created_by=created_by,
     )
 
@@ -660,6 +666,16 @@ def catch_up_window_problem(schedule: Schedule, policy: Deliver) -> str:
     if not within or within > late_window(when_idle):
         return ""
     return f"{format_duration(within)} is within {late_window_words(when_idle)}, so it would do nothing"
+
+
+def decode_budget(raw: object) -> Budget | None:
+    """`budget: 2M/day`; absent or empty: none."""
+    if raw is None or raw == "":
+        return None
+    try:
+        return Budget.parse(raw)
+    except BudgetError as exc:
+        raise EntryError(str(exc)) from None
 
 
 def decode_active_hours(raw: object) -> ActiveHours | None:

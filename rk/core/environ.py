@@ -20,6 +20,9 @@ NUDGE_SOCKET = "ticker.sock"
 STATE_OPTION = "@rk_pane_agent_state"  #: `<state>:<epoch>[:<pid>]`
 LEGACY_STATE_OPTION = "@rk_agent_state"  #: the same value, for older readers
 SESSION_OPTION = "@rk_pane_agent_session"  #: `<provider>:<session id>`
+#: The agent's own record of the session (the hook payload's `transcript_path`): where
+#: `rk cron usage` and the budgets read the tokens each turn spent (`rk.core.usage`)
+TRANSCRIPT_OPTION = "@rk_pane_transcript"
 #: `<source>:<state epoch>[:<reset epoch>]` beside a state that did not come from a hook
 SOURCE_OPTION = "@rk_pane_agent_source"
 ROLE_OPTION = "@rk_win_role"  #: a window's role (`operator`, …)

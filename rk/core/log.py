@@ -39,6 +39,8 @@ class Status(StrEnum):
     #: only_if_changed: nothing new in the compared panes since the last prompt was answered
     SKIPPED_UNCHANGED = "skipped-unchanged"
     SKIPPED_PAUSED = "skipped-paused"  #: a cron or at occurrence due while the server was paused: dropped
+    #: the entry's tokens of its local day reached its budget: once a day, then silent until midnight
+    SKIPPED_BUDGET = "skipped-budget"
     HELD_QUIET = "held-quiet"  #: a cron catch-up due outside its active hours waits for them (once; no anchor)
     HELD_EXPIRED = "held-expired"  #: when-idle held past 2 h; state follows
     NO_DELIVERER = "no-deliverer"  #: evaluated without a deliverer
@@ -342,12 +344,18 @@ class LogView:
         return since
 
 
+#: A budgeted entry's `delivered` lines this recent stay in the live segment: its local day
+#: began at most 25 hours ago, and the tick reads the day's deliveries from the live log.
+BUDGET_KEEP = 26 * 3600
+
+
 def lines_to_keep(
     lines: Sequence[LogLine],
     now: int,
     backoff: Collection[str],
     live: Collection[str] | None = None,
     counted: Mapping[str, int] | None = None,
+    budgeted: Collection[str] = (),
 ) -> list[int]:
     """Indices of the lines a rotation must keep in the live segment so that every
     query above answers the same afterwards: each entry's newest line, newest
@@ -364,15 +372,21 @@ def lines_to_keep(
     entry also keeps its newest n `delivered` lines and its newest `skipped-cap`
     line, all its caps count.
 
+    For entries with a token budget (`budgeted`), every `delivered` line of the
+    last `BUDGET_KEEP` seconds: the tick counts their day's turns from them.
+
     `AFTERMATH` lines play no part in the queries; an entry's newest `turn-timeout`
     is kept (the deliveries it handled stay handled).
     """
     keep: set[int] = set()
     floor = now - RATE_WINDOW
+    budget_floor = now - BUDGET_KEEP
     by_entry: dict[str, list[int]] = {}
     timeouts: dict[str, int] = {}
     for i, line in enumerate(lines):
-        if line.ts >= floor:
+        if line.ts >= floor or (
+            line.entry in budgeted and line.ts >= budget_floor and status_of(line.outcome) == Status.DELIVERED
+        ):
             keep.add(i)
         if is_aftermath(line.outcome):
             if status_of(line.outcome) == Status.TURN_TIMEOUT:

@@ -24,16 +24,17 @@ from rk.core.facts import PaneFact
 from rk.core.hours import ActiveHours, HoursError
 from rk.core.log import Reason, Status, status_of
 
-FAILED, ABSENT, WAITING, LIMITED, LIMIT_RESET, EXPIRED = (
+FAILED, ABSENT, WAITING, LIMITED, LIMIT_RESET, EXPIRED, BUDGET = (
     "failed",
     "absent",
     "waiting",
     "limited",
     "limit-reset",
     "expired",
+    "budget",
 )
 TURN_TIMEOUT = "turn-timeout"  #: a turn an entry's delivery started ran past its turn_timeout
-EVENTS = (FAILED, ABSENT, WAITING, LIMITED, LIMIT_RESET, EXPIRED, TURN_TIMEOUT)
+EVENTS = (FAILED, ABSENT, WAITING, LIMITED, LIMIT_RESET, EXPIRED, TURN_TIMEOUT, BUDGET)
 #: The outcome statuses a delivery log line turns into an event.
 _FROM_STATUS = {
     Status.FAILED: FAILED,
@@ -41,6 +42,7 @@ _FROM_STATUS = {
     Status.NOTIFIED_ABSENT: ABSENT,
     Status.EXPIRED_ORPHAN: EXPIRED,
     Status.TURN_TIMEOUT: TURN_TIMEOUT,
+    Status.SKIPPED_BUDGET: BUDGET,  #: written once per entry and local day: told once
 }
 DEFAULT_WAITING_AFTER = 300
 DEFAULT_DEBOUNCE = 600
@@ -341,6 +343,13 @@ def message(event: Event, now: int, zone: tzinfo) -> tuple[str, str]:
         title = f"rk: turn timeout ({event.server} {event.entry})"
         what = f"The turn {entry} started in {where} is {event.detail or 'still running'}."
         todo = f"Look at the pane: tmux -L {event.server} switch-client -t {event.pane}"
+    elif event.kind == BUDGET:
+        title = f"rk: budget reached ({event.server} {event.entry})"
+        what = (
+            f"{entry.capitalize()} on tmux server {event.server!r} spent its token budget for today: "
+            "its fires are skipped."
+        )
+        todo = f"It resumes after local midnight; see the spend: rk -L {event.server} cron usage {event.entry}"
     else:
         title = f"rk: entry expired ({event.server} {event.entry})"
         what = f"{entry.capitalize()} on tmux server {event.server!r} was removed: its target stayed missing."

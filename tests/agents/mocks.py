@@ -54,7 +54,9 @@ Modes (options in brackets):
                  nearly used-up limit (Anthropic ``anthropic-ratelimit-unified-*
                  allowed_warning``; OpenAI ``x-codex-primary-used-percent``).
 
-Common options: ``delay`` (seconds before replying), ``headers`` (extra
+Common options: ``usage`` (the token usage a main request's reply reports:
+``{"input": N, "output": N, "cache_read": N, "cache_write": N}``; side
+requests and the default report 10 in, 5 out), ``delay`` (seconds before replying), ``headers`` (extra
 response headers), ``midstream`` (errors: open a 200 SSE stream and send the
 error as an SSE event instead of an HTTP status), ``scope`` (``main``: the
 mode applies only to the agent's main requests, i.e. those that offer tools,
@@ -239,6 +241,18 @@ def _pick_prompt_text(texts: list[str]) -> str:
 
 # --------------------------------------------------------------------------
 # state
+
+
+def mock_usage(spec: dict, main: bool) -> dict:
+    """The usage a reply reports: the mode's ``usage`` for a main request, else 10 in, 5 out."""
+    want = spec.get("usage") if main else None
+    want = want or {}
+    return {
+        "input": int(want.get("input", 10)),
+        "output": int(want.get("output", 5)),
+        "cache_read": int(want.get("cache_read", 0)),
+        "cache_write": int(want.get("cache_write", 0)),
+    }
 
 
 @dataclass
@@ -475,7 +489,13 @@ class _Handler(BaseHTTPRequestHandler):
         text = spec.get("text") or DEFAULT_TEXT
         if mode == "tool" and has_result:
             text = spec.get("after_text", "The tool ran. Done.")
-        usage = {"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        tokens = mock_usage(spec, main)
+        usage = {
+            "input_tokens": tokens["input"],
+            "output_tokens": tokens["output"],
+            "cache_creation_input_tokens": tokens["cache_write"],
+            "cache_read_input_tokens": tokens["cache_read"],
+        }
         mid = "msg_" + uuid.uuid4().hex[:24]
         model = req.get("model", "mock")
         try:
@@ -497,7 +517,7 @@ class _Handler(BaseHTTPRequestHandler):
                     headers,
                 )
             self._sse_open(headers)
-            self._anthropic_message_start(req, mid)
+            self._anthropic_message_start(req, mid, usage)
             index = 0
             if mode == "slow":
                 self._sse("ping", {"type": "ping"})
@@ -561,14 +581,14 @@ class _Handler(BaseHTTPRequestHandler):
                 {
                     "type": "message_delta",
                     "delta": {"stop_reason": "tool_use" if tool else "end_turn", "stop_sequence": None},
-                    "usage": {"output_tokens": 5},
+                    "usage": {"output_tokens": tokens["output"]},
                 },
             )
             self._sse("message_stop", {"type": "message_stop"})
         except (BrokenPipeError, ConnectionResetError):
             pass
 
-    def _anthropic_message_start(self, req: dict, mid: str | None = None) -> None:
+    def _anthropic_message_start(self, req: dict, mid: str | None = None, usage: dict | None = None) -> None:
         self._sse(
             "message_start",
             {
@@ -582,10 +602,11 @@ class _Handler(BaseHTTPRequestHandler):
                     "stop_reason": None,
                     "stop_sequence": None,
                     "usage": {
-                        "input_tokens": 10,
+                        **(
+                            usage
+                            or {"input_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+                        ),
                         "output_tokens": 1,
-                        "cache_creation_input_tokens": 0,
-                        "cache_read_input_tokens": 0,
                     },
                 },
             },
@@ -683,12 +704,13 @@ class _Handler(BaseHTTPRequestHandler):
             text = "Mock title"
         if mode == "tool" and has_result:
             text = spec.get("after_text", "The tool ran. Done.")
-        usage = {
-            "input_tokens": 10,
-            "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens": 5,
+        tokens = mock_usage(spec, main)
+        usage = {  # OpenAI counts cached tokens inside input_tokens
+            "input_tokens": tokens["input"] + tokens["cache_read"],
+            "input_tokens_details": {"cached_tokens": tokens["cache_read"]},
+            "output_tokens": tokens["output"],
             "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": 15,
+            "total_tokens": tokens["input"] + tokens["cache_read"] + tokens["output"],
         }
         try:
             self._sse_open(headers)
