@@ -25,11 +25,14 @@ from conftest import run_rk
 from rk.agent import hook
 from rk.core import caps, usage
 from rk.core.diagnostics import Diag
-from rk.core.due import due
+from rk.core.due import due, next_due
 from rk.core.entry import CreatedBy, Entry, EntryError, Every, Target, TargetKind, decode_entry
 from rk.core.facts import TargetFact
+from rk.core.forecast import forecast
+from rk.core.health import is_trouble
 from rk.core.log import LogLine, LogView, Status
 from rk.core.notice import BUDGET, Memory, events_of
+from rk.core.settings import Settings
 from rk.core.usage import Budget, BudgetError, Delivery, Price, Spent, Tokens
 from rk.transcript import Transcripts
 
@@ -247,6 +250,22 @@ def test_an_unknown_usage_fires_with_a_diagnostic_instead_of_counting_as_zero():
 def test_a_budget_stop_is_a_notice_event():
     events = events_of("srv", [("b", "%1", "skipped-budget")], [], T, Memory())
     assert [(e.kind, e.entry) for e in events] == [(BUDGET, "b")]
+
+
+def test_the_forecast_and_next_due_skip_a_budget_stopped_day_to_its_midnight():
+    entry = _budgeted(1000)
+    said = [LogLine(T - 60, "b", "%1", "schedule", "delivered"), LogLine(T, "b", "%1", "schedule", "skipped-budget")]
+    target = TargetFact(pane="%1", state="idle", epoch=1)
+    midnight = T + 12 * 3600
+    assert next_due([entry], LogView(said), {"b": target}, T + 30) == midnight  # not T + 60
+    told = forecast(entry, LogView(said), target, T + 30, zone=UTC, settings=Settings(), n=2)
+    assert [u.ts for u in told.fires] == [midnight, midnight + 60]  # a new day is not spent
+    assert told.why_not is not None and told.why_not.startswith("budget spent: 1k/day today")
+    assert not is_trouble(told.why_not)  # chosen, like a cap
+    fresh = forecast(entry, LogView(said[:1]), target, T, zone=UTC, settings=Settings())
+    assert fresh.next == T and fresh.why_not is None and "within its budget (1k/day)" in fresh.note
+    yesterday = [LogLine(T - 86400, "b", "%1", "schedule", "skipped-budget"), *said[:1]]
+    assert next_due([entry], LogView(yesterday), {"b": target}, T - 30) == T  # yesterday's stop is over
 
 
 # --------------------------------------------------------------------------- 2. shell

@@ -47,6 +47,12 @@ CORE = (
     "-m",
     "not tmux and not shell and not slow",
 )
+#: The pure suites of the rules that make prompts pay their way (specs/cron.md, specs/usage.md).
+PURE = ("-m", "not tmux and not shell and not slow and not agents")
+CAPS = ("tests/test_caps.py", *PURE)
+TIMEOUTS = ("tests/test_turn_timeout.py", *PURE)
+UNCHANGED = ("tests/test_unchanged.py", *PURE)
+BUDGETS = ("tests/test_usage.py", *PURE)
 #: A tick killed at each moment of a delivery, into an agent-like app (~30 s).
 AT_MOST_ONCE = ("tests/test_at_most_once.py",)
 
@@ -413,6 +419,91 @@ MUTANTS = [
         'return ["if-shell", "-F", "-t", target, "#{pane_in_mode}", tmux_words(*refused), tmux_words(*commands)]',
         'return ["if-shell", "-F", "-t", target, "#{pane_in_mode}", tmux_words(*commands), tmux_words(*refused)]',
         ("tests/test_delivery_modes.py",),
+    ),
+    # -- the caps, turn timeouts, only-if-changed and budgets (specs/cron.md, specs/usage.md) ------------
+    Mutant(
+        "day cap reached one delivery late",
+        "rk/core/caps.py",
+        "        return self.count >= self.limit",
+        "        return self.count > self.limit",
+        CAPS,
+    ),
+    Mutant(
+        "max_total retires one delivery late",
+        "rk/core/caps.py",
+        "return bool(entry.max_total) and delivered(log, entry.id) >= entry.max_total",
+        "return bool(entry.max_total) and delivered(log, entry.id) > entry.max_total",
+        CAPS,
+    ),
+    Mutant(
+        "a day cap's skipped-cap line written every poll",
+        "rk/core/due.py",
+        "            if not cap.said and (verdict.due or wake_due):",
+        "            if verdict.due or wake_due:",
+        CAPS,
+    ),
+    Mutant(
+        "turn timeout: a turn timed out one second early",
+        "rk/core/turntimeout.py",
+        "line.target in busy and now - line.ts >= timeout:",
+        "line.target in busy and now - line.ts >= timeout - 1:",
+        TIMEOUTS,
+    ),
+    Mutant(
+        "turn timeout: a run that began long after the delivery called its own",
+        "rk/core/turntimeout.py",
+        "run.rest_from <= line.ts and run.start <= line.ts + START_WINDOW:",
+        "run.rest_from <= line.ts:",
+        TIMEOUTS,
+    ),
+    Mutant(
+        "only-if-changed: the first fire skipped",
+        "rk/core/unchanged.py",
+        "    if delivered <= 0:\n        return Verdict.FIRST",
+        "    if delivered < 0:\n        return Verdict.FIRST",
+        UNCHANGED,
+    ),
+    Mutant(
+        "only-if-changed: a mark taken long after the answer trusted",
+        "rk/core/unchanged.py",
+        "    if mark.taken - mark.answered > trust_window(poll):",
+        "    if mark.taken - mark.answered > 10 * trust_window(poll):",
+        UNCHANGED,
+    ),
+    Mutant(
+        "only-if-changed: a manual run skipped",
+        "rk/core/dispose.py",
+        "    if not (entry.only_if_changed and seen.unchanged) or fire.reason == Reason.MANUAL:",
+        "    if not (entry.only_if_changed and seen.unchanged):",
+        UNCHANGED,
+    ),
+    Mutant(
+        "budget reached one token late",
+        "rk/core/usage.py",
+        "return spent.tokens is not None and spent.tokens >= budget.tokens",
+        "return spent.tokens is not None and spent.tokens > budget.tokens",
+        BUDGETS,
+    ),
+    Mutant(
+        "budget: an unknown usage goes unsaid",
+        "rk/core/due.py",
+        "    if spent is None or spent.tokens is None:",
+        "    if spent is None:",
+        BUDGETS,
+    ),
+    Mutant(
+        "budget: the skipped-budget line written every poll",
+        "rk/core/due.py",
+        "                    if not stop.detail.startswith(_SILENT):",
+        "                    if True:",
+        BUDGETS,
+    ),
+    Mutant(
+        "budget: the forecast steps over a spent day",
+        "rk/core/due.py",
+        "    return end if _budget_said(entry, log, start) else 0",
+        "    return 0",
+        BUDGETS,
     ),
     # -- the status line: rk agent setup tmux, the process's quick exit ---------------------------------
     Mutant(

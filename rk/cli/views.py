@@ -37,8 +37,8 @@ from rk.cli.store import find, load_for_listing
 from rk.cli.table import Column, fixed_line, layout, terminal_width, wrapped
 from rk.core import bounds
 from rk.core.entry import Cron, Deliver, Entry, IfAbsent, TargetKind
-from rk.core.log import LogLine
-from rk.core.usage import format_tokens
+from rk.core.log import LogLine, LogView
+from rk.core.usage import Spent, format_tokens
 from rk.entryfile import load_entries
 
 
@@ -61,7 +61,7 @@ def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serv
     rec = row_record(row, base, False) | extra
     budget_line = ""
     if entry.budget is not None:
-        spent = _spent_today(env, entry, entries, view, now)
+        spent = _spent_today(env, entry, view, now)
         rec["budget_today"] = {"tokens": spent.tokens, "unknown": spent.unknown, "why_unknown": spent.why}
         if spent.tokens is None:
             budget_line = f"{entry.budget.text} (usage unknown: {spent.why}; the budget cannot be enforced)"
@@ -141,7 +141,7 @@ def _changed_words(mode: str) -> str:
     return f"{mode} (skipped-unchanged when {what} had no new turn and no screen change since the last answer)"
 
 
-def _spent_today(env: Environment, entry: Entry, entries: list[Entry], view, now: int):
+def _spent_today(env: Environment, entry: Entry, view: LogView, now: int) -> Spent:
     """The entry's tokens so far today, as the tick reads them for its budget."""
     from rk.core.due import entry_zone
     from rk.tmux import Server

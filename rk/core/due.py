@@ -458,11 +458,27 @@ def budget_stop(entry: Entry, log: LogView, spent: Spent | None, now: int, zone:
         return None
     start, end = caps.day_bounds(now, zone)
     opens = _stamp(end, zone)
-    said = any(line.ts >= start and status_of(line.outcome) == Status.SKIPPED_BUDGET for line in log.own(entry.id))
+    said = _budget_said(entry, log, start)
     used = f"{format_tokens(spent.tokens)} of {entry.budget.text} spent"
     if said:
         return Diagnostic(entry.id, Diag.BUDGET_SPENT, f"{_SILENT}: {used}; fires again from {opens}")
     return Diagnostic(entry.id, Diag.BUDGET_SPENT, f"{used}; skipped until {opens}")
+
+
+def _budget_said(entry: Entry, log: LogView, start: int) -> bool:
+    """The entry's `skipped-budget` line of the day that began at `start` is written."""
+    return any(line.ts >= start and status_of(line.outcome) == Status.SKIPPED_BUDGET for line in log.own(entry.id))
+
+
+def budget_reopens(entry: Entry, log: LogView, now: int, zone: tzinfo) -> int:
+    """When a budget-stopped entry may fire again: the next local midnight once its
+    day's `skipped-budget` line is written (0 otherwise). A day's spend only grows,
+    so the line holds for the rest of its day; `next_due()` and the forecast read
+    it from the log alone, without the agents' records."""
+    if entry.budget is None:
+        return 0
+    start, end = caps.day_bounds(now, zone)
+    return end if _budget_said(entry, log, start) else 0
 
 
 def _schedule_fire(entry: Entry, target: TargetFact, verdict: ScheduleVerdict, now: int) -> Fire:
@@ -557,13 +573,14 @@ def next_due(
     not predictable; they arrive as nudges or on the next poll. While the server
     is paused, what comes due is its lapse and each cron or `at` occurrence (the
     pause drops it with a line at its instant); an entry outside its active hours
-    has something to do when they open.
+    has something to do when they open, a day-capped or budget-stopped one at the
+    next midnight in its zone.
     """
     paused = is_paused(paused_until, now)
     best: int | None = None
 
     def consider(t: int | None, floor: int = 0) -> None:
-        """`floor`: a day-capped entry's next midnight, before which nothing of it is due."""
+        """`floor`: a day-capped or budget-stopped entry's next midnight, before which nothing of it is due."""
         nonlocal best
         t = max(t, floor) if t is not None else None
         if t is not None and t > now and (best is None or t < best):
@@ -580,7 +597,8 @@ def next_due(
             continue
         if paused and not isinstance(entry.schedule, (Cron, At)):
             continue
-        floor = 0 if paused else caps.reopens(entry, log, now, entry_zone(entry, zone))
+        own = entry_zone(entry, zone)
+        floor = 0 if paused else max(caps.reopens(entry, log, now, own), budget_reopens(entry, log, now, own))
         hours = entry.active_hours
         if not paused and hours is not None and not hours.active_at(now, entry_zone(entry, zone)):
             consider(hours.next_start(now, entry_zone(entry, zone)), floor)

@@ -14,7 +14,9 @@ Assumed, because nothing can know it now: the target's facts stay as they are,
 except that a working agent (`active`, `waiting`) comes to rest (a backoff: it
 stays quiet, so the ladder climbs); no other entry types into the target
 meanwhile; no wake edge comes; each line is written at the instant it is due (a
-late ticker shifts an `every` chain by as much).
+late ticker shifts an `every` chain by as much); a budgeted entry's turns stay
+within its budget (a day whose `skipped-budget` line is written fires again at
+its next midnight); an only-if-changed target changes between fires.
 """
 
 from __future__ import annotations
@@ -25,12 +27,13 @@ from datetime import tzinfo
 from rk.core import caps
 from rk.core.cronexpr import CronError, CronExpr
 from rk.core.dispose import Act, Seen, dispose
-from rk.core.due import at_done, due, next_due
+from rk.core.due import at_done, budget_reopens, due, entry_zone, next_due
 from rk.core.entry import At, Backoff, Cron, Entry, WakeOnly
 from rk.core.facts import BUSY_STATES, LIMITED, TargetFact
 from rk.core.health import needs_state, why_not
 from rk.core.log import LogLine, LogView, Status, status_of
 from rk.core.settings import Settings
+from rk.core.usage import Spent
 
 #: How many instants the forecast evaluates before it gives up (an `every 1m` entry
 #: through a night of quiet hours takes ~840; one held at the rate cap up to an hour's fires).
@@ -141,7 +144,19 @@ def _run(
     last = ""
     written: set[str] = set()  #: the statuses of the lines it wrote
     for _ in range(STEPS):
-        ev = due([entry], view, (), targets, {}, t, zone=zone, max_entries=1, poll=poll, paused_until=paused_until)
+        ev = due(
+            [entry],
+            view,
+            (),
+            targets,
+            {},
+            t,
+            zone=zone,
+            max_entries=1,
+            poll=poll,
+            paused_until=paused_until,
+            spent=_spent(entry, view, t, zone),
+        )
         for line, _due in ev.ledger(t):
             view.add(line)
             last = line.outcome
@@ -190,6 +205,16 @@ def _none_within(fires: list[Upcoming], written: set[str], span: str) -> str | N
     return f"no delivery within {span}"
 
 
+def _spent(entry: Entry, view: LogView, t: int, zone: tzinfo) -> dict[str, Spent]:
+    """The budget as the forecast reads it at `t`: reached for the rest of a day whose
+    `skipped-budget` line is written, not reached otherwise (the tokens of turns not
+    yet run cannot be known: the forecast assumes the budget holds)."""
+    if entry.budget is None:
+        return {}
+    spent = entry.budget.tokens if budget_reopens(entry, view, t, entry_zone(entry, zone)) > t else 0
+    return {entry.id: Spent(spent)}
+
+
 def _at_rest(target: TargetFact) -> TargetFact:
     """The target as the forecast takes it: a working agent has come to rest."""
     return replace(target, state="idle") if target.resolved and target.state in BUSY_STATES else target
@@ -209,4 +234,8 @@ def _note(entry: Entry, log: LogView) -> str:
     if isinstance(sched, WakeOnly):
         event = entry.wake_on.event if entry.wake_on else "its wake event"
         return f"no time of its own: it fires on {event} only"
+    if entry.budget is not None:
+        return f"assuming its turns stay within its budget ({entry.budget.text})"
+    if entry.only_if_changed:
+        return "assuming the target changes between fires (only-if-changed skips a fire when it did not)"
     return ""

@@ -11,14 +11,14 @@ from datetime import tzinfo
 
 from rk.core import caps
 from rk.core.dispose import over_rate_cap
-from rk.core.due import entry_zone, is_paused
+from rk.core.due import budget_reopens, entry_zone, is_paused
 from rk.core.entry import Backoff, Entry, WakeEvent
 from rk.core.facts import TargetFact
 from rk.core.log import LogView
 from rk.core.wallclock import moment
 
 #: Reasons a user chose (a mute, a pause): the entry is silent on purpose, nothing is wrong.
-CHOSEN = ("muted", "server paused", "capped:", "retired:")
+CHOSEN = ("muted", "server paused", "capped:", "retired:", "budget spent")
 #: A state that passes by itself (`rk.core.forecast`: a usage limit resets): nothing is wrong either.
 PASSING = ("target limited",)
 
@@ -59,6 +59,9 @@ def why_not(
         cap = caps.day_cap(entry, view, now, entry_zone(entry, zone))
         if cap is not None and cap.capped:
             return cap.words  # `capped: 3/3 today`: chosen, and lifted at the zone's next midnight
+        opens = budget_reopens(entry, view, now, entry_zone(entry, zone))
+        if opens > now and entry.budget is not None:  # chosen too: the day reached the budget the user set
+            return f"budget spent: {entry.budget.text} today, fires again from {moment(opens, entry_zone(entry, zone))}"
     return None
 
 
