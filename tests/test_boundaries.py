@@ -4,24 +4,39 @@ one, or a `<` that becomes `<=`, fails here (`make mutants` checks that it does)
 
 from __future__ import annotations
 
-from datetime import UTC
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
 import pytest
 
-from rk.core import bounds
+from rk.core import bounds, unchanged
 from rk.core.bounds import MAX_EPOCH
+from rk.core.cronexpr import FOLD_MARGIN_MIN, CronExpr
 from rk.core.dispose import Act, Disposition, Seen, deliver_policy, dispose
-from rk.core.due import Fire, clock_went_back, cron_verdict
-from rk.core.entry import WAKE_DEBOUNCE, CreatedBy, Cron, Deliver, Entry, Every, IfAbsent, Target, WakeEvent, WakeOn
+from rk.core.due import Fire, backoff_verdict, clock_went_back, cron_verdict
+from rk.core.entry import (
+    WAKE_DEBOUNCE,
+    Backoff,
+    CreatedBy,
+    Cron,
+    Deliver,
+    Entry,
+    Every,
+    IfAbsent,
+    Target,
+    WakeEvent,
+    WakeOn,
+)
 from rk.core.environ import is_pane_id
 from rk.core.facts import LIMITED as LIMITED_STATE
 from rk.core.facts import PaneFact, TargetFact
 from rk.core.grace import CRON_GRACE, HOLD_WINDOW
 from rk.core.ladder import ATTRIBUTION_WINDOW, POLL, Ladder, join_anchor
-from rk.core.log import MISSED_CAP, ORPHAN_TTL, RATE_WINDOW, LogLine, LogView
+from rk.core.log import BUDGET_KEEP, MISSED_CAP, ORPHAN_TTL, RATE_WINDOW, LogLine, LogView, lines_to_keep
 from rk.core.look import LIMIT_RETRY, STALE_AFTER, limit_over, needs_look
 from rk.core.orphan import should_expire
 from rk.core.recheck import DIALOG_WATCH, RECHECK_WINDOW, wants_recheck, watching_dialog
+from rk.core.usage import MAX_BUDGET, Budget, BudgetError
 from rk.core.wake import LIMITED, Observation, WakeVerdict, limit_edge, wake_edge
 
 NOW = 1_800_000_000
@@ -280,3 +295,55 @@ def test_an_old_copy_ending_at_a_cursor_that_never_moved_is_no_echo():
     echo = Echo.of(frame("say hello\n", "9,0"), needle_for("say hello"), False)
     assert not echo.holds(frame("say hello\n", "9,0"))
     assert echo.holds(frame("say hello\nsay hello\n", "9,1"))
+
+
+def test_a_mark_is_trusted_up_to_trust_window_after_the_answer_and_not_a_second_more():
+    assert unchanged.TRUST_AFTER == 120 and unchanged.trust_window(30) == 120 and unchanged.trust_window(90) == 180
+    prints = {"%1": unchanged.Print("idle", NOW - 200, "s")}
+    for late, want in ((120, unchanged.Verdict.UNCHANGED), (121, unchanged.Verdict.LATE)):
+        mark = unchanged.Mark(NOW - 300, NOW - 200 + late, NOW - 200, prints)
+        assert unchanged.verdict(mark, NOW - 300, prints, 30, NOW) == want, late
+
+
+def test_a_cap_reads_from_one_to_max_cap():
+    assert bounds.cap(1, "x") == 1 and bounds.cap(bounds.MAX_CAP, "x") == bounds.MAX_CAP
+    for bad in (0, bounds.MAX_CAP + 1):
+        with pytest.raises(bounds.OutOfRange):
+            bounds.cap(bad, "x")
+
+
+def test_a_budget_reads_up_to_max_budget():
+    assert Budget.parse(f"{MAX_BUDGET}/day").tokens == MAX_BUDGET
+    with pytest.raises(BudgetError):
+        Budget.parse(f"{MAX_BUDGET + 1}/day")
+
+
+def test_a_rotation_keeps_a_budgeted_entry_s_deliveries_of_budget_keep_exactly():
+    assert BUDGET_KEEP == 26 * 3600  # a local day began at most 25 hours ago
+    lines = [LogLine(NOW - BUDGET_KEEP - 1, "b", "%1", "schedule", "delivered")]
+    lines += [LogLine(NOW - BUDGET_KEEP, "b", "%1", "schedule", "delivered")]
+    lines += [LogLine(NOW - 7200, "b", "%1", "schedule", "delivered")]
+    assert lines_to_keep(lines, NOW, (), budgeted={"b"}) == [1, 2]
+    assert lines_to_keep(lines, NOW, ()) == [2]
+
+
+def test_a_backoff_epoch_up_to_one_poll_ahead_is_trusted_and_a_later_one_is_not():
+    """An agent-state epoch later than now + one poll comes from before the clock was set
+    back: the ladder runs from the entry's own anchor instead, so it still fires."""
+    entry = _entry(schedule=Backoff(min=300, max=3600), created_by=CreatedBy(at=NOW - 3600))
+    for epoch, due_now in ((NOW - 300, True), (NOW + POLL, False), (NOW + POLL + 1, True), (NOW + 7200, True)):
+        target = TargetFact(pane="%1", state="idle", epoch=epoch)
+        assert backoff_verdict(entry, entry.schedule, LogView([]), target, NOW, POLL).due == due_now, epoch
+
+
+def test_a_repeated_wall_hour_is_looked_for_as_wide_as_fold_margin_min():
+    """Antarctica/Troll falls back two hours (+02 to +00): a wildcard schedule fires in
+    both passes of 01:00-02:59, which needs a look back wider than one hour."""
+    assert FOLD_MARGIN_MIN == 180  # Debian cron assumes clock changes of less than three hours
+    troll = ZoneInfo("Antarctica/Troll")
+    expr, t, seen = CronExpr.parse("*/30 1-2 * * *"), int(datetime(2026, 10, 24, 12, tzinfo=UTC).timestamp()), []
+    for _ in range(9):
+        t = expr.next_after(t, troll)
+        seen.append(datetime.fromtimestamp(t, troll).strftime("%d %H:%M%z"))
+    first = ["25 01:00+0200", "25 01:30+0200", "25 02:00+0200", "25 02:30+0200"]
+    assert seen == [*first, *(s.replace("+0200", "+0000") for s in first), "26 01:00+0000"]

@@ -262,3 +262,19 @@ def test_a_schedule_that_only_falls_in_quiet_hours_is_said_so():
     told = real(entry, LogView(), fact, None, 30)
     assert (told.next, told.why_not) == (None, "every fire falls outside its active hours (skipped-quiet)")
     assert is_trouble(told.why_not)
+
+
+def test_a_working_agent_is_forecast_at_rest_so_its_backoff_ladder_climbs():
+    """Quiet means quiet holds a backoff while its agent works; the forecast says when it
+    fires once the agent comes to rest (the epoch it has now), not "no delivery"."""
+    entry = Entry(
+        id="bk",
+        schedule=Backoff(300, 1200),
+        target=Target(TargetKind.PANE, PANE),
+        payload="nudge",
+        created_by=CreatedBy(at=EPOCH),
+    )
+    busy = TargetFact(pane=PANE, state="active", epoch=START - 60)
+    told = forecast(entry, LogView([]), busy, START, zone=UTC, settings=Settings(), n=3)
+    assert told.why_not is None and [f.ts for f in told.fires][:1] == [START - 60 + 300]
+    assert [f.rung for f in told.fires] == [1, 2, 3]
