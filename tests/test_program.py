@@ -9,7 +9,7 @@ from rk.core.facts import PaneFact, PaneKind, ProcessInfo, Source, panes_concern
 from rk.core.look import corrected, correction, needs_look, seen_before_typing
 from rk.core.program import Proc, Program, agent_of, judge, operand, short_argv
 from rk.core.screen import Screen
-from rk.process import parse_proc, parse_ps, read_table
+from rk.process import MAX_ARGV, MAX_CMDLINE, parse_proc, parse_ps, read_table
 
 TTY = 34816
 ROOT = 100
@@ -271,7 +271,9 @@ def test_proc_records_parse_odd_names_and_command_lines():
     titled = parse_proc(9, "9 (npm exec claude) S 1 9 9 34816 9 0", b"npm exec claude" + b"\0" * 60)
     assert titled is not None and titled.argv == ("npm", "exec", "claude")  # node's title over its argv
     huge = parse_proc(9, "9 (x) S 1 9 9 34816 9 0", b"a\0" * 10_000)
-    assert huge is not None and len(huge.argv) == 64
+    assert huge is not None and len(huge.argv) == MAX_ARGV == 64
+    long = parse_proc(9, "9 (x) S 1 9 9 34816 9 0", b"y" * (3 * MAX_CMDLINE) + b"\0")
+    assert long is not None and long.argv == ("y" * MAX_CMDLINE,)  # read up to MAX_CMDLINE bytes
 
 
 def _fake_proc(root, pid, stat, cmdline=b"", comm=""):

@@ -538,6 +538,20 @@ MUTANTS = [
         "STDIN_BOUND = 0.0",
         ("tests/test_agent_hook.py", "-k", "split or slow"),
     ),
+    Mutant(
+        "process table: a command line read past MAX_CMDLINE",
+        "rk/process.py",
+        'words = cmdline[:MAX_CMDLINE].split(b"\\0")',
+        'words = cmdline.split(b"\\0")',
+        ("tests/test_program.py", "-k", "odd_names"),
+    ),
+    Mutant(
+        "process table: one word past MAX_ARGV kept",
+        "rk/process.py",
+        "for w in words[:MAX_ARGV])",
+        "for w in words[: MAX_ARGV + 1])",
+        ("tests/test_program.py", "-k", "odd_names"),
+    ),
     # -- the caps, turn timeouts, only-if-changed and budgets (specs/cron.md, specs/usage.md) ------------
     Mutant(
         "day cap reached one delivery late",
