@@ -339,18 +339,24 @@ def _delivered(ts: int, entry: str, pane: str = "%0") -> str:
     return LogLine(ts, entry, pane, "schedule", "delivered").to_json() + "\n"
 
 
-@pytest.mark.shell
-@pytest.mark.tmux
-def test_usage_shows_the_tokens_of_rk_s_turns_per_day_and_unknown_where_no_record_says(tmp_path, tmux_server, env):
+def _claude_pane(tmux_server, tmp_path: Path) -> tuple[str, int, Path]:
+    """The server's first pane as a Claude session whose record is the fixture
+    transcript (as rk's hook leaves it); the instant just before its first turn,
+    when rk's delivery went in; an empty private state directory."""
     pane = tmux_server.run("display-message", "-p", "-t", "main:0.0", "#{pane_id}").strip()
     transcript = tmp_path / "t.jsonl"
     shutil.copy(FIXTURES / "claude-transcript.jsonl", transcript)
     tmux_server.run("set-option", "-p", "-t", pane, "@rk_pane_agent_session", "claude:abc")
     tmux_server.run("set-option", "-p", "-t", pane, "@rk_pane_transcript", str(transcript))
-    turns = _turns("claude", "claude-transcript.jsonl")
-    delivered_at = _at(turns, 0) - 1
     state = tmp_path / "state"
     state.mkdir(mode=0o700)
+    return pane, _at(_turns("claude", "claude-transcript.jsonl"), 0) - 1, state
+
+
+@pytest.mark.shell
+@pytest.mark.tmux
+def test_usage_shows_the_tokens_of_rk_s_turns_per_day_and_unknown_where_no_record_says(tmp_path, tmux_server, env):
+    pane, delivered_at, state = _claude_pane(tmux_server, tmp_path)
     slug = tmux_server.name
     (state / f"{slug}.yaml").write_text(
         "entries:\n"
@@ -382,14 +388,7 @@ def test_usage_shows_the_tokens_of_rk_s_turns_per_day_and_unknown_where_no_recor
 @pytest.mark.shell
 @pytest.mark.tmux
 def test_the_tick_reads_the_record_of_a_budgeted_entry_and_skips_it_once(tmp_path, tmux_server, env):
-    pane = tmux_server.run("display-message", "-p", "-t", "main:0.0", "#{pane_id}").strip()
-    transcript = tmp_path / "t.jsonl"
-    shutil.copy(FIXTURES / "claude-transcript.jsonl", transcript)
-    tmux_server.run("set-option", "-p", "-t", pane, "@rk_pane_agent_session", "claude:abc")
-    tmux_server.run("set-option", "-p", "-t", pane, "@rk_pane_transcript", str(transcript))
-    delivered_at = _at(_turns("claude", "claude-transcript.jsonl"), 0) - 1
-    state = tmp_path / "state"
-    state.mkdir(mode=0o700)
+    pane, delivered_at, state = _claude_pane(tmux_server, tmp_path)
     slug = tmux_server.name
     (state / f"{slug}.yaml").write_text(
         "entries:\n"
