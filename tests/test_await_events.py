@@ -440,6 +440,20 @@ def test_await_any_returns_on_the_first_worker(tmux_server, env):
     assert code == 0 and [p["pane"] for p in result["panes"]] == [b]
 
 
+def test_await_session_waits_for_the_panes_of_that_session(tmux_server, env):
+    a, b = _workers(tmux_server, env)
+    other = tmux_server.run("new-session", "-d", "-P", "-F", "#{pane_id}", "-s", "elsewhere", "cat").strip()
+    state = Path(env["RK_STATE_DIR"])
+    fire(tmux_server, other, state, "active", "UserPromptSubmit")
+    proc = start_await(tmux_server, env, "--session", "main", "--all", "--until", "idle")
+    fire(tmux_server, other, state, "idle", "Stop")  # another session's pane: not awaited
+    fire(tmux_server, a, state, "idle", "Stop")
+    assert still_waiting(proc)
+    fire(tmux_server, b, state, "idle", "Stop")
+    code, result = finish(proc)
+    assert code == 0 and sorted(p["pane"] for p in result["panes"]) == sorted([a, b])
+
+
 @pytest.mark.parametrize(
     "args",
     [

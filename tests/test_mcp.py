@@ -324,6 +324,7 @@ def test_a_caller_changes_only_its_own_entries(caller):
                 s.call("cron_edit", id=eid, every="2h"),
             ]
         out["pause"] = s.call("cron_pause")
+        out["resume"] = s.call("cron_resume")
         mine = s.call("cron_add", prompt="mine", every="1h").result()["id"]
         out["mine"] = [s.call("cron_mute", id=mine), s.call("cron_rm", id=mine)]
         _operator(c)
@@ -337,6 +338,7 @@ def test_a_caller_changes_only_its_own_entries(caller):
     assert "created at the command line in " in out[by_cli][0].text
     assert f"created through rk mcp in {c['worker']}" in out[by_other][0].text
     assert out["pause"].error and "operator" in out["pause"].text
+    assert out["resume"].error and "operator" in out["resume"].text
     assert not any(r.error for r in out["mine"]), out["mine"]
     assert not any(r.error for r in out["operator"]), out["operator"]
     # the refused changes changed nothing, and each is in the log
@@ -344,7 +346,7 @@ def test_a_caller_changes_only_its_own_entries(caller):
     assert by_cli in listed and listed[by_cli]["muted"] is True  # muted by the operator only
     assert by_other not in listed
     refused = [a for a in _audit(c) if a["outcome"] == "refused"]
-    assert len(refused) == 9 and all(a["message"].startswith("refused: ") for a in refused)
+    assert len(refused) == 10 and all(a["message"].startswith("refused: ") for a in refused)
 
 
 @pytest.mark.tmux
