@@ -73,6 +73,32 @@ def test_an_api_error_that_ends_the_turn_is_failed(gemini):
     )
 
 
+def test_a_server_error_the_human_stops_is_failed(tmp_path, agent_bin):
+    """A 500 is retried for ever by default; with one attempt and full error verbosity the
+    CLI asks ("● 1. Keep trying / 2. Stop"), and Stop ends the turn on the error."""
+    rig = GeminiRig(tmp_path, agent_bin, {"general": {"maxAttempts": 1}, "ui": {"errorVerbosity": "full"}})
+    try:
+        rig.wait_state("idle", timeout=20)
+        rig.mock.set_mode("error500")
+        entry = rig.add("this will fail with 500")
+        assert rig.tick() == {entry: "delivered"}
+        rig.g.wait_for(lambda screen: "experiencing high demand" in screen, timeout=30)
+        rig.g.keys("Down")
+        rig.g.wait_for(lambda screen: "● 2. Stop" in screen, timeout=5)
+        stop = rig.g.enter()
+        fired = after_agent(rig, stop)
+        end, took = wait_turn_end(rig, stop)
+        assert end == "failed"
+        assert '"code":500' in rig.g.capture()
+        row = listed(rig)
+        assert (row["state"], row["turn_end"]) == ("idle", "failed")
+        print(
+            f"\n500: AfterAgent +{fired - stop:.2f}s after Stop, turn end failed +{took - (fired - stop):.2f}s after it"
+        )
+    finally:
+        rig.close()
+
+
 def test_a_reply_quoting_an_api_error_is_ok(gemini):
     gemini.wait_state("idle", timeout=20)
     quote = '✕ [API Error: {"error":{"code":500}}]\nℹ Request cancelled.'
