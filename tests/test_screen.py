@@ -134,6 +134,9 @@ EXPECTED: dict[str, tuple[str, str, str]] = {
     "gemini/draft": (I, "refactor the retry loop in rk/delivery.py so it backs off", ""),
     "gemini/draft_256color": (I, "refactor the retry loop in rk/delivery.py so it backs off", ""),
     "gemini/draft_80x24": (I, "refactor the retry loop in rk/delivery.py so it backs off", ""),
+    "gemini/error400": (I, "", ""),
+    "gemini/error400_after_quote": (I, "", ""),
+    "gemini/error400_at_hook": (A, "", ""),  # AfterAgent fired; the error is not drawn yet
     "gemini/error429": (L, "", ""),
     "gemini/error429_dialog": (L, "", ""),
     "gemini/error429_full": (L, "", ""),
@@ -153,6 +156,7 @@ EXPECTED: dict[str, tuple[str, str, str]] = {
     "gemini/idle_fresh_longlabel": (I, "", ""),
     "gemini/idle_fresh_longlabel_hookrunning": (I, "", ""),
     "gemini/paste_multiline": (I, "first line of a pasted prompt\nsecond line of it\nthird and last line", ""),
+    "gemini/reply_quotes_error": (I, "", ""),  # a reply quoting "✕ [API Error: …]" and "ℹ Request cancelled."
     "gemini/tool_approved": (I, "", ""),
     "gemini/tool_confirm": (W, "", ""),
     "gemini/tool_running": (A, "", ""),

@@ -10,6 +10,8 @@ payload on stdin carries a session id (and `@rk_pane_transcript` = its
 Then it appends the change to the server's state journal and pings every
 waiting `rk agent await` (`rk.statejournal`), and nudges the running ticker
 (when its socket is there). What follows the tmux write is made ready while it runs.
+Gemini CLI's AfterAgent for a turn that gave no text says neither error nor Esc:
+then, and only then, the hook reads the pane's screen first (`gemini_screen_end`).
 
 The contract with the agent harness: never fail (always exit 0, print nothing
 on success), never block (stdin is read only when it is not a terminal, capped
@@ -628,6 +630,67 @@ def _reap(pid: int, timeout: float = TMUX_TIMEOUT) -> int | None:
             os.close(pidfd)
 
 
+#: Seconds a Gemini hook watches the screen for how a textless turn ended: the
+#: CLI draws its error or "Request cancelled." within ~0.1 s of AfterAgent.
+GEMINI_SCREEN_WAIT = 2.0
+GEMINI_SCREEN_STEP = 0.05
+
+
+def gemini_screen_end(socket: str, pane: str, env) -> tuple[str, int]:
+    """How Gemini's textless turn ended, read from the pane's screen (AfterAgent
+    fires before the CLI draws it, so the screen is watched until it shows an
+    error, a limit or a cancel, at most `GEMINI_SCREEN_WAIT` s): (`failed`|`limited`|`interrupted`,
+    the reset instant or 0), or ("", 0) when it shows none (an empty reply)."""
+    from rk.core.screen.gemini import turn_end_of
+
+    zone = _local_zone(env)
+    deadline = time.monotonic() + GEMINI_SCREEN_WAIT
+    while True:
+        styled = _capture(socket, pane, env)
+        if styled:
+            end, reset = turn_end_of(styled, int(time.time()), zone)
+            if end:
+                return end, reset
+        if time.monotonic() >= deadline:
+            return "", 0
+        time.sleep(GEMINI_SCREEN_STEP)
+
+
+def _capture(socket: str, pane: str, env, timeout: float = TMUX_TIMEOUT) -> str:
+    """`capture-pane -p -J -e` of `pane` ("" when tmux fails)."""
+    import select
+
+    argv = ["tmux", "-S", socket, "capture-pane", "-p", "-J", "-e", "-t", pane]
+    read_fd, write_fd = os.pipe()
+    actions = [
+        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_DUP2, write_fd, 1),
+        (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+        (os.POSIX_SPAWN_CLOSE, read_fd),
+    ]
+    try:
+        pid = os.posix_spawnp("tmux", argv, child_env(env), file_actions=actions)
+    except OSError:
+        os.close(read_fd)
+        os.close(write_fd)
+        return ""
+    os.close(write_fd)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + timeout
+    try:
+        while (left := deadline - time.monotonic()) > 0:
+            if not select.select([read_fd], [], [], left)[0]:
+                break
+            chunk = os.read(read_fd, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(read_fd)
+    status = _reap(pid, max(deadline - time.monotonic(), 0.1))
+    return b"".join(chunks).decode("utf-8", "replace") if status == 0 else ""
+
+
 def _ticker_socket(env) -> str:
     """The ticker's nudge socket when one is there, else "" (no ticker runs: no
     nudge, and no `_socket` import). The socket module is loaded here, ahead of
@@ -725,10 +788,17 @@ def run(argv: list[str], env=None, stdin_fd: int = 0) -> int:
             reset = payload_reset(payload, epoch, env)
             note = f"hook:{epoch}:{reset}" if reset else ""
     # imported here, past the not-in-tmux exit: the no-op path pays for none of it
-    from rk.core.turn import hook_turn_end
+    from rk.core.turn import hook_turn_end, reads_gemini_screen
 
     event = payload.get("hook_event_name") if isinstance(payload, dict) else None
     end = "" if notice else hook_turn_end(token, state, event)
+    if state and reads_gemini_screen(provider, token, payload):
+        seen, reset = gemini_screen_end(socket, pane, env)
+        if seen:
+            end = seen
+        if seen == "limited":
+            state = "limited"
+            note = f"hook:{epoch}:{reset}" if reset > epoch else ""
     guard = limit_holds(epoch) if notice else ""
     transcript = transcript_of(payload) if session else ""
     args = tmux_commands(pane, state, epoch, pid, session, note, guard=guard, turn_end=end, transcript=transcript)

@@ -24,6 +24,23 @@ NOT_TURN_ENDS = frozenset({"SessionEnd", "Notification", "SessionStart"})
 INTERRUPT_MARKS = ("interrupted", "conversation interrupted", "request cancelled", "operation cancelled")
 SCREEN_TAIL = 12  #: the last non-blank lines searched for an interrupt mark
 
+#: Gemini CLI's AfterAgent `prompt_response` when the turn gave no text: an API
+#: error ended it, an Esc cut it short, or the reply was empty. No payload says
+#: which, so the hook reads the screen then (`rk.core.screen.gemini.turn_end_of`).
+GEMINI_NO_RESPONSE = "[no response text]"
+
+
+def reads_gemini_screen(provider: str, token: str, payload: object) -> bool:
+    """Whether a hook must read the screen to tell how the turn ended: Gemini's
+    AfterAgent (token `idle`) for a turn that gave no text."""
+    return (
+        provider == "gemini"
+        and token == "idle"
+        and isinstance(payload, dict)
+        and payload.get("hook_event_name") == "AfterAgent"
+        and payload.get("prompt_response") == GEMINI_NO_RESPONSE
+    )
+
 
 def hook_turn_end(token: str, state: str | None, event: object) -> str:
     """The turn end a hook reports, or "" when the hook ends no turn.

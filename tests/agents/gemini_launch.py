@@ -762,6 +762,68 @@ def capture_fixtures(outdir: str | Path, log=print) -> list[str]:
     return written
 
 
+#: A reply that quotes the CLI's error and cancel lines (it must read as no error).
+QUOTING_REPLY = 'The log said:\n✕ [API Error: {"error":{"code":500}}]\nℹ Request cancelled.\nThat was yesterday.'
+
+
+def capture_turn_end_fixtures(outdir: str | Path, log=print) -> list[str]:
+    """The screens rk's AfterAgent hook reads for a textless turn (rk's hook events, named
+    "rk"): a 400 that ends the turn (`error400`, and `error400_at_hook`: the screen when
+    AfterAgent fires, before the error is drawn), a reply quoting the error and cancel lines
+    (`reply_quotes_error`), and a textless turn after that reply (`error400_after_quote`)."""
+    from tests.agents.mock_gemini import MockGemini  # local: keeps this module standalone
+
+    out = Path(outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[str] = []
+    mock = MockGemini(mode="ok")
+    mock.start()
+
+    def save(g: GeminiSession, name: str, txt: str | None = None, ansi: str | None = None) -> None:
+        (out / f"{name}.txt").write_text(g.capture() if txt is None else txt)
+        (out / f"{name}.ansi").write_text(g.capture(ansi=True) if ansi is None else ansi)
+        written.append(name)
+        log(f"  saved {name}")
+
+    g = GeminiSession(mock.base_url, root=_fresh_root(), events=RK_EVENTS, hook_style="rk", hook_names="rk")
+    g.start()
+    try:
+        g.wait_ready()
+        mock.set_mode("error400")
+        te = g.submit("this request is invalid")
+        first = None
+        while time.time() < te + 20:  # the first screen after AfterAgent fired
+            hooked = any(h.event == "AfterAgent" and h.t >= te for h in g.hooks())
+            txt, ansi = g.capture(), g.capture(ansi=True)
+            if hooked and first is None:
+                first = (txt, ansi)
+            if "API Error" in txt:
+                break
+            time.sleep(0.01)
+        if first is not None and "API Error" not in first[0]:
+            save(g, "error400_at_hook", *first)
+        g.wait_for(lambda s: "API Error" in s and not BUSY_RE.search(s), 10)
+        time.sleep(0.5)
+        save(g, "error400")
+        mock.set_mode("ok", reply=QUOTING_REPLY)
+        te = g.submit("what did the log say")
+        g.wait_event("AfterAgent", 15, after=te)
+        g.wait_for(lambda s: "That was yesterday" in s and not BUSY_RE.search(s), 10)
+        time.sleep(0.5)
+        save(g, "reply_quotes_error")
+        mock.set_mode("error400")
+        te = g.submit("and now")
+        g.wait_event("AfterAgent", 15, after=te)
+        g.wait_for(lambda s: s.count("[API Error:") >= 2 and not BUSY_RE.search(s), 10)
+        time.sleep(0.5)
+        save(g, "error400_after_quote")
+    finally:
+        g.stop()
+        mock.stop()
+        shutil.rmtree(FIXTURE_ROOT, ignore_errors=True)
+    return written
+
+
 if __name__ == "__main__":
     import argparse
     import sys
@@ -769,5 +831,8 @@ if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     ap = argparse.ArgumentParser(description="capture Gemini CLI screen fixtures")
     ap.add_argument("--fixtures", default=str(Path(__file__).resolve().parents[1] / "fixtures" / "screens" / "gemini"))
+    ap.add_argument("--turn-ends", action="store_true", help="only the screens of textless turn ends")
     a = ap.parse_args()
-    capture_fixtures(a.fixtures)
+    if not a.turn_ends:
+        capture_fixtures(a.fixtures)
+    capture_turn_end_fixtures(a.fixtures)

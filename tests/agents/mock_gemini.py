@@ -17,6 +17,7 @@ Modes (switch at runtime with ``POST /_mode {"mode": "...", "delay": s, "reply":
                 side calls answer at once; the wait ends early on stop()
 ``tool``        a ``run_shell_command`` function call (``touch x``, or ``command``) that needs confirmation;
                 once the CLI sends the functionResponse back, a text reply
+``error400``    HTTP 400 ``INVALID_ARGUMENT`` (not retried: the CLI ends the turn on it at once)
 ``error500``    HTTP 500 ``INTERNAL``
 ``error503``    HTTP 503 ``UNAVAILABLE`` "The model is overloaded"
 ``error429``    HTTP 429 ``RESOURCE_EXHAUSTED`` free-tier *per-day* quota (the CLI classifies it as
@@ -48,12 +49,20 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
-MODES = ("ok", "slow", "tool", "error500", "error503", "error429", "error429rpm")
+MODES = ("ok", "slow", "tool", "error400", "error500", "error503", "error429", "error429rpm")
 DEFAULT_REPLY = "Hello from the mock Gemini API."
 TOOL_DONE_REPLY = "Ran the command."
 
 
 def _error_body(mode: str, model: str, delay: float) -> tuple[int, dict]:
+    if mode == "error400":
+        return 400, {
+            "error": {
+                "code": 400,
+                "status": "INVALID_ARGUMENT",
+                "message": "Request contains an invalid argument.",
+            }
+        }
     if mode == "error500":
         return 500, {
             "error": {

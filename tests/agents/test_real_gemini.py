@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parent.parent.parent
 class GeminiRig(ClientRig):
     add_flags = ("--every", "1m")  # created a minute ago: due now
 
-    def __init__(self, root: Path, bin_dir: Path) -> None:
+    def __init__(self, root: Path, bin_dir: Path, settings_extra: dict | None = None) -> None:
         self.state_dir = root / "rk-state"
         self.mock = MockGemini(mode="ok", delay=3)
         self.mock.start()
@@ -37,6 +37,7 @@ class GeminiRig(ClientRig):
             root=root / "gemini",
             env={"RK_STATE_DIR": str(self.state_dir)},
             binary=str(bin_dir / "gemini"),
+            settings_extra=settings_extra,
         )
         setup = subprocess.run(
             [sys.executable, "-m", "rk", "agent", "setup", "gemini", "--yes"],

@@ -10,7 +10,21 @@ dialog (`Usage limit reached for all Pro models.` / `● 1. Keep trying`) replac
 the composer; the quota dialog fires no hook.
 """
 
-from rk.core.screen.engine import Layout
+import re
+from datetime import tzinfo
+
+from rk.core.screen.engine import (
+    Dating,
+    Layout,
+    _composer,
+    _dialog_region,
+    _last_entry,
+    _limit,
+    _lowest,
+    _turn_start,
+    parse_screen,
+)
+from rk.core.turn import FAILED, INTERRUPTED, LIMITED
 
 LAYOUT = Layout(
     agent="gemini",
@@ -52,3 +66,34 @@ LAYOUT = Layout(
     placeholder_fg=frozenset({"2;175;175;175", "5;248"}),
     placeholder_text=(r"Type your message or @path/to/file",),
 )
+
+_ERROR_MARK = re.compile(r"^✕ ")  # `✕ [API Error: …]`, drawn in red (255;135;175)
+_CANCEL_NOTE = re.compile(r"^ℹ Request cancelled\.")  # drawn in yellow (255;255;175)
+
+
+def turn_end_of(styled: str, now: int, zone: tzinfo) -> tuple[str, int]:
+    """How the last turn on a Gemini screen (`capture-pane -p -J -e`) ended, when
+    its hooks cannot say: (`limited`, the reset instant or 0) for a quota error,
+    (`failed`, 0) for another API error, (`interrupted`, 0) for "Request
+    cancelled.", ("", 0) when the screen shows none of them (yet).
+
+    Only the last turn's block (below the last past prompt, above the live
+    composer) is read, and only the CLI's own marks at the margin, drawn in a
+    colour: a reply is a `✦` entry whose lines are indented, so one quoting
+    "✕ [API Error: …]" or "Request cancelled." reads as none."""
+    lines = parse_screen(styled)
+    found = _composer(LAYOUT, lines)
+    region = _dialog_region(LAYOUT, lines)
+    dialog = _lowest(LAYOUT.rx("dialog"), region)
+    if found is None or (dialog >= 0 and len(lines) - len(region) + dialog > found[0]):
+        return "", 0  # a dialog is up (the "composer" was a past prompt): the turn has not ended
+    block = lines[_turn_start(LAYOUT, lines, found[0]) : found[0]]
+    limit = _limit(LAYOUT, block, Dating(now, now, zone))
+    if limit is not None:
+        return LIMITED, limit[1]
+    last = _last_entry(LAYOUT, block)
+    if last and _ERROR_MARK.match(last[0].plain) and last[0].style_at(0).inked:
+        return FAILED, 0
+    if any(_CANCEL_NOTE.match(line.plain) and line.style_at(0).inked for line in block):
+        return INTERRUPTED, 0
+    return "", 0
