@@ -505,7 +505,7 @@ def _fresh_root() -> Path:
 
 def capture_fixtures(outdir: str | Path, log=print) -> list[str]:
     """Run the scenarios and write <scenario>.txt (capture-pane -p -J) and .ansi (-p -J -e)."""
-    from tests.agents.mock_gemini import MockGemini  # noqa: local import keeps this module standalone
+    from tests.agents.mock_gemini import MockGemini  # a local import keeps this module standalone
 
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
