@@ -143,7 +143,8 @@ class Notifier:
         self.zone, self.sender, self.clock = zone, sender, clock
         trim(self.path)
         self.memory = read_memory(self.path)
-        self._lock = threading.Lock()
+        # reentrant: a send dropped on a full queue is recorded (`_done`) while planning holds it
+        self._lock = threading.RLock()
         self._queues: dict[str, queue.Queue[tuple[str, str, list[NoticeLine]] | None]] = {}
         self._workers: list[threading.Thread] = []
         for channel in self.channels:

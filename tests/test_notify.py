@@ -175,9 +175,11 @@ def _titles(r: Receiver) -> list[str]:
     return [b.get("title", "") for b in r.bodies]
 
 
-def _start(state, tmux_server, channels, deliver=None, wall=time.time):
+def _start(state, tmux_server, channels, deliver=None, wall=time.time, tmux_messages=None):
     loop = make_ticker(state, tmux_server, wall, deliver or FakeDelivery(), 0.3)
     loop.notifier = Notifier(state, channels, UTC)
+    if tmux_messages is not None:  # what the tick shows on the server's clients instead
+        loop.runtime.notify = lambda server, title, body, environ: tmux_messages.append((title, body)) or ""
     return loop, run_in_thread(loop)
 
 
@@ -228,6 +230,107 @@ def test_each_event_arrives_once_with_its_fields(tmp_path, tmux_server, receiver
     assert "limited until" in by_title and "limit reset" in by_title and "entry expired" in by_title
     waiting = next(b for b in receiver.bodies if "waits" in b["title"])
     assert cat in waiting["message"] and tmux_server.name in waiting["message"]
+
+
+def _log_outcomes(state, slug: str) -> list[str]:
+    """The statuses of the server's delivery log, oldest first."""
+    from rk import logfile
+
+    return [line.outcome.split(":")[0] for line in logfile.read_live(state / f"{slug}.log")]
+
+
+def _told_once_over_more_ticks(loop, state, receiver, event: str, later=lambda: True) -> dict:
+    """Waits for `event`'s outcome line in `notify.log`, then three more ticks (and `later`);
+    the one line."""
+    wait_for(lambda: [x for x in _notify_lines(state) if x["event"] == event], timeout=40, message=f"{event} told")
+    wait_for(lambda: receiver.bodies, timeout=20, message="the receiver got it")
+    ticks = loop.ticks
+    wait_for(lambda: loop.ticks >= ticks + 3 and later(), timeout=40, message="more ticks")  # nothing told twice
+    lines = _notify_lines(state)
+    assert [x["event"] for x in lines] == [event], lines
+    assert lines[0]["outcome"] == "notified: 1" and len(receiver.bodies) == 1, receiver.bodies
+    return lines[0]
+
+
+@pytest.mark.shell
+@pytest.mark.parametrize("on_timeout", ["notify", "interrupt"])
+def test_a_turn_timeout_from_a_real_tick_arrives_once_with_its_fields(tmp_path, tmux_server, receiver, on_timeout):
+    """tests/test_turn_timeout_tmux.py's fake Claude, busy past the entry's timeout; with
+    `notify` (the default) it stays busy, so each later tick looks at the same turn again."""
+    from test_turn_timeout_tmux import TIMEOUT, fake_claude, rig
+
+    pane, pid, keys = fake_claude(tmux_server, tmp_path, "working_1")
+    t = int(time.time()) - TIMEOUT - 5
+    journal = [(t - 300, "active", ""), (t - 100, "idle", "ok"), (t + 1, "active", "")]
+    rig(tmux_server, tmp_path, pane, pid, journal, delivered=t)
+    state = tmp_path / "state"
+    entries = state / f"{tmux_server.name}.yaml"
+    entries.write_text(entries.read_text().replace('"on_timeout": "interrupt"', f'"on_timeout": "{on_timeout}"'))
+    assert f'"on_timeout": "{on_timeout}"' in entries.read_text()
+    channel = Channel("1", receiver.url, on=frozenset({"turn-timeout"}))
+    told_by_tmux: list[tuple[str, str]] = []
+    loop, thread = _start(state, tmux_server, [channel], tmux_messages=told_by_tmux)
+    try:
+        line = _told_once_over_more_ticks(loop, state, receiver, "turn-timeout")
+    finally:
+        _stop(loop, thread)
+    slug = tmux_server.name
+    # the tick's own step wrote the line (and pressed once), and no later tick wrote it again
+    if on_timeout == "interrupt":
+        assert _log_outcomes(state, slug) == ["delivered", "turn-timeout", "interrupted"]
+        assert keys.read_text() == "Escape\n"
+    else:
+        assert _log_outcomes(state, slug) == ["delivered", "turn-timeout"] and not keys.exists()
+        assert tmux_server.display(pane, "#{@rk_pane_agent_state}").startswith("active:")  # still busy
+    assert told_by_tmux == []  # the channel hears it: no tmux message beside
+    assert (line["server"], line["pane"], line["entry"]) == (slug, pane, "e1")
+    body = receiver.bodies[0]
+    assert body["title"] == f"rk: turn timeout ({slug} e1)"
+    assert f"The turn entry e1 started in pane {pane} on tmux server {slug!r}" in body["message"]
+    assert "still active 1m after the delivery" in body["message"]
+    assert f"What to do: Look at the pane: tmux -L {slug} switch-client -t {pane}" in body["message"]
+
+
+@pytest.mark.shell
+def test_a_budget_stop_from_a_real_tick_arrives_once_with_its_fields(tmp_path, tmux_server, receiver):
+    """As tests/test_usage.py's budgeted entry: a real Claude transcript on the pane, the
+    day's spend at the budget; the ticker's wall clock starts two minutes after the delivery
+    and runs 200 times fast (18:16 UTC on: hours from midnight), so the later ticks pass
+    several of the entry's minutes, each a fire the budget must keep silent."""
+    import shutil
+
+    from test_usage import FIRST, FIXTURES, _at, _delivered, _turns
+
+    pane = pane_of(tmux_server)
+    transcript = tmp_path / "t.jsonl"
+    shutil.copy(FIXTURES / "claude-transcript.jsonl", transcript)
+    tmux_server.run("set-option", "-p", "-t", pane, "@rk_pane_agent_session", "claude:abc")
+    tmux_server.run("set-option", "-p", "-t", pane, "@rk_pane_transcript", str(transcript))
+    delivered_at = _at(_turns("claude", "claude-transcript.jsonl"), 0) - 1
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    slug = tmux_server.name
+    (state / f"{slug}.yaml").write_text(
+        "entries:\n"
+        f"- {{id: b1, schedule: {{kind: every, interval: 1m}}, target: {{kind: pane, pane: '{pane}'}},"
+        f" payload: first prompt from rk, budget: {FIRST.total}/day, created_by: {{at: {delivered_at - 60}}}}}\n"
+    )
+    (state / f"{slug}.log").write_text(_delivered(delivered_at, "b1", pane))
+    origin = time.monotonic()
+    deliver = FakeDelivery()
+    wall = lambda: delivered_at + 120 + 200 * (time.monotonic() - origin)  # noqa: E731
+    loop, thread = _start(state, tmux_server, [Channel("1", receiver.url, on=frozenset({"budget"}))], deliver, wall)
+    try:
+        skipped = wall()
+        line = _told_once_over_more_ticks(loop, state, receiver, "budget", lambda: wall() > skipped + 240)
+    finally:
+        _stop(loop, thread)
+    assert _log_outcomes(state, slug) == ["delivered", "skipped-budget"] and deliver.calls == []
+    assert (line["server"], line["entry"]) == (slug, "b1")
+    body = receiver.bodies[0]
+    assert body["title"] == f"rk: budget reached ({slug} b1)"
+    assert f"Entry b1 on tmux server {slug!r} spent its token budget for today" in body["message"]
+    assert f"What to do: It resumes after local midnight; see the spend: rk -L {slug} cron usage b1" in body["message"]
 
 
 @pytest.mark.shell
@@ -330,6 +433,58 @@ def test_debounce_and_quiet_hours_hold_across_a_ticker_restart(tmp_path, tmux_se
         _stop(loop, thread)
     assert len(receiver.bodies) == 2 and "quiet hours" in receiver.bodies[1]["title"]
     assert not read_memory(state / NOTIFY_LOG).held.get("1")
+
+
+@pytest.mark.shell
+def test_a_full_queue_drops_and_logs_notify_failed_and_never_blocks(tmp_path, caplog):
+    """A channel whose one send never ends: its queue fills to QUEUE_SIZE, and each send
+    past it is dropped at once, written to notify.log and the ticker's log; the queued
+    ones go out when the channel answers again."""
+    from rk.notify import QUEUE_SIZE
+    from rk.tick import Decision, ServerTick
+
+    gate, entered, sent = threading.Event(), threading.Event(), []
+
+    def stuck(channel, title, body):
+        entered.set()
+        gate.wait(60)
+        sent.append(title)
+        return ""
+
+    def failed(first: int, n: int) -> ServerTick:
+        decisions = [Decision("work", f"e{i:03}", "schedule", f"%{i}", "failed: boom") for i in range(first, first + n)]
+        return ServerTick("work", swept=True, decisions=decisions)
+
+    state = tmp_path / "state"
+    state.mkdir()
+    notifier = Notifier(state, [Channel("1", "json://127.0.0.1:1/", on=frozenset({"failed"}))], UTC, sender=stuck)
+    try:
+        notifier.after_tick([failed(0, 1)], NOW)
+        wait_for(entered.is_set, timeout=10, message="the worker inside its one send")
+        extra = 3
+        with caplog.at_level("INFO", logger="rk.notify"):
+            args = ([failed(1, QUEUE_SIZE + extra)], NOW + 1)
+            tick = threading.Thread(target=notifier.after_tick, args=args, daemon=True)
+            tick.start()
+            tick.join(10)
+            assert not tick.is_alive(), "after_tick blocked on a full queue"
+        dropped = [x for x in _notify_lines(state) if x["outcome"].startswith("notify-failed")]
+        assert [x["outcome"] for x in dropped] == [f"notify-failed: queue full ({QUEUE_SIZE} waiting)"] * extra
+        assert [x["entry"] for x in dropped] == [f"e{i:03}" for i in range(QUEUE_SIZE + 1, QUEUE_SIZE + 1 + extra)]
+        assert caplog.text.count("notify-failed: queue full") == extra
+        assert sent == []
+        gate.set()
+        wait_for(lambda: len(sent) == 1 + QUEUE_SIZE, timeout=20, message="the queued sends")
+
+        def notified():
+            lines = [x for x in _notify_lines(state) if x["outcome"] == "notified: 1"]
+            return lines if len(lines) == len(sent) else []
+
+        told = wait_for(notified, timeout=20, message="each queued send logged")
+        assert sorted(x["entry"] for x in told) == [f"e{i:03}" for i in range(1 + QUEUE_SIZE)]
+    finally:
+        gate.set()
+        notifier.stop(wait=5)
 
 
 @pytest.mark.shell
