@@ -297,23 +297,15 @@ def test_a_budget_stop_from_a_real_tick_arrives_once_with_its_fields(tmp_path, t
     day's spend at the budget; the ticker's wall clock starts two minutes after the delivery
     and runs 200 times fast (18:16 UTC on: hours from midnight), so the later ticks pass
     several of the entry's minutes, each a fire the budget must keep silent."""
-    import shutil
+    from test_usage import FIRST, _claude_pane, _delivered
 
-    from test_usage import FIRST, FIXTURES, _at, _delivered, _turns
-
-    pane = pane_of(tmux_server)
-    transcript = tmp_path / "t.jsonl"
-    shutil.copy(FIXTURES / "claude-transcript.jsonl", transcript)
-    tmux_server.run("set-option", "-p", "-t", pane, "@rk_pane_agent_session", "claude:abc")
-    tmux_server.run("set-option", "-p", "-t", pane, "@rk_pane_transcript", str(transcript))
-    delivered_at = _at(_turns("claude", "claude-transcript.jsonl"), 0) - 1
-    state = tmp_path / "state"
-    state.mkdir(mode=0o700)
+    pane, delivered_at, state = _claude_pane(tmux_server, tmp_path)
     slug = tmux_server.name
     (state / f"{slug}.yaml").write_text(
         "entries:\n"
         f"- {{id: b1, schedule: {{kind: every, interval: 1m}}, target: {{kind: pane, pane: '{pane}'}},"
-        f" payload: first prompt from rk, budget: {FIRST.total}/day, created_by: {{at: {delivered_at - 60}}}}}\n"
+        f" payload: first prompt from rk, budget: {FIRST.total}/day, any_program: true,"
+        f" created_by: {{at: {delivered_at - 60}}}}}\n"
     )
     (state / f"{slug}.log").write_text(_delivered(delivered_at, "b1", pane))
     origin = time.monotonic()
@@ -329,7 +321,8 @@ def test_a_budget_stop_from_a_real_tick_arrives_once_with_its_fields(tmp_path, t
     assert (line["server"], line["entry"]) == (slug, "b1")
     body = receiver.bodies[0]
     assert body["title"] == f"rk: budget reached ({slug} b1)"
-    assert f"Entry b1 on tmux server {slug!r} spent its token budget for today" in body["message"]
+    assert f"Entry b1 (typing into pane {pane} on tmux server {slug!r}) spent its token budget" in body["message"]
+    assert line["pane"] == pane
     assert f"What to do: It resumes after local midnight; see the spend: rk -L {slug} cron usage b1" in body["message"]
 
 

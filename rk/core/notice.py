@@ -345,10 +345,7 @@ def message(event: Event, now: int, zone: tzinfo) -> tuple[str, str]:
         todo = f"Look at the pane: tmux -L {event.server} switch-client -t {event.pane}"
     elif event.kind == BUDGET:
         title = f"rk: budget reached ({event.server} {event.entry})"
-        what = (
-            f"{entry.capitalize()} on tmux server {event.server!r} spent its token budget for today: "
-            "its fires are skipped."
-        )
+        what = f"{entry.capitalize()} (typing into {where}) spent its token budget for today: its fires are skipped."
         todo = f"It resumes after local midnight; see the spend: rk -L {event.server} cron usage {event.entry}"
     else:
         title = f"rk: entry expired ({event.server} {event.entry})"
