@@ -49,6 +49,9 @@ Modes (options in brackets):
 * ``error429_reset``  Anthropic: 429 ``rate_limit_error`` whose message names
                  a reset time and which carries the ``anthropic-ratelimit-
                  unified-*`` "rejected" headers of a subscription limit.
+                 [``reset_at``: the reset as a unix time instead of
+                 ``resets_in`` from the request; ``unified``: false leaves
+                 the subscription headers out, as the API does for a key]
 * ``error529``   Anthropic HTTP 529 ``overloaded_error`` (OpenAI: 503).
 * ``usage_warning``  a normal text reply plus the headers that announce a
                  nearly used-up limit (Anthropic ``anthropic-ratelimit-unified-*
@@ -61,7 +64,9 @@ response headers), ``midstream`` (errors: open a 200 SSE stream and send the
 error as an SSE event instead of an HTTP status), ``scope`` (``main``: the
 mode applies only to the agent's main requests, i.e. those that offer tools,
 and side requests such as title generation get a quick ``ok`` reply; ``all``:
-to every request. Default ``all`` for error modes, ``main`` otherwise).
+to every request. Default ``all`` for error modes, ``main`` otherwise), ``until``
+(a unix time: from then on every request gets a quick ``ok`` reply, as a limit
+that has reset answers).
 """
 
 from __future__ import annotations
@@ -380,6 +385,8 @@ class _Handler(BaseHTTPRequestHandler):
     # -- shared pieces -------------------------------------------------------
     def _effective_mode(self, main: bool) -> dict:
         spec = self.server.state.get_mode()
+        if spec.get("until") and time.time() >= float(spec["until"]):
+            return {"mode": "ok"}  # the limit (or whatever the mode stood for) is over
         mode = spec.get("mode", "ok")
         scope = spec.get("scope", "all" if mode in ERROR_MODES else "main")
         if scope == "main" and not main:
@@ -435,7 +442,7 @@ class _Handler(BaseHTTPRequestHandler):
 
         if mode in ERROR_MODES:
             now = int(time.time())
-            reset = now + int(spec.get("resets_in", 3 * 3600))
+            reset = int(spec.get("reset_at") or now + int(spec.get("resets_in", 3 * 3600)))
             if mode == "error500":
                 etype, msg = "api_error", spec.get("message", "Internal server error")
             elif mode == "error529":
@@ -452,7 +459,8 @@ class _Handler(BaseHTTPRequestHandler):
                 etype = "rate_limit_error"
                 reset_txt = time.strftime("%H:%M UTC", time.gmtime(reset))
                 msg = spec.get("message", f"Usage limit reached for your plan. Your limit resets at {reset_txt}.")
-                headers.setdefault("retry-after", str(reset - now))
+                headers.setdefault("retry-after", str(max(reset - now, 0)))
+            if mode == "error429_reset" and spec.get("unified", True):
                 headers.setdefault("anthropic-ratelimit-unified-status", "rejected")
                 headers.setdefault("anthropic-ratelimit-unified-reset", str(reset))
                 headers.setdefault("anthropic-ratelimit-unified-representative-claim", "five_hour")

@@ -8,16 +8,21 @@ from __future__ import annotations
 
 import time
 
+import harness
 import pytest
 
 pytestmark = pytest.mark.agents
 
 AGENTS = ("claude", "codex")
+#: Claude Code in both versions the suite runs (the pinned one and the newest), and Codex.
+VERSIONED = [pytest.param("claude", v, id=f"claude-{v}") for v in harness.CLAUDE_VERSIONS] + [
+    pytest.param("codex", "", id="codex")
+]
 
 
-@pytest.mark.parametrize("agent", AGENTS)
-def test_copy_mode_over_an_idle_agent_is_kept_and_the_fires_wait_for_it(rig, agent):
-    r = rig(agent)
+@pytest.mark.parametrize(("agent", "version"), VERSIONED)
+def test_copy_mode_over_an_idle_agent_is_kept_and_the_fires_wait_for_it(rig, agent, version):
+    r = rig(agent, version=version)
     r.run.mock.set_mode("ok")
     tmux, pane = r.run.tmux, r.pane
     ids = {

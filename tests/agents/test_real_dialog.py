@@ -12,14 +12,20 @@ from __future__ import annotations
 
 import time
 
+import harness
 import pytest
 
 pytestmark = pytest.mark.agents
 
+#: Claude Code in both versions the suite runs (the pinned one and the newest), and Codex.
+AGENTS = [pytest.param("claude", v, id=f"claude-{v}") for v in harness.CLAUDE_VERSIONS] + [
+    pytest.param("codex", "", id="codex")
+]
 
-@pytest.mark.parametrize("agent", ("claude", "codex"))
-def test_an_approved_dialog_stops_reading_waiting_within_a_second(rig, agent):
-    r = rig(agent)
+
+@pytest.mark.parametrize(("agent", "version"), AGENTS)
+def test_an_approved_dialog_stops_reading_waiting_within_a_second(rig, agent, version):
+    r = rig(agent, version=version)
     r.run.mock.set_mode("tool", command="sleep 12 && touch approved.txt")
     first = r.add("run the tool", "--every", "1m")
     r.add("status?", "--every", "1h", "--deliver", "when-idle")  # an entry on the pane: its state matters
@@ -46,5 +52,5 @@ def test_an_approved_dialog_stops_reading_waiting_within_a_second(rig, agent):
     finally:
         r.rk("cron", "ticker", "stop", check=False)
     print(
-        f"\n{agent}: waiting → active {left:.2f} s after the approval; the turn's next hook {stop['t'] - approved:.1f} s"
+        f"\n{agent} {r.run.version}: waiting → active {left:.2f} s after the approval; the turn's next hook {stop['t'] - approved:.1f} s"
     )

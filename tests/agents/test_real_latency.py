@@ -15,14 +15,20 @@ import json
 import re
 import time
 
+import harness
 import pytest
 
 pytestmark = pytest.mark.agents
 
+#: Claude Code in both versions the suite runs (the pinned one and the newest), and Codex.
+AGENTS = [pytest.param("claude", v, id=f"claude-{v}") for v in harness.CLAUDE_VERSIONS] + [
+    pytest.param("codex", "", id="codex")
+]
 
-@pytest.mark.parametrize("agent", ("claude", "codex"))
-def test_a_fire_held_by_a_draft_goes_out_within_a_second_of_the_turn_it_started(rig, agent):
-    r = rig(agent)
+
+@pytest.mark.parametrize(("agent", "version"), AGENTS)
+def test_a_fire_held_by_a_draft_goes_out_within_a_second_of_the_turn_it_started(rig, agent, version):
+    r = rig(agent, version=version)
     r.run.mock.set_mode("slow", seconds=2)
     draft = "a draft the human sends later"
     r.run.keys_literal(draft)
@@ -46,4 +52,4 @@ def test_a_fire_held_by_a_draft_goes_out_within_a_second_of_the_turn_it_started(
     assert r.prompts() == [draft, "status?"]
     log = json.loads(r.rk("cron", "log", held, "--json").stdout)["result"]
     assert [line["outcome"] for line in log] == ["delivered"]
-    print(f"\n{agent}: Stop → rk's prompt submitted: {prompted['t'] - stop['t']:.2f} s")
+    print(f"\n{agent} {r.run.version}: Stop → rk's prompt submitted: {prompted['t'] - stop['t']:.2f} s")

@@ -11,6 +11,7 @@ import time
 from datetime import timezone
 from pathlib import Path
 
+import harness
 import pytest
 
 from rk.core.facts import PaneFact
@@ -57,8 +58,9 @@ def exit_claude(r) -> None:
     raise AssertionError(f"Claude did not exit on Ctrl-C twice:\n{r.run.capture()}")
 
 
-def test_a_python_repl_after_claude_exited_is_never_typed_into(rig, tmp_path):
-    r = rig("claude")
+@pytest.mark.parametrize("version", [pytest.param(v, id=f"claude-{v}") for v in harness.CLAUDE_VERSIONS])
+def test_a_python_repl_after_claude_exited_is_never_typed_into(rig, tmp_path, version):
+    r = rig("claude", version=version)
     entry = r.add("say hello", "--every", "1m")
     assert r.tick() == {entry: "delivered"}
     r.wait_state("idle", timeout=20)
@@ -68,7 +70,11 @@ def test_a_python_repl_after_claude_exited_is_never_typed_into(rig, tmp_path):
     r.run.enter()
     r.run.wait_screen(lambda s: s.rstrip().endswith(">>>"), timeout=20)
     seen = screen_reads(r)
-    assert (seen.agent, seen.state) == ("claude", "idle")  # Claude's last frame alone would pass for an idle Claude
+    if version == harness.CLAUDE_VERSION:
+        assert (seen.agent, seen.state) == ("claude", "idle")  # Claude's last frame alone would pass for an idle Claude
+    else:  # the newest draws on the alternate screen: its last frame goes when it exits
+        assert (seen.agent, seen.state) == ("", ""), r.run.capture()
+        print(f"\nclaude {version} exited, python3 started:\n{r.run.capture().rstrip()}")
     marker = tmp_path / "executed"
     payload = f"__import__('pathlib').Path({str(marker)!r}).touch()"
     refused = "no agent in pane (python3)"
