@@ -62,7 +62,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/usage.py $(ARGS)
 
 # One-line breakages of the rules (tools/mutants.py), each run against its narrow tests in a
-# copy of the checkout: prints killed/SURVIVED per mutant and the kill ratio (~10 min; not in
+# copy of the checkout: prints killed/SURVIVED per mutant and the kill ratio (~20 min; not in
 # make test). `make mutants ARGS="-k ladder"` runs a few.
 mutants: $(STAMP)
 	$(BIN)/python tools/mutants.py $(ARGS)
