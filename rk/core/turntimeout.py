@@ -43,7 +43,7 @@ INTERRUPT_KEYS: dict[str, tuple[str, ...]] = {
 }
 #: Seconds between two presses of one interrupt. OpenCode 1.18 takes two Escapes
 #: that reach it within ~70 ms (one `send-keys Escape Escape`, or 50 ms apart) as
-#: one key and does nothing; its "esc again" lasts between 1 and 2 s (measured).
+#: one key and does nothing; its first Esc is forgotten 4.5–6 s later (measured).
 KEY_GAP = 0.5
 
 
