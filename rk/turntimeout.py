@@ -32,7 +32,7 @@ from rk.core.log import LogLine, LogView, Outcome, Status
 from rk.core.look import seen_before_typing
 from rk.core.notice import TURN_TIMEOUT
 from rk.core.turn import parse_turn_end
-from rk.core.turntimeout import INTERRUPT_KEYS, StateLine, Timeout, candidates, timed_out, why_not_press
+from rk.core.turntimeout import INTERRUPT_KEYS, KEY_GAP, StateLine, Timeout, candidates, timed_out, why_not_press
 from rk.tmux import Command, Server, TmuxError, in_mode_of
 
 #: Seconds the turn's end is watched for after the key (a hook comes within a
@@ -156,7 +156,7 @@ def interrupt(
             if why:
                 return _failed(f"not pressed: {why}")
             keys = INTERRUPT_KEYS[agent]
-            out = server.run(*Command.unless_mode(pane.pane_id, Command.send_keys(pane.pane_id, *keys)))
+            out = server.run(*Command.unless_mode(pane.pane_id, *press_commands(pane.pane_id, keys)))
             mode = in_mode_of(out)
             if mode is not None:
                 return _failed(f"not pressed: the pane is in {mode}")
@@ -166,6 +166,18 @@ def interrupt(
         return _failed("not pressed: a delivery into the pane did not finish")
     except TmuxError as exc:
         return _failed(f"tmux: {exc}")
+
+
+def press_commands(pane_id: str, keys: Sequence[str], gap: float = KEY_GAP) -> list[list[str]]:
+    """One `send-keys` per key, `gap` seconds apart inside the server (`run-shell -d`
+    with no command waits and runs nothing): one tmux call, so the mode check before
+    the first key covers them all and nothing of ours runs between them."""
+    out: list[list[str]] = []
+    for key in keys:
+        if out:
+            out.append(["run-shell", "-d", f"{gap:g}", ""])
+        out.append(Command.send_keys(pane_id, key))
+    return out
 
 
 def _verify(server: Server, pane: PaneFact, pressed: int, keys, clock, zone, verify_for: float) -> Pressed:

@@ -37,8 +37,10 @@ Installs, in each agent CLI's own configuration, hooks that run
   AfterAgent, SessionEnd→idle.
 * opencode, the whole-file plugin `$XDG_CONFIG_HOME/opencode/plugins/rk.js`:
   session.created→stamp; session.status busy, permission.replied→active;
-  permission.asked/updated→waiting; session.idle→idle, or limited after a
-  session.error that was a 429 or a limit.
+  permission.asked/updated→waiting; session.idle→idle, or after a
+  session.error limited (a 429 or a limit), interrupted (MessageAbortedError:
+  Esc Esc) or failed (any other error); interrupted too after a retry wait
+  or a rejected permission that the turn did not go on from.
 
 Every hook is the same thin wrapper around the absolute path of the `rk`
 console script (hook PATH is unreliable):
@@ -359,18 +361,26 @@ function hook(token, sessionID) {
   }));
 }
 
-// A turn that ended on a usage or rate limit (an APIError with status 429, or a
-// limit/quota message) is reported as `limited` on the session.idle that
-// OpenCode sends after every turn, errors included.
-function isLimit(error) {
-  if (!error || error.name !== "APIError") return false;
-  const data = error.data || {};
-  return data.statusCode === 429 || /rate.?limit|quota|usage limit/i.test(String(data.message || ""));
+// How the turn that the next session.idle ends did end (OpenCode 1.x sends
+// session.idle after every turn, errors included, and twice after an error):
+// a session.error that was a usage or rate limit (an APIError with status 429,
+// or a limit/quota message) is `limited`, an abort (Esc Esc) `interrupted`, any
+// other error `failed`; so is an assistant message that completed with an error
+// (Esc Esc before the model answered sends no session.error); a retry wait that
+// ends with no busy in between (Esc Esc while waiting to retry: no error at all)
+// and a rejected permission (the loop stops) are `interrupted`. The next busy
+// forgets it.
+function errorEnd(error) {
+  const data = (error && error.data) || {};
+  if (error && error.name === "MessageAbortedError") return "interrupted";
+  if (error && error.name === "APIError" &&
+      (data.statusCode === 429 || /rate.?limit|quota|usage limit/i.test(String(data.message || "")))) return "limited";
+  return "failed";
 }
 
 export const RkAgentState = async () => {
   const children = new Set();
-  const limited = new Set();
+  const ends = new Map();
   return {
     event: async ({ event }) => {
       const p = (event && event.properties) || {};
@@ -382,21 +392,32 @@ export const RkAgentState = async () => {
           hook("stamp", info.id);
           return;
         }
-        case "session.status":
-          if (!children.has(sid) && p.status && p.status.type === "busy") { limited.delete(sid); hook("active", sid); }
+        case "session.status": {
+          const type = !children.has(sid) && p.status && p.status.type;
+          if (type === "busy") { ends.delete(sid); hook("active", sid); }
+          else if (type === "retry") ends.set(sid, "interrupted");
           return;
+        }
         case "session.error":
-          if (!children.has(sid) && isLimit(p.error)) limited.add(sid);
+          if (!children.has(sid)) ends.set(sid, errorEnd(p.error));
           return;
+        case "message.updated": {  // an abort before the model answered has no session.error
+          const info = p.info || {};
+          if (info.role !== "assistant" || !info.error || children.has(sid) || ends.has(sid)) return;
+          ends.set(sid, errorEnd(info.error));
+          return;
+        }
         case "session.idle":
-          if (!children.has(sid)) hook(limited.has(sid) ? "limited" : "idle", sid);
+          if (!children.has(sid)) hook(ends.get(sid) || "idle", sid);
           return;
         case "permission.updated":
         case "permission.asked":
           if (!children.has(sid)) hook("waiting", sid);
           return;
         case "permission.replied":
-          if (!children.has(sid)) hook("active", sid);
+          if (children.has(sid)) return;
+          if (p.reply === "reject") ends.set(sid, "interrupted");
+          hook("active", sid);
           return;
       }
     },

@@ -12,9 +12,10 @@ INTERRUPTED = "interrupted"
 LIMITED = "limited"
 TURN_ENDS = (OK, FAILED, INTERRUPTED, LIMITED)
 
-#: Hook events that end a turn on an interrupt (Codex's Esc or denied dialog;
-#: OpenCode 2's session.execution.interrupted).
-INTERRUPT_EVENTS = frozenset({"Interrupt", "session.execution.interrupted"})
+#: Hook events that end a turn on an interrupt (Codex's Esc or denied dialog,
+#: from an older install whose Interrupt wrote `idle`). rk's OpenCode plugin
+#: (OpenCode 1.x) names no event: it sends the token `interrupted` itself.
+INTERRUPT_EVENTS = frozenset({"Interrupt"})
 #: Hook events that write `idle` without ending a turn (a session's end, a notice).
 NOT_TURN_ENDS = frozenset({"SessionEnd", "Notification", "SessionStart"})
 

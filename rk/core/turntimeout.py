@@ -34,13 +34,17 @@ START_WINDOW = 60
 
 #: The key presses that interrupt a running turn, per agent CLI (verified offline,
 #: tests/agents): one Esc for Claude Code, Codex and Gemini; OpenCode wants two
-#: ("esc again to interrupt"). An agent not listed is never pressed.
+#: ("esc again to interrupt"), `KEY_GAP` apart. An agent not listed is never pressed.
 INTERRUPT_KEYS: dict[str, tuple[str, ...]] = {
     "claude": ("Escape",),
     "codex": ("Escape",),
     "gemini": ("Escape",),
     "opencode": ("Escape", "Escape"),
 }
+#: Seconds between two presses of one interrupt. OpenCode 1.18 takes two Escapes
+#: that reach it within ~70 ms (one `send-keys Escape Escape`, or 50 ms apart) as
+#: one key and does nothing; its first Esc is forgotten 4.5–6 s later (measured).
+KEY_GAP = 0.5
 
 
 @dataclass(frozen=True)

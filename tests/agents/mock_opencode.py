@@ -9,6 +9,8 @@ What it answers is chosen by markers in the text of the last user message:
     mock:slow=N          stream the first words, then wait N seconds before the rest
                          (the turn stays busy; Esc in OpenCode closes the connection)
     mock:status=500      answer HTTP 500 (also 429, 503, ...) with an OpenAI-style error body
+                         (its type: invalid_request_error for 400, which OpenCode does not
+                         retry; server_error, which it does, for 500 and unknown codes)
     mock:fail=K          only the first K requests for this prompt fail, later ones succeed
                          (default: every one fails, so OpenCode retries 5 times, then errors)
     mock:retry-after-ms=N  add a `retry-after-ms: N` header to the error (OpenCode waits N ms
@@ -128,7 +130,12 @@ class MockHandler(BaseHTTPRequestHandler):
                 ra = _marker(prompt, "retry-after-ms")
                 if ra:
                     headers["retry-after-ms"] = ra
-                kind = {429: "rate_limit_exceeded", 503: "service_unavailable"}.get(code, "server_error")
+                kind = {
+                    400: "invalid_request_error",  # not retried: the body's words decide too
+                    401: "invalid_api_key",
+                    429: "rate_limit_exceeded",
+                    503: "service_unavailable",
+                }.get(code, "server_error")
                 self._log(kind="error", status=code, attempt=n, **base)
                 return self._json(
                     code, {"error": {"message": f"mock error {code}", "type": kind, "code": kind}}, headers
