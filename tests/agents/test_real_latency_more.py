@@ -91,13 +91,27 @@ def opencode(tmp_path, agent_bin):
     rig.close()
 
 
-def wait_for(find, timeout: float, what: str):
-    """The first truthy `find()`, polled every 50 ms."""
+def wait_for(find, timeout: float, what: str, detail=lambda: ""):
+    """The first truthy `find()`, polled every 50 ms; `detail()` says more on a timeout."""
     deadline = time.monotonic() + timeout
     while not (found := find()):
-        assert time.monotonic() < deadline, f"{what} not seen within {timeout}s"
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} not seen within {timeout}s\n{detail()}")
         time.sleep(0.05)
     return found
+
+
+def diagnosis(rig, entry: str, screen) -> str:
+    """What rk logged and decided, and the screen, for a delivery that did not come."""
+    ticker = rig.state_dir / "ticker.log"
+    return "\n".join(
+        [
+            "cron log: " + rig.rk("cron", "log", entry, "--json", check=False).stdout.strip(),
+            "state: " + rig.rk("agent", "list", "--json", check=False).stdout.strip(),
+            "ticker.log:\n" + (ticker.read_text()[-3000:] if ticker.exists() else "(none)"),
+            "screen:\n" + screen(),
+        ]
+    )
 
 
 def test_gemini_a_fire_held_through_a_turn_goes_out_after_after_agent(gemini):
@@ -123,9 +137,13 @@ def test_gemini_a_fire_held_through_a_turn_goes_out_after_after_agent(gemini):
     gemini.rk("cron", "ticker", "start", "--interval", "3600")
     try:
         end = wait_for(lambda: turn_ended(sent), 30, "AfterAgent")[0].t
-        request = wait_for(lambda: streamed(HELD), 30, "the held prompt at the mock")[0]["t"]
+        request = wait_for(
+            lambda: streamed(HELD), 30, "the held prompt at the mock", lambda: diagnosis(gemini, held, g.capture)
+        )[0]["t"]
         delivered = watch.wait(30)
-        wait_for(lambda: turn_ended(request), 30, "the held prompt's AfterAgent")
+        wait_for(
+            lambda: turn_ended(request), 30, "the held prompt's AfterAgent", lambda: diagnosis(gemini, held, g.capture)
+        )
     finally:
         gemini.rk("cron", "ticker", "stop", check=False)
     assert request > end
@@ -158,7 +176,9 @@ def test_opencode_a_fire_held_through_a_turn_goes_out_after_session_idle(opencod
     opencode.rk("cron", "ticker", "start", "--interval", "3600")
     try:
         end = wait_for(lambda: turn_ended(sent), 60, "session.idle")[0]["t"]
-        request = wait_for(lambda: replies(HELD), 30, "the held prompt at the mock")[0]["t"]
+        request = wait_for(
+            lambda: replies(HELD), 30, "the held prompt at the mock", lambda: diagnosis(opencode, held, oc.capture)
+        )[0]["t"]
         delivered = watch.wait(30)
         wait_for(lambda: turn_ended(request), 30, "the held prompt's session.idle")
     finally:
