@@ -18,6 +18,7 @@ import pytest
 
 from agents.mock_gemini import DEFAULT_REPLY
 from agents.test_real_gemini import GeminiRig
+from agents.timeouts import interrupted_once, ticks_once_only
 from rk import logfile
 
 pytestmark = pytest.mark.agents
@@ -157,22 +158,7 @@ def test_a_stalled_reply_is_interrupted_once_after_a_minute(gemini):
     delivered = logfile.read_live(log)[0].ts
     gemini.wait_state("active", timeout=15)
 
-    ticks_before = 0
-    deadline = time.monotonic() + timeout + 90
-    while time.monotonic() < deadline:
-        now = int(time.time())
-        gemini.tick()
-        if any(line.outcome.startswith("turn-timeout") for line in logfile.read_live(log)):
-            break
-        assert now - delivered < timeout + 5, (logfile.read_live(log), gemini.g.capture())  # it came late
-        ticks_before += 1
-        time.sleep(3)  # the ticker's poll, made short
-    lines = logfile.read_live(log)
-    statuses = [line.outcome.split(":")[0] for line in lines if line.outcome != "rescheduled"]
-    assert statuses == ["delivered", "turn-timeout", "interrupted"], lines
-    timed_out = next(line for line in lines if line.outcome.startswith("turn-timeout"))
-    assert timed_out.ts - delivered >= timeout
-    assert ticks_before >= 3  # ticks came before the minute and left the turn alone
+    lines, timed_out, _ = interrupted_once(gemini.tick, log, delivered, timeout, gemini.g.capture)
     gemini.wait_state("idle", timeout=10)
     assert "Request cancelled." in gemini.g.capture()
     ends = [h.event for h in gemini.g.hooks() if h.event == "AfterAgent" and h.t >= delivered]
@@ -181,8 +167,7 @@ def test_a_stalled_reply_is_interrupted_once_after_a_minute(gemini):
     stream = [r for r in gemini.mock.model_requests() if r["kind"] == "stream"]
     assert len(stream) == 1  # the stalled request was not retried after the Esc
 
-    gemini.tick()  # once only: the turn is over, and the delivery is handled
-    assert [line.outcome.split(":")[0] for line in logfile.read_live(log)][-2:] == ["turn-timeout", "interrupted"]
+    ticks_once_only(gemini.tick, log)
     assert gemini.state().split(":")[0] == "idle"
     assert DEFAULT_REPLY not in gemini.g.capture()
     print(f"\ngemini: timed out {timed_out.ts - delivered} s after the delivery; {lines[-1].outcome}")

@@ -17,6 +17,7 @@ import time
 import pytest
 
 from agents.test_real_opencode import OpenCodeRig
+from agents.timeouts import interrupted_once, ticks_once_only
 from rk import logfile
 from rk.core.turntimeout import INTERRUPT_KEYS
 from rk.tmux import chain
@@ -177,25 +178,7 @@ def test_a_stalled_reply_is_interrupted_once_after_a_minute(opencode):
     delivered = logfile.read_live(log)[0].ts
     oc.wait_state("active", timeout=30)
 
-    ticks_before = 0
-    deadline = time.monotonic() + TIMEOUT + 90
-    pressed_at = 0.0
-    while time.monotonic() < deadline:
-        now = int(time.time())
-        pressed_at = time.time()
-        oc.tick()
-        outcomes = [line.outcome for line in logfile.read_live(log)]
-        if any(o.startswith("turn-timeout") for o in outcomes):
-            break
-        assert now - delivered < TIMEOUT + 5, (outcomes, oc.oc.capture())  # it came late
-        ticks_before += 1
-        time.sleep(3)  # the ticker's poll, made short
-    lines = logfile.read_live(log)
-    statuses = [line.outcome.split(":")[0] for line in lines if line.outcome != "rescheduled"]
-    assert statuses == ["delivered", "turn-timeout", "interrupted"], lines
-    timed_out = next(line for line in lines if line.outcome.startswith("turn-timeout"))
-    assert timed_out.ts - delivered >= TIMEOUT
-    assert ticks_before >= 3  # ticks came before the minute and left the turn alone
+    lines, timed_out, pressed_at = interrupted_once(oc.tick, log, delivered, TIMEOUT, oc.oc.capture)
     oc.wait_state("idle", timeout=10)
     aborts = [e for e in oc.oc.events() if e["type"] == "session.error" and e["t"] >= delivered]
     assert [e["p"]["error"]["name"] for e in aborts] == ["MessageAbortedError"]
@@ -203,8 +186,7 @@ def test_a_stalled_reply_is_interrupted_once_after_a_minute(opencode):
     assert listed(oc)["turn_end"] == "interrupted"
     assert "interrupted" in oc.oc.capture()  # `▣  Build · Mock Model · interrupted`
 
-    oc.tick()  # once only: the turn is over, and the delivery is handled
-    assert [line.outcome.split(":")[0] for line in logfile.read_live(log)][-2:] == ["turn-timeout", "interrupted"]
+    ticks_once_only(oc.tick, log)
     assert oc.oc.rk_state().startswith("idle:")
     closed = [r for r in oc.oc.mock.requests if r.get("kind") == "client_closed"]
     print(

@@ -11,11 +11,11 @@ afterwards."""
 from __future__ import annotations
 
 import re
-import time
 
 import harness
 import pytest
 
+from agents.timeouts import interrupted_once, ticks_once_only
 from rk import logfile
 
 pytestmark = [pytest.mark.agents, pytest.mark.slow]
@@ -61,29 +61,12 @@ def test_a_three_minute_tool_call_is_interrupted_once_after_a_minute(rig, agent,
     assert not re.search("Do you want to proceed|Would you like to run", r.run.capture())
     assert not [e for e in r.run.hooks() if e["event"] == "PermissionRequest"]
 
-    ticks_before = 0
-    deadline = time.monotonic() + TIMEOUT + 90
-    while time.monotonic() < deadline:
-        now = int(time.time())
-        r.tick()
-        outcomes = [line.outcome for line in logfile.read_live(log)]
-        if any(o.startswith("turn-timeout") for o in outcomes):
-            break
-        assert now - delivered < TIMEOUT + 5, (outcomes, facts(r, delivered))  # it came late
-        ticks_before += 1
-        time.sleep(3)  # the ticker's poll, made short
-    lines = logfile.read_live(log)
-    statuses = [line.outcome.split(":")[0] for line in lines if line.outcome != "rescheduled"]
-    assert statuses == ["delivered", "turn-timeout", "interrupted"], lines
-    timed_out = next(line for line in lines if line.outcome.startswith("turn-timeout"))
-    assert timed_out.ts - delivered >= TIMEOUT
-    assert ticks_before >= 3  # ticks came before the minute and left the turn alone
+    lines, timed_out, _ = interrupted_once(r.tick, log, delivered, TIMEOUT, lambda: facts(r, delivered))
     r.wait_state("idle", timeout=10)
     assert re.search("Interrupted|interrupted", r.run.capture())
     ends = [e["event"] for e in r.run.hooks(delivered) if e["event"] in ("Stop", "StopFailure", "Interrupt")]
     assert ends == ([] if agent == "claude" else ["Interrupt"])  # Claude: nothing, the screen ended the turn
 
-    r.tick()  # once only: the turn is over, and the delivery is handled
-    assert [line.outcome.split(":")[0] for line in logfile.read_live(log)][-2:] == ["turn-timeout", "interrupted"]
+    ticks_once_only(r.tick, log)
     assert r.state() == "idle"
     print(f"\n{agent}: timed out {timed_out.ts - delivered} s after the delivery; {lines[-1].outcome}")
