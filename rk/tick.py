@@ -27,13 +27,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import tzinfo
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rk import absent, clock, cursor, logfile
 from rk.config import ServerFiles, Settings, check_private_dir, ensure_private_dir, known_servers
 from rk.core import caps
 from rk.core.diagnostics import Diag, Diagnostic, first_line
 from rk.core.dispose import Act, Disposition, Seen, dispose, edge_kept, held_mode
-from rk.core.due import Fire, at_done, due, entry_zone, next_due
+from rk.core.due import Fire, at_done, due, next_due
 from rk.core.entry import At, Backoff, Entry, EntryError, TargetKind
 from rk.core.environ import IDLE_LINE_OPTION
 from rk.core.facts import PaneFact, TargetFact, panes_concerned, resolve_all
@@ -49,6 +50,9 @@ from rk.lock import acquire, claim, claimed, release, release_claim, try_lock
 from rk.observe import LookReport, learn_idle_lines, look_around, pane_of_frame, read_screen, watched
 from rk.pause import paused_until
 from rk.tmux import Server, TmuxError, format_number
+
+if TYPE_CHECKING:
+    from rk.transcript import Transcripts
 
 
 @dataclass(frozen=True)
@@ -183,7 +187,7 @@ class Runtime:
     #: the notice events the ticker's channels hear (`rk.notify`): those need no tmux message
     heard: frozenset[str] = frozenset()
     #: the agents' session records read so far, by offset (the ticker; `rk.transcript`)
-    transcripts: object | None = None
+    transcripts: Transcripts | None = None
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None, **overrides) -> Runtime:
@@ -485,10 +489,9 @@ def _spent(runtime: Runtime, server: Server, entries: list[Entry], view: LogView
     """Today's tokens of the entries with a budget (none read for the others)."""
     if not any(e.budget is not None for e in entries):
         return {}
-    from rk.transcript import Transcripts, spent_today
+    from rk.transcript import spent_today
 
-    cache = runtime.transcripts if isinstance(runtime.transcripts, Transcripts) else Transcripts()
-    return spent_today(server, entries, view.lines, now, lambda e: entry_zone(e, runtime.zone), runtime.environ, cache)
+    return spent_today(server, entries, view.lines, now, runtime.zone, runtime.environ, runtime.transcripts)
 
 
 def _tell_budget(runtime: Runtime, server: Server, entry: Entry, diagnostics: Sequence[Diagnostic]) -> None:

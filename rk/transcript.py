@@ -22,6 +22,7 @@ from datetime import tzinfo
 from pathlib import Path
 
 from rk.core import caps, usage
+from rk.core.due import entry_zone
 from rk.core.entry import Entry
 from rk.core.environ import SESSION_OPTION, TRANSCRIPT_OPTION
 from rk.core.log import LogLine, Status, status_of
@@ -175,19 +176,21 @@ def spent_today(
     entries: Sequence[Entry],
     lines: Sequence[LogLine],
     now: int,
-    zone_of,
+    zone: tzinfo,
     environ: Mapping[str, str],
-    cache: Transcripts,
+    cache: Transcripts | None = None,
 ) -> dict[str, Spent]:
-    """For each entry with a budget: its tokens so far on its current local day."""
+    """For each entry with a budget: its tokens so far on its current local day (in
+    its zone, `entry_zone`, the local one being `zone`). `cache`: the ticker's, which
+    keeps the records read so far; a one-off command reads afresh."""
     out: dict[str, Spent] = {}
     budgeted = [e for e in entries if e.budget is not None]
     if not budgeted:
         return out
+    cache = cache if cache is not None else Transcripts()
     by_id = {e.id: e for e in entries}
     for entry in budgeted:
-        zone: tzinfo = zone_of(entry)
-        start, _ = caps.day_bounds(now, zone)
+        start, _ = caps.day_bounds(now, entry_zone(entry, zone))
         today = [line for line in delivered(lines, start) if line.entry == entry.id]
         if not today:
             out[entry.id] = Spent(0)

@@ -227,21 +227,11 @@ def check_budgets(env: Environment, files, slug: str, entries: list, now: int) -
     if not budgeted:
         return []
     from rk import logfile
-    from rk.core.due import entry_zone
     from rk.tmux import Server
-    from rk.transcript import Transcripts, spent_today
+    from rk.transcript import spent_today
 
-    zone = env.zone()
     lines = logfile.read_live(files.log)
-    spent = spent_today(
-        Server(name=slug, env=env.environ),
-        budgeted,
-        lines,
-        now,
-        lambda e: entry_zone(e, zone),
-        env.environ,
-        Transcripts(),
-    )
+    spent = spent_today(Server(name=slug, env=env.environ), budgeted, lines, now, env.zone(), env.environ)
     return [
         Check(
             f"budget of {e.id} on {slug}",

@@ -143,14 +143,11 @@ def _changed_words(mode: str) -> str:
 
 def _spent_today(env: Environment, entry: Entry, view: LogView, now: int) -> Spent:
     """The entry's tokens so far today, as the tick reads them for its budget."""
-    from rk.core.due import entry_zone
     from rk.tmux import Server
-    from rk.transcript import Transcripts, spent_today
+    from rk.transcript import spent_today
 
-    zone = env.zone()
     server = Server(name=env.server, env=env.environ)
-    found = spent_today(server, [entry], view.lines, now, lambda e: entry_zone(e, zone), env.environ, Transcripts())
-    return found[entry.id]
+    return spent_today(server, [entry], view.lines, now, env.zone(), env.environ)[entry.id]
 
 
 def _short(seconds: int) -> str:
