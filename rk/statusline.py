@@ -19,8 +19,8 @@ import sys
 import time
 from _collections_abc import Mapping
 
-from rk.agent.hook import _BAD, _decode, _reap
-from rk.core.environ import SOURCE_OPTION, STATE_OPTION, ClockError, child_env, fixed_now, state_dir
+from rk.agent.hook import _BAD, _decode, tmux_output
+from rk.core.environ import SOURCE_OPTION, STATE_OPTION, ClockError, fixed_now, state_dir
 from rk.core.glance import Glance, PaneGlance, parse_pane
 
 FORMATS = ("tmux", "json")
@@ -95,34 +95,7 @@ def _live(path: str) -> bool:
 
 def _list_panes(path: str, environ: Mapping[str, str]) -> str:
     """`tmux -S path list-panes -a -F …`'s output, "" on any failure; at most TMUX_TIMEOUT s."""
-    read_end, write_end = os.pipe()
-    argv = ["tmux", "-S", path, "list-panes", "-a", "-F", PANE_FORMAT]
-    actions = [
-        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-        (os.POSIX_SPAWN_DUP2, write_end, 1),
-        (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
-    ]
-    try:
-        pid = os.posix_spawnp("tmux", argv, child_env(environ), file_actions=actions)
-    except OSError:
-        os.close(read_end)
-        return ""
-    finally:
-        os.close(write_end)
-    import select
-
-    chunks, deadline = [], time.monotonic() + TMUX_TIMEOUT
-    try:
-        while (left := deadline - time.monotonic()) > 0 and select.select([read_end], [], [], left)[0]:
-            data = os.read(read_end, 65536)
-            if not data:
-                break
-            chunks.append(data)
-    finally:
-        os.close(read_end)
-    if _reap(pid, max(0.0, deadline - time.monotonic())) != 0:
-        return ""
-    return b"".join(chunks).decode("utf-8", "replace")
+    return tmux_output(path, ["list-panes", "-a", "-F", PANE_FORMAT], environ, TMUX_TIMEOUT)
 
 
 def _panes(path: str, environ: Mapping[str, str]) -> list[PaneGlance]:

@@ -656,11 +656,16 @@ def gemini_screen_end(socket: str, pane: str, env) -> tuple[str, int]:
         time.sleep(GEMINI_SCREEN_STEP)
 
 
-def _capture(socket: str, pane: str, env, timeout: float = TMUX_TIMEOUT) -> str:
+def _capture(socket: str, pane: str, env) -> str:
     """`capture-pane -p -J -e` of `pane` ("" when tmux fails)."""
+    return tmux_output(socket, ["capture-pane", "-p", "-J", "-e", "-t", pane], env)
+
+
+def tmux_output(socket: str, args: list[str], env, timeout: float = TMUX_TIMEOUT) -> str:
+    """What `tmux -S <socket> <args…>` prints, "" on any failure; at most `timeout` s
+    (the hook's screen read, the status line's pane list)."""
     import select
 
-    argv = ["tmux", "-S", socket, "capture-pane", "-p", "-J", "-e", "-t", pane]
     read_fd, write_fd = os.pipe()
     actions = [
         (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
@@ -669,26 +674,25 @@ def _capture(socket: str, pane: str, env, timeout: float = TMUX_TIMEOUT) -> str:
         (os.POSIX_SPAWN_CLOSE, read_fd),
     ]
     try:
-        pid = os.posix_spawnp("tmux", argv, child_env(env), file_actions=actions)
+        pid = os.posix_spawnp("tmux", ["tmux", "-S", socket, *args], child_env(env), file_actions=actions)
     except OSError:
         os.close(read_fd)
-        os.close(write_fd)
         return ""
-    os.close(write_fd)
+    finally:
+        os.close(write_fd)
     chunks: list[bytes] = []
     deadline = time.monotonic() + timeout
     try:
-        while (left := deadline - time.monotonic()) > 0:
-            if not select.select([read_fd], [], [], left)[0]:
-                break
+        while (left := deadline - time.monotonic()) > 0 and select.select([read_fd], [], [], left)[0]:
             chunk = os.read(read_fd, 65536)
             if not chunk:
                 break
             chunks.append(chunk)
     finally:
         os.close(read_fd)
-    status = _reap(pid, max(deadline - time.monotonic(), 0.1))
-    return b"".join(chunks).decode("utf-8", "replace") if status == 0 else ""
+    if _reap(pid, max(deadline - time.monotonic(), 0.0)) != 0:
+        return ""
+    return b"".join(chunks).decode("utf-8", "replace")
 
 
 def _ticker_socket(env) -> str:
