@@ -626,7 +626,7 @@ MUTANTS = [
     Mutant(
         "budget: the skipped-budget line written every poll",
         "rk/core/due.py",
-        "                    if not stop.detail.startswith(_SILENT):",
+        "                    if not stop.said:",
         "                    if True:",
         BUDGETS,
     ),

@@ -389,9 +389,9 @@ def due(
         if entry.budget is not None and (verdict.due or wake_due):
             stop = budget_stop(entry, log, spent.get(entry.id), now, entry_zone(entry, zone))
             if stop is not None:
-                diags.append(stop)
-                if stop.reason == Diag.BUDGET_SPENT:  # its missed occurrences too: nothing goes until midnight
-                    if not stop.detail.startswith(_SILENT):
+                diags.append(stop.diagnostic)
+                if stop.diagnostic.reason == Diag.BUDGET_SPENT:  # missed occurrences too: nothing goes until midnight
+                    if not stop.said:
                         over.append(Quiet(entry.id, Reason.SCHEDULE if verdict.due else Reason.WAKE, target.pane))
                     continue
         if verdict.missed:
@@ -441,28 +441,33 @@ def _cap_detail(cap: caps.DayCap, now: int, zone: tzinfo) -> str:
     return f"capped: {cap.count}/{cap.limit} {day}: fires again from {_stamp(max(cap.end, now), zone)}"
 
 
-_SILENT = "already skipped today"
+@dataclass(frozen=True)
+class BudgetStop:
+    """What a budget says of a due fire: `budget-spent` (it does not go; `said` once
+    today's `skipped-budget` line is written, so one line a day), or `budget-unknown`
+    (it goes: an unknown usage is never taken for 0)."""
+
+    diagnostic: Diagnostic
+    said: bool = False
 
 
-def budget_stop(entry: Entry, log: LogView, spent: Spent | None, now: int, zone: tzinfo) -> Diagnostic | None:
-    """Why a due fire of a budgeted entry does not go (`budget-spent`: the day's known
-    tokens reached the budget; its detail starts with `_SILENT` once today's
-    `skipped-budget` line is written, so one line a day), or a `budget-unknown`
-    note (it goes: an unknown usage is never taken for 0), or None."""
+def budget_stop(entry: Entry, log: LogView, spent: Spent | None, now: int, zone: tzinfo) -> BudgetStop | None:
+    """The budget's word on a due fire of `entry`, or None when it has nothing to say."""
     if entry.budget is None:
         return None
     if spent is None or spent.tokens is None:
         why = spent.why if spent is not None and spent.why else "no usage was read for it"
-        return Diagnostic(entry.id, Diag.BUDGET_UNKNOWN, f"usage unknown ({why}): the budget cannot be enforced")
+        detail = f"usage unknown ({why}): the budget cannot be enforced"
+        return BudgetStop(Diagnostic(entry.id, Diag.BUDGET_UNKNOWN, detail))
     if not over_budget(entry.budget, spent):
         return None
     start, end = caps.day_bounds(now, zone)
     opens = _stamp(end, zone)
-    said = _budget_said(entry, log, start)
     used = f"{format_tokens(spent.tokens)} of {entry.budget.text} spent"
-    if said:
-        return Diagnostic(entry.id, Diag.BUDGET_SPENT, f"{_SILENT}: {used}; fires again from {opens}")
-    return Diagnostic(entry.id, Diag.BUDGET_SPENT, f"{used}; skipped until {opens}")
+    if _budget_said(entry, log, start):
+        detail = f"already skipped today: {used}; fires again from {opens}"
+        return BudgetStop(Diagnostic(entry.id, Diag.BUDGET_SPENT, detail), said=True)
+    return BudgetStop(Diagnostic(entry.id, Diag.BUDGET_SPENT, f"{used}; skipped until {opens}"))
 
 
 def _budget_said(entry: Entry, log: LogView, start: int) -> bool:
@@ -600,8 +605,8 @@ def next_due(
         own = entry_zone(entry, zone)
         floor = 0 if paused else max(caps.reopens(entry, log, now, own), budget_reopens(entry, log, now, own))
         hours = entry.active_hours
-        if not paused and hours is not None and not hours.active_at(now, entry_zone(entry, zone)):
-            consider(hours.next_start(now, entry_zone(entry, zone)), floor)
+        if not paused and hours is not None and not hours.active_at(now, own):
+            consider(hours.next_start(now, own), floor)
         sched = entry.schedule
         if isinstance(sched, Every):
             consider(anchor_of(entry, log) + sched.interval, floor)
