@@ -91,3 +91,9 @@ def wait_option_state(read, state: str, timeout: float, screen=lambda: "") -> st
             return value
         time.sleep(0.02)
     raise AssertionError(f"state {state!r} not reached in {timeout}s; seen {seen}; screen:\n{screen()}")
+
+
+def listed(rig) -> dict:
+    """The row of `rk agent list --json` for the pane of `rig` (any rig with `rk()` and `pane`)."""
+    rows = json.loads(rig.rk("agent", "list", "--json").stdout)["result"]
+    return next(row for row in rows if row["pane"] == rig.pane)

@@ -11,12 +11,12 @@ into a reply that stalls, which ends the turn `interrupted`.
 
 from __future__ import annotations
 
-import json
 import time
 
 import pytest
 
 from agents.mock_gemini import DEFAULT_REPLY
+from agents.rkclient import listed
 from agents.test_real_gemini import GeminiRig
 from agents.timeouts import interrupted_once, ticks_once_only
 from rk import logfile
@@ -29,12 +29,6 @@ def gemini(tmp_path, agent_bin):
     rig = GeminiRig(tmp_path, agent_bin)
     yield rig
     rig.close()
-
-
-def listed(rig: GeminiRig) -> dict:
-    """The pane's row of `rk agent list --json`."""
-    rows = json.loads(rig.rk("agent", "list", "--json").stdout)["result"]
-    return next(row for row in rows if row["pane"] == rig.pane)
 
 
 def wait_turn_end(rig: GeminiRig, after: float, timeout: float = 30.0) -> tuple[str, float]:

@@ -16,6 +16,7 @@ import time
 
 import pytest
 
+from agents.rkclient import listed
 from agents.test_real_opencode import OpenCodeRig
 from agents.timeouts import interrupted_once, ticks_once_only
 from rk import logfile
@@ -61,11 +62,6 @@ def wait_turn_end(oc: OpenCodeRig, end: str, after: int, timeout: float = 30.0) 
             return seen
         time.sleep(0.02)
     raise AssertionError(f"no turn end in {timeout}s; journal {journal(oc)}; screen:\n{oc.oc.capture()}")
-
-
-def listed(oc: OpenCodeRig) -> dict:
-    rows = json.loads(oc.rk("agent", "list", "--json").stdout)["result"]
-    return next(r for r in rows if r["pane"] == oc.pane)
 
 
 def deliver(oc: OpenCodeRig, prompt: str) -> tuple[float, int]:

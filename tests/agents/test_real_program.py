@@ -5,7 +5,6 @@ nothing (a fire, `rk send`); Claude launched through a wrapper (a shell script,
 
 from __future__ import annotations
 
-import json
 import shlex
 import time
 from datetime import timezone
@@ -14,15 +13,11 @@ from pathlib import Path
 import harness
 import pytest
 
+from agents.rkclient import listed
 from rk.core.facts import PaneFact
 from rk.observe import read_screen
 
 pytestmark = pytest.mark.agents
-
-
-def listed(r) -> dict:
-    rows = json.loads(r.rk("agent", "list", "--json").stdout)["result"]
-    return next(row for row in rows if row["pane"] == r.pane)
 
 
 def screen_reads(r):
