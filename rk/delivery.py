@@ -460,7 +460,9 @@ class _Run:
         moved is no evidence (a spinner, a status line, a hook re-stamping
         `idle`). After a recovery (`retry`) the app has shown it is slow to take
         Enter, not slow to draw: the first steps of the ladder (up to
-        `retry_observe`) are enough."""
+        `retry_observe`) are enough. An agent that would read an Enter close behind
+        the paste as part of it gets its layout's `enter_gap` first."""
+        self.sleep(_ENTER_GAP.get(echo.agent, 0.0))
         self.guarded(pane, Command.send_keys(pane, "Enter"))
         start = time.monotonic()
         ladder = [o for o in self.timing.observe if o <= self.timing.retry_observe] if retry else self.timing.observe
@@ -476,6 +478,10 @@ class _Run:
     def clear(self, pane: str, baseline: Frame) -> bool:
         """Send C-u (kill line: readline, canonical ttys and agent composers
         agree on it) until the normalised screen equals the baseline again.
+        C-u stops at the start of its row: from the second try on, a BSpace
+        first joins an empty row below our text to it (an Enter an agent took
+        as a newline leaves the cursor there), so the C-u after it reaches the
+        text; in an empty composer a BSpace erases nothing.
 
         Called whenever text may sit in the composer unsubmitted: a payload
         left half-typed would be submitted glued to the next fire. At least one
@@ -485,8 +491,8 @@ class _Run:
         t = self.timing
         if self.remaining() < t.cleanup_grace:
             self.deadline = time.monotonic() + t.cleanup_grace
-        for _ in range(t.clear_attempts):
-            self.guarded(pane, Command.send_keys(pane, "C-u"))
+        for attempt in range(t.clear_attempts):
+            self.guarded(pane, Command.send_keys(pane, *(("BSpace", "C-u") if attempt else ("C-u",))))
             for _ in range(t.clear_captures):
                 self.sleep(t.clear_interval)
                 if self.frame(pane).norm == baseline.norm:
@@ -678,6 +684,10 @@ class Echo:
 def _read(styled: str, hint: str, title: str) -> Screen:
     """A capture as the agent layouts read it (the reset dating does not matter here)."""
     return classify(styled, LAYOUTS, now=int(time.time()), zone=UTC, hint=hint, title=title)
+
+
+#: How long each agent's Enter keeps behind its paste (`Layout.enter_gap`).
+_ENTER_GAP: dict[str, float] = {layout.agent: layout.enter_gap for layout in LAYOUTS if layout.enter_gap}
 
 
 #: A guard sees the baseline frame (taken under the pane lock, right before

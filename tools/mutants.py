@@ -683,6 +683,21 @@ MUTANTS = [
         "            pass",
         ("tests/test_statusline.py", "-k", "pipe"),
     ),
+    # -- an Enter close behind its paste (Gemini takes it as a newline) -----------------------------
+    Mutant(
+        "delivery: the Enter pressed inside the layout's paste window",
+        "rk/delivery.py",
+        "        self.sleep(_ENTER_GAP.get(echo.agent, 0.0))\n",
+        "",
+        ("tests/test_delivery_paste_window.py",),
+    ),
+    Mutant(
+        "clear: C-u alone, stopped by the empty row an Enter-as-newline left",
+        "rk/delivery.py",
+        '*(("BSpace", "C-u") if attempt else ("C-u",))',
+        '"C-u"',
+        ("tests/test_delivery_paste_window.py",),
+    ),
 ]
 
 

@@ -205,6 +205,9 @@ class Layout:
     placeholder_fg: frozenset[str] = frozenset()
     #: Composer texts that are always placeholders (hints the agent writes there).
     placeholder_text: tuple[str, ...] = ()
+    #: Seconds an Enter keeps behind the paste it submits, for a CLI that reads an Enter
+    #: close behind a paste as part of it (a newline, not a submit).
+    enter_gap: float = 0.0
     _compiled: dict[str, tuple[re.Pattern[str], ...]] = field(default_factory=dict, compare=False, repr=False)
 
     def rx(self, name: str) -> tuple[re.Pattern[str], ...]:

@@ -65,6 +65,11 @@ LAYOUT = Layout(
     placeholder_dim=True,
     placeholder_fg=frozenset({"2;175;175;175", "5;248"}),
     placeholder_text=(r"Type your message or @path/to/file",),
+    # In a terminal it does not trust with pastes (tmux: no kitty protocol), 0.61 turns an
+    # Enter within 40 ms of its paste event into a newline; the paste can already show by
+    # then, and a loaded machine stretches the window (seen in CI: `status?` left above an
+    # empty row, the fire failed).
+    enter_gap=0.25,
 )
 
 _ERROR_MARK = re.compile(r"^✕ ")  # `✕ [API Error: …]`, drawn in red (255;135;175)
