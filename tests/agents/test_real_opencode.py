@@ -38,7 +38,21 @@ class OpenCodeRig(ClientRig):
         )
         self.oc.start()
         self.oc.wait_screen(lambda s: classify(s) == "idle", timeout=90)
+        self.settle()
         self.pane = self.oc.display("#{pane_id}")
+
+    def settle(self, quiet: float = 1.0, timeout: float = 30.0) -> None:
+        """Wait until OpenCode has gone `quiet` seconds without an event: its composer is
+        drawn while it still loads plugins (`plugin.added`, `catalog.updated` for up to
+        half a second after, longer under load), and a first prompt typed then waits for
+        that load before anything on screen answers its Enter."""
+        end = time.time() + timeout
+        while time.time() < end:
+            last = max((e["t"] for e in self.oc.events(noisy=True)), default=0.0)
+            if time.time() - last >= quiet:
+                return
+            time.sleep(0.1)
+        raise AssertionError(f"OpenCode's events did not settle within {timeout}s")
 
     def client(self) -> RkClient:
         return RkClient(self.oc.socket, self.pane, self.state_dir)
