@@ -108,6 +108,10 @@ class Timing:
     observe: tuple[float, ...] = (0.04, 0.08, 0.16, 0.32, 0.64, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0)
     #: The observation after a recovery's second Enter stops here.
     retry_observe: float = 2.0
+    #: Observing on after the ladder, this often, while a hook wrote the pane's state since
+    #: the Enter (the agent is handling input; OpenCode's first prompt of a session shows
+    #: after 1-9 s under load, its session.created stamp at once).
+    stamped_poll: float = 0.25
     #: Clearing: up to this many C-u, each followed by a few captures.
     clear_attempts: int = 4
     clear_interval: float = 0.05
@@ -461,7 +465,10 @@ class _Run:
         `idle`). After a recovery (`retry`) the app has shown it is slow to take
         Enter, not slow to draw: the first steps of the ladder (up to
         `retry_observe`) are enough. An agent that would read an Enter close behind
-        the paste as part of it gets its layout's `enter_gap` first."""
+        the paste as part of it gets its layout's `enter_gap` first. While a hook
+        has written the pane's state since the Enter (`stamped`), the agent took
+        input and is slow to show it: observation goes on, up to the deadline less
+        a clear's grace."""
         self.sleep(_ENTER_GAP.get(echo.agent, 0.0))
         self.guarded(pane, Command.send_keys(pane, "Enter"))
         start = time.monotonic()
@@ -469,6 +476,13 @@ class _Run:
         last = shown
         for offset in ladder:
             self.sleep(start + offset - time.monotonic())
+            last = echo.look(self, pane)
+            why = echo.taken(last, shown)
+            if why:
+                return why, last
+        t = self.timing
+        while stamped(shown, last) and self.remaining() > t.stamped_poll + t.cleanup_grace:
+            self.sleep(t.stamped_poll)
             last = echo.look(self, pane)
             why = echo.taken(last, shown)
             if why:
@@ -686,6 +700,16 @@ def _read(styled: str, hint: str, title: str) -> Screen:
     return classify(styled, LAYOUTS, now=int(time.time()), zone=UTC, hint=hint, title=title)
 
 
+#: Why a delivery was not retyped after an Enter with no evidence.
+STAMPED_AFTER_ENTER = "a hook wrote the pane's state after Enter; not retyped"
+
+
+def stamped(shown: Frame, now: Frame) -> bool:
+    """A hook wrote the pane's state option between `shown` and `now` (any state: a
+    session's stamp is no evidence of a turn, but it says the agent took input)."""
+    return now.field(STATE_OPTION) != shown.field(STATE_OPTION)
+
+
 #: How long each agent's Enter keeps behind its paste (`Layout.enter_gap`).
 _ENTER_GAP: dict[str, float] = {layout.agent: layout.enter_gap for layout in LAYOUTS if layout.enter_gap}
 
@@ -885,6 +909,14 @@ def _deliver_locked(
             # No evidence either way (the composer could not be read after Enter):
             # never typed again, since the first Enter may have landed.
             return _failed("submit not confirmed", "no evidence after Enter; the composer could not be read")
+        if stamped(shown, last):
+            # A hook wrote the pane's state after the Enter: the agent is handling
+            # input, and a second paste could be a second prompt. Never retyped; our
+            # text is cleared only while it stands alone (the Enter, sent first, is
+            # read first: a late submit leaves the C-u an empty composer).
+            stage = "cleared"
+            cleared = not echo.beside(last, text)[0] and run.try_clear(pane, baseline)
+            return _failed("submit not confirmed", f"{STAMPED_AFTER_ENTER}; cleared={cleared}")
 
         # Bounded recovery, once: no evidence, and our text still in the
         # composer. Clear back to the baseline (never a bare second Enter: if

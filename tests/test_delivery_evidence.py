@@ -88,7 +88,9 @@ def test_at_the_cursor_means_ending_at_the_cursor_after_it_moved():
 #: A composer at the bottom, the transcript of what was submitted above it.
 #: argv: raw-bytes file, submissions file, behaviour:
 #:   clears   Enter submits and clears the composer (agent-like);
-#:   swallow  Enter is ignored, and a hook re-stamps `idle` every few ms;
+#:   swallow  Enter is ignored, and a hook re-stamps `idle` every few ms (a new value each time);
+#:   late     Enter stamps `idle` at once (OpenCode's session.created), then the app reads
+#:            nothing for 4 s (creating its session) before it submits and clears;
 #:   aside    input is shown on a status line at the top, the composer stays empty.
 APP = r"""
 import os, subprocess, sys, threading, time, tty
@@ -98,9 +100,10 @@ pane = os.environ["TMUX_PANE"]
 if how == "swallow":
     def restamp():
         while True:
-            subprocess.run(["tmux", "set-option", "-p", "-t", pane, "@rk_pane_agent_state",
-                            f"idle:{int(time.time())}:{os.getpid()}"], check=False)
-            time.sleep(0.003)
+            for n in range(1, 4_000_000):  # a new value each time (the pid field counts)
+                subprocess.run(["tmux", "set-option", "-p", "-t", pane, "@rk_pane_agent_state",
+                                f"idle:{int(time.time())}:{n}"], check=False)
+                time.sleep(0.003)
     threading.Thread(target=restamp, daemon=True).start()
 raw = open(raw_path, "ab", buffering=0)
 buf, transcript, aside = bytearray(), [], b""
@@ -120,7 +123,11 @@ while True:
             buf.clear()
             aside = b""
         elif b == 0x0D:
-            if how == "clears" and buf:
+            if how == "late" and buf:
+                subprocess.run(["tmux", "set-option", "-p", "-t", pane, "@rk_pane_agent_state",
+                                f"idle:{int(time.time())}:{os.getppid()}"], check=False)
+                time.sleep(4)
+            if how in ("clears", "late") and buf:
                 transcript.append(bytes(buf))
                 with open(out_path, "ab") as f:
                     f.write(bytes(buf) + b"\n")
@@ -133,6 +140,8 @@ while True:
 """
 
 FAST = Timing(observe=(0.04, 0.08, 0.16, 0.32, 0.64), retry_observe=0.32)
+#: ...and a deadline that leaves ~0.7 s of observing on after a stamp, then the clear's grace.
+SHORT = Timing(observe=(0.04, 0.08, 0.16, 0.32, 0.64), retry_observe=0.32, deadline=3.0)
 
 
 class App:
@@ -153,12 +162,27 @@ class App:
 
 @pytest.mark.tmux
 def test_a_hook_re_stamping_idle_over_a_composer_that_swallows_enter_is_never_delivered(tmux_server, tmp_path):
+    # A stamp after the Enter is no evidence of a turn; it says the agent took input,
+    # so the prompt is never typed a second time: one Enter each, then cleared.
     app = App(tmux_server, tmp_path, "swallow")
     wait_for(lambda: tmux_server.display(app.pane, "#{@rk_pane_agent_state}"), message="the re-stamps")
-    outcomes = Counter(str(deliver(tmux_server, app.pane, f"wake up {i % 3}", timing=FAST).outcome) for i in range(20))
-    assert outcomes == Counter({"failed: submit not confirmed": 20})
-    assert app.received().count(b"\r") == 40  # it was pressed each time (and once more in each recovery)
-    assert tmux_server.capture(app.pane).rstrip().endswith(">")  # and cleared each time
+    results = [deliver(tmux_server, app.pane, f"wake up {i % 3}", timing=SHORT) for i in range(10)]
+    assert Counter(str(r.outcome) for r in results) == Counter({"failed: submit not confirmed": 10})
+    assert {r.detail for r in results} == {"a hook wrote the pane's state after Enter; not retyped; cleared=True"}
+    assert app.received().count(b"\r") == 10
+    assert tmux_server.capture(app.pane).rstrip().endswith(">")
+
+
+@pytest.mark.tmux
+def test_an_agent_that_stamps_its_state_and_shows_the_prompt_late_is_delivered_once(tmux_server, tmp_path):
+    # OpenCode's first prompt of a session: session.created stamps `idle` at once, the
+    # screen answers the Enter 1-9 s later under load. The short ladder (0.64 s) ends
+    # long before; a recovery then would clear and paste a second copy.
+    app = App(tmux_server, tmp_path, "late")
+    result = deliver(tmux_server, app.pane, "first prompt", timing=FAST)
+    assert (str(result.outcome), result.detail) == ("delivered", "")
+    assert app.submissions() == ["first prompt"]
+    assert app.received() == START + b"first prompt" + END + b"\r"
 
 
 @pytest.mark.tmux

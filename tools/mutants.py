@@ -698,6 +698,21 @@ MUTANTS = [
         '"C-u"',
         ("tests/test_delivery_paste_window.py",),
     ),
+    # -- a hook's stamp after the Enter: the agent took input ----------------------------------------
+    Mutant(
+        "delivery: a stamp after the Enter ignored (the ladder ends, the recovery retypes)",
+        "rk/delivery.py",
+        "    return now.field(STATE_OPTION) != shown.field(STATE_OPTION)\n",
+        "    return False\n",
+        ("tests/test_delivery_evidence.py",),
+    ),
+    Mutant(
+        "delivery: a stamped pane recovered (retyped) instead of cleared",
+        "rk/delivery.py",
+        "        if stamped(shown, last):\n            # A hook wrote",
+        "        if False:\n            # A hook wrote",
+        ("tests/test_delivery_evidence.py",),
+    ),
 ]
 
 
