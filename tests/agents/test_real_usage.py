@@ -29,9 +29,13 @@ def _tick_until(r, entry: str, timeout: float = 60.0) -> str:
     raise AssertionError(f"{entry} had no outcome in {timeout}s; screen:\n{r.run.capture()}")
 
 
-def _turn_done(r, prompt: str, timeout: float = 60.0) -> None:
+def _turn_done(r, prompt: str, count: int = 1, timeout: float = 60.0) -> None:
+    """The `count`-th request of `prompt` reached the mock (the turn began: the hooks had
+    written `active` before it went), then the turn ended. Waiting on the count, not on
+    the prompt being there, keeps a repeated prompt's check from passing on the old turn
+    while the new one has not written its usage yet."""
     deadline = time.monotonic() + timeout
-    while prompt not in r.prompts():
+    while r.prompts().count(prompt) < count:
         assert time.monotonic() < deadline, f"{prompt!r} never reached the mock; screen:\n{r.run.capture()}"
         time.sleep(0.1)
     r.wait_state("idle", timeout=timeout)
@@ -53,7 +57,7 @@ def test_usage_counts_rk_s_turns_not_the_human_s_and_the_budget_stops_the_third_
     _turn_done(r, "a human question")
     r.run.mock.set_mode("ok", usage=RK_TURN)
     assert _tick_until(r, entry) == "delivered"  # one turn spent, under the budget
-    _turn_done(r, "rk usage probe")
+    _turn_done(r, "rk usage probe", count=2)
     assert r.prompts().count("rk usage probe") == 2
 
     assert _tick_until(r, entry) == "skipped-budget"  # two turns reach it: the third fire is skipped
