@@ -9,7 +9,7 @@ a. `due()` at 50 and at 1,000 entries with 100 panes: a realistic mix of
    Extra row (no target in the brief): the same 1,000 entries evaluated 30 min
    after a DST change of the local zone.
 
-b. A tick's log read — `rk.logfile.read_live` + `rk.core.log.LogView` — with 1,000
+b. A tick's log read — `rk.store.delivery_log.read_live` + `rk.core.log.delivery.LogView` — with 1,000
    versus 1,000,000 lines of history. The history is written the way ticks
    write it: `append_lines` in batches, each followed by
    `rotate_if_needed(path, now, backoff=<backoff ids>, max_bytes=Settings().log_max_bytes,
@@ -51,14 +51,14 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from rk.config import Settings  # noqa: E402
-from rk.core import ladder  # noqa: E402
-from rk.core.due import due  # noqa: E402
-from rk.core.entry import WAKE_EVENT, Backoff, CreatedBy, Cron, Entry, Every, Target, WakeOn  # noqa: E402
-from rk.core.facts import PaneFact, resolve_all  # noqa: E402
-from rk.core.log import LogLine, LogView  # noqa: E402
-from rk.core.wake import Observation, fingerprint  # noqa: E402
-from rk.logfile import append_lines, archives, read_live, rotate_if_needed  # noqa: E402
+from rk.core.log.delivery import LogLine, LogView  # noqa: E402
+from rk.core.pane.facts import PaneFact, resolve_all  # noqa: E402
+from rk.core.schedule import ladder  # noqa: E402
+from rk.core.schedule.due import due  # noqa: E402
+from rk.core.schedule.entry import WAKE_EVENT, Backoff, CreatedBy, Cron, Entry, Every, Target, WakeOn  # noqa: E402
+from rk.core.schedule.wake import Observation, fingerprint  # noqa: E402
+from rk.store.config import Settings  # noqa: E402
+from rk.store.delivery_log import append_lines, archives, read_live, rotate_if_needed  # noqa: E402
 
 LOCAL = ZoneInfo("Europe/Berlin")
 NOW = int(datetime(2026, 6, 10, 9, 0, 7, tzinfo=LOCAL).timestamp())

@@ -30,9 +30,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from rk.config import Settings  # noqa: E402
-from rk.core.log import LogLine  # noqa: E402
-from rk.logfile import archive_path, read_history, read_newest  # noqa: E402
+from rk.core.log.delivery import LogLine  # noqa: E402
+from rk.store.config import Settings  # noqa: E402
+from rk.store.delivery_log import archive_path, read_history, read_newest  # noqa: E402
 
 TARGET_RATIO = 1.5
 SLUG = "bench"

@@ -1,6 +1,6 @@
 """Whether a notification channel that hangs or refuses delays the tick.
 
-Three tickers (`rk.ticker.Ticker`, set up as `rk cron ticker` sets its runtime
+Three tickers (`rk.engine.ticker.Ticker`, set up as `rk cron ticker` sets its runtime
 up) on one private tmux server whose pane runs `cat`, each with its own state
 directory, entry (every 1h, not due) and `notify.log`:
 
@@ -39,14 +39,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _util import Sandbox, percentile, wait_for
 
-from rk.config import Settings, ensure_private_dir
-from rk.core.entry import CreatedBy, Entry, Every, Target
-from rk.core.notice import Channel
-from rk.logfile import LiveLogCache
-from rk.notify import NOTIFY_LOG, QUEUE_SIZE, Notifier
-from rk.tick import Runtime
-from rk.ticker import Clocks, Ticker
-from rk.transcript import Transcripts
+from rk.channels.notify import NOTIFY_LOG, QUEUE_SIZE, Notifier
+from rk.core.channels.notice import Channel
+from rk.core.schedule.entry import CreatedBy, Entry, Every, Target
+from rk.engine.tick import Runtime
+from rk.engine.ticker import Clocks, Ticker
+from rk.store.config import Settings, ensure_private_dir
+from rk.store.delivery_log import LiveLogCache
+from rk.store.transcripts import Transcripts
 
 
 class Case:

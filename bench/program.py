@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _util import Sandbox, wait_for
 
-from rk.core.program import judge
-from rk.process import own_pids, read_table, tty_device
+from rk.core.pane.program import judge
+from rk.host.process import own_pids, read_table, tty_device
 
 
 def _median_ms(fn, runs: int) -> float:

@@ -1,7 +1,7 @@
 """How long one tick takes, how many tmux processes it starts, and how fast a
 state change reaches the operator through the ticker.
 
-a. One tick, in-process: `rk.tick.sweep(runtime, only=<server>)` with
+a. One tick, in-process: `rk.engine.tick.sweep(runtime, only=<server>)` with
    the entry and log caches on (as the ticker runs it), on a private tmux
    server with 50 panes (10 windows x 5, each running `cat`, most carrying
    `@rk_pane_agent_state`, some with a live pid, roles on 5 windows, session
@@ -58,17 +58,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _util import Sandbox, met, percentile, wait_for
 
-from rk import clock, cursor, logfile
-from rk.config import ServerFiles, Settings
-from rk.core.cronexpr import CronExpr, zone_for
-from rk.core.due import due, next_due
-from rk.core.entry import Backoff, CreatedBy, Cron, Entry, Every, Target, WakeOn
-from rk.core.facts import resolve_all
-from rk.core.log import LogLine, LogView
-from rk.entryfile import EntryDocument, load_entries
-from rk.lock import release, try_lock
-from rk.logfile import LiveLogCache
-from rk.tick import Runtime, sweep
+from rk.core.log.delivery import LogLine, LogView
+from rk.core.pane.facts import resolve_all
+from rk.core.schedule.cronexpr import CronExpr, zone_for
+from rk.core.schedule.due import due, next_due
+from rk.core.schedule.entry import Backoff, CreatedBy, Cron, Entry, Every, Target, WakeOn
+from rk.engine.tick import Runtime, sweep
+from rk.host import clock
+from rk.host.lock import release, try_lock
+from rk.store import cursor
+from rk.store import delivery_log as logfile
+from rk.store.config import ServerFiles, Settings
+from rk.store.delivery_log import LiveLogCache
+from rk.store.entries import EntryDocument, load_entries
 
 TICK_TARGET_MS = 50.0
 WAKE_P95_TARGET_S = 2.0
@@ -437,7 +439,7 @@ def time_due(rt: Runtime, slug: str, now_box: list[int], T: int, rounds: int, se
 def part_a(args) -> None:
     print("== a. one tick, in-process (sweep(runtime, only=server), with the ticker's entry and log caches)")
     with Sandbox("tick") as sb:
-        os.environ["RK_STATE_DIR"] = str(sb.state)  # rk.delivery keeps its pane locks under the process's state dir
+        os.environ["RK_STATE_DIR"] = str(sb.state)  # rk.act.deliver keeps its pane locks under the process's state dir
         os.environ["TMUX_TMPDIR"] = sb.env["TMUX_TMPDIR"]
         for key in ("TMUX", "TMUX_PANE"):
             os.environ.pop(key, None)

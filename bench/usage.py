@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from rk.core import usage  # noqa: E402
-from rk.transcript import Transcripts  # noqa: E402
+from rk.core.cost import usage  # noqa: E402
+from rk.store.transcripts import Transcripts  # noqa: E402
 
 TARGET_RATIO = 0.01
 FIXTURE = ROOT / "tests" / "fixtures" / "usage" / "claude-transcript.jsonl"

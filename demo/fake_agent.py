@@ -8,7 +8,7 @@ all rk needs from hooks: the same state changes a real agent's hooks write.
 Its screen is its own, like a CLI rk has never seen (a `demo> ` prompt, a
 `~ working (3s)` line while busy): no layout of rk's reads it, so a draft a
 human leaves at its prompt is found by the generic rule alone (the cursor's
-line is not the line it showed at rest: `rk.core.idleline`).
+line is not the line it showed at rest: `rk.core.pane.idle_line`).
 With `--exit-after N` it "exits" after N seconds and leaves a shell in the pane,
 as an agent does when its user quits it.
 """

@@ -258,7 +258,7 @@ def narrate(env: dict, kinds: dict[str, str], minimum: float, maximum: float) ->
     """Print log lines and state changes as they happen, and play the human;
     stop once every kind has delivered, both refusals were logged and `minimum`
     has passed, or at `maximum`."""
-    from rk.core.log import parse_line
+    from rk.core.log.delivery import parse_line
 
     log_path = Path(env["RK_STATE_DIR"]) / f"{SERVER}.log"
     start = time.monotonic()

@@ -20,8 +20,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return _finish(hook_main(args[2:]), argv is None)
     if args[:1] == ["status"] and any(a.startswith("--format") for a in args):
-        from rk.statusline import format_of
-        from rk.statusline import main as statusline_main
+        from rk.channels.statusline import format_of
+        from rk.channels.statusline import main as statusline_main
 
         fmt = format_of(args)
         if fmt is not None:  # a status bar's every redraw: no typer

@@ -228,7 +228,7 @@ def json_ok(res: Result):
 
 def record_intent_writes(monkeypatch) -> list[dict]:
     """Every delivery-journal write from now on, as the record it wrote (the writes still happen)."""
-    from rk import delivery
+    from rk.act import deliver as delivery
 
     writes: list[dict] = []
     original = delivery.Intent.write

@@ -19,7 +19,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from rk.tmux import Server, child_env
+from rk.tmux.server import Server, child_env
 
 _counter = itertools.count()
 
@@ -55,7 +55,7 @@ def _new_server_name() -> str:
 def tmux_server(tmp_path, monkeypatch):
     """A private tmux server with session `main` whose first pane runs `cat`.
 
-    Yields an `rk.tmux.Server`; the server is killed afterwards. TMUX_TMPDIR
+    Yields an `rk.tmux.server.Server`; the server is killed afterwards. TMUX_TMPDIR
     points into tmp_path so no socket of the user's is ever visible.
     """
     if shutil.which("tmux") is None:

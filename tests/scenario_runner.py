@@ -3,12 +3,12 @@
 A scenario file has a title, optional shared `entries`, `panes`, `zone`, and a
 list of `cases`. A case is either a single evaluation (`now`, `log`, `cursor`
 → expected fires, absent fires, missed, diagnostics, next cursor) or, with
-`kind: timeline`, a tick-by-tick replay through `rk.core.simulate` with expected
+`kind: timeline`, a tick-by-tick replay through `rk.core.schedule.simulate` with expected
 fire times. Times may be unix seconds, ISO-8601 instants, or durations such as
 `5m` (seconds after the epoch), so timelines read naturally.
 
 A single evaluation may also expect `typed`: per entry, the text its fire
-(resolved or absent) would type at `now` (`rk.core.placeholders.typed`), and a
+(resolved or absent) would type at `now` (`rk.core.schedule.placeholders.typed`), and a
 fire may name its `occurrence` and wake fields (`wake_pane`, `wake_state`,
 `wake_window`); a pane may have a `window_name`.
 """
@@ -23,16 +23,16 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
-from rk.clock import ClockError, parse_instant
-from rk.core.cronexpr import zone_for
-from rk.core.due import due
 from rk.core.durations import DurationError, parse_duration
-from rk.core.entry import decode_entry
-from rk.core.facts import PaneFact, PaneKind, TargetFact, resolve_all
-from rk.core.log import LogLine, LogView
-from rk.core.placeholders import typed
-from rk.core.simulate import AgentModel, StateChange, simulate
-from rk.core.wake import Observation
+from rk.core.log.delivery import LogLine, LogView
+from rk.core.pane.facts import PaneFact, PaneKind, TargetFact, resolve_all
+from rk.core.schedule.cronexpr import zone_for
+from rk.core.schedule.due import due
+from rk.core.schedule.entry import decode_entry
+from rk.core.schedule.placeholders import typed
+from rk.core.schedule.simulate import AgentModel, StateChange, simulate
+from rk.core.schedule.wake import Observation
+from rk.host.clock import ClockError, parse_instant
 
 SCENARIO_DIR = Path(__file__).resolve().parent.parent / "specs" / "scenarios"
 

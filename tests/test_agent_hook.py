@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 from conftest import wait_for
 
-from rk import clock, config, nudge
-from rk import tmux as rktmux
 from rk.agent import hook
 from rk.core.environ import child_env
+from rk.host import clock, nudge
+from rk.store import config
+from rk.tmux import server as rktmux
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -664,13 +665,13 @@ HEAVY = (
     "ruamel",
     "libtmux",
     "croniter",
-    "rk.tmux",
-    "rk.core.facts",
-    "rk.clock",
-    "rk.config",
+    "rk.tmux.server",
+    "rk.core.pane.facts",
+    "rk.host.clock",
+    "rk.store.config",
     "rk.cli",
-    "rk.core.entry",
-    "rk.nudge",
+    "rk.core.schedule.entry",
+    "rk.host.nudge",
     "subprocess",
     "pathlib",
     "dataclasses",
@@ -1200,7 +1201,7 @@ def test_an_idle_notice_through_the_entry_point_keeps_the_limit(tmux_server, tmp
 
 
 def test_the_retry_delay_is_the_one_rk_counts():
-    from rk.core import look
+    from rk.core.pane import look
 
     assert hook.LIMIT_RETRY == look.LIMIT_RETRY
 

@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 from conftest import run_rk, wait_for
 
-from rk.core.grace import CRON_GRACE
-from rk.core.log import LogLine
-from rk.logfile import read_live
+from rk.core.log.delivery import LogLine
+from rk.core.schedule.grace import CRON_GRACE
+from rk.store.delivery_log import read_live
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 T0 = 1_800_000_000  # on the hour (2027-01-15 08:00 UTC)

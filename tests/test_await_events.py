@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 from conftest import wait_for
 
-from rk import statejournal
-from rk.core import journal
-from rk.core.awaiting import ALL, ANY, PaneView, Spec, conditions_of, observe, outcome, parse_until, start
-from rk.core.events import Replay, merged, selected
-from rk.core.log import LogLine
-from rk.core.turn import hook_turn_end, parse_turn_end, screen_turn_end
-from rk.logfile import append_lines, rotate_if_needed
+from rk.core.channels.awaiting import ALL, ANY, PaneView, Spec, conditions_of, observe, outcome, parse_until, start
+from rk.core.log import states as journal
+from rk.core.log.delivery import LogLine
+from rk.core.log.events import Replay, merged, selected
+from rk.core.pane.turn import hook_turn_end, parse_turn_end, screen_turn_end
+from rk.store import state_journal as statejournal
+from rk.store.delivery_log import append_lines, rotate_if_needed
 
 # -- the turn end, pure ------------------------------------------------------------
 
@@ -173,7 +173,7 @@ def test_events_replay_from_and_merge_oldest_first():
         ("%1", "idle", "idle"),
     ], "a repeated state is no change unless it ends a turn"
     states = states[:3]
-    from rk.core.events import log_events
+    from rk.core.log.events import log_events
 
     log = log_events(
         [LogLine(11, "e1", "%1", "schedule", "delivered"), LogLine(20, "e1", "%1", "schedule", "skipped-busy")]
@@ -267,9 +267,9 @@ def test_agent_list_shows_the_turn_end(tmux_server, tmp_path, env):
 
 
 def test_a_screen_correction_records_the_turn_end_and_journals_it(tmp_path):
-    from rk import observe
-    from rk.core.facts import PaneFact
-    from rk.core.look import Correction
+    from rk.core.pane.facts import PaneFact
+    from rk.core.pane.look import Correction
+    from rk.tmux import observe
 
     class FakeServer:
         path = Path("/nowhere/srv")

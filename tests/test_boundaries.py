@@ -9,12 +9,20 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from rk.core import bounds, unchanged
+from rk.core import bounds
 from rk.core.bounds import MAX_EPOCH
-from rk.core.cronexpr import FOLD_MARGIN_MIN, CronExpr
-from rk.core.dispose import Act, Disposition, Seen, deliver_policy, dispose
-from rk.core.due import Fire, backoff_verdict, clock_went_back, cron_verdict
-from rk.core.entry import (
+from rk.core.cost import unchanged
+from rk.core.cost.usage import MAX_BUDGET, Budget, BudgetError
+from rk.core.environ import is_pane_id
+from rk.core.log.delivery import BUDGET_KEEP, MISSED_CAP, ORPHAN_TTL, RATE_WINDOW, LogLine, LogView, lines_to_keep
+from rk.core.pane.facts import LIMITED as LIMITED_STATE
+from rk.core.pane.facts import PaneFact, TargetFact
+from rk.core.pane.look import LIMIT_RETRY, STALE_AFTER, limit_over, needs_look
+from rk.core.pane.recheck import DIALOG_WATCH, RECHECK_WINDOW, wants_recheck, watching_dialog
+from rk.core.schedule.cronexpr import FOLD_MARGIN_MIN, CronExpr
+from rk.core.schedule.dispose import Act, Disposition, Seen, deliver_policy, dispose
+from rk.core.schedule.due import Fire, backoff_verdict, clock_went_back, cron_verdict
+from rk.core.schedule.entry import (
     WAKE_DEBOUNCE,
     Backoff,
     CreatedBy,
@@ -27,17 +35,10 @@ from rk.core.entry import (
     WakeEvent,
     WakeOn,
 )
-from rk.core.environ import is_pane_id
-from rk.core.facts import LIMITED as LIMITED_STATE
-from rk.core.facts import PaneFact, TargetFact
-from rk.core.grace import CRON_GRACE, HOLD_WINDOW
-from rk.core.ladder import ATTRIBUTION_WINDOW, POLL, Ladder, join_anchor
-from rk.core.log import BUDGET_KEEP, MISSED_CAP, ORPHAN_TTL, RATE_WINDOW, LogLine, LogView, lines_to_keep
-from rk.core.look import LIMIT_RETRY, STALE_AFTER, limit_over, needs_look
-from rk.core.orphan import should_expire
-from rk.core.recheck import DIALOG_WATCH, RECHECK_WINDOW, wants_recheck, watching_dialog
-from rk.core.usage import MAX_BUDGET, Budget, BudgetError
-from rk.core.wake import LIMITED, Observation, WakeVerdict, limit_edge, wake_edge
+from rk.core.schedule.grace import CRON_GRACE, HOLD_WINDOW
+from rk.core.schedule.ladder import ATTRIBUTION_WINDOW, POLL, Ladder, join_anchor
+from rk.core.schedule.orphan import should_expire
+from rk.core.schedule.wake import LIMITED, Observation, WakeVerdict, limit_edge, wake_edge
 
 NOW = 1_800_000_000
 CAP = 30  # Settings.rate_per_hour's default
@@ -246,7 +247,7 @@ def test_the_hook_log_is_kept_at_log_cap_and_started_again_past_it(tmp_path):
 
 
 def test_the_streak_walk_looks_at_walk_limit_lines_and_no_more():
-    from rk.core.ladder import WALK_LIMIT, _walk
+    from rk.core.schedule.ladder import WALK_LIMIT, _walk
 
     assert WALK_LIMIT == 32  # specs/cron.md
     for n in (WALK_LIMIT - 1, WALK_LIMIT, WALK_LIMIT + 1, WALK_LIMIT + 10):
@@ -256,7 +257,7 @@ def test_the_streak_walk_looks_at_walk_limit_lines_and_no_more():
 
 
 def test_a_gap_may_fall_short_of_its_rung_by_half_the_rung_at_most_and_never_by_more_than_120_s():
-    from rk.core.ladder import tolerance
+    from rk.core.schedule.ladder import tolerance
 
     assert [tolerance(g) for g in (60, 90, 239, 240, 241, 1800)] == [30, 45, 119, 120, 120, 120]
 
@@ -276,7 +277,7 @@ def test_a_limit_reset_fire_meeting_a_limit_is_held_under_every_policy_a_schedul
 
 
 def test_a_pane_in_a_mode_tmux_does_not_name_is_held_as_pane_mode():
-    from rk.core.dispose import held_mode
+    from rk.core.schedule.dispose import held_mode
 
     assert held_mode(True, "") == "pane-mode"
     assert held_mode(True, "copy-mode") == "copy-mode"
@@ -286,8 +287,9 @@ def test_a_pane_in_a_mode_tmux_does_not_name_is_held_as_pane_mode():
 def test_an_old_copy_ending_at_a_cursor_that_never_moved_is_no_echo():
     """The `cursor` reading of the echo needs the cursor to have moved since the
     baseline: a previous identical prompt ending where the cursor still sits is old."""
-    from rk.core.payload import needle_for
-    from rk.delivery import Echo, Frame
+    from rk.act.deliver import Echo
+    from rk.core.pane.payload import needle_for
+    from rk.tmux.frame import Frame
 
     def frame(screen: str, cursor: str) -> Frame:
         return Frame("%1", False, False, cursor, screen, rows=screen)

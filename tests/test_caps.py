@@ -1,5 +1,5 @@
 """Per-entry caps (issue 20, item 1): `max_per_day` in the entry's local day and
-`max_total` with its retirement (rk.core.caps).
+`max_total` with its retirement (rk.core.cost.caps).
 
 Sections:
  1. the pure core: day_bounds across DST (a property and the 23 h / 25 h days), the
@@ -25,16 +25,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_forecast import START, TICK, cases, mismatch, real
 
-from rk import logfile
-from rk.core import caps
-from rk.core.entry import CreatedBy, Cron, Entry, EntryError, Every, Target, TargetKind, decode_entry
-from rk.core.facts import TargetFact
-from rk.core.forecast import forecast
-from rk.core.health import is_trouble
-from rk.core.log import LogLine, LogView, Reason, Status, lines_to_keep
+from rk.core.cost import caps
+from rk.core.log.delivery import LogLine, LogView, Reason, Status, lines_to_keep
+from rk.core.pane.facts import TargetFact
+from rk.core.schedule.entry import CreatedBy, Cron, Entry, EntryError, Every, Target, TargetKind, decode_entry
+from rk.core.schedule.forecast import forecast
+from rk.core.schedule.health import is_trouble
+from rk.core.schedule.simulate import StateChange, simulate
 from rk.core.settings import Settings
-from rk.core.simulate import StateChange, simulate
-from rk.entryfile import load_entries
+from rk.store import delivery_log as logfile
+from rk.store.entries import load_entries
 
 BERLIN = ZoneInfo("Europe/Berlin")
 HOUR = 3600
@@ -396,7 +396,7 @@ def test_the_tick_retires_an_entry_after_its_max_total_th_delivery(tmp_path, tmu
 
 
 def test_the_skip_line_anchors_like_a_skip_and_never_counts_toward_the_rate_cap():
-    from rk.core.log import counts_for_rate
+    from rk.core.log.delivery import counts_for_rate
 
     assert not counts_for_rate("skipped-cap: day") and not counts_for_rate("retired: max-total")
     view = LogView(delivered(100) + delivered(200, outcome="skipped-cap: day"))
@@ -405,7 +405,7 @@ def test_the_skip_line_anchors_like_a_skip_and_never_counts_toward_the_rate_cap(
 
 
 def test_gaps_say_a_silenced_occurrence_was_capped_not_that_nothing_ran():
-    from rk.core.gaps import CAPPED, NOT_RUN, Gap, gaps
+    from rk.core.schedule.gaps import CAPPED, NOT_RUN, Gap, gaps
 
     o = [ts(f"2026-01-01T{h:02d}:00:00+00:00") for h in (9, 12, 15, 18)] + [ts("2026-01-02T09:00:00+00:00")]
     own = delivered(o[0], o[1]) + delivered(o[2], outcome="skipped-cap: day")

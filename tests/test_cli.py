@@ -1236,7 +1236,7 @@ def test_tick_json_decisions_on_a_live_server(tmp_path, tmux_server):
 
 
 def test_ticker_status_json(tmp_path):
-    from rk.ticker import PID_NAME, process_start_time
+    from rk.engine.ticker import PID_NAME, process_start_time
 
     env = make_env(tmp_path)
     res = run_in(["cron", "ticker", "status", "--json"], env)
@@ -1635,7 +1635,7 @@ def test_edit_keeps_mute_pin_target_and_creator(tmp_path):
 
 
 def test_a_change_waits_lock_wait_seconds_for_a_held_lock_then_exits_1(tmp_path):
-    from rk.lock import locked
+    from rk.host.lock import locked
 
     env = dict(_hand_state(tmp_path), RK_LOCK_WAIT="2")
     state = state_of(env)
@@ -1660,7 +1660,7 @@ def test_a_change_waits_for_a_tick_to_finish_and_then_lands(tmp_path):
     """The tick holds the lock while it delivers; a change made meanwhile waits, then applies."""
     import threading
 
-    from rk.lock import locked
+    from rk.host.lock import locked
 
     env = _hand_state(tmp_path)
     state = state_of(env)

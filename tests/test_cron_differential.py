@@ -1,4 +1,4 @@
-"""Differential test: our cron occurrences (`rk.core.cronexpr`) against cronsim.
+"""Differential test: our cron occurrences (`rk.core.schedule.cronexpr`) against cronsim.
 
 cronsim is an independent implementation of the same rule (Debian cron's DST
 rule, DECISIONS §2 "Time zones"). For several hundred random expressions in
@@ -15,7 +15,7 @@ brute-force oracle that reads the rule literally on the UTC minute line:
   wall time.
 
 The oracle parses with cronsim's field parser (not ours), and scans every
-UTC minute, so it shares no code with `rk.core.cronexpr`. Assertions:
+UTC minute, so it shares no code with `rk.core.schedule.cronexpr`. Assertions:
 
 1. every instant we return is an occurrence for the oracle;
 2. near each transition (a 26-hour window) we return exactly the oracle's
@@ -38,7 +38,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from cronsim import CronSim, CronSimError
 
-from rk.core.cronexpr import CronError, CronExpr
+from rk.core.schedule.cronexpr import CronError, CronExpr
 
 ZONES = [
     "UTC",

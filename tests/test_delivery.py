@@ -1,4 +1,4 @@
-"""Verified delivery (rk/delivery.py) against real tmux.
+"""Verified delivery (rk/act/deliver.py) against real tmux.
 
 Three kinds of pane stand in for the agents rk types into:
 
@@ -30,11 +30,11 @@ from pathlib import Path
 import pytest
 from conftest import wait_for
 
-from rk import delivery
-from rk.core.log import Outcome
-from rk.core.payload import needle_for, normalise, sanitize
-from rk.delivery import DeliveryResult, Timing, deliver, pane_lock
-from rk.tmux import Server, child_env
+from rk.act import deliver as delivery
+from rk.act.deliver import DeliveryResult, Timing, deliver, pane_lock
+from rk.core.log.delivery import Outcome
+from rk.core.pane.payload import needle_for, normalise, sanitize
+from rk.tmux.server import Server, child_env
 
 #: The shell (the CLI, files, processes, tmux): `make test`, not `make test-fast`.
 pytestmark = pytest.mark.shell
@@ -619,8 +619,8 @@ def test_concurrent_deliveries_into_different_panes_each_get_their_own_text(tmux
 
 _HOLD_LOCK = r"""
 import sys, time
-from rk.delivery import buffer_lock, pane_lock
-from rk.tmux import Server
+from rk.act.deliver import buffer_lock, pane_lock
+from rk.tmux.server import Server
 
 kind, server, name, seconds = sys.argv[1], Server(name=sys.argv[2]), sys.argv[3], float(sys.argv[4])
 with (pane_lock if kind == "pane" else buffer_lock)(server, name, timeout=10):

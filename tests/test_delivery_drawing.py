@@ -1,4 +1,4 @@
-"""The echo probe waits for a paste that is still being drawn (rk/delivery.py,
+"""The echo probe waits for a paste that is still being drawn (rk/act/deliver.py,
 `Timing.probe_drawing`): on a loaded machine a long paste can take seconds to
 show, and calling its echo lost after the first eight captures failed a
 delivery that was arriving (the 20 KB paste under CI's load). The probe goes on
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import wait_for
 
-from rk.delivery import Timing, deliver
+from rk.act.deliver import Timing, deliver
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 #: Drawn one character per 20 ms: about 1.6 s for the whole text, well past the

@@ -1,4 +1,4 @@
-"""`delivered` only when it arrived (rk/delivery.py `Echo`).
+"""`delivered` only when it arrived (rk/act/deliver.py `Echo`).
 
 The echo counts only in the live composer: for a screen an agent layout reads,
 the composer text the layout finds; for any other program, the text that ends
@@ -22,17 +22,18 @@ from pathlib import Path
 import pytest
 from conftest import wait_for
 
+from rk.act.deliver import Echo, Timing, deliver
 from rk.core.environ import STATE_OPTION
-from rk.core.payload import needle_for
-from rk.core.screen import LAYOUTS, classify
-from rk.delivery import _FRAME_FIELDS, Echo, Frame, Timing, deliver
+from rk.core.pane.payload import needle_for
+from rk.core.pane.screen import LAYOUTS, classify
+from rk.tmux.frame import FRAME_FIELDS, Frame
 
 SCREENS = Path(__file__).parent / "fixtures" / "screens"
 START, END = b"\x1b[200~", b"\x1b[201~"
 
 
 def frame(styled: str, state: str = "", cursor: str = "0,0") -> Frame:
-    fields = tuple(state if f == STATE_OPTION else "" for f in _FRAME_FIELDS)
+    fields = tuple(state if f == STATE_OPTION else "" for f in FRAME_FIELDS)
     return Frame("%1", False, False, cursor, styled, styled, fields, rows=styled)
 
 

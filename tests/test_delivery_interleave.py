@@ -18,9 +18,10 @@ import pytest
 from conftest import wait_for
 from test_delivery import Agent
 
-from rk import delivery
-from rk.core.payload import foreign, needle_for
-from rk.delivery import NOT_ALONE, Echo, Frame, deliver
+from rk.act import deliver as delivery
+from rk.act.deliver import NOT_ALONE, Echo, deliver
+from rk.core.pane.payload import foreign, needle_for
+from rk.tmux.frame import Frame
 
 PROMPT = "status of the build?"
 

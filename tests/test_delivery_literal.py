@@ -1,7 +1,7 @@
 """No tmux format expansion of rk's data: with a real client attached (a pty
 running `tmux attach`), `--if-absent notify` shows every entry name, default
 name, program name, window name and role as text. tmux 3.3 has no
-`display-message -l`, so rk doubles every `#` (`rk.tmux.literal`): `#(cmd)` is
+`display-message -l`, so rk doubles every `#` (`rk.tmux.server.literal`): `#(cmd)` is
 never run, `#{…}` and `#[…]` arrive as they were written."""
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from conftest import run_rk, wait_for
 
-from rk.tmux import Command, literal, tmux_word, tmux_words
-from rk.tmux import child_env as tmux_env
+from rk.tmux.server import Command, literal, tmux_word, tmux_words
+from rk.tmux.server import child_env as tmux_env
 
 T0 = 1_800_000_000
 
@@ -151,7 +151,7 @@ def test_the_quoting_of_tmux_command_strings():
 def test_a_buffer_name_with_tmux_syntax_is_passed_through_if_shell_intact(tmux_server):
     """The keystroke commands run as `if-shell` branches, which tmux parses as
     command strings: a buffer name with quotes, `;`, `$` or `#{` still names itself."""
-    from rk.delivery import deliver
+    from rk.act.deliver import deliver
 
     pane = tmux_server.display("main:0.0", "#{pane_id}")
     result = deliver(tmux_server, pane, "via an odd buffer", buffer='rk "odd"; $HOME #{pane_id}')

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from conftest import run_rk, wait_for
 
-from rk.core.dispose import Seen, deliver_policy, held_mode
-from rk.core.entry import Deliver
-from rk.delivery import Timing, _pending_path, deliver
-from rk.logfile import read_live
-from rk.tick import Runtime, sweep
-from rk.tmux import Server
+from rk.act.deliver import Timing, _pending_path, deliver
+from rk.core.schedule.dispose import Seen, deliver_policy, held_mode
+from rk.core.schedule.entry import Deliver
+from rk.engine.tick import Runtime, sweep
+from rk.store.delivery_log import read_live
+from rk.tmux.server import Server
 
 T0 = 1_800_000_000
 START_PASTE = b"\x1b[200~"

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from conftest import wait_for
 
-from rk.core.screen import LAYOUTS, classify
-from rk.delivery import Timing, deliver
+from rk.act.deliver import Timing, deliver
+from rk.core.pane.screen import LAYOUTS, classify
 
 pytestmark = pytest.mark.tmux
 

@@ -17,13 +17,13 @@ from cli_helpers import make_env, one_line_error, run_in
 from ruamel.yaml import YAML
 
 from rk.cli.flags import at_instant
-from rk.core.diagnostics import Diag, Diagnostic
-from rk.core.due import due
-from rk.core.entry import CreatedBy, Cron, Entry, Target
-from rk.core.facts import PaneFact, TargetFact
-from rk.core.health import why_not
-from rk.core.hours import ActiveHours
-from rk.core.log import LogView
+from rk.core.log.delivery import LogView
+from rk.core.log.diagnostics import Diag, Diagnostic
+from rk.core.pane.facts import PaneFact, TargetFact
+from rk.core.schedule.due import due
+from rk.core.schedule.entry import CreatedBy, Cron, Entry, Target
+from rk.core.schedule.health import why_not
+from rk.core.schedule.hours import ActiveHours
 
 NEW_YORK = ZoneInfo("America/New_York")
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -161,7 +161,7 @@ entries:
 
 
 def test_a_hand_edited_catch_up_window_within_the_grace_refuses_that_entry_only():
-    from rk.entryfile import parse_entries_text
+    from rk.store.entries import parse_entries_text
 
     loaded = parse_entries_text(HAND_EDITED)
     assert [e.id for e in loaded.entries] == ["cw02"]
@@ -229,7 +229,7 @@ def test_a_when_idle_catch_up_window_within_its_2_hour_hold_is_refused(tmp_path)
     hand = HAND_EDITED.replace("catch_up_within: 30s", "catch_up_within: 1h").replace(
         "  payload: hi\n", "  payload: hi\n  deliver: when-idle\n", 1
     )
-    from rk.entryfile import parse_entries_text
+    from rk.store.entries import parse_entries_text
 
     loaded = parse_entries_text(hand)
     assert [e.id for e in loaded.entries] == ["cw02"]

@@ -1,4 +1,4 @@
-"""`rk.core.edits`: what an in-place change implies and what it logs (pure)."""
+"""`rk.core.schedule.edits`: what an in-place change implies and what it logs (pure)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from dataclasses import replace
 
 import pytest
 
-from rk.core.edits import muted, rescheduled_line, unmuted, with_if_absent
-from rk.core.entry import Backoff, Cron, Deliver, Entry, Every, IfAbsent, Target, TargetKind, WakeEvent, WakeOn
-from rk.core.log import LogLine, LogView, Reason, Status
+from rk.core.log.delivery import LogLine, LogView, Reason, Status
+from rk.core.schedule.edits import muted, rescheduled_line, unmuted, with_if_absent
+from rk.core.schedule.entry import Backoff, Cron, Deliver, Entry, Every, IfAbsent, Target, TargetKind, WakeEvent, WakeOn
 
 NOW = 1_800_000_000
 BASE = Entry(

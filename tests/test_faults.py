@@ -131,8 +131,8 @@ def test_a_read_of_a_state_dir_others_can_write_warns_once(tmp_path, verb):
 
 
 def _history(path: Path, rotations: int = 30) -> None:
-    from rk.core.log import LogLine
-    from rk.logfile import append_lines, rotate_if_needed
+    from rk.core.log.delivery import LogLine
+    from rk.store.delivery_log import append_lines, rotate_if_needed
 
     t = 1_000_000
     for _ in range(rotations):
@@ -141,7 +141,7 @@ def _history(path: Path, rotations: int = 30) -> None:
 
 
 def _opened(monkeypatch) -> list[str]:
-    """Every path rk.logfile opens (its reads go through os.open)."""
+    """Every path rk.store.delivery_log opens (its reads go through os.open)."""
     import os
 
     opened: list[str] = []
@@ -160,7 +160,7 @@ def test_log_n_reads_archives_by_their_suffix_whatever_their_mtimes(tmp_path, mo
     import os
     import random
 
-    from rk.logfile import archive_path, archives, read_history, read_newest
+    from rk.store.delivery_log import archive_path, archives, read_history, read_newest
 
     path = tmp_path / "s.log"
     _history(path)
@@ -184,8 +184,8 @@ def test_log_n_reads_archives_by_their_suffix_whatever_their_mtimes(tmp_path, mo
 def test_a_rotation_of_only_old_lines_joins_the_newest_archive_so_its_order_holds(tmp_path):
     """When every line that leaves is older than the newest archive's last (a clock set
     back, or lines kept for long), a new archive would end older than the one before it."""
-    from rk.core.log import LogLine
-    from rk.logfile import append_lines, archive_path, archives, read_history, read_newest, rotate_if_needed
+    from rk.core.log.delivery import LogLine
+    from rk.store.delivery_log import append_lines, archive_path, archives, read_history, read_newest, rotate_if_needed
 
     path = tmp_path / "s.log"
     append_lines(archive_path(path, 2), [LogLine(500 + i, "a", "%1", "schedule", "delivered") for i in range(50)])
@@ -204,7 +204,7 @@ def test_a_rotation_of_only_old_lines_joins_the_newest_archive_so_its_order_hold
 
 
 def test_wake_provenance_is_worked_out_only_for_a_payload_that_may_read_it():
-    from rk.core.due import uses_wake_fields
+    from rk.core.schedule.due import uses_wake_fields
 
     assert uses_wake_fields("{wake_pane} went {wake_state}") and uses_wake_fields("in {wake_window}")
     assert not uses_wake_fields("continue") and not uses_wake_fields("{now}: wake_pane")

@@ -1,4 +1,4 @@
-"""The forecast against the simulator: what `rk.core.forecast` says the tick will do
+"""The forecast against the simulator: what `rk.core.schedule.forecast` says the tick will do
 with an entry is what the simulated ticker then does.
 
 Random entries in three zones (every, cron, at, backoff; active hours, a mute, a pause, the rate
@@ -25,15 +25,15 @@ from cli_helpers import make_env, run_in
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
-from rk.core import forecast as forecast_module
-from rk.core.entry import At, Backoff, CreatedBy, Cron, Deliver, Entry, Every, Target, TargetKind
-from rk.core.facts import TargetFact
-from rk.core.forecast import forecast
-from rk.core.health import is_trouble
-from rk.core.hours import ActiveHours
-from rk.core.log import LogLine, LogView, Reason, Status
+from rk.core.log.delivery import LogLine, LogView, Reason, Status
+from rk.core.pane.facts import TargetFact
+from rk.core.schedule import forecast as forecast_module
+from rk.core.schedule.entry import At, Backoff, CreatedBy, Cron, Deliver, Entry, Every, Target, TargetKind
+from rk.core.schedule.forecast import forecast
+from rk.core.schedule.health import is_trouble
+from rk.core.schedule.hours import ActiveHours
+from rk.core.schedule.simulate import PAUSE, RESUME, SHELL, StateChange, simulate
 from rk.core.settings import Settings
-from rk.core.simulate import PAUSE, RESUME, SHELL, StateChange, simulate
 
 TICK = 60
 START = 1_800_000_000 - 1_800_000_000 % 86400 + 6 * 3600  # 06:00Z, on the minute grid

@@ -6,10 +6,10 @@ The contracts (reference §1.4, §2.3, §3.14; module docs):
 * `parse_entries_text` / `load_entries` are tolerant: they never raise; a
   document that does not parse gives `entry-file-corrupt`, each bad element of
   `entries:` gives `entry-invalid`, and every good element still loads.
-* `rk.core.log.parse_line` never raises; `rk.logfile.read_live` keeps every readable
+* `rk.core.log.delivery.parse_line` never raises; `rk.store.delivery_log.read_live` keeps every readable
   line whatever garbage or torn line surrounds it, and the next append starts
   on a fresh line.
-* `rk.cursor.parse_cursor` returns {} for anything unreadable, never raises.
+* `rk.store.cursor.parse_cursor` returns {} for anything unreadable, never raises.
 * `EntryDocument.read` (strict) refuses a corrupt file with EntryFileError only.
 
 Inputs deep enough to overflow a C stack run in a subprocess, so a crash of
@@ -31,15 +31,15 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from rk.config import ServerFiles
 from rk.core.bounds import MAX_EPOCH
-from rk.core.diagnostics import Diag
-from rk.core.entry import CreatedBy, Cron, Entry, Target, decode_entry
-from rk.core.log import LogLine, parse_line
-from rk.core.wake import Observation
-from rk.cursor import parse_cursor, render_cursor
-from rk.entryfile import EntryDocument, EntryFileError, LoadResult, load_entries, parse_entries_text
-from rk.logfile import append_lines, read_live
+from rk.core.log.delivery import LogLine, parse_line
+from rk.core.log.diagnostics import Diag
+from rk.core.schedule.entry import CreatedBy, Cron, Entry, Target, decode_entry
+from rk.core.schedule.wake import Observation
+from rk.store.config import ServerFiles
+from rk.store.cursor import parse_cursor, render_cursor
+from rk.store.delivery_log import append_lines, read_live
+from rk.store.entries import EntryDocument, EntryFileError, LoadResult, load_entries, parse_entries_text
 
 FUZZ = settings(
     max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
@@ -352,7 +352,7 @@ def test_deeply_nested_entry_file_is_corrupt_not_a_crash(tmp_path, text):
     proc = _isolated(
         f"""
         import json, pathlib
-        from rk.entryfile import load_entries, parse_entries_text
+        from rk.store.entries import load_entries, parse_entries_text
         text = {text}
         a = parse_entries_text(text)
         pathlib.Path({str(path)!r}).write_text(text)
@@ -378,7 +378,7 @@ def test_deeply_nested_cursor_is_a_cold_start_not_a_crash(text):
     loader, which overflows the C stack."""
     proc = _isolated(
         f"""
-        from rk.cursor import parse_cursor
+        from rk.store.cursor import parse_cursor
         print(repr(parse_cursor({text})))
         """
     )
@@ -446,7 +446,7 @@ def test_parse_line_never_raises(junk):
 def test_read_live_keeps_every_valid_line_around_garbage_and_a_torn_tail(tmp_path, lines, junk, data):
     """Garbage lines and a last line torn by a crash are skipped; every valid line is
     read back in order; the next append starts on a fresh line (module doc of
-    rk.logfile) so it is readable too and the torn fragment stays garbage."""
+    rk.store.delivery_log) so it is readable too and the torn fragment stays garbage."""
     tagged = [(line.to_json().encode(), line) for line in lines] + [(j, None) for j in junk]
     order = data.draw(st.permutations(range(len(tagged))))
     tagged = [tagged[i] for i in order]

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from rk.agent import hook
-from rk.core.screen.gemini import turn_end_of
-from rk.core.turn import GEMINI_NO_RESPONSE, reads_gemini_screen
+from rk.core.pane.screen.gemini import turn_end_of
+from rk.core.pane.turn import GEMINI_NO_RESPONSE, reads_gemini_screen
 from tests.test_agent_hook import hook_env, option, pane_of, run_hook
 
 SCREENS = Path(__file__).parent / "fixtures" / "screens" / "gemini"

@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from rk.core.entry import Backoff, CreatedBy, Cron, Entry, Every, Target
-from rk.core.ladder import POLL as CLOCK_SKEW
-from rk.core.log import LogLine
+from rk.core.log.delivery import LogLine
+from rk.core.schedule.entry import Backoff, CreatedBy, Cron, Entry, Every, Target
+from rk.core.schedule.ladder import POLL as CLOCK_SKEW
 from tests.cli_helpers import make_env, one_line_error, run_in, snapshot, write_private
 
 T0 = 1_800_000_000
@@ -113,7 +113,7 @@ def test_no_mutation_rewrites_a_file_the_loader_calls_corrupt(tmp_path, kind, ve
 def test_a_flat_ladder_fires_one_step_after_its_last_line_whatever_came_before(every):
     """`--idle-every 90s` with own lines at 0, 30, …, 150 and 240 s: next at 330 s (it was
     630 s: with a 120 s tolerance every gap counted as a rung at the cap)."""
-    from rk.core.ladder import join_anchor
+    from rk.core.schedule.ladder import join_anchor
 
     spam = [30 * k for k in range(6)]  # lines one poll apart (skips, manual runs)
     history = [*spam, spam[-1] + every]
@@ -130,8 +130,8 @@ def test_a_flat_ladder_fires_one_step_after_its_last_line_whatever_came_before(e
 def test_log_n_from_the_newest_end_equals_the_tail_of_the_whole_history(tmp_path_factory, data):
     """`read_newest(n)` reads archives only as far back as needed and gives exactly what
     the whole merged history's last n lines are, with or without an entry filter."""
-    from rk.core.log import LogLine
-    from rk.logfile import append_lines, read_history, read_newest, rotate_if_needed
+    from rk.core.log.delivery import LogLine
+    from rk.store.delivery_log import append_lines, read_history, read_newest, rotate_if_needed
 
     path = tmp_path_factory.mktemp("log") / "s.log"
     ids = ["a", "b", "c", "d"]
@@ -151,7 +151,7 @@ def test_log_n_from_the_newest_end_equals_the_tail_of_the_whole_history(tmp_path
 
 
 def test_history_is_kept_by_default():
-    from rk.config import Settings
+    from rk.store.config import Settings
 
     assert Settings().log_keep == 0, "every archive is kept unless log_keep says otherwise"
 
@@ -161,8 +161,8 @@ def test_history_is_kept_by_default():
 def test_log_n_survives_a_missing_or_touched_archive(tmp_path, damage):
     import os
 
-    from rk.core.log import LogLine
-    from rk.logfile import append_lines, archive_path, read_history, read_newest, rotate_if_needed
+    from rk.core.log.delivery import LogLine
+    from rk.store.delivery_log import append_lines, archive_path, read_history, read_newest, rotate_if_needed
 
     path = tmp_path / "s.log"
     t = 1_000_000
@@ -247,9 +247,9 @@ def test_a_symlink_planted_at_a_state_file_is_never_written_through(tmp_path):
     import os
     import stat
 
-    from rk.core.log import LogLine
-    from rk.logfile import append_lines, read_live
-    from rk.ticker import _private_append_fd
+    from rk.core.log.delivery import LogLine
+    from rk.engine.ticker import _private_append_fd
+    from rk.store.delivery_log import append_lines, read_live
 
     victim = tmp_path / "victim"
     victim.write_text("precious\n")
@@ -289,7 +289,7 @@ def test_after_the_clock_goes_back_no_schedule_is_silent_past_its_period_and_a_p
     """The entry's newest line lies `jump` s beyond now (the clock was set back): the
     first tick re-anchors it at now (a `clock` `rescheduled` line), and the next fire
     comes within its own period plus one poll, then the usual cadence (no burst)."""
-    from rk.core.simulate import StateChange, simulate
+    from rk.core.schedule.simulate import StateChange, simulate
 
     schedule, period = KINDS[kind]
     start = 1_800_000_000  # 2027-01-15T08:00:00Z, on a five-minute boundary
@@ -319,7 +319,7 @@ def test_after_the_clock_goes_back_no_schedule_is_silent_past_its_period_and_a_p
 
 
 def test_a_forward_jump_still_gives_one_fire_not_a_burst():
-    from rk.core.simulate import StateChange, simulate
+    from rk.core.schedule.simulate import StateChange, simulate
 
     start = 1_800_000_000
     entry = Entry(
@@ -502,7 +502,7 @@ def test_no_value_in_a_file_stops_the_other_entries_or_crashes_a_command(tmp_pat
     ],
 )
 def test_a_pane_state_with_an_epoch_or_pid_out_of_range_is_unknown(value):
-    from rk.core.facts import UNKNOWN, parse_state_option
+    from rk.core.pane.facts import UNKNOWN, parse_state_option
 
     assert parse_state_option(value) == UNKNOWN
 
@@ -584,9 +584,9 @@ def test_an_entries_file_past_its_caps_is_refused_in_bounded_time(tmp_path, shap
 def test_digits_outside_ascii_are_refused_everywhere_a_number_is_read(digits):
     """`str.isdigit` and `\\d` accept superscripts and other scripts' digits, which
     `int` then rejects or reads: every reader refuses them as bad input instead."""
-    from rk.clock import ClockError, parse_instant
-    from rk.core.cronexpr import CronError, CronExpr
     from rk.core.durations import DurationError, parse_duration
+    from rk.core.schedule.cronexpr import CronError, CronExpr
+    from rk.host.clock import ClockError, parse_instant
 
     with pytest.raises(CronError):
         CronExpr.parse(f"{digits} * * * *")

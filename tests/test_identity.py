@@ -14,10 +14,10 @@ import pytest
 from cli_helpers import record_intent_writes
 from conftest import run_rk, wait_for
 
-from rk.core.log import LogLine
-from rk.core.payload import needle_for
-from rk.logfile import read_live
-from rk.tmux import Server, child_env
+from rk.core.log.delivery import LogLine
+from rk.core.pane.payload import needle_for
+from rk.store.delivery_log import read_live
+from rk.tmux.server import Server, child_env
 
 pytestmark = pytest.mark.shell
 
@@ -188,8 +188,8 @@ def test_a_pane_respawned_in_place_is_the_same_pane(env, tmux_server, tmp_path):
 
 def test_a_restart_between_the_enumeration_and_the_typing_is_caught_by_the_last_look(env, tmux_server, tmp_path):
     """The guard right before the paste reads the server's start time and pid in its frame."""
-    from rk import delivery
-    from rk.tick import Runtime, sweep
+    from rk.act import deliver as delivery
+    from rk.engine.tick import Runtime, sweep
 
     server = tmux_server
     pane, _ = receiver(server, tmp_path, "a")
@@ -213,7 +213,7 @@ def test_a_restart_between_the_enumeration_and_the_typing_is_caught_by_the_last_
 
 
 def journal(env, server: Server, entry: str, pane: str, phase: str, needle: str, **extra) -> Path:
-    """An interrupted delivery's journal as `rk.delivery.Intent` writes it."""
+    """An interrupted delivery's journal as `rk.act.deliver.Intent` writes it."""
     intents = Path(env["RK_STATE_DIR"]) / f"{server.name}.intents"
     intents.mkdir(mode=0o700, exist_ok=True)
     record = {"entry": entry, "reason": "schedule", "ts": T0 + 60, "target": pane, "phase": phase, "pane": pane}
@@ -235,7 +235,7 @@ def typed_unsent(server: Server, pane: str, text: str) -> None:
 
 
 def pasted_fingerprint(server: Server, pane: str) -> str:
-    from rk.delivery import DEFAULT_BUFFER, Timing, _fingerprint, _Run
+    from rk.act.deliver import DEFAULT_BUFFER, Timing, _fingerprint, _Run
 
     return _fingerprint(_Run(server, Timing(), DEFAULT_BUFFER).frame(pane))
 
@@ -271,7 +271,7 @@ def test_a_journal_whose_pane_is_gone_after_a_restart_is_dropped_with_a_line_and
     """A's %1 crashed mid-delivery; B has no %1 yet. The line says so (the pane cannot be
     read, so the recovery alone would log nothing for a paste), and the crash's pending
     marker goes too: the next delivery into a new %1 must not clear that pane's line."""
-    from rk.delivery import _pending_path
+    from rk.act.deliver import _pending_path
 
     server = tmux_server
     pane, _ = receiver(server, tmp_path, "a")
@@ -322,7 +322,7 @@ def test_the_same_journal_without_a_restart_still_recovers(env, tmux_server, tmp
 
 
 def test_a_delivery_journals_the_identity_of_the_pane_it_types_into(env, tmux_server, tmp_path, monkeypatch):
-    from rk.tick import Runtime, sweep
+    from rk.engine.tick import Runtime, sweep
 
     server = tmux_server
     pane, out = receiver(server, tmp_path, "a")
@@ -339,7 +339,7 @@ def test_a_delivery_journals_the_identity_of_the_pane_it_types_into(env, tmux_se
 def test_the_recovery_reads_the_identity_in_its_own_frame_too(tmux_server, tmp_path):
     """A restart between the tick's enumeration and the recovery: `recover` itself sees
     the frame of another server's pane and presses nothing."""
-    from rk.delivery import recover
+    from rk.act.deliver import recover
 
     server = tmux_server
     was = pane_identity(server, "%0")

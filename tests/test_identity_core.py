@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from rk.config import ServerFiles
-from rk.core.entry import EntryError, Target, TargetKind, decode_entry
-from rk.core.facts import PaneFact, resolve_target
-from rk.core.identity import REPLACED, ServerIdentity, journal_moved
-from rk.entryfile import EntryDocument, load_entries, parse_entries_text
+from rk.core.pane.facts import PaneFact, resolve_target
+from rk.core.pane.identity import REPLACED, ServerIdentity, journal_moved
+from rk.core.schedule.entry import EntryError, Target, TargetKind, decode_entry
+from rk.store.config import ServerFiles
+from rk.store.entries import EntryDocument, load_entries, parse_entries_text
 
 A = ServerIdentity(1_796_195_015, 7624)
 

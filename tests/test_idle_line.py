@@ -1,6 +1,6 @@
 """Drafts for any agent: a pane whose screen no layout reads (a hook-only agent, the
 demo's fake agent) gets a human's half-typed text held, by the idle line rk
-learnt when the pane was last idle (`rk.core.idleline`), not fused with rk's prompt."""
+learnt when the pane was last idle (`rk.core.pane.idle_line`), not fused with rk's prompt."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from conftest import run_rk, wait_for
 
-from rk.core.idleline import IdleLine, cursor_line, is_draft, learned, parse
-from rk.core.screen import LAYOUTS, classify
-from rk.logfile import read_live
+from rk.core.pane.idle_line import IdleLine, cursor_line, is_draft, learned, parse
+from rk.core.pane.screen import LAYOUTS, classify
+from rk.store.delivery_log import read_live
 
 FAKE_AGENT = Path(__file__).resolve().parent.parent / "demo" / "fake_agent.py"
 DRAFT = "half-typed thought, not sent yet"

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from conftest import wait_for
 
-from rk.core.turntimeout import INTERRUPT_KEYS, KEY_GAP
-from rk.tmux import Command
-from rk.turntimeout import press_commands
+from rk.act.interrupt import press_commands
+from rk.core.cost.turn_timeout import INTERRUPT_KEYS, KEY_GAP
+from rk.tmux.server import Command
 
 #: Records each read of its terminal (time, bytes as hex), one JSON line each.
 READER = textwrap.dedent(

@@ -17,10 +17,10 @@ from datetime import UTC, datetime
 import pytest
 from test_look import FIXTURES, NOW, add, logged, option, replay, tick
 
-from rk.core.dispose import Act, Disposition, Seen, dispose, edge_kept
-from rk.core.due import Fire
-from rk.core.entry import Entry, Target, TargetKind, WakeEvent, WakeOn, WakeOnly
-from rk.core.log import LogView, Reason
+from rk.core.log.delivery import LogView, Reason
+from rk.core.schedule.dispose import Act, Disposition, Seen, dispose, edge_kept
+from rk.core.schedule.due import Fire
+from rk.core.schedule.entry import Entry, Target, TargetKind, WakeEvent, WakeOn, WakeOnly
 
 
 def _printed_reset() -> int:

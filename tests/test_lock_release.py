@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from conftest import run_rk, wait_for
 
-from rk.core.log import LogLine
-from rk.lock import LockHeld, acquire, claimed, release
-from rk.logfile import read_live
+from rk.core.log.delivery import LogLine
+from rk.host.lock import LockHeld, acquire, claimed, release
+from rk.store.delivery_log import read_live
 
 pytestmark = pytest.mark.shell
 
@@ -186,7 +186,7 @@ def test_changes_and_a_second_tick_go_through_while_a_tick_types_for_many_second
 def test_a_change_landing_before_the_paste_wins_and_nothing_is_typed(env, tmux_server, tmp_path, monkeypatch, change):
     """The tick waits for the pane (another delivery holds its lock) with the server's
     lock let go; the entry changes meanwhile: nothing is typed, nothing is logged."""
-    from rk.delivery import pane_lock
+    from rk.act.deliver import pane_lock
 
     slug = tmux_server.name
     ((pane, got),) = slow_panes(tmux_server, tmp_path, 1, delay=0)
@@ -239,10 +239,10 @@ def test_a_tick_that_typed_with_the_lock_let_go_keeps_the_newer_cursor_of_a_tick
 ):
     """In one process: the first tick's delivery runs a whole second tick; the
     first then writes its own claimed entries' observations only."""
-    from rk.core.log import Outcome, Status
-    from rk.cursor import read_cursor
-    from rk.delivery import DeliveryResult
-    from rk.tick import Runtime, sweep
+    from rk.act.deliver import DeliveryResult
+    from rk.core.log.delivery import Outcome, Status
+    from rk.engine.tick import Runtime, sweep
+    from rk.store.cursor import read_cursor
 
     slug = tmux_server.name
     pane = tmux_server.run("list-panes", "-t", "main", "-F", "#{pane_id}").split()[0]

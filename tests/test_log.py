@@ -7,9 +7,9 @@ import stat
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rk.core import ladder
-from rk.core.log import RATE_WINDOW, LogLine, LogView, counts_for_rate, lines_to_keep, parse_line, status_of
-from rk.logfile import append_lines, archives, read_history, read_live, rotate_if_needed
+from rk.core.log.delivery import RATE_WINDOW, LogLine, LogView, counts_for_rate, lines_to_keep, parse_line, status_of
+from rk.core.schedule import ladder
+from rk.store.delivery_log import append_lines, archives, read_history, read_live, rotate_if_needed
 
 
 def L(ts, entry="e1", outcome="delivered", target="%1", reason="schedule"):
@@ -272,7 +272,7 @@ def test_the_kept_lines_answer_every_query_as_the_whole_log_does(case):
 
 
 def test_the_live_log_cache_reads_only_what_was_appended_and_notices_rotation(tmp_path):
-    from rk.logfile import LiveLogCache
+    from rk.store.delivery_log import LiveLogCache
 
     path = tmp_path / "s.log"
     cache = LiveLogCache()

@@ -18,8 +18,8 @@ import pytest
 from cli_helpers import json_error, run_in
 from conftest import run_rk, wait_for
 
-from rk.core import mcpguard
-from rk.core.mcpguard import Caller, Limits, Refusal
+from rk.core.channels import mcpguard
+from rk.core.channels.mcpguard import Caller, Limits, Refusal
 
 TOOLS = {
     "cron_add",
@@ -433,7 +433,7 @@ def test_a_plain_cli_start_does_not_load_the_sdk(tmp_path):
         check=True,
     )
     modules = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
-    assert "rk.cron" not in modules and "rk.mcpserver" not in modules
+    assert "rk.cron" not in modules and "rk.channels.mcp" not in modules
     assert not {m for m in modules if m == "mcp" or m.startswith("mcp.")}
 
 

@@ -1,4 +1,4 @@
-"""Notifications: the pure decisions (`rk.core.notice`) and the shell (`rk.notify`)
+"""Notifications: the pure decisions (`rk.core.channels.notice`) and the shell (`rk.channels.notify`)
 against a real local HTTP receiver behind an Apprise `json://` URL."""
 
 from __future__ import annotations
@@ -15,9 +15,8 @@ import pytest
 from conftest import wait_for
 from test_ticker import FakeDelivery, entry, make_ticker, pane_of, run_in_thread, write_entries
 
-from rk.core.entry import CreatedBy, IfAbsent
-from rk.core.hours import ActiveHours
-from rk.core.notice import (
+from rk.channels.notify import NOTIFY_LOG, Notifier, read_memory, with_timeouts
+from rk.core.channels.notice import (
     EVENTS,
     Channel,
     Event,
@@ -28,7 +27,8 @@ from rk.core.notice import (
     parse_channels,
     plan,
 )
-from rk.notify import NOTIFY_LOG, Notifier, read_memory, with_timeouts
+from rk.core.schedule.entry import CreatedBy, IfAbsent
+from rk.core.schedule.hours import ActiveHours
 
 NOW = 1_800_000_000
 
@@ -234,7 +234,7 @@ def test_each_event_arrives_once_with_its_fields(tmp_path, tmux_server, receiver
 
 def _log_outcomes(state, slug: str) -> list[str]:
     """The statuses of the server's delivery log, oldest first."""
-    from rk import logfile
+    from rk.store import delivery_log as logfile
 
     return [line.outcome.split(":")[0] for line in logfile.read_live(state / f"{slug}.log")]
 
@@ -433,8 +433,8 @@ def test_a_full_queue_drops_and_logs_notify_failed_and_never_blocks(tmp_path, ca
     """A channel whose one send never ends: its queue fills to QUEUE_SIZE, and each send
     past it is dropped at once, written to notify.log and the ticker's log; the queued
     ones go out when the channel answers again."""
-    from rk.notify import QUEUE_SIZE
-    from rk.tick import Decision, ServerTick
+    from rk.channels.notify import QUEUE_SIZE
+    from rk.engine.tick import Decision, ServerTick
 
     gate, entered, sent = threading.Event(), threading.Event(), []
 
@@ -455,7 +455,7 @@ def test_a_full_queue_drops_and_logs_notify_failed_and_never_blocks(tmp_path, ca
         notifier.after_tick([failed(0, 1)], NOW)
         wait_for(entered.is_set, timeout=10, message="the worker inside its one send")
         extra = 3
-        with caplog.at_level("INFO", logger="rk.notify"):
+        with caplog.at_level("INFO", logger="rk.channels.notify"):
             args = ([failed(1, QUEUE_SIZE + extra)], NOW + 1)
             tick = threading.Thread(target=notifier.after_tick, args=args, daemon=True)
             tick.start()
@@ -485,7 +485,9 @@ def test_apprise_is_imported_only_on_the_send_path():
     import subprocess
     import sys
 
-    probe = "import sys, rk.ticker, rk.cli, rk.agent.hook, rk.statusline; print('apprise' in sys.modules)"
+    probe = (
+        "import sys, rk.engine.ticker, rk.cli, rk.agent.hook, rk.channels.statusline; print('apprise' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
 
@@ -539,13 +541,13 @@ def test_doctor_lists_channels_and_whether_each_is_reachable(tmp_path, receiver)
 
 @pytest.mark.shell
 def test_the_ticker_starts_the_good_channels_and_logs_the_bad_one(tmp_path, caplog):
-    from rk import notify
+    from rk.channels import notify
 
     env = _cli_env(
         tmp_path, 'notify:\n  - url: "json://127.0.0.1:1/"\n  - url: "json://h/"\n    quiet: "25:00-07:00"\n'
     )
     (tmp_path / "state").mkdir(mode=0o700)
-    with caplog.at_level("WARNING", logger="rk.notify"):
+    with caplog.at_level("WARNING", logger="rk.channels.notify"):
         notifier = notify.start(tmp_path / "state", env, UTC)
     assert notifier is not None and [c.name for c in notifier.channels] == ["1"]
     assert "notify item 2: quiet" in caplog.text and "that channel is off" in caplog.text
@@ -555,7 +557,7 @@ def test_the_ticker_starts_the_good_channels_and_logs_the_bad_one(tmp_path, capl
 
 @pytest.mark.shell
 def test_a_long_notify_log_is_trimmed_to_its_newest_lines(tmp_path):
-    from rk import notify
+    from rk.channels import notify
 
     path = tmp_path / NOTIFY_LOG
     ch = _channel()
@@ -593,7 +595,7 @@ def session_bus(tmp_path):
 
 @pytest.mark.shell
 def test_the_desktop_check_asks_the_bus_for_a_notification_daemon(session_bus):
-    from rk.notify import NOTIFICATIONS_NAME, notification_daemon
+    from rk.channels.notify import NOTIFICATIONS_NAME, notification_daemon
 
     environ, services = session_bus
     ok, why = notification_daemon(environ)
@@ -609,7 +611,7 @@ def test_the_desktop_check_asks_the_bus_for_a_notification_daemon(session_bus):
 
 @pytest.mark.shell
 def test_the_desktop_check_reads_an_owned_name_and_a_bus_that_does_not_answer(tmp_path):
-    from rk.notify import notification_daemon
+    from rk.channels.notify import notification_daemon
 
     shim = tmp_path / "dbus-send"
     shim.write_text('#!/bin/sh\ncase "$*" in *NameHasOwner*) echo "   boolean true";; esac\n')

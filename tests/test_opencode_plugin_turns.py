@@ -1,7 +1,7 @@
 """How rk's OpenCode plugin ends a turn: the token its session.idle sends after an
 error, an abort, a retry wait or a rejected permission. The plugin runs under node
 with `rk` replaced by a recorder, so only the plugin's mapping is tested (the hook's
-token → turn end is `rk.core.turn.hook_turn_end`, tested in test_await_events.py)."""
+token → turn end is `rk.core.pane.turn.hook_turn_end`, tested in test_await_events.py)."""
 
 from __future__ import annotations
 

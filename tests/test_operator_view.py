@@ -18,8 +18,9 @@ import pytest
 from cli_helpers import make_env, run_in, run_in_pty, write_private
 from conftest import run_rk, wait_for
 
-from rk import __version__, logfile
-from rk.core.log import LogLine
+from rk import __version__
+from rk.core.log.delivery import LogLine
+from rk.store import delivery_log as logfile
 
 T0 = 1_800_000_000
 

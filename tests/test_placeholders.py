@@ -27,12 +27,23 @@ from cli_helpers import (
 )
 from conftest import run_rk, wait_for
 
-from rk.core.cronexpr import zone_for
-from rk.core.due import Fire, due
-from rk.core.entry import Backoff, CreatedBy, Cron, Entry, Every, Target, TargetKind, WakeOn, WakeOnly, decode_entry
-from rk.core.facts import PaneFact, resolve_all
-from rk.core.log import MISSED_CAP, LogLine, LogView, Reason, lines_to_keep
-from rk.core.placeholders import (
+from rk.core.log.delivery import MISSED_CAP, LogLine, LogView, Reason, lines_to_keep
+from rk.core.pane.facts import PaneFact, resolve_all
+from rk.core.schedule.cronexpr import zone_for
+from rk.core.schedule.due import Fire, due
+from rk.core.schedule.entry import (
+    Backoff,
+    CreatedBy,
+    Cron,
+    Entry,
+    Every,
+    Target,
+    TargetKind,
+    WakeOn,
+    WakeOnly,
+    decode_entry,
+)
+from rk.core.schedule.placeholders import (
     NAMES,
     NEVER,
     PlaceholderError,
@@ -43,8 +54,8 @@ from rk.core.placeholders import (
     typed,
     values_for,
 )
-from rk.core.simulate import StateChange, simulate
-from rk.core.wake import Observation, pane_order, trigger
+from rk.core.schedule.simulate import StateChange, simulate
+from rk.core.schedule.wake import Observation, pane_order, trigger
 
 BERLIN = zone_for("Europe/Berlin")
 NEW_YORK = zone_for("America/New_York")
@@ -346,7 +357,7 @@ def test_schedule_and_manual_fires_have_empty_wake_fields():
 
 
 def test_an_entry_with_an_unknown_placeholder_still_loads_and_types_it_as_written(tmp_path):
-    from rk.entryfile import load_entries
+    from rk.store.entries import load_entries
 
     raw = {
         "id": "hand",
@@ -658,8 +669,8 @@ def test_a_wake_fire_types_the_pane_its_state_and_its_window(env, tmux_server):
 def test_the_delivery_journal_speaks_of_the_rendered_text(env, tmux_server, monkeypatch):
     """The intent's needle and digest are of what is typed, so a recovery after a crash
     looks for the rendered text (it reads only the journal; nothing renders again)."""
-    from rk.core.payload import needle_for
-    from rk.tick import Runtime, sweep
+    from rk.core.pane.payload import needle_for
+    from rk.engine.tick import Runtime, sweep
 
     pane = _pane(tmux_server, "main")
     _add(env, tmux_server, "journal at {now}", "--every", "1m", "--pane", pane)

@@ -4,12 +4,12 @@ and the look: a screen confirms an agent the tree shows, never makes one."""
 
 from __future__ import annotations
 
-from rk.core.entry import Entry, Every, Target, WakeOn
-from rk.core.facts import PaneFact, PaneKind, ProcessInfo, Source, panes_concerned, reconcile, refusal
-from rk.core.look import corrected, correction, needs_look, seen_before_typing
-from rk.core.program import Proc, Program, agent_of, judge, operand, short_argv
-from rk.core.screen import Screen
-from rk.process import MAX_ARGV, MAX_CMDLINE, parse_proc, parse_ps, read_table
+from rk.core.pane.facts import PaneFact, PaneKind, ProcessInfo, Source, panes_concerned, reconcile, refusal
+from rk.core.pane.look import corrected, correction, needs_look, seen_before_typing
+from rk.core.pane.program import Proc, Program, agent_of, judge, operand, short_argv
+from rk.core.pane.screen import Screen
+from rk.core.schedule.entry import Entry, Every, Target, WakeOn
+from rk.host.process import MAX_ARGV, MAX_CMDLINE, parse_proc, parse_ps, read_table
 
 TTY = 34816
 ROOT = 100
@@ -47,7 +47,7 @@ def kind_of(t: dict[int, Proc], own=()) -> tuple[PaneKind, str]:
     return judged.kind, judged.name
 
 
-# -- the rules of rk.core.program
+# -- the rules of rk.core.pane.program
 
 
 def test_a_shell_at_its_prompt_is_a_shell():

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from conftest import run_rk, wait_for
 
-from rk.core.facts import PaneFact
-from rk.logfile import read_live
-from rk.observe import read_screen
+from rk.core.pane.facts import PaneFact
+from rk.store.delivery_log import read_live
+from rk.tmux.observe import read_screen
 
 pytestmark = [pytest.mark.tmux, pytest.mark.shell]
 
@@ -197,14 +197,14 @@ def test_rk_cron_add_in_a_pane_does_not_report_its_own_pane_as_python(env, tmux_
 
 def _frame_of(server, pane: str):
     """The delivery guard's frame of `pane`, its fields read as the delivery reads them."""
-    from rk.delivery import _FRAME_FIELDS, Frame
+    from rk.tmux.frame import FRAME_FIELDS, Frame
 
-    fields = tuple(server.display(pane, "#{" + f + "}") for f in _FRAME_FIELDS)
+    fields = tuple(server.display(pane, "#{" + f + "}") for f in FRAME_FIELDS)
     return Frame(pane, False, False, "0,0", server.capture(pane), "", fields)
 
 
 def test_the_delivery_guard_judges_by_the_same_process_tree(tmux_server, tmp_path):
-    from rk.observe import pane_of_frame
+    from rk.tmux.observe import pane_of_frame
 
     server = tmux_server
     repl = repl_over_claudes_frame(server, tmp_path, f"{PYTHON3} -q", ">>> ")
@@ -219,18 +219,18 @@ def test_the_delivery_guard_judges_by_the_same_process_tree(tmux_server, tmp_pat
 
 
 def test_the_process_table_is_read_once_and_only_for_the_panes_that_matter(tmux_server, tmp_path, monkeypatch):
-    import rk.tmux
-    from rk.core.entry import Entry, Every, Target
-    from rk.core.facts import panes_concerned
-    from rk.process import tty_device
+    import rk.tmux.server
+    from rk.core.pane.facts import panes_concerned
+    from rk.core.schedule.entry import Entry, Every, Target
+    from rk.host.process import tty_device
 
     server = tmux_server
     repl = new_pane(server, f"{PYTHON3} -q")
     other = new_pane(server, "cat")
     wait_for(lambda: ">>>" in server.capture(repl), message="the python prompt")
     reads: list[set[int]] = []
-    real = rk.tmux.read_table
-    monkeypatch.setattr(rk.tmux, "read_table", lambda ttys: reads.append(set(ttys)) or real(ttys))
+    real = rk.tmux.server.read_table
+    monkeypatch.setattr(rk.tmux.server, "read_table", lambda ttys: reads.append(set(ttys)) or real(ttys))
     entry = Entry("e1", Every(30), Target("pane", repl), "hi")
     facts = {p.pane_id: p for p in server.pane_facts(lambda listed: panes_concerned([entry], listed))}
     assert reads == [{tty_device(server.display(repl, "#{pane_tty}"))}]  # one pass, the target's tty alone
@@ -244,8 +244,8 @@ def test_the_process_table_is_read_once_and_only_for_the_panes_that_matter(tmux_
 
 
 def test_ps_and_proc_judge_a_pane_alike(tmux_server, tmp_path):
-    from rk.core.program import judge
-    from rk.process import _ps_table, read_table, tty_device
+    from rk.core.pane.program import judge
+    from rk.host.process import _ps_table, read_table, tty_device
 
     server = tmux_server
     panes = [new_pane(server, f"{PYTHON3} -q"), interactive_bash(server, tmp_path)]
@@ -267,13 +267,13 @@ def test_ps_and_proc_judge_a_pane_alike(tmux_server, tmp_path):
 def test_without_the_process_table_the_command_decides_and_the_screen_never_promotes(
     tmux_server, tmp_path, monkeypatch
 ):
-    import rk.tmux
-    from rk.core.entry import Entry, Every, Target
-    from rk.observe import look_around
+    import rk.tmux.server
+    from rk.core.schedule.entry import Entry, Every, Target
+    from rk.tmux.observe import look_around
 
     server = tmux_server
     repl = repl_over_claudes_frame(server, tmp_path, f"{PYTHON3} -q", ">>> ")
-    monkeypatch.setattr(rk.tmux, "read_table", lambda ttys: None)  # no /proc, no ps
+    monkeypatch.setattr(rk.tmux.server, "read_table", lambda ttys: None)  # no /proc, no ps
     facts = {p.pane_id: p for p in server.pane_facts()}
     assert (facts[repl].kind, facts[repl].command, facts[repl].program) == ("program", "python3", "")
     entry = Entry("e1", Every(30), Target("pane", repl), "hi")

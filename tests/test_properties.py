@@ -17,16 +17,16 @@ from zoneinfo import ZoneInfo
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from rk.core import ladder
 from rk.core.bounds import MAX_DURATION
-from rk.core.cronexpr import CronError, CronExpr
-from rk.core.due import due
 from rk.core.durations import DurationError, format_duration, format_go, parse_duration
-from rk.core.entry import WAKE_EVENT, Backoff, CreatedBy, Cron, Entry, Every, Target, WakeOn
-from rk.core.facts import PaneFact, TargetFact, resolve_all
-from rk.core.log import LogLine, LogView
-from rk.core.simulate import AgentModel, StateChange, simulate
-from rk.core.wake import Observation, fingerprint, parse_fingerprint
+from rk.core.log.delivery import LogLine, LogView
+from rk.core.pane.facts import PaneFact, TargetFact, resolve_all
+from rk.core.schedule import ladder
+from rk.core.schedule.cronexpr import CronError, CronExpr
+from rk.core.schedule.due import due
+from rk.core.schedule.entry import WAKE_EVENT, Backoff, CreatedBy, Cron, Entry, Every, Target, WakeOn
+from rk.core.schedule.simulate import AgentModel, StateChange, simulate
+from rk.core.schedule.wake import Observation, fingerprint, parse_fingerprint
 
 TICK = 30
 DURATION = st.integers(min_value=1, max_value=2 * 3600)
@@ -789,7 +789,7 @@ def test_rotation_keeps_the_live_segment_bounded_while_entries_come_and_go(tmp_p
     fill 3/4 of it no rotation frees enough to happen at all. (A fix needs the
     ids of the entries that still exist; pass them here when the signature has
     them.)"""
-    from rk.logfile import append_lines, read_live, rotate_if_needed
+    from rk.store.delivery_log import append_lines, read_live, rotate_if_needed
 
     path = tmp_path / "s.log"
     max_bytes = 4096
@@ -827,6 +827,6 @@ def test_rotation_keeps_the_live_segment_bounded_while_entries_come_and_go(tmp_p
     states=st.dictionaries(st.sampled_from(PANE_IDS), st.sampled_from(STATES)), exclude=st.sampled_from([*PANE_IDS, ""])
 )
 def test_the_sliced_fingerprint_equals_the_built_one(states, exclude):
-    from rk.core.wake import Fingerprints, fingerprint
+    from rk.core.schedule.wake import Fingerprints, fingerprint
 
     assert Fingerprints(states).without(exclude) == fingerprint(states, exclude=exclude)

@@ -24,16 +24,16 @@ from pathlib import Path
 import pytest
 from conftest import wait_for
 
-from rk import nudge
-from rk.config import Settings
-from rk.core.dispose import Act, Disposition
-from rk.core.entry import CreatedBy, Deliver, Entry, Every, Target
-from rk.core.facts import PaneFact
-from rk.core.look import needs_look
-from rk.core.recheck import DIALOG_WATCH, RECHECK_WINDOW, wants_recheck, watching_dialog
-from rk.logfile import read_live
-from rk.tick import Runtime
-from rk.ticker import Clocks, Ticker
+from rk.core.pane.facts import PaneFact
+from rk.core.pane.look import needs_look
+from rk.core.pane.recheck import DIALOG_WATCH, RECHECK_WINDOW, wants_recheck, watching_dialog
+from rk.core.schedule.dispose import Act, Disposition
+from rk.core.schedule.entry import CreatedBy, Deliver, Entry, Every, Target
+from rk.engine.tick import Runtime
+from rk.engine.ticker import Clocks, Ticker
+from rk.host import nudge
+from rk.store.config import Settings
+from rk.store.delivery_log import read_live
 
 SCREENS = Path(__file__).resolve().parent / "fixtures" / "screens" / "claude"
 

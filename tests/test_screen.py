@@ -12,11 +12,11 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from rk.core.facts import PaneFact, PaneKind, Source
-from rk.core.look import LIMIT_RETRY, STALE_AFTER, Correction, correction, needs_look
-from rk.core.screen import LAYOUTS, Screen, classify
-from rk.core.screen.engine import parse_line
-from rk.core.screen.resets import reset_instant
+from rk.core.pane.facts import PaneFact, PaneKind, Source
+from rk.core.pane.look import LIMIT_RETRY, STALE_AFTER, Correction, correction, needs_look
+from rk.core.pane.screen import LAYOUTS, Screen, classify
+from rk.core.pane.screen.engine import parse_line
+from rk.core.pane.screen.resets import reset_instant
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "screens"
 NOW = 1764597600  # 2025-12-01T14:00:00Z, before every reset time the fixtures print
@@ -381,7 +381,7 @@ def test_corrections():
 
 
 def test_what_a_pane_shows_right_before_typing():
-    from rk.core.look import seen_before_typing
+    from rk.core.pane.look import seen_before_typing
 
     now = 10_000
     limited = pane("limited", now - 60, 42)

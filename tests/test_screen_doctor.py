@@ -13,7 +13,7 @@ from agents import harness
 from cli_helpers import make_env, run_in
 from conftest import wait_for
 
-from rk.core.screen import TESTED_VERSIONS
+from rk.core.pane.screen import TESTED_VERSIONS
 
 
 def fake_cli(bindir: Path, name: str, prints: str) -> Path:

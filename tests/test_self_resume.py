@@ -17,9 +17,9 @@ from datetime import UTC
 import pytest
 from test_look import FIXTURES, add, logged, replay, tick
 
-from rk.core.facts import PaneFact, Source
-from rk.core.look import SELF_RESUME_GRACE, correction, resumes_itself, seen_before_typing
-from rk.core.screen import LAYOUTS, classify
+from rk.core.pane.facts import PaneFact, Source
+from rk.core.pane.look import SELF_RESUME_GRACE, correction, resumes_itself, seen_before_typing
+from rk.core.pane.screen import LAYOUTS, classify
 
 SCREENS = "claude-2.1.332"
 

@@ -1,5 +1,5 @@
 """`rk agent setup tmux`: rk's segment at the end of tmux's status-right, in the tmux
-config file (the block, `rk.core.tmuxconf`) and on the running server rk works
+config file (the block, `rk.core.channels.tmuxconf`) and on the running server rk works
 against: the user's content kept, idempotent (a second run and a re-sourced file
 add nothing), the diff and the question, the symlinked dotfile, which file, the
 rk path, the removal, and the CLI end to end with `rk doctor` after it."""
@@ -18,8 +18,8 @@ import pytest
 from conftest import run_rk
 
 from rk.agent import setup
-from rk.core import tmuxconf
-from rk.tmux import child_env
+from rk.core.channels import tmuxconf
+from rk.tmux.server import child_env
 
 RK = str(Path(sys.executable).parent / "rk")  # the console script `make venv` installs
 USER = "set -g status-right 'mine, #{pane_title} %H:%M'\nset -g status-interval 5\n"

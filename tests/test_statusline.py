@@ -17,8 +17,8 @@ import pytest
 from conftest import wait_for
 from test_ticker import FakeDelivery, entry, make_ticker, pane_of, run_in_thread, write_entries
 
-from rk.core.glance import Glance, PaneGlance, parse_pane, short_wait, tmux_text
-from rk.tmux import child_env
+from rk.core.channels.glance import Glance, PaneGlance, parse_pane, short_wait, tmux_text
+from rk.tmux.server import child_env
 
 ROOT = Path(__file__).resolve().parent.parent
 NOW = 1_800_000_000
@@ -93,8 +93,8 @@ def test_the_ticker_records_next_due_paused_and_muted(tmp_path, tmux_server):
 
 @pytest.mark.shell
 def test_a_paused_server_is_counted_and_shown(tmp_path, tmux_server):
-    from rk.config import ServerFiles
-    from rk.pause import write_pause
+    from rk.store.config import ServerFiles
+    from rk.store.pause import write_pause
 
     state = tmp_path / "state"
     now = int(time.time())

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from conftest import run_rk, wait_for
 
-from rk.core.log import LogLine
-from rk.logfile import append_lines, read_live
+from rk.core.log.delivery import LogLine
+from rk.store.delivery_log import append_lines, read_live
 
 #: The shell (the CLI, files, processes, tmux): `make test`, not `make test-fast`.
 pytestmark = pytest.mark.shell
@@ -215,7 +215,7 @@ def test_a_dead_servers_socket_is_never_touched(env, tmux_server, tmp_path):
 
 
 def test_a_held_lock_makes_the_tick_a_quiet_no_op(env, tmux_server):
-    from rk.lock import locked
+    from rk.host.lock import locked
 
     pane = first_pane(tmux_server)
     add(env, tmux_server, "held", "--every", "1m", "--pane", pane)

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from conftest import run_rk, wait_for
 
-from rk.core.log import LogLine
-from rk.logfile import LiveLogCache, append_lines, read_live
+from rk.core.log.delivery import LogLine
+from rk.store.delivery_log import LiveLogCache, append_lines, read_live
 
 T0 = 1_800_000_000
 

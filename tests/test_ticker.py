@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 from conftest import wait_for
 
-from rk import nudge
-from rk.config import Settings
-from rk.core.entry import CreatedBy, Entry, Every, Target
-from rk.core.log import Outcome
-from rk.logfile import read_live
-from rk.tick import Runtime
-from rk.ticker import PID_NAME, Clocks, PidRecord, Ticker, read_pid
+from rk.core.log.delivery import Outcome
+from rk.core.schedule.entry import CreatedBy, Entry, Every, Target
+from rk.engine.tick import Runtime
+from rk.engine.ticker import PID_NAME, Clocks, PidRecord, Ticker, read_pid
+from rk.host import nudge
+from rk.store.config import Settings
+from rk.store.delivery_log import read_live
 
 #: The shell (the CLI, files, processes, tmux): `make test`, not `make test-fast`.
 pytestmark = pytest.mark.shell
@@ -39,7 +39,7 @@ class FakeDelivery:
         self.calls.append((pane, payload, time.time()))
         if len(self.calls) <= self.fail_first:
             raise RuntimeError("boom")
-        from rk.delivery import DeliveryResult
+        from rk.act.deliver import DeliveryResult
 
         return DeliveryResult(ok=True, outcome=Outcome.parse(self.outcome))
 
@@ -259,7 +259,7 @@ def test_a_reused_pid_is_not_mistaken_for_the_ticker(tmp_path):
     # our own pid, but a start time that is not ours: a different process
     record = PidRecord(pid=os.getpid(), start_time="1", started_at=0)
     assert record.alive() is False
-    from rk.ticker import process_start_time
+    from rk.engine.ticker import process_start_time
 
     assert PidRecord(pid=os.getpid(), start_time=process_start_time(os.getpid()), started_at=0).alive() is True
 

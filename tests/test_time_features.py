@@ -5,7 +5,7 @@ of a cron entry (`rk cron log ID --gaps`), the daylight-saving note of
 
 Sections:
  1. the pure core: ActiveHours, cron_verdict's window, due() with quiet hours
-    and a pause, rk.pause's file, gaps.occurrences / gaps.gaps, dst_note
+    and a pause, rk.store.pause's file, gaps.occurrences / gaps.gaps, dst_note
  2. the command line in-process: every flag, message and exit code; a usage
     error writes nothing
  3. two integration tests on a private tmux server, driving real
@@ -37,19 +37,19 @@ from cli_helpers import (
 from conftest import run_rk, wait_for
 from ruamel.yaml import YAML
 
-from rk.core.cronexpr import CronExpr
-from rk.core.diagnostics import Diag, Diagnostic
-from rk.core.due import Fire, Quiet, cron_verdict, due, is_paused, next_due
-from rk.core.entry import CreatedBy, Cron, Entry, Every, Target, WakeOn, WakeOnly
-from rk.core.facts import PaneFact, TargetFact
-from rk.core.gaps import NOT_RUN, Gap, gaps, occurrences
-from rk.core.grace import CRON_GRACE
-from rk.core.hours import ActiveHours, HoursError
-from rk.core.log import LogLine, LogView
-from rk.core.schedule import dst_note
-from rk.core.wake import Observation
-from rk.logfile import read_live
-from rk.pause import Pause, clear_pause, paused_until, read_pause, write_pause
+from rk.core.log.delivery import LogLine, LogView
+from rk.core.log.diagnostics import Diag, Diagnostic
+from rk.core.pane.facts import PaneFact, TargetFact
+from rk.core.schedule.cronexpr import CronExpr
+from rk.core.schedule.due import Fire, Quiet, cron_verdict, due, is_paused, next_due
+from rk.core.schedule.entry import CreatedBy, Cron, Entry, Every, Target, WakeOn, WakeOnly
+from rk.core.schedule.gaps import NOT_RUN, Gap, gaps, occurrences
+from rk.core.schedule.grace import CRON_GRACE
+from rk.core.schedule.hours import ActiveHours, HoursError
+from rk.core.schedule.implied import dst_note
+from rk.core.schedule.wake import Observation
+from rk.store.delivery_log import read_live
+from rk.store.pause import Pause, clear_pause, paused_until, read_pause, write_pause
 
 BERLIN = ZoneInfo("Europe/Berlin")
 HOUR = 3600
@@ -434,7 +434,7 @@ def test_due_a_paused_server_is_silent_until_its_pause_lapses():
     assert next_due([every], LogView(), _targets(every), now, paused_until=0) is None
 
 
-# --------------------------------------------------------------------------- rk.pause
+# --------------------------------------------------------------------------- rk.store.pause
 
 
 @pytest.mark.shell

@@ -13,10 +13,10 @@ import pytest
 from cli_helpers import make_env, run_in
 from conftest import wait_for
 
-from rk import logfile
-from rk.core.entry import Backoff, Cron, Every, WakeOnly
-from rk.core.log import LogLine
-from rk.core.schedule import peak_per_hour
+from rk.core.log.delivery import LogLine
+from rk.core.schedule.entry import Backoff, Cron, Every, WakeOnly
+from rk.core.schedule.implied import peak_per_hour
+from rk.store import delivery_log as logfile
 
 T0 = 1_800_000_000
 
@@ -24,7 +24,7 @@ T0 = 1_800_000_000
 @pytest.fixture
 def ticker_up(monkeypatch):
     """A running ticker as `status` and `doctor` see it (none is started: nothing fires)."""
-    from rk import ticker
+    from rk.engine import ticker
 
     alive = SimpleNamespace(pid=os.getpid(), started_at=T0, alive=lambda: True)
     monkeypatch.setattr(ticker, "read_pid", lambda _dir: alive)

@@ -7,13 +7,8 @@ from datetime import UTC
 
 import pytest
 
-from rk.core.due import next_due
-from rk.core.entry import CreatedBy, Entry, EntryError, Every, OnTimeout, Target, decode_entry
-from rk.core.facts import PaneFact, TargetFact
-from rk.core.gaps import gaps
-from rk.core.log import LogLine, LogView, Status, lines_to_keep
-from rk.core.notice import TURN_TIMEOUT, Memory, events_of
-from rk.core.turntimeout import (
+from rk.core.channels.notice import TURN_TIMEOUT, Memory, events_of
+from rk.core.cost.turn_timeout import (
     START_WINDOW,
     StateLine,
     candidates,
@@ -21,7 +16,12 @@ from rk.core.turntimeout import (
     timed_out,
     why_not_press,
 )
-from rk.entryfile import parse_entries_text
+from rk.core.log.delivery import LogLine, LogView, Status, lines_to_keep
+from rk.core.pane.facts import PaneFact, TargetFact
+from rk.core.schedule.due import next_due
+from rk.core.schedule.entry import CreatedBy, Entry, EntryError, Every, OnTimeout, Target, decode_entry
+from rk.core.schedule.gaps import gaps
+from rk.store.entries import parse_entries_text
 
 T = 1_000_000  #: the delivery's instant
 TIMEOUT = 20 * 60
@@ -295,7 +295,7 @@ def entries_of(env) -> list[dict]:
     import json
     from pathlib import Path
 
-    from rk.yamlguard import safe_load
+    from rk.host.yamlguard import safe_load
 
     return safe_load((Path(env["RK_STATE_DIR"]) / "default.yaml").read_text())["entries"] or json.loads("[]")
 
@@ -374,7 +374,7 @@ def test_claudes_interrupted_screen_ends_the_turn_interrupted():
     import re
     from pathlib import Path
 
-    from rk.core.turn import INTERRUPTED, screen_turn_end
+    from rk.core.pane.turn import INTERRUPTED, screen_turn_end
 
     screen = (Path(__file__).parent / "fixtures" / "screens" / "claude" / "interrupted.ansi").read_text()
     assert screen_turn_end("active", "idle", re.sub(r"\x1b\[[0-9;:?]*[@-~]", "", screen)) == INTERRUPTED

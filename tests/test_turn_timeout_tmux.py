@@ -17,12 +17,13 @@ from pathlib import Path
 import pytest
 from conftest import wait_for
 
-from rk import logfile, statejournal
-from rk.config import Settings
-from rk.core.entry import CreatedBy, Entry, Every, OnTimeout, Target
-from rk.core.journal import render
-from rk.core.log import LogLine
-from rk.tick import Runtime, tick_server
+from rk.core.log.delivery import LogLine
+from rk.core.log.states import render
+from rk.core.schedule.entry import CreatedBy, Entry, Every, OnTimeout, Target
+from rk.engine.tick import Runtime, tick_server
+from rk.store import delivery_log as logfile
+from rk.store import state_journal as statejournal
+from rk.store.config import Settings
 
 SCREENS = Path(__file__).resolve().parent / "fixtures" / "screens" / "claude"
 TIMEOUT = 60
@@ -121,7 +122,7 @@ def test_a_turn_past_its_timeout_is_interrupted_once(tmp_path, tmux_server):
 @pytest.mark.tmux
 @pytest.mark.shell
 def test_a_channel_that_hears_turn_timeouts_tells_instead_of_the_tmux_message(tmp_path, tmux_server):
-    from rk.core.notice import TURN_TIMEOUT, Memory, events_of, message
+    from rk.core.channels.notice import TURN_TIMEOUT, Memory, events_of, message
 
     pane, pid, _ = fake_claude(tmux_server, tmp_path, "working_1")
     t = int(time.time()) - TIMEOUT - 5

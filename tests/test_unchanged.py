@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from rk.core.dispose import Act, Seen, dispose
-from rk.core.due import Fire
-from rk.core.entry import Entry, EntryError, Every, Target, TargetKind, WakeOn, decode_entry
-from rk.core.log import LogLine, LogView, Reason, Status, lines_to_keep
-from rk.core.simulate import AgentModel, simulate
-from rk.core.unchanged import Mark, Print, Verdict, compared, mark_of, normalised, screen_hash, verdict, wants_mark
+from rk.core.cost.unchanged import Mark, Print, Verdict, compared, mark_of, normalised, screen_hash, verdict, wants_mark
+from rk.core.log.delivery import LogLine, LogView, Reason, Status, lines_to_keep
+from rk.core.schedule.dispose import Act, Seen, dispose
+from rk.core.schedule.due import Fire
+from rk.core.schedule.entry import Entry, EntryError, Every, Target, TargetKind, WakeOn, decode_entry
+from rk.core.schedule.simulate import AgentModel, simulate
 
 SCREENS = Path(__file__).resolve().parent / "fixtures" / "screens"
 AGENTS = ("claude", "claude-2.1.332", "codex", "gemini")
@@ -168,7 +168,7 @@ def test_a_skipped_unchanged_line_anchors_but_is_not_counted_against_the_rate_an
 
 
 def test_the_simulator_delivers_every_fire_and_marks_those_the_screen_decides():
-    from rk.core.simulate import StateChange
+    from rk.core.schedule.simulate import StateChange
 
     sim = simulate(
         [ENTRY],
@@ -193,7 +193,7 @@ def test_a_wake_entry_in_scope_is_marked_by_the_watched_panes():
     entry = Entry(
         "w", Every(300), Target(TargetKind.PANE, "%1"), "look", wake_on=WakeOn(debounce=0), only_if_changed="scope"
     )
-    from rk.core.simulate import StateChange
+    from rk.core.schedule.simulate import StateChange
 
     sim = simulate(
         [entry],

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import run_rk, wait_for
 
-from rk.logfile import read_live
+from rk.store.delivery_log import read_live
 
 pytestmark = [pytest.mark.tmux, pytest.mark.shell]
 

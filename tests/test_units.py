@@ -8,12 +8,9 @@ import stat
 
 import pytest
 
-from rk import clock
-from rk.config import ConfigError, ServerFiles, Settings, check_slug, known_servers, load_settings
-from rk.core.diagnostics import Diag
-from rk.core.dispose import Act, Disposition, Seen, absent_disposition, deliver_policy, over_rate_cap
-from rk.core.entry import CreatedBy, Deliver, Entry, EntryError, Every, Target, check_respawn_intent, decode_entry
-from rk.core.facts import (
+from rk.core.log.delivery import LogLine, LogView
+from rk.core.log.diagnostics import Diag
+from rk.core.pane.facts import (
     AgentState,
     PaneFact,
     PaneKind,
@@ -24,12 +21,24 @@ from rk.core.facts import (
     refusal,
     resolve_target,
 )
-from rk.core.log import LogLine, LogView
-from rk.core.orphan import expires_at, should_expire
-from rk.core.wake import Observation
-from rk.cursor import parse_cursor, read_cursor, render_cursor, write_cursor
-from rk.entryfile import EntryDocument, EntryFileError, EntryNotFound, load_entries, parse_entries_text
-from rk.process import parse_stat, process_info
+from rk.core.schedule.dispose import Act, Disposition, Seen, absent_disposition, deliver_policy, over_rate_cap
+from rk.core.schedule.entry import (
+    CreatedBy,
+    Deliver,
+    Entry,
+    EntryError,
+    Every,
+    Target,
+    check_respawn_intent,
+    decode_entry,
+)
+from rk.core.schedule.orphan import expires_at, should_expire
+from rk.core.schedule.wake import Observation
+from rk.host import clock
+from rk.host.process import parse_stat, process_info
+from rk.store.config import ConfigError, ServerFiles, Settings, check_slug, known_servers, load_settings
+from rk.store.cursor import parse_cursor, read_cursor, render_cursor, write_cursor
+from rk.store.entries import EntryDocument, EntryFileError, EntryNotFound, load_entries, parse_entries_text
 
 # ---------------------------------------------------------------- pane facts
 
@@ -215,8 +224,8 @@ def _entry(kind="pane", **kw):
 
 
 def test_next_due_is_the_earliest_coming_instant_including_a_debounce_end():
-    from rk.core.due import due, next_due
-    from rk.core.entry import WakeOn
+    from rk.core.schedule.due import due, next_due
+    from rk.core.schedule.entry import WakeOn
 
     now = 10_000
     every = Entry(

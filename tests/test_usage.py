@@ -1,6 +1,6 @@
 """Issue 20 item 4: token budgets from the agent's own records, and `rk cron usage`.
 
-1. the pure core (`rk.core.usage`): real-format Claude Code transcript and Codex
+1. the pure core (`rk.core.cost.usage`): real-format Claude Code transcript and Codex
    rollout lines (tests/fixtures/usage: written by the real CLIs against the
    mock, which reported 1000 in / 200 out / 300 cache read / 40 cache write for
    the first turn and 7 / 3 for the second), attribution (rk's turn vs a
@@ -23,18 +23,18 @@ from cli_helpers import json_ok, run_in
 from conftest import run_rk
 
 from rk.agent import hook
-from rk.core import caps, usage
-from rk.core.diagnostics import Diag
-from rk.core.due import due, next_due
-from rk.core.entry import CreatedBy, Entry, EntryError, Every, Target, TargetKind, decode_entry
-from rk.core.facts import TargetFact
-from rk.core.forecast import forecast
-from rk.core.health import is_trouble
-from rk.core.log import LogLine, LogView, Status
-from rk.core.notice import BUDGET, Memory, events_of
+from rk.core.channels.notice import BUDGET, Memory, events_of
+from rk.core.cost import caps, usage
+from rk.core.cost.usage import Budget, BudgetError, Delivery, Price, Spent, Tokens
+from rk.core.log.delivery import LogLine, LogView, Status
+from rk.core.log.diagnostics import Diag
+from rk.core.pane.facts import TargetFact
+from rk.core.schedule.due import due, next_due
+from rk.core.schedule.entry import CreatedBy, Entry, EntryError, Every, Target, TargetKind, decode_entry
+from rk.core.schedule.forecast import forecast
+from rk.core.schedule.health import is_trouble
 from rk.core.settings import Settings
-from rk.core.usage import Budget, BudgetError, Delivery, Price, Spent, Tokens
-from rk.transcript import Transcripts
+from rk.store.transcripts import Transcripts
 
 FIXTURES = Path(__file__).parent / "fixtures" / "usage"
 FIRST = Tokens(input=1000, output=200, cache_read=300, cache_write=40)
@@ -453,7 +453,7 @@ def test_mcp_cron_add_and_edit_take_a_budget(tmux_server, env):
 
 
 def test_a_rotation_keeps_a_budgeted_entry_s_deliveries_of_its_day():
-    from rk.core.log import lines_to_keep
+    from rk.core.log.delivery import lines_to_keep
 
     hours = (27, 22, 21)
     lines = [LogLine(T - h * 3600, "b", "%1", "schedule", "delivered") for h in hours]

@@ -6,9 +6,9 @@ It writes the pane option `@rk_pane_agent_state` (and the legacy
 `@rk_pane_agent_session` = `<provider>:<session id>` when the harness's JSON
 payload on stdin carries a session id (and `@rk_pane_transcript` = its
 `transcript_path`, the agent's own record, where rk reads token usage), and, when the event ends a turn,
-`@rk_pane_turn_end` = `<ok|failed|interrupted|limited>:<epoch>` (`rk.core.turn`).
+`@rk_pane_turn_end` = `<ok|failed|interrupted|limited>:<epoch>` (`rk.core.pane.turn`).
 Then it appends the change to the server's state journal and pings every
-waiting `rk agent await` (`rk.statejournal`), and nudges the running ticker
+waiting `rk agent await` (`rk.store.state_journal`), and nudges the running ticker
 (when its socket is there). What follows the tmux write is made ready while it runs.
 Gemini CLI's AfterAgent for a turn that gave no text says neither error nor Esc:
 then, and only then, the hook reads the pane's screen first (`gemini_screen_end`).
@@ -22,7 +22,7 @@ This module runs on every agent event, so it imports the standard library
 only, and only cheap parts of it: no `subprocess` (tmux is started with
 `os.posix_spawnp`), no `json` package (the C scanner `_json` decodes the
 payload; `json` pulls `re`), no `socket` (the nudge is sent with `_socket`),
-no `rk.tmux`/`rk.core.facts`/`rk.clock`/`rk.nudge` (pathlib, dataclasses, enum…).
+no `rk.tmux.server`/`rk.core.pane.facts`/`rk.host.clock`/`rk.host.nudge` (pathlib, dataclasses, enum…).
 The rules it shares with them (the state directory, the child env, RK_NOW, the
 pane id) are written once in `rk.core.environ`, which is as cheap.
 """
@@ -95,7 +95,7 @@ LOG_CAP = 64 * 1024  #: bytes; past this the log starts again
 TMUX_TIMEOUT = 5.0
 MAX_HOPS = 5  #: ancestors examined when looking for the agent process
 #: A limit whose reset is not known counts as reset this long after it was
-#: reported: `rk.core.look.LIMIT_RETRY` (a test keeps the two equal).
+#: reported: `rk.core.pane.look.LIMIT_RETRY` (a test keeps the two equal).
 LIMIT_RETRY = 15 * 60
 
 #: `comm` names (as /proc shows them, ≤15 bytes) the agent process of each
@@ -290,7 +290,7 @@ def tmux_commands(
 def limit_holds(now: int, retry: int = LIMIT_RETRY) -> str:
     """A tmux format that is true while the pane is `limited` and its reset has not
     come at `now`: the reset in the source note of the state's epoch, or, with no
-    reset known, `retry` seconds after the state's epoch (as `rk.core.look`
+    reset known, `retry` seconds after the state's epoch (as `rk.core.pane.look`
     counts it). `[^0-9]` stands for `:` in the patterns (a colon ends a modifier)."""
     state = f"#{{{STATE_OPTION}}}"
     epoch = f"#{{s/^limited[^0-9]([0-9]+).*$/\\1/:{STATE_OPTION}}}"
@@ -314,7 +314,7 @@ def payload_reset(payload: object, since: int, env) -> int:
     if not text:
         return 0
     try:
-        from rk.core.screen.resets import reset_instant
+        from rk.core.pane.screen.resets import reset_instant
 
         reset = reset_instant(text, since, _local_zone(env), now=since)
     except Exception:
@@ -324,7 +324,7 @@ def payload_reset(payload: object, since: int, env) -> int:
 
 def _local_zone(env):
     """`$TZ` as an IANA zone, else the machine's current UTC offset (a reset is
-    hours away at most, and Claude names its zone anyway). `rk.clock` is not
+    hours away at most, and Claude names its zone anyway). `rk.host.clock` is not
     imported: the hook path stays off it."""
     from datetime import timedelta, timezone
 
@@ -641,7 +641,7 @@ def gemini_screen_end(socket: str, pane: str, env) -> tuple[str, int]:
     fires before the CLI draws it, so the screen is watched until it shows an
     error, a limit or a cancel, at most `GEMINI_SCREEN_WAIT` s): (`failed`|`limited`|`interrupted`,
     the reset instant or 0), or ("", 0) when it shows none (an empty reply)."""
-    from rk.core.screen.gemini import turn_end_of
+    from rk.core.pane.screen.gemini import turn_end_of
 
     zone = _local_zone(env)
     deadline = time.monotonic() + GEMINI_SCREEN_WAIT
@@ -704,7 +704,7 @@ def _ticker_socket(env) -> str:
         if os.lstat(path).st_mode & 0o170000 != 0o140000:  # not a socket
             return ""
         import _socket  # noqa: F401
-    except ImportError:  # not CPython: `_nudge` sends through rk.nudge
+    except ImportError:  # not CPython: `_nudge` sends through rk.host.nudge
         pass
     except (OSError, ValueError):
         return ""
@@ -713,13 +713,13 @@ def _ticker_socket(env) -> str:
 
 def _nudge(slug: str, env, path: str = "") -> None:
     """Tell the running ticker to tick server `slug` now: one non-blocking datagram
-    to `path` (default: the nudge socket of `env`), as `rk.nudge.send` sends it;
+    to `path` (default: the nudge socket of `env`), as `rk.host.nudge.send` sends it;
     every failure ignored."""
     try:
         import _socket
     except ImportError:  # not CPython: the module itself
         try:
-            from rk import nudge
+            from rk.host import nudge
 
             nudge.send(slug, env)
         except Exception:
@@ -792,7 +792,7 @@ def run(argv: list[str], env=None, stdin_fd: int = 0) -> int:
             reset = payload_reset(payload, epoch, env)
             note = f"hook:{epoch}:{reset}" if reset else ""
     # imported here, past the not-in-tmux exit: the no-op path pays for none of it
-    from rk.core.turn import hook_turn_end, reads_gemini_screen
+    from rk.core.pane.turn import hook_turn_end, reads_gemini_screen
 
     event = payload.get("hook_event_name") if isinstance(payload, dict) else None
     end = "" if notice else hook_turn_end(token, state, event)
@@ -811,9 +811,9 @@ def run(argv: list[str], env=None, stdin_fd: int = 0) -> int:
     pid_tmux = _spawn_tmux(socket, args, env)
     # While tmux writes (its client and server take ~2 ms), what comes after the
     # write is made ready: the journal's imports and line, and the nudge's socket.
-    from rk.core.journal import render as journal_line
-    from rk.statejournal import append as journal_append
-    from rk.statejournal import wake as wake_awaits
+    from rk.core.log.states import render as journal_line
+    from rk.store.state_journal import append as journal_append
+    from rk.store.state_journal import wake as wake_awaits
 
     slug = os.path.basename(socket)
     line = b""
@@ -896,10 +896,10 @@ def set_state(
         lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         why = lines[0] if lines else f"exit status {proc.returncode}"
         return False, f"tmux: {why}"
-    from rk import nudge
-    from rk.core.journal import render as journal_line
-    from rk.statejournal import append as journal_append
-    from rk.statejournal import wake as wake_awaits
+    from rk.core.log.states import render as journal_line
+    from rk.host import nudge
+    from rk.store.state_journal import append as journal_append
+    from rk.store.state_journal import wake as wake_awaits
 
     slug = os.path.basename(socket)
     journal_append(env, slug, journal_line(epoch, pane, state, "limited" if state == "limited" else "", "manual"))

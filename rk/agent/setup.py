@@ -2,7 +2,7 @@
 
 `tmux` (named only, never by default) puts rk's status segment,
 `#(rk status --format tmux)`, at the end of tmux's `status-right`: an rk-marked
-block at the end of the tmux config file (`rk.core.tmuxconf`: it appends to the
+block at the end of the tmux config file (`rk.core.channels.tmuxconf`: it appends to the
 user's value, once, and widens `status-right-length`), in the file that has it
 already, else the last one the running server loaded, else the last of tmux's
 default list that exists, else ~/.tmux.conf; the segment names `rk` when the
@@ -83,7 +83,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rk.fsutil import atomic_write
+from rk.host.files import atomic_write
 
 PROVIDERS = ("claude", "codex", "gemini", "opencode")
 BINARIES = {"claude": "claude", "codex": "codex", "gemini": "gemini", "opencode": "opencode"}
@@ -613,7 +613,7 @@ class LiveTmux:
 
 def live_tmux(socket: str | None, env) -> LiveTmux | None:
     """The server at `socket` when one listens there (a dead socket starts nothing)."""
-    from rk.tmux import Server, TmuxError, socket_is_live
+    from rk.tmux.server import Server, TmuxError, socket_is_live
 
     if not socket or not socket_is_live(socket):
         return None
@@ -638,7 +638,7 @@ def tmux_config_path(env, loaded: list[str]) -> Path:
     own list that exists (~/.tmux.conf, $XDG_CONFIG_HOME/tmux/tmux.conf,
     ~/.config/tmux/tmux.conf: tmux 3.1+ reads each one there is, in that order);
     else ~/.tmux.conf, which every tmux reads."""
-    from rk.core.tmuxconf import strip_block
+    from rk.core.channels.tmuxconf import strip_block
 
     home = _home(env)
     xdg = env.get("XDG_CONFIG_HOME")
@@ -666,10 +666,10 @@ def tmux_rk(rk: str, path: str) -> str:
 
 
 def plan_tmux(env, rk: str | None, uninstall: bool, socket: str | None) -> Plan:
-    """rk's block in the tmux config (`rk.core.tmuxconf`), and the same commands for
+    """rk's block in the tmux config (`rk.core.channels.tmuxconf`), and the same commands for
     the running server at `socket` when its status line does not show the segment yet
     (or, for an uninstall of rk's block, the segment taken out of its `status-right`)."""
-    from rk.core import tmuxconf
+    from rk.core.channels import tmuxconf
 
     live = live_tmux(socket, env)
     path = tmux_config_path(env, live.loaded if live else [])
@@ -816,7 +816,7 @@ def apply(p: Plan, env=None) -> None:
     if p.old != p.new:
         _write(p)
     if p.live:
-        from rk.tmux import Server, TmuxError, chain
+        from rk.tmux.server import Server, TmuxError, chain
 
         try:
             Server(socket_path=p.server, env=env).run(*chain(*p.live), timeout=5.0)

@@ -19,7 +19,7 @@ from rk.cli.options import FullOpt, JsonOpt, ServerOpt
 from rk.cli.table import Column, layout, terminal_width
 from rk.core.bounds import MAX_PID
 from rk.core.environ import is_pane_id
-from rk.core.facts import LIMITED, PaneFact, Source
+from rk.core.pane.facts import LIMITED, PaneFact, Source
 
 
 def _error(command: str, message: str, status: ExitStatus) -> CliError:
@@ -55,7 +55,7 @@ def cmd_state(
     if until is not None:
         if state != LIMITED:
             raise _error("state", f"--until only goes with the state {LIMITED}", ExitStatus.USAGE)
-        from rk.clock import ClockError, parse_instant
+        from rk.host.clock import ClockError, parse_instant
 
         try:
             reset = parse_instant(until)
@@ -67,7 +67,7 @@ def cmd_state(
         raise _error("state", f"bad pid {pid}: a process id is between 1 and {MAX_PID}", ExitStatus.USAGE)
     socket = None
     if env.server_flag:  # a global -L names the server (then --pane says which pane)
-        from rk.tmux import socket_dir
+        from rk.tmux.server import socket_dir
 
         socket = str(socket_dir(env.environ) / env.server)
         if pane is None:
@@ -102,7 +102,7 @@ def cmd_setup(
     Example: rk agent setup claude codex --dry-run
     """
     from rk.agent.setup import run_setup
-    from rk.tmux import socket_dir, socket_from_tmux_env
+    from rk.tmux.server import socket_dir, socket_from_tmux_env
 
     env = environment(ctx)
     socket = None
@@ -162,7 +162,7 @@ def cmd_list(
     Example: rk agent list --all
     """
     env = environment(ctx, server, as_json)
-    from rk.tmux import Server, TmuxError, socket_dir, socket_is_live
+    from rk.tmux.server import Server, TmuxError, socket_dir, socket_is_live
 
     if every and env.server_flag:
         raise _error("list", "pass -L or --all, not both", ExitStatus.USAGE)
@@ -267,7 +267,7 @@ class AgentRow:
 def turn_ends(server) -> dict[str, tuple[str, int]]:
     """Each pane's last turn end and when (`@rk_pane_turn_end`), one listing."""
     from rk.core.environ import TURN_END_OPTION
-    from rk.core.turn import parse_turn_end
+    from rk.core.pane.turn import parse_turn_end
 
     rows = server.listing("list-panes", ("pane_id", TURN_END_OPTION))
     return {row["pane_id"]: parse_turn_end(row[TURN_END_OPTION]) for row in rows}
@@ -314,7 +314,7 @@ def cmd_await(
     Example: rk agent await --role worker --all --until idle,failed --after-active --timeout 10m
     """
     env = environment(ctx, server, as_json)
-    from rk.core.awaiting import ALL, ANY, GONE, Spec, parse_until
+    from rk.core.channels.awaiting import ALL, ANY, GONE, Spec, parse_until
 
     if not until:
         raise _error("await", "--until is required (e.g. --until idle,waiting)", ExitStatus.USAGE)
@@ -337,7 +337,7 @@ def cmd_await(
         except DurationError as exc:
             raise _error("await", f"--timeout: {exc}", ExitStatus.USAGE) from None
     spec = Spec(wanted, after_active, ALL if all_ else ANY)
-    from rk.awaiting import AwaitError, run_await
+    from rk.channels.waiter import AwaitError, run_await
 
     try:
         result = run_await(
@@ -369,6 +369,6 @@ def cmd_await(
 
 
 def _named(env):
-    from rk.tmux import Server
+    from rk.tmux.server import Server
 
     return Server(name=env.server, env=env.environ)

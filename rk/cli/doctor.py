@@ -22,8 +22,8 @@ from rk.cli.options import JsonOpt, ServerOpt
 from rk.cli.table import terminal_width, wrapped
 
 if TYPE_CHECKING:
-    from rk.core.facts import PaneFact
-    from rk.tmux import Server, TmuxError
+    from rk.core.pane.facts import PaneFact
+    from rk.tmux.server import Server, TmuxError
 
 #: The oldest tmux rk is tested with (`-p` pane options, `display -p`, `if-shell -F`).
 MIN_TMUX = (3, 2)
@@ -134,7 +134,7 @@ def check_mcp(env: Environment) -> list[Check]:
 def live_panes(env: Environment, slugs: list[str]) -> list[tuple[Server, list[PaneFact] | TmuxError]]:
     """Each live server with its panes (or why they could not be listed), read once
     for every check that looks at panes."""
-    from rk.tmux import Server, TmuxError
+    from rk.tmux.server import Server, TmuxError
 
     out: list[tuple[Server, list[PaneFact] | TmuxError]] = []
     for slug in slugs:
@@ -151,7 +151,7 @@ def live_panes(env: Environment, slugs: list[str]) -> list[tuple[Server, list[Pa
 def check_panes(servers: list[tuple[Server, list[PaneFact] | TmuxError]]) -> list[Check]:
     """Agent panes whose hooks were never seen: rk can only read their screens."""
     from rk.cli.agent import AgentRow
-    from rk.core.facts import PaneKind
+    from rk.core.pane.facts import PaneKind
 
     out = []
     for server, facts in servers:
@@ -208,7 +208,7 @@ def check_entries(env: Environment) -> list[Check]:
     """One `fail` per entry that cannot fire (as `rk status` says it), none when all can."""
     from rk.cli.listing import load_server, server_view
     from rk.cli.store import servers_of
-    from rk.core.health import is_trouble
+    from rk.core.schedule.health import is_trouble
 
     now = env.now()
     out = []
@@ -226,9 +226,9 @@ def check_budgets(env: Environment, files, slug: str, entries: list, now: int) -
     budgeted = [e for e in entries if e.budget is not None]
     if not budgeted:
         return []
-    from rk import logfile
-    from rk.tmux import Server
-    from rk.transcript import spent_today
+    from rk.store import delivery_log as logfile
+    from rk.store.transcripts import spent_today
+    from rk.tmux.server import Server
 
     lines = logfile.read_live(files.log)
     spent = spent_today(Server(name=slug, env=env.environ), budgeted, lines, now, env.zone(), env.environ)
@@ -254,7 +254,7 @@ def _entry_fix(why: str | None) -> str:
 
 def check_versions(env: Environment) -> list[Check]:
     """An installed agent CLI of a version rk is not tested with: its screens and hooks may differ."""
-    from rk.core.screen import TESTED_VERSIONS
+    from rk.core.pane.screen import TESTED_VERSIONS
 
     out = []
     for cli, tested in TESTED_VERSIONS.items():
@@ -283,10 +283,10 @@ def check_screens(servers: list[tuple[Server, list[PaneFact] | TmuxError]]) -> l
     import time
     from datetime import datetime
 
-    from rk.core.facts import PaneKind
-    from rk.core.look import READABLE
-    from rk.observe import read_screen
-    from rk.tmux import TmuxError
+    from rk.core.pane.facts import PaneKind
+    from rk.core.pane.look import READABLE
+    from rk.tmux.observe import read_screen
+    from rk.tmux.server import TmuxError
 
     out = []
     zone = datetime.now().astimezone().tzinfo
@@ -318,7 +318,7 @@ def check_screens(servers: list[tuple[Server, list[PaneFact] | TmuxError]]) -> l
 
 
 def check_ticker(env: Environment) -> Check:
-    from rk import ticker
+    from rk.engine import ticker
 
     rec = ticker.read_pid(env.state_dir())
     if rec is None or not rec.alive():
@@ -348,7 +348,7 @@ def check_tmux(env: Environment) -> Check:
 
 def check_tmpdir(env: Environment) -> Check:
     """The ticker finds servers in TMUX_TMPDIR: the shell's and the ticker's must agree."""
-    from rk import ticker
+    from rk.engine import ticker
 
     mine = env.environ.get("TMUX_TMPDIR", "")
     unit = ticker.unit_path(env.environ)
@@ -377,8 +377,8 @@ def check_tmpdir(env: Environment) -> Check:
 
 
 def check_unit(env: Environment) -> Check | None:
-    from rk import ticker
     from rk.cli.running import TMUX_LINE, rk_argv, systemctl
+    from rk.engine import ticker
 
     unit = ticker.unit_path(env.environ)
     if not unit.exists():
@@ -420,9 +420,9 @@ def check_unit(env: Environment) -> Check | None:
 
 
 def check_statusline(env: Environment) -> Check | None:
-    """Inside tmux: does the caller's server show rk's segment (`rk.statusline`) in its status line?"""
-    from rk.core.tmuxconf import shows_segment
-    from rk.tmux import Server, TmuxError, socket_from_tmux_env
+    """Inside tmux: does the caller's server show rk's segment (`rk.channels.statusline`) in its status line?"""
+    from rk.core.channels.tmuxconf import shows_segment
+    from rk.tmux.server import Server, TmuxError, socket_from_tmux_env
 
     own = socket_from_tmux_env(env.environ.get("TMUX", ""))
     if not own:
@@ -442,8 +442,8 @@ def check_statusline(env: Environment) -> Check | None:
 def check_channels(env: Environment) -> list[Check]:
     """Each `notify:` channel and whether it looks reachable (no message is sent:
     `rk notify test` sends one); a channel config.yaml cannot use fails."""
-    from rk.config import load_channels
-    from rk.notify import reachable
+    from rk.channels.notify import reachable
+    from rk.store.config import load_channels
 
     channels, problems = load_channels(env.environ)
     out = [Check("notify", Level.FAIL, p, "fix config.yaml's notify: list") for p in problems]
@@ -479,7 +479,7 @@ def cmd_doctor(ctx: typer.Context, as_json: JsonOpt = False, server: ServerOpt =
 
     Example: rk doctor
     """
-    from rk.config import known_servers
+    from rk.store.config import known_servers
 
     env = environment(ctx, server, as_json)
     slugs = [env.server] if env.server_flag else known_servers(env.state_dir())

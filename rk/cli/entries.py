@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from rk import logfile
 from rk.cli.environment import CliError, Environment, environment, moment, not_found, usage
 from rk.cli.flags import (
     BUDGET_OFF,
@@ -60,10 +59,12 @@ from rk.cli.options import (
     WakeScopeOpt,
 )
 from rk.cli.store import editing, get, stored
-from rk.core.due import entry_zone
+from rk.core.cost.usage import Budget
 from rk.core.durations import format_duration
-from rk.core.edits import muted, rescheduled_line, unmuted, with_if_absent
-from rk.core.entry import (
+from rk.core.pane.identity import ServerIdentity
+from rk.core.schedule.due import entry_zone
+from rk.core.schedule.edits import muted, rescheduled_line, unmuted, with_if_absent
+from rk.core.schedule.entry import (
     At,
     Backoff,
     CreatedBy,
@@ -80,13 +81,12 @@ from rk.core.entry import (
     catch_up_window_problem,
     check_respawn_intent,
 )
-from rk.core.hours import ActiveHours
-from rk.core.identity import ServerIdentity
-from rk.core.placeholders import PlaceholderError
-from rk.core.placeholders import check as check_placeholders
-from rk.core.usage import Budget
-from rk.entryfile import EntryDocument, EntryFileError, EntryNotFound
-from rk.tmux import TmuxError
+from rk.core.schedule.hours import ActiveHours
+from rk.core.schedule.placeholders import PlaceholderError
+from rk.core.schedule.placeholders import check as check_placeholders
+from rk.store import delivery_log as logfile
+from rk.store.entries import EntryDocument, EntryFileError, EntryNotFound
+from rk.tmux.server import TmuxError
 
 #: Set by `rk mcp` in the environment of the commands it runs, so the entries it adds say so.
 VIA_VARIABLE = "RK_CREATED_VIA"
@@ -277,7 +277,7 @@ def _check_poll(env: Environment, schedule: Schedule | None, force: bool, idle_e
 
 def rate_warnings(env: Environment, schedule: Schedule) -> list[str]:
     """One line when the schedule alone would fire more often than the rate cap allows."""
-    from rk.core.schedule import peak_per_hour
+    from rk.core.schedule.implied import peak_per_hour
 
     cap = env.settings().rate_per_hour
     peak = peak_per_hour(schedule, env.now(), env.zone())
@@ -291,10 +291,10 @@ def rate_warnings(env: Environment, schedule: Schedule) -> list[str]:
 
 def add_warnings(env: Environment, entry: Entry, *, outside_tmux: bool) -> list[str]:
     """What would keep a new entry from firing, said at once (the entry is kept)."""
-    from rk import ticker
-    from rk.core.facts import resolve_target
-    from rk.core.health import needs_state
-    from rk.tmux import Server
+    from rk.core.pane.facts import resolve_target
+    from rk.core.schedule.health import needs_state
+    from rk.engine import ticker
+    from rk.tmux.server import Server
 
     out = []
     if outside_tmux:
@@ -348,10 +348,10 @@ def _default_target(env: Environment, pane: str) -> tuple[Target, str]:
 
 
 def _with_server(env: Environment, target: Target) -> Target:
-    """A pane target names the tmux server its id belongs to (`rk.core.identity`): a
+    """A pane target names the tmux server its id belongs to (`rk.core.pane.identity`): a
     restart reuses the id for another pane. Unknown when the pane is not there now
     (the tick learns it when it first sees the pane)."""
-    from rk.tmux import Server
+    from rk.tmux.server import Server
 
     if target.kind != TargetKind.PANE:
         return target
@@ -370,7 +370,7 @@ def _with_server(env: Environment, target: Target) -> Target:
 def _said(entry: Entry, env: Environment) -> str:
     """The receipt's schedule: an `--at` instant in the entry's zone, not UTC."""
     from rk.cli.listing import schedule_text
-    from rk.core.due import entry_zone
+    from rk.core.schedule.due import entry_zone
 
     return schedule_text(entry.schedule, entry_zone(entry, env.zone()))
 

@@ -16,14 +16,14 @@ from typing import TextIO
 
 import typer
 
-from rk import clock
 from rk.cli.table import escape_controls
-from rk.config import ConfigError, ServerFiles, check_private_dir, check_slug, load_settings, state_dir
 from rk.core.environ import is_pane_id
 from rk.core.wallclock import moment as moment  # the views' one time format, re-exported
 from rk.core.wallclock import stamp as stamp
 from rk.core.wallclock import zone_label as zone_label
-from rk.tmux import Server, socket_from_tmux_env
+from rk.host import clock
+from rk.store.config import ConfigError, ServerFiles, check_private_dir, check_slug, load_settings, state_dir
+from rk.tmux.server import Server, socket_from_tmux_env
 
 
 class ExitStatus(IntEnum):

@@ -16,7 +16,7 @@ from rk.cli.environment import Environment, environment, moment, usage
 from rk.cli.flags import since_instant
 from rk.cli.options import JsonOpt, ServerOpt
 from rk.core.environ import is_pane_id
-from rk.core.events import STATE, Event
+from rk.core.log.events import STATE, Event
 
 
 def line_of(event: Event, zone) -> str:
@@ -58,7 +58,7 @@ def cmd_events(
     if bad:
         raise usage(f"events: bad pane {printable(bad[0])!r}: use a pane id like %3")
     start = since_instant(since, env.now()) if since is not None else None
-    from rk import eventstream
+    from rk.channels import event_stream as eventstream
 
     files = env.files()
     zone = env.zone()

@@ -13,9 +13,12 @@ from enum import StrEnum
 from typing import TypeVar
 
 from rk.cli.environment import usage
-from rk.core.cronexpr import CronError, CronExpr, wall_instants, zone_for
+from rk.core.cost.unchanged import MODES, SCOPE
+from rk.core.cost.usage import Budget, BudgetError
 from rk.core.durations import DurationError, parse_duration
-from rk.core.entry import (
+from rk.core.environ import is_pane_id
+from rk.core.schedule.cronexpr import CronError, CronExpr, wall_instants, zone_for
+from rk.core.schedule.entry import (
     BACKOFF_MAX,
     BACKOFF_MIN,
     CATCH_UP_ONCE,
@@ -32,12 +35,9 @@ from rk.core.entry import (
     WakeEvent,
     WakeOn,
 )
-from rk.core.environ import is_pane_id
-from rk.core.grace import CRON_GRACE
-from rk.core.hours import ActiveHours, HoursError
-from rk.core.ladder import POLL
-from rk.core.unchanged import MODES, SCOPE
-from rk.core.usage import Budget, BudgetError
+from rk.core.schedule.grace import CRON_GRACE
+from rk.core.schedule.hours import ActiveHours, HoursError
+from rk.core.schedule.ladder import POLL
 
 E = TypeVar("E", bound=StrEnum)
 
@@ -188,7 +188,7 @@ def at_instant(text: str, now: int, zone: tzinfo) -> int:
     still ahead), or an instant (ISO-8601 with an offset, or unix seconds), which must lie ahead."""
     from datetime import datetime, timedelta
 
-    from rk import clock
+    from rk.host import clock
 
     m = re.fullmatch(r"([0-9]{1,2}):([0-9]{2})", text.strip())
     if m:
@@ -213,7 +213,7 @@ def at_instant(text: str, now: int, zone: tzinfo) -> int:
 
 def since_instant(text: str, now: int) -> int:
     """`--since` (log, events): a duration back from now, or an instant."""
-    from rk import clock
+    from rk.host import clock
 
     try:
         return now - parse_duration(text)

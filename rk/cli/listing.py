@@ -13,15 +13,15 @@ from datetime import tzinfo
 
 import typer
 
-from rk import logfile
 from rk.cli.environment import Environment, environment, moment, stamp, zone_label
 from rk.cli.options import AllOpt, FullOpt, JsonOpt, ServerOpt
 from rk.cli.store import servers_of
 from rk.cli.table import Column, layout, terminal_width
-from rk.config import ServerFiles
-from rk.core import caps
+from rk.core.cost import caps
 from rk.core.durations import format_duration, format_go
-from rk.core.entry import (
+from rk.core.log.delivery import LogView, status_of
+from rk.core.pane.facts import PaneFact, TargetFact, resolve_target
+from rk.core.schedule.entry import (
     At,
     Backoff,
     Cron,
@@ -33,12 +33,12 @@ from rk.core.entry import (
     catch_up_fields,
     catch_up_summary,
 )
-from rk.core.facts import PaneFact, TargetFact, resolve_target
-from rk.core.forecast import Forecast, forecast
-from rk.core.log import LogView, status_of
-from rk.core.orphan import expires_at, orphaned_since
-from rk.entryfile import load_entries
-from rk.pause import paused_until
+from rk.core.schedule.forecast import Forecast, forecast
+from rk.core.schedule.orphan import expires_at, orphaned_since
+from rk.store import delivery_log as logfile
+from rk.store.config import ServerFiles
+from rk.store.entries import load_entries
+from rk.store.pause import paused_until
 
 
 @dataclass(frozen=True)
@@ -133,8 +133,8 @@ def record(entry: Entry, view: LogView, now: int, zone: tzinfo | None = None) ->
 
 def caps_today(entry: Entry, view: LogView, now: int, zone: tzinfo | None = None) -> int | None:
     """A `max_per_day` entry's deliveries in its local day now (None without one)."""
-    from rk.clock import local_zone
-    from rk.core.due import entry_zone
+    from rk.core.schedule.due import entry_zone
+    from rk.host.clock import local_zone
 
     cap = caps.day_cap(entry, view, now, entry_zone(entry, zone or local_zone()))
     return cap.count if cap is not None else None
@@ -151,7 +151,7 @@ def caps_record(entry: Entry, left: int | None, today: int | None = None) -> dic
         rec["max_total"] = entry.max_total
         if left is not None:
             rec["left"] = left
-    if entry.turn_timeout:  # the turn its delivery starts is watched (`rk.core.turntimeout`)
+    if entry.turn_timeout:  # the turn its delivery starts is watched (`rk.core.cost.turn_timeout`)
         rec["turn_timeout"] = format_go(entry.turn_timeout)
         rec["on_timeout"] = str(entry.timeout_policy)
     return rec
@@ -237,7 +237,7 @@ def forecast_of(env: Environment, entries: list[Entry], view: LogView, entry: En
 
 
 def _panes(env: Environment, slug: str) -> list[PaneFact] | None:
-    from rk.tmux import Server, TmuxError
+    from rk.tmux.server import Server, TmuxError
 
     server = Server(name=slug, env=env.environ)
     if not server.is_live():

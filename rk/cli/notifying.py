@@ -24,9 +24,9 @@ def cmd_notify_test(
 
     Example: rk notify test --url 'ntfy://ntfy.sh/my-rk-alerts'
     """
-    from rk.config import load_channels
-    from rk.core.notice import Channel, parse_channels, trial_message
-    from rk.notify import apprise_send
+    from rk.channels.notify import apprise_send
+    from rk.core.channels.notice import Channel, parse_channels, trial_message
+    from rk.store.config import load_channels
 
     env = environment(ctx, None, as_json)
     if url is not None:

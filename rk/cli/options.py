@@ -24,9 +24,9 @@ def complete_ids(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
     import os
     from pathlib import Path
 
-    from rk.config import ServerFiles, state_dir
-    from rk.entryfile import load_entries
-    from rk.tmux import socket_from_tmux_env
+    from rk.store.config import ServerFiles, state_dir
+    from rk.store.entries import load_entries
+    from rk.tmux.server import socket_from_tmux_env
 
     server = ctx.params.get("server") or ""
     if not server and ctx.parent is not None:
@@ -150,7 +150,7 @@ WakeDebounceOpt = Annotated[
     typer.Option("--wake-debounce", help="Hold wake edges this long after the entry's last line (default 60s)."),
 ]
 
-# The caps (rk.core.caps), shared by add, edit and simulate.
+# The caps (rk.core.cost.caps), shared by add, edit and simulate.
 MaxPerDayOpt = Annotated[
     int | None,
     typer.Option(

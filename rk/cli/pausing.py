@@ -6,13 +6,13 @@ from typing import Annotated
 
 import typer
 
-from rk import nudge
 from rk.cli.environment import CliError, environment, moment
 from rk.cli.flags import duration
 from rk.cli.options import AllOpt, JsonOpt, ServerOpt
 from rk.cli.store import servers_of
-from rk.config import ConfigError, ensure_private_dir
-from rk.pause import clear_pause, paused_until, write_pause
+from rk.host import nudge
+from rk.store.config import ConfigError, ensure_private_dir
+from rk.store.pause import clear_pause, paused_until, write_pause
 
 
 def cmd_pause(

@@ -1,4 +1,4 @@
-"""What an entry's payload would type, placeholders filled (`rk.core.placeholders`),
+"""What an entry's payload would type, placeholders filled (`rk.core.schedule.placeholders`),
 for `show` (as `rk cron run` would type it now) and `next` (its first listed fire).
 
 Nothing here is shown for a payload without a brace: their output is unchanged.
@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import tzinfo
 
-from rk.core.due import Fire
-from rk.core.entry import Entry
-from rk.core.forecast import Upcoming
-from rk.core.log import LogView, Reason
-from rk.core.placeholders import PlaceholderError, check, has_placeholders, typed
+from rk.core.log.delivery import LogView, Reason
+from rk.core.schedule.due import Fire
+from rk.core.schedule.entry import Entry
+from rk.core.schedule.forecast import Upcoming
+from rk.core.schedule.placeholders import PlaceholderError, check, has_placeholders, typed
 
 
 def typed_now(entry: Entry, view: LogView, now: int, zone: tzinfo) -> str:

@@ -37,9 +37,9 @@ from rk.cli import usage as usage_view
 from rk.cli.environment import CliError, Environment, ExitStatus, environment, usage
 from rk.cli.flags import bare_only_if_changed
 from rk.cli.options import ServerOpt
-from rk.config import ConfigError
-from rk.core.cronexpr import CronError
-from rk.core.entry import EntryError
+from rk.core.schedule.cronexpr import CronError
+from rk.core.schedule.entry import EntryError
+from rk.store.config import ConfigError
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -104,13 +104,13 @@ def cmd_mcp(ctx: typer.Context) -> None:
 
     The caller is the pane of the inherited $TMUX_PANE: it may change only the
     entries it created, unless its window has the role operator. The SDK is
-    imported only when this command runs (rk.mcpserver), so no other command,
+    imported only when this command runs (rk.channels.mcp), so no other command,
     and not the hook, pays for it.
 
     Example: claude mcp add rk -- rk mcp
     """
     environment(ctx)
-    from rk.mcpserver import serve
+    from rk.channels.mcp import serve
 
     serve(main)  # the tools run this CLI in-process: handed in, so the server never imports it
 

@@ -8,17 +8,17 @@ from typing import Annotated
 
 import typer
 
-from rk import logfile
 from rk.cli.environment import CliError, Environment, ExitStatus, environment, moment, not_found, usage
 from rk.cli.options import IdArg, JsonOpt, ServerOpt
 from rk.cli.store import stored, waiting_note
-from rk.config import ConfigError, check_private_dir
 from rk.core import bounds
-from rk.entryfile import busy
+from rk.store import delivery_log as logfile
+from rk.store.config import ConfigError, check_private_dir
+from rk.store.entries import busy
 
 
 def _runtime(env: Environment):
-    from rk.tick import Runtime
+    from rk.engine.tick import Runtime
 
     env.now()  # an unreadable RK_NOW is a usage error, before anything runs
     try:
@@ -36,8 +36,8 @@ def cmd_run(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serve
     Example: rk cron run 3f2a
     """
     env = environment(ctx, server, as_json)
-    from rk.lock import LockHeld, locked
-    from rk.manual import run_now
+    from rk.engine.manual import run_now
+    from rk.host.lock import LockHeld, locked
 
     runtime = _runtime(env)
     files = env.files()
@@ -67,7 +67,7 @@ def cmd_tick(
     Example: rk cron tick --dry-run --json
     """
     env = environment(ctx, server, as_json)
-    from rk.tick import sweep
+    from rk.engine.tick import sweep
 
     runtime = _runtime(env)
     only = env.server if env.server_flag else None
@@ -108,7 +108,7 @@ def cmd_ticker(
     Example: rk cron ticker install
     """
     env = environment(ctx, server, as_json)
-    from rk import ticker
+    from rk.engine import ticker
 
     if action not in (None, "start", "stop", "status", "install"):
         raise usage("ticker action must be start, stop, status or install")
@@ -128,7 +128,7 @@ def cmd_ticker(
         runtime.cache_entries = True
         runtime.log_cache = logfile.LiveLogCache()
         runtime.unreadable = {}
-        from rk.transcript import Transcripts
+        from rk.store.transcripts import Transcripts
 
         runtime.transcripts = Transcripts()  # the budgets read only what the agents appended since
         try:
@@ -226,8 +226,8 @@ def _install_unit(env: Environment, dry_run: bool) -> None:
     """Write `~/.config/systemd/user/rk-ticker.service` and enable it; without a
     user bus, say the tmux.conf line that starts the ticker instead (exit 0)."""
 
-    from rk import ticker
-    from rk.fsutil import atomic_write
+    from rk.engine import ticker
+    from rk.host.files import atomic_write
 
     text = ticker.unit_text([*rk_argv(), "cron", "ticker"], dict(env.environ))
     path = ticker.unit_path(env.environ)

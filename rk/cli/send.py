@@ -16,10 +16,10 @@ from rk.cli.environment import CliError, ExitStatus, environment, usage
 from rk.cli.flags import target_from_flags
 from rk.cli.options import AnyProgramOpt, JsonOpt, ServerOpt
 from rk.cli.store import waiting_note
-from rk.config import ConfigError, ensure_private_dir
-from rk.core.entry import CreatedBy, Deliver, Entry, IfAbsent, WakeOnly
-from rk.core.log import Status, status_of
-from rk.entryfile import busy
+from rk.core.log.delivery import Status, status_of
+from rk.core.schedule.entry import CreatedBy, Deliver, Entry, IfAbsent, WakeOnly
+from rk.store.config import ConfigError, ensure_private_dir
+from rk.store.entries import busy
 
 
 def cmd_send(
@@ -38,8 +38,8 @@ def cmd_send(
     """
     from rk.cli.entries import _default_target
     from rk.cli.running import _runtime
-    from rk.lock import LockHeld, locked
-    from rk.manual import SEND_ID, fire_now
+    from rk.engine.manual import SEND_ID, fire_now
+    from rk.host.lock import LockHeld, locked
 
     env = environment(ctx, server, as_json)
     if not prompt.strip():

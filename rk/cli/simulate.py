@@ -1,4 +1,4 @@
-"""`rk cron simulate`: an entry replayed by `rk.core.simulate`, drawn by `rk.cli.timeline`."""
+"""`rk cron simulate`: an entry replayed by `rk.core.schedule.simulate`, drawn by `rk.cli.timeline`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from rk import clock
 from rk.cli.environment import environment, moment, usage
 from rk.cli.flags import (
     CHANGED_OFF,
@@ -45,8 +44,9 @@ from rk.cli.options import (
 )
 from rk.cli.store import find, loadable
 from rk.core import bounds
-from rk.core.entry import CreatedBy, Cron, Deliver, Entry, Target, TargetKind, WakeOn, WakeOnly
-from rk.core.hours import ActiveHours
+from rk.core.schedule.entry import CreatedBy, Cron, Deliver, Entry, Target, TargetKind, WakeOn, WakeOnly
+from rk.core.schedule.hours import ActiveHours
+from rk.host import clock
 
 
 def cmd_simulate(
@@ -100,8 +100,8 @@ def cmd_simulate(
     """
     env = environment(ctx, server, as_json)
     from rk.cli.timeline import ScriptError, parse_script, render
-    from rk.core.due import cron_zone
-    from rk.core.simulate import AgentModel, simulate
+    from rk.core.schedule.due import cron_zone
+    from rk.core.schedule.simulate import AgentModel, simulate
 
     schedule = schedule_from_flags(
         every,

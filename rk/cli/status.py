@@ -18,8 +18,8 @@ from rk.cli.listing import Row, load_server, row_record, server_view, sorted_row
 from rk.cli.options import FullOpt, JsonOpt, ServerOpt
 from rk.cli.store import servers_of
 from rk.cli.table import Column, layout, terminal_width, wrapped
-from rk.core.health import is_trouble
-from rk.core.log import RATE_WINDOW, Status, status_of
+from rk.core.log.delivery import RATE_WINDOW, Status, status_of
+from rk.core.schedule.health import is_trouble
 
 #: Statuses that make `rk status` exit 1 when one was logged in the last hour.
 FAILING = frozenset({Status.FAILED, Status.RESPAWN_FAILED})
@@ -27,7 +27,7 @@ WATCH_EVERY = 2.0
 
 
 def _ticker(env: Environment) -> dict[str, object]:
-    from rk import ticker
+    from rk.engine import ticker
 
     rec = ticker.read_pid(env.state_dir())
     running = rec is not None and rec.alive()
@@ -183,7 +183,7 @@ def cmd_status(
     """
     env = environment(ctx, server, as_json)
     if fmt is not None:
-        from rk.statusline import main as statusline_main
+        from rk.channels.statusline import main as statusline_main
 
         raise typer.Exit(statusline_main(fmt, env.environ))
     state = gather(env)

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from rk import logfile
 from rk.cli.environment import CliError, Environment, not_found, usage
-from rk.config import ServerFiles, known_servers
-from rk.core.entry import Entry, EntryError
-from rk.core.log import LogView
-from rk.entryfile import EntryDocument, EntryFileError, EntryNotFound, load_entries
+from rk.core.log.delivery import LogView
+from rk.core.schedule.entry import Entry, EntryError
+from rk.store import delivery_log as logfile
+from rk.store.config import ServerFiles, known_servers
+from rk.store.entries import EntryDocument, EntryFileError, EntryNotFound, load_entries
 
 
 @contextmanager

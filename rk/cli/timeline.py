@@ -3,7 +3,7 @@
 The explainer's animated panels as a command: give an entry (from the file or
 from schedule flags), a script of the target's states (`0 idle; 10m active;
 25m idle`), optionally other panes (for wake_on), and a duration; the real
-`due()` and policies run tick by tick (`rk.core.simulate`) and the result is drawn
+`due()` and policies run tick by tick (`rk.core.schedule.simulate`) and the result is drawn
 as a state strip and an event row, then listed.
 """
 
@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 
 from rk.core.durations import DurationError, format_duration, parse_duration
-from rk.core.facts import LIMITED
-from rk.core.log import Status, status_of
-from rk.core.simulate import DIALOG, DRAFT, GONE, PAUSE, RESUME, SHELL, UNKNOWN, Simulation, StateChange
+from rk.core.log.delivery import Status, status_of
+from rk.core.pane.facts import LIMITED
+from rk.core.schedule.simulate import DIALOG, DRAFT, GONE, PAUSE, RESUME, SHELL, UNKNOWN, Simulation, StateChange
 
 STATES = ("active", "waiting", "idle", LIMITED, DRAFT, DIALOG, SHELL, UNKNOWN, GONE, PAUSE, RESUME)
 
@@ -48,7 +48,7 @@ EVENT_GLYPH = {
     Status.NOTIFIED_ABSENT: ("n", "red", 4),
     Status.RESPAWNED: ("r", "cyan", 4),
     Status.FAILED: ("!", "bold red", 6),
-    Status.SKIPPED_CAP: ("C", "yellow", 4),  # max_per_day (rk.core.caps)
+    Status.SKIPPED_CAP: ("C", "yellow", 4),  # max_per_day (rk.core.cost.caps)
     Status.RETIRED: ("R", "cyan", 4),  # max_total
     "hold": ("h", "blue", 2),
 }

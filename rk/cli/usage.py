@@ -12,17 +12,17 @@ from typing import Annotated
 
 import typer
 
-from rk import logfile
 from rk.cli.environment import environment, not_found, zone_label
 from rk.cli.flags import since_instant
 from rk.cli.options import JsonOpt, ServerOpt
 from rk.cli.table import Column, layout, terminal_width
-from rk.config import load_prices
-from rk.core.due import entry_zone
-from rk.core.usage import DayUsage, format_tokens, per_day
-from rk.entryfile import load_entries
-from rk.tmux import Server
-from rk.transcript import Transcripts, attribute_lines, delivered
+from rk.core.cost.usage import DayUsage, format_tokens, per_day
+from rk.core.schedule.due import entry_zone
+from rk.store import delivery_log as logfile
+from rk.store.config import load_prices
+from rk.store.entries import load_entries
+from rk.store.transcripts import Transcripts, attribute_lines, delivered
+from rk.tmux.server import Server
 
 UNKNOWN = "unknown"
 

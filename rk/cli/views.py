@@ -3,7 +3,7 @@
 log reads files only (the log, and the entries file for names); list, show
 and next read the files and, when the server's socket answers, one listing of
 its panes for the target's facts (a stopped server is never started); their
-NEXT and fire times are `rk.core.forecast`'s. Tables fit the terminal
+NEXT and fire times are `rk.core.schedule.forecast`'s. Tables fit the terminal
 (rk.cli.table); every human view prints times one way, local, with the zone
 named once. `record()` is the
 `list --json` contract.
@@ -18,7 +18,6 @@ from typing import Annotated
 
 import typer
 
-from rk import logfile
 from rk.cli import preview
 from rk.cli.environment import Environment, environment, moment, rfc3339, stamp, usage, zone_label
 from rk.cli.flags import since_instant
@@ -36,10 +35,11 @@ from rk.cli.options import FullOpt, IdArg, JsonOpt, ServerOpt
 from rk.cli.store import find, load_for_listing
 from rk.cli.table import Column, fixed_line, layout, terminal_width, wrapped
 from rk.core import bounds
-from rk.core.entry import Cron, Deliver, Entry, IfAbsent, TargetKind
-from rk.core.log import LogLine, LogView
-from rk.core.usage import Spent, format_tokens
-from rk.entryfile import load_entries
+from rk.core.cost.usage import Spent, format_tokens
+from rk.core.log.delivery import LogLine, LogView
+from rk.core.schedule.entry import Cron, Deliver, Entry, IfAbsent, TargetKind
+from rk.store import delivery_log as logfile
+from rk.store.entries import load_entries
 
 
 def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, server: ServerOpt = None) -> None:
@@ -143,8 +143,8 @@ def _changed_words(mode: str) -> str:
 
 def _spent_today(env: Environment, entry: Entry, view: LogView, now: int) -> Spent:
     """The entry's tokens so far today, as the tick reads them for its budget."""
-    from rk.tmux import Server
-    from rk.transcript import spent_today
+    from rk.store.transcripts import spent_today
+    from rk.tmux.server import Server
 
     server = Server(name=env.server, env=env.environ)
     return spent_today(server, [entry], view.lines, now, env.zone(), env.environ)[entry.id]
@@ -301,9 +301,9 @@ def _follow(
 
 def _log_gaps(env: Environment, entry_id: str | None, since_text: str | None, width: int | None) -> None:
     """`--gaps`: a cron entry's occurrences with no delivered line."""
-    from rk.core.cronexpr import CronExpr
-    from rk.core.due import cron_zone
-    from rk.core.gaps import gaps, occurrences
+    from rk.core.schedule.cronexpr import CronExpr
+    from rk.core.schedule.due import cron_zone
+    from rk.core.schedule.gaps import gaps, occurrences
 
     if entry_id is None:
         raise usage("--gaps needs an entry id")
@@ -349,9 +349,9 @@ def cmd_next(
     Example: rk cron next 3f2a -n 10
     """
     env = environment(ctx, server, as_json)
-    from rk.core.due import cron_zone
-    from rk.core.schedule import dst_note
-    from rk.pause import paused_until
+    from rk.core.schedule.due import cron_zone
+    from rk.core.schedule.implied import dst_note
+    from rk.store.pause import paused_until
 
     if not 1 <= n <= bounds.MAX_FIRES:
         raise usage(f"-n must be between 1 and {bounds.MAX_FIRES}")

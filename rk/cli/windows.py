@@ -9,7 +9,7 @@ import typer
 from rk.cli.environment import CliError, environment, usage
 from rk.cli.flags import no_space
 from rk.cli.options import JsonOpt, ServerOpt
-from rk.tmux import Server, TmuxError
+from rk.tmux.server import Server, TmuxError
 
 _CLEAR = "clear"
 
@@ -25,7 +25,7 @@ def cmd_role(
     Example: rk role operator
     """
     env = environment(ctx, server, as_json)
-    from rk.operator import set_role
+    from rk.tmux.roles import set_role
 
     pane = env.caller_pane()
     if not pane:
@@ -54,7 +54,7 @@ def cmd_operator(
     Example: rk operator --command "claude --model opus"
     """
     env = environment(ctx, server, as_json)
-    from rk.operator import ensure_operator
+    from rk.tmux.roles import ensure_operator
 
     settings = env.settings()
     target = Server(name=env.server, env=env.environ)

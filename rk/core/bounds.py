@@ -54,7 +54,7 @@ def interval(value: float, what: str = "--interval") -> float:
     return value
 
 
-#: `--max-per-day` / `--max-total` (`rk.core.caps`): more deliveries than any entry makes.
+#: `--max-per-day` / `--max-total` (`rk.core.cost.caps`): more deliveries than any entry makes.
 MAX_CAP = 1_000_000
 
 

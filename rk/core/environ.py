@@ -21,7 +21,7 @@ STATE_OPTION = "@rk_pane_agent_state"  #: `<state>:<epoch>[:<pid>]`
 LEGACY_STATE_OPTION = "@rk_agent_state"  #: the same value, for older readers
 SESSION_OPTION = "@rk_pane_agent_session"  #: `<provider>:<session id>`
 #: The agent's own record of the session (the hook payload's `transcript_path`): where
-#: `rk cron usage` and the budgets read the tokens each turn spent (`rk.core.usage`)
+#: `rk cron usage` and the budgets read the tokens each turn spent (`rk.core.cost.usage`)
 TRANSCRIPT_OPTION = "@rk_pane_transcript"
 #: `<source>:<state epoch>[:<reset epoch>]` beside a state that did not come from a hook
 SOURCE_OPTION = "@rk_pane_agent_source"
@@ -29,7 +29,7 @@ ROLE_OPTION = "@rk_win_role"  #: a window's role (`operator`, …)
 #: The pane as a look last found its screen unreadable (`<state>:<epoch>:<pid>:<command>`):
 #: no tick looks again until that changes, so a one-shot tick costs no capture either
 UNREAD_OPTION = "@rk_pane_unread"
-#: The cursor's line as the pane showed it when rk last saw it idle (`rk.core.idleline`)
+#: The cursor's line as the pane showed it when rk last saw it idle (`rk.core.pane.idle_line`)
 IDLE_LINE_OPTION = "@rk_pane_idle_line"
 #: `<ok|failed|interrupted|limited>:<epoch>`: how the pane's last turn ended, and when
 TURN_END_OPTION = "@rk_pane_turn_end"

@@ -1,6 +1,6 @@
 """The limits a user may change, with their defaults and ranges, in one place.
 
-The core takes these as parameters (the poll, the caps); `rk.config` reads
+The core takes these as parameters (the poll, the caps); `rk.store.config` reads
 the config file and the environment into a `Settings`.
 """
 

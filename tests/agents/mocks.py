@@ -88,7 +88,7 @@ FLAVORS = ("anthropic", "openai")
 DEFAULT_TEXT = "Hello from the mock API."
 
 #: A reply that quotes, one per line, a text that every working, dialog and limit
-#: pattern of every screen layout in rk matches (rk/core/screen/*.py): an agent
+#: pattern of every screen layout in rk matches (rk/core/pane/screen/*.py): an agent
 #: that printed it is idle all the same. It starts with "Working" (as a Codex
 #: reply can) and ends with "esc to interrupt". Mode ``ok`` with ``text=QUOTING_REPLY``.
 QUOTING_LINES = (

@@ -4,7 +4,7 @@ No hook of Claude Code or Codex fires when a human approves a permission
 dialog: the next one comes when the approved tool has finished,
 so `waiting` outlived the answer by the tool's run time (18.9 s on Claude,
 22.5 s on Codex in the field). While a pane that matters waits on a dialog,
-the ticker looks at its screen twice a second (rk.core.recheck): the state
+the ticker looks at its screen twice a second (rk.core.pane.recheck): the state
 leaves `waiting` within a second of the answer, long before PostToolUse.
 """
 

@@ -19,7 +19,7 @@ from agents.mock_gemini import DEFAULT_REPLY
 from agents.rkclient import listed
 from agents.test_real_gemini import GeminiRig
 from agents.timeouts import interrupted_once, ticks_once_only
-from rk import logfile
+from rk.store import delivery_log as logfile
 
 pytestmark = pytest.mark.agents
 

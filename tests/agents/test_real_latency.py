@@ -3,7 +3,7 @@
 A human's draft holds a when-idle fire; the human sends the draft; the agent
 runs the turn and its Stop hook nudges the ticker. Claude Code runs its Stop
 hooks before it stops drawing the spinner, so the nudged tick sees a running
-turn on screen; the recheck (rk.core.recheck) ticks again until the screen
+turn on screen; the recheck (rk.core.pane.recheck) ticks again until the screen
 agrees. The ticker's own poll is an hour here, so a delivery can only come
 from the nudge and its rechecks. The figure printed is the time from the Stop
 hook to the agent's UserPromptSubmit of rk's prompt.

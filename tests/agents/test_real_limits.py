@@ -6,7 +6,7 @@ A 429 with no reset printed (only the API's retry-after): StopFailure says
 `skipped-limited` and spent (0 deliveries after the reset); with a generic 429
 the wake then typed `continue` every minute, each one another refused request.
 Now the limit holds through the notice, nothing is typed while it lasts, and
-once the retry delay has passed (no reset known: rk.core.look.LIMIT_RETRY) the
+once the retry delay has passed (no reset known: rk.core.pane.look.LIMIT_RETRY) the
 resume is typed exactly once.
 
 A 429 whose message names the reset (`API Error: Request rejected (429) · … Your
@@ -24,7 +24,7 @@ import time
 import harness
 import pytest
 
-from rk.core.look import LIMIT_RETRY
+from rk.core.pane.look import LIMIT_RETRY
 
 pytestmark = pytest.mark.agents
 

@@ -19,10 +19,10 @@ import pytest
 from agents.rkclient import listed
 from agents.test_real_opencode import OpenCodeRig
 from agents.timeouts import interrupted_once, ticks_once_only
-from rk import logfile
-from rk.core.turntimeout import INTERRUPT_KEYS
-from rk.tmux import chain
-from rk.turntimeout import press_commands
+from rk.act.interrupt import press_commands
+from rk.core.cost.turn_timeout import INTERRUPT_KEYS
+from rk.store import delivery_log as logfile
+from rk.tmux.server import chain
 
 pytestmark = pytest.mark.agents
 

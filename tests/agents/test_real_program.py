@@ -14,8 +14,8 @@ import harness
 import pytest
 
 from agents.rkclient import listed
-from rk.core.facts import PaneFact
-from rk.observe import read_screen
+from rk.core.pane.facts import PaneFact
+from rk.tmux.observe import read_screen
 
 pytestmark = pytest.mark.agents
 

@@ -16,7 +16,7 @@ import harness
 import pytest
 
 from agents.timeouts import interrupted_once, ticks_once_only
-from rk import logfile
+from rk.store import delivery_log as logfile
 
 pytestmark = [pytest.mark.agents, pytest.mark.slow]
 

@@ -8,8 +8,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from rk import logfile
-from rk.core.log import LogLine
+from rk.core.log.delivery import LogLine
+from rk.store import delivery_log as logfile
 
 #: The ticker's poll, made short.
 POLL = 3

@@ -1,0 +1,1 @@
+"""Acting on panes: typing a prompt, interrupting a turn, an absent target."""

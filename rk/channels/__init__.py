@@ -1,0 +1,1 @@
+"""Channels to operators and humans: MCP, notifications, the status line, events, await."""

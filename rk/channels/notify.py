@@ -1,0 +1,325 @@
+"""Sending notifications (the decisions are `rk.core.channels.notice`'s), off the tick's path.
+
+The ticker hands each tick's result to a `Notifier`, which plans (pure, quick),
+records holds, and puts each send on its channel's bounded queue; one worker
+thread per channel sends through Apprise with the channel's timeout, so a
+channel that hangs or refuses delays neither the tick nor another channel.
+Every outcome is one line in `notify.log` (the memory that keeps an event from
+being told twice across restarts) and one in the ticker's log.
+
+Apprise is imported only here, and only when a message is sent: never on the
+hook path, the status line or the CLI's start.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from datetime import tzinfo
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from rk.core.channels.notice import (
+    Channel,
+    Event,
+    Memory,
+    NoticeLine,
+    events_of,
+    message,
+    panes_of,
+    plan,
+    summary,
+)
+from rk.core.log.delivery import Status
+from rk.core.log.diagnostics import first_line
+
+NOTIFY_LOG = "notify.log"
+#: Sends waiting per channel; past it a send is dropped (and logged), never waited for.
+QUEUE_SIZE = 64
+#: Read at most this much of `notify.log` at start (its newest lines); past twice
+#: this, the ticker's start trims the file to them (a month of busy days).
+MEMORY_BYTES = 1 << 20
+#: Schemes that speak HTTP through Apprise: they take the `cto`/`rto` timeouts.
+_HTTP_SCHEMES = ("json", "jsons", "form", "forms", "xml", "xmls", "ntfy", "ntfys", "gotify", "gotifys")
+
+log = logging.getLogger("rk.channels.notify")
+
+#: `send(channel, title, body) -> ""` when sent, else why not (the shell's one Apprise call).
+Sender = Callable[[Channel, str, str], str]
+
+
+def with_timeouts(url: str, timeout: int) -> str:
+    """`url` with Apprise's connect and read timeouts (`cto`, `rto`) when it has none."""
+    if "://" not in url or "cto=" in url or "rto=" in url:
+        return url
+    scheme = url.partition("://")[0].lower()
+    if scheme not in _HTTP_SCHEMES and not scheme.startswith(("http", "slack", "discord", "tgram", "matrix")):
+        return url
+    return f"{url}{'&' if '?' in url else '?'}cto={timeout}&rto={timeout}"
+
+
+def apprise_send(channel: Channel, title: str, body: str) -> str:
+    """One message through Apprise: "" when sent, else why not (Apprise's own words)."""
+    try:
+        import apprise
+    except ImportError:
+        return "apprise is not installed (pip install apprise)"
+    sender = apprise.Apprise()
+    if not sender.add(with_timeouts(channel.url, channel.timeout)):
+        return "Apprise does not understand this URL"
+    with apprise.LogCapture(level=logging.WARNING, fmt="%(message)s") as captured:
+        ok = sender.notify(title=title, body=body)
+    if ok:
+        return ""
+    text = captured.getvalue().strip() if hasattr(captured, "getvalue") else ""
+    return text.splitlines()[-1][:300] if text else "the channel refused the message"
+
+
+def read_memory(path: Path) -> Memory:
+    """`notify.log` as the memory; an unreadable or torn line is skipped."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return Memory()
+    with os.fdopen(fd, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > MEMORY_BYTES:
+            f.seek(size - MEMORY_BYTES)
+            f.readline()
+        data = f.read()
+    lines = (NoticeLine.parse(raw.decode("utf-8", "replace")) for raw in data.splitlines())
+    return Memory.of(line for line in lines if line is not None)
+
+
+def trim(path: Path, keep: int = MEMORY_BYTES) -> None:
+    """Cut `notify.log` to its newest `keep` bytes of whole lines when it is past twice that
+    (atomically: a crash leaves the old file or the new one)."""
+    try:
+        if os.lstat(path).st_size <= 2 * keep:
+            return
+        with open(path, "rb") as f:
+            f.seek(-keep, os.SEEK_END)
+            f.readline()
+            tail = f.read()
+    except OSError:
+        return
+    from rk.host.files import atomic_write
+
+    try:
+        atomic_write(path, tail)
+    except OSError as exc:
+        log.error("notify.log not trimmed: %s", exc.strerror or exc)
+
+
+def append(path: Path, lines: Sequence[NoticeLine]) -> None:
+    """Append whole lines in one write, 0600, never through a symlink."""
+    if not lines:
+        return
+    data = "".join(line.to_json() + "\n" for line in lines).encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+class Notifier:
+    """Plans each tick's notifications and sends them from one worker per channel."""
+
+    def __init__(
+        self,
+        state_dir: Path,
+        channels: Iterable[Channel],
+        zone: tzinfo,
+        sender: Sender = apprise_send,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.path = Path(state_dir) / NOTIFY_LOG
+        self.channels = list(channels)
+        self.zone, self.sender, self.clock = zone, sender, clock
+        trim(self.path)
+        self.memory = read_memory(self.path)
+        # reentrant: a send dropped on a full queue is recorded (`_done`) while planning holds it
+        self._lock = threading.RLock()
+        self._queues: dict[str, queue.Queue[tuple[str, str, list[NoticeLine]] | None]] = {}
+        self._workers: list[threading.Thread] = []
+        for channel in self.channels:
+            q: queue.Queue[tuple[str, str, list[NoticeLine]] | None] = queue.Queue(QUEUE_SIZE)
+            self._queues[channel.name] = q
+            worker = threading.Thread(
+                target=self._work, args=(channel, q), name=f"rk-notify-{channel.name}", daemon=True
+            )
+            worker.start()
+            self._workers.append(worker)
+
+    def after_tick(self, servers: Iterable[object], now: int) -> None:
+        """Plan and enqueue what this tick's servers (`rk.engine.tick.ServerTick`s) call for. Never blocks."""
+        events: list[Event] = []
+        for srv in servers:
+            if not getattr(srv, "swept", False):
+                continue
+            decisions = [(d.entry, d.pane, d.outcome) for d in getattr(srv, "decisions", ())]
+            events += events_of(
+                str(getattr(srv, "slug", "")), decisions, panes_of(getattr(srv, "panes", ())), now, self.memory
+            )
+        for channel in self.channels:
+            self._plan_one(channel, events, now)
+
+    def _plan_one(self, channel: Channel, events: Sequence[Event], now: int) -> None:
+        with self._lock:
+            todo = plan(channel, events, self.memory, now, self.zone)
+            held = [NoticeLine.of(now, channel, e, f"{Status.NOTIFY_HELD}: quiet") for e in todo.hold]
+            self._record(held)
+            for event in todo.send:
+                # recorded before it is sent: a ticker that stops mid-send never sends it twice
+                pending = NoticeLine.of(now, channel, event, str(Status.NOTIFY_QUEUED))
+                self._record([pending])
+                self._enqueue(channel, *message(event, now, self.zone), [pending])
+            if todo.summary:
+                keys = tuple(h.key for h in todo.summary)
+                self.memory.add(NoticeLine(now, channel.name, f"summary/{now}", "", keys=keys))
+                self._enqueue(channel, *summary(channel, todo.summary, self.zone), list(todo.summary))
+
+    def _enqueue(self, channel: Channel, title: str, body: str, about: list[NoticeLine]) -> None:
+        try:
+            self._queues[channel.name].put_nowait((title, body, about))
+        except queue.Full:
+            self._done(channel, about, f"{Status.NOTIFY_FAILED}: queue full ({QUEUE_SIZE} waiting)")
+
+    def _work(self, channel: Channel, q: queue.Queue[tuple[str, str, list[NoticeLine]] | None]) -> None:
+        while True:
+            item = q.get()
+            if item is None:
+                return
+            title, body, about = item
+            try:
+                why = self.sender(channel, title, body)
+            except Exception as exc:  # a sender's bug is one channel's failure, never the ticker's
+                why = f"{type(exc).__name__}: {first_line(exc)}"
+            self._done(
+                channel, about, f"{Status.NOTIFIED}: {channel.name}" if not why else f"{Status.NOTIFY_FAILED}: {why}"
+            )
+
+    def _done(self, channel: Channel, about: list[NoticeLine], outcome: str) -> None:
+        now = int(self.clock())
+        if len(about) == 1 and about[0].outcome == Status.NOTIFY_QUEUED:  # one event's send
+            lines = [
+                NoticeLine(
+                    now,
+                    about[0].channel,
+                    about[0].key,
+                    outcome,
+                    about[0].event,
+                    about[0].server,
+                    about[0].pane,
+                    about[0].entry,
+                )
+            ]
+        else:  # a summary of held lines
+            lines = [
+                NoticeLine(now, channel.name, f"summary/{now}", outcome, "summary", keys=tuple(h.key for h in about))
+            ]
+        with self._lock:
+            self._record(lines)
+        for line in lines:
+            log.info("notify %s %s %s %s", channel.label, line.event, line.key, outcome)
+
+    def _record(self, lines: list[NoticeLine]) -> None:
+        for line in lines:
+            self.memory.add(line)
+        try:
+            append(self.path, lines)
+        except OSError as exc:
+            log.error("notify.log not written: %s", exc.strerror or exc)
+
+    def stop(self, wait: float = 0.0) -> None:
+        """Let the workers end (a send in flight finishes on its own timeout: they are daemons)."""
+        for q in self._queues.values():
+            try:
+                q.put_nowait(None)
+            except queue.Full:
+                pass
+        for worker in self._workers:
+            worker.join(wait)
+
+
+def reachable(channel: Channel, environ: dict[str, str], timeout: float = 1.0) -> tuple[bool, str]:
+    """Whether `channel` looks reachable without sending: a desktop needs a session bus
+    (a notification daemon answers there), a network channel its host's port."""
+    scheme = channel.url.partition("://")[0].lower()
+    if scheme in ("dbus", "kde", "qt", "glib", "gnome", "macosx", "windows"):
+        bus = environ.get("DBUS_SESSION_BUS_ADDRESS", "")
+        if not bus:
+            return False, "no DBus session (DBUS_SESSION_BUS_ADDRESS unset): no notification daemon to show it"
+        path = bus.partition("unix:path=")[2].split(",")[0]
+        if path and not os.path.exists(path):
+            return False, f"the DBus session socket {path} is gone"
+        return notification_daemon(environ, timeout)
+    if scheme in ("mailto", "mailtos"):
+        return True, "email (not probed: rk notify test sends one)"
+    try:
+        parts = urlsplit(channel.url)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return False, "the URL does not parse"
+    if not host:
+        return True, "no host to probe (rk notify test sends one)"
+    if port is None:
+        port = 443 if scheme.endswith("s") or scheme in ("ntfy", "slack", "discord", "tgram", "matrix") else 80
+    import socket
+
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True, f"{host}:{port} accepts connections"
+    except OSError as exc:
+        return False, f"{host}:{port}: {exc.strerror or exc}"
+
+
+#: The bus name every desktop notification daemon owns (freedesktop's spec).
+NOTIFICATIONS_NAME = "org.freedesktop.Notifications"
+
+
+def notification_daemon(environ: dict[str, str], timeout: float = 1.0) -> tuple[bool, str]:
+    """Whether the session bus has a notification daemon: one that owns the name now,
+    or one the bus starts on demand (an activatable name). Asked with `dbus-send`
+    (argv, no shell); without it, the bus alone is taken as a yes, and said so."""
+    import shutil
+    import subprocess
+
+    tool = shutil.which("dbus-send", path=environ.get("PATH"))
+    if tool is None:
+        return True, "a DBus session (the daemon not asked: no dbus-send)"
+
+    def ask(method: str, *args: str) -> str | None:
+        argv = [tool, "--session", "--print-reply=literal", "--dest=org.freedesktop.DBus"]
+        argv += ["/org/freedesktop/DBus", f"org.freedesktop.DBus.{method}", *args]
+        try:
+            done = subprocess.run(argv, env=environ, capture_output=True, text=True, timeout=timeout)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return done.stdout if done.returncode == 0 else None
+
+    owned = ask("NameHasOwner", f"string:{NOTIFICATIONS_NAME}")
+    if owned is None:
+        return False, "the DBus session does not answer"
+    if owned.split()[-1:] == ["true"]:
+        return True, f"a notification daemon owns {NOTIFICATIONS_NAME}"
+    activatable = ask("ListActivatableNames") or ""
+    if NOTIFICATIONS_NAME in activatable.split():
+        return True, f"a notification daemon starts on demand ({NOTIFICATIONS_NAME} is activatable)"
+    return False, f"no notification daemon on the DBus session ({NOTIFICATIONS_NAME} has no owner)"
+
+
+def start(state_dir: Path, environ: dict[str, str], zone: tzinfo) -> Notifier | None:
+    """The ticker's notifier for the config file's `notify:` channels (None: none set);
+    each channel that cannot be used is logged once and left out."""
+    from rk.store.config import load_channels
+
+    channels, problems = load_channels(environ)
+    for problem in problems:
+        log.warning("%s", problem)
+    return Notifier(state_dir, channels, zone) if channels else None

@@ -1,0 +1,1 @@
+"""What prompts cost: caps, usage budgets, skipping when nothing changed, turn timeouts."""

@@ -1,0 +1,1 @@
+"""What a pane holds: facts, the program, the screen, the look, identity, turns, payloads."""

@@ -1,0 +1,101 @@
+"""What is typed, and how rk knows it on a screen: sanitising a payload, and the
+needle and paste chips the echo probe looks for.
+
+Pure text rules; `rk.act.deliver` types and watches.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+#: Payloads at least this long (or multi-line) may be collapsed by the agent
+#: into a chip instead of being echoed (Claude Code: `[Pasted text #N +M lines]`).
+COLLAPSE_THRESHOLD = 200
+
+#: How many trailing characters of the normalised last line make the needle.
+NEEDLE_LENGTH = 40
+
+# C0 except \t and \n, DEL, C1 (0x80-0x9f, which includes the 8-bit CSI 0x9b),
+# and lone surrogates (undecodable input bytes; they cannot be encoded to type).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def sanitize(text: str) -> str:
+    """The text exactly as it will be typed.
+
+    - CRLF and lone CR become LF (a CR typed into a pane is Enter).
+    - Every control character except LF and TAB is removed: C0 (including
+      ESC), DEL, and C1 (including 0x9B, the one-byte CSI). Only the control
+      characters themselves go; what followed an ESC stays as inert, visible
+      text (`ESC[31m` becomes `[31m`). This is what makes the paste safe: an
+      `ESC[201~` inside the text would otherwise close the bracketed paste and
+      the rest would arrive as live keystrokes. Lone surrogates (what
+      `surrogateescape` makes of undecodable bytes) go as well.
+    - Trailing lines that are empty or whitespace-only are dropped, and so is
+      the final newline. A trailing newline is a submit in apps without
+      bracketed paste (the Enter would come before the echo probe) and an
+      empty last line in apps with it (the probe's needle would be blank).
+      Leading lines and whitespace inside lines are kept as written.
+
+    All-control text becomes `""`; `deliver` refuses it.
+    """
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = _CONTROL.sub("", text)
+    lines = text.split("\n")
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return "\n".join(lines)
+
+
+_ANSI = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC
+    r"|\x1b[@-Z\\-_]"  # other two-byte escapes
+)
+# All whitespace, and the box-drawing and block glyphs U+2500-U+259F that TUIs
+# draw around composers (a wrapped line in a bordered composer reads `│ ab │`).
+_NOISE = re.compile(r"[\s\u2500-\u259f]+")
+
+
+def normalise(screen: str) -> str:
+    """A screen (or a line) reduced to what survives wrapping and reflow."""
+    return _NOISE.sub("", _ANSI.sub("", screen))
+
+
+def needle_for(text: str) -> str:
+    """The last `NEEDLE_LENGTH` characters of the last line that has any after
+    normalising; `""` if no line does (nothing we could see echoed)."""
+    for line in reversed(text.split("\n")):
+        norm = normalise(line)
+        if norm:
+            return norm[-NEEDLE_LENGTH:]
+    return ""
+
+
+#: Claude Code `[Pasted text #1 +39 lines]`, others `[Pasted Content …]`, OpenCode `[Pasted ~3 lines]`.
+_CHIP = re.compile(r"\[Pasted (?:text|Content|~)[^\]\n]*\]")
+
+
+def chips(screen: str) -> Counter[str]:
+    return Counter(_CHIP.findall(screen))
+
+
+def fresh_chip(baseline: str, screen: str) -> bool:
+    before = chips(baseline)
+    return any(n > before[chip] for chip, n in chips(screen).items())
+
+
+def foreign(seen: str, text: str) -> tuple[str, str]:
+    """What, beside the payload `text`, shows in `seen` (the composer's text that was
+    not there before the paste, or the screen from where the cursor stood before it
+    to where it stands now): (the part before the payload, the part after it),
+    normalised. Nothing is judged ("", "") when the payload is not wholly in `seen`
+    (a composer that scrolled, a wrapped line that scrolled away): the echo rule
+    decides alone then. A key a human pressed between rk's look and its paste
+    shows as a part before it; one pressed after the paste, as a part after it."""
+    s, t = normalise(seen), normalise(text)
+    i = s.rfind(t) if t else -1
+    if i < 0:
+        return "", ""
+    return s[:i], s[i + len(t) :]

@@ -1,0 +1,121 @@
+"""When a usage or rate limit resets, read from the words an agent prints.
+
+Agents print the reset in several forms: a clock time (`resets 2:57pm (UTC)`,
+`Your limit resets at 14:56 UTC`, `Access resets at 12:34 PM PST`), a delay
+(`try again in 2 hours 5 minutes`, `resets in 4h 59m`), an ISO instant, or
+an epoch after a bar (`usage limit reached|1751800000`). A clock time is the
+first such wall time after `since` (when the limit was first seen, so a
+banner read again after the reset is not pushed to the next day) in the zone
+it names, else the local zone. Pure.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, tzinfo
+
+from rk.core.schedule.cronexpr import CronError, zone_for
+
+#: Zone abbreviations agents print, to IANA zones.
+ABBREVIATIONS = {
+    "UTC": "UTC",
+    "GMT": "UTC",
+    "Z": "UTC",
+    "PST": "America/Los_Angeles",
+    "PDT": "America/Los_Angeles",
+    "PT": "America/Los_Angeles",
+    "MST": "America/Denver",
+    "MDT": "America/Denver",
+    "MT": "America/Denver",
+    "CST": "America/Chicago",
+    "CDT": "America/Chicago",
+    "CT": "America/Chicago",
+    "EST": "America/New_York",
+    "EDT": "America/New_York",
+    "ET": "America/New_York",
+    "BST": "Europe/London",
+    "CET": "Europe/Berlin",
+    "CEST": "Europe/Berlin",
+    "JST": "Asia/Tokyo",
+    "IST": "Asia/Kolkata",
+    "AEST": "Australia/Sydney",
+    "AEDT": "Australia/Sydney",
+}
+
+_UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+_DELAY = re.compile(
+    r"\b(?:in|after)\s+((?:\d+\s*(?:days?|d|hours?|hrs?|hr|h|minutes?|mins?|min|m|seconds?|secs?|sec|s)\b[\s,]*(?:and\s+)?)+)",
+    re.IGNORECASE,
+)
+_DELAY_PART = re.compile(r"(\d+)\s*([a-z]+)", re.IGNORECASE)
+_CLOCK = re.compile(
+    r"\b(?:resets?|reset\s+at|again\s+at|available\s+(?:again\s+)?at|until)\s+(?:at\s+|on\s+)?"
+    r"(?P<h>\d{1,2})(?::(?P<m>\d{2}))?\s*(?P<ampm>[ap]\.?m\.?)?"
+    r"(?:\s*\(?\s*(?P<zone>[A-Za-z]+(?:/[A-Za-z_+-]+)+|UTC|GMT|[A-Z]{2,4})\s*\)?)?",
+    re.IGNORECASE,
+)
+_ISO = re.compile(r"\b(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2}))\b")
+_EPOCH = re.compile(r"\|\s*(\d{10})\b")
+
+
+def _zone(name: str | None, local: tzinfo) -> tzinfo:
+    if not name:
+        return local
+    name = ABBREVIATIONS.get(name.upper(), name)
+    try:
+        return zone_for(name)
+    except CronError:
+        return local
+
+
+def _delay_seconds(text: str) -> int:
+    total = 0
+    for amount, unit in _DELAY_PART.findall(text):
+        key = unit[0].lower()
+        if unit.lower().startswith("mo"):  # "months" is not a delay we read
+            return 0
+        total += int(amount) * _UNITS.get(key, 0)
+    return total
+
+
+def reset_instant(text: str, since: int, local: tzinfo, *, now: int = 0) -> int:
+    """The reset instant a limit message names (unix seconds), or 0 when it names none.
+
+    `since` is when the limit (or the turn that hit it) began, if known: delays
+    count from it, and a clock time is its first occurrence at or after it.
+    With `since` 0, delays count from `now` and a clock time is the occurrence
+    nearest to `now` (a banner seen long after it was printed is not pushed to
+    the next day)."""
+    m = _EPOCH.search(text)
+    if m:
+        return int(m.group(1))
+    m = _ISO.search(text)
+    if m:
+        try:
+            return int(datetime.fromisoformat(m.group(1).replace("Z", "+00:00").replace(" ", "T")).timestamp())
+        except ValueError:
+            pass
+    m = _DELAY.search(text)
+    if m:
+        seconds = _delay_seconds(m.group(1))
+        if seconds > 0:
+            return (since or now) + seconds
+    m = _CLOCK.search(text)
+    if m:
+        hour, minute = int(m.group("h")), int(m.group("m") or 0)
+        ampm = (m.group("ampm") or "").lower().replace(".", "")
+        if ampm:
+            if not 1 <= hour <= 12:
+                return 0
+            hour = hour % 12 + (12 if ampm == "pm" else 0)
+        if hour > 23 or minute > 59 or (not ampm and not m.group("m") and not m.group("zone")):
+            return 0  # a bare number ("resets 5") is not a time
+        zone = _zone(m.group("zone"), local)
+        ref = since or now
+        start = datetime.fromtimestamp(ref, zone)
+        days = [start + timedelta(days=d) for d in (-1, 0, 1)]
+        times = [int(d.replace(hour=hour, minute=minute, second=0, microsecond=0).timestamp()) for d in days]
+        if since:  # the first occurrence at or after it (a minute of slack: "resets 2:57" seen at 2:57:20)
+            return min(t for t in times if t >= since - 60)
+        return min(times, key=lambda t: abs(t - now))
+    return 0

@@ -1,0 +1,1 @@
+"""Schedules and what fires: entries, due(), cron, the ladder, wakes, hours, the forecast."""

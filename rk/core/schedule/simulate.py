@@ -1,0 +1,294 @@
+"""Replay entries against a scripted pane-state timeline, tick by tick.
+
+The same `due()` and the same policy decisions as the real tick, with tmux
+replaced by a table of pane states and the log kept in memory. A pane can
+have an agent model: a delivered payload makes it active at once and idle
+`busy_for` seconds later, which is exactly the feedback the backoff
+anchor-join exists for. Pure: used by `rk cron simulate`, by the timeline
+scenarios in `specs/scenarios/`, and by property tests.
+
+It sees no screens: an `only_if_changed` entry's fire is delivered as if its
+panes changed. A fire that came with no new turn and no other state since the
+last answer (where the real tick would compare screens) is marked
+`if_unchanged`: it is `skipped-unchanged` on a pane whose screen shows nothing new.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, tzinfo
+
+from rk.core.cost import caps
+from rk.core.cost.unchanged import Mark, Print, Verdict, compared, verdict, wants_mark
+from rk.core.log.delivery import LogLine, LogView, Reason, Status
+from rk.core.pane.facts import PaneFact, PaneKind, TargetFact, resolve_all
+from rk.core.schedule.dispose import Act, Seen, dispose, edge_kept
+from rk.core.schedule.due import Fire, due
+from rk.core.schedule.entry import Entry, WakeEvent
+from rk.core.schedule.placeholders import has_placeholders, typed
+from rk.core.schedule.wake import Observation
+from rk.core.settings import Settings
+
+GONE = "gone"  #: a scripted state meaning the pane no longer exists
+UNKNOWN = "unknown"  #: a scripted state meaning the pane shows no agent state (an agent without hooks)
+SHELL = "shell"  #: the pane's agent exited: a shell is in front (never typed into)
+DRAFT = "draft"  #: idle, with a human's unsent text in the composer
+DIALOG = "dialog"  #: waiting, with a permission or question dialog on screen
+PAUSE = "pause"  #: a scripted step that pauses the server (`rk cron pause`), whatever the pane
+RESUME = "resume"  #: a scripted step that ends the pause (`rk cron resume`)
+#: Scripted states that stand for an agent state plus what the screen shows.
+_SCREEN_STATES = {SHELL: "", DRAFT: "idle", DIALOG: "waiting"}
+
+
+#: What a send and a respawn log in the simulator (a send always lands, a respawn always
+#: succeeds); a log or a notification logs the disposition's own outcome.
+_SIMULATED = {
+    Act.SEND: Status.DELIVERED,
+    Act.RESPAWN: Status.RESPAWNED,
+}
+
+
+@dataclass(frozen=True)
+class StateChange:
+    """At `at` (unix seconds) pane `pane` reports `state`
+    (active|waiting|idle|limited|unknown|gone, or shell|draft|dialog)."""
+
+    at: int
+    pane: str
+    state: str
+
+
+@dataclass(frozen=True)
+class AgentModel:
+    """How a pane's agent answers a delivered payload: active now, idle after `busy_for`."""
+
+    busy_for: int = 20
+
+
+@dataclass(frozen=True)
+class Event:
+    """One thing the simulated ticker did (a log line, a hold, or a diagnostic)."""
+
+    at: int
+    entry: str
+    kind: str  #: "line", "hold" or "diag"
+    reason: str = ""
+    outcome: str = ""
+    pane: str = ""
+    due_at: int = 0
+    rung: int = 0
+    typed: str = ""  #: a delivered line of a payload with placeholders: the text typed
+    #: only_if_changed: a fire with no new turn since the last answer, delivered here; the real
+    #: tick compares the screens and skips it (`skipped-unchanged`) when they show nothing new
+    if_unchanged: bool = False
+
+
+@dataclass
+class Simulation:
+    events: list[Event] = field(default_factory=list)
+    lines: list[LogLine] = field(default_factory=list)
+    #: per tick: (at, {pane: state}) as the tick saw it
+    strip: list[tuple[int, dict[str, str]]] = field(default_factory=list)
+    #: the ticks at which the server was paused
+    paused: set[int] = field(default_factory=set)
+
+    def fires(self, entry: str | None = None) -> list[LogLine]:
+        """Log lines that came from a fire (everything but missed/rescheduled)."""
+        return [
+            line
+            for line in self.lines
+            if (entry is None or line.entry == entry) and line.outcome not in (Status.MISSED, Status.RESCHEDULED)
+        ]
+
+
+@dataclass
+class _Pane:
+    state: str = UNKNOWN
+    epoch: int = 0
+    turn_end: int = 0  #: when it last went from busy to idle (a turn's end)
+
+
+def _agent_state(scripted: str) -> str:
+    return "" if scripted == UNKNOWN else _SCREEN_STATES.get(scripted, scripted)
+
+
+def _fact(pane_id: str, pane: _Pane, role: str, session: str) -> PaneFact:
+    """A scripted pane as the tick's enumeration would see it (a shell is a shell)."""
+    state = _agent_state(pane.state)
+    return PaneFact(
+        pane_id=pane_id,
+        state=state,
+        epoch=pane.epoch if state else 0,
+        window_id=f"@{pane_id.lstrip('%')}",
+        role=role,
+        session_ref=session,
+        active=True,
+        kind=PaneKind.SHELL if pane.state == SHELL else PaneKind.AGENT,
+    )
+
+
+def _seen(pane: _Pane) -> Seen:
+    """A scripted pane as the look right before typing would see it."""
+    return Seen(
+        state=_agent_state(pane.state),
+        draft=pane.state == DRAFT,
+        dialog=pane.state == DIALOG,
+        refused="shell in pane" if pane.state == SHELL else "",
+    )
+
+
+def simulate(
+    entries: Sequence[Entry],
+    *,
+    start: int,
+    end: int,
+    tick: int = Settings.tick_interval,
+    phase: int = 0,
+    script: Iterable[StateChange] = (),
+    agents: Mapping[str, AgentModel] | None = None,
+    roles: Mapping[str, str] | None = None,
+    sessions: Mapping[str, str] | None = None,
+    zone: tzinfo = UTC,
+    log: Iterable[LogLine] = (),
+    cursor: Mapping[str, Observation] | None = None,
+    rate_per_hour: int = Settings.rate_per_hour,
+    max_entries: int = Settings.max_entries,
+    diagnostics: bool = False,
+) -> Simulation:
+    """Tick from `start + phase` every `tick` seconds while `< end`.
+
+    `roles` maps role → pane id and `sessions` maps session ref → pane id, so
+    role and session targets resolve as they would on a real server.
+    """
+    agents = agents or {}
+    role_of = {pane: role for role, pane in (roles or {}).items()}
+    session_of = {pane: ref for ref, pane in (sessions or {}).items()}
+    queue: list[tuple[int, int, str, str]] = []
+    seq = 0
+    for change in script:
+        heapq.heappush(queue, (change.at, seq, change.pane, change.state))
+        seq += 1
+    panes: dict[str, _Pane] = {}
+    view = LogView(log)
+    obs: dict[str, Observation] = dict(cursor or {})
+    result = Simulation(lines=list(view.lines))
+
+    marks: dict[str, Mark] = {}
+
+    def emit(line: LogLine, *, due_at: int = 0, rung: int = 0, text: str = "", maybe: bool = False) -> None:
+        view.add(line)
+        result.lines.append(line)
+        event = Event(line.ts, line.entry, "line", line.reason, line.outcome, line.target, due_at, rung, text, maybe)
+        result.events.append(event)
+
+    by_id = {e.id: e for e in entries}
+    paused = False
+    t = start + phase
+    while t < end:
+        while queue and queue[0][0] <= t:
+            at, _, pane, state = heapq.heappop(queue)
+            if state in (PAUSE, RESUME):
+                paused = state == PAUSE
+            elif state == GONE:
+                panes.pop(pane, None)
+            else:
+                before = panes.get(pane, _Pane())
+                ended = at if before.state in ("active", "waiting") and state == "idle" else before.turn_end
+                panes[pane] = _Pane(state=state, epoch=at, turn_end=ended)
+        if paused:
+            result.paused.add(t)
+        facts = [_fact(p, s, role_of.get(p, ""), session_of.get(p, "")) for p, s in sorted(panes.items())]
+        result.strip.append((t, {p: s.state for p, s in panes.items()}))
+        targets = resolve_all(entries, facts)
+        ev = due(
+            entries,
+            view,
+            facts,
+            targets,
+            obs,
+            t,
+            zone=zone,
+            max_entries=max_entries,
+            poll=tick,
+            paused_until=0 if paused else None,
+        )
+        for line, due_at in ev.ledger(t):
+            emit(line, due_at=due_at)
+        _take_marks(entries, view, panes, targets, marks, t)
+        kept: dict[str, Observation] = {}
+        for fire in (*ev.fires, *ev.absent):
+            entry = by_id[fire.entry]
+            current = panes.get(fire.pane)
+            seen = _seen(current) if fire.pane and current is not None else None
+            disposition = dispose(fire, entry, view, t, rate_per_hour, seen)
+            if edge_kept(entry, fire, disposition) and fire.entry in obs:
+                kept[fire.entry] = obs[fire.entry]
+            if disposition.act == Act.HOLD:
+                result.events.append(
+                    Event(t, fire.entry, "hold", fire.reason, disposition.text, fire.pane, fire.due_at)
+                )
+                continue
+            outcome = disposition.text if disposition.act in (Act.LOG, Act.NOTIFY) else str(_SIMULATED[disposition.act])
+            sent = disposition.act == Act.SEND and has_placeholders(entry.payload)
+            maybe = disposition.act == Act.SEND and _no_new_turn(entry, fire, view, panes, marks, tick)
+            emit(
+                LogLine(t, fire.entry, fire.pane, fire.reason, outcome),
+                due_at=fire.due_at,
+                rung=fire.rung if fire.pane else 0,
+                text=typed(entry, fire, view, t, zone) if sent else "",
+                maybe=maybe,
+            )
+            model = agents.get(fire.pane)
+            if disposition.act == Act.SEND and model is not None:
+                panes[fire.pane] = _Pane(state="active", epoch=t)
+                heapq.heappush(queue, (t + max(1, model.busy_for), seq, fire.pane, "idle"))
+                seq += 1
+        for spent in caps.retiring(entries, view):  # its max_total made: it leaves, as the tick retires it
+            emit(caps.retired_line(spent, t))
+            entries = [e for e in entries if e.id != spent.id]
+        if diagnostics:
+            for d in ev.diagnostics:
+                result.events.append(Event(t, d.entry, "diag", d.reason, d.detail))
+        obs = {**ev.next_cursor, **kept}
+        t += tick
+    return result
+
+
+def _prints(entry: Entry, target: str, panes: Mapping[str, _Pane]) -> dict[str, Print]:
+    """The compared panes' prints, without a screen (the simulator has none)."""
+    others = entry.wake_on is not None and entry.wake_on.event == WakeEvent.AGENT_STATE_CHANGE
+    states = {p: _agent_state(s.state) for p, s in panes.items()}
+    ids = compared(entry.only_if_changed, others, target, states)
+    return {p: Print(states[p], panes[p].turn_end) for p in ids if p in panes}
+
+
+def _take_marks(
+    entries: Sequence[Entry],
+    view: LogView,
+    panes: Mapping[str, _Pane],
+    targets: Mapping[str, TargetFact],
+    marks: dict[str, Mark],
+    t: int,
+) -> None:
+    """As the tick does (`rk.engine.marks.take_marks`): a mark at the first sight of an answer."""
+    for entry in entries:
+        target = targets.get(entry.id)
+        last = view.last_delivered(entry.id)
+        if not entry.only_if_changed or target is None or not target.resolved or last is None:
+            continue
+        pane = panes.get(target.pane)
+        if pane is not None and wants_mark(marks.get(entry.id), last.ts, _agent_state(pane.state), pane.turn_end):
+            marks[entry.id] = Mark(last.ts, t, pane.turn_end, _prints(entry, target.pane, panes))
+
+
+def _no_new_turn(
+    entry: Entry, fire: Fire, view: LogView, panes: Mapping[str, _Pane], marks: Mapping[str, Mark], poll: int
+) -> bool:
+    """Whether the real tick would compare screens for this fire (and skip it if they match)."""
+    if not entry.only_if_changed or not fire.pane or fire.reason == Reason.MANUAL:
+        return False
+    last = view.last_delivered(entry.id)
+    seen = _prints(entry, fire.pane, panes)
+    return verdict(marks.get(entry.id), last.ts if last else 0, seen, poll, fire.at) == Verdict.UNCHANGED

@@ -1,0 +1,1 @@
+"""The engine: the tick pipeline, the ticker, a manual run, the marks of only_if_changed."""

@@ -1,0 +1,492 @@
+"""The ticker: tick every server once at start, then every 30 s, and at once
+for a server whose pane state just changed (a nudge on `ticker.sock`).
+
+One ticker per state directory (a lock file says so). It sleeps on a
+monotonic clock, but never longer than until the next due instant, so an
+`every 45s` entry fires at 45 s, not 60. Because `due()` derives everything
+from the log and the panes, a clock jump (laptop sleep, SIGSTOP, an NTP step
+either way) yields at most one fire per entry. An exception in one tick is
+logged on one line and the loop goes on; SIGTERM and SIGINT stop it after the
+tick in flight.
+
+Two clocks, both injected: the monotonic one paces the sleeps, the wall one
+gives every tick its `now` and says when a due instant has come. With
+`RK_NOW` set, the wall clock starts there and advances with the monotonic
+one, so a ticker replaying another day keeps the same pace as a real one.
+
+`start` runs the same loop detached, with a pid file that records the
+process start time too, so `stop` and `status` never mistake a reused pid for
+ours.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import logging.handlers
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from rk.channels import notify
+from rk.channels.notify import Notifier
+from rk.core.environ import NUDGE_SOCKET
+from rk.core.log.diagnostics import Diag, first_line
+from rk.core.pane.recheck import RECHECK_AFTER
+from rk.engine.tick import Runtime, sweep
+from rk.host import clock, nudge
+from rk.host.files import atomic_write, read_nofollow
+from rk.host.lock import release, try_lock
+from rk.store.config import ensure_private_dir
+
+LOCK_NAME = "ticker.lock"
+PID_NAME = "ticker.pid"
+LOG_NAME = "ticker.log"
+#: `ticker.status`: what the last tick did (`rk status` reads it).
+STATUS_NAME = "ticker.status"
+#: Land this long after a due second so the tick's integer `now` has reached it.
+DUE_SLACK = 0.05
+MIN_SLEEP = 0.2
+#: The longest sleep between two checks that the state directory is still the one we locked.
+WATCH_EVERY = 2.0
+
+log = logging.getLogger("rk.engine.ticker")
+
+
+class TickerRunning(Exception):
+    """Another ticker already serves this state directory."""
+
+
+class TickerError(Exception):
+    """The ticker cannot start or be controlled; the message is for the user."""
+
+
+class StateDirLost(TickerError):
+    """The state directory (or the ticker's lock in it) was removed or replaced under the ticker."""
+
+
+def process_start_time(pid: int) -> str:
+    """The kernel's start time of `pid` (clock ticks since boot); "" if unknown or a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    after = stat.rsplit(")", 1)[-1].split()
+    if not after or after[0] in ("Z", "X"):
+        return ""
+    return after[19] if len(after) > 19 else ""
+
+
+@dataclass(frozen=True)
+class PidRecord:
+    pid: int
+    start_time: str
+    started_at: int
+
+    def alive(self) -> bool:
+        """Alive and the same process (start time matches, so not a reused pid)."""
+        current = process_start_time(self.pid)
+        if current:
+            return current == self.start_time
+        if Path("/proc/self/stat").exists():
+            return False  # /proc works and has no live process by that pid
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return not self.start_time
+
+
+def read_pid(state_dir: Path) -> PidRecord | None:
+    try:
+        data = json.loads(read_nofollow(state_dir / PID_NAME).decode("utf-8"))
+        return PidRecord(int(data["pid"]), str(data.get("start_time", "")), int(data.get("started_at", 0)))
+    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
+        return None
+
+
+def lock_holder(path: Path) -> int:
+    """The pid holding a flock on `path` per /proc/locks (0: none, or not known)."""
+    try:
+        st = os.stat(path)
+        table = Path("/proc/locks").read_text()
+    except OSError:
+        return 0
+    want = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for row in table.splitlines():
+        fields = row.split()
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == want and fields[4].isdigit():
+            return int(fields[4])
+    return 0
+
+
+def find_running(state_dir: Path) -> PidRecord | None:
+    """The ticker serving `state_dir`: by its pid file, else by who holds
+    `ticker.lock` (a pid file removed or overwritten does not hide a live ticker)."""
+    record = read_pid(state_dir)
+    if record is not None and record.alive():
+        return record
+    pid = lock_holder(state_dir / LOCK_NAME)
+    if pid <= 0:
+        return None
+    return PidRecord(pid, process_start_time(pid), record.started_at if record and record.pid == pid else 0)
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _write_pid(state_dir: Path) -> None:
+    from rk.host.files import atomic_write
+
+    record = {"pid": os.getpid(), "start_time": process_start_time(os.getpid()), "started_at": int(time.time())}
+    atomic_write(state_dir / PID_NAME, (json.dumps(record) + "\n").encode())
+
+
+@dataclass(frozen=True)
+class Clocks:
+    """The ticker's two clocks: `wall` (unix seconds, fractional) and `mono` (seconds)."""
+
+    wall: Callable[[], float]
+    mono: Callable[[], float]
+
+    @classmethod
+    def from_environ(cls, environ, mono: Callable[[], float] = time.monotonic) -> Clocks:
+        """The system clocks; with RK_NOW, a wall clock that starts there and runs on `mono`."""
+        if not environ.get("RK_NOW"):
+            return cls(wall=time.time, mono=mono)
+        start, origin = float(clock.now(environ)), mono()
+        return cls(wall=lambda: start + (mono() - origin), mono=mono)
+
+
+class Ticker:
+    """The loop. `stop()` (or SIGTERM/SIGINT when installed) ends it after the tick in flight."""
+
+    def __init__(self, runtime: Runtime, interval: float | None = None, clocks: Clocks | None = None) -> None:
+        self.clocks = clocks or Clocks.from_environ(runtime.environ)
+        wall = self.clocks.wall
+        runtime.clock = lambda: int(wall())  # every tick's `now` is the wall clock
+        self.runtime = runtime
+        self.interval = float(interval if interval is not None else runtime.settings.tick_interval)
+        self._stop = False
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_w, False)
+        self.ticks = 0
+        self.errors = 0
+        self.served: set[str] = set()
+        self.last_error: dict[str, object] | None = None
+        #: server → monotonic instant of a recheck tick a hold asked for (`rk.core.pane.recheck`)
+        self.rechecks: dict[str, float] = {}
+        #: server → what the status line shows of it (`rk.core.channels.glance`): next due, paused, muted
+        self.glances: dict[str, dict[str, object]] = {}
+        self.notifier: Notifier | None = None  #: set by `run` when config.yaml has `notify:` channels
+
+    def stop(self, *_args) -> None:
+        self._stop = True
+        try:
+            os.write(self._wake_w, b"x")
+        except OSError:
+            pass
+
+    def install_signal_handlers(self) -> None:
+        signal.signal(signal.SIGTERM, self.stop)
+        signal.signal(signal.SIGINT, self.stop)
+
+    def tick(self, only: str | None = None) -> float | None:
+        """One sweep, exceptions contained. Returns the next due instant (unix s) or None."""
+        started = self.runtime.clock()
+        try:
+            result = sweep(self.runtime, only=only)
+        except Exception as exc:
+            self.errors += 1
+            if self.runtime.environ.get("RK_DEBUG"):
+                log.exception("tick failed%s", f" for {only}" if only else "")
+            else:
+                log.error("tick failed%s: %s: %s", f" for {only}" if only else "", type(exc).__name__, first_line(exc))
+            self._status(started, [], f"tick failed: {type(exc).__name__}: {first_line(exc)}", full=only is None)
+            return None
+        self.ticks += 1
+        if self.notifier is not None:
+            try:  # planning is pure and quick; sending happens on the notifier's own threads
+                self.notifier.after_tick(result.servers, started)
+            except Exception as exc:
+                log.error("notify failed: %s: %s", type(exc).__name__, first_line(exc))
+        if only is None:
+            self.rechecks.clear()
+        else:
+            self.rechecks.pop(only, None)
+        soon = self.clocks.mono() + RECHECK_AFTER
+        self.rechecks.update((slug, soon) for slug in result.rechecks)
+        failed = [f"{server}: {d.detail}" for server, d in result.diagnostics if d.reason == Diag.TICK_FAILED]
+        if only is None:
+            self.glances.clear()
+        self.glances.update(
+            (s.slug, {"next_due": s.next_due, "paused": s.paused, "muted": s.muted}) for s in result.servers if s.swept
+        )
+        self._status(started, [s.slug for s in result.servers if s.swept], failed[0] if failed else "", only is None)
+        for decision in result.decisions:
+            log.info(
+                "%s %s %s %s %s",
+                decision.server,
+                decision.entry,
+                decision.reason,
+                decision.pane or "-",
+                decision.outcome,
+            )
+        for server, diag in result.diagnostics:
+            self.errors += diag.reason == Diag.TICK_FAILED
+            level = logging.ERROR if diag.reason == Diag.TICK_FAILED else logging.DEBUG
+            log.log(level, "%s %s %s %s", server, diag.entry or "-", diag.reason, diag.detail)
+        due = result.next_due
+        return due if due is not None and due > started else None  # a due instant already past is no reason to spin
+
+    def _status(self, at: int, servers: list[str], error: str, full: bool = True) -> None:
+        """Record the tick in `ticker.status` (best effort: a status file never stops the loop).
+        A full sweep says which servers are served; a nudged one adds its own."""
+        if error:
+            self.last_error = {"ts": at, "message": error}
+        self.served = set(servers) if full else self.served | set(servers)
+        record = {
+            "pid": os.getpid(),
+            "last_tick": at,
+            "servers": sorted(self.served),
+            "ticks": self.ticks,
+            "errors": self.errors,
+            "last_error": self.last_error,
+            **glance_of(self.glances),
+        }
+        try:
+            atomic_write(self.runtime.state_dir / STATUS_NAME, (json.dumps(record) + "\n").encode("utf-8"))
+        except OSError:
+            pass
+
+    def run(self) -> None:
+        """Tick at once, then every interval (sooner for a due instant or a nudge)."""
+        ensure_private_dir(self.runtime.state_dir)
+        lock_fd = try_lock(self.runtime.state_dir / LOCK_NAME)
+        if lock_fd is None:
+            record = read_pid(self.runtime.state_dir)
+            raise TickerRunning(f"a ticker is already running{f' (pid {record.pid})' if record else ''}")
+        listener = None
+        state_dir = self.runtime.state_dir
+        held = (_identity(state_dir), _identity(state_dir / LOCK_NAME))
+        lost = ""
+        try:
+            _write_pid(self.runtime.state_dir)
+            if self.notifier is None:
+                self.notifier = notify.start(self.runtime.state_dir, dict(self.runtime.environ), self.runtime.zone)
+            if self.notifier is not None:  # what its channels hear needs no tmux message (`rk.act.interrupt`)
+                self.runtime.heard = frozenset(e for c in self.notifier.channels for e in c.on)
+            try:
+                listener = nudge.Listener(str(self.runtime.state_dir / NUDGE_SOCKET))
+            except OSError as exc:
+                log.warning("nudge socket unavailable (%s); polling only", exc)
+            log.info("ticker started (pid %d, interval %gs)", os.getpid(), self.interval)
+            wall, mono = self.clocks.wall, self.clocks.mono
+            next_poll = mono()
+            due_wall: float | None = None
+            while not self._stop:
+                if (_identity(state_dir), _identity(state_dir / LOCK_NAME)) != held:
+                    # Ticking on would recreate the directory and its files beside a second
+                    # ticker that could then lock them: this one stops instead.
+                    lost = f"state directory {state_dir} was removed or replaced; the ticker stops"
+                    break
+                now_mono = mono()
+                if now_mono >= next_poll or (due_wall is not None and wall() >= due_wall):
+                    next_due = self.tick()
+                    next_poll = mono() + self.interval
+                    due_wall = next_due + DUE_SLACK if next_due is not None else None
+                    continue
+                recheck = sorted(slug for slug, at in self.rechecks.items() if at <= now_mono)
+                if recheck:
+                    for slug in recheck:
+                        due_wall = _sooner(due_wall, self.tick(only=slug))
+                    continue
+                timeout = next_poll - now_mono
+                if due_wall is not None:
+                    timeout = min(timeout, due_wall - wall())
+                timeout = min(max(MIN_SLEEP, timeout), WATCH_EVERY)
+                if self.rechecks:  # a recheck is the one wait shorter than MIN_SLEEP's floor allows
+                    timeout = max(0.0, min(timeout, min(self.rechecks.values()) - now_mono))
+                waitables = [self._wake_r] + ([listener] if listener else [])
+                try:
+                    ready, _, _ = select.select(waitables, [], [], timeout)
+                except InterruptedError:
+                    continue
+                if self._wake_r in ready:
+                    os.read(self._wake_r, 64)
+                if listener is not None and listener in ready:
+                    for slug in sorted(listener.drain()):
+                        if self._stop:
+                            break
+                        due_wall = _sooner(due_wall, self.tick(only=slug))
+            if not lost:
+                log.info("ticker stopped after %d ticks", self.ticks)
+        finally:
+            if listener is not None:
+                listener.close()
+            if self.notifier is not None:
+                self.notifier.stop()
+            record = read_pid(self.runtime.state_dir)
+            if record is not None and record.pid == os.getpid():
+                try:
+                    (self.runtime.state_dir / PID_NAME).unlink()
+                except OSError:
+                    pass
+            release(lock_fd)
+        if lost:
+            raise StateDirLost(lost)
+
+
+def glance_of(glances: Mapping[str, Mapping[str, object]]) -> dict[str, object]:
+    """The status line's share of `ticker.status`: the earliest next due instant,
+    servers paused, entries muted (`rk status --format tmux` reads only this file)."""
+    dues = [due for g in glances.values() if isinstance(due := g.get("next_due"), int)]
+    return {
+        "next_due": min(dues) if dues else None,
+        "paused": sum(bool(g.get("paused")) for g in glances.values()),
+        "muted": sum(muted for g in glances.values() if isinstance(muted := g.get("muted"), int)),
+    }
+
+
+def _sooner(due_wall: float | None, next_due: float | None) -> float | None:
+    """The wall instant to wake for: the earlier of the one planned and a nudged
+    or rechecked tick's own next due instant."""
+    if next_due is None:
+        return due_wall
+    return next_due + DUE_SLACK if due_wall is None else min(due_wall, next_due + DUE_SLACK)
+
+
+def _private_append_fd(path: Path) -> int:
+    """`path` opened for appending, created 0600, never through a symlink (ELOOP instead)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    os.fchmod(fd, 0o600)
+    return fd
+
+
+class _PrivateRotatingHandler(logging.handlers.RotatingFileHandler):
+    """RotatingFileHandler whose file is opened without following a symlink, mode 0600."""
+
+    def _open(self):
+        return os.fdopen(_private_append_fd(Path(self.baseFilename)), "a", encoding="utf-8")
+
+
+def setup_logging(state_dir: Path, foreground: bool, verbose: bool = False) -> None:
+    """Foreground: to stderr. Background: to `ticker.log` (rotated at 1 MB)."""
+    root = logging.getLogger("rk")
+    root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    root.handlers.clear()
+    if foreground:
+        handler: logging.Handler = logging.StreamHandler(sys.stderr)
+    else:
+        ensure_private_dir(state_dir)
+        handler = _PrivateRotatingHandler(state_dir / LOG_NAME, maxBytes=1_000_000, backupCount=1)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    root.addHandler(handler)
+
+
+def start_background(runtime: Runtime, argv: list[str], timeout: float = 10.0) -> PidRecord:
+    """Launch `argv` (the foreground ticker command) detached and wait for its pid file."""
+    state_dir = runtime.state_dir
+    existing = find_running(state_dir)
+    if existing is not None:
+        raise TickerError(f"ticker already running (pid {existing.pid})")
+    ensure_private_dir(state_dir)
+    log_path = state_dir / LOG_NAME
+    try:
+        out = os.fdopen(_private_append_fd(log_path), "ab")
+    except OSError as exc:
+        raise TickerError(f"cannot open {log_path}: {exc.strerror or exc} (a symlink there is refused)") from None
+    with out:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+            env=dict(runtime.environ),
+            cwd="/",
+        )
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        record = read_pid(state_dir)
+        if record is not None and record.pid == proc.pid and record.alive():
+            return record
+        if proc.poll() is not None:
+            raise TickerError(f"ticker exited at start (status {proc.returncode}); see {log_path}")
+        time.sleep(0.05)
+    raise TickerError(f"ticker did not start within {timeout:g}s; see {log_path}")
+
+
+def stop_background(state_dir: Path, timeout: float = 10.0) -> PidRecord | None:
+    """SIGTERM the recorded ticker and wait for it to exit; None if none was running."""
+    record = find_running(state_dir)
+    if record is None:
+        return None
+    os.kill(record.pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not record.alive():
+            return record
+        time.sleep(0.05)
+    raise TickerError(f"ticker (pid {record.pid}) did not stop within {timeout:g}s")
+
+
+def read_status(state_dir: Path) -> dict[str, object] | None:
+    """The last tick as the ticker recorded it (`ticker.status`), or None."""
+    try:
+        data = json.loads(read_nofollow(state_dir / STATUS_NAME, 64 * 1024))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+UNIT_NAME = "rk-ticker.service"
+
+
+def unit_path(environ: Mapping[str, str]) -> Path:
+    """Where the systemd user unit lives: `$XDG_CONFIG_HOME/systemd/user/rk-ticker.service`."""
+    from rk.core import environ as rules
+
+    base = Path(environ.get("XDG_CONFIG_HOME") or Path(rules.home(environ)) / ".config")
+    return base / "systemd" / "user" / UNIT_NAME
+
+
+def unit_text(argv: list[str], environ: dict[str, str]) -> str:
+    """The systemd user unit that runs `argv` (this rk's ticker) with the settings a
+    ticker must share with the shell: the tmux socket directory and rk's state."""
+    import shlex
+
+    keep = [
+        k for k in ("TMUX_TMPDIR", "RK_STATE_DIR", "XDG_STATE_HOME", "RK_CONFIG", "XDG_CONFIG_HOME") if environ.get(k)
+    ]
+    lines = [
+        "# Written by `rk cron ticker install`; rerun it after moving rk.",
+        "[Unit]",
+        "Description=rk cron ticker (types scheduled prompts into tmux agent panes)",
+        "",
+        "[Service]",
+        f"ExecStart={shlex.join(argv)}",
+        *(f"Environment={k}={environ[k]}" for k in keep),
+        "# A second ticker (the tmux.conf line's) makes this one exit 0: no restart loop",
+        "Restart=on-failure",
+        "RestartSec=5",
+        "KillSignal=SIGTERM",
+        "TimeoutStopSec=30",
+        "",
+        "[Install]",
+        "WantedBy=default.target",
+    ]
+    return "\n".join(lines) + "\n"

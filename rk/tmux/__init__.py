@@ -1,0 +1,1 @@
+"""tmux: the command layer, looking at panes, roles."""
