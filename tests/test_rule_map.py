@@ -78,7 +78,16 @@ def test_each_name_in_the_rule_table_exists(name):
 
 def test_each_path_in_the_readme_module_map_exists():
     text = (ROOT / "README.md").read_text()
-    paths = {t.rstrip("/") for t in TOKEN.findall(text) if re.match(r"^rk/[\w/]*(\.py)?/?$", t)}
+    section = text[text.index("## Development") :]
+    rows = [line for line in section.splitlines() if line.lstrip().startswith("| ")]
+    paths = set()
+    for row in rows:
+        package = next((t for t in TOKEN.findall(row) if t.startswith("rk/")), "")
+        for token in TOKEN.findall(row):
+            if token.startswith("rk/"):
+                paths.add(token.rstrip("/"))
+            elif re.match(r"^\w+\.py$", token) and package:
+                paths.add(package + token)
     assert len(paths) >= 8, paths
     missing = sorted(p for p in paths if not (ROOT / p).exists())
     assert not missing, missing
