@@ -71,7 +71,7 @@ def apprise_send(channel: Channel, title: str, body: str) -> str:
     sender = apprise.Apprise()
     if not sender.add(with_timeouts(channel.url, channel.timeout)):
         return "Apprise does not understand this URL"
-    with apprise.LogCapture(level=logging.WARNING, fmt="%(message)s") as captured:
+    with apprise.LogCapture(level=logging.WARNING, fmt="%(message)s") as captured:  # type: ignore[no-untyped-call, unused-ignore]
         ok = sender.notify(title=title, body=body)
     if ok:
         return ""

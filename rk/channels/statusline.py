@@ -30,7 +30,7 @@ PANE_FORMAT = f"#{{{STATE_OPTION}}}\t#{{{SOURCE_OPTION}}}"
 USAGE = "usage: rk status --format tmux|json"
 
 
-def _read_json(path: str) -> dict | None:
+def _read_json(path: str) -> dict[str, object] | None:
     """A small JSON file, never through a symlink; None if absent or unreadable."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
@@ -43,7 +43,7 @@ def _read_json(path: str) -> dict | None:
     return data if isinstance(data, dict) and data is not _BAD else None
 
 
-def _alive(pid_record: dict | None) -> bool:
+def _alive(pid_record: dict[str, object] | None) -> bool:
     """The ticker's pid names a live process started when the record says (not a reused pid)."""
     if not pid_record or not isinstance(pid_record.get("pid"), int):
         return False

@@ -16,7 +16,7 @@ import os
 import secrets
 import select
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from rk.core.channels.awaiting import PaneView, Progress, Reached, Spec, observe, outcome, start
@@ -95,7 +95,7 @@ def journal_views(lines: list[dict[str, object]]) -> list[PaneView]:
     return out
 
 
-def _wake(env) -> Listener:
+def _wake(env: Mapping[str, str]) -> Listener:
     """The socket the state writers ping (0600 from its bind; removed on close)."""
     directory = os.path.join(state_dir(env), AWAIT_DIR)
     os.makedirs(directory, mode=0o700, exist_ok=True)
@@ -128,7 +128,7 @@ def await_panes(
     wanted: list[str],
     spec: Spec,
     timeout: float | None = None,
-    env=None,
+    env: Mapping[str, str] | None = None,
     clock: Callable[[], float] = time.monotonic,
     on_ready: Callable[[], None] | None = None,
 ) -> AwaitResult:
@@ -173,7 +173,7 @@ def run_await(
     role: str = "",
     session: str = "",
     timeout: float | None = None,
-    env=None,
+    env: Mapping[str, str] | None = None,
     on_ready: Callable[[], None] | None = None,
 ) -> AwaitResult:
     """Choose the targets (--pane, --role, --session) and wait on them. A named pane

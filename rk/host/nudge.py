@@ -23,7 +23,7 @@ def socket_path(env: Mapping[str, str] | None = None) -> str:
     return environ.nudge_socket(os.environ if env is None else env)
 
 
-def send(slug: str, env=None) -> bool:
+def send(slug: str, env: Mapping[str, str] | None = None) -> bool:
     """Nudge the ticker about server `slug`. True if a ticker took the datagram."""
     path = socket_path(env)
     try:

@@ -67,7 +67,7 @@ def too_deep(text: str) -> bool:
     return nesting_depth(text) > MAX_DEPTH
 
 
-def safe_load(text: str):
+def safe_load(text: str) -> object:
     """Load untrusted YAML: refuse it if too deep (ValueError), parse it with the
     fast C loader, and fall back to ruamel's own parser, which accepts YAML 1.2
     that libyaml refuses (e.g. `{session: claude:6f0d}` as earlier rk versions

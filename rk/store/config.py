@@ -17,9 +17,14 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rk.core import environ
 from rk.core.settings import MAXIMUM, MINIMUM, Settings
+
+if TYPE_CHECKING:
+    from rk.core.channels.notice import Channel
+    from rk.core.cost.usage import Price
 
 SLUG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]*$")
 
@@ -194,7 +199,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     settings = Settings()
     path = config_path(env)
     if path.exists():
-        from ruamel.yaml import YAMLError
+        from ruamel.yaml.error import YAMLError
 
         from rk.host.yamlguard import safe_load
 
@@ -218,7 +223,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     return replace(settings, **changes)  # type: ignore[arg-type]
 
 
-def load_channels(env: Mapping[str, str] | None = None) -> tuple[list, list[str]]:
+def load_channels(env: Mapping[str, str] | None = None) -> tuple[list[Channel], list[str]]:
     """The `notify:` channels of the config file (`rk.core.channels.notice.Channel`s), and one
     line per item that cannot be used (a bad item turns off only its own channel)."""
     from rk.core.channels.notice import parse_channels
@@ -227,7 +232,7 @@ def load_channels(env: Mapping[str, str] | None = None) -> tuple[list, list[str]
     path = config_path(env)
     if not path.exists():
         return [], []
-    from ruamel.yaml import YAMLError
+    from ruamel.yaml.error import YAMLError
 
     from rk.host.yamlguard import safe_load
 
@@ -240,7 +245,7 @@ def load_channels(env: Mapping[str, str] | None = None) -> tuple[list, list[str]
     return parse_channels(data.get("notify"), str(path))
 
 
-def load_prices(env: Mapping[str, str] | None = None) -> tuple[dict, list[str]]:
+def load_prices(env: Mapping[str, str] | None = None) -> tuple[dict[str, Price], list[str]]:
     """The `prices:` table of the config file (model → `rk.core.cost.usage.Price`, per
     million tokens), and one line per item that cannot be used (it is left out)."""
     from rk.core.cost.usage import parse_prices
@@ -249,7 +254,7 @@ def load_prices(env: Mapping[str, str] | None = None) -> tuple[dict, list[str]]:
     path = config_path(env)
     if not path.exists():
         return {}, []
-    from ruamel.yaml import YAMLError
+    from ruamel.yaml.error import YAMLError
 
     from rk.host.yamlguard import safe_load
 

@@ -21,6 +21,7 @@ import heapq
 import os
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 from rk.core.log.delivery import LogLine, lines_to_keep, parse_line
 from rk.host.files import atomic_write, read_nofollow
@@ -117,13 +118,13 @@ class LiveLogCache:
         return list(lines)
 
     @staticmethod
-    def _same_tail(fh, cached) -> bool:
+    def _same_tail(fh: BinaryIO, cached: tuple[object, int, bytes, object]) -> bool:
         _, offset, marks, _ = cached
         size = min(_TAIL, offset)
         fh.seek(0)
         head = fh.read(size)
         fh.seek(max(0, offset - size))
-        return head + fh.read(size) == marks
+        return bool(head + fh.read(size) == marks)
 
 
 def archive_path(path: Path, n: int) -> Path:

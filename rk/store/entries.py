@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rk.core.bounds import MAX_ENTRIES_FILE_BYTES, MAX_ENTRIES_HARD
 from rk.core.log.diagnostics import Diag, Diagnostic, first_line
@@ -202,7 +202,7 @@ def load_entries(path: Path, *, cache: bool = False) -> LoadResult:
 # --------------------------------------------------------------------------- strict, round-trip
 
 
-def _rt_yaml():
+def _rt_yaml() -> Any:
     from ruamel.yaml import YAML
 
     y = YAML()  # round-trip
@@ -219,7 +219,7 @@ _PLAIN = re.compile(r"^[A-Za-z0-9_.+/-]+$")
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff]")
 
 
-def _double_if_unsafe(value):
+def _double_if_unsafe(value: object) -> object:
     from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
     if isinstance(value, str) and _UNSAFE.search(value):
@@ -227,7 +227,7 @@ def _double_if_unsafe(value):
     return value
 
 
-def _flow_scalar(value):
+def _flow_scalar(value: object) -> object:
     """Quote text that a strict YAML 1.1 reader (libyaml) would trip over inside
     `{…}` or `[…]`, such as `claude:6f0d…` or `0 9 * * 1-5`."""
     from ruamel.yaml.scalarstring import SingleQuotedScalarString
@@ -239,7 +239,7 @@ def _flow_scalar(value):
     return value
 
 
-def _flow_seq(values: list):
+def _flow_seq(values: list[object]) -> Any:
     from ruamel.yaml.comments import CommentedSeq
 
     seq = CommentedSeq(_flow_scalar(v) for v in values)
@@ -247,7 +247,7 @@ def _flow_seq(values: list):
     return seq
 
 
-def _flow(mapping: dict):
+def _flow(mapping: dict[str, object]) -> Any:
     from ruamel.yaml.comments import CommentedMap
 
     out = CommentedMap()
@@ -257,7 +257,7 @@ def _flow(mapping: dict):
     return out
 
 
-def _yaml_value(key: str, value: object):
+def _yaml_value(key: str, value: object) -> object:
     """A fresh value for `key` in the house style (small maps in flow style)."""
     from ruamel.yaml.scalarstring import LiteralScalarString
 
@@ -276,7 +276,7 @@ def _yaml_value(key: str, value: object):
     return value
 
 
-def _last_slot(raw):
+def _last_slot(raw: Any) -> Any:
     """ruamel's comment slot of a mapping's last key: its index 2 holds the key's
     end-of-line comment followed by the full-line comments after the mapping."""
     ca = getattr(raw, "ca", None)
@@ -288,14 +288,14 @@ def _last_slot(raw):
     return slot
 
 
-def _take_following_lines(raw) -> str:
+def _take_following_lines(raw: Any) -> str:
     """Detach the comment lines after the element (they belong to what follows);
     its last key's own end-of-line comment stays where it is."""
     slot = _last_slot(raw)
     token = slot[2] if slot else None
     if token is None:
         return ""
-    value = token.value
+    value: str = token.value
     if value.startswith("\n"):
         eol, rest = "", value[1:]
     else:
@@ -308,7 +308,7 @@ def _take_following_lines(raw) -> str:
     return rest
 
 
-def _put_following_lines(raw, lines: str) -> None:
+def _put_following_lines(raw: Any, lines: str) -> None:
     """Attach comment lines after the element (after its last key's own comment)."""
     if not lines:
         return
@@ -324,7 +324,7 @@ def _put_following_lines(raw, lines: str) -> None:
         slot[2] = CommentToken("\n" + lines, CommentMark(0))
 
 
-def _put_lines_before_first(doc, seq, lines: str) -> None:
+def _put_lines_before_first(doc: Any, seq: Any, lines: str) -> None:
     """Comment lines before the sequence's first element (ruamel keeps them on
     the parent's `entries` key when there were some already, else on the seq)."""
     from ruamel.yaml.error import CommentMark
@@ -356,7 +356,7 @@ def _same_pane(old: Entry, new: Entry) -> bool:
 _SERVER_KEYS = ("server_started", "server_pid")
 
 
-def _put_server(target, server: ServerIdentity) -> None:
+def _put_server(target: Any, server: ServerIdentity) -> None:
     """Set (or, unknown, remove) a target mapping's identity keys in place."""
     for key, value in zip(_SERVER_KEYS, (server.started, server.pid), strict=True):
         if value:
@@ -378,7 +378,7 @@ def new_id(taken: Iterable[str]) -> str:
 class EntryDocument:
     """A strictly-read, round-trip entry file for one mutation."""
 
-    def __init__(self, path: Path, doc, elements, lock: Path | None = None) -> None:
+    def __init__(self, path: Path, doc: Any, elements: list[Any], lock: Path | None = None) -> None:
         self.path = Path(path)
         self.lock = lock
         self.changed = False
@@ -523,7 +523,7 @@ class EntryDocument:
         finally:
             _put_following_lines(raw, following)
 
-    def _apply(self, raw, entry: Entry) -> None:
+    def _apply(self, raw: Any, entry: Entry) -> None:
         try:
             old = decode_entry(raw)
         except EntryError:

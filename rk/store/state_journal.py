@@ -15,7 +15,7 @@ top; the rest (fcntl on a rotation, `_socket` for the wake) is imported where us
 from __future__ import annotations
 
 import os
-from _collections_abc import Iterator  # what collections.abc re-exports: `collections` costs the hook ~1.5 ms
+from _collections_abc import Iterator, Mapping  # what collections.abc re-exports: `collections` costs the hook ~1.5 ms
 
 from rk.core.environ import AWAIT_DIR, JOURNAL_SUFFIX, state_dir
 
@@ -27,7 +27,7 @@ def journal_path(directory: str, slug: str) -> str:
     return os.path.join(directory, slug + JOURNAL_SUFFIX)
 
 
-def append(env, slug: str, line: bytes, cap: int = JOURNAL_CAP) -> bool:
+def append(env: Mapping[str, str], slug: str, line: bytes, cap: int = JOURNAL_CAP) -> bool:
     """Append one rendered line to the server's journal (rotating it first when it is
     full); False when it could not be written. Never raises."""
     if not line or not slug or "/" in slug:
@@ -71,7 +71,7 @@ def _rotate(path: str, fd: int, inode: int) -> int:
     return os.open(path, _FLAGS, 0o600)
 
 
-def wake(env) -> None:
+def wake(env: Mapping[str, str]) -> None:
     """One datagram to every waiting await's socket; a dead one (its await was
     killed) is removed. Every failure ignored."""
     try:
@@ -107,7 +107,9 @@ def wake(env) -> None:
         sock.close()
 
 
-def record(env, slug: str, ts: int, pane: str, to: str, end: str = "", source: str = "hook", agent: str = "") -> None:
+def record(
+    env: Mapping[str, str], slug: str, ts: int, pane: str, to: str, end: str = "", source: str = "hook", agent: str = ""
+) -> None:
     """Journal one state change and wake the awaits (for the shell's writers)."""
     from rk.core.log import states as journal
 

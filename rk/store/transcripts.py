@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import tzinfo
 from pathlib import Path
+from typing import Protocol
 
 from rk.core.cost import caps, usage
 from rk.core.cost.usage import Attributed, Delivery, Record, Spent, Turn
@@ -112,7 +113,14 @@ def codex_rollout(session_id: str, environ: Mapping[str, str]) -> str:
     return str(found[-1]) if found else ""
 
 
-def locate(server, pane: str, environ: Mapping[str, str]) -> tuple[str, str, str]:
+class PaneReader(Protocol):
+    """What this module asks of a tmux server (`rk.tmux.server.Server`, one layer up):
+    one pane's formats, expanded."""
+
+    def display(self, pane: str, fmt: str) -> str: ...
+
+
+def locate(server: PaneReader, pane: str, environ: Mapping[str, str]) -> tuple[str, str, str]:
     """(provider, path, why) of a pane's session record; path "" when not known."""
     try:
         text = server.display(pane, "#{" + SESSION_OPTION + "}\t#{" + TRANSCRIPT_OPTION + "}")
@@ -137,7 +145,7 @@ def delivered(lines: Sequence[LogLine], since: int) -> list[LogLine]:
 
 
 def attribute_lines(
-    server,
+    server: PaneReader,
     lines: Sequence[LogLine],
     entries: Mapping[str, Entry],
     environ: Mapping[str, str],
@@ -172,7 +180,7 @@ def attribute_lines(
 
 
 def spent_today(
-    server,
+    server: PaneReader,
     entries: Sequence[Entry],
     lines: Sequence[LogLine],
     now: int,

@@ -93,7 +93,7 @@ def look_around(
     sleep: Callable[[float], None] = time.sleep,
     report: LookReport | None = None,
     write: bool = True,
-    unreadable: dict[str, tuple] | None = None,
+    unreadable: dict[str, tuple[str, int, int, str]] | None = None,
 ) -> list[PaneFact]:
     """The panes with every looked-at one corrected by its screen (written back
     to the pane's options unless `write` is off, as in a dry run).
@@ -200,7 +200,13 @@ def look_now(server: Server, pane: PaneFact, now: int, zone: tzinfo) -> PaneFact
 
 
 def _look(
-    server: Server, pane: PaneFact, now: int, zone: tzinfo, sleep, report: LookReport, write: bool
+    server: Server,
+    pane: PaneFact,
+    now: int,
+    zone: tzinfo,
+    sleep: Callable[[float], None],
+    report: LookReport,
+    write: bool,
 ) -> tuple[PaneFact, Screen | None]:
     try:
         title, styled = server.look(pane.pane_id)
