@@ -63,6 +63,8 @@ from rk.tmux.server import Server, TmuxError
 
 @dataclass(frozen=True)
 class DeliveryResult:
+    """What one delivery did, as its caller logs it."""
+
     ok: bool
     #: `delivered` or `failed: <why>` (None when the guard refused).
     outcome: Outcome | None
