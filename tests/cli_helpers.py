@@ -228,14 +228,14 @@ def json_ok(res: Result):
 
 def record_intent_writes(monkeypatch) -> list[dict]:
     """Every delivery-journal write from now on, as the record it wrote (the writes still happen)."""
-    from rk.act import deliver as delivery
+    from rk.act import intents
 
     writes: list[dict] = []
-    original = delivery.Intent.write
+    original = intents.Intent.write
 
     def recording(self, **fields):
         writes.append({**self.record, **fields})
         original(self, **fields)
 
-    monkeypatch.setattr(delivery.Intent, "write", recording)
+    monkeypatch.setattr(intents.Intent, "write", recording)
     return writes

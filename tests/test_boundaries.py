@@ -287,7 +287,7 @@ def test_a_pane_in_a_mode_tmux_does_not_name_is_held_as_pane_mode():
 def test_an_old_copy_ending_at_a_cursor_that_never_moved_is_no_echo():
     """The `cursor` reading of the echo needs the cursor to have moved since the
     baseline: a previous identical prompt ending where the cursor still sits is old."""
-    from rk.act.deliver import Echo
+    from rk.act.echo import Echo
     from rk.core.pane.payload import needle_for
     from rk.tmux.frame import Frame
 

@@ -31,7 +31,8 @@ import pytest
 from conftest import wait_for
 
 from rk.act import deliver as delivery
-from rk.act.deliver import DeliveryResult, Timing, deliver, pane_lock
+from rk.act.deliver import DeliveryResult, deliver
+from rk.act.keys import Timing, pane_lock
 from rk.core.log.delivery import Outcome
 from rk.core.pane.payload import needle_for, normalise, sanitize
 from rk.tmux.server import Server, child_env
@@ -619,7 +620,7 @@ def test_concurrent_deliveries_into_different_panes_each_get_their_own_text(tmux
 
 _HOLD_LOCK = r"""
 import sys, time
-from rk.act.deliver import buffer_lock, pane_lock
+from rk.act.keys import buffer_lock, pane_lock
 from rk.tmux.server import Server
 
 kind, server, name, seconds = sys.argv[1], Server(name=sys.argv[2]), sys.argv[3], float(sys.argv[4])

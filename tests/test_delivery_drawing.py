@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from conftest import wait_for
 
-from rk.act.deliver import Timing, deliver
+from rk.act.deliver import deliver
+from rk.act.keys import Timing
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 #: Drawn one character per 20 ms: about 1.6 s for the whole text, well past the

@@ -22,7 +22,9 @@ from pathlib import Path
 import pytest
 from conftest import wait_for
 
-from rk.act.deliver import Echo, Timing, deliver
+from rk.act.deliver import deliver
+from rk.act.echo import Echo
+from rk.act.keys import Timing
 from rk.core.environ import STATE_OPTION
 from rk.core.pane.payload import needle_for
 from rk.core.pane.screen import LAYOUTS, classify

@@ -18,8 +18,10 @@ import pytest
 from conftest import wait_for
 from test_delivery import Agent
 
-from rk.act import deliver as delivery
-from rk.act.deliver import NOT_ALONE, Echo, deliver
+from rk.act import keys
+from rk.act.deliver import deliver
+from rk.act.echo import NOT_ALONE, Echo
+from rk.act.intents import pending_path
 from rk.core.pane.payload import foreign, needle_for
 from rk.tmux.frame import Frame
 
@@ -58,7 +60,7 @@ def test_a_key_typed_between_the_look_and_the_paste_is_not_submitted_with_rks_pr
     assert str(result.outcome) == f"failed: {NOT_ALONE}; rk's text was backed out, theirs is kept"
     assert agent.submissions() == []
     wait_for(lambda: "> x\n" in tmux_server.capture(agent.pane) + "\n", message="the human's key alone")
-    assert not os.path.exists(delivery._pending_path(tmux_server, agent.pane))  # no blind C-u next time
+    assert not os.path.exists(pending_path(tmux_server, agent.pane))  # no blind C-u next time
     tmux_server.run("send-keys", "-t", agent.pane, "Enter")  # the human sends what they typed
     wait_for(lambda: agent.submissions() == ["x"], message="their text, alone")
 
@@ -67,7 +69,7 @@ def test_a_key_typed_between_the_look_and_the_paste_is_not_submitted_with_rks_pr
 @pytest.mark.shell
 def test_a_key_typed_after_the_paste_leaves_both_texts_and_no_enter(tmux_server, tmp_path, monkeypatch):
     agent = Agent(tmux_server, tmp_path)
-    paste = delivery._Run.paste
+    paste = keys.Run.paste
 
     def paste_then_a_key(self, pane, text):
         paste(self, pane, text)
@@ -75,12 +77,12 @@ def test_a_key_typed_after_the_paste_leaves_both_texts_and_no_enter(tmux_server,
         tmux_server.run("send-keys", "-t", pane, "-l", "y")
         wait_for(lambda: PROMPT + "y" in tmux_server.capture(pane), message="the human's key after it")
 
-    monkeypatch.setattr(delivery._Run, "paste", paste_then_a_key)
+    monkeypatch.setattr(keys.Run, "paste", paste_then_a_key)
     result = deliver(tmux_server, agent.pane, PROMPT)
     assert str(result.outcome) == f"failed: {NOT_ALONE}; rk's text is left beside theirs (it is not last on the line)"
     assert agent.submissions() == []
     assert f"> {PROMPT}y" in tmux_server.capture(agent.pane)  # nothing of theirs cleared
-    assert not os.path.exists(delivery._pending_path(tmux_server, agent.pane))
+    assert not os.path.exists(pending_path(tmux_server, agent.pane))
 
 
 @pytest.mark.tmux

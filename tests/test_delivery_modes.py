@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 from conftest import run_rk, wait_for
 
-from rk.act.deliver import Timing, _pending_path, deliver
+from rk.act.deliver import deliver
+from rk.act.intents import pending_path
+from rk.act.keys import Timing
 from rk.core.schedule.dispose import Seen, deliver_policy, held_mode
 from rk.core.schedule.entry import Deliver
 from rk.engine.tick import Runtime, sweep
@@ -228,8 +230,8 @@ def test_text_a_mode_kept_from_being_cleared_is_cleared_before_anything_is_typed
     pane, received = agent_cat(tmux_server, tmp_path)
     tmux_server.send_keys(pane, "-l", "left over ")
     wait_for(lambda: "left over" in tmux_server.capture(pane), message="the left text")
-    Path(_pending_path(tmux_server, pane)).parent.mkdir(parents=True, exist_ok=True)
-    Path(_pending_path(tmux_server, pane)).write_text("1")
+    Path(pending_path(tmux_server, pane)).parent.mkdir(parents=True, exist_ok=True)
+    Path(pending_path(tmux_server, pane)).write_text("1")
 
     first = [True]
 
@@ -248,7 +250,7 @@ def test_text_a_mode_kept_from_being_cleared_is_cleared_before_anything_is_typed
     assert str(deliver(server, pane, "alone").outcome) == "delivered"
     wait_for(lambda: received.read_text(), message="the submitted line")
     assert received.read_text() == "alone\n"
-    assert not Path(_pending_path(tmux_server, pane)).exists()
+    assert not Path(pending_path(tmux_server, pane)).exists()
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 from conftest import wait_for
 
-from rk.act.deliver import Timing, deliver
+from rk.act.deliver import deliver
+from rk.act.keys import Timing
 from rk.core.pane.screen import LAYOUTS, classify
 
 pytestmark = pytest.mark.tmux

@@ -235,9 +235,10 @@ def typed_unsent(server: Server, pane: str, text: str) -> None:
 
 
 def pasted_fingerprint(server: Server, pane: str) -> str:
-    from rk.act.deliver import DEFAULT_BUFFER, Timing, _fingerprint, _Run
+    from rk.act.intents import fingerprint
+    from rk.act.keys import DEFAULT_BUFFER, Run, Timing
 
-    return _fingerprint(_Run(server, Timing(), DEFAULT_BUFFER).frame(pane))
+    return fingerprint(Run(server, Timing(), DEFAULT_BUFFER).frame(pane))
 
 
 @pytest.mark.parametrize("phase", ["paste", "enter"])
@@ -271,7 +272,7 @@ def test_a_journal_whose_pane_is_gone_after_a_restart_is_dropped_with_a_line_and
     """A's %1 crashed mid-delivery; B has no %1 yet. The line says so (the pane cannot be
     read, so the recovery alone would log nothing for a paste), and the crash's pending
     marker goes too: the next delivery into a new %1 must not clear that pane's line."""
-    from rk.act.deliver import _pending_path
+    from rk.act.intents import pending_path
 
     server = tmux_server
     pane, _ = receiver(server, tmp_path, "a")
@@ -279,7 +280,7 @@ def test_a_journal_whose_pane_is_gone_after_a_restart_is_dropped_with_a_line_and
     was = pane_identity(server, pane)
     restart(server)
     monkeypatch.setenv("RK_STATE_DIR", env["RK_STATE_DIR"])  # the lock directory the tick uses
-    marker = Path(_pending_path(server, pane))
+    marker = Path(pending_path(server, pane))
     marker.parent.mkdir(parents=True, exist_ok=True)
     marker.write_text("12345")
     journal(env, server, entry, pane, "paste", "nightly report", before=0, **was)
@@ -339,7 +340,7 @@ def test_a_delivery_journals_the_identity_of_the_pane_it_types_into(env, tmux_se
 def test_the_recovery_reads_the_identity_in_its_own_frame_too(tmux_server, tmp_path):
     """A restart between the tick's enumeration and the recovery: `recover` itself sees
     the frame of another server's pane and presses nothing."""
-    from rk.act.deliver import recover
+    from rk.act.intents import recover
 
     server = tmux_server
     was = pane_identity(server, "%0")

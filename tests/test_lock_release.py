@@ -186,7 +186,7 @@ def test_changes_and_a_second_tick_go_through_while_a_tick_types_for_many_second
 def test_a_change_landing_before_the_paste_wins_and_nothing_is_typed(env, tmux_server, tmp_path, monkeypatch, change):
     """The tick waits for the pane (another delivery holds its lock) with the server's
     lock let go; the entry changes meanwhile: nothing is typed, nothing is logged."""
-    from rk.act.deliver import pane_lock
+    from rk.act.keys import pane_lock
 
     slug = tmux_server.name
     ((pane, got),) = slow_panes(tmux_server, tmp_path, 1, delay=0)

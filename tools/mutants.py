@@ -1,7 +1,7 @@
 """`make mutants`: one-line breakages of rk's rules, each of which the suite must catch.
 
 Every mutant below breaks one rule of specs/cron.md ("Where each rule lives") or
-one step of the at-most-once delivery (rk/act/deliver.py's journal and recovery),
+one step of the at-most-once delivery (rk/act/intents.py's journal and recovery),
 by replacing one exact snippet of a source file. For each, in a copy of the
 checkout (the tree here is never modified), the mutant's narrow test selection
 runs with a timeout: a failing run kills it, a passing one is a survivor, which
@@ -67,7 +67,7 @@ class Mutant:
 
 
 MUTANTS = [
-    # -- at most once: the journal and the recovery (rk/act/deliver.py, rk/engine/tick.py) --------------------
+    # -- at most once: the journal and the recovery (rk/act/intents.py, rk/engine/tick.py) -------------------
     Mutant(
         "recovery switched off",
         "rk/engine/tick.py",
@@ -77,33 +77,29 @@ MUTANTS = [
     ),
     Mutant(
         "recovery: the enter decision inverted",
-        "rk/act/deliver.py",
-        'if _fingerprint(now) != record.get("pasted"):',
-        'if _fingerprint(now) == record.get("pasted"):',
+        "rk/act/intents.py",
+        'if fingerprint(now) != record.get("pasted"):',
+        'if fingerprint(now) == record.get("pasted"):',
         AT_MOST_ONCE,
     ),
     Mutant(
         "journal: no paste write before the paste",
         "rk/act/deliver.py",
-        "echo = Echo.of(baseline, needle, collapsible)\n\n        if intent is not None:",
-        "echo = Echo.of(baseline, needle, collapsible)\n\n        if False:",
+        'self.journal(phase="paste", before=baseline.norm.count(self.needle))',
+        "pass",
         AT_MOST_ONCE,
     ),
     Mutant(
         "journal: no enter write before Enter",
         "rk/act/deliver.py",
-        'if intent is not None:\n            intent.write(phase="enter", pane=pane, needle=needle, '
-        "digest=_digest(text), pasted=_fingerprint(shown))"
-        '\n        stage = "entered"\n        why, last = run.enter_and_observe(pane, shown, echo)\n',
-        'if False:\n            intent.write(phase="enter", pane=pane, needle=needle, '
-        "digest=_digest(text), pasted=_fingerprint(shown))"
-        '\n        stage = "entered"\n        why, last = run.enter_and_observe(pane, shown, echo)\n',
+        'self.journal(phase="enter", pasted=fingerprint(shown))',
+        "pass",
         AT_MOST_ONCE,
     ),
     Mutant(
         "pending marker: a crashed delivery's leftover not cleared",
         "rk/act/deliver.py",
-        "leftover = [os.path.exists(marker) and not _clear_leftover(run, target)]",
+        "leftover = [os.path.exists(marker) and not run.clear_leftover(target)]",
         "leftover = [False]",
         AT_MOST_ONCE,
     ),
@@ -116,14 +112,14 @@ MUTANTS = [
     ),
     Mutant(
         "recovery: a paste shown unsent is never submitted",
-        "rk/act/deliver.py",
+        "rk/act/intents.py",
         'if now.norm.count(needle) <= int(record.get("before", 0) or 0) or not echo.holds(echo.look(run, pane)):',
         "if True:",
         AT_MOST_ONCE,
     ),
     Mutant(
         "recovery: a paste counts without appearing more often than before",
-        "rk/act/deliver.py",
+        "rk/act/intents.py",
         'if now.norm.count(needle) <= int(record.get("before", 0) or 0) or not echo.holds(echo.look(run, pane)):',
         "if not echo.holds(echo.look(run, pane)) and False:",
         AT_MOST_ONCE,
@@ -139,7 +135,7 @@ MUTANTS = [
     ),
     Mutant(
         "recovery: the done outcome ignored",
-        "rk/act/deliver.py",
+        "rk/act/intents.py",
         'if phase == "done":\n        return',
         'if phase == "done" and False:\n        return',
         AT_MOST_ONCE,
@@ -387,7 +383,7 @@ MUTANTS = [
     ),
     Mutant(
         "the echo at a cursor that never moved",
-        "rk/act/deliver.py",
+        "rk/act/echo.py",
         "        if f.cursor == self.base_cursor:\n            return False",
         "        if False:\n            return False",
         ("tests/test_boundaries.py", "tests/test_delivery_evidence.py", "-m", "not tmux and not shell and not slow"),
@@ -691,14 +687,14 @@ MUTANTS = [
     # -- an Enter close behind its paste (Gemini takes it as a newline) -----------------------------
     Mutant(
         "delivery: the Enter pressed inside the layout's paste window",
-        "rk/act/deliver.py",
-        "        self.sleep(_ENTER_GAP.get(echo.agent, 0.0))\n",
+        "rk/act/echo.py",
+        "    run.sleep(_ENTER_GAP.get(echo.agent, 0.0))\n",
         "",
         ("tests/test_delivery_paste_window.py",),
     ),
     Mutant(
         "clear: C-u alone, stopped by the empty row an Enter-as-newline left",
-        "rk/act/deliver.py",
+        "rk/act/keys.py",
         '*(("BSpace", "C-u") if attempt else ("C-u",))',
         '"C-u"',
         ("tests/test_delivery_paste_window.py",),
@@ -706,7 +702,7 @@ MUTANTS = [
     # -- a hook's stamp after the Enter: the agent took input ----------------------------------------
     Mutant(
         "delivery: a stamp after the Enter ignored (the ladder ends, the recovery retypes)",
-        "rk/act/deliver.py",
+        "rk/act/echo.py",
         "    return now.field(STATE_OPTION) != shown.field(STATE_OPTION)\n",
         "    return False\n",
         ("tests/test_delivery_evidence.py",),

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
+from datetime import tzinfo
 from typing import Any
 
 from rk.core.channels.notice import TURN_TIMEOUT
@@ -135,11 +136,11 @@ def interrupt(
     server: Server,
     pane: PaneFact,
     clock: Callable[[], int],
-    zone,
+    zone: tzinfo,
     verify_for: float = VERIFY_FOR,
 ) -> Pressed:
     """Press `pane`'s interrupt key once, if its screen allows, and watch the turn end."""
-    from rk.act.deliver import look_at, pane_lock
+    from rk.act.keys import look_at, pane_lock
     from rk.tmux.frame import frame_server
     from rk.tmux.observe import pane_of_frame, read_screen
 
@@ -181,11 +182,19 @@ def press_commands(pane_id: str, keys: Sequence[str], gap: float = KEY_GAP) -> l
     return out
 
 
-def _verify(server: Server, pane: PaneFact, pressed: int, keys, clock, zone, verify_for: float) -> Pressed:
+def _verify(
+    server: Server,
+    pane: PaneFact,
+    pressed: int,
+    keys: Sequence[str],
+    clock: Callable[[], int],
+    zone: tzinfo,
+    verify_for: float,
+) -> Pressed:
     """Wait for the turn's end after the key: a hook's write (a turn end or a state
     at rest since the press), else the screen at rest (written as the tick's looks
     write it: Claude Code ends an Esc'd turn with no hook at all)."""
-    from rk.act.deliver import look_at
+    from rk.act.keys import look_at
     from rk.tmux.observe import look_now, pane_of_frame
 
     key = "+".join(keys)

@@ -630,7 +630,7 @@ def recover_intents(
     A journal whose pane is not the one it typed into (`panes`: this tick's
     enumeration; the tmux server restarted, the pane is gone or runs another
     process) is dropped with a line: nothing is typed into the pane there now."""
-    from rk.act.deliver import forget_pending, recover
+    from rk.act.intents import forget_pending, recover
 
     kept: set[str] = set()
     try:
@@ -830,7 +830,7 @@ def _act(firing: Firing, disposition: Disposition) -> str | Disposition | None:
             return "would-deliver"
         intent = None
         if out.journal is not None:
-            from rk.act.deliver import Intent
+            from rk.act.intents import Intent
 
             ensure_private_dir(out.journal.intents)
             record: dict = {"entry": entry.id, "reason": str(fire.reason), "ts": now, "target": fire.pane}
