@@ -439,7 +439,7 @@ def time_due(rt: Runtime, slug: str, now_box: list[int], T: int, rounds: int, se
 def part_a(args) -> None:
     print("== a. one tick, in-process (sweep(runtime, only=server), with the ticker's entry and log caches)")
     with Sandbox("tick") as sb:
-        os.environ["RK_STATE_DIR"] = str(sb.state)  # rk.act.deliver keeps its pane locks under the process's state dir
+        os.environ["RK_STATE_DIR"] = str(sb.state)  # rk.act.keys keeps its pane locks under the process's state dir
         os.environ["TMUX_TMPDIR"] = sb.env["TMUX_TMPDIR"]
         for key in ("TMUX", "TMUX_PANE"):
             os.environ.pop(key, None)

@@ -635,7 +635,7 @@ def hold_lock(server: Server, kind: str, name: str, seconds: float) -> subproces
     holder = subprocess.Popen(
         [sys.executable, "-c", _HOLD_LOCK, kind, server.name, name, str(seconds)],
         stdout=subprocess.PIPE,
-        env={**child_env(dict(os.environ)), "PYTHONPATH": str(Path(delivery.__file__).resolve().parent.parent)},
+        env={**child_env(dict(os.environ)), "PYTHONPATH": str(Path(delivery.__file__).resolve().parents[2])},
         text=True,
     )
     assert holder.stdout.readline().strip() == "held"

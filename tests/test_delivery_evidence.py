@@ -1,4 +1,4 @@
-"""`delivered` only when it arrived (rk/act/deliver.py `Echo`).
+"""`delivered` only when it arrived (rk/act/echo.py `Echo`).
 
 The echo counts only in the live composer: for a screen an agent layout reads,
 the composer text the layout finds; for any other program, the text that ends

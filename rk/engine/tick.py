@@ -626,7 +626,7 @@ def recover_intents(
     tick claims: its writer is gone): log what the pane shows they did, then
     forget them. Returns the entries whose journal stays (its outcome could not
     be logged): they are not fired until it is.
-    A prompt that may have gone in is never typed again (rk.act.deliver.recover).
+    A prompt that may have gone in is never typed again (rk.act.intents.recover).
     A journal whose pane is not the one it typed into (`panes`: this tick's
     enumeration; the tmux server restarted, the pane is gone or runs another
     process) is dropped with a line: nothing is typed into the pane there now."""

@@ -129,7 +129,7 @@ class ServerFiles:
 
     @property
     def intents(self) -> Path:
-        """`<slug>.intents/`: one journal file per delivery in flight (see rk.act.deliver.Intent)."""
+        """`<slug>.intents/`: one journal file per delivery in flight (see rk.act.intents.Intent)."""
         return self.dir / f"{self.slug}.intents"
 
     @property
