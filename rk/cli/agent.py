@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import asdict, dataclass
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -20,6 +20,10 @@ from rk.cli.table import Column, layout, terminal_width
 from rk.core.bounds import MAX_PID
 from rk.core.environ import is_pane_id
 from rk.core.pane.facts import LIMITED, PaneFact, Source
+
+if TYPE_CHECKING:
+    from rk.cli.environment import Environment
+    from rk.tmux.server import Server
 
 
 def _error(command: str, message: str, status: ExitStatus) -> CliError:
@@ -264,7 +268,7 @@ class AgentRow:
         )
 
 
-def turn_ends(server) -> dict[str, tuple[str, int]]:
+def turn_ends(server: Server) -> dict[str, tuple[str, int]]:
     """Each pane's last turn end and when (`@rk_pane_turn_end`), one listing."""
     from rk.core.environ import TURN_END_OPTION
     from rk.core.pane.turn import parse_turn_end
@@ -368,7 +372,7 @@ def cmd_await(
         raise typer.Exit(int(ExitStatus.ERROR))
 
 
-def _named(env):
+def _named(env: Environment) -> Server:
     from rk.tmux.server import Server
 
     return Server(name=env.server, env=env.environ)

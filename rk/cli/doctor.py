@@ -23,6 +23,8 @@ from rk.cli.table import terminal_width, wrapped
 
 if TYPE_CHECKING:
     from rk.core.pane.facts import PaneFact
+    from rk.core.schedule.entry import Entry
+    from rk.store.config import ServerFiles
     from rk.tmux.server import Server, TmuxError
 
 #: The oldest tmux rk is tested with (`-p` pane options, `display -p`, `if-shell -F`).
@@ -221,7 +223,7 @@ def check_entries(env: Environment) -> list[Check]:
     return out
 
 
-def check_budgets(env: Environment, files, slug: str, entries: list, now: int) -> list[Check]:
+def check_budgets(env: Environment, files: ServerFiles, slug: str, entries: list[Entry], now: int) -> list[Check]:
     """One `warn` per entry whose budget cannot be enforced: its usage today is unknown."""
     budgeted = [e for e in entries if e.budget is not None]
     if not budgeted:

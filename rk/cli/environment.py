@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, tzinfo
 from enum import IntEnum, StrEnum
 from pathlib import Path
 from typing import TextIO
@@ -18,6 +18,7 @@ import typer
 
 from rk.cli.table import escape_controls
 from rk.core.environ import is_pane_id
+from rk.core.settings import Settings
 from rk.core.wallclock import moment as moment  # the views' one time format, re-exported
 from rk.core.wallclock import stamp as stamp
 from rk.core.wallclock import zone_label as zone_label
@@ -63,7 +64,7 @@ def not_found(entry_id: str) -> CliError:
 class Environment:
     """Everything the commands read from the outside world; tests replace it."""
 
-    environ: dict
+    environ: dict[str, str]
     stdout: TextIO
     stderr: TextIO
     server_flag: str = ""  #: -L as given ("" = not given)
@@ -106,18 +107,18 @@ class Environment:
     def files(self) -> ServerFiles:
         return ServerFiles(self.state_dir(), self.server)
 
-    def settings(self):
+    def settings(self) -> Settings:
         try:
             return load_settings(self.environ)
         except ConfigError as exc:
             raise CliError(str(exc)) from None
 
-    def zone(self):
+    def zone(self) -> tzinfo:
         return clock.local_zone(self.environ)
 
     def caller_pane(self) -> str:
         """$TMUX_PANE ("" outside tmux)."""
-        pane = self.environ.get("TMUX_PANE", "")
+        pane: str = self.environ.get("TMUX_PANE", "")
         if pane and not is_pane_id(pane):
             raise usage(f"malformed $TMUX_PANE {pane!r}")
         return pane
@@ -141,7 +142,7 @@ class Environment:
         if not self.json:
             self.err(f"rk: {text}")
 
-    def result(self, result, human: list[str] | str | None = None) -> None:
+    def result(self, result: object, human: list[str] | str | None = None) -> None:
         """Print the JSON envelope, or the human lines."""
         if self.json:
             self.out(json.dumps({"ok": True, "result": result}, ensure_ascii=False))
@@ -173,5 +174,5 @@ def environment(ctx: typer.Context, server: str | None = None, as_json: bool | N
     return env
 
 
-def rfc3339(ts: int, zone) -> str:
+def rfc3339(ts: int, zone: tzinfo) -> str:
     return datetime.fromtimestamp(ts, zone).isoformat(timespec="seconds")

@@ -7,6 +7,7 @@ Errors are one line on stderr; exit codes 0 ok, 2 usage.
 from __future__ import annotations
 
 import json
+from datetime import tzinfo
 from typing import Annotated
 
 import typer
@@ -19,7 +20,7 @@ from rk.core.environ import is_pane_id
 from rk.core.log.events import STATE, Event
 
 
-def line_of(event: Event, zone) -> str:
+def line_of(event: Event, zone: tzinfo) -> str:
     """One human line: time, pane, then the change or the outcome."""
     when = moment(event.ts, zone)
     if event.kind == STATE:
@@ -31,7 +32,7 @@ def line_of(event: Event, zone) -> str:
     return printable(text)
 
 
-def _emit(env: Environment, event: Event, zone) -> None:
+def _emit(env: Environment, event: Event, zone: tzinfo) -> None:
     env.out(json.dumps(event.to_dict(), ensure_ascii=False) if env.json else line_of(event, zone))
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import tzinfo
+from typing import Any
 
 import typer
 
@@ -74,8 +75,8 @@ def schedule_text(schedule: Schedule, zone: tzinfo, named: bool = True) -> str:
     return f"at {when}" + catch_up_summary(schedule.catch_up, schedule.catch_up_within)
 
 
-def _schedule_json(s: Schedule) -> dict:
-    out: dict = {"kind": str(s.kind)}
+def _schedule_json(s: Schedule) -> dict[str, object]:
+    out: dict[str, object] = {"kind": str(s.kind)}
     if isinstance(s, Every):
         out["interval"] = format_go(s.interval)
     elif isinstance(s, Backoff):
@@ -92,7 +93,7 @@ def _schedule_json(s: Schedule) -> dict:
     return out
 
 
-def record(entry: Entry, view: LogView, now: int, zone: tzinfo | None = None) -> dict:
+def record(entry: Entry, view: LogView, now: int, zone: tzinfo | None = None) -> dict[str, Any]:
     """One `list --json` record (a cross-tool contract: keys and shapes are stable)."""
     newest = view.newest(entry.id)
     since = orphaned_since(entry, view)

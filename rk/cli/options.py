@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
@@ -39,7 +40,7 @@ def complete_ids(ctx: typer.Context, incomplete: str) -> list[tuple[str, str]]:
     return [(e.id, e.name) for e in entries if e.id.startswith(incomplete)]
 
 
-def _choices(*values: str):
+def _choices(*values: str) -> Callable[[str], list[str]]:
     def complete(incomplete: str) -> list[str]:
         return [v for v in values if v.startswith(incomplete)]
 

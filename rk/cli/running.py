@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -16,8 +16,11 @@ from rk.store import delivery_log as logfile
 from rk.store.config import ConfigError, check_private_dir
 from rk.store.entries import busy
 
+if TYPE_CHECKING:
+    from rk.engine.tick import Runtime
 
-def _runtime(env: Environment):
+
+def _runtime(env: Environment) -> Runtime:
     from rk.engine.tick import Runtime
 
     env.now()  # an unreadable RK_NOW is a usage error, before anything runs

@@ -9,6 +9,11 @@ as a state strip and an event row, then listed.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Group
+
 import math
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
@@ -117,7 +122,7 @@ def offset_label(seconds: int) -> str:
 
 def render(
     sim: Simulation, *, title: str, pane: str, others: list[str], start: int, end: int, width: int, zone: tzinfo
-):
+) -> Group:
     """A rich renderable (a Group of Text lines)."""
     from rich.console import Group
     from rich.text import Text

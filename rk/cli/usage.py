@@ -8,6 +8,7 @@ day whose usage no record shows says `unknown`, never 0 (specs/usage.md).
 
 from __future__ import annotations
 
+from datetime import tzinfo
 from typing import Annotated
 
 import typer
@@ -115,7 +116,7 @@ def _cells(d: DayUsage, name: str, priced: bool) -> list[str]:
     ]
 
 
-def _record(d: DayUsage, name: str, zone) -> dict:
+def _record(d: DayUsage, name: str, zone: tzinfo) -> dict[str, object]:
     """One day of one entry: `tokens` null when none of its usage is known; `cost`
     null without a price table or with a model that has none."""
     return {
