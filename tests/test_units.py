@@ -11,10 +11,10 @@ import pytest
 from rk.core.log.delivery import LogLine, LogView
 from rk.core.log.diagnostics import Diag
 from rk.core.pane.facts import (
-    AgentState,
     PaneFact,
     PaneKind,
     ProcessInfo,
+    StateOption,
     TargetFact,
     parse_state_option,
     reconcile,
@@ -46,19 +46,19 @@ from rk.store.entries import EntryDocument, EntryFileError, EntryNotFound, load_
 @pytest.mark.parametrize(
     "value, want",
     [
-        ("idle:1751790042", AgentState("idle", 1751790042)),
-        ("active:1751790100:48213", AgentState("active", 1751790100, 48213)),
-        (" waiting:5 ", AgentState("waiting", 5)),
-        ("busy:5", AgentState()),
-        ("idle", AgentState()),
-        ("idle:", AgentState()),
-        (":5", AgentState()),
-        ("idle:5x", AgentState()),
-        ("idle:-5", AgentState()),
-        ("idle:5:0", AgentState()),
-        ("idle:5:abc", AgentState()),
-        ("idle:5:6:7", AgentState()),
-        ("", AgentState()),
+        ("idle:1751790042", StateOption("idle", 1751790042)),
+        ("active:1751790100:48213", StateOption("active", 1751790100, 48213)),
+        (" waiting:5 ", StateOption("waiting", 5)),
+        ("busy:5", StateOption()),
+        ("idle", StateOption()),
+        ("idle:", StateOption()),
+        (":5", StateOption()),
+        ("idle:5x", StateOption()),
+        ("idle:-5", StateOption()),
+        ("idle:5:0", StateOption()),
+        ("idle:5:abc", StateOption()),
+        ("idle:5:6:7", StateOption()),
+        ("", StateOption()),
     ],
 )
 def test_state_option_grammar_is_all_or_nothing(value, want):

@@ -19,6 +19,7 @@ from rk.core.environ import STATE_OPTION
 from rk.core.pane.facts import parse_state_option
 from rk.core.pane.payload import chips, foreign, normalise
 from rk.core.pane.screen import LAYOUTS, Screen, classify
+from rk.core.pane.state import AgentState
 from rk.tmux.frame import Frame
 from rk.tmux.server import Command, TmuxError
 
@@ -168,14 +169,14 @@ class Echo:
         proved the echo no longer shows it (the composer, read, lost it; the
         cursor moved past it)."""
         now, then = parse_state_option(f.field(STATE_OPTION)), parse_state_option(shown.field(STATE_OPTION))
-        if now.state == "active" and (then.state != "active" or now.epoch > then.epoch):
+        if now.state == AgentState.ACTIVE and (then.state != AgentState.ACTIVE or now.epoch > then.epoch):
             return "the hooks say the turn started"
         if f.in_mode:
             return ""
         screen = self.screen(f)
-        if screen is not None and screen.state == "active":
+        if screen is not None and screen.state == AgentState.ACTIVE:
             before = self.screen(shown)
-            if before is None or before.state != "active":
+            if before is None or before.state != AgentState.ACTIVE:
                 return "the screen shows the turn working"
         where = self.where(shown)
         if where == "composer":

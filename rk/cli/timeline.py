@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rk.core.pane.state import AgentState
+
 if TYPE_CHECKING:
     from rich.console import Group
 
@@ -23,13 +25,13 @@ from rk.core.log.delivery import Status, status_of
 from rk.core.pane.facts import LIMITED
 from rk.core.schedule.simulate import DIALOG, DRAFT, GONE, PAUSE, RESUME, SHELL, UNKNOWN, Simulation, StateChange
 
-STATES = ("active", "waiting", "idle", LIMITED, DRAFT, DIALOG, SHELL, UNKNOWN, GONE, PAUSE, RESUME)
+STATES = (*AgentState, DRAFT, DIALOG, SHELL, UNKNOWN, GONE, PAUSE, RESUME)
 
 #: state → (glyph, style) for the strip
 STATE_GLYPH = {
-    "idle": ("▁", "green"),
-    "active": ("█", "yellow"),
-    "waiting": ("▆", "red"),
+    AgentState.IDLE: ("▁", "green"),
+    AgentState.ACTIVE: ("█", "yellow"),
+    AgentState.WAITING: ("▆", "red"),
     LIMITED: ("L", "magenta"),
     DRAFT: ("d", "cyan"),
     DIALOG: ("?", "red"),

@@ -32,6 +32,7 @@ from rk.core.pane.idle_line import cursor_line, learned, parse
 from rk.core.pane.look import Correction, corrected, correction, learns_idle_line, needs_look
 from rk.core.pane.program import judge
 from rk.core.pane.screen import LAYOUTS, Screen, classify
+from rk.core.pane.state import AgentState
 from rk.core.pane.turn import screen_turn_end, turn_end_value
 from rk.core.schedule.entry import Entry
 from rk.host.process import own_pids, process_info, read_table, tty_device
@@ -54,7 +55,7 @@ def read_screen(pane: PaneFact, styled: str, title: str, now: int, zone: tzinfo)
         LAYOUTS,
         now=now,
         zone=zone,
-        since=pane.epoch if pane.state == "limited" else 0,
+        since=pane.epoch if pane.state == AgentState.LIMITED else 0,
         hint=pane.provider,
         title=title,
     )
@@ -158,7 +159,7 @@ def learn_idle_lines(server: Server, panes: Sequence[PaneFact], ids: set[str], r
             taken += 1
             now = parse_state_option(state)
             line = cursor_line(rows, cursor)
-            if now.state != "idle" or now.epoch != pane.epoch or line is None:
+            if now.state != AgentState.IDLE or now.epoch != pane.epoch or line is None:
                 continue  # it moved on since the enumeration: the next idle is learnt then
             server.set_pane_option(pane.pane_id, IDLE_LINE_OPTION, learned(old, pane.epoch, line).render())
         except TmuxError as exc:

@@ -16,13 +16,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
+from rk.core.pane.state import AgentState
 from rk.core.pane.turn import FAILED, INTERRUPTED
 
 GONE = "gone"
-CONDITIONS = ("idle", "waiting", "limited", FAILED, INTERRUPTED, GONE)
+CONDITIONS = (AgentState.IDLE, AgentState.WAITING, AgentState.LIMITED, FAILED, INTERRUPTED, GONE)
 #: The most specific first: a failed turn is also idle, and is reported as failed
 #: when both are asked for.
-PRECEDENCE = (GONE, "limited", FAILED, INTERRUPTED, "idle", "waiting")
+PRECEDENCE = (GONE, AgentState.LIMITED, FAILED, INTERRUPTED, AgentState.IDLE, AgentState.WAITING)
 ANY = "any"
 ALL = "all"
 
@@ -54,10 +55,10 @@ def conditions_of(view: PaneView) -> frozenset[str]:
     """Every condition the pane is in."""
     if not view.present:
         return frozenset({GONE})
-    if view.state in ("limited", "waiting"):
+    if view.state in (AgentState.LIMITED, AgentState.WAITING):
         return frozenset({view.state})
-    if view.state == "idle":
-        out = {"idle"}
+    if view.state == AgentState.IDLE:
+        out: set[str] = {AgentState.IDLE}
         if view.turn_end in (FAILED, INTERRUPTED) and view.turn_end_at >= view.since:
             out.add(view.turn_end)  # this rest's own end (an older one belongs to an older turn)
         return frozenset(out)
@@ -112,7 +113,7 @@ def observe(spec: Spec, progress: Progress, views: Iterable[PaneView]) -> Progre
     for view in views:
         if view.pane not in progress.targets or view.pane in reached:
             continue
-        if view.present and view.state == "active":
+        if view.present and view.state == AgentState.ACTIVE:
             seen.add(view.pane)
             continue
         if spec.after_active and view.pane not in seen and view.present:

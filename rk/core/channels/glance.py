@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from _collections_abc import Iterable  # what collections.abc re-exports, without importing `collections`
 
+from rk.core.pane.state_words import LIMITED, STATES, WAITING
+
 #: The colours of the segment's parts (tmux style names).
 COLOURS = {"down": "red", "limited": "red", "waiting": "yellow", "next": "default", "held": "colour245"}
-WAITING, LIMITED = "waiting", "limited"
-_STATES = frozenset({"active", "waiting", "idle", "limited"})
+_STATES = frozenset(STATES)
 
 
 class PaneGlance:

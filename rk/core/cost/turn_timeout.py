@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from rk.core.durations import format_duration
 from rk.core.log.delivery import LogLine, LogView, Status, status_of
 from rk.core.pane.facts import BUSY_STATES, PaneFact
+from rk.core.pane.state import AgentState
 
 #: A delivery starts a turn only if the turn begins this soon after it (the
 #: submit hook fires within a second; a loaded machine, a slow redraw).
@@ -167,7 +168,7 @@ def why_not_press(seen_state: str, dialog: bool, draft: bool, mode: str, unreada
     know is not pressed blind, and a screen at rest has no turn to interrupt."""
     if mode:
         return f"the pane is in {mode}"
-    if dialog or seen_state == "waiting":
+    if dialog or seen_state == AgentState.WAITING:
         return "a dialog is open"
     if draft:
         return "a draft is in the composer"
@@ -175,6 +176,6 @@ def why_not_press(seen_state: str, dialog: bool, draft: bool, mode: str, unreada
         return "the screen could not be read"
     if agent not in INTERRUPT_KEYS:
         return f"no interrupt key known for {agent or 'this program'}"
-    if seen_state != "active":
+    if seen_state != AgentState.ACTIVE:
         return f"the screen shows the agent {seen_state or 'in no known state'}"
     return ""

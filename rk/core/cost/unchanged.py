@@ -26,6 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from rk.core.pane.state import AgentState
+
 #: The entry key's values: compare the target pane, or the panes its wake watches.
 PANE = "pane"
 SCOPE = "scope"
@@ -126,7 +128,7 @@ def mark_of(raw: object) -> Mark | None:
 def answered(delivered: int, state: str, turn_end: int) -> bool:
     """The delivery at `delivered` is answered: the target is at rest and its last
     turn ended at or after the delivered line (whose ts is the tick's start, before typing)."""
-    return delivered > 0 and state == "idle" and turn_end >= delivered
+    return delivered > 0 and state == AgentState.IDLE and turn_end >= delivered
 
 
 def wants_mark(mark: Mark | None, delivered: int, state: str, turn_end: int) -> bool:

@@ -20,13 +20,13 @@ from rk.core.pane.program import AGENT_COMMANDS as AGENT_COMMANDS  # re-exported
 from rk.core.pane.program import SHELLS as SHELLS
 from rk.core.pane.program import PaneKind as PaneKind
 from rk.core.pane.program import Program
+from rk.core.pane.state import BUSY_STATES as BUSY_STATES
+from rk.core.pane.state import AgentState
 from rk.core.schedule.entry import Entry, Target, TargetKind
 
-AGENT_STATES = frozenset({"active", "waiting", "idle", "limited"})
-#: States in which a turn runs or a human is asked: skip-if-busy skips, when-idle holds.
-BUSY_STATES = frozenset({"active", "waiting"})
+AGENT_STATES = frozenset(AgentState)
 #: A usage or rate limit: nothing is typed until it resets.
-LIMITED = "limited"
+LIMITED = AgentState.LIMITED
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class ProcessInfo:
 
 
 @dataclass(frozen=True)
-class AgentState:
+class StateOption:
     """A parsed `@rk_pane_agent_state` value; `state == ""` means unknown."""
 
     state: str = ""
@@ -59,7 +59,7 @@ class AgentState:
         return f"{text}:{self.pid}" if self.pid else text
 
 
-UNKNOWN = AgentState()
+UNKNOWN = StateOption()
 
 
 class Source(StrEnum):
@@ -100,8 +100,8 @@ def _digits(text: str) -> bool:
     return text.isascii() and text.isdigit() and len(text) <= MAX_DIGITS
 
 
-def parse_state_option(value: str | None) -> AgentState:
-    """`idle:1751790042` or `active:1751790100:48213` → AgentState; anything malformed
+def parse_state_option(value: str | None) -> StateOption:
+    """`idle:1751790042` or `active:1751790100:48213` → StateOption; anything malformed
     (wrong segment count, unknown token, an epoch or pid out of range) is wholly unknown."""
     if not value:
         return UNKNOWN
@@ -116,11 +116,11 @@ def parse_state_option(value: str | None) -> AgentState:
         if not _digits(parts[2]) or not 0 < int(parts[2]) <= MAX_PID:
             return UNKNOWN
         pid = int(parts[2])
-    return AgentState(state=state, epoch=int(epoch), pid=pid)
+    return StateOption(state=state, epoch=int(epoch), pid=pid)
 
 
 def pane_kind(
-    state: AgentState, command: str, agent_in_front: bool, program: Program | None = None, source: str = ""
+    state: StateOption, command: str, agent_in_front: bool, program: Program | None = None, source: str = ""
 ) -> PaneKind:
     """What the pane's keyboard reaches.
 
@@ -145,7 +145,7 @@ def pane_kind(
     return PaneKind.PROGRAM
 
 
-def is_stale(state: AgentState, kind: PaneKind, agent_in_front: bool, source: str = "") -> bool:
+def is_stale(state: StateOption, kind: PaneKind, agent_in_front: bool, source: str = "") -> bool:
     """The reconciler: a recorded pid that is not the pane's live foreground agent
     (dead, suspended, or behind another program), a pane that fell back to a
     plain shell, or a screen-written state on a pane that holds no agent, makes

@@ -28,6 +28,7 @@ from rk.core.pane.facts import BUSY_STATES, LIMITED, PaneFact, PaneKind, Source,
 from rk.core.pane.idle_line import is_draft, parse
 from rk.core.pane.recheck import watching_dialog
 from rk.core.pane.screen import LAYOUTS, Screen
+from rk.core.pane.state import AgentState
 from rk.core.schedule.dispose import Seen
 
 #: Agents whose screens rk can read: a screen of theirs that matches no layout is unreadable.
@@ -105,7 +106,7 @@ def correction(pane: PaneFact, screen: Screen, now: int, settled: bool) -> Corre
     if not state:
         return None  # not a screen rk can read: it claims nothing
     if state in BUSY_STATES:
-        if pane.state == LIMITED and state == "waiting" and not limit_over(pane, now):
+        if pane.state == LIMITED and state == AgentState.WAITING and not limit_over(pane, now):
             return None  # a dialog over a limit (what to do about it): still limited
         return None if pane.state == state else Correction(state, now, pane.pid)
     if state == LIMITED:
@@ -115,20 +116,20 @@ def correction(pane: PaneFact, screen: Screen, now: int, settled: bool) -> Corre
                 if resumes_itself(screen, now):
                     return None  # the agent continues by itself: its own turn ends the limit
                 # over: at rest once the screen has settled and no dialog is up
-                return Correction("idle", now, pane.pid) if settled and not screen.dialog else None
+                return Correction(AgentState.IDLE, now, pane.pid) if settled and not screen.dialog else None
             if screen.reset_at and screen.reset_at != pane.reset_at:
                 return Correction(LIMITED, pane.epoch, pane.pid, screen.reset_at)  # the reset learnt
             return None
         if screen.reset_at and screen.reset_at <= now:
-            state = "idle"  # an old limit message: its reset has passed
+            state = AgentState.IDLE  # an old limit message: its reset has passed
         else:
             return Correction(LIMITED, now, pane.pid, screen.reset_at)
     # at rest
-    if pane.state == "idle":
+    if pane.state == AgentState.IDLE:
         return None
     if pane.state and not settled:
         return None
-    return Correction("idle", now, pane.pid)
+    return Correction(AgentState.IDLE, now, pane.pid)
 
 
 def corrected(pane: PaneFact, fix: Correction | None) -> PaneFact:
@@ -154,21 +155,21 @@ def seen_before_typing(pane: PaneFact, screen: Screen | None, now: int, any_prog
     screen of an agent rk can read that matches no layout is `unreadable`: rk
     does not know what it would type into."""
     refused = refusal(pane, any_program)
-    hooks = "idle" if limit_over(pane, now) else pane.state
+    hooks = AgentState.IDLE if limit_over(pane, now) else pane.state
     if screen is None or not screen.state:
         unreadable = screen is not None and pane.provider in READABLE
         return Seen(hooks, pane.reset_at, refused=refused, unreadable=unreadable)
     state = screen.state
-    if state == "idle" and pane.state in BUSY_STATES and now - pane.epoch <= STALE_AFTER:
+    if state == AgentState.IDLE and pane.state in BUSY_STATES and now - pane.epoch <= STALE_AFTER:
         state = pane.state
-    if hooks == LIMITED and state != "active":
+    if hooks == LIMITED and state != AgentState.ACTIVE:
         state = LIMITED
     if state == LIMITED:
         over = limit_over(pane, now) or bool(screen.reset_at and screen.reset_at <= now)
         # a message with no reset on a pane the hooks (or this tick's look) call idle was judged already: old
-        judged = not screen.reset_at and pane.state == "idle"
+        judged = not screen.reset_at and pane.state == AgentState.IDLE
         if (over or judged) and not resumes_itself(screen, now):
-            state = "waiting" if screen.dialog else "idle"  # the limit is over; its message is old
+            state = AgentState.WAITING if screen.dialog else AgentState.IDLE  # the limit is over; its message is old
     return Seen(
         state, pane.reset_at or screen.reset_at, dialog=screen.dialog, draft=bool(screen.draft), refused=refused
     )
@@ -178,7 +179,12 @@ def learns_idle_line(pane: PaneFact) -> bool:
     """Whether rk keeps this pane's idle line (`rk.core.pane.idle_line`): an agent at rest by
     its state whose screen no layout of rk's is made for (a known CLI's draft is
     read from its composer, and its unread screen is held as `unreadable`)."""
-    return pane.kind == PaneKind.AGENT and pane.state == "idle" and not pane.dead and pane.provider not in READABLE
+    return (
+        pane.kind == PaneKind.AGENT
+        and pane.state == AgentState.IDLE
+        and not pane.dead
+        and pane.provider not in READABLE
+    )
 
 
 def draft_without_layout(pane: PaneFact, screen: Screen | None, idle: str, line: tuple[str, str] | None) -> bool:

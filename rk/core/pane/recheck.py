@@ -16,6 +16,7 @@ late on Claude). Pure.
 from __future__ import annotations
 
 from rk.core.pane.facts import PaneFact
+from rk.core.pane.state import AgentState
 from rk.core.schedule.dispose import Act, Disposition
 
 #: Seconds until the recheck tick.
@@ -31,12 +32,12 @@ RECHECK_WINDOW = 20
 def wants_recheck(pane: PaneFact | None, disposition: Disposition, now: int) -> bool:
     """A fire held as `active` although the pane's hook said `idle` a moment ago:
     the screen is behind the hook, and will catch up within a second or two."""
-    if pane is None or disposition.act != Act.HOLD or disposition.held_by != "active":
+    if pane is None or disposition.act != Act.HOLD or disposition.held_by != AgentState.ACTIVE:
         return False
-    return pane.state == "idle" and 0 <= now - pane.epoch <= RECHECK_WINDOW
+    return pane.state == AgentState.IDLE and 0 <= now - pane.epoch <= RECHECK_WINDOW
 
 
 def watching_dialog(pane: PaneFact, now: int) -> bool:
     """A pane that waits on a dialog opened within DIALOG_WATCH: look at it every
     tick, and tick again soon, to see the moment the dialog is answered."""
-    return pane.state == "waiting" and 0 <= now - pane.epoch <= DIALOG_WATCH
+    return pane.state == AgentState.WAITING and 0 <= now - pane.epoch <= DIALOG_WATCH

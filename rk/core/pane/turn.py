@@ -6,11 +6,12 @@ The hook imports this module, so it imports nothing.
 
 from __future__ import annotations
 
-OK = "ok"
-FAILED = "failed"
-INTERRUPTED = "interrupted"
-LIMITED = "limited"
-TURN_ENDS = (OK, FAILED, INTERRUPTED, LIMITED)
+from rk.core.pane.state_words import ACTIVE, IDLE, WAITING
+from rk.core.pane.state_words import FAILED as FAILED
+from rk.core.pane.state_words import INTERRUPTED as INTERRUPTED
+from rk.core.pane.state_words import LIMITED as LIMITED
+from rk.core.pane.state_words import OK as OK
+from rk.core.pane.state_words import TURN_ENDS as TURN_ENDS
 
 #: Hook events that end a turn on an interrupt (Codex's Esc or denied dialog,
 #: from an older install whose Interrupt wrote `idle`). rk's OpenCode plugin
@@ -36,7 +37,7 @@ def reads_gemini_screen(provider: str, token: str, payload: object) -> bool:
     AfterAgent (token `idle`) for a turn that gave no text."""
     return (
         provider == "gemini"
-        and token == "idle"
+        and token == IDLE
         and isinstance(payload, dict)
         and payload.get("hook_event_name") == "AfterAgent"
         and payload.get("prompt_response") == GEMINI_NO_RESPONSE
@@ -50,13 +51,13 @@ def hook_turn_end(token: str, state: str | None, event: object) -> str:
     `event` the payload's `hook_event_name` (None when there is no payload)."""
     if state is None:
         return ""
-    if token == "interrupted" or (token == "idle" and event in INTERRUPT_EVENTS):
+    if token == INTERRUPTED or (token == IDLE and event in INTERRUPT_EVENTS):
         return INTERRUPTED
-    if token == "failed":
+    if token == FAILED:
         return LIMITED if state == LIMITED else FAILED
     if token == LIMITED:
         return LIMITED
-    if token == "idle" and event not in NOT_TURN_ENDS:
+    if token == IDLE and event not in NOT_TURN_ENDS:
         return OK
     return ""
 
@@ -67,7 +68,7 @@ def screen_turn_end(before: str, after: str, text: str) -> str:
     so, else ok; a limit read on the screen is `limited`. "" otherwise."""
     if after == LIMITED and before != LIMITED:
         return LIMITED
-    if after != "idle" or before not in ("active", "waiting"):
+    if after != IDLE or before not in (ACTIVE, WAITING):
         return ""
     lines = [line.strip() for line in text.splitlines() if line.strip()][-SCREEN_TAIL:]
     for line in lines:

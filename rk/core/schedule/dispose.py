@@ -24,6 +24,7 @@ from enum import StrEnum
 from rk.core.log.delivery import LogView, Outcome, Reason, Status
 from rk.core.log.diagnostics import Diag, Diagnostic
 from rk.core.pane.facts import BUSY_STATES, LIMITED
+from rk.core.pane.state import AgentState
 from rk.core.schedule.due import Fire
 from rk.core.schedule.entry import Deliver, Entry, IfAbsent, TargetKind, WakeEvent
 from rk.core.schedule.grace import HOLD_WINDOW
@@ -82,8 +83,8 @@ class Seen:
         `draft`, `active`; "" if nothing."""
         if self.state == LIMITED:
             return LIMITED
-        if self.dialog or self.state == "waiting":
-            return "waiting"
+        if self.dialog or self.state == AgentState.WAITING:
+            return AgentState.WAITING
         if self.mode:
             return self.mode
         if self.draft:
@@ -152,7 +153,7 @@ def deliver_policy(policy: Deliver, seen: Seen, due_at: int, now: int) -> Dispos
         return _log(Status.SKIPPED_BUSY, blocker)
     if policy == Deliver.IMMEDIATE:
         if seen.dialog:
-            return _hold("waiting", due_at, now)
+            return _hold(AgentState.WAITING, due_at, now)
         if seen.mode:
             return _hold(seen.mode, due_at, now)
         if seen.draft or seen.unreadable:

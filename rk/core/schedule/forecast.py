@@ -28,6 +28,7 @@ from rk.core.cost import caps
 from rk.core.cost.usage import Spent
 from rk.core.log.delivery import LogLine, LogView, Status, status_of
 from rk.core.pane.facts import BUSY_STATES, LIMITED, TargetFact
+from rk.core.pane.state import AgentState
 from rk.core.schedule.cronexpr import CronError, CronExpr
 from rk.core.schedule.dispose import Act, Seen, dispose
 from rk.core.schedule.due import at_done, budget_reopens, due, entry_zone, next_due
@@ -217,7 +218,7 @@ def _spent(entry: Entry, view: LogView, t: int, zone: tzinfo) -> dict[str, Spent
 
 def _at_rest(target: TargetFact) -> TargetFact:
     """The target as the forecast takes it: a working agent has come to rest."""
-    return replace(target, state="idle") if target.resolved and target.state in BUSY_STATES else target
+    return replace(target, state=AgentState.IDLE) if target.resolved and target.state in BUSY_STATES else target
 
 
 def _seen(target: TargetFact) -> Seen:

@@ -24,6 +24,7 @@ from rk.core.cost import caps
 from rk.core.cost.unchanged import Mark, Print, Verdict, compared, verdict, wants_mark
 from rk.core.log.delivery import LogLine, LogView, Reason, Status
 from rk.core.pane.facts import PaneFact, PaneKind, TargetFact, resolve_all
+from rk.core.pane.state import BUSY_STATES, AgentState
 from rk.core.schedule.dispose import Act, Seen, dispose, edge_kept
 from rk.core.schedule.due import Fire, due
 from rk.core.schedule.entry import Entry, WakeEvent
@@ -39,7 +40,7 @@ DIALOG = "dialog"  #: waiting, with a permission or question dialog on screen
 PAUSE = "pause"  #: a scripted step that pauses the server (`rk cron pause`), whatever the pane
 RESUME = "resume"  #: a scripted step that ends the pause (`rk cron resume`)
 #: Scripted states that stand for an agent state plus what the screen shows.
-_SCREEN_STATES = {SHELL: "", DRAFT: "idle", DIALOG: "waiting"}
+_SCREEN_STATES = {SHELL: "", DRAFT: AgentState.IDLE, DIALOG: AgentState.WAITING}
 
 
 #: What a send and a respawn log in the simulator (a send always lands, a respawn always
@@ -195,7 +196,7 @@ def simulate(
                 panes.pop(pane, None)
             else:
                 before = panes.get(pane, _Pane())
-                ended = at if before.state in ("active", "waiting") and state == "idle" else before.turn_end
+                ended = at if before.state in BUSY_STATES and state == AgentState.IDLE else before.turn_end
                 panes[pane] = _Pane(state=state, epoch=at, turn_end=ended)
         if paused:
             result.paused.add(t)
@@ -242,8 +243,8 @@ def simulate(
             )
             model = agents.get(fire.pane)
             if disposition.act == Act.SEND and model is not None:
-                panes[fire.pane] = _Pane(state="active", epoch=t)
-                heapq.heappush(queue, (t + max(1, model.busy_for), seq, fire.pane, "idle"))
+                panes[fire.pane] = _Pane(state=AgentState.ACTIVE, epoch=t)
+                heapq.heappush(queue, (t + max(1, model.busy_for), seq, fire.pane, AgentState.IDLE))
                 seq += 1
         for spent in caps.retiring(entries, view):  # its max_total made: it leaves, as the tick retires it
             emit(caps.retired_line(spent, t))

@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from rk.core.pane.state import AgentState
+
 
 @dataclass(frozen=True)
 class Observation:
@@ -96,7 +98,7 @@ def actionable(old: Mapping[str, str], new: Mapping[str, str]) -> bool:
         after = new.get(pane)
         if after is None:
             return True  # vanished (or fell back to unknown)
-        if after != before and after != "active":
+        if after != before and after != AgentState.ACTIVE:
             return True
     return False
 
@@ -122,7 +124,7 @@ def trigger(old: Mapping[str, str], new: Mapping[str, str]) -> tuple[str, str]:
         before, after = old.get(pane), new.get(pane)
         if after is None:
             return pane, VANISHED
-        if after != before and after != "active":
+        if after != before and after != AgentState.ACTIVE:
             return pane, after
     return "", ""
 
@@ -150,7 +152,7 @@ def wake_edge(
 
 
 #: What a limit-reset entry remembers of its target: its state, or these.
-LIMITED, GONE, UNKNOWN = "limited", "gone", "unknown"
+LIMITED, GONE, UNKNOWN = AgentState.LIMITED, "gone", "unknown"
 
 
 def limit_edge(
@@ -169,7 +171,7 @@ def limit_edge(
         return WakeVerdict.COLD_START, observed
     if previous.fingerprint == current:
         return WakeVerdict.UNCHANGED, previous
-    if previous.fingerprint != LIMITED or current != "idle":
+    if previous.fingerprint != LIMITED or current != AgentState.IDLE:
         return WakeVerdict.IGNORED, observed
     if newest_own_ts is not None and now - newest_own_ts < debounce:
         return WakeVerdict.DEBOUNCED, previous

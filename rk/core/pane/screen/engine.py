@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from datetime import tzinfo
 
 from rk.core.pane.screen.resets import reset_instant
+from rk.core.pane.state import AgentState
 
 #: How many lines, from the bottom of the screen, the classifier reads.
 BOTTOM_LINES = 60
@@ -369,12 +370,16 @@ def classify(
         screen = _classify(layout, lines, Dating(now, since, zone))
         if (
             title
-            and screen.state in ("idle", "limited", "")
+            and screen.state in (AgentState.IDLE, AgentState.LIMITED, "")
             and any(rx.search(title) for rx in layout.rx("title_busy"))
         ):
-            return Screen(layout.agent, "active", screen.draft, 0, f"title: {title}")
-        if title and screen.state in ("idle", "") and any(rx.search(title) for rx in layout.rx("title_dialog")):
-            return Screen(layout.agent, "waiting", "", 0, f"title: {title}", dialog=True)
+            return Screen(layout.agent, AgentState.ACTIVE, screen.draft, 0, f"title: {title}")
+        if (
+            title
+            and screen.state in (AgentState.IDLE, "")
+            and any(rx.search(title) for rx in layout.rx("title_dialog"))
+        ):
+            return Screen(layout.agent, AgentState.WAITING, "", 0, f"title: {title}", dialog=True)
         if screen.state:
             return screen
         # identified by a text a reply may quote, but not this layout's frame: try the next
@@ -465,19 +470,19 @@ def _classify(layout: Layout, lines: list[Line], dating: Dating) -> Screen:
         if limit is None and dialog is not None:
             limit = _limit(layout, region, dating, live=True)
         if limit is not None:
-            return Screen(layout.agent, "limited", "", limit[1], limit[0], dialog=dialog is not None)
+            return Screen(layout.agent, AgentState.LIMITED, "", limit[1], limit[0], dialog=dialog is not None)
         if dialog is not None:
-            return Screen(layout.agent, "waiting", "", 0, dialog.plain.strip(), dialog=True)
+            return Screen(layout.agent, AgentState.WAITING, "", 0, dialog.plain.strip(), dialog=True)
         return Screen(layout.agent)
     index, end, draft = found
     block = lines[_turn_start(layout, lines, index) : index]
     live = [*_status(layout, lines, index), *(lines[end + 1 :] if layout.working_below else [])]
     busy = _search(layout.rx("working"), live, ink=layout.working_ink)
     if busy is not None:
-        return Screen(layout.agent, "active", draft, 0, busy.plain.strip())
+        return Screen(layout.agent, AgentState.ACTIVE, draft, 0, busy.plain.strip())
     limit = _limit(layout, lines[end + 1 :], dating, live=True) if layout.limit_below else None
     limit = limit or _limit(layout, block, dating)
     if limit is not None:
         resumes = _search(layout.rx("resumes"), lines[end + 1 :]) is not None
-        return Screen(layout.agent, "limited", draft, limit[1], limit[0], resumes=resumes)
-    return Screen(layout.agent, "idle", draft, 0, lines[index].plain.strip())
+        return Screen(layout.agent, AgentState.LIMITED, draft, limit[1], limit[0], resumes=resumes)
+    return Screen(layout.agent, AgentState.IDLE, draft, 0, lines[index].plain.strip())
