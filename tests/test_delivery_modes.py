@@ -17,7 +17,8 @@ from conftest import run_rk, wait_for
 from rk.act.deliver import Timing, _pending_path, deliver
 from rk.core.schedule.dispose import Seen, deliver_policy, held_mode
 from rk.core.schedule.entry import Deliver
-from rk.engine.tick import Runtime, sweep
+from rk.engine.runtime import Runtime
+from rk.engine.tick import sweep
 from rk.store.delivery_log import read_live
 from rk.tmux.server import Server
 

@@ -18,7 +18,7 @@ from rk.store.entries import busy
 
 
 def _runtime(env: Environment):
-    from rk.engine.tick import Runtime
+    from rk.engine.runtime import Runtime
 
     env.now()  # an unreadable RK_NOW is a usage error, before anything runs
     try:

@@ -39,7 +39,8 @@ from rk.channels.notify import Notifier
 from rk.core.environ import NUDGE_SOCKET
 from rk.core.log.diagnostics import Diag, first_line
 from rk.core.pane.recheck import RECHECK_AFTER
-from rk.engine.tick import Runtime, sweep
+from rk.engine.runtime import Runtime
+from rk.engine.tick import sweep
 from rk.host import clock, nudge
 from rk.host.files import atomic_write, read_nofollow
 from rk.host.lock import release, try_lock
