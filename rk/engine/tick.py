@@ -235,8 +235,9 @@ def _decide_and_act(tick: _Pass, scene: _Scene, claims: Claims) -> None:
     mine = [e for e in scene.entries if e.id not in busy]
     orphan_since = {e.id: orphaned_since(e, scene.view) for e in mine}
     writer = LogWriter(tick.files, scene.view, out, tick.dry_run)
-    _write_ledger(tick, scene, writer, {e.id: e for e in mine})
-    resolved_now = _fire_all(tick, scene, claims, writer, {e.id: e for e in mine})
+    by_id = {e.id: e for e in mine}
+    _write_ledger(tick, scene, writer, by_id)
+    resolved_now = _fire_all(tick, scene, claims, writer, by_id)
     _watch_turns(tick, scene, writer, mine)
     if tick.gate.opened:  # only entries as the file holds them now are retired or expired
         mine = still_as_decided(tick.files, mine, tick.runtime.cache_entries)
