@@ -42,7 +42,7 @@ from _util import Sandbox, percentile, wait_for
 from rk.channels.notify import NOTIFY_LOG, QUEUE_SIZE, Notifier
 from rk.core.channels.notice import Channel
 from rk.core.schedule.entry import CreatedBy, Entry, Every, Target
-from rk.engine.tick import Runtime
+from rk.engine.runtime import Runtime
 from rk.engine.ticker import Clocks, Ticker
 from rk.store.config import Settings, ensure_private_dir
 from rk.store.delivery_log import LiveLogCache

@@ -63,7 +63,8 @@ from rk.core.pane.facts import resolve_all
 from rk.core.schedule.cronexpr import CronExpr, zone_for
 from rk.core.schedule.due import due, next_due
 from rk.core.schedule.entry import Backoff, CreatedBy, Cron, Entry, Every, Target, WakeOn
-from rk.engine.tick import Runtime, sweep
+from rk.engine.runtime import Runtime
+from rk.engine.tick import sweep
 from rk.host import clock
 from rk.host.lock import release, try_lock
 from rk.store import cursor

@@ -19,7 +19,8 @@ from rk.act.intents import pending_path
 from rk.act.keys import Timing
 from rk.core.schedule.dispose import Seen, deliver_policy, held_mode
 from rk.core.schedule.entry import Deliver
-from rk.engine.tick import Runtime, sweep
+from rk.engine.runtime import Runtime
+from rk.engine.tick import sweep
 from rk.store.delivery_log import read_live
 from rk.tmux.server import Server
 

@@ -189,7 +189,8 @@ def test_a_pane_respawned_in_place_is_the_same_pane(env, tmux_server, tmp_path):
 def test_a_restart_between_the_enumeration_and_the_typing_is_caught_by_the_last_look(env, tmux_server, tmp_path):
     """The guard right before the paste reads the server's start time and pid in its frame."""
     from rk.act import deliver as delivery
-    from rk.engine.tick import Runtime, sweep
+    from rk.engine.runtime import Runtime
+    from rk.engine.tick import sweep
 
     server = tmux_server
     pane, _ = receiver(server, tmp_path, "a")
@@ -323,7 +324,8 @@ def test_the_same_journal_without_a_restart_still_recovers(env, tmux_server, tmp
 
 
 def test_a_delivery_journals_the_identity_of_the_pane_it_types_into(env, tmux_server, tmp_path, monkeypatch):
-    from rk.engine.tick import Runtime, sweep
+    from rk.engine.runtime import Runtime
+    from rk.engine.tick import sweep
 
     server = tmux_server
     pane, out = receiver(server, tmp_path, "a")

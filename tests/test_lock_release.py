@@ -241,7 +241,8 @@ def test_a_tick_that_typed_with_the_lock_let_go_keeps_the_newer_cursor_of_a_tick
     first then writes its own claimed entries' observations only."""
     from rk.act.deliver import DeliveryResult
     from rk.core.log.delivery import Outcome, Status
-    from rk.engine.tick import Runtime, sweep
+    from rk.engine.runtime import Runtime
+    from rk.engine.tick import sweep
     from rk.store.cursor import read_cursor
 
     slug = tmux_server.name

@@ -434,7 +434,7 @@ def test_a_full_queue_drops_and_logs_notify_failed_and_never_blocks(tmp_path, ca
     past it is dropped at once, written to notify.log and the ticker's log; the queued
     ones go out when the channel answers again."""
     from rk.channels.notify import QUEUE_SIZE
-    from rk.engine.tick import Decision, ServerTick
+    from rk.engine.result import Decision, ServerTick
 
     gate, entered, sent = threading.Event(), threading.Event(), []
 

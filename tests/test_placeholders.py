@@ -670,7 +670,8 @@ def test_the_delivery_journal_speaks_of_the_rendered_text(env, tmux_server, monk
     """The intent's needle and digest are of what is typed, so a recovery after a crash
     looks for the rendered text (it reads only the journal; nothing renders again)."""
     from rk.core.pane.payload import needle_for
-    from rk.engine.tick import Runtime, sweep
+    from rk.engine.runtime import Runtime
+    from rk.engine.tick import sweep
 
     pane = _pane(tmux_server, "main")
     _add(env, tmux_server, "journal at {now}", "--every", "1m", "--pane", pane)

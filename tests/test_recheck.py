@@ -29,7 +29,7 @@ from rk.core.pane.look import needs_look
 from rk.core.pane.recheck import DIALOG_WATCH, RECHECK_WINDOW, wants_recheck, watching_dialog
 from rk.core.schedule.dispose import Act, Disposition
 from rk.core.schedule.entry import CreatedBy, Deliver, Entry, Every, Target
-from rk.engine.tick import Runtime
+from rk.engine.runtime import Runtime
 from rk.engine.ticker import Clocks, Ticker
 from rk.host import nudge
 from rk.store.config import Settings

@@ -19,7 +19,7 @@ from conftest import wait_for
 
 from rk.core.log.delivery import Outcome
 from rk.core.schedule.entry import CreatedBy, Entry, Every, Target
-from rk.engine.tick import Runtime
+from rk.engine.runtime import Runtime
 from rk.engine.ticker import PID_NAME, Clocks, PidRecord, Ticker, read_pid
 from rk.host import nudge
 from rk.store.config import Settings

@@ -20,7 +20,8 @@ from conftest import wait_for
 from rk.core.log.delivery import LogLine
 from rk.core.log.states import render
 from rk.core.schedule.entry import CreatedBy, Entry, Every, OnTimeout, Target
-from rk.engine.tick import Runtime, tick_server
+from rk.engine.runtime import Runtime
+from rk.engine.tick import tick_server
 from rk.store import delivery_log as logfile
 from rk.store import state_journal as statejournal
 from rk.store.config import Settings

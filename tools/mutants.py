@@ -67,7 +67,7 @@ class Mutant:
 
 
 MUTANTS = [
-    # -- at most once: the journal and the recovery (rk/act/intents.py, rk/engine/tick.py) -------------------
+    # -- at most once: the journal and the recovery (rk/act/intents.py, rk/engine/recovery.py) ---------------
     Mutant(
         "recovery switched off",
         "rk/engine/tick.py",
@@ -126,7 +126,7 @@ MUTANTS = [
     ),
     Mutant(
         "recovery: an intent already logged is logged again",
-        "rk/engine/tick.py",
+        "rk/engine/recovery.py",
         "if logged.get(entry, -1) >= ts:",
         "if False:",
         (
@@ -527,7 +527,7 @@ MUTANTS = [
     ),
     Mutant(
         "a tick that could not append to its log exits 0",
-        "rk/engine/tick.py",
+        "rk/engine/result.py",
         "        Diag.LOG_APPEND_FAILED,\n        Diag.CURSOR_WRITE_FAILED,",
         "        Diag.CURSOR_WRITE_FAILED,",
         ("tests/test_tick_faults.py",),

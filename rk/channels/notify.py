@@ -157,7 +157,7 @@ class Notifier:
             self._workers.append(worker)
 
     def after_tick(self, servers: Iterable[object], now: int) -> None:
-        """Plan and enqueue what this tick's servers (`rk.engine.tick.ServerTick`s) call for. Never blocks."""
+        """Plan and enqueue what this tick's servers (`rk.engine.result.ServerTick`s) call for. Never blocks."""
         events: list[Event] = []
         for srv in servers:
             if not getattr(srv, "swept", False):

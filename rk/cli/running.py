@@ -17,11 +17,11 @@ from rk.store.config import ConfigError, check_private_dir
 from rk.store.entries import busy
 
 if TYPE_CHECKING:
-    from rk.engine.tick import Runtime
+    from rk.engine.runtime import Runtime
 
 
 def _runtime(env: Environment) -> Runtime:
-    from rk.engine.tick import Runtime
+    from rk.engine.runtime import Runtime
 
     env.now()  # an unreadable RK_NOW is a usage error, before anything runs
     try:

@@ -11,15 +11,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rk.core.log.delivery import LogLine, LogView, Outcome, Reason, Status, status_of
-from rk.core.pane.facts import resolve_target
+from rk.core.pane.facts import PaneFact, TargetFact, resolve_target
 from rk.core.schedule.due import Fire
 from rk.core.schedule.entry import Entry
-from rk.engine.tick import Claims, Runtime, ServerTick, fire_outcome, forget_intent, recover_intents
+from rk.engine.fire import Firing, fire_outcome
+from rk.engine.gate import Claims
+from rk.engine.recovery import forget_intent, recover_intents
+from rk.engine.result import ServerTick
+from rk.engine.runtime import Runtime
 from rk.store import delivery_log as logfile
 from rk.store.config import ServerFiles
 from rk.store.entries import load_entries
 from rk.tmux.observe import LookReport, learn_idle_lines, look_around, watched
-from rk.tmux.server import TmuxError
+from rk.tmux.server import Server, TmuxError
 
 
 @dataclass
@@ -40,7 +44,7 @@ class RunReport:
             return f"{self.entry} -> {where}: not sent, {self.outcome} (when-idle holds it; nothing logged)"
         return f"{self.entry} -> {where}: {self.outcome}"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, object]:
         return {
             "id": self.entry,
             "pane": self.pane,
@@ -90,13 +94,22 @@ def fire_now(runtime: Runtime, files: ServerFiles, entry: Entry) -> RunReport:
         claims.release()
 
 
-def _fire(runtime: Runtime, files: ServerFiles, entry: Entry, server, now: int, sink: ServerTick, panes, target):
+def _fire(
+    runtime: Runtime,
+    files: ServerFiles,
+    entry: Entry,
+    server: Server,
+    now: int,
+    sink: ServerTick,
+    panes: list[PaneFact],
+    target: TargetFact,
+) -> RunReport:
     sink.journal = files
     recover_intents(server, files, sink, panes)
     view = LogView(logfile.read_live(files.log))  # with what the recovery logged
     fire = Fire(entry.id, Reason.MANUAL, target.pane, 0, now, now, target.refused)
     pane = next((p for p in panes if p.pane_id == target.pane), None)
-    logged = fire_outcome(runtime, server, entry, fire, view, now, sink, dry_run=False, pane=pane)
+    logged = fire_outcome(Firing(runtime, server, entry, fire, sink, False, view, now, pane))
     if logged is None:
         return RunReport(entry.id, target.pane, sink.decisions[-1].outcome, held=True)
     logfile.append_lines(files.log, [LogLine(now, entry.id, target.pane, Reason.MANUAL, logged)])

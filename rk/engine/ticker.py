@@ -21,6 +21,7 @@ ours.
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import logging.handlers
@@ -39,7 +40,8 @@ from rk.channels.notify import Notifier
 from rk.core.environ import NUDGE_SOCKET
 from rk.core.log.diagnostics import Diag, first_line
 from rk.core.pane.recheck import RECHECK_AFTER
-from rk.engine.tick import Runtime, sweep
+from rk.engine.runtime import Runtime
+from rk.engine.tick import sweep
 from rk.host import clock, nudge
 from rk.host.files import atomic_write, read_nofollow
 from rk.host.lock import release, try_lock
@@ -163,7 +165,7 @@ class Clocks:
     mono: Callable[[], float]
 
     @classmethod
-    def from_environ(cls, environ, mono: Callable[[], float] = time.monotonic) -> Clocks:
+    def from_environ(cls, environ: Mapping[str, str], mono: Callable[[], float] = time.monotonic) -> Clocks:
         """The system clocks; with RK_NOW, a wall clock that starts there and runs on `mono`."""
         if not environ.get("RK_NOW"):
             return cls(wall=time.time, mono=mono)
@@ -193,7 +195,7 @@ class Ticker:
         self.glances: dict[str, dict[str, object]] = {}
         self.notifier: Notifier | None = None  #: set by `run` when config.yaml has `notify:` channels
 
-    def stop(self, *_args) -> None:
+    def stop(self, *_args: object) -> None:
         self._stop = True
         try:
             os.write(self._wake_w, b"x")
@@ -379,7 +381,7 @@ def _private_append_fd(path: Path) -> int:
 class _PrivateRotatingHandler(logging.handlers.RotatingFileHandler):
     """RotatingFileHandler whose file is opened without following a symlink, mode 0600."""
 
-    def _open(self):
+    def _open(self) -> io.TextIOWrapper:
         return os.fdopen(_private_append_fd(Path(self.baseFilename)), "a", encoding="utf-8")
 
 
