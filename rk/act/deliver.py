@@ -56,6 +56,7 @@ from rk.core.environ import (
     STATE_OPTION,
     is_pane_id,
 )
+from rk.core.errors import RkError
 from rk.core.log.delivery import Outcome, Status
 from rk.core.pane.facts import parse_state_option
 from rk.core.pane.identity import JOURNAL_DROPPED, journal_moved
@@ -200,11 +201,11 @@ def buffer_lock(server: Server, buffer: str, timeout: float) -> contextlib.Abstr
 # -- the sequence ----------------------------------------------------------------------
 
 
-class _Deadline(Exception):
+class _Deadline(RkError):
     pass
 
 
-class _InMode(Exception):
+class _InMode(RkError):
     """A human put the pane in a mode: the keystroke was not sent (the mode is theirs)."""
 
     def __init__(self, mode: str, step: str = "") -> None:

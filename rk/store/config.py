@@ -19,12 +19,13 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from rk.core import environ
+from rk.core.errors import RkError
 from rk.core.settings import MAXIMUM, MINIMUM, Settings
 
 SLUG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]*$")
 
 
-class ConfigError(ValueError):
+class ConfigError(RkError, ValueError):
     """A bad path, slug or setting; the message is for the user."""
 
 
