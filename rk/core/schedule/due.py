@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
+from typing import TypedDict, Unpack
 
 from rk.core.cost import caps
 from rk.core.cost.usage import Spent
@@ -150,6 +151,23 @@ def wake_states(panes: Mapping[str, PaneFact] | Sequence[PaneFact]) -> dict[str,
 _NO_TARGET = TargetFact(why="no facts for this entry")
 
 
+class DueOptions(TypedDict, total=False):
+    """`due()`'s keyword options, each with its default when left out."""
+
+    #: the local zone, for cron entries without their own `tz` (UTC)
+    zone: tzinfo
+    #: entries evaluated; the rest get `entry-cap-exceeded` and nothing else (`Settings.max_entries`)
+    max_entries: int
+    #: the ticker's poll, the backoff ladder's and the clock's tolerance (`ladder.POLL`)
+    poll: int
+    #: the server's pause (`is_paused`): while it lasts every entry is silent as if muted (None)
+    paused_until: int | None
+    #: each entry with a budget → its tokens so far on its local day
+    #: (`rk.store.transcripts.spent_today`); a budgeted entry missing from it, or whose
+    #: usage is unknown, fires with a `budget-unknown` diagnostic (None: none read)
+    spent: Mapping[str, Spent] | None
+
+
 def due(
     entries: Sequence[Entry],
     log: LogView,
@@ -157,24 +175,26 @@ def due(
     targets: Mapping[str, TargetFact],
     cursor: Mapping[str, Observation],
     now: int,
-    *,
-    zone: tzinfo = UTC,
-    max_entries: int = Settings.max_entries,
-    poll: int = POLL,
-    paused_until: int | None = None,
-    spent: Mapping[str, Spent] | None = None,
+    **options: Unpack[DueOptions],
 ) -> Evaluation:
-    """Evaluate every entry at `now` (unix seconds).
-
-    `targets` maps entry id → TargetFact (a missing fact counts as unresolved);
-    `zone` is the local zone for cron entries without their own `tz`;
-    `paused_until` is the server's pause (`is_paused`): while it lasts every entry
-    is silent as if muted. `spent` maps each entry with a budget to its tokens so
-    far on its local day (`rk.store.transcripts.spent_today`); a budgeted entry missing
-    from it, or whose usage is unknown, fires with a `budget-unknown` diagnostic.
-    Entries past `max_entries` get `entry-cap-exceeded` and nothing else.
-    """
-    sweep = _Sweep(log, panes, targets, cursor, now, zone, poll, paused_until, spent or {}, dict(cursor))
+    """Evaluate every entry at `now` (unix seconds). `targets` maps entry id →
+    TargetFact (a missing fact counts as unresolved); `options`: `DueOptions`."""
+    unknown = options.keys() - DueOptions.__optional_keys__
+    if unknown:
+        raise TypeError(f"due() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
+    max_entries = options.get("max_entries", Settings.max_entries)
+    sweep = _Sweep(
+        log,
+        panes,
+        targets,
+        cursor,
+        now,
+        options.get("zone", UTC),
+        options.get("poll", POLL),
+        options.get("paused_until"),
+        options.get("spent") or {},
+        dict(cursor),
+    )
     for index, entry in enumerate(entries):
         if index >= max_entries:
             sweep.diags.append(
@@ -217,9 +237,6 @@ class _Sweep:
     def __post_init__(self) -> None:
         self.paused = is_paused(self.paused_until, self.now)
 
-    def target(self, entry: Entry) -> TargetFact:
-        return self.targets.get(entry.id, _NO_TARGET)
-
     def zone_of(self, entry: Entry) -> tzinfo:
         return entry_zone(entry, self.zone)
 
@@ -245,15 +262,27 @@ class _Sweep:
 
 
 def _evaluate(entry: Entry, sweep: _Sweep) -> None:
-    """One entry, rule by rule in the order the module's docstring gives; a step
-    that returns True has ended the entry's turn (having said why)."""
-    if _retired(entry, sweep) or _muted(entry, sweep) or _paused(entry, sweep) or _clock_back(entry, sweep):
+    """One entry, rule by rule in the order the module's docstring gives. A hold
+    ends the entry's turn with its diagnostic (and its line, if any); a due fire
+    then passes the caps, the budget and the active hours, or stops at one."""
+    log, now = sweep.log, sweep.now
+    if caps.spent(entry, log):
+        _report_retired(entry, sweep)
         return
-    target = sweep.target(entry)
-    verdict = schedule_verdict(entry, sweep.log, target, sweep.now, sweep.zone, sweep.poll)
+    if entry.is_muted(now):
+        _report_muted(entry, sweep)
+        return
+    if sweep.paused:
+        _report_paused(entry, sweep)
+        return
+    if clock_went_back(entry, log, now, sweep.poll):
+        _report_clock_back(entry, sweep)
+        return
+    target = sweep.targets.get(entry.id, _NO_TARGET)
+    verdict = schedule_verdict(entry, log, target, now, sweep.zone, sweep.poll)
     if verdict.diagnostic is not None:
         sweep.diags.append(verdict.diagnostic)
-    wake_due = _wake_due(entry, target, sweep)
+    wake_due = entry.wake_on is not None and _wake_due(entry, target, sweep)
     if not (verdict.due or wake_due or verdict.missed):
         return
     if _capped(entry, target, verdict, wake_due, sweep) or _over_budget(entry, target, verdict, wake_due, sweep):
@@ -262,7 +291,7 @@ def _evaluate(entry: Entry, sweep: _Sweep) -> None:
         sweep.missed.append(Missed(entry.id, verdict.occurrence))
     if not (verdict.due or wake_due):
         return
-    if _outside_hours(entry, target, verdict, sweep):
+    if entry.active_hours is not None and _outside_hours(entry, target, verdict, sweep):
         return
     _fire(entry, target, verdict, sweep)
 
@@ -270,49 +299,37 @@ def _evaluate(entry: Entry, sweep: _Sweep) -> None:
 # -- holds: what silences an entry before its schedule is read --------------------------------------
 
 
-def _retired(entry: Entry, sweep: _Sweep) -> bool:
+def _report_retired(entry: Entry, sweep: _Sweep) -> None:
     """Total cap: an entry that made its `max_total` deliveries fires no more (the tick retires it)."""
-    if not caps.spent(entry, sweep.log):
-        return False
     sweep.diags.append(Diagnostic(entry.id, Diag.RETIRED, f"made its {entry.max_total} deliveries (max_total)"))
-    return True
 
 
-def _muted(entry: Entry, sweep: _Sweep) -> bool:
-    if not entry.is_muted(sweep.now):
-        return False
+def _report_muted(entry: Entry, sweep: _Sweep) -> None:
     detail = (
         "entry is muted" if entry.muted else f"entry is muted until {moment(entry.muted_until, sweep.zone_of(entry))}"
     )
     sweep.diags.append(Diagnostic(entry.id, Diag.MUTED, detail))
-    return True
 
 
-def _paused(entry: Entry, sweep: _Sweep) -> bool:
+def _report_paused(entry: Entry, sweep: _Sweep) -> None:
     """A server pause silences every entry as if muted; a cron or `at` occurrence that
     comes due meanwhile is dropped with its `skipped-paused` line."""
-    if not sweep.paused:
-        return False
     until = f"until {moment(sweep.paused_until or 0, sweep.zone_of(entry))}" if sweep.paused_until else "until resumed"
     sweep.diags.append(Diagnostic(entry.id, Diag.PAUSED, f"the server is paused {until}"))
     if isinstance(entry.schedule, (Cron, At)):
-        target = sweep.target(entry)
+        target = sweep.targets.get(entry.id, _NO_TARGET)
         verdict = schedule_verdict(entry, sweep.log, target, sweep.now, sweep.zone, sweep.poll)
         if verdict.due or verdict.missed:  # an occurrence inside the pause: dropped, with its line
             sweep.dropped.append(Quiet(entry.id, Reason.SCHEDULE, target.pane))
-    return True
 
 
-def _clock_back(entry: Entry, sweep: _Sweep) -> bool:
+def _report_clock_back(entry: Entry, sweep: _Sweep) -> None:
     """The clock was set back past the entry's anchor: the tick anchors it at now instead."""
-    if not clock_went_back(entry, sweep.log, sweep.now, sweep.poll):
-        return False
     sweep.clock_back.append(entry.id)
     newest = moment(anchor_of(entry, sweep.log), sweep.zone_of(entry))
     sweep.diags.append(
         Diagnostic(entry.id, Diag.CLOCK_BACK, f"its newest line ({newest}) is later than now: anchored at now")
     )
-    return True
 
 
 # -- wakes -------------------------------------------------------------------------------------------
