@@ -143,19 +143,19 @@ MUTANTS = [
     # -- due: every, cron, at, the clock --------------------------------------------------------------
     Mutant(
         "every: due one second late",
-        "rk/core/schedule/due.py",
+        "rk/core/schedule/verdict.py",
         "due=now >= due_at, due_at=due_at",
         "due=now > due_at, due_at=due_at",
     ),
     Mutant(
         "every's anchor: the newest own line ignored",
-        "rk/core/schedule/due.py",
+        "rk/core/schedule/verdict.py",
         "return newest.ts if newest is not None else entry.created_by.at",
         "return entry.created_by.at",
     ),
     Mutant(
         "cron grace: its last second lost",
-        "rk/core/schedule/due.py",
+        "rk/core/schedule/verdict.py",
         "    if now - occurrence <= window:",
         "    if now - occurrence < window:",
     ),
@@ -168,30 +168,30 @@ MUTANTS = [
     ),
     Mutant(
         "catch-up window: its last second lost",
-        "rk/core/schedule/due.py",
+        "rk/core/schedule/verdict.py",
         "(not sched.catch_up_within or now - occurrence <= sched.catch_up_within)",
         "(not sched.catch_up_within or now - occurrence < sched.catch_up_within)",
     ),
     Mutant(
-        "at: grace's last second lost", "rk/core/schedule/due.py", "    if late <= window:", "    if late < window:"
+        "at: grace's last second lost", "rk/core/schedule/verdict.py", "    if late <= window:", "    if late < window:"
     ),
     Mutant(
         "clock set back: no skew allowance",
-        "rk/core/schedule/due.py",
+        "rk/core/schedule/verdict.py",
         "return anchor_of(entry, log) > now + poll",
         "return anchor_of(entry, log) > now",
     ),
     Mutant(
         "clock set back: the skew allowance's edge taken as back",
-        "rk/core/schedule/due.py",
+        "rk/core/schedule/verdict.py",
         "return anchor_of(entry, log) > now + poll",
         "return anchor_of(entry, log) >= now + poll",
     ),
     Mutant(
         "quiet hours read in the ticker's zone",
         "rk/core/schedule/due.py",
-        "        if hours is not None and not hours.active_at(now, entry_zone(entry, zone)):\n            shown",
-        "        if hours is not None and not hours.active_at(now, zone):\n            shown",
+        "    if hours is None or hours.active_at(sweep.now, sweep.zone_of(entry)):",
+        "    if hours is None or hours.active_at(sweep.now, sweep.zone):",
     ),
     Mutant(
         "quiet hours: a range's end inside it",
@@ -424,13 +424,13 @@ MUTANTS = [
     # -- the rows of "Where each rule lives" the list above left out ---------------------------------
     Mutant(
         "backoff: a working agent nudged",
-        "rk/core/schedule/due.py",
+        "rk/core/schedule/verdict.py",
         '    if target.state == "active":  # quiet means quiet',
         '    if target.state == "nothing":  # quiet means quiet',
     ),
     Mutant(
         "backoff: an epoch from after a clock set back trusted",
-        "rk/core/schedule/due.py",
+        "rk/core/schedule/verdict.py",
         "epoch = target.epoch if target.epoch <= now + poll else anchor_of(entry, log)",
         "epoch = target.epoch",
     ),
@@ -571,8 +571,8 @@ MUTANTS = [
     Mutant(
         "a day cap's skipped-cap line written every poll",
         "rk/core/schedule/due.py",
-        "            if not cap.said and (verdict.due or wake_due):",
-        "            if verdict.due or wake_due:",
+        "    if not cap.said and (verdict.due or wake_due):",
+        "    if verdict.due or wake_due:",
         CAPS,
     ),
     Mutant(
@@ -619,7 +619,7 @@ MUTANTS = [
     ),
     Mutant(
         "budget: an unknown usage goes unsaid",
-        "rk/core/schedule/due.py",
+        "rk/core/schedule/budget.py",
         "    if spent is None or spent.tokens is None:",
         "    if spent is None:",
         BUDGETS,
@@ -627,13 +627,13 @@ MUTANTS = [
     Mutant(
         "budget: the skipped-budget line written every poll",
         "rk/core/schedule/due.py",
-        "                    if not stop.said:",
-        "                    if True:",
+        "    if not stop.said:",
+        "    if True:",
         BUDGETS,
     ),
     Mutant(
         "budget: the forecast steps over a spent day",
-        "rk/core/schedule/due.py",
+        "rk/core/schedule/budget.py",
         "    return end if _budget_said(entry, log, start) else 0",
         "    return 0",
         BUDGETS,

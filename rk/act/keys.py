@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass
 
 from rk.core.environ import is_pane_id
+from rk.core.errors import RkError
 from rk.host import lock
 from rk.tmux.frame import FRAME_FIELDS, SGR, Frame
 from rk.tmux.server import Command, Server, TmuxError, chain, head_format, in_mode_of, split_head
@@ -97,11 +98,11 @@ def buffer_lock(server: Server, buffer: str, timeout: float) -> contextlib.Abstr
     return lock.exclusive(f"buffer\0{server_key(server)}\0{buffer}", timeout, Timing.lock_poll)
 
 
-class DeadlineExceeded(Exception):
+class DeadlineExceeded(RkError):
     """The delivery's deadline passed before the next tmux call or wait."""
 
 
-class InMode(Exception):
+class InMode(RkError):
     """A human put the pane in a mode: the keystroke was not sent (the mode is theirs)."""
 
     def __init__(self, mode: str, step: str = "") -> None:

@@ -83,6 +83,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rk.core.errors import ExitStatus, RkError
 from rk.host.files import atomic_write
 
 PROVIDERS = ("claude", "codex", "gemini", "opencode")
@@ -162,11 +163,11 @@ AFTER_INSTALL = {
 }
 
 
-class SetupError(Exception):
+class SetupError(RkError):
     """An operational failure; the message is one line for the user."""
 
 
-class UsageError(Exception):
+class UsageError(RkError, status=ExitStatus.USAGE):
     """A usage mistake (exit 2)."""
 
 

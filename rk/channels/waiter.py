@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from rk.core.channels.awaiting import PaneView, Progress, Reached, Spec, observe, outcome, start
 from rk.core.environ import AWAIT_DIR, ROLE_OPTION, STATE_OPTION, TURN_END_OPTION, state_dir
+from rk.core.errors import RkError
 from rk.core.pane.turn import parse_turn_end
 from rk.host.nudge import Listener
 from rk.store import state_journal as statejournal
@@ -30,7 +31,7 @@ RECHECK = 10.0  #: seconds between looks when nothing wakes the wait
 FIELDS = ("pane_id", "pane_pid", "pane_dead", "session_name", ROLE_OPTION, STATE_OPTION, TURN_END_OPTION)
 
 
-class AwaitError(Exception):
+class AwaitError(RkError):
     """The wait cannot start (no such pane, no server); the message is for the user."""
 
 

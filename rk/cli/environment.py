@@ -1,5 +1,5 @@
 """What every command shares: the outside world (`Environment`), the failures it
-reports (`CliError` and its exit status), and the output helpers.
+reports (`CliError`, an `RkError` with its own exit status), and the output helpers.
 
 `rk.cli.root.main` builds one `Environment` per invocation and hands it to the
 commands as the click context's `obj`; nothing here is module-level state.
@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
-from enum import IntEnum, StrEnum
 from pathlib import Path
 from typing import TextIO
 
@@ -18,6 +17,9 @@ import typer
 
 from rk.cli.table import escape_controls
 from rk.core.environ import is_pane_id
+from rk.core.errors import ErrorCode as ErrorCode  # re-exported, as ExitStatus: what the commands import
+from rk.core.errors import ExitStatus as ExitStatus
+from rk.core.errors import RkError, code_for
 from rk.core.settings import Settings
 from rk.core.wallclock import moment as moment  # the views' one time format, re-exported
 from rk.core.wallclock import stamp as stamp
@@ -27,37 +29,22 @@ from rk.store.config import ConfigError, ServerFiles, check_private_dir, check_s
 from rk.tmux.server import Server, socket_from_tmux_env
 
 
-class ExitStatus(IntEnum):
-    OK = 0
-    ERROR = 1  #: operational
-    USAGE = 2
-    NOT_RUNNING = 3  #: `ticker status` with no ticker (systemctl's convention)
+class CliError(RkError):
+    """A user-facing failure: one line, and this one's own exit status and JSON error code."""
 
-
-class ErrorCode(StrEnum):
-    """The `code` of a JSON error envelope."""
-
-    USAGE = "usage"
-    NOT_FOUND = "not-found"
-    OPERATIONAL = "operational"
-
-
-class CliError(Exception):
-    """A user-facing failure: one line, an exit status, a JSON error code."""
-
-    def __init__(self, message: str, status: ExitStatus = ExitStatus.ERROR, code: str = ErrorCode.OPERATIONAL) -> None:
+    def __init__(self, message: str, status: ExitStatus = ExitStatus.OPERATIONAL, code: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
-        self.code = code
+        self.code = code_for(status) if code is None else code
 
 
 def usage(message: str) -> CliError:
-    return CliError(message, ExitStatus.USAGE, ErrorCode.USAGE)
+    return CliError(message, ExitStatus.USAGE)
 
 
 def not_found(entry_id: str) -> CliError:
-    return CliError(f"no entry {entry_id}", ExitStatus.ERROR, ErrorCode.NOT_FOUND)
+    return CliError(f"no entry {entry_id}", ExitStatus.OPERATIONAL, ErrorCode.NOT_FOUND)
 
 
 @dataclass
@@ -150,9 +137,10 @@ class Environment:
             for line in [human] if isinstance(human, str) else human:
                 self.out(line)
 
-    def fail(self, exc: CliError) -> int:
-        """Report a failure (one line, or the JSON error envelope); its exit status."""
-        message = " ".join(exc.message.split()) if exc.message else "error"
+    def fail(self, exc: RkError) -> int:
+        """Report a failure (one line, or the JSON error envelope with its `code`); its exit status."""
+        text = str(exc)
+        message = " ".join(text.split()) if text else "error"
         if self.json:
             self.out(json.dumps({"ok": False, "error": {"code": exc.code, "message": message}}, ensure_ascii=False))
         else:

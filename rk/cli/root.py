@@ -167,8 +167,8 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
         return int(ExitStatus.ERROR)
     except ClickException as exc:
         return env.fail(CliError(exc.format_message()))
-    except (CronError, EntryError, ConfigError) as exc:
-        return env.fail(CliError(str(exc)))
+    except (CronError, EntryError, ConfigError) as exc:  # a stored entry or config: operational, as their status says
+        return env.fail(exc)
     except OSError as exc:
         return env.fail(CliError(f"{str(exc.filename) + ': ' if exc.filename else ''}{exc.strerror or exc}"))
     except Exception as exc:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 
 from rk.core.durations import DurationError, format_duration, parse_duration
+from rk.core.errors import ExitStatus, RkError
 from rk.core.log.delivery import Status, status_of
 from rk.core.pane.facts import LIMITED
 from rk.core.schedule.simulate import DIALOG, DRAFT, GONE, PAUSE, RESUME, SHELL, UNKNOWN, Simulation, StateChange
@@ -61,7 +62,7 @@ EVENT_GLYPH = {
 }
 
 
-class ScriptError(ValueError):
+class ScriptError(RkError, ValueError, status=ExitStatus.USAGE):
     """A state script that cannot be read."""
 
 

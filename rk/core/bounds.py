@@ -7,6 +7,8 @@ survive a year past 9999, a pid past 2^31 or a duration of 10^20 seconds.
 
 from __future__ import annotations
 
+from rk.core.errors import ExitStatus, RkError
+
 #: 9999-12-31T23:59:59Z, the last second `datetime` can show. Epochs are unix seconds.
 MAX_EPOCH = 253_402_300_799
 #: Ten years: the longest interval, ladder step, mute lease, simulation or debounce.
@@ -26,7 +28,7 @@ MAX_ENTRIES_HARD = 1000
 MAX_DIGITS = 24
 
 
-class OutOfRange(ValueError):
+class OutOfRange(RkError, ValueError, status=ExitStatus.USAGE):
     """A number outside its range; the message names the range."""
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from rk.core.bounds import MAX_DURATION
+from rk.core.errors import ExitStatus, RkError
 
 _UNIT_NS = {
     "ns": 1,
@@ -26,7 +27,7 @@ _UNIT_NS = {
 _TERM = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h|d)")
 
 
-class DurationError(ValueError):
+class DurationError(RkError, ValueError, status=ExitStatus.USAGE):
     """A duration string that cannot be read."""
 
 

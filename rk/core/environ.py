@@ -12,6 +12,7 @@ import os
 from _collections_abc import Mapping  # what collections.abc re-exports, loaded with os: no `collections` import
 
 from rk.core.bounds import MAX_DIGITS, MAX_EPOCH
+from rk.core.errors import ExitStatus, RkError
 
 #: The ticker's nudge socket, in the state directory.
 NUDGE_SOCKET = "ticker.sock"
@@ -40,7 +41,7 @@ JOURNAL_SUFFIX = ".events"
 AWAIT_DIR = "await"
 
 
-class ClockError(ValueError):
+class ClockError(RkError, ValueError, status=ExitStatus.USAGE):
     """A time (an `RK_NOW` value, a flag) that cannot be read."""
 
 

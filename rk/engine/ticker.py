@@ -38,6 +38,7 @@ from pathlib import Path
 from rk.channels import notify
 from rk.channels.notify import Notifier
 from rk.core.environ import NUDGE_SOCKET
+from rk.core.errors import ExitStatus, RkError
 from rk.core.log.diagnostics import Diag, first_line
 from rk.core.pane.recheck import RECHECK_AFTER
 from rk.engine.runtime import Runtime
@@ -61,11 +62,11 @@ WATCH_EVERY = 2.0
 log = logging.getLogger("rk.engine.ticker")
 
 
-class TickerRunning(Exception):
+class TickerRunning(RkError, status=ExitStatus.OK):
     """Another ticker already serves this state directory."""
 
 
-class TickerError(Exception):
+class TickerError(RkError):
     """The ticker cannot start or be controlled; the message is for the user."""
 
 

@@ -6,6 +6,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from rk.core.errors import RkError
+
 
 def fsync_dir(directory: Path) -> None:
     try:
@@ -20,7 +22,7 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-class TooLarge(ValueError):
+class TooLarge(RkError, ValueError):
     """A file over the size its reader accepts."""
 
 

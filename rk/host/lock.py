@@ -26,9 +26,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from rk.core import environ
+from rk.core.errors import RkError
 
 
-class LockHeld(Exception):
+class LockHeld(RkError):
     """Another process holds the lock."""
 
 
@@ -160,7 +161,7 @@ def lock_dir() -> str:
     return fallback
 
 
-class LockTimeout(TimeoutError):
+class LockTimeout(RkError, TimeoutError):
     """A lock was still held by someone else when the wait ran out."""
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rk.core import environ
+from rk.core.errors import RkError
 from rk.core.settings import MAXIMUM, MINIMUM, Settings
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 SLUG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]*$")
 
 
-class ConfigError(ValueError):
+class ConfigError(RkError, ValueError):
     """A bad path, slug or setting; the message is for the user."""
 
 

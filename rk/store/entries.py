@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rk.core.bounds import MAX_ENTRIES_FILE_BYTES, MAX_ENTRIES_HARD
+from rk.core.errors import ErrorCode, RkError
 from rk.core.log.diagnostics import Diag, Diagnostic, first_line
 from rk.core.pane.identity import ServerIdentity
 from rk.core.schedule.entry import Entry, EntryError, TargetKind, decode_entry
@@ -72,7 +73,7 @@ INTENT_KEYS = (
 )
 
 
-class EntryFileError(Exception):
+class EntryFileError(RkError):
     """The entry file cannot be mutated (corrupt, unreadable, or the change is refused)."""
 
 
@@ -84,7 +85,7 @@ def busy(slug: str, exc: LockHeld) -> str:
     return f"server {slug} is busy: a tick is running ({exc}); try again"
 
 
-class EntryNotFound(EntryFileError):
+class EntryNotFound(EntryFileError, code=ErrorCode.NOT_FOUND):
     def __init__(self, entry_id: str) -> None:
         super().__init__(f"no entry {entry_id}")
         self.entry_id = entry_id

@@ -32,6 +32,7 @@ from rk.core.environ import (
     TURN_END_OPTION,
     UNREAD_OPTION,
 )
+from rk.core.errors import RkError
 from rk.core.pane.facts import PaneFact, reconcile
 from rk.core.pane.program import Proc, judge
 from rk.core.pane.turn import parse_turn_end
@@ -126,7 +127,7 @@ def _pane_of_row(row: dict[str, str]) -> PaneFact:
     )
 
 
-class TmuxError(Exception):
+class TmuxError(RkError):
     """A tmux command failed; the message carries tmux's own words."""
 
 

@@ -13,13 +13,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from rk.core.errors import RkError
+
 #: What `created_by.via` says for an entry the server added.
 VIA = "mcp"
 #: The role whose window may change any entry (the operator manages the others').
 OPERATOR_ROLE = "operator"
 
 
-class Refusal(Exception):
+class Refusal(RkError):
     """A guardrail said no; the message is the tool error's text."""
 
 

@@ -26,6 +26,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, tzinfo
 
+from rk.core.errors import ExitStatus, RkError
+
 #: Seconds a prompt's record may predate its `delivered` line (the line is written at the tick's now,
 #: before the typing, so a prompt is normally later; this covers two clocks rounding differently).
 SKEW = 5
@@ -385,7 +387,7 @@ def day_of(ts: int, zone: tzinfo) -> date:
 # --------------------------------------------------------------------------- budgets
 
 
-class BudgetError(ValueError):
+class BudgetError(RkError, ValueError, status=ExitStatus.USAGE):
     """A budget that does not read; the message is the user-facing gist."""
 
 

@@ -36,6 +36,8 @@ from datetime import date, datetime, timedelta, tzinfo
 from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from rk.core.errors import RkError
+
 #: Largest repeated-hour width we look around (Debian cron assumes clock
 #: changes of less than 3 hours).
 FOLD_MARGIN_MIN = 180
@@ -55,7 +57,7 @@ _FIELD_NAMES = ["minute", "hour", "day-of-month", "month", "day-of-week"]
 _MAX_DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
 
 
-class CronError(ValueError):
+class CronError(RkError, ValueError):
     """An expression or zone we cannot use; the message says why."""
 
 

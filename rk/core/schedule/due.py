@@ -20,24 +20,30 @@ predicate → wake predicate → day cap (`max_per_day`, `rk.core.cost.caps`: on
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
+from typing import TypedDict, Unpack
 
 from rk.core.cost import caps
-from rk.core.cost.usage import Spent, format_tokens, over_budget
-from rk.core.log.delivery import LogLine, LogView, Reason, Status, status_of
+from rk.core.cost.usage import Spent
+from rk.core.log.delivery import LogLine, LogView, Reason, Status
 from rk.core.log.diagnostics import Diag, Diagnostic
 from rk.core.pane.facts import PaneFact, TargetFact
-from rk.core.schedule import ladder
-from rk.core.schedule.cronexpr import CronError, CronExpr, zone_for
-from rk.core.schedule.entry import CATCH_UP_ONCE, At, Backoff, Cron, Deliver, Entry, Every, WakeEvent
-from rk.core.schedule.grace import late_window
+from rk.core.schedule.budget import budget_reopens as budget_reopens  # re-exported: health, forecast
+from rk.core.schedule.budget import budget_stop
+from rk.core.schedule.cronexpr import CronError, CronExpr
+from rk.core.schedule.entry import CATCH_UP_ONCE, At, Backoff, Cron, Entry, Every, WakeEvent
 from rk.core.schedule.ladder import POLL
+from rk.core.schedule.verdict import ScheduleVerdict, anchor_of, schedule_verdict
+from rk.core.schedule.verdict import at_done as at_done  # re-exported, as the ones below: the callers' one door
+from rk.core.schedule.verdict import backoff_verdict as backoff_verdict
+from rk.core.schedule.verdict import clock_went_back as clock_went_back
+from rk.core.schedule.verdict import cron_verdict as cron_verdict
+from rk.core.schedule.verdict import cron_zone as cron_zone
+from rk.core.schedule.verdict import entry_zone as entry_zone
 from rk.core.schedule.wake import Fingerprints, Observation, WakeVerdict, limit_edge, trigger, wake_edge
 from rk.core.settings import Settings
 from rk.core.wallclock import moment
-
-#: Default entries evaluated per server; the rest get `entry-cap-exceeded`.
 
 
 @dataclass(frozen=True)
@@ -125,94 +131,6 @@ class Evaluation:
         return tuple(d.entry for d in self.diagnostics if d.reason == Diag.WAKE_DEBOUNCED)
 
 
-@dataclass(frozen=True)
-class ScheduleVerdict:
-    due: bool = False
-    missed: bool = False
-    due_at: int = 0
-    rung: int = 0
-    occurrence: int = 0
-    diagnostic: Diagnostic | None = None
-
-
-def _stamp(ts: int, zone: tzinfo) -> str:
-    return moment(ts, zone)
-
-
-def anchor_of(entry: Entry, log: LogView) -> int:
-    """every/cron anchor: the newest own line of any outcome but `held-quiet`, else created_by.at."""
-    newest = log.anchor(entry.id)
-    return newest.ts if newest is not None else entry.created_by.at
-
-
-def clock_went_back(entry: Entry, log: LogView, now: int, poll: int = POLL) -> bool:
-    """The entry's anchor (its newest own line, else its creation) lies beyond now by
-    more than a poll: the clock was set back. Left alone, every schedule kind would be
-    silent until the clock caught up again (an hour for an hour); instead the tick
-    logs a `clock` `rescheduled` line at now, which anchors everything there. One
-    poll of skew is allowed: an anchor up to that far in the future is taken as it is."""
-    return anchor_of(entry, log) > now + poll
-
-
-def cron_zone(sched: Cron, local_zone: tzinfo) -> tzinfo:
-    return zone_for(sched.tz) if sched.tz else local_zone
-
-
-def every_verdict(entry: Entry, sched: Every, log: LogView, now: int) -> ScheduleVerdict:
-    due_at = anchor_of(entry, log) + sched.interval
-    return ScheduleVerdict(due=now >= due_at, due_at=due_at)
-
-
-def cron_verdict(entry: Entry, sched: Cron, log: LogView, now: int, local_zone: tzinfo) -> ScheduleVerdict:
-    try:
-        expr = CronExpr.parse(sched.expr)
-        zone = cron_zone(sched, local_zone)
-    except CronError as exc:
-        return ScheduleVerdict(diagnostic=Diagnostic(entry.id, Diag.UNKNOWN_SCHEDULE_KIND, str(exc)))
-    occurrence = expr.latest_in(anchor_of(entry, log), now, zone)
-    if occurrence is None:
-        return ScheduleVerdict()
-    window = late_window(entry.policy == Deliver.WHEN_IDLE)
-    if now - occurrence <= window:
-        return ScheduleVerdict(due=True, due_at=occurrence, occurrence=occurrence)
-    if sched.catch_up == CATCH_UP_ONCE and (not sched.catch_up_within or now - occurrence <= sched.catch_up_within):
-        return ScheduleVerdict(due=True, due_at=now, occurrence=occurrence)
-    return ScheduleVerdict(missed=True, occurrence=occurrence)
-
-
-def at_done(entry: Entry, log: LogView) -> bool:
-    """A one-shot entry has had its one line (a fire's outcome, or missed): it retires.
-    A `rescheduled` line (an edit, the clock set back) is not it."""
-    return any(status_of(line.outcome) != Status.RESCHEDULED for line in log.own(entry.id))
-
-
-def at_verdict(entry: Entry, sched: At, log: LogView, now: int) -> ScheduleVerdict:
-    """Once at `sched.at`, with cron's grace (2 h under when-idle); later, with
-    `catch_up: once` (within its window), it fires late, else it is missed."""
-    if at_done(entry, log):
-        return ScheduleVerdict()
-    if now < sched.at:
-        return ScheduleVerdict(due_at=sched.at)
-    late = now - sched.at
-    window = late_window(entry.policy == Deliver.WHEN_IDLE)
-    if late <= window:
-        return ScheduleVerdict(due=True, due_at=sched.at, occurrence=sched.at)
-    if sched.catch_up == CATCH_UP_ONCE and (not sched.catch_up_within or late <= sched.catch_up_within):
-        return ScheduleVerdict(due=True, due_at=now, occurrence=sched.at)
-    return ScheduleVerdict(missed=True, occurrence=sched.at)
-
-
-def entry_zone(entry: Entry, local_zone: tzinfo) -> tzinfo:
-    """The zone an entry's times of day are read and its instants shown in: its cron
-    `tz`, else local time (also for a `tz` that is not known: its verdict says so)."""
-    if isinstance(entry.schedule, Cron):
-        try:
-            return cron_zone(entry.schedule, local_zone)
-        except CronError:
-            return local_zone
-    return local_zone
-
-
 def is_paused(paused_until: int | None, now: int) -> bool:
     """A server pause: None is none, 0 lasts until `resume`, else it lapses at that instant."""
     return paused_until is not None and (paused_until == 0 or now < paused_until)
@@ -224,44 +142,6 @@ def waits_for_active_hours(entry: Entry) -> bool:
     return isinstance(entry.schedule, Cron) and entry.schedule.catch_up == CATCH_UP_ONCE
 
 
-def backoff_verdict(
-    entry: Entry, sched: Backoff, log: LogView, target: TargetFact, now: int, poll: int = POLL
-) -> ScheduleVerdict:
-    if not target.resolved:
-        why = target.why or "no facts"
-        return ScheduleVerdict(
-            diagnostic=Diagnostic(entry.id, Diag.ANCHOR_UNAVAILABLE, f"backoff target unresolved: {why}")
-        )
-    if target.epoch <= 0:
-        return ScheduleVerdict(
-            diagnostic=Diagnostic(entry.id, Diag.ANCHOR_UNAVAILABLE, "target pane carries no agent-state epoch")
-        )
-    if target.state == "active":  # quiet means quiet: a working agent is not nudged
-        return ScheduleVerdict(
-            diagnostic=Diagnostic(entry.id, Diag.TARGET_ACTIVE, "target is working; the ladder waits")
-        )
-    lo, hi = sched.min, sched.max
-    epoch = target.epoch if target.epoch <= now + poll else anchor_of(entry, log)  # an epoch from before a clock-back
-    position = ladder.join_anchor(epoch, log.schedule_history(entry.id), lo, hi, poll)
-    next_fire = position.next_fire(lo, hi, poll)
-    return ScheduleVerdict(due=now >= next_fire, due_at=next_fire, rung=position.rung + 1)
-
-
-def schedule_verdict(
-    entry: Entry, log: LogView, target: TargetFact, now: int, local_zone: tzinfo, poll: int = POLL
-) -> ScheduleVerdict:
-    sched = entry.schedule
-    if isinstance(sched, Every):
-        return every_verdict(entry, sched, log, now)
-    if isinstance(sched, Cron):
-        return cron_verdict(entry, sched, log, now, local_zone)
-    if isinstance(sched, Backoff):
-        return backoff_verdict(entry, sched, log, target, now, poll)
-    if isinstance(sched, At):
-        return at_verdict(entry, sched, log, now)
-    return ScheduleVerdict()  # wake only: it fires on its wake event
-
-
 def wake_states(panes: Mapping[str, PaneFact] | Sequence[PaneFact]) -> dict[str, str]:
     """The server's state map: every pane with a known agent state."""
     values = panes.values() if isinstance(panes, Mapping) else panes
@@ -271,6 +151,23 @@ def wake_states(panes: Mapping[str, PaneFact] | Sequence[PaneFact]) -> dict[str,
 _NO_TARGET = TargetFact(why="no facts for this entry")
 
 
+class DueOptions(TypedDict, total=False):
+    """`due()`'s keyword options, each with its default when left out."""
+
+    #: the local zone, for cron entries without their own `tz` (UTC)
+    zone: tzinfo
+    #: entries evaluated; the rest get `entry-cap-exceeded` and nothing else (`Settings.max_entries`)
+    max_entries: int
+    #: the ticker's poll, the backoff ladder's and the clock's tolerance (`ladder.POLL`)
+    poll: int
+    #: the server's pause (`is_paused`): while it lasts every entry is silent as if muted (None)
+    paused_until: int | None
+    #: each entry with a budget → its tokens so far on its local day
+    #: (`rk.store.transcripts.spent_today`); a budgeted entry missing from it, or whose
+    #: usage is unknown, fires with a `budget-unknown` diagnostic (None: none read)
+    spent: Mapping[str, Spent] | None
+
+
 def due(
     entries: Sequence[Entry],
     log: LogView,
@@ -278,213 +175,280 @@ def due(
     targets: Mapping[str, TargetFact],
     cursor: Mapping[str, Observation],
     now: int,
-    *,
-    zone: tzinfo = UTC,
-    max_entries: int = Settings.max_entries,
-    poll: int = POLL,
-    paused_until: int | None = None,
-    spent: Mapping[str, Spent] | None = None,
+    **options: Unpack[DueOptions],
 ) -> Evaluation:
-    """Evaluate every entry at `now` (unix seconds).
-
-    `targets` maps entry id → TargetFact (a missing fact counts as unresolved);
-    `zone` is the local zone for cron entries without their own `tz`;
-    `paused_until` is the server's pause (`is_paused`): while it lasts every entry
-    is silent as if muted. `spent` maps each entry with a budget to its tokens so
-    far on its local day (`rk.store.transcripts.spent_today`); a budgeted entry missing
-    from it, or whose usage is unknown, fires with a `budget-unknown` diagnostic.
-    """
-    paused = is_paused(paused_until, now)
-    spent = spent or {}
-    over: list[Quiet] = []
-    quiet: list[Quiet] = []
-    dropped: list[Quiet] = []
-    waiting: list[Quiet] = []
-    capped: list[Quiet] = []
-    fires: list[Fire] = []
-    absent: list[Fire] = []
-    missed: list[Missed] = []
-    clock_back: list[str] = []
-    diags: list[Diagnostic] = []
-    next_cursor: dict[str, Observation] = dict(cursor)
-    prints: Fingerprints | None = None  #: the server's states, built for the first wake entry that reads them
-
+    """Evaluate every entry at `now` (unix seconds). `targets` maps entry id →
+    TargetFact (a missing fact counts as unresolved); `options`: `DueOptions`."""
+    unknown = options.keys() - DueOptions.__optional_keys__
+    if unknown:
+        raise TypeError(f"due() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
+    max_entries = options.get("max_entries", Settings.max_entries)
+    sweep = _Sweep(
+        log,
+        panes,
+        targets,
+        cursor,
+        now,
+        options.get("zone", UTC),
+        options.get("poll", POLL),
+        options.get("paused_until"),
+        options.get("spent") or {},
+        dict(cursor),
+    )
     for index, entry in enumerate(entries):
         if index >= max_entries:
-            diags.append(
+            sweep.diags.append(
                 Diagnostic(entry.id, Diag.ENTRY_CAP_EXCEEDED, f"entry #{index + 1} is past the cap of {max_entries}")
             )
             continue
-        if caps.spent(entry, log):
-            diags.append(Diagnostic(entry.id, Diag.RETIRED, f"made its {entry.max_total} deliveries (max_total)"))
-            continue
-        if entry.is_muted(now):
-            detail = (
-                "entry is muted"
-                if entry.muted
-                else f"entry is muted until {_stamp(entry.muted_until, entry_zone(entry, zone))}"
-            )
-            diags.append(Diagnostic(entry.id, Diag.MUTED, detail))
-            continue
-        if paused:
-            until = f"until {_stamp(paused_until or 0, entry_zone(entry, zone))}" if paused_until else "until resumed"
-            diags.append(Diagnostic(entry.id, Diag.PAUSED, f"the server is paused {until}"))
-            if isinstance(entry.schedule, (Cron, At)):
-                verdict = schedule_verdict(entry, log, targets.get(entry.id, _NO_TARGET), now, zone, poll)
-                if verdict.due or verdict.missed:  # an occurrence inside the pause: dropped, with its line
-                    dropped.append(Quiet(entry.id, Reason.SCHEDULE, targets.get(entry.id, _NO_TARGET).pane))
-            continue
-        target = targets.get(entry.id, _NO_TARGET)
-        if clock_went_back(entry, log, now, poll):
-            clock_back.append(entry.id)
-            diags.append(
-                Diagnostic(
-                    entry.id,
-                    Diag.CLOCK_BACK,
-                    f"its newest line ({_stamp(anchor_of(entry, log), entry_zone(entry, zone))}) is later than now: "
-                    "anchored at now",
-                )
-            )
-            continue
+        _evaluate(entry, sweep)
+    return sweep.evaluation()
 
-        verdict = schedule_verdict(entry, log, target, now, zone, poll)
-        if verdict.diagnostic is not None:
-            diags.append(verdict.diagnostic)
 
-        wake_due = False
-        if entry.wake_on is not None:
-            event = entry.wake_on.event
-            if event not in WakeEvent.__members__.values():
-                diags.append(Diagnostic(entry.id, Diag.UNKNOWN_WAKE_EVENT, f"unknown wake event {event!r}"))
-            else:
-                newest = log.newest(entry.id)
-                newest_ts = newest.ts if newest else None
-                if event == WakeEvent.LIMIT_RESET:
-                    state = target.state if target.resolved else None
-                    edge, observation = limit_edge(cursor.get(entry.id), state, newest_ts, entry.wake_on.debounce, now)
-                else:
-                    if prints is None:
-                        prints = Fingerprints(wake_states(panes))
-                    current = prints.without(target.pane)
-                    edge, observation = wake_edge(
-                        cursor.get(entry.id), current, newest_ts, entry.wake_on.debounce, now, parse=prints.parsed
-                    )
-                next_cursor[entry.id] = observation
-                if edge == WakeVerdict.FIRE:
-                    wake_due = True
-                elif edge != WakeVerdict.UNCHANGED:
-                    diags.append(
-                        Diagnostic(
-                            entry.id, Diag(edge.value), _wake_detail(edge, entry, newest.ts if newest else None, now)
-                        )
-                    )
+@dataclass(slots=True)
+class _Sweep:
+    """One `due()` call: its inputs, and what it found so far, in the order found
+    (each list becomes one field of the `Evaluation`)."""
 
-        if not (verdict.due or wake_due or verdict.missed):
-            continue
-        cap = caps.capping(entry, log, now, verdict.occurrence, entry_zone(entry, zone))
-        if cap is not None:
-            diags.append(Diagnostic(entry.id, Diag.CAPPED, _cap_detail(cap, now, entry_zone(entry, zone))))
-            if not cap.said and (verdict.due or wake_due):  # once a day; a capped occurrence is never missed
-                capped.append(Quiet(entry.id, Reason.SCHEDULE if verdict.due else Reason.WAKE, target.pane))
-            continue
-        if entry.budget is not None and (verdict.due or wake_due):
-            stop = budget_stop(entry, log, spent.get(entry.id), now, entry_zone(entry, zone))
-            if stop is not None:
-                diags.append(stop.diagnostic)
-                if stop.diagnostic.reason == Diag.BUDGET_SPENT:  # missed occurrences too: nothing goes until midnight
-                    if not stop.said:
-                        over.append(Quiet(entry.id, Reason.SCHEDULE if verdict.due else Reason.WAKE, target.pane))
-                    continue
-        if verdict.missed:
-            missed.append(Missed(entry.id, verdict.occurrence))
-        if not (verdict.due or wake_due):
-            continue
-        hours = entry.active_hours
-        if hours is not None and not hours.active_at(now, entry_zone(entry, zone)):
-            shown = entry_zone(entry, zone)  # its instants are printed in its own zone
-            opens = _stamp(hours.next_start(now, shown), shown)
-            if verdict.due and waits_for_active_hours(entry):
-                diags.append(Diagnostic(entry.id, Diag.QUIET_HOURS, f"outside {hours.text}: fires at {opens}"))
-                newest = log.newest(entry.id)
-                said = newest is not None and newest.ts >= verdict.occurrence and newest.outcome == Status.HELD_QUIET
-                if not said:  # one line per occurrence says it waits (--gaps, the log), and anchors nothing
-                    waiting.append(Quiet(entry.id, Reason.SCHEDULE, target.pane))
-                continue
-            quiet.append(Quiet(entry.id, Reason.SCHEDULE if verdict.due else Reason.WAKE, target.pane))
-            diags.append(Diagnostic(entry.id, Diag.QUIET_HOURS, f"outside {hours.text} (next opens {opens})"))
-            continue
-        if not target.resolved:
-            diags.append(Diagnostic(entry.id, Diag.TARGET_UNRESOLVED, target.why))
-        if verdict.due:
-            fire = _schedule_fire(entry, target, verdict, now)
-        else:
-            fire = _wake_fire(entry, target, cursor.get(entry.id), prints, panes, now)
-        (fires if target.resolved else absent).append(fire)
+    log: LogView
+    panes: Mapping[str, PaneFact] | Sequence[PaneFact]
+    targets: Mapping[str, TargetFact]
+    cursor: Mapping[str, Observation]
+    now: int
+    zone: tzinfo
+    poll: int
+    paused_until: int | None
+    spent: Mapping[str, Spent]
+    next_cursor: dict[str, Observation]
+    fires: list[Fire] = field(default_factory=list)
+    absent: list[Fire] = field(default_factory=list)
+    missed: list[Missed] = field(default_factory=list)
+    diags: list[Diagnostic] = field(default_factory=list)
+    clock_back: list[str] = field(default_factory=list)
+    quiet: list[Quiet] = field(default_factory=list)
+    dropped: list[Quiet] = field(default_factory=list)
+    waiting: list[Quiet] = field(default_factory=list)
+    capped: list[Quiet] = field(default_factory=list)
+    over: list[Quiet] = field(default_factory=list)
+    #: the server's states, built for the first wake entry that reads them
+    prints: Fingerprints | None = None
+    paused: bool = field(init=False)
 
-    return Evaluation(
-        tuple(fires),
-        tuple(absent),
-        tuple(missed),
-        tuple(diags),
-        next_cursor,
-        tuple(clock_back),
-        tuple(quiet),
-        tuple(dropped),
-        tuple(waiting),
-        tuple(capped),
-        tuple(over),
+    def __post_init__(self) -> None:
+        self.paused = is_paused(self.paused_until, self.now)
+
+    def zone_of(self, entry: Entry) -> tzinfo:
+        return entry_zone(entry, self.zone)
+
+    def fingerprints(self) -> Fingerprints:
+        if self.prints is None:
+            self.prints = Fingerprints(wake_states(self.panes))
+        return self.prints
+
+    def evaluation(self) -> Evaluation:
+        return Evaluation(
+            fires=tuple(self.fires),
+            absent=tuple(self.absent),
+            missed=tuple(self.missed),
+            diagnostics=tuple(self.diags),
+            next_cursor=self.next_cursor,
+            clock_back=tuple(self.clock_back),
+            quiet=tuple(self.quiet),
+            paused=tuple(self.dropped),
+            waiting=tuple(self.waiting),
+            capped=tuple(self.capped),
+            budget=tuple(self.over),
+        )
+
+
+def _evaluate(entry: Entry, sweep: _Sweep) -> None:
+    """One entry, rule by rule in the order the module's docstring gives. A hold
+    ends the entry's turn with its diagnostic (and its line, if any); a due fire
+    then passes the caps, the budget and the active hours, or stops at one."""
+    log, now = sweep.log, sweep.now
+    if caps.spent(entry, log):
+        _report_retired(entry, sweep)
+        return
+    if entry.is_muted(now):
+        _report_muted(entry, sweep)
+        return
+    if sweep.paused:
+        _report_paused(entry, sweep)
+        return
+    if clock_went_back(entry, log, now, sweep.poll):
+        _report_clock_back(entry, sweep)
+        return
+    target = sweep.targets.get(entry.id, _NO_TARGET)
+    verdict = schedule_verdict(entry, log, target, now, sweep.zone, sweep.poll)
+    if verdict.diagnostic is not None:
+        sweep.diags.append(verdict.diagnostic)
+    wake_due = entry.wake_on is not None and _wake_due(entry, target, sweep)
+    if not (verdict.due or wake_due or verdict.missed):
+        return
+    if _capped(entry, target, verdict, wake_due, sweep) or _over_budget(entry, target, verdict, wake_due, sweep):
+        return
+    if verdict.missed:
+        sweep.missed.append(Missed(entry.id, verdict.occurrence))
+    if not (verdict.due or wake_due):
+        return
+    if entry.active_hours is not None and _outside_hours(entry, target, verdict, sweep):
+        return
+    _fire(entry, target, verdict, sweep)
+
+
+# -- holds: what silences an entry before its schedule is read --------------------------------------
+
+
+def _report_retired(entry: Entry, sweep: _Sweep) -> None:
+    """Total cap: an entry that made its `max_total` deliveries fires no more (the tick retires it)."""
+    sweep.diags.append(Diagnostic(entry.id, Diag.RETIRED, f"made its {entry.max_total} deliveries (max_total)"))
+
+
+def _report_muted(entry: Entry, sweep: _Sweep) -> None:
+    detail = (
+        "entry is muted" if entry.muted else f"entry is muted until {moment(entry.muted_until, sweep.zone_of(entry))}"
     )
+    sweep.diags.append(Diagnostic(entry.id, Diag.MUTED, detail))
+
+
+def _report_paused(entry: Entry, sweep: _Sweep) -> None:
+    """A server pause silences every entry as if muted; a cron or `at` occurrence that
+    comes due meanwhile is dropped with its `skipped-paused` line."""
+    until = f"until {moment(sweep.paused_until or 0, sweep.zone_of(entry))}" if sweep.paused_until else "until resumed"
+    sweep.diags.append(Diagnostic(entry.id, Diag.PAUSED, f"the server is paused {until}"))
+    if isinstance(entry.schedule, (Cron, At)):
+        target = sweep.targets.get(entry.id, _NO_TARGET)
+        verdict = schedule_verdict(entry, sweep.log, target, sweep.now, sweep.zone, sweep.poll)
+        if verdict.due or verdict.missed:  # an occurrence inside the pause: dropped, with its line
+            sweep.dropped.append(Quiet(entry.id, Reason.SCHEDULE, target.pane))
+
+
+def _report_clock_back(entry: Entry, sweep: _Sweep) -> None:
+    """The clock was set back past the entry's anchor: the tick anchors it at now instead."""
+    sweep.clock_back.append(entry.id)
+    newest = moment(anchor_of(entry, sweep.log), sweep.zone_of(entry))
+    sweep.diags.append(
+        Diagnostic(entry.id, Diag.CLOCK_BACK, f"its newest line ({newest}) is later than now: anchored at now")
+    )
+
+
+# -- wakes -------------------------------------------------------------------------------------------
+
+
+def _wake_due(entry: Entry, target: TargetFact, sweep: _Sweep) -> bool:
+    """The wake predicate: whether the entry's wake event fires now. Its new observation
+    goes into the next cursor; an edge that does not fire says why."""
+    if entry.wake_on is None:
+        return False
+    event = entry.wake_on.event
+    if event not in WakeEvent.__members__.values():
+        sweep.diags.append(Diagnostic(entry.id, Diag.UNKNOWN_WAKE_EVENT, f"unknown wake event {event!r}"))
+        return False
+    newest = sweep.log.newest(entry.id)
+    newest_ts = newest.ts if newest else None
+    previous = sweep.cursor.get(entry.id)
+    if event == WakeEvent.LIMIT_RESET:
+        state = target.state if target.resolved else None
+        edge, observation = limit_edge(previous, state, newest_ts, entry.wake_on.debounce, sweep.now)
+    else:
+        prints = sweep.fingerprints()
+        current = prints.without(target.pane)
+        edge, observation = wake_edge(
+            previous, current, newest_ts, entry.wake_on.debounce, sweep.now, parse=prints.parsed
+        )
+    sweep.next_cursor[entry.id] = observation
+    if edge == WakeVerdict.FIRE:
+        return True
+    if edge != WakeVerdict.UNCHANGED:
+        sweep.diags.append(Diagnostic(entry.id, Diag(edge.value), _wake_detail(edge, entry, newest_ts, sweep.now)))
+    return False
+
+
+def _wake_detail(edge: WakeVerdict, entry: Entry, newest_ts: int | None, now: int) -> str:
+    if edge == WakeVerdict.COLD_START:
+        return "first observation of the server; no edge yet"
+    if edge == WakeVerdict.IGNORED:
+        if entry.wake_on is not None and entry.wake_on.event == WakeEvent.LIMIT_RESET:
+            return "the target changed, but not from a limit to rest"
+        return "panes changed, none became idle or waiting or vanished"
+    held = entry.wake_on.debounce - (now - (newest_ts or now)) if entry.wake_on else 0
+    return f"edge held {held}s more (debounce from the newest own line)"
+
+
+# -- what holds a due fire: the day cap, the budget, active hours ------------------------------------
+
+
+def _reason(verdict: ScheduleVerdict) -> str:
+    """A due fire's reason: `schedule` wins over `wake`."""
+    return Reason.SCHEDULE if verdict.due else Reason.WAKE
+
+
+def _capped(entry: Entry, target: TargetFact, verdict: ScheduleVerdict, wake_due: bool, sweep: _Sweep) -> bool:
+    """Day cap (`max_per_day`): one `skipped-cap` line a local day."""
+    zone = sweep.zone_of(entry)
+    cap = caps.capping(entry, sweep.log, sweep.now, verdict.occurrence, zone)
+    if cap is None:
+        return False
+    sweep.diags.append(Diagnostic(entry.id, Diag.CAPPED, _cap_detail(cap, sweep.now, zone)))
+    if not cap.said and (verdict.due or wake_due):  # once a day; a capped occurrence is never missed
+        sweep.capped.append(Quiet(entry.id, _reason(verdict), target.pane))
+    return True
 
 
 def _cap_detail(cap: caps.DayCap, now: int, zone: tzinfo) -> str:
     """`capped: 3/3 today: fires again from <midnight>` (the occurrence's day when not today)."""
-    day = "today" if cap.start <= now < cap.end else f"on {_stamp(cap.start, zone)[:10]}"
-    return f"capped: {cap.count}/{cap.limit} {day}: fires again from {_stamp(max(cap.end, now), zone)}"
+    day = "today" if cap.start <= now < cap.end else f"on {moment(cap.start, zone)[:10]}"
+    return f"capped: {cap.count}/{cap.limit} {day}: fires again from {moment(max(cap.end, now), zone)}"
 
 
-@dataclass(frozen=True)
-class BudgetStop:
-    """What a budget says of a due fire: `budget-spent` (it does not go; `said` once
-    today's `skipped-budget` line is written, so one line a day), or `budget-unknown`
-    (it goes: an unknown usage is never taken for 0)."""
-
-    diagnostic: Diagnostic
-    said: bool = False
-
-
-def budget_stop(entry: Entry, log: LogView, spent: Spent | None, now: int, zone: tzinfo) -> BudgetStop | None:
-    """The budget's word on a due fire of `entry`, or None when it has nothing to say."""
-    if entry.budget is None:
-        return None
-    if spent is None or spent.tokens is None:
-        why = spent.why if spent is not None and spent.why else "no usage was read for it"
-        detail = f"usage unknown ({why}): the budget cannot be enforced"
-        return BudgetStop(Diagnostic(entry.id, Diag.BUDGET_UNKNOWN, detail))
-    if not over_budget(entry.budget, spent):
-        return None
-    start, end = caps.day_bounds(now, zone)
-    opens = _stamp(end, zone)
-    used = f"{format_tokens(spent.tokens)} of {entry.budget.text} spent"
-    if _budget_said(entry, log, start):
-        detail = f"already skipped today: {used}; fires again from {opens}"
-        return BudgetStop(Diagnostic(entry.id, Diag.BUDGET_SPENT, detail), said=True)
-    return BudgetStop(Diagnostic(entry.id, Diag.BUDGET_SPENT, f"{used}; skipped until {opens}"))
+def _over_budget(entry: Entry, target: TargetFact, verdict: ScheduleVerdict, wake_due: bool, sweep: _Sweep) -> bool:
+    """Budget (`spent`): a spent day holds every fire until midnight, missed occurrences
+    too, with one `skipped-budget` line; an unknown usage only says so, and the fire goes."""
+    if entry.budget is None or not (verdict.due or wake_due):
+        return False
+    stop = budget_stop(entry, sweep.log, sweep.spent.get(entry.id), sweep.now, sweep.zone_of(entry))
+    if stop is None:
+        return False
+    sweep.diags.append(stop.diagnostic)
+    if stop.diagnostic.reason != Diag.BUDGET_SPENT:
+        return False
+    if not stop.said:
+        sweep.over.append(Quiet(entry.id, _reason(verdict), target.pane))
+    return True
 
 
-def _budget_said(entry: Entry, log: LogView, start: int) -> bool:
-    """The entry's `skipped-budget` line of the day that began at `start` is written."""
-    return any(line.ts >= start and status_of(line.outcome) == Status.SKIPPED_BUDGET for line in log.own(entry.id))
+def _outside_hours(entry: Entry, target: TargetFact, verdict: ScheduleVerdict, sweep: _Sweep) -> bool:
+    """Active hours: a fire due outside them is `skipped-quiet`, except a cron catch-up
+    (`waits_for_active_hours`), held until they open with one `held-quiet` line."""
+    hours = entry.active_hours
+    if hours is None or hours.active_at(sweep.now, sweep.zone_of(entry)):
+        return False
+    shown = sweep.zone_of(entry)  # its instants are printed in its own zone
+    opens = moment(hours.next_start(sweep.now, shown), shown)
+    if verdict.due and waits_for_active_hours(entry):
+        sweep.diags.append(Diagnostic(entry.id, Diag.QUIET_HOURS, f"outside {hours.text}: fires at {opens}"))
+        newest = sweep.log.newest(entry.id)
+        said = newest is not None and newest.ts >= verdict.occurrence and newest.outcome == Status.HELD_QUIET
+        if not said:  # one line per occurrence says it waits (--gaps, the log), and anchors nothing
+            sweep.waiting.append(Quiet(entry.id, Reason.SCHEDULE, target.pane))
+        return True
+    sweep.quiet.append(Quiet(entry.id, _reason(verdict), target.pane))
+    sweep.diags.append(Diagnostic(entry.id, Diag.QUIET_HOURS, f"outside {hours.text} (next opens {opens})"))
+    return True
 
 
-def budget_reopens(entry: Entry, log: LogView, now: int, zone: tzinfo) -> int:
-    """When a budget-stopped entry may fire again: the next local midnight once its
-    day's `skipped-budget` line is written (0 otherwise). A day's spend only grows,
-    so the line holds for the rest of its day; `next_due()` and the forecast read
-    it from the log alone, without the agents' records."""
-    if entry.budget is None:
-        return 0
-    start, end = caps.day_bounds(now, zone)
-    return end if _budget_said(entry, log, start) else 0
+# -- the fire ----------------------------------------------------------------------------------------
+
+
+def _fire(entry: Entry, target: TargetFact, verdict: ScheduleVerdict, sweep: _Sweep) -> None:
+    """One fire per entry per tick; absent, with a diagnostic, when the target is unresolved."""
+    if not target.resolved:
+        sweep.diags.append(Diagnostic(entry.id, Diag.TARGET_UNRESOLVED, target.why))
+    if verdict.due:
+        fire = _schedule_fire(entry, target, verdict, sweep.now)
+    else:
+        fire = _wake_fire(entry, target, sweep.cursor.get(entry.id), sweep.prints, sweep.panes, sweep.now)
+    (sweep.fires if target.resolved else sweep.absent).append(fire)
 
 
 def _schedule_fire(entry: Entry, target: TargetFact, verdict: ScheduleVerdict, now: int) -> Fire:
@@ -546,17 +510,6 @@ def _wake_fire(
         wake_state=state,
         wake_window=window,
     )
-
-
-def _wake_detail(edge: WakeVerdict, entry: Entry, newest_ts: int | None, now: int) -> str:
-    if edge == WakeVerdict.COLD_START:
-        return "first observation of the server; no edge yet"
-    if edge == WakeVerdict.IGNORED:
-        if entry.wake_on is not None and entry.wake_on.event == WakeEvent.LIMIT_RESET:
-            return "the target changed, but not from a limit to rest"
-        return "panes changed, none became idle or waiting or vanished"
-    held = entry.wake_on.debounce - (now - (newest_ts or now)) if entry.wake_on else 0
-    return f"edge held {held}s more (debounce from the newest own line)"
 
 
 def next_due(

@@ -22,6 +22,7 @@ from rk.core.cost.unchanged import MODES, PANE, SCOPE
 from rk.core.cost.usage import Budget, BudgetError
 from rk.core.durations import DurationError, format_duration, parse_duration
 from rk.core.environ import ClockError, is_pane_id, parse_instant
+from rk.core.errors import RkError
 from rk.core.pane.identity import UNKNOWN_SERVER, ServerIdentity
 from rk.core.schedule.cronexpr import CronError, CronExpr, zone_for
 from rk.core.schedule.grace import late_window, late_window_words
@@ -87,7 +88,7 @@ WAKE_DEBOUNCE = 60  #: `--wake-on` without `--wake-debounce`
 _ENTRY_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
-class EntryError(ValueError):
+class EntryError(RkError, ValueError):
     """An entry that does not pass validation; the message is the user-facing gist."""
 
 

@@ -14,11 +14,13 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 
+from rk.core.errors import ExitStatus, RkError
+
 _RANGE = re.compile(r"([0-9]{2}):([0-9]{2})-([0-9]{2}):([0-9]{2})")
 _DAY = 24 * 60
 
 
-class HoursError(ValueError):
+class HoursError(RkError, ValueError, status=ExitStatus.USAGE):
     """An `active_hours` value that does not read; the message is the user-facing gist."""
 
 

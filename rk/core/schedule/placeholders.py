@@ -22,6 +22,7 @@ import re
 from collections.abc import Mapping
 from datetime import datetime, tzinfo
 
+from rk.core.errors import ExitStatus, RkError
 from rk.core.log.delivery import MISSED_CAP, LogView, Reason
 from rk.core.schedule.cronexpr import CronError, CronExpr
 from rk.core.schedule.due import Fire, entry_zone
@@ -49,7 +50,7 @@ _TOKEN = re.compile(r"\{\{|\}\}|\{([^{}\s]*)\}|[{}]")
 _HELP = "known: " + ", ".join("{" + n + "}" for n in NAMES) + "; write {{ and }} for literal braces"
 
 
-class PlaceholderError(ValueError):
+class PlaceholderError(RkError, ValueError, status=ExitStatus.USAGE):
     """A payload whose braces do not read as placeholders; the message is one line."""
 
 
