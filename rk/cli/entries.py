@@ -6,7 +6,7 @@ what the two share besides is in `rk.cli.receipt`."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import tzinfo
+from datetime import UTC, tzinfo
 from typing import Annotated
 
 import typer
@@ -78,22 +78,9 @@ def _via(env: Environment) -> str:
 def _schedule(env: Environment, flags: EntryFlags, *, required: bool, adding: bool) -> Schedule | None:
     """The schedule the flags name, checked against the poll; its remarks said once it is accepted."""
     notes: list[str] = []
-    once = {"at": flags.at, "in_": flags.in_, "now": env.now(), "zone": env.zone()} if adding else {}
-    schedule = schedule_from_flags(
-        flags.every,
-        flags.idle_every,
-        flags.backoff,
-        flags.lo,
-        flags.hi,
-        flags.cron,
-        flags.catch_up,
-        flags.tz,
-        required=required,
-        note=notes.append,
-        poll=env.settings().tick_interval,
-        catch_up_within=flags.catch_up_within,
-        **once,
-    )
+    poll = env.settings().tick_interval
+    now, zone = (env.now(), env.zone()) if adding else (0, UTC)
+    schedule = schedule_from_flags(flags, required=required, note=notes.append, poll=poll, now=now, zone=zone)
     check_poll(env, schedule, flags.force, flags.idle_every is not None)
     for remark in notes:
         env.notice(remark)

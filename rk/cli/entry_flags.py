@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from rk.cli.options import ForceOpt, IdArg, JsonOpt, ServerOpt
-from rk.core.schedule.fields import BY_KEY, Field, Shape, Surface, on
+from rk.core.schedule.fields import BY_KEY, POSITIONAL, Field, Shape, Surface, on
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ def param(name: str, annotation: object, default: object = inspect.Parameter.emp
 
 def prompt_argument() -> inspect.Parameter:
     """add's positional prompt."""
-    return param("prompt", Annotated[str, typer.Argument(help=BY_KEY["prompt"].help)])
+    return param("prompt", Annotated[str, typer.Argument(help=BY_KEY[POSITIONAL[Surface.ADD]].help)])
 
 
 def id_argument() -> inspect.Parameter:

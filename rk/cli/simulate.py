@@ -122,19 +122,7 @@ def _replay(env: Environment, flags: EntryFlags) -> _Replay:
 
 def _replayed(env: Environment, flags: EntryFlags) -> tuple[Entry, _Replay]:
     """The entry to replay (the file's, or one made of the flags) with the flags' changes, on pane %1."""
-    schedule = schedule_from_flags(
-        flags.every,
-        flags.idle_every,
-        flags.backoff,
-        flags.lo,
-        flags.hi,
-        flags.cron,
-        flags.catch_up,
-        flags.tz,
-        required=flags.entry_id is None,
-        note=env.notice,
-        catch_up_within=flags.catch_up_within,
-    )
+    schedule = schedule_from_flags(flags, required=flags.entry_id is None, note=env.notice)
     hours = active_hours_from_flag(flags.active_hours, allow_off=True)
     per_day = cap_from_flag("--max-per-day", flags.max_per_day, allow_off=True)
     total = cap_from_flag("--max-total", flags.max_total, allow_off=True)

@@ -11,14 +11,13 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from rk.core import bounds
-from rk.core.cost.unchanged import MODES, PANE, SCOPE
+from rk.core.cost.unchanged import PANE, SCOPE
 from rk.core.cost.usage import Budget, BudgetError
 from rk.core.durations import DurationError, format_duration, parse_duration
 from rk.core.environ import ClockError, is_pane_id, parse_instant
 from rk.core.pane.identity import ServerIdentity
 from rk.core.schedule.cronexpr import CronError, CronExpr, zone_for
 from rk.core.schedule.entry import (
-    CATCH_UP_ONCE,
     WAKE_SCOPE,
     At,
     Backoff,
@@ -37,10 +36,16 @@ from rk.core.schedule.entry import (
     WakeOn,
     WakeOnly,
 )
+from rk.core.schedule.fields import BY_KEY
 from rk.core.schedule.grace import late_window, late_window_words
 from rk.core.schedule.hours import ActiveHours, HoursError
 
 _ENTRY_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+def _either(key: str) -> str:
+    """`pane or scope`: the words a choice field takes, as a refusal names them."""
+    return " or ".join(BY_KEY[key].choices)
 
 
 def _duration(value: object, what: str) -> int:
@@ -136,7 +141,7 @@ def decode_schedule(raw: object) -> Schedule:
     if catch_up:
         if not isinstance(sched, Cron | At):
             raise EntryError("catch_up only applies to cron and at schedules")
-        if catch_up != CATCH_UP_ONCE:
+        if catch_up not in BY_KEY["catch_up"].choices:
             raise EntryError(f"catch_up must be 'once', not {catch_up!r}")
         sched = replace(sched, catch_up=catch_up)
     if m.get("catch_up_within") is not None:
@@ -234,10 +239,10 @@ def decode_entry(raw: object) -> Entry:
     else:
         schedule = decode_schedule(raw.get("schedule"))
     deliver = _text(raw.get("deliver"), "deliver")
-    if deliver and deliver not in Deliver.__members__.values():
+    if deliver and deliver not in BY_KEY["deliver"].choices:
         raise EntryError(f"unknown deliver value {deliver!r}")
     if_absent = _text(raw.get("if_absent"), "if_absent")
-    if if_absent not in IfAbsent.__members__.values():
+    if if_absent not in BY_KEY["if_absent"].choices:
         if_absent = ""  # the original never checked it: an unknown value skips (the file keeps its text)
     target = decode_target(raw.get("target"))
     respawn = decode_respawn(raw.get("respawn"))
@@ -303,8 +308,8 @@ def decode_turn_timeout(raw: Mapping[str, object]) -> tuple[int, OnTimeout | Non
     policy = _text(raw.get("on_timeout"), "on_timeout")
     if not policy:
         return timeout, None
-    if policy not in OnTimeout.__members__.values():
-        raise EntryError(f"on_timeout must be notify or interrupt, not {policy!r}")
+    if policy not in BY_KEY["on_timeout"].choices:
+        raise EntryError(f"on_timeout must be {_either('on_timeout')}, not {policy!r}")
     if not timeout:
         raise EntryError("on_timeout needs turn_timeout")
     return timeout, OnTimeout(policy)
@@ -346,8 +351,8 @@ def decode_only_if_changed(raw: object, wakes: bool) -> str:
     if raw is None or raw is False:
         return ""
     value = PANE if raw is True else _text(raw, "only_if_changed").strip()
-    if value not in MODES:
-        raise EntryError(f"only_if_changed must be pane or scope, not {value!r}")
+    if value not in BY_KEY["only_if_changed"].choices:
+        raise EntryError(f"only_if_changed must be {_either('only_if_changed')}, not {value!r}")
     if value == SCOPE and not wakes:
         raise EntryError("only_if_changed scope needs wake_on (the panes it watches)")
     return value

@@ -444,6 +444,10 @@ SURFACES: dict[Surface, tuple[str, ...]] = {
 }
 
 
+#: The field a surface takes as its positional argument (add's prompt).
+POSITIONAL: dict[Surface, str] = {Surface.ADD: "prompt"}
+
+
 def on(surface: Surface) -> tuple[Field, ...]:
     """The fields `surface` offers, in its order."""
     return tuple(BY_KEY[key] for key in SURFACES[surface])
@@ -481,9 +485,15 @@ def reference() -> str:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for f in FIELDS:
-        surfaces = ", ".join(s.value for s in Surface if f.key in SURFACES[s])
+        surfaces = ", ".join(s.value for s in Surface if f.key in SURFACES[s] or POSITIONAL.get(s) == f.key)
         off = ", ".join(f"`{w}`" for w in f.off)
         schedules = ", ".join(k.value for k in f.schedules) or "any"
         cells = (f"`{f.key}`", f"`{f.flag}`", f"`{f.yaml}`", _values(f), f.default, off, schedules, surfaces, f.help)
         lines.append("| " + " | ".join(_cell(c) if i > 3 else c for i, c in enumerate(cells)) + " |")
     return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # python -m rk.core.schedule.fields > docs/fields.md
+    import sys
+
+    sys.stdout.write(reference())
