@@ -27,8 +27,8 @@ from rk.core.durations import DurationError, parse_duration
 from rk.core.log.delivery import LogLine, LogView
 from rk.core.pane.facts import PaneFact, PaneKind, TargetFact, resolve_all
 from rk.core.schedule.cronexpr import zone_for
+from rk.core.schedule.decoding import decode_entry
 from rk.core.schedule.due import due
-from rk.core.schedule.entry import decode_entry
 from rk.core.schedule.placeholders import typed
 from rk.core.schedule.simulate import AgentModel, StateChange, simulate
 from rk.core.schedule.wake import Observation

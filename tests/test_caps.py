@@ -28,7 +28,8 @@ from test_forecast import START, TICK, cases, mismatch, real
 from rk.core.cost import caps
 from rk.core.log.delivery import LogLine, LogView, Reason, Status, lines_to_keep
 from rk.core.pane.facts import TargetFact
-from rk.core.schedule.entry import CreatedBy, Cron, Entry, EntryError, Every, Target, TargetKind, decode_entry
+from rk.core.schedule.decoding import decode_entry
+from rk.core.schedule.entry import CreatedBy, Cron, Entry, EntryError, Every, Target, TargetKind
 from rk.core.schedule.forecast import forecast
 from rk.core.schedule.health import is_trouble
 from rk.core.schedule.simulate import StateChange, simulate

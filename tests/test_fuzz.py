@@ -34,7 +34,8 @@ from ruamel.yaml import YAML
 from rk.core.bounds import MAX_EPOCH
 from rk.core.log.delivery import LogLine, parse_line
 from rk.core.log.diagnostics import Diag
-from rk.core.schedule.entry import CreatedBy, Cron, Entry, Target, decode_entry
+from rk.core.schedule.decoding import decode_entry
+from rk.core.schedule.entry import CreatedBy, Cron, Entry, Target
 from rk.core.schedule.wake import Observation
 from rk.store.config import ServerFiles
 from rk.store.cursor import parse_cursor, render_cursor

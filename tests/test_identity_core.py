@@ -7,7 +7,8 @@ import pytest
 
 from rk.core.pane.facts import PaneFact, resolve_target
 from rk.core.pane.identity import REPLACED, ServerIdentity, journal_moved
-from rk.core.schedule.entry import EntryError, Target, TargetKind, decode_entry
+from rk.core.schedule.decoding import decode_entry
+from rk.core.schedule.entry import EntryError, Target, TargetKind
 from rk.store.config import ServerFiles
 from rk.store.entries import EntryDocument, load_entries, parse_entries_text
 

@@ -30,6 +30,7 @@ from conftest import run_rk, wait_for
 from rk.core.log.delivery import MISSED_CAP, LogLine, LogView, Reason, lines_to_keep
 from rk.core.pane.facts import PaneFact, resolve_all
 from rk.core.schedule.cronexpr import zone_for
+from rk.core.schedule.decoding import decode_entry
 from rk.core.schedule.due import Fire, due
 from rk.core.schedule.entry import (
     Backoff,
@@ -41,7 +42,6 @@ from rk.core.schedule.entry import (
     TargetKind,
     WakeOn,
     WakeOnly,
-    decode_entry,
 )
 from rk.core.schedule.placeholders import (
     NAMES,

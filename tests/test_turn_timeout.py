@@ -18,8 +18,9 @@ from rk.core.cost.turn_timeout import (
 )
 from rk.core.log.delivery import LogLine, LogView, Status, lines_to_keep
 from rk.core.pane.facts import PaneFact, TargetFact
+from rk.core.schedule.decoding import decode_entry
 from rk.core.schedule.due import next_due
-from rk.core.schedule.entry import CreatedBy, Entry, EntryError, Every, OnTimeout, Target, decode_entry
+from rk.core.schedule.entry import CreatedBy, Entry, EntryError, Every, OnTimeout, Target
 from rk.core.schedule.gaps import gaps
 from rk.store.entries import parse_entries_text
 

@@ -9,9 +9,10 @@ import pytest
 
 from rk.core.cost.unchanged import Mark, Print, Verdict, compared, mark_of, normalised, screen_hash, verdict, wants_mark
 from rk.core.log.delivery import LogLine, LogView, Reason, Status, lines_to_keep
+from rk.core.schedule.decoding import decode_entry
 from rk.core.schedule.dispose import Act, Seen, dispose
 from rk.core.schedule.due import Fire
-from rk.core.schedule.entry import Entry, EntryError, Every, Target, TargetKind, WakeOn, decode_entry
+from rk.core.schedule.entry import Entry, EntryError, Every, Target, TargetKind, WakeOn
 from rk.core.schedule.simulate import AgentModel, simulate
 
 SCREENS = Path(__file__).resolve().parent / "fixtures" / "screens"

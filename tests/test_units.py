@@ -21,6 +21,7 @@ from rk.core.pane.facts import (
     refusal,
     resolve_target,
 )
+from rk.core.schedule.decoding import check_respawn_intent, decode_entry
 from rk.core.schedule.dispose import Act, Disposition, Seen, absent_disposition, deliver_policy, over_rate_cap
 from rk.core.schedule.entry import (
     CreatedBy,
@@ -29,8 +30,6 @@ from rk.core.schedule.entry import (
     EntryError,
     Every,
     Target,
-    check_respawn_intent,
-    decode_entry,
 )
 from rk.core.schedule.orphan import expires_at, should_expire
 from rk.core.schedule.wake import Observation

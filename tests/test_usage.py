@@ -29,8 +29,9 @@ from rk.core.cost.usage import Budget, BudgetError, Delivery, Price, Spent, Toke
 from rk.core.log.delivery import LogLine, LogView, Status
 from rk.core.log.diagnostics import Diag
 from rk.core.pane.facts import TargetFact
+from rk.core.schedule.decoding import decode_entry
 from rk.core.schedule.due import due, next_due
-from rk.core.schedule.entry import CreatedBy, Entry, EntryError, Every, Target, TargetKind, decode_entry
+from rk.core.schedule.entry import CreatedBy, Entry, EntryError, Every, Target, TargetKind
 from rk.core.schedule.forecast import forecast
 from rk.core.schedule.health import is_trouble
 from rk.core.settings import Settings

@@ -10,10 +10,10 @@ import re
 from collections.abc import Callable
 from datetime import UTC, tzinfo
 from enum import StrEnum
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from rk.cli.environment import usage
-from rk.core.cost.unchanged import MODES, SCOPE
+from rk.core.cost.unchanged import SCOPE
 from rk.core.cost.usage import Budget, BudgetError
 from rk.core.durations import DurationError, parse_duration
 from rk.core.environ import is_pane_id
@@ -35,15 +35,19 @@ from rk.core.schedule.entry import (
     WakeEvent,
     WakeOn,
 )
+from rk.core.schedule.fields import BY_KEY
 from rk.core.schedule.grace import CRON_GRACE
 from rk.core.schedule.hours import ActiveHours, HoursError
 from rk.core.schedule.ladder import POLL
+
+if TYPE_CHECKING:
+    from rk.cli.entry_flags import EntryFlags
 
 E = TypeVar("E", bound=StrEnum)
 
 #: `wake_from_flags` for `--wake-on none|off` (edit: remove the wake_on).
 WAKE_OFF = "off"
-_WAKE_OFF_WORDS = ("none", WAKE_OFF)
+_WAKE_OFF_WORDS = BY_KEY["wake_on"].off
 
 _SCHEDULE_FLAGS = "--every, --idle-every, --backoff, or --cron"
 
@@ -59,27 +63,20 @@ def duration(flag: str, value: str, allow_zero: bool = False) -> int:
 
 
 def schedule_from_flags(
-    every: str | None,
-    idle_every: str | None,
-    backoff: bool,
-    lo: str | None,
-    hi: str | None,
-    cron: str | None,
-    catch_up: str | None,
-    tz: str | None,
+    flags: EntryFlags,
     *,
     required: bool,
     note: Callable[[str], None],
     poll: int = POLL,
-    catch_up_within: str | None = None,
-    at: str | None = None,
-    in_: str | None = None,
     now: int = 0,
     zone: tzinfo = UTC,
 ) -> Schedule | None:
     """The schedule the flags name (None: none given and none `required`); `note` gets
     the remarks for humans (a backoff step shorter than the ticker's `poll`). `--at`
     and `--in` read against `now`, an `--at 14:00` on `zone`'s wall clock."""
+    every, idle_every, backoff, lo, hi = flags.every, flags.idle_every, flags.backoff, flags.lo, flags.hi
+    cron, catch_up, tz, catch_up_within = flags.cron, flags.catch_up, flags.tz, flags.catch_up_within
+    at, in_ = flags.at, flags.in_
     named = (
         ("--every", every),
         ("--idle-every", idle_every),
@@ -158,7 +155,7 @@ def active_hours_from_flag(value: str | None, allow_off: bool) -> ActiveHours | 
         return None
     if any(not c.isprintable() and c != " " for c in value):  # spaces are read, a newline or NUL is odd
         raise usage(f"--active-hours {value!r}: no control characters allowed")
-    if allow_off and value.strip().lower() in ("none", "off"):
+    if allow_off and value.strip().lower() in BY_KEY["active_hours"].off:
         return HOURS_OFF
     try:
         return ActiveHours.parse(value)
@@ -174,7 +171,7 @@ def budget_from_flag(value: str | None, allow_off: bool) -> Budget | str | None:
     """The `--budget` value: the budget, BUDGET_OFF (edit), or None when not given."""
     if value is None:
         return None
-    if allow_off and value.strip().lower() in ("none", "off"):
+    if allow_off and value.strip().lower() in BY_KEY["budget"].off:
         return BUDGET_OFF
     try:
         return Budget.parse(value)
@@ -312,7 +309,7 @@ def wake_from_flags(
 ONLY_IF_CHANGED = "--only-if-changed"
 #: The words `--only-if-changed` takes; anything else after it is the next argument
 #: (a bare `--only-if-changed` means `pane`).
-_CHANGED_WORDS = ("pane", "scope", "off", "none")
+_CHANGED_WORDS = BY_KEY["only_if_changed"].choices + BY_KEY["only_if_changed"].off
 
 
 #: Commands whose positional argument may follow the flag (`add --only-if-changed "status?"`).
@@ -345,9 +342,9 @@ def only_if_changed_from_flag(value: str | None, allow_off: bool) -> str | None:
     if value is None:
         return None
     word = value.strip().lower()
-    if allow_off and word in ("off", "none"):
+    if allow_off and word in BY_KEY["only_if_changed"].off:
         return CHANGED_OFF
-    if word not in MODES:
+    if word not in BY_KEY["only_if_changed"].choices:
         raise usage(f"{ONLY_IF_CHANGED} must be pane or scope{' (or off)' if allow_off else ''}, not {value!r}")
     return word
 
@@ -381,7 +378,7 @@ def turn_timeout_from_flags(
     policy = choice("--on-timeout", on_timeout, OnTimeout)
     if timeout is None:
         return None, policy
-    if allow_off and timeout.strip().lower() in ("0", "off", "none"):
+    if allow_off and timeout.strip().lower() in BY_KEY["turn_timeout"].off:
         if policy is not None:
             raise usage("--on-timeout needs a turn timeout, not --turn-timeout off")
         return TIMEOUT_OFF, None

@@ -36,7 +36,7 @@ def cmd_send(
 
     Example: rk send --role operator "worker-2 is done; review its branch"
     """
-    from rk.cli.entries import _default_target
+    from rk.cli.receipt import default_target as _default_target
     from rk.cli.running import _runtime
     from rk.engine.manual import SEND_ID, fire_now
     from rk.host.lock import LockHeld, locked

@@ -32,7 +32,8 @@ from rk.core.bounds import MAX_ENTRIES_FILE_BYTES, MAX_ENTRIES_HARD
 from rk.core.errors import ErrorCode, RkError
 from rk.core.log.diagnostics import Diag, Diagnostic, first_line
 from rk.core.pane.identity import ServerIdentity
-from rk.core.schedule.entry import Entry, EntryError, TargetKind, decode_entry
+from rk.core.schedule.decoding import decode_entry
+from rk.core.schedule.entry import Entry, EntryError, TargetKind
 from rk.host.files import TooLarge, atomic_write, read_nofollow
 from rk.host.lock import LockHeld, holds, locked
 from rk.host.yamlguard import safe_load, too_deep

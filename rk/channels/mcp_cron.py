@@ -1,0 +1,202 @@
+"""The `cron_*` tools of `rk mcp`: schedules made, changed and read.
+
+cron_add's and cron_edit's inputs are made from the field table
+(`rk.core.schedule.fields`): each is an entry field with the flag it becomes,
+so the schema offers what the command line accepts.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from rk.channels.mcp_runner import Runner, check_intervals, flag_argv
+from rk.core.channels import mcpguard
+from rk.core.channels.mcpguard import Refusal
+from rk.core.schedule import fields
+from rk.core.schedule.fields import Shape, Surface
+
+#: Registers a tool function with the server (`rk.channels.mcp.build`).
+Register = Callable[[Callable[..., str]], Callable[..., str]]
+
+Id = Annotated[str, Field(description="The entry id (as cron_list shows it).")]
+
+#: Inputs that are Python keywords: the parameter is named with `_` (`rk.channels.mcp_runner.aliased`).
+_PARAMETERS = {"in": "in_"}
+
+
+def field_input(field: fields.Field, surface: Surface, *, required: bool = False) -> inspect.Parameter:
+    """The tool input of `field` on `surface`: its type, bounds and description."""
+    name = _PARAMETERS.get(field.key, field.key)
+    info: dict[str, Any] = {"alias": field.key} if name != field.key else {}
+    info["description"] = field.help_on(surface)
+    annotation: object
+    default: object = None
+    if field.shape == Shape.FLAG:
+        annotation, default = Annotated[bool, Field(**info)], False
+    elif field.shape == Shape.COUNT:
+        low, high = field.bounds_on(surface)
+        annotation = Annotated[int | None, Field(ge=low, le=high, **info)]
+    elif required:
+        annotation, default = Annotated[str, Field(**info)], inspect.Parameter.empty
+    else:
+        annotation = Annotated[str | None, Field(**info)]
+    return inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=annotation, default=default)
+
+
+def field_inputs(surface: Surface, *, required: tuple[str, ...] = ()) -> list[inspect.Parameter]:
+    """The inputs of every field `surface` offers, in its order."""
+    return [field_input(f, surface, required=f.key in required) for f in fields.on(surface)]
+
+
+def field_flags(surface: Surface, given: dict[str, Any], *, skip: str = "") -> list[str]:
+    """The command line's flags for the fields given (`skip`: the one passed as the positional)."""
+    pairs = [(f.flag, given.get(_PARAMETERS.get(f.key, f.key))) for f in fields.on(surface) if f.key != skip]
+    return flag_argv(pairs)
+
+
+def typed(fn: Callable[..., str], inputs: list[inspect.Parameter]) -> Callable[..., str]:
+    """`fn` (which takes `**given`) with `inputs` as its signature, so the schema is made from them."""
+    fn.__signature__ = inspect.Signature(inputs, return_annotation=str)  # type: ignore[attr-defined]
+    return fn
+
+
+def schedule_tools(tool: Register, runner: Runner) -> None:
+    """cron_add, cron_edit, cron_rm, cron_mute, cron_pin, cron_list, cron_show, cron_next, cron_log,
+    cron_pause and cron_resume."""
+    entry_tools(tool, runner)
+    reading_tools(tool, runner)
+    server_tools(tool, runner)
+
+
+def entry_tools(tool: Register, runner: Runner) -> None:
+    """The tools that add and change entries."""
+
+    def cron_add(**given: Any) -> str:
+        """Schedule a prompt (rk cron add): into this pane unless role, session or pane says otherwise.
+        Give one of every, idle_every, backoff, cron, at, in (or wake_on)."""
+        prompt: str = given["prompt"]
+        argv = ["cron", "add"] + field_flags(Surface.CRON_ADD, given, skip="prompt")
+
+        def check() -> None:
+            limits = runner.limits()
+            mcpguard.check_payload("prompt", prompt, limits)
+            check_intervals(limits, every=given.get("every"), idle_every=given.get("idle_every"), min=given.get("min"))
+            caller = runner.caller()
+            mcpguard.check_room(caller, runner.pending(caller), limits)
+
+        return runner.mutate("cron_add", argv, [prompt], check)
+
+    tool(typed(cron_add, field_inputs(Surface.CRON_ADD, required=("prompt",))))
+
+    def cron_edit(**given: Any) -> str:
+        """Change fields of an entry you created (rk cron edit), keeping its id and history."""
+        id: str = given["id"]
+        prompt: str | None = given.get("prompt")
+        argv = ["cron", "edit"] + field_flags(Surface.CRON_EDIT, given)
+
+        def check() -> None:
+            limits = runner.limits()
+            if prompt is not None:
+                mcpguard.check_payload("prompt", prompt, limits)
+            check_intervals(limits, every=given.get("every"), idle_every=given.get("idle_every"), min=given.get("min"))
+            runner.check_owner(id)
+
+        return runner.mutate("cron_edit", argv, [id], check)
+
+    id_input = inspect.Parameter("id", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Id)
+    tool(typed(cron_edit, [id_input, *field_inputs(Surface.CRON_EDIT)]))
+
+    def cron_rm(id: Id) -> str:
+        """Remove an entry you created (rk cron rm); its log lines stay."""
+        return runner.mutate("cron_rm", ["cron", "rm"], [id], lambda: runner.check_owner(id))
+
+    tool(cron_rm)
+
+    def cron_mute(
+        id: Id,
+        for_: Annotated[str | None, Field(alias="for", description="Mute for this long (a lease), e.g. 30m.")] = None,
+        off: Annotated[bool, Field(description="Unmute.")] = False,
+    ) -> str:
+        """Mute an entry you created (rk cron mute): for good, for a while, or off."""
+        argv = ["cron", "mute"] + flag_argv([("--for", for_), ("--off", off)])
+        return runner.mutate("cron_mute", argv, [id], lambda: runner.check_owner(id))
+
+    tool(cron_mute)
+
+    def cron_pin(id: Id, off: Annotated[bool, Field(description="Unpin.")] = False) -> str:
+        """Pin an entry you created so it never expires as an orphan (rk cron pin), or off."""
+        argv = ["cron", "pin"] + flag_argv([("--off", off)])
+        return runner.mutate("cron_pin", argv, [id], lambda: runner.check_owner(id))
+
+    tool(cron_pin)
+
+
+def reading_tools(tool: Register, runner: Runner) -> None:
+    """The tools that read entries and the log."""
+
+    def cron_list() -> str:
+        """Every entry of this tmux server by its next fire (rk cron list), with created_by."""
+        return runner.run(["cron", "list"])
+
+    tool(cron_list)
+
+    def cron_show(id: Id) -> str:
+        """One entry in full (rk cron show)."""
+        return runner.run(["cron", "show"], [id])
+
+    tool(cron_show)
+
+    def cron_next(id: Id, n: Annotated[int, Field(ge=1, le=100, description="How many fire times.")] = 5) -> str:
+        """The next deliveries of an entry, as the ticker would make them (rk cron next)."""
+        return runner.run(["cron", "next", "-n", str(n)], [id])
+
+    tool(cron_next)
+
+    def cron_log(
+        id: Annotated[str | None, Field(description="Only this entry's lines.")] = None,
+        n: Annotated[int, Field(ge=1, le=500, description="How many of the newest lines.")] = 20,
+        since: Annotated[str | None, Field(description="Only lines since then: 2h, 7d, or a time.")] = None,
+        outcome: Annotated[str | None, Field(description="Only outcomes starting so: delivered, skipped…")] = None,
+        gaps: Annotated[bool, Field(description="A cron entry's occurrences with no delivery, and why.")] = False,
+    ) -> str:
+        """The delivery log, oldest first (rk cron log), or a cron entry's gaps."""
+        argv = ["cron", "log"] + flag_argv([("--since", since), ("--outcome", outcome), ("--gaps", gaps)])
+        if not gaps:
+            argv += ["-n", str(n)]
+        return runner.run(argv, [id] if id else None)
+
+    tool(cron_log)
+
+
+def server_tools(tool: Register, runner: Runner) -> None:
+    """Pausing and resuming the whole server (an operator window only)."""
+
+    def cron_pause(
+        for_: Annotated[str | None, Field(alias="for", description="Lapse after this long, e.g. 2h.")] = None,
+    ) -> str:
+        """Pause this tmux server's entries (rk cron pause). Only an operator window may."""
+
+        def check() -> None:
+            caller = runner.caller()
+            if not (caller.operator or runner.limits().any_owner):
+                raise Refusal(f"refused: only a window with the role {mcpguard.OPERATOR_ROLE} may pause the server")
+
+        return runner.mutate("cron_pause", ["cron", "pause"] + flag_argv([("--for", for_)]), None, check)
+
+    tool(cron_pause)
+
+    def cron_resume() -> str:
+        """Resume this tmux server's entries (rk cron resume). Only an operator window may."""
+
+        def check() -> None:
+            caller = runner.caller()
+            if not (caller.operator or runner.limits().any_owner):
+                raise Refusal(f"refused: only a window with the role {mcpguard.OPERATOR_ROLE} may resume the server")
+
+        return runner.mutate("cron_resume", ["cron", "resume"], None, check)
+
+    tool(cron_resume)

@@ -1,0 +1,499 @@
+"""An entry's fields, declared once: name, flag, type, values, bounds, help, default.
+
+The command line (`rk cron add | edit | simulate`), the MCP tools (`cron_add`,
+`cron_edit`) and `docs/fields.md` are made from this table, so a value one of
+them offers is a value the others accept. Only the words live here; the rules
+that read a value (`rk.cli.flags`, `rk.core.schedule.decoding`) name them from it.
+Pure data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from rk.core.bounds import MAX_CAP
+from rk.core.cost.unchanged import MODES
+from rk.core.schedule.entry import (
+    CATCH_UP_ONCE,
+    WAKE_SCOPE,
+    Deliver,
+    IfAbsent,
+    OnTimeout,
+    ScheduleKind,
+    WakeEvent,
+)
+
+
+class Shape(StrEnum):
+    """How a field's value is written on the command line and in MCP input."""
+
+    TEXT = "text"  #: free text
+    DURATION = "duration"  #: 30s, 5m, 2h, 1d
+    CHOICE = "choice"  #: one of `choices`
+    COUNT = "count"  #: a whole number within the bounds
+    FLAG = "flag"  #: present or not
+    LIST = "list"  #: repeated
+
+
+class Surface(StrEnum):
+    """Where a field is offered: a command, or an MCP tool."""
+
+    ADD = "add"
+    EDIT = "edit"
+    SIMULATE = "simulate"
+    CRON_ADD = "cron_add"
+    CRON_EDIT = "cron_edit"
+
+
+#: The surfaces that change an existing entry: there an `off` word removes a field.
+EDITING = (Surface.EDIT, Surface.SIMULATE, Surface.CRON_EDIT)
+
+
+@dataclass(frozen=True)
+class Field:
+    """One field of an entry as every surface offers it.
+
+    `help` is the command line's text; `mcp` the MCP input's ("" where no tool
+    offers it); `*_edit` override them where editing says it otherwise."""
+
+    key: str  #: the MCP input's and the docs' name
+    flag: str  #: the command line's option
+    shape: Shape
+    help: str
+    yaml: str  #: where the entries file keeps it
+    mcp: str = ""
+    choices: tuple[str, ...] = ()  #: every value rk accepts (CHOICE)
+    off: tuple[str, ...] = ()  #: the words that remove it when editing
+    low: int | None = None  #: COUNT's bounds, inclusive
+    high: int | None = None
+    default: str = ""  #: what an entry has without it
+    schedules: tuple[ScheduleKind, ...] = ()  #: the schedule kinds it applies to (empty: any)
+    param: str = ""  #: the command line function's parameter (when not `key`)
+    complete: tuple[str, ...] = ()  #: shell completion words
+    edit_flag: str = ""
+    edit_help: str = ""
+    mcp_edit: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The command function's parameter name."""
+        return self.param or self.key
+
+    def help_on(self, surface: Surface) -> str:
+        if surface in (Surface.CRON_ADD, Surface.CRON_EDIT):
+            return self.mcp_edit if surface == Surface.CRON_EDIT and self.mcp_edit is not None else self.mcp
+        return self.edit_help if surface == Surface.EDIT and self.edit_help else self.help
+
+    def flag_on(self, surface: Surface) -> str:
+        return self.edit_flag if surface == Surface.EDIT and self.edit_flag else self.flag
+
+    def bounds_on(self, surface: Surface) -> tuple[int | None, int | None]:
+        """COUNT's bounds there: editing also takes the `off` number (0 removes a cap)."""
+        low = self.low
+        if surface in EDITING and low is not None and str(low - 1) in self.off:
+            low -= 1
+        return low, self.high
+
+
+_RECURRING = (ScheduleKind.EVERY, ScheduleKind.BACKOFF, ScheduleKind.CRON, ScheduleKind.NONE)
+_ONCE_OR_CRON = (ScheduleKind.CRON, ScheduleKind.AT)
+_CAPS = "(rk.core.cost.caps)"
+
+FIELDS: tuple[Field, ...] = (
+    Field(
+        "prompt",
+        "--prompt",
+        Shape.TEXT,
+        "The text typed into the agent and submitted (never executed).",
+        "payload",
+        mcp="The text typed into the agent and submitted (never executed).",
+        edit_help="The new text to type (placeholders allowed).",
+        mcp_edit="The new text to type.",
+    ),
+    Field(
+        "every",
+        "--every",
+        Shape.DURATION,
+        "Fixed interval, e.g. 5m.",
+        "schedule.interval (kind: every)",
+        mcp="Fixed interval, e.g. 5m (at least 1m).",
+        schedules=(ScheduleKind.EVERY,),
+    ),
+    Field(
+        "idle_every",
+        "--idle-every",
+        Shape.DURATION,
+        "After this much quiet, then every this long while quiet (flat backoff).",
+        "schedule.min = schedule.max (kind: backoff)",
+        mcp="After this much quiet, then every this long while quiet.",
+        schedules=(ScheduleKind.BACKOFF,),
+    ),
+    Field(
+        "backoff",
+        "--backoff",
+        Shape.FLAG,
+        "Doubling ladder from the target's last activity.",
+        "schedule (kind: backoff)",
+        mcp="Doubling ladder from the target's last activity.",
+        mcp_edit="Switch to the doubling ladder.",
+        schedules=(ScheduleKind.BACKOFF,),
+    ),
+    Field(
+        "min",
+        "--min",
+        Shape.DURATION,
+        "Backoff first gap (default 60s).",
+        "schedule.min",
+        mcp="Backoff first gap (default 60s, at least 1m).",
+        mcp_edit="Backoff first gap (at least 1m).",
+        default="60s",
+        schedules=(ScheduleKind.BACKOFF,),
+        param="lo",
+    ),
+    Field(
+        "max",
+        "--max",
+        Shape.DURATION,
+        "Backoff largest gap (default 30m).",
+        "schedule.max",
+        mcp="Backoff largest gap (default 30m).",
+        mcp_edit="Backoff largest gap.",
+        default="30m",
+        schedules=(ScheduleKind.BACKOFF,),
+        param="hi",
+    ),
+    Field(
+        "cron",
+        "--cron",
+        Shape.TEXT,
+        'Five-field cron expression, e.g. "0 9 * * 1-5".',
+        "schedule.expr (kind: cron)",
+        mcp='Five-field cron expression, e.g. "0 9 * * 1-5".',
+        schedules=(ScheduleKind.CRON,),
+    ),
+    Field(
+        "catch_up",
+        "--catch-up",
+        Shape.CHOICE,
+        "'once': one late fire after a gap instead of 'missed'.",
+        "schedule.catch_up",
+        choices=(CATCH_UP_ONCE,),
+        schedules=_ONCE_OR_CRON,
+        complete=(CATCH_UP_ONCE,),
+    ),
+    Field(
+        "tz",
+        "--tz",
+        Shape.TEXT,
+        "IANA zone for --cron (default: the ticker's local zone).",
+        "schedule.tz",
+        mcp="IANA zone for cron (default: the ticker's local zone).",
+        default="the ticker's local zone",
+        schedules=(ScheduleKind.CRON,),
+    ),
+    Field(
+        "at",
+        "--at",
+        Shape.TEXT,
+        "Once, at 14:00 (the next time the clock shows it) or an ISO-8601 instant; then it retires.",
+        "schedule.at (kind: at)",
+        mcp="Once, at 14:00 or an ISO-8601 instant (not in the past).",
+        schedules=(ScheduleKind.AT,),
+    ),
+    Field(
+        "in",
+        "--in",
+        Shape.DURATION,
+        "Once, this long from now (30m, 2h); then it retires.",
+        "schedule.at (kind: at)",
+        mcp="Once, this long from now (30m, 2h).",
+        schedules=(ScheduleKind.AT,),
+        param="in_",
+    ),
+    Field(
+        "catch_up_within",
+        "--catch-up-within",
+        Shape.DURATION,
+        "With --catch-up once: fire a missed occurrence only when at most this late, e.g. 12h.",
+        "schedule.catch_up_within",
+        schedules=_ONCE_OR_CRON,
+    ),
+    Field(
+        "name",
+        "--name",
+        Shape.TEXT,
+        "Display name (default: the prompt's first 40 characters).",
+        "name",
+        mcp="Display name (default: the prompt's first 40 characters).",
+        default="the prompt's first 40 characters",
+    ),
+    Field(
+        "deliver",
+        "--deliver",
+        Shape.CHOICE,
+        "immediate | when-idle | skip-if-busy",
+        "deliver",
+        mcp="immediate | when-idle | skip-if-busy (as --deliver).",
+        choices=tuple(Deliver),
+        default=Deliver.IMMEDIATE,
+        complete=tuple(Deliver),
+    ),
+    Field(
+        "if_absent",
+        "--if-absent",
+        Shape.CHOICE,
+        "skip | notify | respawn",
+        "if_absent",
+        choices=tuple(IfAbsent),
+        default=IfAbsent.SKIP,
+        complete=tuple(IfAbsent),
+    ),
+    Field(
+        "respawn",
+        "--respawn",
+        Shape.LIST,
+        "One argv element of the respawn command (repeat). {server} is replaced.",
+        "respawn",
+    ),
+    Field("pinned", "--pinned", Shape.FLAG, "Never expire as an orphan.", "pinned", mcp="Never expire as an orphan."),
+    Field(
+        "any_program",
+        "--any-program",
+        Shape.FLAG,
+        "Also type into a program rk does not know as an agent (a REPL, a TUI). Never a shell.",
+        "any_program",
+        edit_flag="--any-program/--agents-only",
+        edit_help="Allow typing into a program that is not a known agent, or not.",
+    ),
+    Field(
+        "role",
+        "--role",
+        Shape.TEXT,
+        "Target the window carrying this role.",
+        "target.role (kind: role)",
+        mcp="The window carrying this role.",
+    ),
+    Field(
+        "session",
+        "--session",
+        Shape.TEXT,
+        "Target the pane carrying this agent session.",
+        "target.session (kind: session)",
+        mcp="The pane carrying this agent session.",
+    ),
+    Field(
+        "pane",
+        "--pane",
+        Shape.TEXT,
+        "Target this pane id (%N).",
+        "target.pane (kind: pane)",
+        mcp="A pane id like %3.",
+    ),
+    Field(
+        "wake_on",
+        "--wake-on",
+        Shape.CHOICE,
+        "agent-state-change: also fire when another pane goes idle/waiting or vanishes; "
+        "limit-reset: fire when this target's usage limit has reset and it is at rest. "
+        "Without a schedule flag the entry fires on the event only (edit: none/off removes it).",
+        "wake_on.event",
+        mcp="agent-state-change | limit-reset: fire on this event too (as --wake-on).",
+        mcp_edit="agent-state-change | limit-reset | off.",
+        choices=tuple(WakeEvent),
+        off=("none", "off"),
+        complete=(*WakeEvent, "none"),
+    ),
+    Field(
+        "wake_scope",
+        "--wake-scope",
+        Shape.CHOICE,
+        "server (the only scope).",
+        "wake_on.scope",
+        choices=(WAKE_SCOPE,),
+        default=WAKE_SCOPE,
+    ),
+    Field(
+        "wake_debounce",
+        "--wake-debounce",
+        Shape.DURATION,
+        "Hold wake edges this long after the entry's last line (default 60s).",
+        "wake_on.debounce",
+        default="60s",
+    ),
+    Field(
+        "active_hours",
+        "--active-hours",
+        Shape.TEXT,
+        'Times of day it may fire, in its zone, e.g. "08:00-19:00" or "22:00-02:00,09:00-12:00"; '
+        "a fire due outside is logged skipped-quiet (edit: none/off removes it).",
+        "active_hours",
+        mcp="Only in these hours, e.g. 09:00-18:00 (as --active-hours).",
+        mcp_edit="e.g. 09:00-18:00, or off.",
+        off=("none", "off"),
+        default="any time",
+    ),
+    Field(
+        "only_if_changed",
+        "--only-if-changed",
+        Shape.CHOICE,
+        "Skip a fire (skipped-unchanged) when, since its last prompt was answered, the target (pane, the "
+        "default) or the panes its wake watches (scope) had no new turn and their screens changed only in "
+        "spinner and clock (edit: off clears it).",
+        "only_if_changed",
+        mcp="pane | scope: skip a fire (skipped-unchanged) when, since its last prompt was answered, the "
+        "target (pane) or the panes its wake watches (scope) had no new turn and no screen change beyond spinner "
+        "and clock (as --only-if-changed; edit: off clears it).",
+        choices=MODES,
+        off=("off", "none"),
+        complete=(*MODES, "off"),
+    ),
+    Field(
+        "budget",
+        "--budget",
+        Shape.TEXT,
+        "Tokens per local day, e.g. 2M/day: once the agent's records show them spent, its fires "
+        "are skipped-budget until midnight (edit: off removes it).",
+        "budget",
+        mcp="Tokens per local day, e.g. 2M/day: then its fires are skipped until midnight (as --budget).",
+        mcp_edit="Tokens per local day, e.g. 2M/day, or off.",
+        off=("none", "off"),
+    ),
+    Field(
+        "max_per_day",
+        "--max-per-day",
+        Shape.COUNT,
+        "At most N deliveries a local day (in its --tz, else local time); past it a fire is logged "
+        "skipped-cap once a day (edit: 0 removes it).",
+        "max_per_day",
+        mcp="At most this many deliveries a local day (in tz, else local time).",
+        mcp_edit="Deliveries a local day at most; 0 removes.",
+        low=1,
+        high=MAX_CAP,
+        off=("0",),
+        default=f"no cap {_CAPS}",
+    ),
+    Field(
+        "max_total",
+        "--max-total",
+        Shape.COUNT,
+        "After its N-th delivery the entry retires (logged retired: max-total; edit: 0 removes it).",
+        "max_total",
+        mcp="After this many deliveries the entry retires itself.",
+        mcp_edit="Deliveries in all, then it retires; 0 removes.",
+        low=1,
+        high=MAX_CAP,
+        off=("0",),
+        default=f"no cap {_CAPS}",
+    ),
+    Field(
+        "turn_timeout",
+        "--turn-timeout",
+        Shape.DURATION,
+        "When a turn this entry's delivery started is still busy this long after it (20m), log turn-timeout "
+        "and notify (edit: 0/off removes it).",
+        "turn_timeout",
+        mcp="Log turn-timeout and notify when the turn it started runs this long, e.g. 20m.",
+        mcp_edit="e.g. 20m, or off.",
+        off=("0", "off", "none"),
+        schedules=_RECURRING,
+    ),
+    Field(
+        "on_timeout",
+        "--on-timeout",
+        Shape.CHOICE,
+        "notify (default) | interrupt: also press the agent's interrupt key (Esc) once, never over a "
+        "draft, a dialog or copy-mode.",
+        "on_timeout",
+        mcp="notify (default) | interrupt: also press the agent's interrupt key once.",
+        choices=tuple(OnTimeout),
+        default=OnTimeout.NOTIFY,
+        complete=tuple(OnTimeout),
+    ),
+)
+
+BY_KEY: dict[str, Field] = {f.key: f for f in FIELDS}
+
+#: Each surface's fields, in the order it lists them (its `--help`, its input schema).
+SURFACES: dict[Surface, tuple[str, ...]] = {
+    Surface.ADD: (
+        *("every", "idle_every", "backoff", "min", "max", "cron", "catch_up", "tz", "name", "deliver"),
+        *("if_absent", "respawn", "pinned", "any_program", "role", "session", "pane", "wake_on", "wake_scope"),
+        *("wake_debounce", "catch_up_within", "active_hours", "only_if_changed", "budget", "at", "in"),
+        *("max_per_day", "max_total", "turn_timeout", "on_timeout"),
+    ),
+    Surface.EDIT: (
+        *("every", "idle_every", "backoff", "min", "max", "cron", "catch_up", "tz", "name", "deliver"),
+        *("if_absent", "respawn", "wake_on", "wake_scope", "wake_debounce", "any_program", "catch_up_within"),
+        *("active_hours", "only_if_changed", "max_per_day", "max_total", "budget", "prompt", "turn_timeout"),
+        "on_timeout",
+    ),
+    Surface.SIMULATE: (
+        *("every", "idle_every", "backoff", "min", "max", "cron", "catch_up", "tz", "deliver", "wake_on"),
+        *("wake_debounce", "catch_up_within", "active_hours", "only_if_changed", "max_per_day", "max_total"),
+    ),
+    Surface.CRON_ADD: (
+        *("prompt", "every", "idle_every", "backoff", "min", "max", "cron", "tz", "at", "in", "name"),
+        *("deliver", "wake_on", "active_hours", "only_if_changed", "max_per_day", "max_total", "turn_timeout"),
+        *("on_timeout", "budget", "pinned", "role", "session", "pane"),
+    ),
+    Surface.CRON_EDIT: (
+        *("every", "idle_every", "backoff", "min", "max", "cron", "tz", "name", "prompt", "deliver", "wake_on"),
+        *("active_hours", "only_if_changed", "max_per_day", "max_total", "turn_timeout", "on_timeout", "budget"),
+    ),
+}
+
+
+#: The field a surface takes as its positional argument (add's prompt).
+POSITIONAL: dict[Surface, str] = {Surface.ADD: "prompt"}
+
+
+def on(surface: Surface) -> tuple[Field, ...]:
+    """The fields `surface` offers, in its order."""
+    return tuple(BY_KEY[key] for key in SURFACES[surface])
+
+
+def accepted(field: Field, surface: Surface) -> tuple[str, ...]:
+    """Every word a CHOICE field takes there: its values, and where editing, its `off` words."""
+    return field.choices + (field.off if surface in EDITING else ())
+
+
+# -- the reference --------------------------------------------------------------------
+
+
+def _values(field: Field) -> str:
+    if field.choices:
+        return " \\| ".join(f"`{c}`" for c in field.choices)
+    if field.shape == Shape.COUNT:
+        return f"{field.low}…{field.high}"
+    return field.shape.value
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def reference() -> str:
+    """`docs/fields.md`: the table of an entry's fields, made from `FIELDS`."""
+    lines = [
+        "# An entry's fields",
+        "",
+        "Generated from `rk/core/schedule/fields.py` by `rk.core.schedule.fields.reference()`;",
+        "do not edit by hand (`tests/test_fields.py` checks it is up to date).",
+        "",
+        "| field | flag | entries file | values | default | off (edit) | schedules | offered by | help |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for f in FIELDS:
+        surfaces = ", ".join(s.value for s in Surface if f.key in SURFACES[s] or POSITIONAL.get(s) == f.key)
+        off = ", ".join(f"`{w}`" for w in f.off)
+        schedules = ", ".join(k.value for k in f.schedules) or "any"
+        cells = (f"`{f.key}`", f"`{f.flag}`", f"`{f.yaml}`", _values(f), f.default, off, schedules, surfaces, f.help)
+        lines.append("| " + " | ".join(_cell(c) if i > 3 else c for i, c in enumerate(cells)) + " |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # python -m rk.core.schedule.fields > docs/fields.md
+    import sys
+
+    sys.stdout.write(reference())
