@@ -714,6 +714,63 @@ MUTANTS = [
         "        if False:\n            # A hook wrote",
         ("tests/test_delivery_evidence.py",),
     ),
+    # -- seams: where a core decision meets an outside value (tests/test_seams_*.py) ----------------
+    Mutant(
+        "delivery log: an append glued onto a torn last line",
+        "rk/store/delivery_log.py",
+        'data = b"\\n" + data  # a crash left a torn last line',
+        "data = data  # a crash left a torn last line",
+        ("tests/test_seams_torn_logs.py", "-k", "delivery"),
+    ),
+    Mutant(
+        "state journal follower: a torn tail dropped instead of held",
+        "rk/store/state_journal.py",
+        '*whole, self.pending = (self.pending + data).split(b"\\n")',
+        '*whole, self.pending = data.split(b"\\n")',
+        ("tests/test_seams_torn_logs.py", "-k", "follower"),
+    ),
+    Mutant(
+        "limit reset: the zone a screen prints ignored",
+        "rk/core/pane/screen/resets.py",
+        'zone = _zone(m.group("zone"), local)',
+        "zone = local",
+        ("tests/test_seams_limit_screens.py", "-k", "claude"),
+    ),
+    Mutant(
+        "limit reset: the printed time nearest the start, not the first after it",
+        "rk/core/pane/screen/resets.py",
+        "return min(t for t in times if t >= since - 60)",
+        "return min(times, key=lambda t: abs(t - since))",
+        ("tests/test_seams_limit_screens.py",),
+    ),
+    Mutant(
+        "mcp guard: the operator role read case-blind",
+        "rk/channels/mcp.py",
+        "operator=role == mcpguard.OPERATOR_ROLE)",
+        "operator=role.lower() == mcpguard.OPERATOR_ROLE)",
+        ("tests/test_seams_roles.py", "-k", "guard_grants"),
+    ),
+    Mutant(
+        "roles: taking the operator role clears every other window's role",
+        "rk/tmux/roles.py",
+        "if other != window and other_role == OPERATOR:",
+        "if other != window and other_role:",
+        ("tests/test_seams_roles.py", "-k", "radio"),
+    ),
+    Mutant(
+        "look: a failed capture marks the screen unreadable (no later look)",
+        "rk/tmux/observe.py",
+        "unread = screen is not None and not screen.agent",
+        "unread = not (screen and screen.agent)",
+        ("tests/test_seams_capture_faults.py", "-k", "stale_state"),
+    ),
+    Mutant(
+        "DST: a fixed-time job fires in both passes of a repeated hour",
+        "rk/core/schedule/cronexpr.py",
+        "return wall_instants(naive, zone)[:1]  # a gap",
+        "return wall_instants(naive, zone)  # a gap",
+        ("tests/test_seams_dst_ticks.py", "-k", "fall-fixed"),
+    ),
 ]
 
 
