@@ -233,15 +233,17 @@ MUTANTS = [
     Mutant(
         "limit-reset debounce: its edge still debounced",
         "rk/core/schedule/wake.py",
-        '    if previous.fingerprint != LIMITED or current != "idle":\n        return WakeVerdict.IGNORED, observed\n'
+        "    if previous.fingerprint != LIMITED or current != AgentState.IDLE:\n"
+        "        return WakeVerdict.IGNORED, observed\n"
         "    if newest_own_ts is not None and now - newest_own_ts < debounce:",
-        '    if previous.fingerprint != LIMITED or current != "idle":\n        return WakeVerdict.IGNORED, observed\n'
+        "    if previous.fingerprint != LIMITED or current != AgentState.IDLE:\n"
+        "        return WakeVerdict.IGNORED, observed\n"
         "    if newest_own_ts is not None and now - newest_own_ts <= debounce:",
     ),
     Mutant(
         "limit-reset: a limit to work fires",
         "rk/core/schedule/wake.py",
-        'if previous.fingerprint != LIMITED or current != "idle":',
+        "if previous.fingerprint != LIMITED or current != AgentState.IDLE:",
         "if previous.fingerprint != LIMITED:",
     ),
     Mutant("WAKE_DEBOUNCE one second longer", "rk/core/schedule/entry.py", "WAKE_DEBOUNCE = 60", "WAKE_DEBOUNCE = 61"),
@@ -450,7 +452,7 @@ MUTANTS = [
     Mutant(
         "wake trigger: a pane going active names the wake",
         "rk/core/schedule/wake.py",
-        'if after != before and after != "active":\n            return pane, after',
+        "if after != before and after != AgentState.ACTIVE:\n            return pane, after",
         "if after != before:\n            return pane, after",
     ),
     Mutant(
@@ -495,7 +497,7 @@ MUTANTS = [
     Mutant(
         "forecast: a working agent never taken to rest",
         "rk/core/schedule/forecast.py",
-        'return replace(target, state="idle") if target.resolved and target.state in BUSY_STATES else target',
+        "return replace(target, state=AgentState.IDLE) if target.resolved and target.state in BUSY_STATES else target",
         "return target",
         ("tests/test_forecast.py", *PURE),
     ),
@@ -745,7 +747,7 @@ MUTANTS = [
     ),
     Mutant(
         "mcp guard: the operator role read case-blind",
-        "rk/channels/mcp.py",
+        "rk/channels/mcp_runner.py",
         "operator=role == mcpguard.OPERATOR_ROLE)",
         "operator=role.lower() == mcpguard.OPERATOR_ROLE)",
         ("tests/test_seams_roles.py", "-k", "guard_grants"),
@@ -770,6 +772,13 @@ MUTANTS = [
         "return wall_instants(naive, zone)[:1]  # a gap",
         "return wall_instants(naive, zone)  # a gap",
         ("tests/test_seams_dst_ticks.py", "-k", "fall-fixed"),
+    ),
+    Mutant(
+        "state journal: a new line glued onto a torn one",
+        "rk/store/state_journal.py",
+        'line = b"\\n" + line  # a torn last line',
+        "line = line  # a torn last line",
+        ("tests/test_seams_journal_writer.py",),
     ),
 ]
 

@@ -20,7 +20,7 @@ from _collections_abc import Iterator, Mapping  # what collections.abc re-export
 from rk.core.environ import AWAIT_DIR, JOURNAL_SUFFIX, state_dir
 
 JOURNAL_CAP = 256 * 1024  #: bytes of the live journal before it rotates
-_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_FLAGS = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 def journal_path(directory: str, slug: str) -> str:
@@ -43,10 +43,16 @@ def append(env: Mapping[str, str], slug: str, line: bytes, cap: int = JOURNAL_CA
         st = os.fstat(fd)
         if st.st_mode & 0o170000 != 0o100000:
             return False
-        if st.st_size >= cap:
+        size = st.st_size
+        if size >= cap:
             full, fd = fd, -1
             fd = _rotate(path, full, st.st_ino)
-        os.write(fd, line)
+            size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            line = b"\n" + line  # a torn last line (a crash, a full disk): never glue onto it
+        view = memoryview(line)
+        while view:
+            view = view[os.write(fd, view) :]
         return True
     except OSError:
         return False
