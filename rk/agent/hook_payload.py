@@ -1,0 +1,271 @@
+"""The JSON payload an agent harness gives its hook on stdin: read within bounds
+(capped, timed, never from a terminal), decoded without the `json` package, and
+what it says (the session, how a failed turn failed, the transcript, a reset).
+
+The hook path imports this module on every agent event: the standard library
+only, and only cheap parts of it (see `rk.agent.hook`).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from _collections_abc import Callable, Mapping  # loaded with os: no `collections` import
+
+TYPE_CHECKING = False  # `typing` is not imported: it costs the hook ~3 ms
+if TYPE_CHECKING:
+    from datetime import tzinfo
+
+#: Error words in a failed turn's payload that mean a usage or rate limit
+#: (Claude's StopFailure `error`: rate_limit, billing_error "usage limit
+#: reached"; API codes others report). Any other failure ends the turn: idle.
+LIMIT_ERRORS = frozenset(
+    {
+        "rate_limit",
+        "billing_error",
+        "rate_limit_error",
+        "rate_limit_exceeded",
+        "usage_limit_reached",
+        "usage_limit_exceeded",
+        "quota_exceeded",
+        "insufficient_quota",
+        "resource_exhausted",
+        "429",
+    }
+)
+#: Phrases of a failed request's error message that mean a limit (Codex's
+#: PostModelRequest: "exceeded retry limit, last status: 429 Too Many Requests",
+#: "Quota exceeded. Check your plan…", "You've hit your usage limit…").
+LIMIT_PHRASES = ("429", "too many requests", "rate limit", "rate_limit", "usage limit", "quota", "resource_exhausted")
+#: `status` values of a request-end payload that are not a failure (no state change).
+NOT_FAILED = frozenset({"completed", "complete", "succeeded", "success", "ok", "cancelled", "canceled"})
+
+STDIN_CAP = 1 << 20  #: bytes of payload read at most
+#: Seconds the payload may take in all. Agent CLIs write the whole payload and
+#: close stdin at once (Claude, Codex and Gemini from node; the OpenCode plugin
+#: with `stdin.end(…)`), so a payload arrives within milliseconds even in 64 KiB
+#: pipe chunks; a second covers a loaded machine and stays far below every
+#: CLI's hook timeout (60 s and more).
+STDIN_BOUND = 1.0
+
+#: Payload keys that carry the session id, in order of preference
+#: (claude/codex/gemini: session_id; copilot: sessionId; opencode: sessionID;
+#: agy: conversationId).
+SESSION_KEYS = ("session_id", "sessionId", "sessionID", "conversationId", "conversation_id")
+
+#: `source` values of a SessionStart that fires mid-turn (context compaction):
+#: a stamp then must not write `idle` over the running turn's `active`.
+COMPACT_SOURCES = frozenset({"compact"})
+
+
+# -- what the payload says ---------------------------------------------------
+
+
+def valid_session_ref(ref: object) -> bool:
+    """Non-empty, at most 256 characters, no whitespace or control characters."""
+    if not isinstance(ref, str) or not ref or len(ref) > 256:
+        return False
+    return all(c.isprintable() and not c.isspace() for c in ref)
+
+
+def session_id_of(payload: object) -> str:
+    """The session id a harness payload carries, or ""."""
+    if not isinstance(payload, dict):
+        return ""
+    for key in SESSION_KEYS:
+        value = payload.get(key)
+        if isinstance(value, str) and valid_session_ref(value):
+            return value
+    return ""
+
+
+def _error_words(value: object, depth: int = 0) -> list[str]:
+    """The error identifiers a payload's `error` value carries, lower-cased: a
+    string, or the `type`/`code`/`status` members of an object (one level deep)."""
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, (str, int)):
+        return [str(value).strip().lower()]
+    if isinstance(value, dict) and depth < 2:
+        words: list[str] = []
+        for key in ("type", "code", "status", "error"):
+            if key in value:
+                words += _error_words(value[key], depth + 1)
+        return words
+    return []
+
+
+def failed_state(payload: object) -> str | None:
+    """The state after a turn (or a model request) that ended on an error:
+    `limited` for a usage or rate limit, else `idle` (the turn is over; the
+    agent waits for a prompt). None when the payload's `status` says the
+    request did not fail (Codex's PostModelRequest fires for every request)."""
+    if not isinstance(payload, dict):
+        return "idle"
+    status = payload.get("status")
+    if isinstance(status, str) and status.strip().lower() in NOT_FAILED:
+        return None
+    words = _error_words(payload.get("error")) + _error_words(payload.get("error_type"))
+    if any(w in LIMIT_ERRORS or any(p in w for p in LIMIT_PHRASES) for w in words):
+        return "limited"
+    return "idle"
+
+
+def transcript_of(payload: object) -> str:
+    """The payload's `transcript_path` (Claude Code, Codex), or "" for none or one
+    tmux could misread: an absolute path, printable, at most 4096 bytes, not
+    ending in `;` (tmux's command separator)."""
+    path = payload.get("transcript_path") if isinstance(payload, dict) else None
+    if not isinstance(path, str) or not path.startswith("/") or len(path) > 4096 or path.endswith(";"):
+        return ""
+    return path if path.isprintable() else ""
+
+
+def payload_reset(payload: object, since: int, env: Mapping[str, str]) -> int:
+    """The reset instant a failed turn's payload names (Claude's StopFailure
+    `last_assistant_message` "…· resets 4:20pm (Europe/London)", Codex's
+    "…try again at 3:28 PM"), or 0. Read with the screen's own rule; its imports
+    (re, datetime, zoneinfo) are paid only on this rare path."""
+    if not isinstance(payload, dict):
+        return 0
+    texts = [payload.get(k) for k in ("last_assistant_message", "error_details", "error", "message")]
+    text = " ".join(t for t in texts if isinstance(t, str))[:4000]
+    if not text:
+        return 0
+    try:
+        from rk.core.pane.screen.resets import reset_instant
+
+        reset = reset_instant(text, since, local_zone(env), now=since)
+    except Exception:
+        return 0
+    return reset if reset > since else 0
+
+
+def local_zone(env: Mapping[str, str]) -> tzinfo:
+    """`$TZ` as an IANA zone, else the machine's current UTC offset (a reset is
+    hours away at most, and Claude names its zone anyway). `rk.host.clock` is not
+    imported: the hook path stays off it."""
+    from datetime import timedelta, timezone
+
+    name = env.get("TZ", "").lstrip(":")
+    if name:
+        try:
+            from zoneinfo import ZoneInfo
+
+            return ZoneInfo(name)
+        except Exception:
+            pass
+    return timezone(timedelta(seconds=time.localtime().tm_gmtoff))
+
+
+# -- stdin ------------------------------------------------------------------
+
+
+def read_payload(fd: int = 0, cap: int = STDIN_CAP, timeout: float = STDIN_BOUND) -> object:
+    """The payload's JSON value, or None (see `read_input`)."""
+    return read_input(fd, cap, timeout)[0]
+
+
+def read_input(fd: int = 0, cap: int = STDIN_CAP, timeout: float = STDIN_BOUND) -> tuple[object, str]:
+    """(the JSON value on `fd` or None, why there is none: "" when nothing is amiss).
+
+    Reads until end of input, or until one complete JSON object has arrived
+    (a writer that never closes), whatever the chunking, and never past
+    `timeout` seconds in all. Never reads a terminal. Past `cap` bytes the rest
+    is drained (so the harness does not get EPIPE) but ignored."""
+    try:
+        if os.isatty(fd):
+            return None, ""
+    except OSError:
+        return None, ""
+    import select
+
+    deadline = time.monotonic() + timeout
+    chunks: list[bytes] = []
+    size = 0
+    eof = False
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        try:
+            ready, _, _ = select.select([fd], [], [], left)
+        except (OSError, ValueError):
+            break
+        if not ready:
+            break
+        try:
+            chunk = os.read(fd, 65536)
+        except (BlockingIOError, InterruptedError):
+            continue
+        except OSError:
+            break
+        if not chunk:
+            eof = True
+            break
+        size += len(chunk)
+        if size > cap:
+            chunks = []
+            continue
+        chunks.append(chunk)
+        if chunk.rstrip().endswith(b"}"):  # perhaps the end of the object: no need to wait for EOF
+            value = decode(b"".join(chunks))
+            if isinstance(value, dict):
+                return value, ""
+    late = "" if eof else f" (input still open after {timeout:g}s)"
+    if size > cap:
+        return None, f"payload over {cap} bytes ignored{late}"
+    buf = b"".join(chunks)
+    if not buf.strip():
+        return None, "" if eof or size else f"no payload{late}"
+    value = decode(buf)
+    if value is BAD:
+        return None, f"payload of {size} bytes is not JSON{late or ' (or is truncated)'}"
+    return value, ""
+
+
+BAD = object()
+_SCAN: list[Callable[[str, int], tuple[object, int]]] = []
+
+
+class _ScanContext:
+    """What the C JSON scanner reads off a decoder: the settings of `json.loads`."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = float
+
+
+def _scanner() -> Callable[[str, int], tuple[object, int]]:
+    """`scan(text, index) -> (value, end)`. The C scanner alone costs ~0.4 ms to
+    import; the `json` package pulls `re` (~6 ms where nothing loaded it yet)."""
+    try:
+        from _json import make_scanner
+
+        return make_scanner(_ScanContext())  # type: ignore[arg-type]  # duck-typed as json.JSONDecoder
+    except Exception:  # no C accelerator: the real thing
+        import json
+
+        scan: Callable[[str, int], tuple[object, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+        return scan  # (scan_once is set by JSONDecoder.__init__)
+
+
+def decode(buf: bytes) -> object:
+    """The first JSON value of `buf` (invalid UTF-8 replaced), or `BAD`.
+
+    Any exception is a bad payload: the C scanner raises StopIteration,
+    ValueError or RecursionError (deep nesting), and SystemError for a syntax
+    error when `json.decoder` is not loaded (it looks its error class up there)."""
+    text = buf.decode("utf-8", "replace").lstrip()
+    if not text:
+        return BAD
+    if not _SCAN:
+        _SCAN.append(_scanner())
+    try:
+        value, _ = _SCAN[0](text, 0)
+    except Exception:
+        return BAD
+    return value
