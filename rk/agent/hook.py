@@ -19,10 +19,10 @@ at 1 MiB and a short timeout, and one JSON object is enough; tmux gets a 5 s
 timeout), do nothing outside tmux, never record a wrong pid (omit it instead).
 
 This module holds the entry points and the order of the work; the parts are
-beside it: `rk.agent.hook_payload` (stdin, and what the payload says),
-`rk.agent.hook_process` (the agent's pid), `rk.agent.hook_tmux` (the writes,
-and tmux started and read). They run on every agent event, so they import the
-standard library only, and only cheap parts of it: no `subprocess` (tmux is started with
+beside it: `rk.agent.hook_event` (the payload on stdin and what it says, the
+agent's pid) and `rk.agent.hook_tmux` (the writes, and tmux started and read).
+They run on every agent event, so they import the standard library only, and
+only cheap parts of it: no `subprocess` (tmux is started with
 `os.posix_spawnp`), no `json` package (the C scanner `_json` decodes the
 payload; `json` pulls `re`), no `socket` (the nudge is sent with `_socket`),
 no `rk.tmux.server`/`rk.core.pane.facts`/`rk.host.clock`/`rk.host.nudge` (pathlib, dataclasses, enum…).
@@ -213,23 +213,23 @@ def run(argv: list[str], env: Mapping[str, str] | None = None, stdin_fd: int = 0
         log_line(env, f"{where}: no state written: $TMUX or $TMUX_PANE unusable")
         return 0
     # imported here, past the not-in-tmux exit: the no-op path pays for none of it
-    from rk.agent import hook_payload, hook_process, hook_tmux
+    from rk.agent import hook_event, hook_tmux
     from rk.core.pane.turn import hook_turn_end, reads_gemini_screen
 
-    payload, why = hook_payload.read_input(stdin_fd)
+    payload, why = hook_event.read_input(stdin_fd)
     if why:
         log_line(env, f"{where}: {why}; the state is written without it")
-    session_id = hook_payload.session_id_of(payload)
-    session = f"{provider}:{session_id}" if session_id and hook_process.valid_provider(provider) else ""
+    session_id = hook_event.session_id_of(payload)
+    session = f"{provider}:{session_id}" if session_id and hook_event.valid_provider(provider) else ""
     notice = token == NOTICE or (
         token == "idle" and isinstance(payload, dict) and payload.get("hook_event_name") == "Notification"
     )
     state: str | None = "idle" if token in (NOTICE, "interrupted") else token
     if token == "stamp":
         source = payload.get("source") if isinstance(payload, dict) else None
-        state = None if source in hook_payload.COMPACT_SOURCES else "idle"
+        state = None if source in hook_event.COMPACT_SOURCES else "idle"
     elif token == "failed":
-        state = hook_payload.failed_state(payload)
+        state = hook_event.failed_state(payload)
     pid = 0
     epoch = 0
     note = ""
@@ -239,9 +239,9 @@ def run(argv: list[str], env: Mapping[str, str] | None = None, stdin_fd: int = 0
         except ValueError:
             epoch = int(time.time())
             log_line(env, f"{where}: RK_NOW unreadable; the wall clock is used")
-        pid = hook_process.find_agent_pid(provider)
+        pid = hook_event.find_agent_pid(provider)
         if state == "limited" and token == "failed":
-            reset = hook_payload.payload_reset(payload, epoch, env)
+            reset = hook_event.payload_reset(payload, epoch, env)
             note = f"hook:{epoch}:{reset}" if reset else ""
     event = payload.get("hook_event_name") if isinstance(payload, dict) else None
     end = "" if notice else hook_turn_end(token, state, event)
@@ -253,7 +253,7 @@ def run(argv: list[str], env: Mapping[str, str] | None = None, stdin_fd: int = 0
             state = "limited"
             note = f"hook:{epoch}:{reset}" if reset > epoch else ""
     guard = hook_tmux.limit_holds(epoch) if notice else ""
-    transcript = hook_payload.transcript_of(payload) if session else ""
+    transcript = hook_event.transcript_of(payload) if session else ""
     args = hook_tmux.tmux_commands(
         pane, state, epoch, pid, session, note, guard=guard, turn_end=end, transcript=transcript
     )
@@ -269,7 +269,7 @@ def run(argv: list[str], env: Mapping[str, str] | None = None, stdin_fd: int = 0
     slug = os.path.basename(socket)
     line = b""
     if state and not notice:  # a notice's write is guarded inside tmux: what it wrote is not known here
-        line = journal_line(epoch, pane, state, end, "hook", provider if hook_process.valid_provider(provider) else "")
+        line = journal_line(epoch, pane, state, end, "hook", provider if hook_event.valid_provider(provider) else "")
     ticker = _ticker_socket(env)
     status = hook_tmux.reap(pid_tmux)
     if status == 0:

@@ -13,7 +13,7 @@ import os
 import time
 from _collections_abc import Mapping  # loaded with os: no `collections` import
 
-from rk.agent.hook_payload import local_zone
+from rk.agent.hook_event import local_zone
 from rk.core.environ import (
     LEGACY_STATE_OPTION,
     SESSION_OPTION,
