@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import wait_for
 
-from rk.agent import hook, hook_event, hook_tmux
+from rk.agent import hook, hook_event, hook_tmux, hook_turn_end
 from rk.core.environ import child_env
 from rk.host import clock, nudge
 from rk.store import config
@@ -1225,4 +1225,4 @@ def test_the_retry_delay_is_the_one_rk_counts():
     ],
 )
 def test_payload_reset(payload, reset):
-    assert hook_event.payload_reset(payload, T, {"TZ": "UTC"}) == reset
+    assert hook_turn_end.payload_reset(payload, T, {"TZ": "UTC"}) == reset

@@ -20,7 +20,8 @@ timeout), do nothing outside tmux, never record a wrong pid (omit it instead).
 
 This module holds the entry points and the order of the work; the parts are
 beside it: `rk.agent.hook_event` (the payload on stdin and what it says, the
-agent's pid) and `rk.agent.hook_tmux` (the writes, and tmux started and read).
+agent's pid), `rk.agent.hook_tmux` (the writes, and tmux started and read),
+and, for the rare turn ends the payload does not spell out, `rk.agent.hook_turn_end`.
 They run on every agent event, so they import the standard library only, and
 only cheap parts of it: no `subprocess` (tmux is started with
 `os.posix_spawnp`), no `json` package (the C scanner `_json` decodes the
@@ -189,6 +190,20 @@ def _nudge(slug: str, env: Mapping[str, str], path: str = "") -> None:
 # -- entry points -----------------------------------------------------------
 
 
+def _state_of(token: str, payload: object) -> str | None:
+    """The state a hook's token writes, given its payload: None for a compaction's
+    stamp (mid-turn: no `idle` over the running turn), and for a request that
+    did not fail; a failure's state is `limited` or `idle`."""
+    from rk.agent.hook_event import COMPACT_SOURCES, failed_state
+
+    if token == "stamp":
+        source = payload.get("source") if isinstance(payload, dict) else None
+        return None if source in COMPACT_SOURCES else "idle"
+    if token == "failed":
+        return failed_state(payload)
+    return "idle" if token in (NOTICE, "interrupted") else token
+
+
 def run(argv: list[str], env: Mapping[str, str] | None = None, stdin_fd: int = 0) -> int:
     """The hook, with its outside facts passed in (tests call this).
 
@@ -224,12 +239,7 @@ def run(argv: list[str], env: Mapping[str, str] | None = None, stdin_fd: int = 0
     notice = token == NOTICE or (
         token == "idle" and isinstance(payload, dict) and payload.get("hook_event_name") == "Notification"
     )
-    state: str | None = "idle" if token in (NOTICE, "interrupted") else token
-    if token == "stamp":
-        source = payload.get("source") if isinstance(payload, dict) else None
-        state = None if source in hook_event.COMPACT_SOURCES else "idle"
-    elif token == "failed":
-        state = hook_event.failed_state(payload)
+    state = _state_of(token, payload)
     pid = 0
     epoch = 0
     note = ""
@@ -241,12 +251,16 @@ def run(argv: list[str], env: Mapping[str, str] | None = None, stdin_fd: int = 0
             log_line(env, f"{where}: RK_NOW unreadable; the wall clock is used")
         pid = hook_event.find_agent_pid(provider)
         if state == "limited" and token == "failed":
-            reset = hook_event.payload_reset(payload, epoch, env)
+            from rk.agent.hook_turn_end import payload_reset  # rare: a limit's failure
+
+            reset = payload_reset(payload, epoch, env)
             note = f"hook:{epoch}:{reset}" if reset else ""
     event = payload.get("hook_event_name") if isinstance(payload, dict) else None
     end = "" if notice else hook_turn_end(token, state, event)
     if state and reads_gemini_screen(provider, token, payload):
-        seen, reset = hook_tmux.gemini_screen_end(socket, pane, env)
+        from rk.agent.hook_turn_end import gemini_screen_end  # rare: Gemini's textless turn
+
+        seen, reset = gemini_screen_end(socket, pane, env)
         if seen:
             end = seen
         if seen == "limited":

@@ -1,7 +1,7 @@
 """One agent event as the hook learns it: the JSON payload the harness gives on
 stdin, read within bounds (capped, timed, never from a terminal) and decoded
 without the `json` package, and what it says (the session, how a failed turn
-failed, the transcript, a reset); and the agent process that ran the hook,
+failed, the transcript); and the agent process that ran the hook,
 found by walking up from the hook's parent to the first process whose name is
 one the provider's agent runs as (a missing pid beats a wrong one).
 
@@ -13,11 +13,7 @@ from __future__ import annotations
 
 import os
 import time
-from _collections_abc import Callable, Mapping  # loaded with os: no `collections` import
-
-TYPE_CHECKING = False  # `typing` is not imported: it costs the hook ~3 ms
-if TYPE_CHECKING:
-    from datetime import tzinfo
+from _collections_abc import Callable  # loaded with os: no `collections` import
 
 #: Error words in a failed turn's payload that mean a usage or rate limit
 #: (Claude's StopFailure `error`: rate_limit, billing_error "usage limit
@@ -122,43 +118,6 @@ def transcript_of(payload: object) -> str:
     if not isinstance(path, str) or not path.startswith("/") or len(path) > 4096 or path.endswith(";"):
         return ""
     return path if path.isprintable() else ""
-
-
-def payload_reset(payload: object, since: int, env: Mapping[str, str]) -> int:
-    """The reset instant a failed turn's payload names (Claude's StopFailure
-    `last_assistant_message` "…· resets 4:20pm (Europe/London)", Codex's
-    "…try again at 3:28 PM"), or 0. Read with the screen's own rule; its imports
-    (re, datetime, zoneinfo) are paid only on this rare path."""
-    if not isinstance(payload, dict):
-        return 0
-    texts = [payload.get(k) for k in ("last_assistant_message", "error_details", "error", "message")]
-    text = " ".join(t for t in texts if isinstance(t, str))[:4000]
-    if not text:
-        return 0
-    try:
-        from rk.core.pane.screen.resets import reset_instant
-
-        reset = reset_instant(text, since, local_zone(env), now=since)
-    except Exception:
-        return 0
-    return reset if reset > since else 0
-
-
-def local_zone(env: Mapping[str, str]) -> tzinfo:
-    """`$TZ` as an IANA zone, else the machine's current UTC offset (a reset is
-    hours away at most, and Claude names its zone anyway). `rk.host.clock` is not
-    imported: the hook path stays off it."""
-    from datetime import timedelta, timezone
-
-    name = env.get("TZ", "").lstrip(":")
-    if name:
-        try:
-            from zoneinfo import ZoneInfo
-
-            return ZoneInfo(name)
-        except Exception:
-            pass
-    return timezone(timedelta(seconds=time.localtime().tm_gmtoff))
 
 
 # -- stdin ------------------------------------------------------------------

@@ -13,7 +13,6 @@ import os
 import time
 from _collections_abc import Mapping  # loaded with os: no `collections` import
 
-from rk.agent.hook_event import local_zone
 from rk.core.environ import (
     LEGACY_STATE_OPTION,
     SESSION_OPTION,
@@ -154,37 +153,6 @@ def reap(pid: int, timeout: float = TMUX_TIMEOUT) -> int | None:
     finally:
         if pidfd >= 0:
             os.close(pidfd)
-
-
-#: Seconds a Gemini hook watches the screen for how a textless turn ended: the
-#: CLI draws its error or "Request cancelled." within ~0.1 s of AfterAgent.
-GEMINI_SCREEN_WAIT = 2.0
-GEMINI_SCREEN_STEP = 0.05
-
-
-def gemini_screen_end(socket: str, pane: str, env: Mapping[str, str]) -> tuple[str, int]:
-    """How Gemini's textless turn ended, read from the pane's screen (AfterAgent
-    fires before the CLI draws it, so the screen is watched until it shows an
-    error, a limit or a cancel, at most `GEMINI_SCREEN_WAIT` s): (`failed`|`limited`|`interrupted`,
-    the reset instant or 0), or ("", 0) when it shows none (an empty reply)."""
-    from rk.core.pane.screen.gemini import turn_end_of
-
-    zone = local_zone(env)
-    deadline = time.monotonic() + GEMINI_SCREEN_WAIT
-    while True:
-        styled = capture(socket, pane, env)
-        if styled:
-            end, reset = turn_end_of(styled, int(time.time()), zone)
-            if end:
-                return end, reset
-        if time.monotonic() >= deadline:
-            return "", 0
-        time.sleep(GEMINI_SCREEN_STEP)
-
-
-def capture(socket: str, pane: str, env: Mapping[str, str]) -> str:
-    """`capture-pane -p -J -e` of `pane` ("" when tmux fails)."""
-    return tmux_output(socket, ["capture-pane", "-p", "-J", "-e", "-t", pane], env)
 
 
 def tmux_output(socket: str, args: list[str], env: Mapping[str, str], timeout: float = TMUX_TIMEOUT) -> str:
