@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import wait_for
 
-from rk.agent import hook
+from rk.agent import hook, hook_event, hook_tmux, hook_turn_end
 from rk.core.environ import child_env
 from rk.host import clock, nudge
 from rk.store import config
@@ -91,23 +91,27 @@ def test_parse_args_rejects_everything_else(argv):
 
 
 def test_provider_and_session_ref_grammar():
-    assert hook.valid_provider("claude") and hook.valid_provider("kimi-code") and hook.valid_provider("a_1")
+    assert (
+        hook_event.valid_provider("claude")
+        and hook_event.valid_provider("kimi-code")
+        and hook_event.valid_provider("a_1")
+    )
     for bad in ("", "Claude", "1abc", "cla ude", "a:b", "x" * 33):
-        assert not hook.valid_provider(bad), bad
-    assert hook.valid_session_ref("6f0d9e2a-1c3b-4f7e-9a2d-8b5c4e1f0a37")
+        assert not hook_event.valid_provider(bad), bad
+    assert hook_event.valid_session_ref("6f0d9e2a-1c3b-4f7e-9a2d-8b5c4e1f0a37")
     for bad in ("", "a b", "a\tb", "a\nb", "\x1b[31m", 42, None, "x" * 257):
-        assert not hook.valid_session_ref(bad), bad
+        assert not hook_event.valid_session_ref(bad), bad
 
 
 def test_session_id_of_reads_each_providers_key():
-    assert hook.session_id_of({"session_id": "abc", "hook_event_name": "Stop"}) == "abc"
-    assert hook.session_id_of({"sessionId": "cop-1"}) == "cop-1"
-    assert hook.session_id_of({"sessionID": "ses_9"}) == "ses_9"
-    assert hook.session_id_of({"conversationId": "conv-2"}) == "conv-2"
-    assert hook.session_id_of({"session_id": "has space", "sessionId": "ok"}) == "ok"
-    assert hook.session_id_of({"other": "x"}) == ""
-    assert hook.session_id_of(["session_id"]) == ""
-    assert hook.session_id_of(None) == ""
+    assert hook_event.session_id_of({"session_id": "abc", "hook_event_name": "Stop"}) == "abc"
+    assert hook_event.session_id_of({"sessionId": "cop-1"}) == "cop-1"
+    assert hook_event.session_id_of({"sessionID": "ses_9"}) == "ses_9"
+    assert hook_event.session_id_of({"conversationId": "conv-2"}) == "conv-2"
+    assert hook_event.session_id_of({"session_id": "has space", "sessionId": "ok"}) == "ok"
+    assert hook_event.session_id_of({"other": "x"}) == ""
+    assert hook_event.session_id_of(["session_id"]) == ""
+    assert hook_event.session_id_of(None) == ""
 
 
 def test_socket_is_the_first_comma_field_of_TMUX():
@@ -158,7 +162,7 @@ def test_child_env_drops_the_callers_tmux_and_forces_utf8(base, locale):
 
 
 def test_state_and_legacy_written_in_one_chained_command_then_session():
-    assert hook.tmux_commands("%3", "active", 100, 42, "claude:abc") == [
+    assert hook_tmux.tmux_commands("%3", "active", 100, 42, "claude:abc") == [
         "set-option",
         "-p",
         "-t",
@@ -180,7 +184,7 @@ def test_state_and_legacy_written_in_one_chained_command_then_session():
         "@rk_pane_agent_session",
         "claude:abc",
     ]
-    assert hook.tmux_commands("%3", "idle", 100, 0, "") == [
+    assert hook_tmux.tmux_commands("%3", "idle", 100, 0, "") == [
         "set-option",
         "-p",
         "-t",
@@ -195,7 +199,7 @@ def test_state_and_legacy_written_in_one_chained_command_then_session():
         "@rk_agent_state",
         "idle:100",
     ]
-    assert hook.tmux_commands("%3", None, 0, 0, "claude:abc") == [
+    assert hook_tmux.tmux_commands("%3", None, 0, 0, "claude:abc") == [
         "set-option",
         "-p",
         "-t",
@@ -203,7 +207,7 @@ def test_state_and_legacy_written_in_one_chained_command_then_session():
         "@rk_pane_agent_session",
         "claude:abc",
     ]
-    assert hook.tmux_commands("%3", None, 0, 0, "") == []
+    assert hook_tmux.tmux_commands("%3", None, 0, 0, "") == []
 
 
 # -- the agent pid ----------------------------------------------------------------
@@ -230,17 +234,17 @@ def test_pid_walk_finds_the_agent_above_the_intermediate_shells(tmp_path):
             10: ("tmux: server", 1),
         },
     )
-    assert hook.find_agent_pid("claude", 50, proc_root=root) == 30
-    assert hook.find_agent_pid("codex", 50, proc_root=root) == 0  # no codex above: no pid, never a wrong one
+    assert hook_event.find_agent_pid("claude", 50, proc_root=root) == 30
+    assert hook_event.find_agent_pid("codex", 50, proc_root=root) == 0  # no codex above: no pid, never a wrong one
 
 
 @pytest.mark.shell
 def test_pid_walk_is_bounded_to_five_hops(tmp_path):
     chain = {60: ("sh", 59), 59: ("sh", 58), 58: ("sh", 57), 57: ("sh", 56), 56: ("claude", 1)}
     root = fake_proc(tmp_path / "proc", chain)
-    assert hook.find_agent_pid("claude", 60, proc_root=root) == 56  # fifth process examined
+    assert hook_event.find_agent_pid("claude", 60, proc_root=root) == 56  # fifth process examined
     deeper = fake_proc(tmp_path / "proc2", {61: ("sh", 60), **chain})
-    assert hook.find_agent_pid("claude", 61, proc_root=deeper) == 0  # sixth: out of reach
+    assert hook_event.find_agent_pid("claude", 61, proc_root=deeper) == 0  # sixth: out of reach
 
 
 @pytest.mark.shell
@@ -255,18 +259,18 @@ def test_pid_walk_expected_names_per_provider(tmp_path):
             4: ("some-long-agent", 1),
         },
     )
-    assert hook.find_agent_pid("gemini", 9, proc_root=root) == 8  # Gemini CLI runs as node
-    assert hook.find_agent_pid("claude", 9, proc_root=root) == 0
+    assert hook_event.find_agent_pid("gemini", 9, proc_root=root) == 8  # Gemini CLI runs as node
+    assert hook_event.find_agent_pid("claude", 9, proc_root=root) == 0
     # an unknown but well-formed provider is expected under its own name (truncated like comm)
-    assert hook.find_agent_pid("some-long-agent-cli", 5, proc_root=root) == 4
-    assert hook.find_agent_pid("", 9, proc_root=root) == 0
+    assert hook_event.find_agent_pid("some-long-agent-cli", 5, proc_root=root) == 4
+    assert hook_event.find_agent_pid("", 9, proc_root=root) == 0
 
 
 @pytest.mark.shell
 def test_pid_walk_stops_at_a_vanished_process_and_at_init(tmp_path):
     root = fake_proc(tmp_path / "proc", {70: ("sh", 69), 80: ("sh", 1)})
-    assert hook.find_agent_pid("claude", 70, proc_root=root) == 0
-    assert hook.find_agent_pid("claude", 80, proc_root=root) == 0
+    assert hook_event.find_agent_pid("claude", 70, proc_root=root) == 0
+    assert hook_event.find_agent_pid("claude", 80, proc_root=root) == 0
 
 
 @pytest.mark.shell
@@ -278,7 +282,7 @@ def test_pid_walk_falls_back_to_ps_without_proc(tmp_path):
         calls.append(pid)
         return table.get(pid)
 
-    assert hook.find_agent_pid("codex", 50, proc_root=str(tmp_path / "no-proc"), ps_step=ps_step) == 40
+    assert hook_event.find_agent_pid("codex", 50, proc_root=str(tmp_path / "no-proc"), ps_step=ps_step) == 40
     assert calls == [50, 40]
 
 
@@ -294,10 +298,12 @@ def test_pid_walk_falls_back_to_ps_without_proc(tmp_path):
     ],
 )
 def test_ps_line_parsing(line, expected):
-    assert hook.parse_ps_line(line) == expected
+    assert hook_event.parse_ps_line(line) == expected
 
 
-WALK = "import sys; from rk.agent.hook import find_agent_pid; print(find_agent_pid('claude', proc_root=sys.argv[1]))"
+WALK = (
+    "import sys; from rk.agent.hook_event import find_agent_pid; print(find_agent_pid('claude', proc_root=sys.argv[1]))"
+)
 
 
 @pytest.mark.shell
@@ -326,7 +332,7 @@ def test_payload_decoded_without_waiting_for_eof():
     try:
         os.write(w, b'{"session_id": "abc", "hook_event_name": "Stop"}\n')
         start = time.monotonic()
-        value = hook.read_payload(r, timeout=5.0)  # the writer never closes
+        value = hook_event.read_payload(r, timeout=5.0)  # the writer never closes
         assert time.monotonic() - start < 2.0
         assert value == {"session_id": "abc", "hook_event_name": "Stop"}
     finally:
@@ -345,7 +351,7 @@ def test_payload_split_across_writes():
     t = threading.Thread(target=writer)
     t.start()
     try:
-        assert hook.read_payload(r, timeout=5.0) == {"session_id": "abc", "source": "compact"}
+        assert hook_event.read_payload(r, timeout=5.0) == {"session_id": "abc", "source": "compact"}
     finally:
         t.join()
         os.close(r)
@@ -356,7 +362,7 @@ def test_payload_read_gives_up_after_the_timeout():
     r, w = os.pipe()
     try:
         start = time.monotonic()
-        assert hook.read_payload(r, timeout=0.1) is None
+        assert hook_event.read_payload(r, timeout=0.1) is None
         assert time.monotonic() - start < 2.0
     finally:
         os.close(r)
@@ -367,7 +373,7 @@ def test_payload_never_read_from_a_terminal():
     master, slave = os.openpty()
     try:
         os.write(master, b'{"session_id": "abc"}\n')
-        assert hook.read_payload(slave, timeout=5.0) is None
+        assert hook_event.read_payload(slave, timeout=5.0) is None
     finally:
         os.close(master)
         os.close(slave)
@@ -384,7 +390,7 @@ def test_payload_over_the_cap_is_ignored_but_drained():
     t = threading.Thread(target=writer)
     t.start()
     try:
-        assert hook.read_payload(r, cap=1000, timeout=5.0) is None
+        assert hook_event.read_payload(r, cap=1000, timeout=5.0) is None
         t.join(timeout=5)
         assert not t.is_alive()
     finally:
@@ -405,7 +411,7 @@ def test_payload_decodes_like_json_loads(tmp_path, text):
     path.write_text(text)
     fd = os.open(path, os.O_RDONLY)
     try:
-        value = hook.read_payload(fd, timeout=1.0)
+        value = hook_event.read_payload(fd, timeout=1.0)
     finally:
         os.close(fd)
     expected, _ = json.JSONDecoder().raw_decode(text.lstrip())
@@ -419,7 +425,7 @@ def test_payload_garbage_is_none(tmp_path, data):
     path.write_bytes(data)
     fd = os.open(path, os.O_RDONLY)
     try:
-        assert hook.read_payload(fd, timeout=1.0) is None
+        assert hook_event.read_payload(fd, timeout=1.0) is None
     finally:
         os.close(fd)
 
@@ -471,7 +477,7 @@ def test_hook_writes_state_under_both_names(tmux_server, tmp_path):
     ],
 )
 def test_a_failed_turn_is_limited_only_for_a_limit(payload, state):
-    assert hook.failed_state(payload) == state
+    assert hook_event.failed_state(payload) == state
 
 
 @pytest.mark.shell
@@ -543,7 +549,7 @@ def test_hook_records_the_agent_pid(tmux_server, tmp_path):
 def test_hook_does_nothing_outside_tmux(tmux_server, tmp_path, monkeypatch):
     pane = pane_of(tmux_server)
     spawned = []
-    monkeypatch.setattr(hook, "_spawn_tmux", lambda *a: spawned.append(a) or 0)
+    monkeypatch.setattr(hook_tmux, "spawn_tmux", lambda *a: spawned.append(a) or 0)
     env = hook_env(tmux_server, pane, tmp_path)
     del env["TMUX_PANE"]
     assert run_hook(["--agent", "claude", "active"], env, tmp_path, {"session_id": "x"}) == 0
@@ -641,7 +647,7 @@ def test_main_never_raises_and_always_returns_0(monkeypatch):
 def test_tmux_that_hangs_is_killed_after_the_timeout(tmp_path):
     pid = os.posix_spawnp("sleep", ["sleep", "30"], dict(os.environ))
     start = time.monotonic()
-    assert hook._reap(pid, timeout=0.2) is None
+    assert hook_tmux.reap(pid, timeout=0.2) is None
     assert time.monotonic() - start < 5
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)  # killed and reaped
@@ -967,8 +973,8 @@ def test_a_writer_that_never_closes_still_gets_its_state(tmux_server, tmp_path, 
 def test_a_payload_under_the_cap_in_pipe_sized_chunks_is_read_whole(tmux_server, tmp_path):
     pane = pane_of(tmux_server)
     env = hook_env(tmux_server, pane, tmp_path, RK_NOW=str(NOW))
-    body = json.dumps({"session_id": "big", "last_assistant_message": "x" * (hook.STDIN_CAP - 100)}).encode()
-    assert 65536 * 8 < len(body) <= hook.STDIN_CAP
+    body = json.dumps({"session_id": "big", "last_assistant_message": "x" * (hook_event.STDIN_CAP - 100)}).encode()
+    assert 65536 * 8 < len(body) <= hook_event.STDIN_CAP
     proc = spawn_hook(env)
     feed(proc, [body[i : i + 65536] for i in range(0, len(body), 65536)])
     finish(proc)
@@ -980,13 +986,13 @@ def test_a_payload_under_the_cap_in_pipe_sized_chunks_is_read_whole(tmux_server,
 def test_a_payload_over_the_cap_is_ignored_but_the_state_is_written(tmux_server, tmp_path):
     pane = pane_of(tmux_server)
     env = hook_env(tmux_server, pane, tmp_path, RK_NOW=str(NOW))
-    body = json.dumps({"session_id": "huge", "x": "y" * (2 * hook.STDIN_CAP)}).encode()
+    body = json.dumps({"session_id": "huge", "x": "y" * (2 * hook_event.STDIN_CAP)}).encode()
     proc = spawn_hook(env, "failed")
     feed(proc, [body])  # the whole write returns: the hook drained it
     finish(proc)
     assert option(tmux_server, pane, "@rk_pane_agent_state") == f"idle:{NOW}"  # failed, no payload: idle
     assert option(tmux_server, pane, "@rk_pane_agent_session") == ""
-    assert f"payload over {hook.STDIN_CAP} bytes ignored" in log_text(tmp_path)
+    assert f"payload over {hook_event.STDIN_CAP} bytes ignored" in log_text(tmp_path)
 
 
 @pytest.mark.shell
@@ -1039,9 +1045,9 @@ def test_split_input_decoding_needs_no_json_module():
     never imported, as in the hook's own process: a partial object read so far
     must be "not yet", never an escaping exception."""
     probe = (
-        "import sys; from rk.agent import hook; "
-        "print(hook._decode(b'{\"a') is hook._BAD, hook._decode(b'[1, 2') is hook._BAD, "
-        "hook._decode(b'{\"a\": 1}'), 'json.decoder' in sys.modules)"
+        "import sys; from rk.agent import hook_event; "
+        "print(hook_event.decode(b'{\"a') is hook_event.BAD, hook_event.decode(b'[1, 2') is hook_event.BAD, "
+        "hook_event.decode(b'{\"a\": 1}'), 'json.decoder' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, timeout=30)
     assert out.stdout.split() == ["True", "True", "{'a':", "1}", "False"], out.stderr
@@ -1136,10 +1142,10 @@ def test_with_the_reset_unknown_an_idle_notice_keeps_the_limit_for_the_retry_del
     assert option(tmux_server, pane, "@rk_pane_agent_source") == ""  # nothing to note
     fire_at(env, tmp_path, T + 60, "idle-notice", "Notification")
     assert option(tmux_server, pane, "@rk_pane_agent_state") == f"limited:{T}"
-    fire_at(env, tmp_path, T + hook.LIMIT_RETRY - 1, "idle-notice", "Notification")
+    fire_at(env, tmp_path, T + hook_tmux.LIMIT_RETRY - 1, "idle-notice", "Notification")
     assert option(tmux_server, pane, "@rk_pane_agent_state") == f"limited:{T}"
-    fire_at(env, tmp_path, T + hook.LIMIT_RETRY, "idle-notice", "Notification")
-    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"idle:{T + hook.LIMIT_RETRY}"
+    fire_at(env, tmp_path, T + hook_tmux.LIMIT_RETRY, "idle-notice", "Notification")
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"idle:{T + hook_tmux.LIMIT_RETRY}"
 
 
 @pytest.mark.shell
@@ -1159,13 +1165,13 @@ def test_a_successful_turn_or_a_prompt_ends_a_limit_at_once(tmux_server, tmp_pat
 def test_a_reset_the_screen_noted_is_honoured(tmux_server, tmp_path):
     pane, env = limited_pane(tmux_server, tmp_path, API_KEY)
     tmux_server.run("set-option", "-p", "-t", pane, "@rk_pane_agent_source", f"screen:{T}:{T + 7200}")
-    fire_at(env, tmp_path, T + hook.LIMIT_RETRY + 60, "idle-notice", "Notification")  # past the retry delay
+    fire_at(env, tmp_path, T + hook_tmux.LIMIT_RETRY + 60, "idle-notice", "Notification")  # past the retry delay
     assert option(tmux_server, pane, "@rk_pane_agent_state") == f"limited:{T}"
     tmux_server.run("set-option", "-p", "-t", pane, "@rk_pane_agent_source", f"screen:{T - 1}:{T + 7200}")
     fire_at(env, tmp_path, T + 60, "idle-notice", "Notification")  # a note of another epoch: not this limit's
     assert option(tmux_server, pane, "@rk_pane_agent_state") == f"limited:{T}"
-    fire_at(env, tmp_path, T + hook.LIMIT_RETRY, "idle-notice", "Notification")
-    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"idle:{T + hook.LIMIT_RETRY}"
+    fire_at(env, tmp_path, T + hook_tmux.LIMIT_RETRY, "idle-notice", "Notification")
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"idle:{T + hook_tmux.LIMIT_RETRY}"
 
 
 @pytest.mark.shell
@@ -1203,7 +1209,7 @@ def test_an_idle_notice_through_the_entry_point_keeps_the_limit(tmux_server, tmp
 def test_the_retry_delay_is_the_one_rk_counts():
     from rk.core.pane import look
 
-    assert hook.LIMIT_RETRY == look.LIMIT_RETRY
+    assert hook_tmux.LIMIT_RETRY == look.LIMIT_RETRY
 
 
 @pytest.mark.parametrize(
@@ -1219,4 +1225,4 @@ def test_the_retry_delay_is_the_one_rk_counts():
     ],
 )
 def test_payload_reset(payload, reset):
-    assert hook.payload_reset(payload, T, {"TZ": "UTC"}) == reset
+    assert hook_turn_end.payload_reset(payload, T, {"TZ": "UTC"}) == reset

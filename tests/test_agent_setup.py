@@ -34,13 +34,13 @@ def run(tmp_path, *agents, env=None, stdin=None, **flags):
     out, err = io.StringIO(), io.StringIO()
     code = setup.run_setup(
         agents,
+        setup.SetupOptions(**flags),
         env=env,
         stdin=stdin if stdin is not None else io.StringIO(),
         stdout=out,
         stderr=err,
         argv0="",
         executable=sys.executable,
-        **flags,
     )
     return code, out.getvalue(), err.getvalue()
 
@@ -502,7 +502,7 @@ def test_missing_rk_is_an_operational_error(tmp_path):
     out, err = io.StringIO(), io.StringIO()
     code = setup.run_setup(
         ["claude"],
-        yes=True,
+        setup.SetupOptions(yes=True),
         env={"HOME": str(tmp_path), "PATH": ""},
         stdin=io.StringIO(),
         stdout=out,

@@ -281,6 +281,7 @@ def test_the_hook_path_imports_no_collections_package():
     import sys
 
     heavy = "('collections', 'math', 'typing', 're')"
-    code = f"import sys; import rk.agent.hook; print(sorted(m for m in {heavy} if m in sys.modules))"
+    hook_path = "rk.agent.hook, rk.agent.hook_event, rk.agent.hook_tmux, rk.agent.hook_turn_end"
+    code = f"import sys; import {hook_path}; print(sorted(m for m in {heavy} if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]", done.stdout

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rk.agent import hook
+from rk.agent import hook_turn_end
 from rk.core.pane.screen.gemini import turn_end_of
 from rk.core.pane.turn import GEMINI_NO_RESPONSE, reads_gemini_screen
 from tests.test_agent_hook import hook_env, option, pane_of, run_hook
@@ -86,8 +86,8 @@ def test_a_textless_gemini_turn_writes_what_its_screen_shows(tmux_server, tmp_pa
     pane = pane_of(tmux_server)
     env = hook_env(tmux_server, pane, tmp_path, RK_NOW="1796300000")
     shown = [screen(name) for name in screens]
-    monkeypatch.setattr(hook, "_capture", lambda *a, **k: shown.pop(0) if len(shown) > 1 else shown[0])
-    monkeypatch.setattr(hook, "GEMINI_SCREEN_WAIT", 0.2)
+    monkeypatch.setattr(hook_turn_end, "capture", lambda *a, **k: shown.pop(0) if len(shown) > 1 else shown[0])
+    monkeypatch.setattr(hook_turn_end, "GEMINI_SCREEN_WAIT", 0.2)
     run_hook(["--agent", "gemini", "idle"], env, tmp_path, textless())
     assert option(tmux_server, pane, "@rk_pane_agent_state").split(":")[:2] == [state, "1796300000"]
     assert option(tmux_server, pane, "@rk_pane_turn_end") == f"{end}:1796300000"
@@ -97,7 +97,7 @@ def test_a_textless_gemini_turn_writes_what_its_screen_shows(tmux_server, tmp_pa
 def test_a_gemini_reply_with_text_is_ok_without_a_look(tmux_server, tmp_path, monkeypatch):
     pane = pane_of(tmux_server)
     env = hook_env(tmux_server, pane, tmp_path, RK_NOW="1796300000")
-    monkeypatch.setattr(hook, "_capture", lambda *a, **k: pytest.fail("the screen was read"))
+    monkeypatch.setattr(hook_turn_end, "capture", lambda *a, **k: pytest.fail("the screen was read"))
     run_hook(["--agent", "gemini", "idle"], env, tmp_path, {**textless(), "prompt_response": "Hello."})
     assert option(tmux_server, pane, "@rk_pane_turn_end") == "ok:1796300000"
 
@@ -108,7 +108,7 @@ def test_the_hook_captures_the_pane(tmux_server):
     tmux_server.run("send-keys", "-t", pane, "-l", "a line the cat echoes")
     sock = str(tmux_server.path)
     deadline = time.monotonic() + 5
-    while "a line the cat echoes" not in hook._capture(sock, pane, {}) and time.monotonic() < deadline:
+    while "a line the cat echoes" not in hook_turn_end.capture(sock, pane, {}) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert "a line the cat echoes" in hook._capture(sock, pane, {})
-    assert hook._capture(sock, "%999", {}) == ""  # no such pane: nothing
+    assert "a line the cat echoes" in hook_turn_end.capture(sock, pane, {})
+    assert hook_turn_end.capture(sock, "%999", {}) == ""  # no such pane: nothing

@@ -484,14 +484,13 @@ def _setup(tmp_path, *agents, stdin=None, **flags):
     out, err = io.StringIO(), io.StringIO()
     code = setup.run_setup(
         agents or setup.PROVIDERS,
+        setup.SetupOptions(mcp=True, **flags),
         env=env,
         stdin=stdin if stdin is not None else io.StringIO(),
         stdout=out,
         stderr=err,
         argv0="",
         executable=sys.executable,
-        mcp=True,
-        **flags,
     )
     return code, out.getvalue(), err.getvalue(), env
 

@@ -39,14 +39,13 @@ def run(tmp_path, server=None, stdin=None, env=None, socket=None, **flags):
     out, err = io.StringIO(), io.StringIO()
     code = setup.run_setup(
         ["tmux"],
+        setup.SetupOptions(tmux_socket=socket, **flags),
         env=env,
         stdin=stdin if stdin is not None else io.StringIO(),
         stdout=out,
         stderr=err,
         argv0="",
         executable=sys.executable,
-        tmux_socket=socket,
-        **flags,
     )
     return code, out.getvalue(), err.getvalue()
 
@@ -286,7 +285,7 @@ def test_tmux_is_never_set_up_unless_named(tmp_path):
     path = home(tmp_path)
     out = io.StringIO()
     env = {"HOME": str(tmp_path / "home"), "PATH": str(tmp_path / "bin")}
-    assert setup.run_setup((), env=env, stdout=out, stderr=io.StringIO(), yes=True) == 0
+    assert setup.run_setup((), setup.SetupOptions(yes=True), env=env, stdout=out, stderr=io.StringIO()) == 0
     assert path.read_text() == USER
 
 

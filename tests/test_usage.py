@@ -22,7 +22,7 @@ import pytest
 from cli_helpers import json_ok, run_in
 from conftest import run_rk
 
-from rk.agent import hook
+from rk.agent import hook_event, hook_tmux
 from rk.core.channels.notice import BUDGET, Memory, events_of
 from rk.core.cost import caps, usage
 from rk.core.cost.usage import Budget, BudgetError, Delivery, Price, Spent, Tokens
@@ -303,11 +303,11 @@ def test_the_first_read_of_a_huge_record_is_bounded_to_its_end(tmp_path):
 
 
 def test_the_hook_writes_the_transcript_beside_the_session_in_the_same_tmux_call():
-    args = hook.tmux_commands("%3", "idle", 5, 0, "claude:abc", transcript="/h/t.jsonl")
+    args = hook_tmux.tmux_commands("%3", "idle", 5, 0, "claude:abc", transcript="/h/t.jsonl")
     assert args[-8:] == ["claude:abc", ";", "set-option", "-p", "-t", "%3", "@rk_pane_transcript", "/h/t.jsonl"]
-    assert hook.transcript_of({"transcript_path": "/h/t.jsonl"}) == "/h/t.jsonl"
+    assert hook_event.transcript_of({"transcript_path": "/h/t.jsonl"}) == "/h/t.jsonl"
     for bad in ("relative.jsonl", "/ends;", "/a\nb", 5, ""):
-        assert hook.transcript_of({"transcript_path": bad}) == ""
+        assert hook_event.transcript_of({"transcript_path": bad}) == ""
 
 
 # --------------------------------------------------------------------------- 3. command line

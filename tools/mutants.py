@@ -536,7 +536,7 @@ MUTANTS = [
     ),
     Mutant(
         "the hook's input read only once (a split payload loses its state)",
-        "rk/agent/hook.py",
+        "rk/agent/hook_event.py",
         "STDIN_BOUND = 1.0",
         "STDIN_BOUND = 0.0",
         ("tests/test_agent_hook.py", "-k", "split or slow"),

@@ -19,7 +19,9 @@ import sys
 import time
 from _collections_abc import Mapping
 
-from rk.agent.hook import _BAD, _decode, tmux_output
+from rk.agent.hook_event import BAD as _BAD
+from rk.agent.hook_event import decode as _decode
+from rk.agent.hook_tmux import tmux_output
 from rk.core.channels.glance import Glance, PaneGlance, parse_pane
 from rk.core.environ import SOURCE_OPTION, STATE_OPTION, ClockError, fixed_now, state_dir
 

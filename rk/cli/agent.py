@@ -105,7 +105,7 @@ def cmd_setup(
 
     Example: rk agent setup claude codex --dry-run
     """
-    from rk.agent.setup import run_setup
+    from rk.agent.setup import SetupOptions, run_setup
     from rk.tmux.server import socket_dir, socket_from_tmux_env
 
     env = environment(ctx)
@@ -116,14 +116,10 @@ def cmd_setup(
     errors = io.StringIO()
     code = run_setup(
         agents or (),
-        dry_run=dry_run,
-        yes=yes,
-        uninstall=uninstall,
-        mcp=mcp,
+        SetupOptions(dry_run=dry_run, yes=yes, uninstall=uninstall, mcp=mcp, tmux_socket=socket),
         env=env.environ,
         stdout=env.stdout,
         stderr=errors,
-        tmux_socket=socket,
     )
     if code:
         message = errors.getvalue().strip().removeprefix("rk agent setup: ") or "failed"

@@ -53,7 +53,7 @@ ALL_EVENTS = (
     "Notification",
     "PreCompress",
 )
-#: The events `rk agent setup gemini` hooks (rk/agent/setup.py HOOKS["gemini"]).
+#: The events `rk agent setup gemini` hooks (rk/agent/setup/gemini.py HOOKS).
 RK_EVENTS = ("SessionStart", "BeforeAgent", "BeforeTool", "Notification", "AfterAgent", "SessionEnd")
 
 PLACEHOLDER = "Type your message or @path/to/file"
