@@ -6,7 +6,8 @@ modules that must still be unloaded after a view has run.
 - importing the CLI loads no command's module (`rk.cli.root`'s lazy groups);
 - `rk cron list` loads no other command's module, and no MCP SDK or rich;
 - `rk agent list` loads no schedule rules (the pane facts import them only to
-  resolve an entry's target).
+  resolve an entry's target);
+- every command the lazy tables name exists.
 """
 
 from __future__ import annotations
@@ -80,3 +81,14 @@ def test_agent_list_loads_no_schedule_rules(tmp_path):
     assert code == 1  # no tmux server in the test's TMUX_TMPDIR
     assert "rk.cli.agent" in modules and "rk.core.pane.facts" in modules
     assert not (SCHEDULE_RULES | (COMMAND_MODULES - {"rk.cli.agent"})) & modules
+
+
+def test_the_lazy_tables_name_real_commands():
+    """Every name in a lazy table builds (its module and function exist), and the
+    flag `main` rewrites without importing the flags is the flags' own."""
+    from rk.cli import flags, root
+
+    for group in (root.RootGroup, root.CronGroup, root.AgentGroup, root.NotifyGroup):
+        for name, lazy in group.LAZY.items():
+            assert lazy.build(name).name == name
+    assert root.ONLY_IF_CHANGED == flags.ONLY_IF_CHANGED
