@@ -5,6 +5,8 @@ modules that must still be unloaded after a view has run.
 - `rk --version` is answered before typer is imported;
 - importing the CLI loads no command's module (`rk.cli.root`'s lazy groups);
 - `rk cron list` loads no other command's module, and no MCP SDK or rich;
+- `rk --help` loads the root's commands but not the listing, the schedule's
+  forecast or the tmux layer (each command imports those when it runs);
 - `rk agent list` loads no schedule rules (the pane facts import them only to
   resolve an entry's target);
 - every command the lazy tables name exists.
@@ -74,6 +76,14 @@ def test_cron_list_loads_only_the_listing(tmp_path):
     assert "rk.cli.listing" in modules
     assert not (COMMAND_MODULES - {"rk.cli.listing"}) & modules
     assert not {"mcp", "rich", "rk.channels.mcp", "rk.engine.tick"} & modules
+
+
+def test_help_loads_no_view_machinery(tmp_path):
+    code, out, modules = loaded(tmp_path, "--help")
+    assert code == 0 and "Usage: rk" in out
+    assert {"rk.cli.status", "rk.cli.events", "rk.cli.windows"} <= modules  # listed, so loaded
+    view = {"rk.cli.listing", "rk.cli.agent", "rk.core.schedule.forecast", "rk.core.schedule.due"}
+    assert not (view | {"rk.tmux.server", "rk.core.pane.facts"}) & modules
 
 
 def test_agent_list_loads_no_schedule_rules(tmp_path):
