@@ -2,10 +2,12 @@
 
 `rk agent hook …` runs on every agent event, and `rk status --format tmux|json`
 on every status-bar redraw, so both are dispatched here before anything heavy is
-imported (typer, rich, ruamel take ~200 ms to import); every other command goes
-to the CLI declared in `rk.cli`. Run as the process (the console script), those
-two also skip the interpreter's teardown: it costs ~2 ms (freeing every module),
-a sixth of what the whole hook costs, and they leave nothing to clean up.
+imported (typer, rich, ruamel take ~200 ms to import), and so is a bare
+`rk --version`; every other command goes to the CLI declared in `rk.cli` (which
+imports a command's module only when it runs). Run as the process (the console
+script), the hook and the status line also skip the interpreter's teardown: it
+costs ~2 ms (freeing every module), a sixth of what the whole hook costs, and
+they leave nothing to clean up.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    if args == ["--version"] and _version():
+        return 0
     if args[:2] == ["agent", "hook"]:
         from rk.agent.hook import main as hook_main
 
@@ -29,6 +33,19 @@ def main(argv: list[str] | None = None) -> int:
     from rk.cli import main as cli_main
 
     return cli_main(args)
+
+
+def _version() -> bool:
+    """Print what the CLI's eager `--version` prints (`rk.cli.root._version`);
+    False when stdout fails, for the CLI to report that as it reports any failure."""
+    from rk import __version__
+
+    try:
+        sys.stdout.write(f"rk {__version__}\n")
+        sys.stdout.flush()
+    except (AttributeError, OSError):  # no stdout, a closed pipe
+        return False
+    return True
 
 
 def _finish(code: int, process: bool) -> int:

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import typer
 
@@ -26,7 +26,9 @@ from rk.core.wallclock import stamp as stamp
 from rk.core.wallclock import zone_label as zone_label
 from rk.host import clock
 from rk.store.config import ConfigError, ServerFiles, check_private_dir, check_slug, load_settings, state_dir
-from rk.tmux.server import Server, socket_from_tmux_env
+
+if TYPE_CHECKING:
+    from rk.tmux.server import Server  # imported by the commands that talk to tmux
 
 
 class CliError(RkError):
@@ -61,6 +63,8 @@ class Environment:
     @property
     def server(self) -> str:
         """-L, else the socket name of $TMUX, else `default` (validated)."""
+        from rk.tmux.server import socket_from_tmux_env
+
         name = self.server_flag or Path(socket_from_tmux_env(self.environ.get("TMUX", ""))).name or "default"
         try:
             return check_slug(name)
@@ -112,6 +116,8 @@ class Environment:
 
     def caller_server(self) -> Server:
         """The server of $TMUX, else the -L/default one."""
+        from rk.tmux.server import Server, socket_from_tmux_env
+
         socket_path = socket_from_tmux_env(self.environ.get("TMUX", ""))
         if socket_path:
             return Server(socket_path=socket_path, env=self.environ)

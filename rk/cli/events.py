@@ -12,9 +12,7 @@ from typing import Annotated
 
 import typer
 
-from rk.cli.agent import printable
 from rk.cli.environment import Environment, environment, moment, usage
-from rk.cli.flags import since_instant
 from rk.cli.options import JsonOpt, ServerOpt
 from rk.core.environ import is_pane_id
 from rk.core.log.events import STATE, Event
@@ -22,6 +20,8 @@ from rk.core.log.events import STATE, Event
 
 def line_of(event: Event, zone: tzinfo) -> str:
     """One human line: time, pane, then the change or the outcome."""
+    from rk.cli.agent import printable  # here, not at the top: `rk --help` lists this command without it
+
     when = moment(event.ts, zone)
     if event.kind == STATE:
         end = f" ({event.turn_end})" if event.turn_end else ""
@@ -54,6 +54,9 @@ def cmd_events(
     Example: rk events -f --since 1h --pane %3
     """
     env = environment(ctx, server, as_json)
+    from rk.cli.agent import printable
+    from rk.cli.flags import since_instant
+
     panes = frozenset(pane or ())
     bad = [p for p in panes if not is_pane_id(p)]
     if bad:

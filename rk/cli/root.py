@@ -1,59 +1,172 @@
 """The typer tree (`app`: cron, role, operator, agent) and `main`, which runs it.
 
-Commands are plain functions in the verb modules, registered here in the
-order `--help` lists them.
+Commands are plain functions in the verb modules, named here in the order
+`--help` lists them. A verb module is imported only when its command is looked
+up (to run it, or to list it in a `--help`): `rk cron list` loads the listing,
+not the agent panes, the doctor or the simulator (`Lazy`, `LazyGroup`).
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
-from collections.abc import Mapping
-from typing import Annotated
+from collections.abc import Iterator, Mapping, MutableMapping
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar, TextIO
 
 import typer
+import typer.main
+from typer.core import TyperGroup
 
 try:  # recent typer vendors click
+    from typer._click.core import Command, Context
     from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 except ImportError:  # pragma: no cover - typer on top of click
+    from click.core import Command, Context  # type: ignore[assignment]
     from click.exceptions import ClickException, NoArgsIsHelpError, UsageError  # type: ignore[assignment]
 
-from rk.cli import (
-    agent,
-    doctor,
-    entries,
-    events,
-    listing,
-    notifying,
-    pausing,
-    running,
-    send,
-    simulate,
-    status,
-    views,
-    windows,
-)
-from rk.cli import usage as usage_view
 from rk.cli.environment import CliError, Environment, ExitStatus, environment, usage
-from rk.cli.flags import bare_only_if_changed
 from rk.cli.options import ServerOpt
-from rk.core.schedule.cronexpr import CronError
-from rk.core.schedule.entry import EntryError
-from rk.store.config import ConfigError
+from rk.core.errors import RkError
+
+#: `rk.cli.flags.ONLY_IF_CHANGED`, the one flag `main` rewrites (named here so that
+#: the flags, and the schedule rules they import, load only when it is given).
+ONLY_IF_CHANGED = "--only-if-changed"
+
+#: The failures of a cron expression, an entry and config.yaml, reported as one
+#: line: (module, class), looked up in the modules already loaded only (one never
+#: imported raised nothing), so that `main` imports none of them.
+INPUT_ERRORS = (
+    ("rk.core.schedule.cronexpr", "CronError"),
+    ("rk.core.schedule.entry", "EntryError"),
+    ("rk.store.config", "ConfigError"),
+)
+
+
+@dataclass(frozen=True)
+class Lazy:
+    """A command whose function (in `rk.cli.<module>`) is imported when the
+    command is first looked up, and declared then as `Typer.command` would."""
+
+    module: str
+    function: str
+    hidden: bool = False
+    context: str = ""  #: the name of a dict in the module: the command's click context settings
+
+    def build(self, name: str) -> Command:
+        module = importlib.import_module(f"rk.cli.{self.module}")
+        single = typer.Typer(add_completion=False)
+        settings = getattr(module, self.context) if self.context else None
+        single.command(name, hidden=self.hidden, context_settings=settings)(getattr(module, self.function))
+        return typer.main.get_command(single)
+
+
+class LazyCommands(MutableMapping[str, Command]):
+    """A group's commands by name, in order: the `Lazy` ones built on first access."""
+
+    def __init__(self, lazy: Mapping[str, Lazy], built: Mapping[str, Command]) -> None:
+        self._entries: dict[str, Command | Lazy] = {**lazy, **built}
+
+    def __getitem__(self, name: str) -> Command:
+        entry = self._entries[name]
+        if isinstance(entry, Lazy):
+            entry = self._entries[name] = entry.build(name)
+        return entry
+
+    def __setitem__(self, name: str, command: Command) -> None:
+        self._entries[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._entries[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+class LazyGroup(TyperGroup):
+    """A typer group whose `LAZY` commands come first, then typer's own (its sub-groups)."""
+
+    LAZY: ClassVar[Mapping[str, Lazy]] = {}
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        self.commands = LazyCommands(self.LAZY, self.commands)
+
+    def list_commands(self, ctx: Context) -> list[str]:
+        return list(self.commands)  # the names only: nothing imported to list them
+
+
+class RootGroup(LazyGroup):
+    LAZY: ClassVar[Mapping[str, Lazy]] = {
+        "send": Lazy("send", "cmd_send"),
+        "status": Lazy("status", "cmd_status"),
+        "events": Lazy("events", "cmd_events"),
+        "doctor": Lazy("doctor", "cmd_doctor"),
+        "role": Lazy("windows", "cmd_role"),
+        "operator": Lazy("windows", "cmd_operator"),
+        "mcp": Lazy("root", "cmd_mcp"),
+    }
+
+
+class CronGroup(LazyGroup):
+    LAZY: ClassVar[Mapping[str, Lazy]] = {
+        "add": Lazy("entries", "cmd_add"),
+        "edit": Lazy("entries", "cmd_edit"),
+        "list": Lazy("listing", "cmd_list"),
+        "ls": Lazy("listing", "cmd_list", hidden=True),
+        "show": Lazy("views", "cmd_show"),
+        "rm": Lazy("entries", "cmd_rm"),
+        "mute": Lazy("entries", "cmd_mute"),
+        "pin": Lazy("entries", "cmd_pin"),
+        "log": Lazy("views", "cmd_log"),
+        "next": Lazy("views", "cmd_next"),
+        "run": Lazy("running", "cmd_run"),
+        "tick": Lazy("running", "cmd_tick"),
+        "ticker": Lazy("running", "cmd_ticker"),
+        "pause": Lazy("pausing", "cmd_pause"),
+        "resume": Lazy("pausing", "cmd_resume"),
+        "simulate": Lazy("simulate", "cmd_simulate"),
+        "usage": Lazy("usage", "cmd_usage"),
+    }
+
+
+class AgentGroup(LazyGroup):
+    LAZY: ClassVar[Mapping[str, Lazy]] = {
+        "state": Lazy("agent", "cmd_state"),
+        "setup": Lazy("agent", "cmd_setup"),
+        "list": Lazy("agent", "cmd_list"),
+        "await": Lazy("agent", "cmd_await"),
+        "hook": Lazy("agent", "cmd_hook", context="HOOK_CONTEXT"),
+    }
+
+
+class NotifyGroup(LazyGroup):
+    LAZY: ClassVar[Mapping[str, Lazy]] = {"test": Lazy("notifying", "cmd_notify_test")}
+
 
 app = typer.Typer(
+    cls=RootGroup,
     no_args_is_help=True,
     add_completion=True,
     pretty_exceptions_enable=False,
     help="rk types prompts into the tmux panes where AI coding agents run, on a schedule.",
 )
-cron_app = typer.Typer(no_args_is_help=True, help="Schedule prompts: add, list, edit, mute, tick, ticker…")
+cron_app = typer.Typer(
+    cls=CronGroup, no_args_is_help=True, help="Schedule prompts: add, list, edit, mute, tick, ticker…"
+)
 agent_app = typer.Typer(
+    cls=AgentGroup,
     no_args_is_help=True,
     help="Agent state: the hook agents run, a manual state write, and hook installation.",
 )
 app.add_typer(cron_app, name="cron")
-notify_app = typer.Typer(no_args_is_help=True, help="Notifications: test the config.yaml notify: channels.")
+notify_app = typer.Typer(
+    cls=NotifyGroup, no_args_is_help=True, help="Notifications: test the config.yaml notify: channels."
+)
 
 
 @cron_app.callback()
@@ -80,25 +193,6 @@ def _root(
     environment(ctx, server)
 
 
-cron_app.command("add")(entries.cmd_add)
-cron_app.command("edit")(entries.cmd_edit)
-cron_app.command("list")(listing.cmd_list)
-cron_app.command("ls", hidden=True)(listing.cmd_list)
-cron_app.command("show")(views.cmd_show)
-cron_app.command("rm")(entries.cmd_rm)
-cron_app.command("mute")(entries.cmd_mute)
-cron_app.command("pin")(entries.cmd_pin)
-cron_app.command("log")(views.cmd_log)
-cron_app.command("next")(views.cmd_next)
-cron_app.command("run")(running.cmd_run)
-cron_app.command("tick")(running.cmd_tick)
-cron_app.command("ticker")(running.cmd_ticker)
-cron_app.command("pause")(pausing.cmd_pause)
-cron_app.command("resume")(pausing.cmd_resume)
-cron_app.command("simulate")(simulate.cmd_simulate)
-cron_app.command("usage")(usage_view.cmd_usage)
-
-
 def cmd_mcp(ctx: typer.Context) -> None:
     """Serve rk's tools over MCP on stdin/stdout (for an agent CLI to start; see `rk agent setup --mcp`).
 
@@ -115,31 +209,35 @@ def cmd_mcp(ctx: typer.Context) -> None:
     serve(main)  # the tools run this CLI in-process: handed in, so the server never imports it
 
 
-app.command("send")(send.cmd_send)
-app.command("status")(status.cmd_status)
-app.command("events")(events.cmd_events)
-app.command("doctor")(doctor.cmd_doctor)
-app.command("role")(windows.cmd_role)
-app.command("operator")(windows.cmd_operator)
-app.command("mcp")(cmd_mcp)
-
-agent_app.command("state")(agent.cmd_state)
-agent_app.command("setup")(agent.cmd_setup)
-agent_app.command("list")(agent.cmd_list)
-agent_app.command("await")(agent.cmd_await)
-agent_app.command("hook", context_settings=agent.HOOK_CONTEXT)(agent.cmd_hook)
 app.add_typer(agent_app, name="agent")
-notify_app.command("test")(notifying.cmd_notify_test)
 app.add_typer(notify_app, name="notify")
 
 
-def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None, stdout=None, stderr=None) -> int:
+def _input_error(exc: Exception) -> bool:
+    """Whether `exc` is one of `INPUT_ERRORS`."""
+    for module, name in INPUT_ERRORS:
+        loaded = sys.modules.get(module)
+        if loaded is not None and isinstance(exc, getattr(loaded, name)):
+            return True
+    return False
+
+
+def main(
+    argv: list[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
     """Run the CLI; return the exit status. Never lets a traceback reach the user.
 
     One `Environment` per call, handed to the commands as the click context's
     `obj` (see `rk.cli.environment.environment`).
     """
-    args = bare_only_if_changed(list(sys.argv[1:] if argv is None else argv))
+    args = list(sys.argv[1:] if argv is None else argv)
+    if ONLY_IF_CHANGED in args:
+        from rk.cli.flags import bare_only_if_changed
+
+        args = bare_only_if_changed(args)
     env = Environment(
         environ=dict(os.environ if environ is None else environ),
         stdout=stdout or sys.stdout,
@@ -167,11 +265,13 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
         return int(ExitStatus.ERROR)
     except ClickException as exc:
         return env.fail(CliError(exc.format_message()))
-    except (CronError, EntryError, ConfigError) as exc:  # a stored entry or config: operational, as their status says
-        return env.fail(exc)
-    except OSError as exc:
-        return env.fail(CliError(f"{str(exc.filename) + ': ' if exc.filename else ''}{exc.strerror or exc}"))
     except Exception as exc:
+        if isinstance(exc, RkError) and _input_error(
+            exc
+        ):  # a stored entry or config: operational, as their status says
+            return env.fail(exc)
+        if isinstance(exc, OSError):
+            return env.fail(CliError(f"{str(exc.filename) + ': ' if exc.filename else ''}{exc.strerror or exc}"))
         if env.environ.get("RK_DEBUG"):
             raise
         return env.fail(CliError(f"internal error ({type(exc).__name__}: {exc}); rerun with RK_DEBUG=1 for details"))

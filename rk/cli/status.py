@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from rk.cli.environment import Environment, ExitStatus, environment, moment, stamp, zone_label
-from rk.cli.listing import Row, load_server, row_record, server_view, sorted_rows
 from rk.cli.options import FullOpt, JsonOpt, ServerOpt
-from rk.cli.store import servers_of
 from rk.cli.table import Column, layout, terminal_width, wrapped
 from rk.core.log.delivery import RATE_WINDOW, Status, status_of
-from rk.core.schedule.health import is_trouble
+
+if TYPE_CHECKING:  # the listing and the entries load when the command runs, not for `rk --help`
+    from rk.cli.listing import Row
 
 #: Statuses that make `rk status` exit 1 when one was logged in the last hour.
 FAILING = frozenset({Status.FAILED, Status.RESPAWN_FAILED})
@@ -45,7 +45,9 @@ def _ticker(env: Environment) -> dict[str, object]:
 def gather(env: Environment) -> dict[str, object]:
     """Everything `rk status` shows, as one JSON-ready value: -L's server, else every one."""
     from rk.cli.agent import AgentRow
-    from rk.cli.listing import record
+    from rk.cli.listing import load_server, record, row_record, server_view, sorted_rows
+    from rk.cli.store import servers_of
+    from rk.core.schedule.health import is_trouble
 
     now = env.now()
     servers = []
@@ -88,7 +90,7 @@ INDENT = "  "
 
 
 def _lines(env: Environment, state: dict[str, object], full: bool = False) -> list[str]:
-    from rk.cli.listing import left_cell, target_cell
+    from rk.cli.listing import left_cell, sorted_rows, target_cell
 
     zone = env.zone()
     now = env.now()

@@ -1,4 +1,7 @@
-"""`rk role | operator`: tag the caller's tmux window, or ensure the server's operator window."""
+"""`rk role | operator`: tag the caller's tmux window, or ensure the server's operator window.
+
+Each command imports the tmux layer and the flags when it runs (`rk --help` lists them without).
+"""
 
 from __future__ import annotations
 
@@ -7,9 +10,7 @@ from typing import Annotated
 import typer
 
 from rk.cli.environment import CliError, environment, usage
-from rk.cli.flags import no_space
 from rk.cli.options import JsonOpt, ServerOpt
-from rk.tmux.server import Server, TmuxError
 
 _CLEAR = "clear"
 
@@ -25,7 +26,9 @@ def cmd_role(
     Example: rk role operator
     """
     env = environment(ctx, server, as_json)
+    from rk.cli.flags import no_space
     from rk.tmux.roles import set_role
+    from rk.tmux.server import TmuxError
 
     pane = env.caller_pane()
     if not pane:
@@ -55,6 +58,7 @@ def cmd_operator(
     """
     env = environment(ctx, server, as_json)
     from rk.tmux.roles import ensure_operator
+    from rk.tmux.server import Server, TmuxError
 
     settings = env.settings()
     target = Server(name=env.server, env=env.environ)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import socket
 import stat
 import subprocess
@@ -329,7 +328,7 @@ class Server:
 
     def listing(self, command: str, fields: tuple[str, ...]) -> list[dict[str, str]]:
         """`<command> -a -F …` (list-panes, list-windows) as one dict per record."""
-        mark = secrets.token_hex(6)
+        mark = os.urandom(6).hex()
         return parse_records(self.run(command, "-a", "-F", record_format(fields, mark)), fields, mark)
 
     def list_panes(self) -> list[dict[str, str]]:
@@ -383,7 +382,7 @@ class Server:
     def look(self, pane: str) -> tuple[str, str]:
         """(title, visible screen with its styles) of `pane`, in one tmux process.
         The styles matter: a placeholder differs from typed text only by them."""
-        mark, fields = secrets.token_hex(6), ("pane_id", "pane_title")
+        mark, fields = os.urandom(6).hex(), ("pane_id", "pane_title")
         out = self.run(*chain(Command.display(pane, head_format(fields, mark)), Command.capture(pane, styled=True)))
         head, screen = split_head(out, fields, mark)
         if head["pane_id"] != pane:
@@ -393,7 +392,7 @@ class Server:
     def cursor_rows(self, pane: str) -> tuple[str, str, str]:
         """(state option, cursor `x,y`, the screen one line per terminal row) of `pane`, in
         one tmux process: where the cursor is and what its row shows."""
-        mark, fields = secrets.token_hex(6), ("pane_id", STATE_OPTION, "cursor_x", "cursor_y")
+        mark, fields = os.urandom(6).hex(), ("pane_id", STATE_OPTION, "cursor_x", "cursor_y")
         out = self.run(*chain(Command.display(pane, head_format(fields, mark)), Command.capture(pane, joined=False)))
         head, rows = split_head(out, fields, mark)
         if head["pane_id"] != pane:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from rk.core.bounds import MAX_DIGITS, MAX_EPOCH, MAX_PID
 from rk.core.pane.identity import REPLACED, ServerIdentity
@@ -22,7 +23,9 @@ from rk.core.pane.program import PaneKind as PaneKind
 from rk.core.pane.program import Program
 from rk.core.pane.state import BUSY_STATES as BUSY_STATES
 from rk.core.pane.state import AgentState
-from rk.core.schedule.entry import Entry, Target, TargetKind
+
+if TYPE_CHECKING:  # the callers have loaded the entries; `rk agent list` needs none
+    from rk.core.schedule.entry import Entry, Target
 
 AGENT_STATES = frozenset(AgentState)
 #: A usage or rate limit: nothing is typed until it resets.
@@ -316,6 +319,8 @@ def resolve_target(target: Target, panes: Sequence[PaneFact], any_program: bool 
     A pane that is found but is a shell, or a program the entry did not opt
     into with `any_program`, is unresolved with `refused` set; so is a pane
     target whose id now belongs to another server (`pane replaced`)."""
+    from rk.core.schedule.entry import TargetKind
+
     live = [p for p in panes if not p.dead]
     if target.kind == TargetKind.PANE:
         for p in live:
@@ -348,6 +353,8 @@ def panes_concerned(entries: Iterable[Entry], panes: Sequence[PaneFact]) -> set[
     panes carrying a session, every pane of a role's window) and, when an entry
     wakes on the server's states, every live pane. Only these are judged from
     their process tree (the rest keep the command's judgement until they matter)."""
+    from rk.core.schedule.entry import TargetKind
+
     entries = list(entries)
     live = [p for p in panes if not p.dead]
     if any(e.wake_on is not None for e in entries):

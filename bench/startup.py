@@ -1,0 +1,116 @@
+"""How long the CLI's views take to answer: a person waits on each one.
+
+Times, as whole processes (median of --runs interleaved runs, after warm-up runs;
+`bench/_startup.py`), bytecode cached as an installed rk has it, inside a
+private state dir and a private throwaway tmux server ($TMUX names it) with
+--entries entries on its one pane:
+
+- `python -c pass` with the interpreter the rk script runs on (the floor);
+- that interpreter importing typer and what typer imports to convert an
+  option's value (pydantic, in typer 0.2x): the other floor, what any view
+  but `--version` and `--help` pays before rk's own modules;
+- `rk --version`, `rk --help`, `rk cron list`, `rk cron show ID`,
+  `rk cron log`, `rk status`, `rk agent list`.
+
+Target: each view under 100 ms (the ratio to the bare interpreter is printed;
+a view imports only its own command's modules, so what it adds above the
+second floor is the modules that view reads with, and its work).
+With --baseline RK the same cases run with another rk script in the same turns.
+
+Usage: python bench/startup.py [--runs N] [--entries N] [--baseline RK]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+
+from _startup import Case, Rig, add_arguments, find_rk, floor_for, floors, header, measure, report
+
+TARGET_MS = 100.0
+TOOL = "bench/startup.py"
+#: typer, and its option-value conversion where it has one (`rk --help` loads rich instead).
+TYPER = "import typer.main\ntry:\n    import typer._adapters\nexcept ImportError:\n    pass"
+#: (label, argv after `rk`); "{id}" is an entry's id.
+VIEWS = (
+    ("--version", ["--version"]),
+    ("--help", ["--help"]),
+    ("cron list", ["cron", "list"]),
+    ("cron show", ["cron", "show", "{id}"]),
+    ("cron log", ["cron", "log"]),
+    ("status", ["status"]),
+    ("agent list", ["agent", "list"]),
+)
+
+
+def inside(rig: Rig) -> dict[str, str]:
+    """The environment of a process in the rig's tmux as server `bench`: rk names
+    servers by socket name (`-L`), found under $TMUX_TMPDIR, where a link to the
+    rig's socket stands."""
+    home = os.path.join(rig.tmp, f"tmux-{os.getuid()}")
+    link = os.path.join(home, "bench")
+    if not os.path.lexists(link):
+        os.makedirs(home, mode=0o700, exist_ok=True)
+        os.symlink(rig.socket, link)
+    return {**rig.env, "TMUX_TMPDIR": rig.tmp, "TMUX": f"{link},{os.getpid()},0", "COLUMNS": "100"}
+
+
+def add_entries(rig: Rig, rk: str, count: int) -> str:
+    """`count` entries on the rig's pane (added with `rk` itself); the first one's id."""
+    ids = []
+    for n in range(count):
+        argv = [rk, "cron", "add", f"bench prompt {n}", "--every", f"{n + 1}h", "--pane", rig.pane, "--any-program"]
+        added = subprocess.run(argv, env=inside(rig), capture_output=True, text=True)
+        if added.returncode != 0:
+            sys.exit(f"{TOOL}: {argv} failed: {added.returncode} {added.stderr}")
+        ids.append(added.stdout.split()[0])
+    return ids[0]
+
+
+def cases(rig: Rig, scripts: dict[str, str], entry: str) -> dict[str, Case]:
+    env = inside(rig)
+    out = floors(list(scripts.values()), env)
+    python = out[next(iter(out))].argv[0]
+    out["import typer (the other floor)"] = Case([python, "-c", TYPER], env, floor=next(iter(out)))
+    for label, rk in scripts.items():
+        floor = floor_for(rk, list(scripts.values()))
+        for name, args in VIEWS:
+            argv = [rk, *(a.replace("{id}", entry) for a in args)]
+            out[f"{label}rk {name}"] = Case(argv, env, floor=floor)
+    return out
+
+
+def judge(name: str, ms: float, ratio: float) -> str:
+    if "rk " not in name:
+        return ""  # the other floor: not a view
+    return f"{'met' if ms < TARGET_MS else 'NOT met'}: <{TARGET_MS:g} ms"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_arguments(parser, runs=20)
+    parser.add_argument("--entries", type=int, default=5)
+    args = parser.parse_args()
+    runs = 5 if args.quick else args.runs
+    scripts = {"": find_rk(TOOL)}
+    if args.baseline:
+        scripts = {"baseline ": args.baseline, "": scripts[""]}
+    with Rig(TOOL) as rig:
+        entry = add_entries(rig, scripts[""], max(1, args.entries))
+        ticker = [scripts[""], "cron", "ticker"]
+        subprocess.run([*ticker, "start"], env=inside(rig), capture_output=True, check=True)
+        try:  # running: `rk status` exits 0 (no fire is due for an hour)
+            header("rk CLI views timing", runs, list(scripts.values()))
+            table = cases(rig, scripts, entry)
+            samples, _ = measure(table, runs, TOOL)
+        finally:
+            subprocess.run([*ticker, "stop"], env=inside(rig), capture_output=True)
+    ok = report(table, samples, judge)
+    print("target met" if ok else "target NOT met")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""The CLI's views start fast because a view imports only what it uses
+(bench/startup.py times them): each check runs a fresh interpreter and names
+modules that must still be unloaded after a view has run.
+
+- `rk --version` is answered before typer is imported;
+- importing the CLI loads no command's module (`rk.cli.root`'s lazy groups);
+- `rk cron list` loads no other command's module, and no MCP SDK or rich;
+- `rk --help` loads the root's commands but not the listing, the schedule's
+  forecast or the tmux layer (each command imports those when it runs);
+- `rk agent list` loads no schedule rules (the pane facts import them only to
+  resolve an entry's target);
+- every command the lazy tables name exists.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.shell
+
+#: Every command module but the one a check runs (rk.cli.root's lazy tables name them).
+COMMAND_MODULES = {
+    f"rk.cli.{m}"
+    for m in ("agent", "doctor", "entries", "events", "listing", "notifying", "pausing", "running")
+    + ("send", "simulate", "status", "usage", "views", "windows", "flags", "timeline", "preview")
+}
+SCHEDULE_RULES = {"rk.core.schedule.entry", "rk.core.schedule.due", "rk.core.schedule.forecast"}
+
+RUN = """
+import contextlib, io, json, sys
+from rk.__main__ import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+    code = main(sys.argv[1:])
+print(json.dumps({"code": code, "out": out.getvalue(), "modules": sorted(sys.modules)}))
+"""
+
+
+def loaded(tmp_path, *args: str) -> tuple[int, str, set[str]]:
+    """Run `rk ARGS` in a fresh interpreter (outside tmux, a private state dir):
+    its exit status, stdout, and the modules loaded by the end."""
+    env = {"PATH": "/usr/bin:/bin", "RK_STATE_DIR": str(tmp_path / "state"), "TMUX_TMPDIR": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-c", RUN, *args], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout.splitlines()[-1])
+    return result["code"], result["out"], set(result["modules"])
+
+
+def test_version_is_answered_before_typer(tmp_path):
+    from rk import __version__
+
+    code, out, modules = loaded(tmp_path, "--version")
+    assert (code, out) == (0, f"rk {__version__}\n")
+    assert not {"typer", "rk.cli", "rk.cli.root"} & modules
+
+
+def test_importing_the_cli_loads_no_command():
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys, rk.cli; print(' '.join(sys.modules))"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    modules = set(proc.stdout.split())
+    assert "rk.cli.root" in modules
+    assert not (COMMAND_MODULES | SCHEDULE_RULES | {"rk.tmux.server", "rk.core.pane.facts"}) & modules
+
+
+def test_cron_list_loads_only_the_listing(tmp_path):
+    code, out, modules = loaded(tmp_path, "cron", "list")
+    assert (code, out) == (0, "no cron entries on server default\n")
+    assert "rk.cli.listing" in modules
+    assert not (COMMAND_MODULES - {"rk.cli.listing"}) & modules
+    assert not {"mcp", "rich", "rk.channels.mcp", "rk.engine.tick"} & modules
+
+
+def test_help_loads_no_view_machinery(tmp_path):
+    code, out, modules = loaded(tmp_path, "--help")
+    assert code == 0 and "Usage: rk" in out
+    assert {"rk.cli.status", "rk.cli.events", "rk.cli.windows"} <= modules  # listed, so loaded
+    view = {"rk.cli.listing", "rk.cli.agent", "rk.core.schedule.forecast", "rk.core.schedule.due"}
+    assert not (view | {"rk.tmux.server", "rk.core.pane.facts"}) & modules
+
+
+def test_agent_list_loads_no_schedule_rules(tmp_path):
+    code, _, modules = loaded(tmp_path, "agent", "list", "--json")
+    assert code == 1  # no tmux server in the test's TMUX_TMPDIR
+    assert "rk.cli.agent" in modules and "rk.core.pane.facts" in modules
+    assert not (SCHEDULE_RULES | (COMMAND_MODULES - {"rk.cli.agent"})) & modules
+
+
+def test_the_lazy_tables_name_real_commands():
+    """Every name in a lazy table builds (its module and function exist), and the
+    flag `main` rewrites without importing the flags is the flags' own."""
+    from rk.cli import flags, root
+
+    for group in (root.RootGroup, root.CronGroup, root.AgentGroup, root.NotifyGroup):
+        for name, lazy in group.LAZY.items():
+            assert lazy.build(name).name == name
+    assert root.ONLY_IF_CHANGED == flags.ONLY_IF_CHANGED
