@@ -30,7 +30,7 @@ install:
 demo: $(STAMP)
 	$(BIN)/python demo/run.py $(ARGS)
 
-# ruff (style and bugs), mypy (strict on rk/core), and the import contracts
+# ruff (style and bugs), mypy (strict, all of rk/), and the import contracts
 # (the core imports nothing of the shell; the hook path stays light).
 lint: $(STAMP)
 	$(BIN)/ruff check rk tests bench demo tools
