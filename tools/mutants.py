@@ -427,7 +427,7 @@ MUTANTS = [
     Mutant(
         "backoff: a working agent nudged",
         "rk/core/schedule/verdict.py",
-        '    if target.state == "active":  # quiet means quiet',
+        "    if target.state == AgentState.ACTIVE:  # quiet means quiet",
         '    if target.state == "nothing":  # quiet means quiet',
     ),
     Mutant(

@@ -46,8 +46,9 @@ from rk.core.environ import (
     nudge_socket,
     state_dir,
 )
+from rk.core.pane import state_words as _words
 
-STATES = ("active", "waiting", "idle", "limited")
+STATES = _words.STATES
 #: `stamp`: the session identity plus a boot-ready idle; `failed`: a turn that
 #: ended on an error, whose payload's error says whether it hit a limit.
 #: `idle-notice`: an agent's "waiting for your input" notification, which
@@ -198,10 +199,10 @@ def _state_of(token: str, payload: object) -> str | None:
 
     if token == "stamp":
         source = payload.get("source") if isinstance(payload, dict) else None
-        return None if source in COMPACT_SOURCES else "idle"
+        return None if source in COMPACT_SOURCES else _words.IDLE
     if token == "failed":
         return failed_state(payload)
-    return "idle" if token in (NOTICE, "interrupted") else token
+    return _words.IDLE if token in (NOTICE, _words.INTERRUPTED) else token
 
 
 def run(argv: list[str], env: Mapping[str, str] | None = None, stdin_fd: int = 0) -> int:
@@ -237,7 +238,7 @@ def run(argv: list[str], env: Mapping[str, str] | None = None, stdin_fd: int = 0
     session_id = hook_event.session_id_of(payload)
     session = f"{provider}:{session_id}" if session_id and hook_event.valid_provider(provider) else ""
     notice = token == NOTICE or (
-        token == "idle" and isinstance(payload, dict) and payload.get("hook_event_name") == "Notification"
+        token == _words.IDLE and isinstance(payload, dict) and payload.get("hook_event_name") == "Notification"
     )
     state = _state_of(token, payload)
     pid = 0
@@ -250,7 +251,7 @@ def run(argv: list[str], env: Mapping[str, str] | None = None, stdin_fd: int = 0
             epoch = int(time.time())
             log_line(env, f"{where}: RK_NOW unreadable; the wall clock is used")
         pid = hook_event.find_agent_pid(provider)
-        if state == "limited" and token == "failed":
+        if state == _words.LIMITED and token == _words.FAILED:
             from rk.agent.hook_turn_end import payload_reset  # rare: a limit's failure
 
             reset = payload_reset(payload, epoch, env)
@@ -263,8 +264,8 @@ def run(argv: list[str], env: Mapping[str, str] | None = None, stdin_fd: int = 0
         seen, reset = gemini_screen_end(socket, pane, env)
         if seen:
             end = seen
-        if seen == "limited":
-            state = "limited"
+        if seen == _words.LIMITED:
+            state = _words.LIMITED
             note = f"hook:{epoch}:{reset}" if reset > epoch else ""
     guard = hook_tmux.limit_holds(epoch) if notice else ""
     transcript = hook_event.transcript_of(payload) if session else ""
@@ -332,7 +333,7 @@ def set_state(
     env = os.environ if env is None else env
     if state not in STATES:
         return False, f"unknown state {state!r} (use active, waiting, idle or limited)"
-    if until and state != "limited":
+    if until and state != _words.LIMITED:
         return False, "a reset time only goes with the state limited"
     socket = socket or socket_of(env.get("TMUX", ""))
     if not socket:
@@ -353,7 +354,7 @@ def set_state(
     from rk.agent.hook_tmux import TMUX_TIMEOUT, state_value, tmux_commands
 
     source = f"manual:{epoch}" + (f":{until}" if until else "")
-    end = "limited" if state == "limited" else ""
+    end = _words.LIMITED if state == _words.LIMITED else ""
     argv = ["tmux", "-S", socket, *tmux_commands(pane, state, epoch, pid, "", source, turn_end=end)]
     try:
         proc = subprocess.run(
@@ -375,7 +376,9 @@ def set_state(
     from rk.store.state_journal import wake as wake_awaits
 
     slug = os.path.basename(socket)
-    journal_append(env, slug, journal_line(epoch, pane, state, "limited" if state == "limited" else "", "manual"))
+    journal_append(
+        env, slug, journal_line(epoch, pane, state, _words.LIMITED if state == _words.LIMITED else "", "manual")
+    )
     wake_awaits(env)
     nudge.send(slug, env)
     return True, f"{pane} {STATE_OPTION}={state_value(state, epoch, pid)}"

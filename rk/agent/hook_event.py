@@ -15,6 +15,8 @@ import os
 import time
 from _collections_abc import Callable  # loaded with os: no `collections` import
 
+from rk.core.pane.state_words import IDLE, LIMITED
+
 #: Error words in a failed turn's payload that mean a usage or rate limit
 #: (Claude's StopFailure `error`: rate_limit, billing_error "usage limit
 #: reached"; API codes others report). Any other failure ends the turn: idle.
@@ -100,14 +102,14 @@ def failed_state(payload: object) -> str | None:
     agent waits for a prompt). None when the payload's `status` says the
     request did not fail (Codex's PostModelRequest fires for every request)."""
     if not isinstance(payload, dict):
-        return "idle"
+        return IDLE
     status = payload.get("status")
     if isinstance(status, str) and status.strip().lower() in NOT_FAILED:
         return None
     words = _error_words(payload.get("error")) + _error_words(payload.get("error_type"))
     if any(w in LIMIT_ERRORS or any(p in w for p in LIMIT_PHRASES) for w in words):
-        return "limited"
-    return "idle"
+        return LIMITED
+    return IDLE
 
 
 def transcript_of(payload: object) -> str:

@@ -9,6 +9,7 @@ from pathlib import Path
 from rk.agent.setup.agent_cli import AgentCli, Hook
 from rk.agent.setup.plan import JsonDoc
 from rk.core.environ import home
+from rk.core.pane.state import AgentState
 
 # Claude Code 2.1: PermissionRequest comes ~0.1 s after the dialog (its
 # permission_prompt Notification only 6 s later, possibly after an approval,
@@ -19,16 +20,16 @@ from rk.core.environ import home
 # `idle-notice` ends a turn left `active` but keeps a limit until its reset.
 HOOKS: tuple[Hook, ...] = (
     ("SessionStart", None, "stamp"),
-    ("UserPromptSubmit", None, "active"),
-    ("PreToolUse", None, "active"),
-    ("PostToolUse", None, "active"),
-    ("PostToolUseFailure", None, "active"),
-    ("PermissionRequest", None, "waiting"),
-    ("Elicitation", None, "waiting"),
-    ("ElicitationResult", None, "active"),
-    ("Notification", "elicitation_dialog|agent_needs_input", "waiting"),
+    ("UserPromptSubmit", None, AgentState.ACTIVE),
+    ("PreToolUse", None, AgentState.ACTIVE),
+    ("PostToolUse", None, AgentState.ACTIVE),
+    ("PostToolUseFailure", None, AgentState.ACTIVE),
+    ("PermissionRequest", None, AgentState.WAITING),
+    ("Elicitation", None, AgentState.WAITING),
+    ("ElicitationResult", None, AgentState.ACTIVE),
+    ("Notification", "elicitation_dialog|agent_needs_input", AgentState.WAITING),
     ("Notification", "idle_prompt", "idle-notice"),
-    ("Stop", None, "idle"),
+    ("Stop", None, AgentState.IDLE),
     ("StopFailure", None, "failed"),
 )
 

@@ -12,21 +12,22 @@ from pathlib import Path
 from rk.agent.setup.agent_cli import MCP_NAME, AgentCli, Hook
 from rk.agent.setup.plan import Plan, SetupError
 from rk.core.environ import home
+from rk.core.pane.state import AgentState
 
 # Codex 0.171: an error turn fires no Stop, only PostModelRequest with
 # status "failed" (each retry has its own Pre/PostModelRequest, so a retry
 # marks it active again); Esc and a denied dialog fire Interrupt.
 HOOKS: tuple[Hook, ...] = (
     ("SessionStart", None, "stamp"),
-    ("UserPromptSubmit", None, "active"),
-    ("PreModelRequest", None, "active"),
-    ("PreToolUse", None, "active"),
-    ("PostToolUse", None, "active"),
-    ("PermissionRequest", None, "waiting"),
+    ("UserPromptSubmit", None, AgentState.ACTIVE),
+    ("PreModelRequest", None, AgentState.ACTIVE),
+    ("PreToolUse", None, AgentState.ACTIVE),
+    ("PostToolUse", None, AgentState.ACTIVE),
+    ("PermissionRequest", None, AgentState.WAITING),
     ("PostModelRequest", None, "failed"),
     ("Interrupt", None, "interrupted"),
-    ("Stop", None, "idle"),
-    ("SessionEnd", None, "idle"),
+    ("Stop", None, AgentState.IDLE),
+    ("SessionEnd", None, AgentState.IDLE),
 )
 
 AFTER_MCP = "restart running Codex sessions; `codex mcp list` shows rk"

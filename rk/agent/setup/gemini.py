@@ -7,18 +7,19 @@ from pathlib import Path
 
 from rk.agent.setup.agent_cli import AgentCli, Hook
 from rk.core.environ import home
+from rk.core.pane.state import AgentState
 
 # Gemini CLI 0.61: AfterAgent ends every turn (errors and Esc included; no
 # payload says which); a quota dialog fires nothing: the screen catches it.
 HOOKS: tuple[Hook, ...] = (
     ("SessionStart", None, "stamp"),
-    ("BeforeAgent", None, "active"),
-    ("BeforeModel", None, "active"),
-    ("BeforeTool", None, "active"),
-    ("AfterTool", None, "active"),
-    ("Notification", "ToolPermission", "waiting"),
-    ("AfterAgent", None, "idle"),
-    ("SessionEnd", None, "idle"),
+    ("BeforeAgent", None, AgentState.ACTIVE),
+    ("BeforeModel", None, AgentState.ACTIVE),
+    ("BeforeTool", None, AgentState.ACTIVE),
+    ("AfterTool", None, AgentState.ACTIVE),
+    ("Notification", "ToolPermission", AgentState.WAITING),
+    ("AfterAgent", None, AgentState.IDLE),
+    ("SessionEnd", None, AgentState.IDLE),
 )
 
 #: Gemini draws a running hook's name on screen, and without one it draws the

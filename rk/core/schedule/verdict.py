@@ -14,6 +14,7 @@ from datetime import tzinfo
 from rk.core.log.delivery import LogView, Status, status_of
 from rk.core.log.diagnostics import Diag, Diagnostic
 from rk.core.pane.facts import TargetFact
+from rk.core.pane.state import AgentState
 from rk.core.schedule import ladder
 from rk.core.schedule.cronexpr import CronError, CronExpr, zone_for
 from rk.core.schedule.entry import CATCH_UP_ONCE, At, Backoff, Cron, Deliver, Entry, Every
@@ -117,7 +118,7 @@ def backoff_verdict(
         return ScheduleVerdict(
             diagnostic=Diagnostic(entry.id, Diag.ANCHOR_UNAVAILABLE, "target pane carries no agent-state epoch")
         )
-    if target.state == "active":  # quiet means quiet: a working agent is not nudged
+    if target.state == AgentState.ACTIVE:  # quiet means quiet: a working agent is not nudged
         return ScheduleVerdict(
             diagnostic=Diagnostic(entry.id, Diag.TARGET_ACTIVE, "target is working; the ladder waits")
         )
