@@ -19,6 +19,7 @@ import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
+from typing import TypedDict, Unpack
 
 from rk.core.cost import caps
 from rk.core.cost.unchanged import Mark, Print, Verdict, compared, verdict, wants_mark
@@ -140,121 +141,150 @@ def _seen(pane: _Pane) -> Seen:
     )
 
 
-def simulate(
-    entries: Sequence[Entry],
-    *,
-    start: int,
-    end: int,
-    tick: int = Settings.tick_interval,
-    phase: int = 0,
-    script: Iterable[StateChange] = (),
-    agents: Mapping[str, AgentModel] | None = None,
-    roles: Mapping[str, str] | None = None,
-    sessions: Mapping[str, str] | None = None,
-    zone: tzinfo = UTC,
-    log: Iterable[LogLine] = (),
-    cursor: Mapping[str, Observation] | None = None,
-    rate_per_hour: int = Settings.rate_per_hour,
-    max_entries: int = Settings.max_entries,
-    diagnostics: bool = False,
-) -> Simulation:
-    """Tick from `start + phase` every `tick` seconds while `< end`.
+class SimOptions(TypedDict, total=False):
+    """`simulate()`'s keyword options, each with its default when left out."""
+
+    tick: int  #: seconds between ticks (`Settings.tick_interval`)
+    phase: int  #: the first tick's offset from `start` (0)
+    script: Iterable[StateChange]  #: the panes' state changes, in any order
+    agents: Mapping[str, AgentModel] | None  #: pane → how its agent answers a prompt
+    roles: Mapping[str, str] | None  #: role → pane id, so role targets resolve
+    sessions: Mapping[str, str] | None  #: session ref → pane id, so session targets resolve
+    zone: tzinfo  #: the local zone (UTC)
+    log: Iterable[LogLine]  #: the log lines before `start`
+    cursor: Mapping[str, Observation] | None  #: the wake cursor at `start`
+    rate_per_hour: int  #: `Settings.rate_per_hour`
+    max_entries: int  #: `Settings.max_entries`
+    diagnostics: bool  #: record each tick's diagnostics as events (False)
+
+
+def simulate(entries: Sequence[Entry], *, start: int, end: int, **options: Unpack[SimOptions]) -> Simulation:
+    """Tick from `start + phase` every `tick` seconds while `< end` (`options`: `SimOptions`).
 
     `roles` maps role → pane id and `sessions` maps session ref → pane id, so
     role and session targets resolve as they would on a real server.
     """
-    agents = agents or {}
-    role_of = {pane: role for role, pane in (roles or {}).items()}
-    session_of = {pane: ref for ref, pane in (sessions or {}).items()}
-    queue: list[tuple[int, int, str, str]] = []
-    seq = 0
-    for change in script:
-        heapq.heappush(queue, (change.at, seq, change.pane, change.state))
-        seq += 1
-    panes: dict[str, _Pane] = {}
-    view = LogView(log)
-    obs: dict[str, Observation] = dict(cursor or {})
-    result = Simulation(lines=list(view.lines))
-
-    marks: dict[str, Mark] = {}
-
-    def emit(line: LogLine, *, due_at: int = 0, rung: int = 0, text: str = "", maybe: bool = False) -> None:
-        view.add(line)
-        result.lines.append(line)
-        event = Event(line.ts, line.entry, "line", line.reason, line.outcome, line.target, due_at, rung, text, maybe)
-        result.events.append(event)
-
-    by_id = {e.id: e for e in entries}
-    paused = False
-    t = start + phase
+    unknown = options.keys() - SimOptions.__optional_keys__
+    if unknown:
+        raise TypeError(f"simulate() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
+    replay = _Replay(list(entries), options)
+    t = start + options.get("phase", 0)
     while t < end:
-        while queue and queue[0][0] <= t:
-            at, _, pane, state = heapq.heappop(queue)
+        replay.tick(t)
+        t += replay.poll
+    return replay.result
+
+
+class _Replay:
+    """One simulation's state between ticks: the panes, the log, the cursor, the marks."""
+
+    def __init__(self, entries: list[Entry], options: SimOptions) -> None:
+        self.entries = entries
+        self.by_id = {e.id: e for e in entries}
+        self.poll = options.get("tick", Settings.tick_interval)
+        self.zone = options.get("zone", UTC)
+        self.rate_per_hour = options.get("rate_per_hour", Settings.rate_per_hour)
+        self.max_entries = options.get("max_entries", Settings.max_entries)
+        self.diagnostics = options.get("diagnostics", False)
+        self.agents = options.get("agents") or {}
+        self.role_of = {pane: role for role, pane in (options.get("roles") or {}).items()}
+        self.session_of = {pane: ref for ref, pane in (options.get("sessions") or {}).items()}
+        self.queue: list[tuple[int, int, str, str]] = []
+        self.seq = 0
+        for change in options.get("script", ()):
+            self.push(change.at, change.pane, change.state)
+        self.panes: dict[str, _Pane] = {}
+        self.view = LogView(options.get("log", ()))
+        self.obs: dict[str, Observation] = dict(options.get("cursor") or {})
+        self.result = Simulation(lines=list(self.view.lines))
+        self.marks: dict[str, Mark] = {}
+        self.paused = False
+
+    def push(self, at: int, pane: str, state: str) -> None:
+        heapq.heappush(self.queue, (at, self.seq, pane, state))
+        self.seq += 1
+
+    def emit(self, line: LogLine, *, due_at: int = 0, rung: int = 0, text: str = "", maybe: bool = False) -> None:
+        self.view.add(line)
+        self.result.lines.append(line)
+        event = Event(line.ts, line.entry, "line", line.reason, line.outcome, line.target, due_at, rung, text, maybe)
+        self.result.events.append(event)
+
+    def _apply_script(self, t: int) -> None:
+        """The scripted changes due by `t`."""
+        while self.queue and self.queue[0][0] <= t:
+            at, _, pane, state = heapq.heappop(self.queue)
             if state in (PAUSE, RESUME):
-                paused = state == PAUSE
+                self.paused = state == PAUSE
             elif state == GONE:
-                panes.pop(pane, None)
+                self.panes.pop(pane, None)
             else:
-                before = panes.get(pane, _Pane())
+                before = self.panes.get(pane, _Pane())
                 ended = at if before.state in BUSY_STATES and state == AgentState.IDLE else before.turn_end
-                panes[pane] = _Pane(state=state, epoch=at, turn_end=ended)
-        if paused:
-            result.paused.add(t)
-        facts = [_fact(p, s, role_of.get(p, ""), session_of.get(p, "")) for p, s in sorted(panes.items())]
-        result.strip.append((t, {p: s.state for p, s in panes.items()}))
-        targets = resolve_all(entries, facts)
+                self.panes[pane] = _Pane(state=state, epoch=at, turn_end=ended)
+
+    def tick(self, t: int) -> None:
+        """One tick at `t`: the script, `due()`, the ledger, each fire, retirements."""
+        self._apply_script(t)
+        if self.paused:
+            self.result.paused.add(t)
+        panes = self.panes
+        facts = [_fact(p, s, self.role_of.get(p, ""), self.session_of.get(p, "")) for p, s in sorted(panes.items())]
+        self.result.strip.append((t, {p: s.state for p, s in panes.items()}))
+        targets = resolve_all(self.entries, facts)
         ev = due(
-            entries,
-            view,
+            self.entries,
+            self.view,
             facts,
             targets,
-            obs,
+            self.obs,
             t,
-            zone=zone,
-            max_entries=max_entries,
-            poll=tick,
-            paused_until=0 if paused else None,
+            zone=self.zone,
+            max_entries=self.max_entries,
+            poll=self.poll,
+            paused_until=0 if self.paused else None,
         )
         for line, due_at in ev.ledger(t):
-            emit(line, due_at=due_at)
-        _take_marks(entries, view, panes, targets, marks, t)
+            self.emit(line, due_at=due_at)
+        _take_marks(self.entries, self.view, panes, targets, self.marks, t)
         kept: dict[str, Observation] = {}
         for fire in (*ev.fires, *ev.absent):
-            entry = by_id[fire.entry]
-            current = panes.get(fire.pane)
-            seen = _seen(current) if fire.pane and current is not None else None
-            disposition = dispose(fire, entry, view, t, rate_per_hour, seen)
-            if edge_kept(entry, fire, disposition) and fire.entry in obs:
-                kept[fire.entry] = obs[fire.entry]
-            if disposition.act == Act.HOLD:
-                result.events.append(
-                    Event(t, fire.entry, "hold", fire.reason, disposition.text, fire.pane, fire.due_at)
-                )
-                continue
-            outcome = disposition.text if disposition.act in (Act.LOG, Act.NOTIFY) else str(_SIMULATED[disposition.act])
-            sent = disposition.act == Act.SEND and has_placeholders(entry.payload)
-            maybe = disposition.act == Act.SEND and _no_new_turn(entry, fire, view, panes, marks, tick)
-            emit(
-                LogLine(t, fire.entry, fire.pane, fire.reason, outcome),
-                due_at=fire.due_at,
-                rung=fire.rung if fire.pane else 0,
-                text=typed(entry, fire, view, t, zone) if sent else "",
-                maybe=maybe,
-            )
-            model = agents.get(fire.pane)
-            if disposition.act == Act.SEND and model is not None:
-                panes[fire.pane] = _Pane(state=AgentState.ACTIVE, epoch=t)
-                heapq.heappush(queue, (t + max(1, model.busy_for), seq, fire.pane, AgentState.IDLE))
-                seq += 1
-        for spent in caps.retiring(entries, view):  # its max_total made: it leaves, as the tick retires it
-            emit(caps.retired_line(spent, t))
-            entries = [e for e in entries if e.id != spent.id]
-        if diagnostics:
+            self._fire(fire, t, kept)
+        for spent in caps.retiring(self.entries, self.view):  # its max_total made: it leaves, as the tick retires it
+            self.emit(caps.retired_line(spent, t))
+            self.entries = [e for e in self.entries if e.id != spent.id]
+        if self.diagnostics:
             for d in ev.diagnostics:
-                result.events.append(Event(t, d.entry, "diag", d.reason, d.detail))
-        obs = {**ev.next_cursor, **kept}
-        t += tick
-    return result
+                self.result.events.append(Event(t, d.entry, "diag", d.reason, d.detail))
+        self.obs = {**ev.next_cursor, **kept}
+
+    def _fire(self, fire: Fire, t: int, kept: dict[str, Observation]) -> None:
+        """One fire through the deliver policy, as the tick would dispose of it."""
+        entry = self.by_id[fire.entry]
+        current = self.panes.get(fire.pane)
+        seen = _seen(current) if fire.pane and current is not None else None
+        disposition = dispose(fire, entry, self.view, t, self.rate_per_hour, seen)
+        if edge_kept(entry, fire, disposition) and fire.entry in self.obs:
+            kept[fire.entry] = self.obs[fire.entry]
+        if disposition.act == Act.HOLD:
+            self.result.events.append(
+                Event(t, fire.entry, "hold", fire.reason, disposition.text, fire.pane, fire.due_at)
+            )
+            return
+        outcome = disposition.text if disposition.act in (Act.LOG, Act.NOTIFY) else str(_SIMULATED[disposition.act])
+        sent = disposition.act == Act.SEND and has_placeholders(entry.payload)
+        maybe = disposition.act == Act.SEND and _no_new_turn(entry, fire, self.view, self.panes, self.marks, self.poll)
+        self.emit(
+            LogLine(t, fire.entry, fire.pane, fire.reason, outcome),
+            due_at=fire.due_at,
+            rung=fire.rung if fire.pane else 0,
+            text=typed(entry, fire, self.view, t, self.zone) if sent else "",
+            maybe=maybe,
+        )
+        model = self.agents.get(fire.pane)
+        if disposition.act == Act.SEND and model is not None:
+            self.panes[fire.pane] = _Pane(state=AgentState.ACTIVE, epoch=t)
+            self.push(t + max(1, model.busy_for), fire.pane, AgentState.IDLE)
 
 
 def _prints(entry: Entry, target: str, panes: Mapping[str, _Pane]) -> dict[str, Print]:
