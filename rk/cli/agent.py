@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from rk.cli.environment import CliError, ErrorCode, ExitStatus, environment, rfc3339, stamp, zone_label
-from rk.cli.options import FullOpt, JsonOpt, ServerOpt
+from rk.cli.options import FullOpt, JsonOpt, ServerOpt, command_with
 from rk.cli.table import Column, layout, terminal_width
 from rk.core.bounds import MAX_PID
 from rk.core.environ import is_pane_id
@@ -280,8 +280,10 @@ def printable(text: str) -> str:
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
-def cmd_await(
-    ctx: typer.Context,
+@dataclass(frozen=True)
+class AwaitFlags:
+    """What `rk agent await` was given."""
+
     until: Annotated[
         str,
         typer.Option(
@@ -289,31 +291,35 @@ def cmd_await(
             metavar="COND[,COND…]",
             help="idle, waiting, limited, failed, interrupted, gone (comma-separated).",
         ),
-    ] = "",
-    pane: Annotated[str | None, typer.Option("--pane", "-t", metavar="%N", help="The pane to wait on.")] = None,
+    ] = ""
+    pane: Annotated[str | None, typer.Option("--pane", "-t", metavar="%N", help="The pane to wait on.")] = None
     role: Annotated[
         str | None, typer.Option("--role", metavar="ROLE", help="Every pane whose window has this role.")
-    ] = None,
+    ] = None
     session: Annotated[
         str | None, typer.Option("--session", "-s", metavar="NAME", help="Every pane of this session.")
-    ] = None,
+    ] = None
     after_active: Annotated[
         bool, typer.Option("--after-active", help="Count a pane only once it was seen active (the turn just started).")
-    ] = False,
-    any_: Annotated[bool, typer.Option("--any", help="Return when any target is done (the default).")] = False,
-    all_: Annotated[bool, typer.Option("--all", help="Return when every target is done.")] = False,
+    ] = False
+    any_: Annotated[bool, typer.Option("--any", help="Return when any target is done (the default).")] = False
+    all_: Annotated[bool, typer.Option("--all", help="Return when every target is done.")] = False
     timeout: Annotated[
         str | None, typer.Option("--timeout", metavar="DURATION", help="Give up after this long (exit 1).")
-    ] = None,
-    as_json: JsonOpt = False,
-    server: ServerOpt = None,
-) -> None:
+    ] = None
+    as_json: JsonOpt = False
+    server: ServerOpt = None
+
+
+def _await(ctx: typer.Context, flags: AwaitFlags) -> None:
     """Block until the target pane(s) reach one of the --until conditions; print which
     (pane, state, since). Exit 0 when reached, 1 on timeout, 2 on usage.
 
     Example: rk agent await --role worker --all --until idle,failed --after-active --timeout 10m
     """
-    env = environment(ctx, server, as_json)
+    env = environment(ctx, flags.server, flags.as_json)
+    until, pane, role, session = flags.until, flags.pane, flags.role, flags.session
+    any_, all_, timeout = flags.any_, flags.all_, flags.timeout
     from rk.core.channels.awaiting import ALL, ANY, GONE, Spec, parse_until
 
     if not until:
@@ -336,7 +342,7 @@ def cmd_await(
             seconds = parse_duration(timeout)
         except DurationError as exc:
             raise _error("await", f"--timeout: {exc}", ExitStatus.USAGE) from None
-    spec = Spec(wanted, after_active, ALL if all_ else ANY)
+    spec = Spec(wanted, flags.after_active, ALL if all_ else ANY)
     from rk.channels.waiter import AwaitError, run_await
 
     try:
@@ -366,6 +372,9 @@ def cmd_await(
     env.result(doc, lines)
     if result.timed_out:
         raise typer.Exit(int(ExitStatus.ERROR))
+
+
+cmd_await = command_with(_await, AwaitFlags)
 
 
 def _named(env: Environment) -> Server:
