@@ -82,12 +82,16 @@ def test_each_path_in_the_readme_module_map_exists():
     rows = [line for line in section.splitlines() if line.lstrip().startswith("| ")]
     paths = set()
     for row in rows:
-        package = next((t for t in TOKEN.findall(row) if t.startswith("rk/")), "")
+        package = where = ""  # a row's package; `where`: the sub-package a `name/` token opened
         for token in TOKEN.findall(row):
             if token.startswith("rk/"):
                 paths.add(token.rstrip("/"))
-            elif re.match(r"^\w+\.py$", token) and package:
-                paths.add(package + token)
+                package = where = token if token.endswith("/") else package
+            elif re.match(r"^\w+/$", token) and package:
+                where = package + token
+                paths.add(where.rstrip("/"))
+            elif re.match(r"^\w+\.py$", token) and where:
+                paths.add(where + token)
     assert len(paths) >= 8, paths
     missing = sorted(p for p in paths if not (ROOT / p).exists())
     assert not missing, missing
