@@ -47,22 +47,19 @@ SLICE = (
 
 
 def _user_server(tmux: list[str], env: dict[str, str]) -> str:
-    """The user's server as rk could change it: its panes, and every option and hook at every scope."""
-    out = []
-    for command in (
-        ["list-panes", "-a", "-F", "#{session_name}:#{window_index}.#{pane_index} #{pane_id} #{pane_title}"],
-        ["show-options", "-g"],
-        ["show-options", "-s"],
-        ["show-options", "-t", "user"],
-        ["show-options", "-w", "-t", "user"],
-        ["show-options", "-p", "-t", "user"],
-        ["show-hooks", "-g"],
-        ["show-hooks", "-t", "user"],
-        ["list-keys"],
-    ):
-        proc = subprocess.run([*tmux, *command], env=env, capture_output=True, text=True, check=True)
-        out.append(f"$ {' '.join(command)}\n{proc.stdout}")
-    return "".join(out)
+    """The user's server as rk could change it: its panes, and every option and hook
+    at every scope (each pane's and each window's own)."""
+
+    def run(*command: str) -> str:
+        return subprocess.run([*tmux, *command], env=env, capture_output=True, text=True, check=True).stdout
+
+    panes = run("list-panes", "-a", "-F", "#{pane_id} #{window_id} #{session_name} #{pane_title}")
+    commands = [["show-options", "-g"], ["show-options", "-s"], ["show-hooks", "-g"], ["list-keys"]]
+    for line in panes.splitlines():
+        pane, window, session = line.split()[:3]
+        commands += [["show-options", "-p", "-t", pane], ["show-options", "-w", "-t", window]]
+        commands += [["show-options", "-t", session], ["show-hooks", "-t", session]]
+    return panes + "".join(f"$ {' '.join(c)}\n{run(*c)}" for c in commands)
 
 
 @pytest.mark.tmux
