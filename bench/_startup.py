@@ -175,3 +175,12 @@ def add_arguments(parser, runs: int = 40) -> None:
         metavar="RK",
         help="another rk script (e.g. installed from an earlier commit): its cases are timed in the same run",
     )
+
+
+def runs_and_scripts(args, tool: str) -> tuple[int, dict[str, str]]:
+    """How many runs (5 with --quick) and the rk scripts to time: this checkout's,
+    with --baseline's first when one is given (labelled "baseline ")."""
+    scripts = {"": find_rk(tool)}
+    if args.baseline:
+        scripts = {"baseline ": args.baseline, "": scripts[""]}
+    return (5 if args.quick else args.runs), scripts

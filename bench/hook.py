@@ -27,7 +27,7 @@ import socket
 import sys
 from pathlib import Path
 
-from _startup import Case, Rig, add_arguments, find_rk, floor_for, floors, header, measure, report
+from _startup import Case, Rig, add_arguments, floor_for, floors, header, measure, report, runs_and_scripts
 
 TARGET_MS = 50.0
 TARGET_RATIO = 1.5  #: issue 17: the hook within 1.5x a bare interpreter
@@ -61,10 +61,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_arguments(parser)
     args = parser.parse_args()
-    runs = 5 if args.quick else args.runs
-    scripts = {"": find_rk(TOOL)}
-    if args.baseline:
-        scripts = {"baseline ": args.baseline, "": scripts[""]}
+    runs, scripts = runs_and_scripts(args, TOOL)
     with Rig(TOOL) as rig:
         payload = os.path.join(rig.tmp, "payload.json")
         Path(payload).write_text(json.dumps(PAYLOAD))

@@ -27,7 +27,7 @@ import os
 import subprocess
 import sys
 
-from _startup import Case, Rig, add_arguments, find_rk, floor_for, floors, header, measure, report
+from _startup import Case, Rig, add_arguments, floor_for, floors, header, measure, report, runs_and_scripts
 
 TARGET_MS = 100.0
 TOOL = "bench/startup.py"
@@ -93,10 +93,7 @@ def main() -> int:
     add_arguments(parser, runs=20)
     parser.add_argument("--entries", type=int, default=5)
     args = parser.parse_args()
-    runs = 5 if args.quick else args.runs
-    scripts = {"": find_rk(TOOL)}
-    if args.baseline:
-        scripts = {"baseline ": args.baseline, "": scripts[""]}
+    runs, scripts = runs_and_scripts(args, TOOL)
     with Rig(TOOL) as rig:
         entry = add_entries(rig, scripts[""], max(1, args.entries))
         ticker = [scripts[""], "cron", "ticker"]

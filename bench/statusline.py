@@ -22,7 +22,7 @@ import argparse
 import sys
 import time
 
-from _startup import Case, Rig, add_arguments, find_rk, floor_for, floors, header, measure, report
+from _startup import Case, Rig, add_arguments, floor_for, floors, header, measure, report, runs_and_scripts
 
 TARGET_MS = 20.0
 TOOL = "bench/statusline.py"
@@ -33,10 +33,7 @@ def main() -> int:
     add_arguments(parser)
     parser.add_argument("--panes", type=int, default=20)
     args = parser.parse_args()
-    runs = 5 if args.quick else args.runs
-    scripts = {"": find_rk(TOOL)}
-    if args.baseline:
-        scripts = {"baseline ": args.baseline, "": scripts[""]}
+    runs, scripts = runs_and_scripts(args, TOOL)
     with Rig(TOOL, panes=args.panes) as rig:
         rig.tmux("set-option", "-p", "-t", rig.pane, "@rk_pane_agent_state", f"waiting:{int(time.time())}")
         table = floors(list(scripts.values()), rig.env)
