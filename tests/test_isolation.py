@@ -119,3 +119,20 @@ def test_a_run_inside_the_users_tmux_leaves_the_users_pane_and_state_alone(tmp_p
             assert after[name] == before[name], f"the suite wrote into the user's {name} ({dirs[name]})"
     finally:
         subprocess.run([*tmux, "kill-server"], env=plain, capture_output=True)
+
+
+def test_agent_state_in_process_writes_where_its_environment_says(tmp_path, tmux_server, monkeypatch):
+    """`rk agent state` run in-process with an environment (as the MCP server and the
+    tests run commands) journals into that environment's state directory, never into
+    the one of the process it runs in."""
+    from cli_helpers import make_env, run_in
+
+    elsewhere = tmp_path / "process-state"
+    monkeypatch.setenv("RK_STATE_DIR", str(elsewhere))
+    env = make_env(tmp_path / "given", TMUX_TMPDIR=os.environ["TMUX_TMPDIR"])
+    pane = tmux_server.run("display-message", "-p", "-t", "main", "#{pane_id}").strip()
+    res = run_in(["-L", tmux_server.name, "agent", "state", "idle", "--pane", pane], env)
+    assert res.code == 0, res.err
+    journals = sorted(p.name for p in Path(env["RK_STATE_DIR"]).glob("*.events"))
+    assert journals == [f"{tmux_server.name}.events"]
+    assert not elsewhere.exists()

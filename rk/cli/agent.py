@@ -76,7 +76,7 @@ def cmd_state(
         socket = str(socket_dir(env.environ) / env.server)
         if pane is None:
             raise _error("state", "with -L, pass --pane %N (the pane on that server)", ExitStatus.USAGE)
-    ok, message = hook.set_state(state, pane, pid=pid or 0, socket=socket, until=reset)
+    ok, message = hook.set_state(state, pane, env.environ, pid=pid or 0, socket=socket, until=reset)
     if not ok:
         raise _error("state", message, ExitStatus.ERROR)
     env.out(message)
