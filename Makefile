@@ -44,7 +44,7 @@ lint: $(STAMP)
 TEST_WORKERS ?= $(shell nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 
 test: $(STAMP)
-	@echo "make test: lint, then ~2900 tests on $(TEST_WORKERS) workers: about 5 min on 2 idle cores (6.5 min of CPU; longer on a busy machine)"
+	@echo "make test: lint, then ~3500 tests on $(TEST_WORKERS) workers: 5-7 min on 2 cores (~7.5 min of CPU; longer on a busy machine)"
 	@$(MAKE) --no-print-directory lint
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal $(ARGS)
 
