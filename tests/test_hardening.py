@@ -507,15 +507,9 @@ def test_a_pane_state_with_an_epoch_or_pid_out_of_range_is_unknown(value):
     assert parse_state_option(value) == UNKNOWN
 
 
-def test_agent_state_refuses_a_pid_past_the_kernels_limit():
-    res = run_in(["agent", "state", "idle", "--pane", "%1", "--pid", "99999999999999999999"], make_env_here())
+def test_agent_state_refuses_a_pid_past_the_kernels_limit(tmp_path):
+    res = run_in(["agent", "state", "idle", "--pane", "%1", "--pid", "99999999999999999999"], make_env(tmp_path))
     assert res.code == 2 and "a process id is between 1 and 4194304" in res.err
-
-
-def make_env_here():
-    import tempfile
-
-    return make_env(Path(tempfile.mkdtemp(prefix="rk-hardening-")))
 
 
 MALFORMED_CRONS = [
