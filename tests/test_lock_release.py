@@ -120,7 +120,9 @@ class LockWaits:
 
 def test_changes_and_a_second_tick_go_through_while_a_tick_types_for_many_seconds(env, tmux_server, tmp_path):
     slug = tmux_server.name
-    panes = slow_panes(tmux_server, tmp_path, 5, delay=5.0)
+    # 4 s a delivery: the app's fresh prompt lands 1.7 s before rk's observation at 5.7 s
+    # after the Enter (the next is at 8.7 s, past a loaded delivery's 12 s deadline).
+    panes = slow_panes(tmux_server, tmp_path, 5, delay=4.0)
     ids = [add(env, tmux_server, f"slow report {i}", pane) for i, (pane, _) in enumerate(panes)]
     gone = tmux_server.run("new-window", "-d", "-P", "-F", "#{pane_id}", "-t", "main", "cat").strip()
     absent = add(env, tmux_server, "to a pane that went away", gone)  # its fire logs, types nothing
@@ -141,7 +143,7 @@ def test_changes_and_a_second_tick_go_through_while_a_tick_types_for_many_second
             timeout=30,
             message="the first paste",
         )
-        # The tick is typing the first of four deliveries (5 s each, 20 s in all): now the changes.
+        # The tick is typing the first of four deliveries (4 s each, 16 s in all): now the changes.
         added, add_s = timed(
             ["cron", "add", "added meanwhile", "--every", "1h", "--pane", panes[0][0], "--any-program", "-L", slug],
             run_env,
