@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from rk.cli.options import ForceOpt, IdArg, JsonOpt, ServerOpt
+from rk.cli.options import ForceOpt, IdArg, JsonOpt, ServerOpt, param, typer_command
 from rk.core.schedule.fields import BY_KEY, POSITIONAL, Field, Shape, Surface, on
 
 
@@ -93,10 +93,6 @@ def field_option(field: Field, surface: Surface) -> inspect.Parameter:
     return param(field.name, Annotated[kind, option], default)
 
 
-def param(name: str, annotation: object, default: object = inspect.Parameter.empty) -> inspect.Parameter:
-    return inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=annotation, default=default)
-
-
 def prompt_argument() -> inspect.Parameter:
     """add's positional prompt."""
     return param("prompt", Annotated[str, typer.Argument(help=BY_KEY[POSITIONAL[Surface.ADD]].help)])
@@ -122,17 +118,5 @@ def command(
     """A typer command whose options are `before`, the fields of `surface`, then `after`;
     it calls `run` with the values in one `EntryFlags` (its help is `run`'s docstring)."""
 
-    def cmd(ctx: typer.Context, **given: Any) -> None:
-        run(ctx, EntryFlags(**given))
-
-    params = [
-        param("ctx", typer.Context),
-        *before,
-        *(field_option(f, surface) for f in on(surface)),
-        *after,
-    ]
-    cmd.__signature__ = inspect.Signature(params, return_annotation=None)  # type: ignore[attr-defined]
-    cmd.__name__ = cmd.__qualname__ = f"cmd_{surface.value}"
-    cmd.__doc__ = run.__doc__
-    cmd.__module__ = run.__module__
-    return cmd
+    params = [*before, *(field_option(f, surface) for f in on(surface)), *after]
+    return typer_command(run, EntryFlags, params, f"cmd_{surface.value}")

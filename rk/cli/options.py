@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any, get_type_hints
 
 import typer
@@ -58,24 +58,32 @@ AnyProgramOpt = Annotated[
 ]
 
 
-def command_with(run: Callable[[typer.Context, Any], None], flags: type) -> Callable[..., None]:
-    """A typer command whose options are the fields of the dataclass `flags` (each an
-    `Annotated` typer option with its default, in order); it calls `run` with them in
-    one `flags` object. Its help is `run`'s docstring."""
+def param(name: str, annotation: object, default: object = inspect.Parameter.empty) -> inspect.Parameter:
+    """One parameter of a command built from a declaration (typer reads its annotation)."""
+    return inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=annotation, default=default)
+
+
+def typer_command(
+    run: Callable[[typer.Context, Any], None], make: Callable[..., Any], params: Sequence[inspect.Parameter], name: str
+) -> Callable[..., None]:
+    """A typer command with `ctx` and then `params` (typer reads the `__signature__`); it
+    calls `run` with the given values made into one options object by `make`. Its help is
+    `run`'s docstring."""
 
     def cmd(ctx: typer.Context, **given: Any) -> None:
-        run(ctx, flags(**given))
+        run(ctx, make(**given))
 
-    hints = get_type_hints(flags, include_extras=True)
-    params = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)]
-    for f in dataclasses.fields(flags):
-        params.append(
-            inspect.Parameter(
-                f.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=hints[f.name], default=f.default
-            )
-        )
-    cmd.__signature__ = inspect.Signature(params, return_annotation=None)  # type: ignore[attr-defined]
-    cmd.__name__ = cmd.__qualname__ = run.__name__.lstrip("_")
+    cmd.__signature__ = inspect.Signature([param("ctx", typer.Context), *params], return_annotation=None)  # type: ignore[attr-defined]
+    cmd.__name__ = cmd.__qualname__ = name
     cmd.__doc__ = run.__doc__
     cmd.__module__ = run.__module__
     return cmd
+
+
+def command_with(run: Callable[[typer.Context, Any], None], flags: type) -> Callable[..., None]:
+    """A typer command whose options are the fields of the dataclass `flags` (each an
+    `Annotated` typer option with its default, in order); it calls `run` with them in
+    one `flags` object."""
+    hints = get_type_hints(flags, include_extras=True)
+    params = [param(f.name, hints[f.name], f.default) for f in dataclasses.fields(flags)]
+    return typer_command(run, flags, params, run.__name__.lstrip("_"))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from rk.cli.entry_flags import EntryFlags, command, output, param
+from rk.cli.entry_flags import EntryFlags, command, output
 from rk.cli.environment import Environment, environment, moment, usage
 from rk.cli.flags import (
     CHANGED_OFF,
@@ -24,6 +24,7 @@ from rk.cli.flags import (
     wake_from_flags,
 )
 from rk.cli.listing import schedule_text
+from rk.cli.options import param
 from rk.cli.store import find, loadable
 from rk.core import bounds
 from rk.core.schedule.entry import CreatedBy, Cron, Deliver, Entry, Target, TargetKind, WakeOn, WakeOnly
