@@ -20,6 +20,30 @@ VIA = "mcp"
 #: The role whose window may change any entry (the operator manages the others').
 OPERATOR_ROLE = "operator"
 
+#: The tools every placed caller may call without a person's consent: each acts only within
+#: the caller's scope (a worker: its own pane; an operator: its own session; more by grant),
+#: which the server checks itself, so an agent CLI's per-call dialog adds nothing.
+SCOPED_TOOLS = (
+    "cron_add",
+    "cron_edit",
+    "cron_rm",
+    "cron_mute",
+    "cron_pin",
+    "cron_list",
+    "cron_show",
+    "cron_next",
+    "cron_log",
+    "send",
+    "agent_list",
+    "agent_await",
+    "pane_read",
+    "events",
+)
+#: Tools that act on a whole server: an operator's alone (a worker's call is refused).
+SERVER_TOOLS = ("cron_pause", "cron_resume")
+#: The tools each role may use unattended (`rk agent setup --mcp` writes them as allow rules).
+UNATTENDED = {"worker": SCOPED_TOOLS, OPERATOR_ROLE: SCOPED_TOOLS + SERVER_TOOLS}
+
 
 class Refusal(RkError):
     """A guardrail said no; the message is the tool error's text."""
