@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from cli_helpers import json_error, run_in
@@ -104,18 +105,21 @@ def serve(env, body):
 # -- fixtures -------------------------------------------------------------------------
 
 
+FAKE_AGENT = Path(__file__).resolve().parent.parent / "demo" / "fake_agent.py"
+
+
 @pytest.fixture
 def caller(tmux_server, env):
-    """`env` as seen from the first pane of `main` (the caller), plus a second pane (a worker, cat)."""
+    """`env` as seen from the first pane of `main` (the caller), plus a second pane in the same
+    session (a worker: the demo's fake agent, idle at its prompt)."""
     socket = tmux_server.display("main:", "#{socket_path}").strip()
     pane = tmux_server.display("main:", "#{pane_id}").strip()
-    worker = subprocess.run(
-        tmux_server.argv("new-window", "-d", "-t", "main", "-P", "-F", "#{pane_id}", "cat"),
-        capture_output=True,
-        text=True,
-        check=True,
-        env=env,
-    ).stdout.strip()
+    command = (
+        f"env RK_STATE_DIR={env['RK_STATE_DIR']} HOME={env['HOME']} "
+        f"{sys.executable} {FAKE_AGENT} worker --work 0.2 0.2 --seed 1"
+    )
+    worker = tmux_server.run("new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}", command).strip()
+    wait_for(lambda: "demo> " in tmux_server.capture(worker), timeout=15, message="the worker's prompt")
     e = dict(env, TMUX=f"{socket},1,0", TMUX_PANE=pane)
     return {"env": e, "pane": pane, "worker": worker, "tmux": tmux_server}
 
@@ -208,13 +212,13 @@ def test_every_tool_against_a_private_server(caller):
         out["next"] = s.call("cron_next", id=eid, n=3).result()
         out["mute"] = s.call("cron_mute", **{"id": eid, "for": "30m"}).result()
         out["pin"] = s.call("cron_pin", id=eid).result()
+        _operator(c)  # the worker's pane is in the operator's session: in its scope
         cron = s.call("cron_add", prompt="standup", cron="0 9 * * *", pane=worker).result()["id"]
         out["log"] = s.call("cron_log").result()
         out["gaps"] = s.call("cron_log", id=cron, gaps=True).result()
-        _operator(c)
         out["pause"] = s.call("cron_pause", **{"for": "1h"}).result()
         out["resume"] = s.call("cron_resume").result()
-        out["send"] = s.call("send", prompt="hello worker", pane=worker, any_program=True).result()
+        out["send"] = s.call("send", prompt="hello worker", pane=worker).result()
         wait_for(lambda: "hello worker" in s.call("pane_read", pane=worker).text, message="the send on screen")
         out["read"] = s.call("pane_read", pane=worker, lines=5).result()
         out["agents"] = s.call("agent_list").result()
@@ -259,6 +263,7 @@ def test_results_are_the_clis_json_documents(caller):
     c = caller
     env = dict(c["env"], RK_NOW="1800000000")
     eid = _cli_add({"env": env}, "--every", "1h", "--pane", c["worker"], "hi")
+    _operator(c)  # it sees every entry into its session's panes, as the CLI does
 
     def body(s: Session):
         return {
@@ -334,9 +339,9 @@ def test_a_caller_changes_only_its_own_entries(caller):
     out = serve(c["env"], body)
     for eid in (by_cli, by_other):
         for reply in out[eid]:
-            assert reply.error and reply.text.startswith("refused: entry ") and "only its creator" in reply.text, reply
-    assert "created at the command line in " in out[by_cli][0].text
-    assert f"created through rk mcp in {c['worker']}" in out[by_other][0].text
+            assert reply.error and reply.text.startswith(f"refused: change in pane {c['worker']} "), reply
+            assert f"beyond this worker's scope (its own pane {c['pane']})" in reply.text, reply
+            assert "may: [change]" in reply.text, reply  # the grant that would allow it
     assert out["pause"].error and "operator" in out["pause"].text
     assert out["resume"].error and "operator" in out["resume"].text
     assert not any(r.error for r in out["mine"]), out["mine"]
@@ -365,7 +370,7 @@ def test_outside_tmux_nothing_is_owned(caller):
     env = {k: v for k, v in c["env"].items() if k != "TMUX_PANE"}
     eid = _cli_add(c, "--every", "1h", "--pane", c["worker"], "x", RK_CREATED_VIA="mcp", TMUX_PANE="")
     reply = serve(env, lambda s: s.call("cron_rm", id=eid))
-    assert reply.error and "no pane" in reply.text, reply
+    assert reply.error and "could not place its caller" in reply.text, reply
 
 
 @pytest.mark.tmux
@@ -395,7 +400,7 @@ def test_schedules_no_more_often_than_a_minute_and_payloads_bounded(caller):
             "min": s.call("cron_add", prompt="x", backoff=True, min="30s"),
             "edit": s.call("cron_edit", id=s.call("cron_add", prompt="ok", every="1m").result()["id"], every="10s"),
             "payload": s.call("cron_add", prompt="x" * 4001, every="1h"),
-            "send_payload": s.call("send", prompt="x" * 4001, pane=c["worker"], any_program=True),
+            "send_payload": s.call("send", prompt="x" * 4001),
             "await": s.call("agent_await", pane=c["worker"], until=["idle"], timeout="2h"),
         }
 
@@ -412,10 +417,11 @@ def test_send_counts_toward_the_targets_rate_cap(caller):
     c = caller
 
     def body(s: Session):
-        first = s.call("send", prompt="one", pane=c["worker"], any_program=True)
+        first = s.call("send", prompt="one", pane=c["worker"])
         wait_for(lambda: "one" in s.call("pane_read", pane=c["worker"]).text, message="the first send")
-        return first, s.call("send", prompt="two", pane=c["worker"], any_program=True)
+        return first, s.call("send", prompt="two", pane=c["worker"])
 
+    _operator(c)
     first, second = serve(dict(c["env"], RK_RATE_PER_HOUR="1"), body)
     assert not first.error, first
     assert second.error and second.text.startswith("refused: ") and "the cap is 1" in second.text, second
@@ -443,23 +449,33 @@ def test_a_plain_cli_start_does_not_load_the_sdk(tmp_path):
 def test_owner_check_decisions():
     mine = {"pane": "%1", "via": "mcp", "at": 1}
     limits = Limits()
-    mcpguard.check_change(Caller("%1"), "a", mine, limits)
-    mcpguard.check_change(Caller("%2", operator=True), "a", mine, limits)
-    mcpguard.check_change(Caller("%2"), "a", mine, Limits(any_owner=True))
-    for caller, created in (
-        (Caller("%2"), mine),
-        (Caller("%1"), {"pane": "%1", "at": 1}),  # the same pane, but typed at the shell
-        (Caller(""), {"pane": "", "via": "mcp"}),  # no pane owns nothing
+    there = mcpguard.Spot("%1", "main")
+    mcpguard.check_change(Caller("%1", "main"), "a", mine, there, limits)
+    mcpguard.check_change(Caller("%2", "main", "operator"), "a", mine, there, limits)  # its session
+    mcpguard.check_change(Caller("%2", "other"), "a", mine, there, Limits(any_owner=True))
+    mcpguard.check_change(Caller("%1", "main"), "a", {"pane": "%1", "at": 1}, there, limits)  # its own pane
+    for caller, created, target in (
+        (Caller("%2", "main"), mine, there),  # a worker, another pane
+        (Caller("%2", "other", "operator"), mine, there),  # an operator, another session
     ):
-        with pytest.raises(Refusal, match="only its creator"):
-            mcpguard.check_change(caller, "a", created, limits)
+        with pytest.raises(Refusal, match="beyond this"):
+            mcpguard.check_change(caller, "a", created, target, limits)
+    with pytest.raises(Refusal, match="only its creator"):  # the pane is gone: only the creator
+        mcpguard.check_change(Caller("%2", "main", "operator"), "a", mine, None, limits)
+    with pytest.raises(Refusal, match="could not place"):  # no pane owns nothing
+        mcpguard.check_change(Caller(""), "a", {"pane": "", "via": "mcp"}, None, limits)
 
 
 def test_limit_decisions():
     limits = Limits(max_pending=2)
-    mcpguard.check_room(Caller("%1"), 1, limits)
+    mcpguard.check_room(Caller("%1"), 1, 1, 50, limits)
     with pytest.raises(Refusal, match="at most 2"):
-        mcpguard.check_room(Caller("%1"), 2, limits)
+        mcpguard.check_room(Caller("%1"), 2, 2, 50, limits)
+    with pytest.raises(Refusal, match="kept for people"):  # agents never take the last ten places
+        mcpguard.check_room(Caller("%1"), 0, 40, 50, limits)
+    mcpguard.check_room(Caller("%1"), 0, 39, 50, limits)
+    with pytest.raises(Refusal, match="could not place"):  # an unknown caller gets none
+        mcpguard.check_room(Caller(""), 0, 0, 50, limits)
     mcpguard.check_interval("every", 60, limits)
     with pytest.raises(Refusal, match="at least 60s"):
         mcpguard.check_interval("every", 59, limits)

@@ -32,14 +32,18 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from rk.channels.mcp_cron import Register, schedule_tools
-from rk.channels.mcp_runner import CliMain, Runner, aliased, counted, flag_argv, panes_of, seconds
+from rk.channels.mcp_runner import CliMain, Runner, aliased, counted, flag_argv, seconds
 from rk.core.channels import mcpguard
+from rk.core.channels.mcpguard import Action
+from rk.core.redact import program_only
 from rk.core.schedule.fields import BY_KEY
 
 #: `pane_read`: the most lines one call returns.
 MAX_READ_LINES = 200
 #: `events`: the most events one call returns (the newest are kept).
 MAX_EVENTS = 500
+#: `events`: the most panes one call may name.
+MAX_EVENT_PANES = 100
 _CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b.|[\x00-\x08\x0b-\x1f\x7f]")
 
 INSTRUCTIONS = (
@@ -47,7 +51,9 @@ INSTRUCTIONS = (
     "cron_add schedules a prompt (into this pane by default); cron_list shows the entries; "
     "agent_list shows every pane's agent state; agent_await blocks until a pane is idle, waiting, "
     "limited, failed, interrupted or gone; pane_read shows a pane's screen; send types a prompt now. "
-    "You may change or remove only entries you created, unless your window has the role operator."
+    "You act only within your scope: a worker in its own pane (and it may await any pane); a window with "
+    "the role operator in the panes of its tmux session; more only by a grant in rk's config. "
+    "You may change or remove entries you created, or that type into a pane in your scope."
 )
 
 
@@ -65,7 +71,7 @@ def build(cli: CliMain, environ: Mapping[str, str] | None = None) -> MCPServer:
     server: MCPServer = MCPServer("rk", instructions=INSTRUCTIONS)
 
     def tool(fn: Callable[..., str]) -> Callable[..., str]:
-        server.add_tool(aliased(fn), name=fn.__name__, description=(fn.__doc__ or "").strip(), structured_output=False)
+        server.add_tool(aliased(fn, runner), name=fn.__name__, description=(fn.__doc__ or "").strip(), structured_output=False)
         return fn
 
     schedule_tools(tool, runner)
@@ -77,25 +83,17 @@ def build(cli: CliMain, environ: Mapping[str, str] | None = None) -> MCPServer:
 def agent_tools(tool: Register, runner: Runner) -> None:
     """send, agent_list and agent_await."""
 
-    def send(
-        prompt: Prompt,
-        pane: Pane = None,
-        role: Role = None,
-        session: Session = None,
-        any_program: Annotated[
-            bool, Field(description="Allow typing into a program that is not a known agent (never a shell).")
-        ] = False,
-    ) -> str:
-        """Type a prompt into a pane once, now, through the guarded delivery (rk send);
-        it counts toward the target's hourly rate cap."""
-        argv = ["send"] + flag_argv(
-            [("--pane", pane), ("--role", role), ("--session", session), ("--any-program", any_program)]
-        )
+    def send(prompt: Prompt, pane: Pane = None, role: Role = None, session: Session = None) -> str:
+        """Type a prompt into a pane in your scope once, now, through the guarded delivery (rk send);
+        it counts toward the target's hourly rate cap. Only into a known agent, never a shell."""
+        argv = ["send"] + flag_argv([("--pane", pane), ("--role", role), ("--session", session)])
 
         def check() -> None:
             limits = runner.limits()
             mcpguard.check_payload("prompt", prompt, limits)
-            for target in panes_of(runner, pane, role, session):
+            targets = runner.targets(pane, role, session)
+            runner.check_reach(Action.SEND, targets)
+            for target in targets:
                 mcpguard.check_rate(target, counted(runner, target), runner.settings().rate_per_hour)
 
         return runner.mutate("send", argv, [prompt], check)
@@ -103,8 +101,18 @@ def agent_tools(tool: Register, runner: Runner) -> None:
     tool(send)
 
     def agent_list() -> str:
-        """Every pane with its kind, program, agent state, since when, and how its last turn ended (rk agent list)."""
-        return runner.run(["agent", "list"])
+        """Every pane with its kind, program, agent state, since when, and how its last turn ended (rk agent list).
+        A pane's full command line shows only where you may read; elsewhere the program's name."""
+        mcpguard.check_placed(runner.caller())
+        _, doc = runner.call(["agent", "list"])
+        if not doc.get("ok"):
+            raise ToolError(doc.get("error", {}).get("message") or "error")
+        rows = doc["result"]
+        readable = runner.readable([str(row.get("pane", "")) for row in rows])
+        for row in rows:
+            if row.get("pane") not in readable:
+                row["process"] = program_only(str(row.get("process", "")))
+        return json.dumps(doc, ensure_ascii=False)
 
     tool(agent_list)
 
@@ -121,6 +129,7 @@ def agent_tools(tool: Register, runner: Runner) -> None:
         timeout: Annotated[str, Field(description="Give up after this long (at most 1h).")] = "10m",
     ) -> str:
         """Block until the target is in one of the `until` conditions (rk agent await)."""
+        mcpguard.check_placed(runner.caller())
         waited = seconds(timeout)
         if waited is not None and waited > 3600:
             raise ToolError("refused: timeout is at most 1h")
@@ -150,7 +159,8 @@ def screen_tools(tool: Register, runner: Runner) -> None:
         from rk.tmux.server import TmuxError
 
         if not is_pane_id(pane):
-            raise ToolError(f"bad pane {pane!r}: use a pane id like %3")
+            raise ToolError(f"bad pane {pane[:40]!r}: use a pane id like %3")
+        runner.check_reach(Action.READ, [pane])
         try:
             text = runner.tmux().capture(pane, lines)
         except TmuxError as exc:
@@ -164,10 +174,13 @@ def screen_tools(tool: Register, runner: Runner) -> None:
 
     def events(
         since: Annotated[str | None, Field(description="Only events since then: 1h, 30m, or a time.")] = None,
-        pane: Annotated[list[str] | None, Field(description="Only these panes' events.")] = None,
+        pane: Annotated[
+            list[str] | None, Field(max_length=MAX_EVENT_PANES, description="Only these panes' events.")
+        ] = None,
         limit: Annotated[int, Field(ge=1, le=MAX_EVENTS, description="The newest this many.")] = 100,
     ) -> str:
         """State changes and log outcomes, oldest first (rk events --json), as one list."""
+        mcpguard.check_placed(runner.caller())
         args = ["events", "--json"] + flag_argv([("--since", since), ("--pane", pane)])
         out, err = io.StringIO(), io.StringIO()
         code = runner.cli(args, environ=runner.environ, stdout=out, stderr=err)
@@ -175,6 +188,8 @@ def screen_tools(tool: Register, runner: Runner) -> None:
         if code:
             error = docs[-1].get("error", {}).get("message") if docs else err.getvalue().strip()
             raise ToolError(error or "events failed")
+        readable = runner.readable(sorted({str(d.get("pane", "")) for d in docs}))
+        docs = [d for d in docs if d.get("pane") in readable]
         return json.dumps({"ok": True, "result": docs[-limit:]}, ensure_ascii=False)
 
     tool(events)

@@ -15,7 +15,7 @@ from pydantic import Field
 
 from rk.channels.mcp_runner import Runner, check_intervals, flag_argv
 from rk.core.channels import mcpguard
-from rk.core.channels.mcpguard import Refusal
+from rk.core.channels.mcpguard import Action, Refusal
 from rk.core.schedule import fields
 from rk.core.schedule.fields import Shape, Surface
 
@@ -85,10 +85,15 @@ def entry_tools(tool: Register, runner: Runner) -> None:
             limits = runner.limits()
             mcpguard.check_payload("prompt", prompt, limits)
             check_intervals(limits, every=given.get("every"), idle_every=given.get("idle_every"), min=given.get("min"))
+            targets = runner.targets(given.get("pane"), given.get("role"), given.get("session"))
+            runner.check_reach(Action.SCHEDULE, targets)
             caller = runner.caller()
-            mcpguard.check_room(caller, runner.pending(caller), limits)
+            entries = runner.entries()
+            pending = sum(1 for rec in entries if mcpguard.owns(caller, rec.get("created_by") or {}))
+            mcpguard.check_room(caller, pending, len(entries), runner.settings().max_entries, runner.limits())
+            runner.check_one_shot(given.get("at"), given.get("in_"), targets, entries)
 
-        return runner.mutate("cron_add", argv, [prompt], check)
+        return runner.mutate("cron_add", argv, [prompt], check, serial=True)
 
     tool(typed(cron_add, field_inputs(Surface.CRON_ADD, required=("prompt",))))
 
@@ -104,6 +109,12 @@ def entry_tools(tool: Register, runner: Runner) -> None:
                 mcpguard.check_payload("prompt", prompt, limits)
             check_intervals(limits, every=given.get("every"), idle_every=given.get("idle_every"), min=given.get("min"))
             runner.check_owner(id)
+            if given.get("pane") or given.get("role") or given.get("session"):
+                targets = runner.targets(given.get("pane"), given.get("role"), given.get("session"))
+                runner.check_reach(Action.SCHEDULE, targets)
+            if given.get("at") or given.get("in_"):
+                entries = [rec for rec in runner.entries() if rec.get("id") != id]
+                runner.check_one_shot(given.get("at"), given.get("in_"), runner.targets(None, None, None), entries)
 
         return runner.mutate("cron_edit", argv, [id], check)
 
@@ -139,19 +150,22 @@ def reading_tools(tool: Register, runner: Runner) -> None:
     """The tools that read entries and the log."""
 
     def cron_list() -> str:
-        """Every entry of this tmux server by its next fire (rk cron list), with created_by."""
-        return runner.run(["cron", "list"])
+        """The entries you may see (yours, and those typing into panes in your scope) by their
+        next fire (rk cron list), with created_by."""
+        return runner.visible_entries()
 
     tool(cron_list)
 
     def cron_show(id: Id) -> str:
         """One entry in full (rk cron show)."""
+        runner.check_visible(id)
         return runner.run(["cron", "show"], [id])
 
     tool(cron_show)
 
     def cron_next(id: Id, n: Annotated[int, Field(ge=1, le=100, description="How many fire times.")] = 5) -> str:
         """The next deliveries of an entry, as the ticker would make them (rk cron next)."""
+        runner.check_visible(id)
         return runner.run(["cron", "next", "-n", str(n)], [id])
 
     tool(cron_next)
@@ -167,7 +181,10 @@ def reading_tools(tool: Register, runner: Runner) -> None:
         argv = ["cron", "log"] + flag_argv([("--since", since), ("--outcome", outcome), ("--gaps", gaps)])
         if not gaps:
             argv += ["-n", str(n)]
-        return runner.run(argv, [id] if id else None)
+        if id:
+            runner.check_visible(id)
+            return runner.run(argv, [id])
+        return runner.visible_log(argv)
 
     tool(cron_log)
 
@@ -182,6 +199,7 @@ def server_tools(tool: Register, runner: Runner) -> None:
 
         def check() -> None:
             caller = runner.caller()
+            mcpguard.check_placed(caller)
             if not (caller.operator or runner.limits().any_owner):
                 raise Refusal(f"refused: only a window with the role {mcpguard.OPERATOR_ROLE} may pause the server")
 
@@ -194,6 +212,7 @@ def server_tools(tool: Register, runner: Runner) -> None:
 
         def check() -> None:
             caller = runner.caller()
+            mcpguard.check_placed(caller)
             if not (caller.operator or runner.limits().any_owner):
                 raise Refusal(f"refused: only a window with the role {mcpguard.OPERATOR_ROLE} may resume the server")
 

@@ -14,13 +14,15 @@ import json
 import os
 import time
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 
 from rk.core.channels import mcpguard
-from rk.core.channels.mcpguard import Caller, Limits, Refusal
+from rk.core.channels.mcpguard import Action, Caller, Grant, Limits, Refusal, Spot
 
 if TYPE_CHECKING:
     from rk.core.settings import Settings
@@ -31,14 +33,44 @@ if TYPE_CHECKING:
 CliMain = Callable[..., int]
 
 
+@dataclass(frozen=True)
+class Panes:
+    """The panes of the caller's server, for scope checks: by pane id, where each is
+    (`Spot`) and the agent session ref it carries."""
+
+    spots: dict[str, Spot]
+    agent_sessions: dict[str, str]
+
+    def spot(self, pane: str) -> Spot:
+        """Where `pane` is (a pane not there: only its id, which no session scope matches)."""
+        return self.spots.get(pane, Spot(pane))
+
+    def matching(self, pane: str | None, role: str | None, session: str | None) -> list[str]:
+        """The panes a `pane`/`role`/`session` selector names now (all of them: a role's window
+        may hold several panes, and each must be in scope)."""
+        if pane:
+            return [pane]
+        if role:
+            return [p for p, s in self.spots.items() if s.role == role]
+        if session:
+            return [p for p, ref in self.agent_sessions.items() if ref == session or ref.endswith(":" + session)]
+        return []
+
+    def of_target(self, summary: str) -> list[str]:
+        """The panes an entry's `target` (`pane:%3`, `role:x`, `session:ref`) names now."""
+        kind, _, value = summary.partition(":")
+        return self.matching(*(value if kind == k else None for k in ("pane", "role", "session")))
+
+
 class Runner:
     """Runs the command line in-process for one caller, with the guardrails."""
 
-    def __init__(self, cli: CliMain, environ: Mapping[str, str]) -> None:
+    def __init__(self, cli: CliMain, environ: Mapping[str, str], caller: Caller | None = None) -> None:
         self.cli = cli
         self.environ = dict(environ)
         self.environ["RK_CREATED_VIA"] = mcpguard.VIA  # the entries cron_add creates say so
-        self.pane = self.environ.get("TMUX_PANE", "")
+        self.placed = caller if caller is not None else place_from_hints(self.environ)
+        self.pane = self.placed.pane
 
     # -- the command line ------------------------------------------------------
 
@@ -66,13 +98,27 @@ class Runner:
         return json.dumps(doc, ensure_ascii=False)
 
     def mutate(
-        self, tool: str, argv: list[str], positional: list[str] | None = None, check: Callable[[], None] | None = None
+        self,
+        tool: str,
+        argv: list[str],
+        positional: list[str] | None = None,
+        check: Callable[[], None] | None = None,
+        *,
+        serial: bool = False,
     ) -> str:
-        """A change: guardrails first (`check` raises `Refusal`), then the CLI; both logged."""
+        """A change: guardrails first (`check` raises `Refusal`), then the CLI; both logged.
+        `serial`: check and change hold one lock per server against every other rk mcp, so
+        a count the check made (the pending cap) is still true when the change lands."""
+        from rk.host.lock import LockTimeout, exclusive
+
         try:
-            if check is not None:
-                check()
-            text = self.run(argv, positional)
+            with exclusive(f"mcp-change:{self.socket()}", wait=30.0, poll=0.02) if serial else nullcontext():
+                if check is not None:
+                    check()
+                text = self.run(argv, positional)
+        except LockTimeout:
+            self.audit(tool, argv, positional, "failed", "busy")
+            raise ToolError("busy: another rk mcp change held this server for 30s; try again") from None
         except Refusal as exc:
             self.audit(tool, argv, positional, "refused", str(exc))
             raise ToolError(str(exc)) from None
@@ -81,6 +127,50 @@ class Runner:
             raise
         self.audit(tool, argv, positional, "ok", "")
         return text
+
+    # -- what the caller may see ------------------------------------------------------
+
+    def visible_entries(self) -> str:
+        """`cron list`'s document with only the entries the caller may read."""
+        caller, grants, known = self.caller(), self.grants(), self.panes()
+        mcpguard.check_placed(caller)
+        records = [r for r in self.entries() if self._sees(caller, grants, known, r)]
+        return json.dumps({"ok": True, "result": records}, ensure_ascii=False)
+
+    def check_visible(self, entry_id: str) -> None:
+        """Refuse to show an entry the caller may not read."""
+        caller, grants, known = self.caller(), self.grants(), self.panes()
+        mcpguard.check_placed(caller)
+        record = self.entry(entry_id)
+        if not self._sees(caller, grants, known, record):
+            panes = known.of_target(str(record.get("target", "")))
+            mcpguard.check_reach(caller, known.spot(panes[0] if panes else "?"), Action.READ, grants)
+
+    def visible_log(self, argv: list[str]) -> str:
+        """`cron log`'s lines into panes the caller may read."""
+        caller, grants, known = self.caller(), self.grants(), self.panes()
+        mcpguard.check_placed(caller)
+        _, doc = self.call(argv)
+        if not doc.get("ok"):
+            raise ToolError(doc.get("error", {}).get("message") or "error")
+        lines = [
+            line
+            for line in doc["result"]
+            if mcpguard.in_scope(caller, known.spot(str(line.get("target", ""))), Action.READ, grants)
+        ]
+        return json.dumps({"ok": True, "result": lines}, ensure_ascii=False)
+
+    @staticmethod
+    def _sees(caller: Caller, grants: list[Grant], known: Panes, record: Mapping[str, Any]) -> bool:
+        if mcpguard.owns(caller, record.get("created_by") or {}):
+            return True
+        panes = known.of_target(str(record.get("target", "")))
+        return bool(panes) and all(mcpguard.in_scope(caller, known.spot(p), Action.READ, grants) for p in panes)
+
+    def readable(self, panes: list[str]) -> set[str]:
+        """Of `panes`, those the caller may read."""
+        caller, grants, known = self.caller(), self.grants(), self.panes()
+        return {p for p in panes if mcpguard.in_scope(caller, known.spot(p), Action.READ, grants)}
 
     # -- what the guardrails need ------------------------------------------------
 
@@ -103,32 +193,111 @@ class Runner:
         return Server(socket_path=socket, env=self.environ) if socket else Server(name="default", env=self.environ)
 
     def caller(self) -> Caller:
-        """The caller's pane, and whether its window has the operator role now (no when unsure)."""
+        """The placed caller with its window's role now (a role set or cleared since the
+        start counts; the pane and session are the proven ones)."""
         from rk.core.environ import ROLE_OPTION
         from rk.tmux.server import TmuxError
 
-        if not self.pane:
-            return Caller("")
+        if not self.placed.pane:
+            return self.placed
         try:
-            role = self.tmux().display(self.pane, "#{" + ROLE_OPTION + "}").strip()
+            role = self.tmux().display(self.placed.pane, "#{" + ROLE_OPTION + "}").strip()
         except TmuxError:
             role = ""
-        return Caller(self.pane, operator=role == mcpguard.OPERATOR_ROLE)
+        return replace(self.placed, role=role)
+
+    def grants(self) -> list[Grant]:
+        from rk.store.grants import load_grants
+
+        return load_grants(self.environ)[0]
+
+    def panes(self) -> Panes:
+        """Every pane of the caller's server: where it is, and the agent session it carries."""
+        from rk.core.environ import ROLE_OPTION, SESSION_OPTION
+        from rk.tmux.server import TmuxError
+
+        try:
+            rows = self.tmux().listing("list-panes", ("pane_id", "session_name", ROLE_OPTION, SESSION_OPTION))
+        except TmuxError:
+            return Panes({}, {})
+        spots = {r["pane_id"]: Spot(r["pane_id"], r["session_name"], r[ROLE_OPTION]) for r in rows}
+        return Panes(spots, {r["pane_id"]: r[SESSION_OPTION] for r in rows})
+
+    def targets(self, pane: str | None, role: str | None, session: str | None) -> list[str]:
+        """The panes a selector names now; a role or session that names none is refused (what
+        rk mcp cannot place, it does not type into)."""
+        panes = panes_of(self, pane, role, session)
+        if not panes:
+            what = f"role {role!r}" if role else f"session {session!r}" if session else "this caller"
+            raise Refusal(f"refused: no pane has {what[:80]} now; rk mcp acts only on panes it can place")
+        return panes
+
+    def check_one_shot(
+        self, at: str | None, in_: str | None, targets: list[str], entries: list[dict[str, Any]]
+    ) -> None:
+        """The floor for a one-shot (`at` or `in`) into `targets` (malformed: the CLI says why)."""
+        from rk.core.environ import ClockError, fixed_now, parse_instant
+
+        now = fixed_now(self.environ) or int(time.time())
+        if in_ is not None:
+            delay = seconds(in_)
+            when = None if delay is None else now + delay
+        else:
+            try:
+                when = None if at is None else parse_instant(at)
+            except ClockError:
+                when = None
+        if when is None:
+            return
+        caller, known = self.caller(), self.panes()
+        others = [
+            int(rec["schedule"]["at"])
+            for rec in entries
+            if mcpguard.owns(caller, rec.get("created_by") or {})
+            and rec.get("schedule", {}).get("kind") == "at"
+            and set(known.of_target(str(rec.get("target", "")))) & set(targets)
+        ]
+        mcpguard.check_one_shot(when, now, others, self.limits())
+
+    def socket(self) -> str:
+        from rk.tmux.server import socket_from_tmux_env
+
+        return socket_from_tmux_env(self.environ.get("TMUX", "")) or "default"
+
+    def check_reach(self, action: Action, panes: list[str]) -> None:
+        """Refuse unless the caller may do `action` in every one of `panes`."""
+        caller, grants, known = self.caller(), self.grants(), self.panes()
+        mcpguard.check_placed(caller)
+        for pane in panes:
+            mcpguard.check_reach(caller, known.spot(pane), action, grants)
 
     def created_by(self, entry_id: str) -> dict[str, object]:
+        return self.entry(entry_id).get("created_by") or {}
+
+    def entry(self, entry_id: str) -> dict[str, Any]:
         _, doc = self.call(["cron", "show"], [entry_id])
         if not doc.get("ok"):
             raise ToolError(doc.get("error", {}).get("message") or "error")
-        return doc["result"].get("created_by") or {}
+        result: dict[str, Any] = doc["result"]
+        return result
 
-    def pending(self, caller: Caller) -> int:
+    def entries(self) -> list[dict[str, Any]]:
         _, doc = self.call(["cron", "list"])
         if not doc.get("ok"):
             raise ToolError(doc.get("error", {}).get("message") or "error")
-        return sum(1 for rec in doc["result"] if mcpguard.owns(caller, rec.get("created_by") or {}))
+        return list(doc["result"])
+
+    def pending(self, caller: Caller) -> int:
+        return sum(1 for rec in self.entries() if mcpguard.owns(caller, rec.get("created_by") or {}))
 
     def check_owner(self, entry_id: str) -> None:
-        mcpguard.check_change(self.caller(), entry_id, self.created_by(entry_id), self.limits())
+        """Change `entry_id` only if the caller created it or may change the pane it types into."""
+        record = self.entry(entry_id)
+        known = self.panes()
+        panes = known.of_target(str(record.get("target", "")))
+        target = known.spots.get(panes[0]) if len(panes) == 1 else None
+        created_by = record.get("created_by") or {}
+        mcpguard.check_change(self.caller(), entry_id, created_by, target, self.limits(), self.grants())
 
     def audit(self, tool: str, argv: list[str], positional: list[str] | None, outcome: str, message: str) -> None:
         """One line per change or refusal in `<state dir>/mcp.log` (best effort: a full disk
@@ -138,6 +307,7 @@ class Runner:
         record = {
             "ts": int(time.time()),
             "pane": self.pane,
+            "caller": self.placed.kind,
             "tool": tool,
             "argv": argv + (["--", *positional] if positional else []),
             "outcome": outcome,
@@ -196,14 +366,20 @@ def seconds(text: str | None) -> int | None:
 _KEYWORDS = {"in": "in_", "for": "for_"}
 
 
-def aliased(fn: Callable[..., Any]) -> Callable[..., Any]:
+def aliased(fn: Callable[..., Any], runner: Runner | None = None) -> Callable[..., Any]:
     """`fn` called with the inputs' names (`in`, `for`) mapped to its parameters' (`in_`, `for_`);
-    its signature (and so the schema) stays `fn`'s."""
+    its signature (and so the schema) stays `fn`'s. A guardrail's refusal outside a change (a read
+    beyond the caller's scope) is logged like a change's and returned as the tool error."""
 
     @functools.wraps(fn)
     def call(**arguments: Any) -> Any:
         try:
             return fn(**{_KEYWORDS.get(k, k): v for k, v in arguments.items()})
+        except Refusal as exc:
+            if runner is not None:
+                given = [f"{k}={str(v)[:80]}" for k, v in sorted(arguments.items())]
+                runner.audit(fn.__name__, given, None, "refused", str(exc))
+            return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
         except ToolError as exc:  # the message as is (the SDK would prefix "Error executing tool …")
             return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
 
@@ -211,21 +387,26 @@ def aliased(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def panes_of(runner: Runner, pane: str | None, role: str | None, session: str | None) -> list[str]:
-    """The panes a send would type into, for the rate check (none found: the send says why)."""
-    from rk.core.environ import ROLE_OPTION, SESSION_OPTION
-    from rk.tmux.server import TmuxError
+    """The panes a send or an add would type into now (none given: the caller's own)."""
+    if not (pane or role or session):
+        return [runner.pane] if runner.pane else []
+    return runner.panes().matching(pane, role, session)
 
-    if pane:
-        return [pane]
+
+def place_from_hints(environ: Mapping[str, str]) -> Caller:
+    """The caller as TMUX_PANE names it, with its session."""
+    from rk.core.environ import is_pane_id
+    from rk.tmux.server import Server, TmuxError, socket_from_tmux_env
+
+    pane = environ.get("TMUX_PANE", "")
+    socket = socket_from_tmux_env(environ.get("TMUX", ""))
+    if not (is_pane_id(pane) and socket):
+        return Caller(note="no tmux pane")
     try:
-        rows = runner.tmux().listing("list-panes", ("pane_id", ROLE_OPTION, SESSION_OPTION))
+        session = Server(socket_path=socket, env=dict(environ)).display(pane, "#{session_name}").strip()
     except TmuxError:
-        return []
-    if role:
-        return [r["pane_id"] for r in rows if r[ROLE_OPTION] == role]
-    if session:
-        return [r["pane_id"] for r in rows if r[SESSION_OPTION] == session or r[SESSION_OPTION].endswith(":" + session)]
-    return [runner.pane] if runner.pane else []
+        return Caller(note=f"pane {pane} not found")
+    return Caller(pane, session)
 
 
 def counted(runner: Runner, pane: str) -> int:

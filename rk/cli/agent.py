@@ -20,6 +20,7 @@ from rk.cli.table import Column, layout, terminal_width
 from rk.core.bounds import MAX_PID
 from rk.core.environ import is_pane_id
 from rk.core.pane.facts import LIMITED, PaneFact, Source
+from rk.core.redact import redact
 
 if TYPE_CHECKING:
     from rk.cli.environment import Environment
@@ -257,7 +258,7 @@ class AgentRow:
             fact.epoch,
             str(source),
             bool(fact.session_ref) or source == Source.HOOK,
-            fact.program_argv,
+            redact(fact.program_argv),
             fact.program_pid,
             turn_end,
             turn_end_at,
