@@ -179,7 +179,7 @@ def suggest(caller: Caller, target: Spot, action: Action) -> str:
     and the target's session, never by pane ids, which a restart renumbers."""
     who = Match(role=caller.role) if caller.role else Match(session=caller.session)
     where = Match(session=target.session) if target.session else Match(pane=target.pane)
-    return f"mcp: grants: [{{who: {who.describe()}, where: {where.describe()}, may: [{action}]}}]"
+    return f"mcp: {{grants: [{{who: {who.describe()}, where: {where.describe()}, may: [{action}]}}]}}"
 
 
 @dataclass(frozen=True)
