@@ -17,7 +17,7 @@ import pytest
 from cli_helpers import run_in
 from conftest import run_rk, wait_for
 
-from rk.core.channels.mcpguard import Caller, Limits, Refusal, check_change
+from rk.core.channels.mcpguard import Caller, Limits, Refusal, Spot, check_change
 from rk.tmux.roles import find_operator, set_role, windows
 
 pytestmark = pytest.mark.shell
@@ -137,16 +137,21 @@ def test_the_mcp_guard_grants_the_operator_role_alone(tmux_server, env, panes):
         "outside tmux": False,
     }
     theirs = {"pane": "%999", "via": "mcp"}
+    there = Spot("%999", callers["operator"].session)  # a pane of the callers' session
     for role, c in callers.items():
         if role == "operator":
-            check_change(c, "ab12", theirs, Limits())
+            check_change(c, "ab12", theirs, there, Limits())
+        elif role == "outside tmux":
+            with pytest.raises(Refusal, match="could not place its caller"):
+                check_change(c, "ab12", theirs, there, Limits(any_owner=True))  # not even the setting
+            continue
         else:
-            with pytest.raises(Refusal, match="only its creator or a window with the role operator"):
-                check_change(c, "ab12", theirs, Limits())
-        check_change(c, "ab12", theirs, Limits(any_owner=True))  # the setting widens it for every role
+            with pytest.raises(Refusal, match="beyond this worker's scope"):
+                check_change(c, "ab12", theirs, there, Limits())
+        check_change(c, "ab12", theirs, there, Limits(any_owner=True))  # the setting widens it for every role
     # an entry the caller made through rk mcp is its own, whatever its role
     for pane in panes.values():
-        check_change(Caller(pane, operator=False), "ab12", {"pane": pane, "via": "mcp"}, Limits())
+        check_change(Caller(pane), "ab12", {"pane": pane, "via": "mcp"}, None, Limits())
 
 
 def test_the_guard_follows_a_role_moved_away(tmux_server, env, panes):

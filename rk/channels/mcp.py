@@ -71,7 +71,8 @@ def build(cli: CliMain, environ: Mapping[str, str] | None = None) -> MCPServer:
     server: MCPServer = MCPServer("rk", instructions=INSTRUCTIONS)
 
     def tool(fn: Callable[..., str]) -> Callable[..., str]:
-        server.add_tool(aliased(fn, runner), name=fn.__name__, description=(fn.__doc__ or "").strip(), structured_output=False)
+        described = (fn.__doc__ or "").strip()
+        server.add_tool(aliased(fn, runner), name=fn.__name__, description=described, structured_output=False)
         return fn
 
     schedule_tools(tool, runner)

@@ -320,8 +320,7 @@ def check_one_shot(when: int, now: int, others: Sequence[int], limits: Limits) -
     to refuse, in its words."""
     if 0 <= when - now < limits.min_interval:
         raise Refusal(
-            f"refused: a one-shot {when - now}s from now is sooner than rk mcp allows "
-            f"(at least {limits.min_interval}s)"
+            f"refused: a one-shot {when - now}s from now is sooner than rk mcp allows (at least {limits.min_interval}s)"
         )
     for other in others:
         if abs(other - when) < limits.min_interval:
