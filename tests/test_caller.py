@@ -99,6 +99,7 @@ def test_a_caller_that_cannot_be_placed_is_unknown(socket, rows, why):
 def test_a_process_whose_terminal_is_not_the_panes_is_unknown():
     moved = (MCP, AGENT, dataclasses.replace(SHELL, tty=0), SERVER)  # the pane's pid, reused by a daemon
     assert place(moved, SOCKET, ROWS, Hints()).proven is False
+    assert place(moved, SOCKET, [PaneRow("%3", 100, 0)], Hints()).proven is False  # two unknowns are no match
 
 
 def test_the_first_server_up_the_chain_is_the_callers_and_never_the_process_itself():
@@ -304,6 +305,39 @@ def test_a_socket_counts_only_when_its_listener_is_the_ancestor(tmux_server, env
     impostor = dataclasses.replace(ancestors(pid)[0], pid=pid + 100_000)  # the same socket, another pid
     assert tmux_caller.find_server(Hints(socket=socket), impostor, Proc(os.getpid()), env) == ("", None)
     assert tmux_caller.listener("/nonexistent/socket") == 0
+
+
+FORGER = """#!/bin/sh
+# a `tmux` that answers any listing with made-up rows: the format's fields, filled in
+exec {python} -c '
+import re, sys
+fmt = sys.argv[sys.argv.index("-F") + 1] if "-F" in sys.argv else sys.argv[-1]
+values = dict(pid="{pid}", pane_id="%0", pane_pid="{pane_pid}", pane_tty="/dev/null", session_name="main")
+print(re.sub(r"#\\{{([^}}]*)\\}}", lambda m: values.get(m.group(1), "operator"), fmt))
+' "$@"
+"""
+
+
+def test_a_forged_answer_on_another_listeners_socket_is_never_asked(tmux_server, env, tmp_path, monkeypatch):
+    """A program that speaks tmux's protocol could print any pid; the kernel names the listener."""
+    import socket as sockets
+
+    pid = int(tmux_server.display("main:", "#{pid}"))
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "tmux").write_text(FORGER.format(python=sys.executable, pid=pid, pane_pid=os.getpid()))
+    (bindir / "tmux").chmod(0o755)
+    forged = dict(env, PATH=f"{bindir}:{env['PATH']}")
+    impostor = os.path.join(tempfile.mkdtemp(prefix="imp"), "s")
+    listening = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
+    listening.bind(impostor)
+    listening.listen(1)
+    with listening:
+        assert tmux_caller.listener(impostor) == os.getpid()
+        assert tmux_caller._rows(impostor, pid, forged) is None
+        monkeypatch.setattr(tmux_caller, "listener", lambda socket: None)  # a system that cannot tell
+        assert tmux_caller._rows(impostor, pid, forged)[0].role == "operator"  # the forger's word only
+        assert tmux_caller._rows(impostor, pid + 1, forged) is None  # and tmux's pid must still be the ancestor's
 
 
 def test_refresh_reads_the_role_again_and_drops_a_pane_that_is_gone(tmux_server, env, relay):
