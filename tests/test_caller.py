@@ -113,6 +113,7 @@ def test_the_first_server_up_the_chain_is_the_callers_and_never_the_process_itse
 def test_what_counts_as_a_tmux_server_by_name():
     assert is_server(SERVER)
     assert is_server(Proc(5, comm="tmux", argv=("/usr/local/bin/tmux",)))  # `ps` off Linux
+    assert is_server(Proc(5, comm="tmux:", argv=("tmux:", "server", "(/tmp/tmux-501/default)")))  # a BSD title
     assert not is_server(Proc(5, comm="bash", argv=("tmux",)))  # a client's name, on another program
     assert not is_server(Proc(5, comm="tmux", argv=("tmux-helper",)))
     assert not is_server(Proc(5, comm="sh", argv=("sh", "-c", "tmux")))
@@ -121,6 +122,7 @@ def test_what_counts_as_a_tmux_server_by_name():
 def test_hints_are_read_as_claims_and_quoted_short():
     assert hints({"TMUX": "/tmp/s,123,0", "TMUX_PANE": "%1"}) == Hints("/tmp/s", 123, "%1", True, True)
     assert hints({"TMUX": "junk"}) == Hints("junk", 0, "", True, False)
+    assert hints({"TMUX": "/tmp/a,b/s,123,4"}) == Hints("/tmp/a,b/s", 123, "", True, False)
     assert hints({"TMUX": "/s," + "9" * 40 + ",0"}).server_pid == 0
     assert hints({}) == Hints()
     huge = place(CHAIN, SOCKET, ROWS, Hints(pane="%" + "1" * 1_000_000, pane_set=True))
@@ -139,6 +141,7 @@ def test_hints_are_read_as_claims_and_quoted_short():
         (("tmux", "-2", "-u", "-L", "a", "new", "-L", "b"), ("", "a")),  # after the command: its own flags
         (("tmux", "--", "-L", "b"), ("", "default")),
         (("tmux", "-L"), ("", "")),
+        (("tmux:", "server", "(/tmp/tmux-501/my", "socket)"), ("/tmp/tmux-501/my socket", "default")),
     ],
 )
 def test_the_socket_of_a_servers_command_line(argv, socket):

@@ -71,18 +71,20 @@ class Placed:
 def hints(environ: Mapping[str, str]) -> Hints:
     """`$TMUX` and `$TMUX_PANE` as claims (a malformed one is still a claim, never read further)."""
     tmux, pane = environ.get("TMUX", ""), environ.get("TMUX_PANE", "")
-    socket, _, rest = tmux.partition(",")
-    pid_text = rest.partition(",")[0]
+    parts = tmux.rsplit(",", 2)  # the path may hold a comma; the pid and session index do not
+    socket, pid_text = (parts[0], parts[1]) if len(parts) == 3 else (tmux, "")
     pid = int(pid_text) if pid_text.isascii() and pid_text.isdigit() and len(pid_text) <= 12 else 0
     return Hints(socket=socket, server_pid=pid, pane=pane, tmux_set=bool(tmux), pane_set=bool(pane))
 
 
 def is_server(proc: Proc) -> bool:
     """Whether `proc` may be a tmux server: its name says so (`tmux: server` on Linux;
-    where `ps` only shows the program, `tmux`). A name is no proof: the server must
-    then answer on a socket with this pid, else the caller is unknown."""
+    `tmux: server (<socket>)` as the BSDs' `ps` shows its title; where `ps` only shows
+    the program, `tmux`). A name is no proof: the server must then answer on a socket
+    with this pid, else the caller is unknown."""
     program = proc.argv[0].rpartition("/")[2] if proc.argv else ""
-    return proc.comm == SERVER_COMM or (proc.comm in ("", "tmux") and program == "tmux")
+    titled = proc.argv[:2] == ("tmux:", "server")
+    return proc.comm == SERVER_COMM or titled or (proc.comm in ("", "tmux") and program == "tmux")
 
 
 def server_index(chain: Sequence[Proc]) -> int | None:
@@ -148,10 +150,13 @@ _VALUED = frozenset("cfLST")
 
 def socket_of_argv(argv: Sequence[str]) -> tuple[str, str]:
     """(`-S` path, `-L` name) from the command line a tmux server was started with
-    (tmux keeps its client's argv): ("", "default") when neither was given. Options
+    (tmux keeps its client's argv, or shows its socket in a title where `ps` reads
+    one): ("", "default") when neither was given. Options
     are read as tmux's getopt reads them (`-Lname`, `-L name`, `-uL name`), up to
     the first word that is not one."""
     path, name = "", "default"
+    if argv[:2] == ("tmux:", "server") and len(argv) > 2:  # a title: `tmux: server (<socket>)`
+        return " ".join(argv[2:]).removeprefix("(").removesuffix(")"), name
     i = 1
     while i < len(argv):
         word = argv[i]
