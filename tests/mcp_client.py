@@ -8,9 +8,10 @@ the SDK's `stdio_client` runs `tests/pane_connect.py`, which carries its stdin a
 stdout to the relay. A session may set or unset environment variables for `rk mcp`
 (`hints`: a spoofed TMUX_PANE, another server's TMUX, or none at all, as Codex).
 
-    relay = RelayPane.start(tmux_server)           # a new window of `main`
-    relay.serve(env, lambda s: s.call("cron_list"))
-    mcp_session_in_pane(tmux_server, env, body)    # the same, in one call
+    relay = RelayPane.start(tmux_server, role="operator")   # a new window of `main`
+    relay.serve(env, lambda s: s.call("cron_list"), hints={"TMUX_PANE": "%0"})
+    relay.run([sys.executable, "-m", "rk", "mcp"], env, input=raw_json_rpc_lines)
+    mcp_session_in_pane(tmux_server, env, body, session="other")   # start, serve, stop
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pathlib import Path
 
 from conftest import wait_for
 
-from rk.tmux.server import Server, child_env
+from rk.tmux.server import Server, TmuxError, child_env
 
 HERE = Path(__file__).resolve().parent
 RELAY = HERE / "pane_relay.py"
@@ -114,7 +115,8 @@ def header(argv: list[str], env: Mapping[str, str], hints: Mapping[str, str | No
 
 @dataclass
 class RelayPane:
-    """A pane of `server` whose program is the relay (or a shell running it, `under_shell`)."""
+    """A pane of `server` whose program is the relay (or a shell running it, `under_shell`):
+    a new window of `session`, or the first of a new session of that name."""
 
     server: Server
     pane: str
@@ -131,7 +133,12 @@ class RelayPane:
         argv = [sys.executable, str(RELAY), socket]
         if under_shell:  # the relay as a child of the pane's shell (`; true`: no exec)
             argv = ["/bin/sh", "-c", " ".join(f"'{a}'" for a in argv) + "; true"]
-        out = server.run("new-window", "-d", "-t", f"{session}:", "-P", "-F", "#{pane_id} #{window_id}", *argv)
+        fmt = ("-P", "-F", "#{pane_id} #{window_id}")
+        try:
+            server.run("has-session", "-t", f"={session}")
+            out = server.run("new-window", "-d", "-t", f"={session}:", *fmt, *argv)
+        except TmuxError:  # a session of its own
+            out = server.run("new-session", "-d", "-s", session, "-x", "200", "-y", "50", *fmt, *argv)
         pane, window = out.split()
         if role is not None:
             server.set_window_option(window, "@rk_win_role", role)

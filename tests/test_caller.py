@@ -356,6 +356,15 @@ def test_the_relay_runs_rk_mcp_below_the_pane_for_the_sdk_client(tmux_server, en
     """tests/mcp_client.py: `rk mcp` as a descendant of the pane, spoofed variables passed."""
     seen = relay.run([sys.executable, "-c", "import os; print(os.environ.get('TMUX_PANE'))"], env, {"TMUX_PANE": "%77"})
     assert seen == b"%77\n"
-    names = mcp_session_in_pane(tmux_server, env, lambda s: {t.name for t in s.tools()}, role="worker")
+    names = mcp_session_in_pane(tmux_server, env, lambda s: {t.name for t in s.tools()}, session="other")
     assert {"cron_add", "cron_list", "send"} <= names
+    own = RelayPane.start(tmux_server, session="other")
+    try:
+        assert (placed_in(own, env).session, placed_in(own, env).pane) == ("other", own.pane)
+    finally:
+        own.stop()
     assert relay.serve(env, lambda s: s.call("cron_list").result()) == []
+    hello = {"clientInfo": {"name": "raw", "version": "1"}, "protocolVersion": "2025-06-18", "capabilities": {}}
+    line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}) + "\n"
+    raw = relay.run([sys.executable, "-m", "rk", "mcp"], env, input=line.encode())  # raw JSON-RPC, stdin then closed
+    assert json.loads(raw.splitlines()[0])["result"]["serverInfo"]["name"]
