@@ -347,6 +347,8 @@ def test_refresh_reads_the_role_again_and_drops_a_pane_that_is_gone(tmux_server,
     got = placed_in(relay, env)
     tmux_server.set_window_option(relay.window, ROLE_OPTION, "operator")
     assert tmux_caller.refresh(got, env).role == "operator"
+    moved = dataclasses.replace(got, server_pid=got.server_pid + 100_000)  # its socket now another's
+    assert tmux_caller.refresh(moved, env).proven is False
     relay.stop()
     gone = tmux_caller.refresh(got, env)
     assert (gone.pane, gone.proven) == ("", False) and "gone" in gone.note

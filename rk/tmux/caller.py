@@ -153,6 +153,8 @@ def refresh(placed: Placed, environ: Mapping[str, str]) -> Placed:
     fields = ("pid", "pane_id", "pane_pid", "session_name", ROLE_OPTION)
     mark = os.urandom(6).hex()
     try:
+        if listener(placed.socket) not in (placed.server_pid, None):
+            raise TmuxError("another listener")
         out = Server(socket_path=placed.socket, env=environ).run(
             "display-message", "-p", "-t", placed.pane, record_format(fields, mark), timeout=PROBE_TIMEOUT
         )
