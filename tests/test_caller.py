@@ -4,9 +4,11 @@ servers, with TMUX/TMUX_PANE spoofed, pointing elsewhere, or absent (Codex's cas
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -286,7 +288,7 @@ def test_a_process_outside_tmux_is_unknown_even_with_a_panes_variables(tmux_serv
     assert tmux_caller.place(spoof).proven is False  # this test process too: not below any pane
 
 
-def test_the_socket_is_found_from_the_servers_command_line_or_its_directory(tmux_server, env):
+def test_the_socket_is_found_from_the_servers_command_line_or_its_directory(tmux_server, env, tmp_path):
     """When neither the caller's nor the pane process's TMUX names it."""
     pid = int(tmux_server.display("main:", "#{pid}"))
     server = ancestors(pid)[0]
@@ -296,7 +298,7 @@ def test_the_socket_is_found_from_the_servers_command_line_or_its_directory(tmux
     assert found == socket and rows and rows[0].pane_id == first_pane(tmux_server)
     renamed = dataclasses.replace(server, argv=("tmux",))  # `-L` not visible: the directory is read
     assert tmux_caller.find_server(Hints(), renamed, nobody, env)[0] == socket
-    elsewhere = dict(env, TMUX_TMPDIR=tempfile.mkdtemp(prefix="none"))
+    elsewhere = dict(env, TMUX_TMPDIR=str(tmp_path))
     hidden = tmux_caller.find_server(Hints(), renamed, nobody, elsewhere)  # the server's own TMUX_TMPDIR still
     assert hidden[0] == socket
 
@@ -331,11 +333,13 @@ def test_a_forged_answer_on_another_listeners_socket_is_never_asked(tmux_server,
     (bindir / "tmux").write_text(FORGER.format(python=sys.executable, pid=pid, pane_pid=os.getpid()))
     (bindir / "tmux").chmod(0o755)
     forged = dict(env, PATH=f"{bindir}:{env['PATH']}")
-    impostor = os.path.join(tempfile.mkdtemp(prefix="imp"), "s")
+    directory = tempfile.mkdtemp(prefix="imp")  # short: a unix socket's path has ~107 bytes
+    impostor = os.path.join(directory, "s")
     listening = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
     listening.bind(impostor)
     listening.listen(1)
-    with listening:
+    with listening, contextlib.ExitStack() as cleanup:
+        cleanup.callback(shutil.rmtree, directory, ignore_errors=True)
         assert tmux_caller.listener(impostor) == os.getpid()
         assert tmux_caller._rows(impostor, pid, forged) is None
         monkeypatch.setattr(tmux_caller, "listener", lambda socket: None)  # a system that cannot tell
