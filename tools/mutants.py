@@ -555,6 +555,56 @@ MUTANTS = [
         "for w in words[: MAX_ARGV + 1])",
         ("tests/test_program.py", "-k", "odd_names"),
     ),
+    # -- the caller placed from its process tree (rk/core/pane/caller.py, rk/tmux/caller.py) --------------
+    Mutant(
+        "caller: TMUX_PANE taken as proof of the pane",
+        "rk/core/pane/caller.py",
+        "matches = [row for row in rows if row.pane_pid == child.pid]",
+        "matches = [row for row in rows if row.pane_id == claims.pane] or [r for r in rows if r.pane_pid == child.pid]",
+        ("tests/test_caller.py", "-k", "spoofed or hints"),
+    ),
+    Mutant(
+        "caller: the pane's tty not checked",
+        "rk/core/pane/caller.py",
+        "    if not row.tty or row.tty != child.tty:\n",
+        "    if False:\n",
+        ("tests/test_caller.py", "-k", "terminal or placed"),
+    ),
+    Mutant(
+        "caller: an unknown tty matches an unknown tty",
+        "rk/core/pane/caller.py",
+        "    if not row.tty or row.tty != child.tty:\n",
+        "    if row.tty != child.tty:\n",
+        ("tests/test_caller.py", "-k", "terminal"),
+    ),
+    Mutant(
+        "caller: the process counted as its own tmux server",
+        "rk/core/pane/caller.py",
+        "    for i in range(1, len(chain)):",
+        "    for i in range(0, len(chain)):",
+        ("tests/test_caller.py", "-k", "first_server"),
+    ),
+    Mutant(
+        "caller: a socket asked whoever listens on it",
+        "rk/tmux/caller.py",
+        "    if listener(socket) not in (server_pid, None):\n",
+        "    if False:\n",
+        ("tests/test_caller.py", "-k", "forged or listener"),
+    ),
+    Mutant(
+        "caller: a server's answer taken whatever pid it prints",
+        "rk/tmux/caller.py",
+        'if not records or any(format_number(r["pid"]) != server_pid for r in records):',
+        "if not records:",
+        ("tests/test_caller.py", "-k", "forged or listener"),
+    ),
+    Mutant(
+        "caller: the ancestor chain read without a depth bound",
+        "rk/host/process.py",
+        "while pid > 1 and pid not in seen and len(chain) < MAX_DEPTH:",
+        "while pid > 1 and pid not in seen:",
+        ("tests/test_caller.py", "-k", "chain"),
+    ),
     # -- the caps, turn timeouts, only-if-changed and budgets (specs/cron.md, specs/usage.md) ------------
     Mutant(
         "day cap reached one delivery late",

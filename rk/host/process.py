@@ -13,13 +13,17 @@ Linux reads one `/proc/<pid>/stat` line per pid; elsewhere `ps` is asked.
 The table (`read_table`) is what `rk.core.pane.program` judges a pane's program
 by: one pass over `/proc` (or one `ps`) for all the terminals asked about,
 keeping only their processes, bounded in count and size.
+
+The ancestors (`ancestors`) are how a caller is placed (`rk.core.pane.caller`):
+the chain from a process up through its parents, which the kernel keeps and
+no environment variable can change.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 
 from rk.core.pane.facts import ProcessInfo
 from rk.core.pane.program import Proc
@@ -144,6 +148,62 @@ def _proc_table(ttys: Collection[int], proc_root: str) -> dict[int, Proc]:
     return table
 
 
+#: At most this many processes are read up a chain of parents (a deeper one is cut there).
+MAX_DEPTH = 64
+#: A process's environment is read up to this many bytes (`environ_of`).
+MAX_ENVIRON = 65536
+
+
+def read_proc(pid: int, proc_root: str = "/proc") -> Proc | None:
+    """One process from /proc (its stat line and its command line, each bounded); None when gone."""
+    try:
+        stat = _read(f"{proc_root}/{pid}/stat", 1024).decode("utf-8", "replace")
+        cmdline = _read(f"{proc_root}/{pid}/cmdline")
+    except OSError:
+        return None
+    return parse_proc(pid, stat, cmdline)
+
+
+def chain_of(pid: int, lookup: Callable[[int], Proc | None]) -> tuple[Proc, ...]:
+    """`pid`, its parent, its parent's parent, … as `lookup` finds them: up to the
+    first pid ≤ 1 or unknown, at most MAX_DEPTH long, never round a loop."""
+    chain: list[Proc] = []
+    seen: set[int] = set()
+    while pid > 1 and pid not in seen and len(chain) < MAX_DEPTH:
+        proc = lookup(pid)
+        if proc is None:
+            break
+        chain.append(proc)
+        seen.add(pid)
+        pid = proc.ppid
+    return tuple(chain)
+
+
+def ancestors(pid: int, proc_root: str = "/proc") -> tuple[Proc, ...]:
+    """The chain from `pid` up through its parents (`pid` first, init left out):
+    each one's pid, parent, controlling tty, name and bounded argv. From /proc,
+    one process at a time; elsewhere from one `ps` (empty when that fails)."""
+    if os.path.exists(f"{proc_root}/self/stat"):
+        return chain_of(pid, lambda p: read_proc(p, proc_root))
+    table = _ps_all()
+    return chain_of(pid, (table or {}).get)
+
+
+def environ_of(pid: int, proc_root: str = "/proc") -> dict[str, str]:
+    """A process's initial environment as /proc shows it (bounded; empty when unreadable,
+    or where there is no /proc). What a process was started with, not proof of anything."""
+    try:
+        raw = _read(f"{proc_root}/{pid}/environ", MAX_ENVIRON)
+    except OSError:
+        return {}
+    out: dict[str, str] = {}
+    for item in raw.split(b"\0"):
+        key, sep, value = item.decode("utf-8", "replace").partition("=")
+        if sep and key:
+            out[key] = value
+    return out
+
+
 #: `ps` columns for the table where there is no /proc (args last: it holds spaces).
 PS_COLUMNS = "pid=,ppid=,pgid=,tpgid=,stat=,tty=,args="
 
@@ -166,7 +226,8 @@ def parse_ps(out: str, device: dict[str, int]) -> dict[int, Proc]:
     return table
 
 
-def _ps_table(ttys: Collection[int]) -> dict[int, Proc] | None:
+def _ps_all() -> dict[int, Proc] | None:
+    """Every process `ps` lists, its tty as a device number; None when `ps` fails."""
     try:
         proc = subprocess.run(
             ["ps", "-A", "-ww", "-o", PS_COLUMNS], stdin=subprocess.DEVNULL, capture_output=True, timeout=2.0
@@ -178,7 +239,13 @@ def _ps_table(ttys: Collection[int]) -> dict[int, Proc] | None:
     out = proc.stdout.decode("utf-8", "replace")
     names = {line.split(None, 6)[5] for line in out.splitlines() if len(line.split(None, 6)) == 7}
     device = {name: tty_device(f"/dev/{name}") for name in names if name not in ("?", "??", "-")}
-    table = parse_ps(out, device)
+    return parse_ps(out, device)
+
+
+def _ps_table(ttys: Collection[int]) -> dict[int, Proc] | None:
+    table = _ps_all()
+    if table is None:
+        return None
     return {pid: p for pid, p in table.items() if p.tty in ttys}
 
 
