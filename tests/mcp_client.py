@@ -145,6 +145,18 @@ class RelayPane:
         wait_for(lambda: os.path.exists(socket), timeout=10, message="the relay's socket")
         return cls(server, pane, window, socket, directory)
 
+    @classmethod
+    def adopt(cls, server: Server, pane: str) -> RelayPane:
+        """Make an existing pane a relay: its program is replaced (`respawn-pane -k`), its id,
+        window, session and role stay. The relay's directory is under the test's TMUX_TMPDIR,
+        which the tmux fixture removes."""
+        directory = tempfile.mkdtemp(prefix="relay", dir=os.environ.get("TMUX_TMPDIR") or None)
+        socket = os.path.join(directory, "s")
+        server.run("respawn-pane", "-k", "-t", pane, sys.executable, str(RELAY), socket)
+        window = server.display(pane, "#{window_id}").strip()
+        wait_for(lambda: os.path.exists(socket), timeout=10, message="the relay's socket")
+        return cls(server, pane, window, socket, directory)
+
     def stop(self) -> None:
         subprocess.run(
             self.server.argv("kill-pane", "-t", self.pane), capture_output=True, env=child_env(self.server.env)

@@ -8,16 +8,18 @@ give it: TMUX and TMUX_PANE of the caller's pane on the private server.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 from cli_helpers import json_error, run_in
 from conftest import run_rk, wait_for
+from mcp_client import RelayPane, Session
+from mcp_client import serve as serve_here
 
 from rk.core.channels import mcpguard
 from rk.core.channels.mcpguard import Caller, Limits, Refusal
@@ -45,61 +47,26 @@ TOOLS = {
 # -- the client ---------------------------------------------------------------------
 
 
-class Reply:
-    def __init__(self, result) -> None:
-        self.error = bool(result.is_error)
-        self.text = "".join(c.text for c in result.content if getattr(c, "type", "") == "text")
-
-    def doc(self):
-        assert not self.error, self.text
-        return json.loads(self.text)
-
-    def result(self):
-        doc = self.doc()
-        assert doc["ok"] is True, doc
-        return doc["result"]
-
-    def __repr__(self) -> str:
-        return f"Reply(error={self.error}, text={self.text!r})"
+_relays: dict[tuple[str, str], RelayPane] = {}
+_adopting = threading.Lock()
 
 
-class Session:
-    """A synchronous face on an SDK ClientSession running in its own event loop."""
+def serve(env, body, hints=None):
+    """`rk mcp` started where an agent would start it: below the process of the pane `env`'s
+    TMUX_PANE names (made a relay on first use: same id, window, session and role); outside
+    tmux (no TMUX_PANE), as a child of this process. `hints`: variables set (None: unset) for
+    rk mcp, such as a spoofed TMUX_PANE."""
+    from rk.tmux.server import Server, socket_from_tmux_env
 
-    def __init__(self, loop, session) -> None:
-        self.loop, self.session = loop, session
-
-    def call(self, name: str, **arguments) -> Reply:
-        future = asyncio.run_coroutine_threadsafe(self.session.call_tool(name, arguments), self.loop)
-        return Reply(future.result(timeout=60))
-
-    def tools(self):
-        return asyncio.run_coroutine_threadsafe(self.session.list_tools(), self.loop).result(timeout=60).tools
-
-
-def serve(env, body):
-    """Start `python -m rk mcp` with `env`, hand `body` a Session, return what it returns."""
-    import threading
-
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
-
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    params = StdioServerParameters(command=sys.executable, args=["-m", "rk", "mcp"], env=dict(env))
-
-    async def run():
-        with open(os.devnull, "w") as errlog:  # the server's own log lines; the replies are what is tested
-            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
-                await session.initialize()
-                return await asyncio.to_thread(body, Session(loop, session))
-
-    try:
-        return asyncio.run_coroutine_threadsafe(run(), loop).result(timeout=300)
-    finally:
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout=10)
+    pane = env.get("TMUX_PANE", "")
+    if not pane:
+        return serve_here(env, body)
+    socket = socket_from_tmux_env(env["TMUX"])
+    with _adopting:  # concurrent clients of one pane share its relay
+        relay = _relays.get((socket, pane))
+        if relay is None or not os.path.exists(relay.socket):
+            relay = _relays[(socket, pane)] = RelayPane.adopt(Server(socket_path=socket, env=dict(env)), pane)
+    return relay.serve(env, body, hints)
 
 
 # -- fixtures -------------------------------------------------------------------------

@@ -208,3 +208,43 @@ def test_a_burst_of_one_shots_is_no_way_around_the_floor(caller):
     assert [r.error for r in got] == [True, True, True, False, True, False], got
     assert "sooner than rk mcp allows" in got[0].text and "at least 60s apart" in got[4].text
     assert run_rk(["cron", "tick"], c["env"]).returncode == 0
+
+
+@pytest.mark.tmux
+@pytest.mark.shell
+@pytest.mark.slow
+def test_spoofed_tmux_variables_give_no_one_elses_rights(field):
+    """TMUX_PANE set to the operator's pane or a window target, TMUX set to another server:
+    the worker stays itself (the process tree says who it is), and mcp.log records the proven pane."""
+    c = field
+    before = _entries(c)
+    tmux = c["tmux"]
+    tmux.run("rename-window", "-t", c["op"], "op")
+    spoofs = {
+        "operator's pane": {"TMUX_PANE": c["op"]},
+        "window target": {"TMUX_PANE": "main:op"},
+        "huge": {"TMUX_PANE": "%" + "9" * 100_000},
+        "another server": {"TMUX": "/tmp/elsewhere/default,1,0", "TMUX_PANE": "%0"},
+        "none (as Codex)": {"TMUX": None, "TMUX_PANE": None},
+    }
+    got = {}
+    for name, hints in spoofs.items():
+        got[name] = serve(
+            c["env"],
+            lambda s: (
+                s.call("cron_pause"),
+                s.call("cron_mute", id=c["human"]),
+                s.call("cron_add", prompt="mine", every="1h"),
+            ),
+            hints=hints,
+        )
+    for name, (pause, mute, add) in got.items():
+        assert pause.error and "operator" in pause.text, (name, pause)
+        assert mute.error and "beyond this worker's scope" in mute.text, (name, mute)
+        assert not add.error and add.result()["target"] == f"pane:{c['pane']}", (name, add)  # its own pane
+    _unchanged(c, before)
+    audit = _audit(c)
+    assert {a["pane"] for a in audit} == {c["pane"]}
+    assert any("disagrees" in a.get("note", "") or "ignored" in a.get("note", "") for a in audit)
+    assert all(len(json.dumps(a)) < 2000 for a in audit)  # the 100 kB hint is not echoed
+    print(f"spoofs: {len(spoofs)} tried, each refused pause and mute, each add landed in the real pane")

@@ -26,6 +26,7 @@ def test_pane_read_strips_colours_titles_and_bells(tmux_server, env):
     wait_for(lambda: "plain" in tmux_server.capture(pane), message="the script's output")
     socket = tmux_server.display("main:", "#{socket_path}").strip()
     caller = dict(env, TMUX=f"{socket},1,0", TMUX_PANE=tmux_server.display("main:", "#{pane_id}").strip())
+    tmux_server.run("set-option", "-w", "-t", "main:", "@rk_win_role", "operator")  # it reads its session's panes
 
     def body(s):
         reply = s.call("pane_read", pane=pane, lines=5)

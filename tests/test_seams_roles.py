@@ -118,14 +118,28 @@ def test_a_role_with_whitespace_is_refused_and_sets_nothing(tmux_server, env, ba
     assert role_of(tmux_server, pane) == ""
 
 
+def proven(tmux_server, env, pane: str):
+    """A Runner for `pane` as `rk mcp` below it would place it (the placement itself is
+    tests/test_caller.py's; here the role read at each call is under test)."""
+    from rk.channels.mcp import Runner
+    from rk.cli import main
+    from rk.core.pane.caller import Placed
+
+    socket, pid, pane_pid, session = (
+        tmux_server.display(pane, "#{socket_path}\t#{pid}\t#{pane_pid}\t#{session_name}").strip().split("\t")
+    )
+    placed = Placed(pane, socket, int(pid), session, proven=True, pane_pid=int(pane_pid))
+    return Runner(main, from_pane(tmux_server, env, pane), placed)
+
+
 def test_the_mcp_guard_grants_the_operator_role_alone(tmux_server, env, panes):
     """`rk mcp` reads the caller's role from tmux: only `operator` exactly may change another's entry."""
     from rk.channels.mcp import Runner
     from rk.cli import main
 
     named = new_window(tmux_server, env, name="operator")  # named operator, carries no role
-    callers = {role: Runner(main, from_pane(tmux_server, env, pane)).caller() for role, pane in panes.items()}
-    callers["named"] = Runner(main, from_pane(tmux_server, env, named)).caller()
+    callers = {role: proven(tmux_server, env, pane).caller() for role, pane in panes.items()}
+    callers["named"] = proven(tmux_server, env, named).caller()
     callers["outside tmux"] = Runner(main, {k: v for k, v in env.items() if k != "TMUX_PANE"}).caller()
     assert {role: c.operator for role, c in callers.items()} == {
         "operator": True,
@@ -156,14 +170,12 @@ def test_the_mcp_guard_grants_the_operator_role_alone(tmux_server, env, panes):
 
 def test_the_guard_follows_a_role_moved_away(tmux_server, env, panes):
     """The guard asks tmux at each call: once the operator role moves on, the old window has no rights."""
-    from rk.channels.mcp import Runner
-    from rk.cli import main
 
-    runner = Runner(main, from_pane(tmux_server, env, panes["operator"]))
+    runner = proven(tmux_server, env, panes["operator"])
     assert runner.caller().operator
     set_role(tmux_server, panes["worker"], "operator")
     assert not runner.caller().operator
-    assert Runner(main, from_pane(tmux_server, env, panes["worker"])).caller().operator
+    assert proven(tmux_server, env, panes["worker"]).caller().operator
 
 
 def test_rk_operator_adopts_a_window_named_operator_and_gives_it_the_role(tmux_server, env):

@@ -15,7 +15,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from contextlib import nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver.exceptions import ToolError
@@ -25,6 +25,7 @@ from rk.core.channels import mcpguard
 from rk.core.channels.mcpguard import Action, Caller, Grant, Limits, Refusal, Spot
 
 if TYPE_CHECKING:
+    from rk.core.pane.caller import Placed
     from rk.core.settings import Settings
     from rk.tmux.server import Server
 
@@ -65,12 +66,23 @@ class Panes:
 class Runner:
     """Runs the command line in-process for one caller, with the guardrails."""
 
-    def __init__(self, cli: CliMain, environ: Mapping[str, str], caller: Caller | None = None) -> None:
+    def __init__(self, cli: CliMain, environ: Mapping[str, str], placed: Placed | None = None) -> None:
+        """`placed`: where the caller runs (default: proven now from this process's ancestors,
+        `rk.tmux.caller.place`). The command line runs on the proven pane's server, as that
+        pane: TMUX and TMUX_PANE are rewritten from the proof, or removed when there is none."""
+        from rk.tmux.caller import place
+
         self.cli = cli
         self.environ = dict(environ)
         self.environ["RK_CREATED_VIA"] = mcpguard.VIA  # the entries cron_add creates say so
-        self.placed = caller if caller is not None else place_from_hints(self.environ)
+        self.placed = place(self.environ) if placed is None else placed
+        for name in ("TMUX", "TMUX_PANE"):
+            self.environ.pop(name, None)
+        if self.placed.proven:
+            self.environ["TMUX"] = f"{self.placed.socket},{self.placed.server_pid},0"
+            self.environ["TMUX_PANE"] = self.placed.pane
         self.pane = self.placed.pane
+        self.kind = "worker" if self.placed.proven else "unknown"  #: as the last check saw it, for mcp.log
 
     # -- the command line ------------------------------------------------------
 
@@ -139,9 +151,9 @@ class Runner:
 
     def check_visible(self, entry_id: str) -> None:
         """Refuse to show an entry the caller may not read."""
-        caller, grants, known = self.caller(), self.grants(), self.panes()
+        caller = self.caller()
         mcpguard.check_placed(caller)
-        record = self.entry(entry_id)
+        grants, known, record = self.grants(), self.panes(), self.entry(entry_id)
         if not self._sees(caller, grants, known, record):
             panes = known.of_target(str(record.get("target", "")))
             mcpguard.check_reach(caller, known.spot(panes[0] if panes else "?"), Action.READ, grants)
@@ -193,18 +205,14 @@ class Runner:
         return Server(socket_path=socket, env=self.environ) if socket else Server(name="default", env=self.environ)
 
     def caller(self) -> Caller:
-        """The placed caller with its window's role now (a role set or cleared since the
-        start counts; the pane and session are the proven ones)."""
-        from rk.core.environ import ROLE_OPTION
-        from rk.tmux.server import TmuxError
+        """The proven caller with its session and window role now (a role set or cleared since
+        the start counts); unknown once its pane, process or server is gone or replaced."""
+        from rk.tmux.caller import refresh
 
-        if not self.placed.pane:
-            return self.placed
-        try:
-            role = self.tmux().display(self.placed.pane, "#{" + ROLE_OPTION + "}").strip()
-        except TmuxError:
-            role = ""
-        return replace(self.placed, role=role)
+        now = refresh(self.placed, self.environ)
+        caller = Caller(now.pane, now.session, now.role, now.note) if now.proven else Caller(note=now.note)
+        self.kind = caller.kind
+        return caller
 
     def grants(self) -> list[Grant]:
         from rk.store.grants import load_grants
@@ -292,12 +300,14 @@ class Runner:
 
     def check_owner(self, entry_id: str) -> None:
         """Change `entry_id` only if the caller created it or may change the pane it types into."""
+        caller = self.caller()
+        mcpguard.check_placed(caller)
         record = self.entry(entry_id)
         known = self.panes()
         panes = known.of_target(str(record.get("target", "")))
         target = known.spots.get(panes[0]) if len(panes) == 1 else None
         created_by = record.get("created_by") or {}
-        mcpguard.check_change(self.caller(), entry_id, created_by, target, self.limits(), self.grants())
+        mcpguard.check_change(caller, entry_id, created_by, target, self.limits(), self.grants())
 
     def audit(self, tool: str, argv: list[str], positional: list[str] | None, outcome: str, message: str) -> None:
         """One line per change or refusal in `<state dir>/mcp.log` (best effort: a full disk
@@ -307,11 +317,13 @@ class Runner:
         record = {
             "ts": int(time.time()),
             "pane": self.pane,
-            "caller": self.placed.kind,
+            "caller": self.kind,
             "tool": tool,
             "argv": argv + (["--", *positional] if positional else []),
             "outcome": outcome,
         }
+        if self.placed.note:
+            record["note"] = self.placed.note
         if message:
             record["message"] = message
         try:
@@ -391,22 +403,6 @@ def panes_of(runner: Runner, pane: str | None, role: str | None, session: str | 
     if not (pane or role or session):
         return [runner.pane] if runner.pane else []
     return runner.panes().matching(pane, role, session)
-
-
-def place_from_hints(environ: Mapping[str, str]) -> Caller:
-    """The caller as TMUX_PANE names it, with its session."""
-    from rk.core.environ import is_pane_id
-    from rk.tmux.server import Server, TmuxError, socket_from_tmux_env
-
-    pane = environ.get("TMUX_PANE", "")
-    socket = socket_from_tmux_env(environ.get("TMUX", ""))
-    if not (is_pane_id(pane) and socket):
-        return Caller(note="no tmux pane")
-    try:
-        session = Server(socket_path=socket, env=dict(environ)).display(pane, "#{session_name}").strip()
-    except TmuxError:
-        return Caller(note=f"pane {pane} not found")
-    return Caller(pane, session)
 
 
 def counted(runner: Runner, pane: str) -> int:
