@@ -120,3 +120,22 @@ def test_secret_looking_arguments_are_redacted():
         assert redact(given) == want
     assert program_only("/usr/bin/node /x/claude --password=p") == "node"
     assert program_only("") == ""
+
+
+def test_doctor_and_status_say_the_grants_and_each_one_left_out(tmp_path):
+    from cli_helpers import make_env, run_in
+
+    env = make_env(tmp_path)
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "mcp:\n  grants:\n    - who: {role: operator}\n      where: {session: 'proj-*'}\n      may: [send, read]\n"
+        "    - who: {}\n"
+    )
+    env["RK_CONFIG"] = str(config)
+    said = "who {role: 'operator'} may send, read in {session: 'proj-*'}"
+    doctor = run_in(["doctor"], env).out
+    assert f"ok    mcp grant: {said}" in doctor
+    assert "warn  mcp grant: " in doctor and "mcp.grants item 2: where is missing" in doctor
+    status = run_in(["status", "--json"], env).json()["result"]["mcp"]
+    assert status["grants"] == [said] and len(status["problems"]) == 1
+    assert f"rk mcp grant: {said}" in run_in(["status"], env).out

@@ -130,7 +130,18 @@ def check_mcp(env: Environment) -> list[Check]:
             out.append(Check(f"{agent} mcp", Level.FAIL, "the mcp package is not installed", "make install"))
         else:
             out.append(Check(f"{agent} mcp", Level.OK, f"{this} mcp"))
-    return out
+    return out + check_grants(env)
+
+
+def check_grants(env: Environment) -> list[Check]:
+    """What `mcp: grants:` lets rk mcp callers do beyond their scope, and each item left out."""
+    from rk.store.config import config_path
+    from rk.store.grants import load_grants
+
+    grants, problems = load_grants(env.environ)
+    out = [Check("mcp grant", Level.OK, grant.describe()) for grant in grants]
+    fix = f"fix mcp.grants in {config_path(env.environ)}"
+    return out + [Check("mcp grant", Level.WARN, problem, fix) for problem in problems]
 
 
 def live_panes(env: Environment, slugs: list[str]) -> list[tuple[Server, list[PaneFact] | TmuxError]]:

@@ -48,6 +48,7 @@ def gather(env: Environment) -> dict[str, object]:
     from rk.cli.listing import load_server, record, row_record, server_view, sorted_rows
     from rk.cli.store import servers_of
     from rk.core.schedule.health import is_trouble
+    from rk.store.grants import load_grants
 
     now = env.now()
     servers = []
@@ -74,7 +75,9 @@ def gather(env: Environment) -> dict[str, object]:
         )
     ticker = _ticker(env)
     ok = bool(ticker["running"]) and not failed and not trouble
-    return {"ok": ok, "ticker": ticker, "failed": failed, "trouble": trouble, "servers": servers}
+    grants, problems = load_grants(env.environ)
+    mcp = {"grants": [g.describe() for g in grants], "problems": problems}
+    return {"ok": ok, "ticker": ticker, "failed": failed, "trouble": trouble, "mcp": mcp, "servers": servers}
 
 
 #: `status`'s entry table, as `list` keeps its columns at 80: the id, the next fire and
@@ -112,6 +115,10 @@ def _lines(env: Environment, state: dict[str, object], full: bool = False) -> li
         out.append(f"failed in the last hour: {line}")
     for line in state["trouble"] if isinstance(state["trouble"], list) else []:
         out.append(f"cannot fire: {line}")
+    mcp = state.get("mcp")
+    if isinstance(mcp, dict):
+        out += [f"rk mcp grant: {grant}" for grant in mcp["grants"]]
+        out += [f"rk mcp grant not used: {problem}" for problem in mcp["problems"]]
     out = [part for line in out for part in wrapped(line, width, len(INDENT))]
     label = zone_label(zone)
     for srv in state["servers"] if isinstance(state["servers"], list) else []:

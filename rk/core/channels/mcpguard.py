@@ -136,6 +136,11 @@ class Grant:
     where: Match
     may: frozenset[Action] = ALL_ACTIONS
 
+    def describe(self) -> str:
+        """`who {role: 'operator'} may read, send in {session: 'proj-*'}`: what doctor and status say."""
+        may = ", ".join(a.value for a in Action if a in self.may)
+        return f"who {self.who.describe()} may {may} in {self.where.describe()}"
+
     def allows(self, caller: Caller, target: Spot, action: Action) -> bool:
         me = Spot(caller.pane, caller.session, caller.role)
         return bool(caller.pane) and action in self.may and self.who.matches(me) and self.where.matches(target)
