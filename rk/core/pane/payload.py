@@ -49,7 +49,7 @@ def hidden(text: str) -> str:
             ch = m.group(1)
             return (
                 f"the prompt holds U+{ord(ch):04X} ({unicodedata.name(ch, 'a tag character').lower()}) "
-                f"at character {m.start() + 1}: it changes how the text reads from what is typed; remove it"
+                f"at character {m.start() + 1}, which shows a reader other text than is typed; remove it"
             )
     return ""
 
