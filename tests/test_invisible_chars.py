@@ -203,10 +203,11 @@ def _got(tmux_server, pane: str) -> list[str]:
 @pytest.mark.tmux
 @pytest.mark.shell
 def test_the_demo_agent_gets_each_zero_width_prompt_and_no_bidi_one(tmux_server, env):
-    """`rk send` into demo/fake_agent.py: every zero-width prompt delivered (each was
+    """`rk send` into demo/fake_agent.py: zero-width prompts delivered (each was
     `failed: echo not seen` before), a bidi one refused with nothing typed."""
     env = dict(env, RK_SERVER=tmux_server.name)
-    for name, text in ZERO_WIDTH.items():
+    for name in ("bom-first", "word-joiner", "zwj-family"):  # the rest: the exact test above
+        text = ZERO_WIDTH[name]
         pane = _demo_agent(tmux_server, env)
         proc = run_rk(["send", "--pane", pane, "-L", tmux_server.name, "--json", text], env)
         assert proc.returncode == 0, (name, proc.stdout, proc.stderr)
