@@ -53,6 +53,8 @@ CAPS = ("tests/test_caps.py", *PURE)
 TIMEOUTS = ("tests/test_turn_timeout.py", *PURE)
 UNCHANGED = ("tests/test_unchanged.py", *PURE)
 BUDGETS = ("tests/test_usage.py", *PURE)
+#: The pure rules of invisible characters in a prompt.
+INVISIBLE_PURE = ("tests/test_invisible_chars.py", "-m", "not tmux and not shell")
 #: A tick killed at each moment of a delivery, into an agent-like app (~30 s).
 AT_MOST_ONCE = ("tests/test_at_most_once.py",)
 
@@ -396,6 +398,77 @@ MUTANTS = [
         r'_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")',
         r'_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f-\x9f\ud800-\udfff]")',
         ("tests/test_delivery.py", "tests/test_delivery_evidence.py", "-m", "not tmux and not slow"),
+    ),
+    # -- invisible characters in a prompt (tests/test_invisible_chars.py) ---------------------------
+    Mutant(
+        "echo: invisible characters compared as written",
+        "rk/core/pane/payload.py",
+        r'_NOISE = re.compile(f"[\\s\u2500-\u259f{INVISIBLE}]+")',
+        r'_NOISE = re.compile(f"[\\s\u2500-\u259f]+")',
+        INVISIBLE_PURE,
+    ),
+    Mutant(
+        "cells: a zero-width or format character takes one",
+        "rk/core/pane/idle_line.py",
+        '_NO_CELL = ("Mn", "Me", "Cf")',
+        '_NO_CELL = ("Mn", "Me")',
+        INVISIBLE_PURE,
+    ),
+    Mutant(
+        "cells: a glyph a ZWJ joins to an emoji takes its own",
+        "rk/core/pane/idle_line.py",
+        r'    if before == "\u200d" or ',
+        "    if False or ",
+        INVISIBLE_PURE,
+    ),
+    Mutant(
+        "a bidi control is no reason to refuse a prompt",
+        "rk/core/pane/payload.py",
+        "        if m.group(1):\n",
+        "        if False:\n",
+        INVISIBLE_PURE,
+    ),
+    Mutant(
+        "a bidi control is typed",
+        "rk/core/pane/payload.py",
+        '    text = _unhidden(_CONTROL.sub("", text))',
+        '    text = _CONTROL.sub("", text)',
+        INVISIBLE_PURE,
+    ),
+    Mutant(
+        "the entries decoder takes a bidi control",
+        "rk/core/schedule/decoding.py",
+        '    if why := hidden(str(raw.get("payload") or "")):',
+        '    if why := "":',
+        INVISIBLE_PURE,
+    ),
+    Mutant(
+        "cron add takes a bidi control",
+        "rk/cli/receipt.py",
+        "    check_visible(payload)\n",
+        "",
+        INVISIBLE_PURE,
+    ),
+    Mutant(
+        "send takes a bidi control",
+        "rk/cli/send.py",
+        "    check_visible(prompt)\n",
+        "",
+        INVISIBLE_PURE,
+    ),
+    Mutant(
+        "back-out: a joined emoji erased a BackSpace per code point",
+        "rk/act/echo.py",
+        "    if not one_key_each(text):",
+        "    if False:",
+        ("tests/test_invisible_chars.py", "-k", "joined_text or backspace"),
+    ),
+    Mutant(
+        "events: any number of --pane",
+        "rk/cli/events.py",
+        "    if len(pane or ()) > MAX_PANES:",
+        "    if False:",
+        ("tests/test_events_bound.py",),
     ),
     Mutant(
         "an edit of the policy alone logs nothing",

@@ -10,13 +10,13 @@ holds the text, or the turn started; a frame that merely moved proves nothing.
 from __future__ import annotations
 
 import time
-import unicodedata
 from dataclasses import dataclass
 from datetime import UTC
 
 from rk.act.keys import DeadlineExceeded, InMode, Run
 from rk.core.environ import STATE_OPTION
 from rk.core.pane.facts import parse_state_option
+from rk.core.pane.idle_line import cell_width
 from rk.core.pane.payload import chips, foreign, normalise
 from rk.core.pane.screen import LAYOUTS, Screen, classify
 from rk.core.pane.state import AgentState
@@ -267,6 +267,19 @@ def enter_and_observe(run: Run, pane: str, shown: Frame, echo: Echo, retry: bool
 NOT_ALONE = "a key was typed into the composer during the delivery; not submitted"
 
 
+def one_key_each(text: str) -> bool:
+    """Whether one BackSpace erases each character of `text`: none joins the one before
+    it into one glyph (a combining mark, a variation selector, a zero-width joiner or other
+    format character, an emoji modifier, a flag's second half), which an editor may
+    erase with its base at once: the BackSpaces left over would erase a human's text."""
+    return not any(
+        cell_width(ch, text[i - 1] if i else "") == 0
+        or "\U0001f1e6" <= ch <= "\U0001f1ff"
+        or "\U0001f3fb" <= ch <= "\U0001f3ff"
+        for i, ch in enumerate(text)
+    )
+
+
 def back_out(run: Run, pane: str, echo: Echo, shown: Frame, text: str) -> str:
     """The composer holds our text and someone else's (a human pressed a key between
     rk's look and its paste, or after the paste): Enter would send both as one
@@ -276,8 +289,10 @@ def back_out(run: Run, pane: str, echo: Echo, shown: Frame, text: str) -> str:
     otherwise all is left as it is. Nothing ever clears their text, and no
     pending marker is left: the next fire finds their draft and is held by it."""
     where, before, after = echo.beside(shown, text)
-    if after or any(unicodedata.combining(ch) for ch in text):
+    if after:
         return f"{NOT_ALONE}; rk's text is left beside theirs (it is not last on the line)"
+    if not one_key_each(text):
+        return f"{NOT_ALONE}; rk's text is left beside theirs (BackSpace would not erase it a character at a time)"
     try:
         run.guarded(pane, Command.send_keys(pane, *["BSpace"] * len(text)))
         for i in range(run.timing.probe_captures):

@@ -1,7 +1,8 @@
 """`rk events [-f] [--json] [--since 1h] [--pane %N …]`: the server's state changes
 and delivery outcomes in one stream, oldest first; `-f` follows it live.
 
-Errors are one line on stderr; exit codes 0 ok, 2 usage.
+Errors are one line on stderr; exit codes 0 ok, 2 usage (a bad pane id, or more
+than `MAX_PANES` of them).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import typer
 from rk.cli.environment import Environment, environment, moment, usage
 from rk.cli.options import JsonOpt, ServerOpt
 from rk.core.environ import is_pane_id
-from rk.core.log.events import STATE, Event
+from rk.core.log.events import MAX_PANES, STATE, Event
 
 
 def line_of(event: Event, zone: tzinfo) -> str:
@@ -43,7 +44,8 @@ def cmd_events(
         str | None, typer.Option("--since", metavar="WHEN", help="Only events since then: 1h, 30m, or a time.")
     ] = None,
     pane: Annotated[
-        list[str] | None, typer.Option("--pane", "-t", metavar="%N", help="Only this pane's events (repeatable).")
+        list[str] | None,
+        typer.Option("--pane", "-t", metavar="%N", help=f"Only this pane's events (repeatable, up to {MAX_PANES})."),
     ] = None,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
@@ -57,10 +59,12 @@ def cmd_events(
     from rk.cli.agent import printable
     from rk.cli.flags import since_instant
 
+    if len(pane or ()) > MAX_PANES:
+        raise usage(f"events: {len(pane or ()):,} --pane given; at most {MAX_PANES}")
     panes = frozenset(pane or ())
-    bad = [p for p in panes if not is_pane_id(p)]
-    if bad:
-        raise usage(f"events: bad pane {printable(bad[0])!r}: use a pane id like %3")
+    bad = next((p for p in panes if not is_pane_id(p)), None)
+    if bad is not None:
+        raise usage(f"events: bad pane {printable(bad[:40])!r}: use a pane id like %3")
     start = since_instant(since, env.now()) if since is not None else None
     from rk.channels import event_stream as eventstream
 

@@ -8,6 +8,7 @@ from dataclasses import replace
 from rk.cli.environment import Environment, moment, usage
 from rk.core.durations import format_duration
 from rk.core.pane.identity import ServerIdentity
+from rk.core.pane.payload import hidden
 from rk.core.schedule.decoding import catch_up_window_problem
 from rk.core.schedule.due import entry_zone
 from rk.core.schedule.entry import Backoff, Entry, Every, Schedule, Target, TargetKind
@@ -89,11 +90,19 @@ def add_warnings(env: Environment, entry: Entry, *, outside_tmux: bool) -> list[
 
 
 def check_payload(payload: str) -> None:
-    """A usage error (exit 2) for an unknown placeholder or a lone brace."""
+    """A usage error (exit 2) for a character that hides text (`hidden`), an unknown
+    placeholder or a lone brace."""
+    check_visible(payload)
     try:
         check_placeholders(payload)
     except PlaceholderError as exc:
         raise usage(str(exc)) from None
+
+
+def check_visible(prompt: str) -> None:
+    """A usage error (exit 2) for a prompt that would read otherwise than it is typed."""
+    if why := hidden(prompt):
+        raise usage(why)
 
 
 def default_target(env: Environment, pane: str) -> tuple[Target, str]:

@@ -36,6 +36,7 @@ def cmd_send(
 
     Example: rk send --role operator "worker-2 is done; review its branch"
     """
+    from rk.cli.receipt import check_visible
     from rk.cli.receipt import default_target as _default_target
     from rk.cli.running import _runtime
     from rk.engine.manual import SEND_ID, fire_now
@@ -44,6 +45,7 @@ def cmd_send(
     env = environment(ctx, server, as_json)
     if not prompt.strip():
         raise usage("the prompt must not be empty")
+    check_visible(prompt)
     target = target_from_flags(role, session, pane)
     if target is None:
         caller = env.caller_pane()

@@ -97,6 +97,11 @@ def merged(states: Sequence[Event], logs: Sequence[Event]) -> list[Event]:
     return sorted([*states, *logs], key=lambda e: e.ts)
 
 
+#: `rk events --pane`: the most panes one call names (a server rarely has a few dozen).
+MAX_PANES = 100
+
+
 def selected(events: Iterable[Event], since: int | None = None, panes: frozenset[str] = frozenset()) -> list[Event]:
-    """The events at or after `since` and, when `panes` is given, of those panes."""
+    """The events at or after `since` and, when `panes` is given, of those panes (a set:
+    one look each)."""
     return [e for e in events if (since is None or e.ts >= since) and (not panes or e.pane in panes)]

@@ -18,23 +18,29 @@ import json
 import unicodedata
 from dataclasses import dataclass
 
+#: Unicode categories drawn in no cell of their own: nonspacing and enclosing marks, format characters.
+_NO_CELL = ("Mn", "Me", "Cf")
 
-def cell_width(ch: str) -> int:
-    """Terminal cells one character takes (a wide CJK glyph two, a combining mark none)."""
-    if unicodedata.combining(ch):
+
+def cell_width(ch: str, before: str = "") -> int:
+    """Terminal cells one character takes, as tmux lays them out: a wide CJK glyph or
+    emoji two; none for a mark (combining, a variation selector), a format character
+    (zero-width space or joiner, BOM, a bidi control; the soft hyphen excepted) or
+    what a zero-width joiner `before` it joins to the glyph before (one emoji)."""
+    if before == "\u200d" or unicodedata.combining(ch) or (unicodedata.category(ch) in _NO_CELL and ch != "\xad"):
         return 0
     return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
 
 
 def text_width(text: str) -> int:
-    return sum(cell_width(ch) for ch in text)
+    return sum(cell_width(ch, text[i - 1] if i else "") for i, ch in enumerate(text))
 
 
 def leading_cells(text: str, columns: int) -> str:
     """The start of `text` that fills `columns` terminal cells."""
     used = 0
     for i, ch in enumerate(text):
-        used += cell_width(ch)
+        used += cell_width(ch, text[i - 1] if i else "")
         if used > columns:
             return text[:i]
     return text

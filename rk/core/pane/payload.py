@@ -1,12 +1,21 @@
 """What is typed, and how rk knows it on a screen: sanitising a payload, and the
 needle and paste chips the echo probe looks for.
 
+Invisible characters come in two kinds. Bidirectional controls (and tag
+characters outside an emoji flag) make a line read differently from what is
+typed, the "Trojan Source" trick for hiding text from a reviewer: a prompt that
+holds one is refused up front (`hidden`) and never typed (`sanitize`).
+Zero-width characters (ZWSP, ZWJ, word joiner, BOM) are typed as written, since
+emoji sequences need the joiner; a terminal draws them in no cell or drops them,
+so the echo check compares text with them removed on both sides (`normalise`).
+
 Pure text rules; `rk.act.deliver` types and watches.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 
 #: Payloads at least this long (or multi-line) may be collapsed by the agent
@@ -20,6 +29,34 @@ NEEDLE_LENGTH = 40
 # and lone surrogates (undecodable input bytes; they cannot be encoded to type).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 
+#: The marks, embeddings, overrides and isolates of the Unicode bidirectional algorithm.
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+#: Tag characters (invisible ASCII a model still reads), except in an emoji's subdivision
+#: flag: the black flag, tags, the cancel tag.
+_TAGS = "\U000e0000-\U000e007f"
+_FLAG = "\U0001f3f4[\U000e0020-\U000e007e]+\U000e007f"
+_HIDING = re.compile(f"{_FLAG}|([{_BIDI}]|[{_TAGS}])")
+#: Format characters a terminal draws in no cell (or drops): zero-width space, non-joiner and
+#: joiner, the bidi controls, word joiner and invisible operators, BOM, annotation marks, tags.
+INVISIBLE = f"\u180e\u200b-\u200d\u2060-\u2064\u206a-\u206f\ufeff\ufff9-\ufffb{_BIDI}{_TAGS}"
+
+
+def hidden(text: str) -> str:
+    """Why `text` may not be a prompt ("" when it may): it holds a character that hides
+    or reorders what a reader sees (a bidi control, a stray tag character)."""
+    for m in _HIDING.finditer(text):
+        if m.group(1):
+            ch = m.group(1)
+            return (
+                f"the prompt holds U+{ord(ch):04X} ({unicodedata.name(ch, 'a tag character').lower()}) "
+                f"at character {m.start() + 1}, which shows a reader other text than is typed; remove it"
+            )
+    return ""
+
+
+def _unhidden(text: str) -> str:
+    return _HIDING.sub(lambda m: "" if m.group(1) else m.group(0), text)
+
 
 def sanitize(text: str) -> str:
     """The text exactly as it will be typed.
@@ -31,7 +68,9 @@ def sanitize(text: str) -> str:
       text (`ESC[31m` becomes `[31m`). This is what makes the paste safe: an
       `ESC[201~` inside the text would otherwise close the bracketed paste and
       the rest would arrive as live keystrokes. Lone surrogates (what
-      `surrogateescape` makes of undecodable bytes) go as well.
+      `surrogateescape` makes of undecodable bytes) go as well, and so do
+      bidi controls and stray tag characters (`hidden`: refused up front,
+      never typed whatever path the text took).
     - Trailing lines that are empty or whitespace-only are dropped, and so is
       the final newline. A trailing newline is a submit in apps without
       bracketed paste (the Enter would come before the echo probe) and an
@@ -41,7 +80,7 @@ def sanitize(text: str) -> str:
     All-control text becomes `""`; `deliver` refuses it.
     """
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    text = _CONTROL.sub("", text)
+    text = _unhidden(_CONTROL.sub("", text))
     lines = text.split("\n")
     while lines and not lines[-1].strip():
         lines.pop()
@@ -53,13 +92,15 @@ _ANSI = re.compile(
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC
     r"|\x1b[@-Z\\-_]"  # other two-byte escapes
 )
-# All whitespace, and the box-drawing and block glyphs U+2500-U+259F that TUIs
-# draw around composers (a wrapped line in a bordered composer reads `│ ab │`).
-_NOISE = re.compile(r"[\s\u2500-\u259f]+")
+# All whitespace, the box-drawing and block glyphs U+2500-U+259F that TUIs draw
+# around composers (a wrapped line in a bordered composer reads `│ ab │`), and
+# the invisible characters a terminal may keep or drop.
+_NOISE = re.compile(f"[\\s\u2500-\u259f{INVISIBLE}]+")
 
 
 def normalise(screen: str) -> str:
-    """A screen (or a line) reduced to what survives wrapping and reflow."""
+    """A screen (or a line) reduced to what survives wrapping and reflow, and a
+    terminal's drawing: invisible characters go on both sides of a comparison."""
     return _NOISE.sub("", _ANSI.sub("", screen))
 
 

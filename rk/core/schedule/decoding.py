@@ -16,6 +16,7 @@ from rk.core.cost.usage import Budget, BudgetError
 from rk.core.durations import DurationError, format_duration, parse_duration
 from rk.core.environ import ClockError, is_pane_id, parse_instant
 from rk.core.pane.identity import ServerIdentity
+from rk.core.pane.payload import hidden
 from rk.core.schedule.cronexpr import CronError, CronExpr, zone_for
 from rk.core.schedule.entry import (
     WAKE_SCOPE,
@@ -261,6 +262,8 @@ def decode_entry(raw: object) -> Entry:
     problem = catch_up_window_problem(schedule, Deliver(deliver) if deliver else Deliver.IMMEDIATE)
     if problem:
         raise EntryError(f"catch_up_within {problem}")
+    if why := hidden(str(raw.get("payload") or "")):
+        raise EntryError(why)
     return Entry(
         id=entry_id,
         name=_text(raw.get("name"), "name"),
