@@ -35,6 +35,7 @@ from rk.channels.mcp_cron import Register, schedule_tools
 from rk.channels.mcp_runner import CliMain, Runner, aliased, counted, flag_argv, seconds
 from rk.core.channels import mcpguard
 from rk.core.channels.mcpguard import Action
+from rk.core.log.events import MAX_PANES
 from rk.core.redact import program_only
 from rk.core.schedule.fields import BY_KEY
 
@@ -42,8 +43,6 @@ from rk.core.schedule.fields import BY_KEY
 MAX_READ_LINES = 200
 #: `events`: the most events one call returns (the newest are kept).
 MAX_EVENTS = 500
-#: `events`: the most panes one call may name.
-MAX_EVENT_PANES = 100
 _CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b.|[\x00-\x08\x0b-\x1f\x7f]")
 
 INSTRUCTIONS = (
@@ -176,7 +175,7 @@ def screen_tools(tool: Register, runner: Runner) -> None:
     def events(
         since: Annotated[str | None, Field(description="Only events since then: 1h, 30m, or a time.")] = None,
         pane: Annotated[
-            list[str] | None, Field(max_length=MAX_EVENT_PANES, description="Only these panes' events.")
+            list[str] | None, Field(max_length=MAX_PANES, description="Only these panes' events.")
         ] = None,
         limit: Annotated[int, Field(ge=1, le=MAX_EVENTS, description="The newest this many.")] = 100,
     ) -> str:
