@@ -167,7 +167,8 @@ def _notify_lines(state) -> list[dict]:
         text = (state / NOTIFY_LOG).read_text()
     except OSError:
         return []
-    lines = [json.loads(line) for line in text.splitlines() if line.strip()]
+    whole = text[: text.rfind("\n") + 1]  # a line being written is read once it is whole
+    lines = [json.loads(line) for line in whole.splitlines() if line.strip()]
     return [line for line in lines if line["outcome"] != "notify-queued"]
 
 

@@ -134,7 +134,8 @@ def _lines(state) -> list[dict]:
         text = (state / NOTIFY_LOG).read_text()
     except OSError:
         return []
-    return [json.loads(line) for line in text.splitlines()]
+    whole = text[: text.rfind("\n") + 1]  # a line being written is read once it is whole
+    return [json.loads(line) for line in whole.splitlines()]
 
 
 def _accounted(state) -> dict[str, dict]:
