@@ -135,7 +135,14 @@ def _lines(state) -> list[dict]:
     except OSError:
         return []
     whole = text[: text.rfind("\n") + 1]  # a line being written is read once it is whole
-    return [json.loads(line) for line in whole.splitlines()]
+    return [x for x in map(_parsed, whole.splitlines()) if x is not None]
+
+
+def _parsed(line: str) -> dict | None:
+    try:
+        return json.loads(line)
+    except ValueError:  # a torn line
+        return None
 
 
 def _accounted(state) -> dict[str, dict]:
@@ -322,3 +329,18 @@ def test_notify_log_is_private_and_never_followed_through_a_symlink(tmp_path):
     finally:
         notifier.stop(wait=5)
     assert other.read_text() == queued and (tmp_path / NOTIFY_LOG).is_symlink()
+
+
+@pytest.mark.shell
+def test_a_torn_last_line_swallows_none_of_the_lines_after_it(tmp_path, healthy):
+    queued = [_queued("failed", i, ts=NOW - 60) for i in range(2)]
+    torn = _queued("failed", 9).to_json()[:50]  # a write cut short: no newline
+    (tmp_path / NOTIFY_LOG).write_text(queued[0].to_json() + "\n" + queued[1].to_json() + "\n" + torn)
+    notifier = Notifier(tmp_path, [Channel("1", healthy.url)], UTC)
+    try:
+        notifier.after_tick([_failed(100, 1)], NOW)
+        accounted = _wait_accounted(tmp_path, 3)
+    finally:
+        notifier.stop(wait=5)
+    assert sorted(accounted) == sorted([*(line.key for line in queued), f"failed/work/%100/e0100/{NOW}"])
+    assert (tmp_path / NOTIFY_LOG).read_text().splitlines()[2] == torn

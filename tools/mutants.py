@@ -837,6 +837,13 @@ MUTANTS = [
         "pass",
         ("tests/test_notify_burst.py", "-k", "gone"),
     ),
+    Mutant(
+        "notify: a torn last line swallows the next append",
+        "rk/channels/notify.py",
+        'if size and os.pread(fd, 1, size - 1) != b"\\n":',
+        "if False:",
+        ("tests/test_notify_burst.py", "-k", "torn"),
+    ),
 ]
 
 

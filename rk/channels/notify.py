@@ -119,12 +119,16 @@ def trim(path: Path, keep: int = MEMORY_BYTES) -> None:
 
 
 def append(path: Path, lines: Sequence[NoticeLine]) -> None:
-    """Append whole lines in one write, 0600, never through a symlink."""
+    """Append whole lines in one write, 0600, never through a symlink; after a torn
+    last line (a write cut short) on a line of their own, so it swallows none of them."""
     if not lines:
         return
     data = "".join(line.to_json() + "\n" for line in lines).encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data
         os.write(fd, data)
     finally:
         os.close(fd)
