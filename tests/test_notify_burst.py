@@ -211,7 +211,7 @@ def test_work_a_stopped_notifier_left_is_told_at_the_next_start(tmp_path, health
 
         second = Notifier(tmp_path, [Channel("1", healthy.url)], UTC)  # the next start
         try:
-            accounted = _wait_accounted(tmp_path, 15)
+            accounted = _wait_accounted(tmp_path, 15, timeout=20)
             wait_for(lambda: healthy.bodies, timeout=20)
         finally:
             second.stop(wait=5)
@@ -344,3 +344,29 @@ def test_a_torn_last_line_swallows_none_of_the_lines_after_it(tmp_path, healthy)
         notifier.stop(wait=5)
     assert sorted(accounted) == sorted([*(line.key for line in queued), f"failed/work/%100/e0100/{NOW}"])
     assert (tmp_path / NOTIFY_LOG).read_text().splitlines()[2] == torn
+
+
+@pytest.mark.shell
+def test_what_a_stopped_ticker_left_waits_out_quiet_hours_then_is_told_in_their_summary(tmp_path):
+    from rk.core.schedule.hours import ActiveHours
+
+    left = [_queued("failed", i, ts=NOW - 60) for i in range(2)]
+    (tmp_path / NOTIFY_LOG).write_text("".join(line.to_json() + "\n" for line in left))
+    told: list[tuple[str, str]] = []
+    night = Channel("1", CH.url, quiet=ActiveHours.parse("00:00-24:00"))
+    notifier = Notifier(tmp_path, [night], UTC, sender=lambda ch, title, body: told.append((title, body)) or "")
+    notifier.stop(wait=5)  # the start wrote what it decided before it returned
+    assert told == []
+    memory = read_memory(tmp_path / NOTIFY_LOG)
+    assert not memory.pending["1"] and list(memory.held["1"]) == [line.key for line in left]
+    assert memory.held["1"][left[0].key].detail == "why 0"  # what its message needs is kept
+    day = Channel("1", CH.url)
+    notifier = Notifier(tmp_path, [day], UTC, sender=lambda ch, title, body: told.append((title, body)) or "")
+    try:
+        notifier.after_tick([], NOW)
+        accounted = _wait_accounted(tmp_path, 2, timeout=10)
+    finally:
+        notifier.stop(wait=5)
+    assert [title for title, _ in told] == ["rk: 2 events during quiet hours: 2 failed"]
+    assert ": why 0" in told[0][1]
+    assert {x["outcome"] for x in accounted.values()} == {"notified: 1"}

@@ -812,15 +812,16 @@ MUTANTS = [
     Mutant(
         "notify: what a stopped ticker left is not told at the start",
         "rk/channels/notify.py",
-        "self._outbox = {c.name: list(self.memory.pending.get(c.name, {}).values()) for c in self.channels}",
-        "self._outbox = {c.name: [] for c in self.channels}",
+        "left = list(self.memory.pending.get(channel.name, {}).values())",
+        "left = []",
         ("tests/test_notify_burst.py", "-k", "stopped"),
     ),
     Mutant(
         "notify: a told event stays pending in the memory",
         "rk/core/channels/notice.py",
+        "            self.held.get(line.channel, {}).pop(line.key, None)\n"
         "            self.pending.get(line.channel, {}).pop(line.key, None)\n",
-        "            pass\n",
+        "            self.held.get(line.channel, {}).pop(line.key, None)\n",
         ("tests/test_notify_burst.py", "-k", "memory or stopped"),
     ),
     Mutant(
@@ -843,6 +844,13 @@ MUTANTS = [
         'if size and os.pread(fd, 1, size - 1) != b"\\n":',
         "if False:",
         ("tests/test_notify_burst.py", "-k", "torn"),
+    ),
+    Mutant(
+        "notify: what a stopped ticker left is sent within quiet hours",
+        "rk/channels/notify.py",
+        "if left and is_quiet(channel, now, self.zone):",
+        "if False:",
+        ("tests/test_notify_burst.py", "-k", "quiet"),
     ),
 ]
 

@@ -22,6 +22,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from datetime import tzinfo
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -34,6 +35,7 @@ from rk.core.channels.notice import (
     NoticeLine,
     batches,
     events_of,
+    is_quiet,
     panes_of,
     plan,
 )
@@ -158,7 +160,8 @@ class Notifier:
         self.memory = read_memory(self.path)
         self._wake = threading.Condition(threading.Lock())
         self._stopping = False
-        self._outbox = {c.name: list(self.memory.pending.get(c.name, {}).values()) for c in self.channels}
+        self._outbox: dict[str, list[NoticeLine]] = {}
+        self._restore()
         #: the keys a stopped ticker queued and never told (told in one summary)
         self._left = {name: {line.key for line in lines} for name, lines in self._outbox.items()}
         self._account_for_lost_channels()
@@ -168,6 +171,17 @@ class Notifier:
         ]
         for worker in self._workers:
             worker.start()
+
+    def _restore(self) -> None:
+        """Each channel's outbox: what notify.log says a stopped ticker queued and never
+        told; held instead when the channel is within its quiet hours now."""
+        now = int(self.clock())
+        for channel in self.channels:
+            left = list(self.memory.pending.get(channel.name, {}).values())
+            if left and is_quiet(channel, now, self.zone):
+                self._record([replace(line, ts=now, outcome=f"{Status.NOTIFY_HELD}: quiet") for line in left])
+                left = []
+            self._outbox[channel.name] = left
 
     def _account_for_lost_channels(self) -> None:
         """What notify.log says is queued or held for a channel config.yaml no longer has: failed, and said."""

@@ -277,8 +277,9 @@ class Memory:
         if line.event:
             self.last[(line.channel, _subject(line))] = max(line.ts, self.last.get((line.channel, _subject(line)), 0))
         status = status_of(line.outcome)
-        if status == Status.NOTIFY_HELD:
+        if status == Status.NOTIFY_HELD:  # also what a stopped ticker queued, met at a start within quiet hours
             self.held.setdefault(line.channel, {})[line.key] = line
+            self.pending.get(line.channel, {}).pop(line.key, None)
         elif status == Status.NOTIFY_QUEUED:
             self.pending.setdefault(line.channel, {})[line.key] = line
         else:  # told or failed: concluded
@@ -331,10 +332,15 @@ class Plan:
     summary: list[NoticeLine] = field(default_factory=list)
 
 
+def is_quiet(channel: Channel, now: int, zone: tzinfo) -> bool:
+    """Whether `channel` is within its quiet hours now (what it would be told is held)."""
+    return channel.quiet is not None and channel.quiet.active_at(now, zone)
+
+
 def plan(channel: Channel, events: Sequence[Event], memory: Memory, now: int, zone: tzinfo) -> Plan:
     """What `channel` is told of `events` now. Updates nothing: the shell records what it did."""
     out = Plan()
-    quiet = channel.quiet is not None and channel.quiet.active_at(now, zone)
+    quiet = is_quiet(channel, now, zone)
     seen: set[str] = set()
     for event in events:
         if event.kind not in channel.on or event.key in seen or (channel.name, event.key) in memory.done:
