@@ -973,6 +973,78 @@ MUTANTS = [
         "line = line  # a torn last line",
         ("tests/test_seams_journal_writer.py",),
     ),
+    # -- every event told (rk/core/channels/notice.py, rk/channels/notify.py) ------------------------------------
+    Mutant(
+        "notify: a burst told one message per event",
+        "rk/core/channels/notice.py",
+        "    if len(fresh) > BURST:\n",
+        "    if False:\n",
+        ("tests/test_notify_burst.py", "-k", "burst"),
+    ),
+    Mutant(
+        "notify: a summary names only the first events (a rare kind hidden)",
+        "rk/core/channels/notice.py",
+        "            picked.setdefault(line.event, i)",
+        "            picked.setdefault(str(i), i)",
+        ("tests/test_notify_burst.py", "-k", "burst and not healthy"),
+    ),
+    Mutant(
+        "notify: an event told in a summary does not name it",
+        "rk/channels/notify.py",
+        "self._record([line.told(now, outcome, batch.key) for line in batch.lines])",
+        "self._record([line.told(now, outcome) for line in batch.lines])",
+        ("tests/test_notify_burst.py", "-k", "healthy"),
+    ),
+    Mutant(
+        "notify: queued lines not written before the send",
+        "rk/channels/notify.py",
+        "        self._record(held + queued)\n",
+        "        self._record(held)\n",
+        ("tests/test_notify_burst.py", "-k", "stopped"),
+    ),
+    Mutant(
+        "notify: what a stopped ticker left is not told at the start",
+        "rk/channels/notify.py",
+        "left = list(self.memory.pending.get(channel.name, {}).values())",
+        "left = []",
+        ("tests/test_notify_burst.py", "-k", "stopped"),
+    ),
+    Mutant(
+        "notify: a told event stays pending in the memory",
+        "rk/core/channels/notice.py",
+        "            self.held.get(line.channel, {}).pop(line.key, None)\n"
+        "            self.pending.get(line.channel, {}).pop(line.key, None)\n",
+        "            self.held.get(line.channel, {}).pop(line.key, None)\n",
+        ("tests/test_notify_burst.py", "-k", "memory or stopped"),
+    ),
+    Mutant(
+        "notify: a stopped notifier still records its late outcomes",
+        "rk/channels/notify.py",
+        "            if self._stopping:\n                return\n            self._record(",
+        "            self._record(",
+        ("tests/test_notify_burst.py", "-k", "stopped_notifier"),
+    ),
+    Mutant(
+        "notify: a channel gone from the config leaves its events unaccounted",
+        "rk/channels/notify.py",
+        'self._record([line.told(now, f"{Status.NOTIFY_FAILED}: {LOST}") for line in lost])',
+        "pass",
+        ("tests/test_notify_burst.py", "-k", "gone"),
+    ),
+    Mutant(
+        "notify: a torn last line swallows the next append",
+        "rk/channels/notify.py",
+        'if size and os.pread(fd, 1, size - 1) != b"\\n":',
+        "if False:",
+        ("tests/test_notify_burst.py", "-k", "torn"),
+    ),
+    Mutant(
+        "notify: what a stopped ticker left is sent within quiet hours",
+        "rk/channels/notify.py",
+        "if left and is_quiet(channel, now, self.zone):",
+        "if False:",
+        ("tests/test_notify_burst.py", "-k", "quiet"),
+    ),
 ]
 
 

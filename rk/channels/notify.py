@@ -1,11 +1,15 @@
 """Sending notifications (the decisions are `rk.core.channels.notice`'s), off the tick's path.
 
 The ticker hands each tick's result to a `Notifier`, which plans (pure, quick),
-records holds, and puts each send on its channel's bounded queue; one worker
-thread per channel sends through Apprise with the channel's timeout, so a
-channel that hangs or refuses delays neither the tick nor another channel.
-Every outcome is one line in `notify.log` (the memory that keeps an event from
-being told twice across restarts) and one in the ticker's log.
+writes a `notify-queued` (or `notify-held`) line per event to `notify.log`, and
+puts the lines in the channel's outbox; one worker thread per channel takes the
+whole outbox at once and sends what `batches` makes of it (one message per
+event, or one summary for a burst) through Apprise with the channel's timeout,
+so a channel that hangs or refuses delays neither the tick nor another channel,
+and whatever piles up meanwhile is summarised, never dropped. Every event gets
+one outcome line in `notify.log` (told, told in which summary, or failed and
+why); a line queued without one is told at the next start. `notify.log` is also
+the memory that keeps an event from being told twice across restarts.
 
 Apprise is imported only here, and only when a message is sent: never on the
 hook path, the status line or the CLI's start.
@@ -15,31 +19,32 @@ from __future__ import annotations
 
 import logging
 import os
-import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from datetime import tzinfo
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from rk.core.channels.notice import (
+    Batch,
     Channel,
     Event,
     Memory,
     NoticeLine,
+    batches,
     events_of,
-    message,
+    is_quiet,
     panes_of,
     plan,
-    summary,
 )
 from rk.core.log.delivery import Status
 from rk.core.log.diagnostics import first_line
 
 NOTIFY_LOG = "notify.log"
-#: Sends waiting per channel; past it a send is dropped (and logged), never waited for.
-QUEUE_SIZE = 64
+#: Why an event queued or held for a channel config.yaml no longer has is failed at the start.
+LOST = "the channel is no longer in config.yaml"
 #: Read at most this much of `notify.log` at start (its newest lines); past twice
 #: this, the ticker's start trims the file to them (a month of busy days).
 MEMORY_BYTES = 1 << 20
@@ -116,19 +121,29 @@ def trim(path: Path, keep: int = MEMORY_BYTES) -> None:
 
 
 def append(path: Path, lines: Sequence[NoticeLine]) -> None:
-    """Append whole lines in one write, 0600, never through a symlink."""
+    """Append whole lines in one write, 0600, never through a symlink; after a torn
+    last line (a write cut short) on a line of their own, so it swallows none of them."""
     if not lines:
         return
     data = "".join(line.to_json() + "\n" for line in lines).encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data
         os.write(fd, data)
     finally:
         os.close(fd)
 
 
 class Notifier:
-    """Plans each tick's notifications and sends them from one worker per channel."""
+    """Plans each tick's notifications and tells them from one worker per channel.
+
+    Each channel has an outbox: the `notify-queued` (and, after quiet hours, the
+    `notify-held`) lines of what it has not been told yet, written to notify.log
+    before they wait there. A worker takes the whole outbox at once and sends what
+    `batches` makes of it, so a burst, or whatever piled up while a send hung,
+    becomes one summary; nothing waits in a bounded queue to be dropped."""
 
     def __init__(
         self,
@@ -143,90 +158,99 @@ class Notifier:
         self.zone, self.sender, self.clock = zone, sender, clock
         trim(self.path)
         self.memory = read_memory(self.path)
-        # reentrant: a send dropped on a full queue is recorded (`_done`) while planning holds it
-        self._lock = threading.RLock()
-        self._queues: dict[str, queue.Queue[tuple[str, str, list[NoticeLine]] | None]] = {}
-        self._workers: list[threading.Thread] = []
-        for channel in self.channels:
-            q: queue.Queue[tuple[str, str, list[NoticeLine]] | None] = queue.Queue(QUEUE_SIZE)
-            self._queues[channel.name] = q
-            worker = threading.Thread(
-                target=self._work, args=(channel, q), name=f"rk-notify-{channel.name}", daemon=True
-            )
+        self._wake = threading.Condition(threading.Lock())
+        self._stopping = False
+        self._outbox: dict[str, list[NoticeLine]] = {}
+        self._restore()
+        #: the keys a stopped ticker queued and never told (told in one summary)
+        self._left = {name: {line.key for line in lines} for name, lines in self._outbox.items()}
+        self._account_for_lost_channels()
+        self._workers = [
+            threading.Thread(target=self._work, args=(channel,), name=f"rk-notify-{channel.name}", daemon=True)
+            for channel in self.channels
+        ]
+        for worker in self._workers:
             worker.start()
-            self._workers.append(worker)
+
+    def _restore(self) -> None:
+        """Each channel's outbox: what notify.log says a stopped ticker queued and never
+        told; held instead when the channel is within its quiet hours now."""
+        now = int(self.clock())
+        for channel in self.channels:
+            left = list(self.memory.pending.get(channel.name, {}).values())
+            if left and is_quiet(channel, now, self.zone):
+                self._record([replace(line, ts=now, outcome=f"{Status.NOTIFY_HELD}: quiet") for line in left])
+                left = []
+            self._outbox[channel.name] = left
+
+    def _account_for_lost_channels(self) -> None:
+        """What notify.log says is queued or held for a channel config.yaml no longer has: failed, and said."""
+        names = {channel.name for channel in self.channels}
+        waiting = [*self.memory.pending.items(), *self.memory.held.items()]
+        lost = [line for name, lines in waiting if name not in names for line in lines.values()]
+        now = int(self.clock())
+        self._record([line.told(now, f"{Status.NOTIFY_FAILED}: {LOST}") for line in lost])
+        for name in sorted({line.channel for line in lost}):
+            log.warning("notify: channel %r is no longer in config.yaml: its untold events are failed", name)
 
     def after_tick(self, servers: Iterable[object], now: int) -> None:
-        """Plan and enqueue what this tick's servers (`rk.engine.result.ServerTick`s) call for. Never blocks."""
+        """Plan and queue what this tick's servers (`rk.engine.result.ServerTick`s) call for. Never blocks on a send."""
         events: list[Event] = []
-        for srv in servers:
-            if not getattr(srv, "swept", False):
-                continue
-            decisions = [(d.entry, d.pane, d.outcome) for d in getattr(srv, "decisions", ())]
-            events += events_of(
-                str(getattr(srv, "slug", "")), decisions, panes_of(getattr(srv, "panes", ())), now, self.memory
-            )
-        for channel in self.channels:
-            self._plan_one(channel, events, now)
+        with self._wake:  # the memory is the workers' too
+            for srv in servers:
+                if not getattr(srv, "swept", False):
+                    continue
+                decisions = [(d.entry, d.pane, d.outcome) for d in getattr(srv, "decisions", ())]
+                panes = panes_of(getattr(srv, "panes", ()))
+                events += events_of(str(getattr(srv, "slug", "")), decisions, panes, now, self.memory)
+            for channel in self.channels:
+                self._plan_one(channel, events, now)
+            self._wake.notify_all()
 
     def _plan_one(self, channel: Channel, events: Sequence[Event], now: int) -> None:
-        with self._lock:
-            todo = plan(channel, events, self.memory, now, self.zone)
-            held = [NoticeLine.of(now, channel, e, f"{Status.NOTIFY_HELD}: quiet") for e in todo.hold]
-            self._record(held)
-            for event in todo.send:
-                # recorded before it is sent: a ticker that stops mid-send never sends it twice
-                pending = NoticeLine.of(now, channel, event, str(Status.NOTIFY_QUEUED))
-                self._record([pending])
-                self._enqueue(channel, *message(event, now, self.zone), [pending])
-            if todo.summary:
-                keys = tuple(h.key for h in todo.summary)
-                self.memory.add(NoticeLine(now, channel.name, f"summary/{now}", "", keys=keys))
-                self._enqueue(channel, *summary(channel, todo.summary, self.zone), list(todo.summary))
+        todo = plan(channel, events, self.memory, now, self.zone)
+        held = [NoticeLine.of(now, channel, e, f"{Status.NOTIFY_HELD}: quiet") for e in todo.hold]
+        queued = [NoticeLine.of(now, channel, e, str(Status.NOTIFY_QUEUED)) for e in todo.send]
+        # written before they are sent: what a stopped ticker had not told is told at the next start
+        self._record(held + queued)
+        if todo.summary:  # quiet hours are over: the held lines go to the worker (notify.log says held until told)
+            self.memory.held.pop(channel.name, None)
+        self._outbox[channel.name] += todo.summary + queued
 
-    def _enqueue(self, channel: Channel, title: str, body: str, about: list[NoticeLine]) -> None:
-        try:
-            self._queues[channel.name].put_nowait((title, body, about))
-        except queue.Full:
-            self._done(channel, about, f"{Status.NOTIFY_FAILED}: queue full ({QUEUE_SIZE} waiting)")
-
-    def _work(self, channel: Channel, q: queue.Queue[tuple[str, str, list[NoticeLine]] | None]) -> None:
+    def _work(self, channel: Channel) -> None:
         while True:
-            item = q.get()
-            if item is None:
-                return
-            title, body, about = item
-            try:
-                why = self.sender(channel, title, body)
-            except Exception as exc:  # a sender's bug is one channel's failure, never the ticker's
-                why = f"{type(exc).__name__}: {first_line(exc)}"
-            self._done(
-                channel, about, f"{Status.NOTIFIED}: {channel.name}" if not why else f"{Status.NOTIFY_FAILED}: {why}"
-            )
-
-    def _done(self, channel: Channel, about: list[NoticeLine], outcome: str) -> None:
-        now = int(self.clock())
-        if len(about) == 1 and about[0].outcome == Status.NOTIFY_QUEUED:  # one event's send
-            lines = [
-                NoticeLine(
-                    now,
-                    about[0].channel,
-                    about[0].key,
-                    outcome,
-                    about[0].event,
-                    about[0].server,
-                    about[0].pane,
-                    about[0].entry,
+            with self._wake:
+                while not self._outbox[channel.name] and not self._stopping:
+                    self._wake.wait()
+                if self._stopping:
+                    return
+                lines, self._outbox[channel.name] = self._outbox[channel.name], []
+            for batch in batches(channel, lines, int(self.clock()), self.zone, self._left[channel.name]):
+                if self._stopping:
+                    return
+                try:
+                    why = self.sender(channel, batch.title, batch.body)
+                except Exception as exc:  # a sender's bug is one channel's failure, never the ticker's
+                    why = f"{type(exc).__name__}: {first_line(exc)}"
+                self._done(
+                    channel,
+                    batch,
+                    f"{Status.NOTIFIED}: {channel.name}" if not why else f"{Status.NOTIFY_FAILED}: {why}",
                 )
-            ]
-        else:  # a summary of held lines
-            lines = [
-                NoticeLine(now, channel.name, f"summary/{now}", outcome, "summary", keys=tuple(h.key for h in about))
-            ]
-        with self._lock:
-            self._record(lines)
-        for line in lines:
-            log.info("notify %s %s %s %s", channel.label, line.event, line.key, outcome)
+
+    def _done(self, channel: Channel, batch: Batch, outcome: str) -> None:
+        """One outcome line per event the batch told of (a stopped notifier writes none:
+        the next start tells them again)."""
+        now = int(self.clock())
+        with self._wake:
+            if self._stopping:
+                return
+            self._record([line.told(now, outcome, batch.key) for line in batch.lines])
+        if batch.key:
+            log.info("notify %s summary %s %s (%d events)", channel.label, batch.key, outcome, len(batch.lines))
+        else:
+            for line in batch.lines:
+                log.info("notify %s %s %s %s", channel.label, line.event, line.key, outcome)
 
     def _record(self, lines: list[NoticeLine]) -> None:
         for line in lines:
@@ -237,12 +261,12 @@ class Notifier:
             log.error("notify.log not written: %s", exc.strerror or exc)
 
     def stop(self, wait: float = 0.0) -> None:
-        """Let the workers end (a send in flight finishes on its own timeout: they are daemons)."""
-        for q in self._queues.values():
-            try:
-                q.put_nowait(None)
-            except queue.Full:
-                pass
+        """Let the workers end. What they have not told stays queued in notify.log and is
+        told at the next start; a send in flight finishes on its own timeout (they are
+        daemons) and is recorded by nobody, so it may be told twice, never lost."""
+        with self._wake:
+            self._stopping = True
+            self._wake.notify_all()
         for worker in self._workers:
             worker.join(wait)
 

@@ -5,18 +5,23 @@ matters most. A channel (`notify:` in config.yaml, one Apprise URL each) names
 the events it wants; this module decides, purely, from one tick's log lines (the
 decisions it wrote), the panes as the tick saw them, what `notify.log` says was
 already told, and now, what to send, what to hold for quiet hours and when to
-send the summary of what was held. The shell (`rk.channels.notify`) only sends.
+send the summary of what was held; and what the events waiting for a channel
+become (`batches`): one message each, or one summary for a burst. The shell
+(`rk.channels.notify`) only sends.
 
 `notify.log` is the memory: a key per event occurrence (a pane's waiting of one
 epoch, one failed fire) is told once per channel, across ticker restarts, and
-an (event, pane) pair at most once per `debounce`.
+an (event, pane) pair at most once per `debounce`; a key queued and not yet
+told is told at the next start.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+import zlib
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime, tzinfo
 
 from rk.core.durations import DurationError, format_duration, parse_duration
@@ -164,18 +169,25 @@ class Event:
 
 @dataclass(frozen=True)
 class NoticeLine:
-    """One `notify.log` line: what a channel was told (or not) of one event."""
+    """One `notify.log` line: what a channel was told (or not) of one event.
+
+    A `notify-queued` or `notify-held` line carries what its message needs
+    (`detail`, `until`), so work a stopped ticker left is told at the next start;
+    an outcome line names the summary that told its event, if one did."""
 
     ts: int
     channel: str
     key: str
-    outcome: str  #: `notified: <channel>`, `notify-failed: <why>` or `notify-held: quiet`
+    outcome: str  #: `notify-queued`, `notified: <channel>`, `notify-failed: <why>` or `notify-held: quiet`
     event: str = ""
     server: str = ""
     pane: str = ""
     entry: str = ""
-    keys: tuple[str, ...] = ()  #: a summary: the held keys it told of
+    keys: tuple[str, ...] = ()  #: an older rk's summary line: the held keys it told of
     reason: str = Reason.NOTIFY
+    detail: str = ""
+    until: int = 0
+    summary: str = ""  #: the key of the summary message that told (or failed to tell) this event
 
     def to_json(self) -> str:
         out: dict[str, object] = {
@@ -185,9 +197,9 @@ class NoticeLine:
             "reason": self.reason,
             "outcome": self.outcome,
         }
-        out.update((k, v) for k, v in (("event", self.event), ("server", self.server), ("pane", self.pane)) if v)
-        if self.entry:
-            out["entry"] = self.entry
+        for name in ("event", "server", "pane", "entry", "detail", "until", "summary"):
+            if getattr(self, name):
+                out[name] = getattr(self, name)
         if self.keys:
             out["keys"] = list(self.keys)
         return json.dumps(out, ensure_ascii=False, separators=(",", ":"))
@@ -200,26 +212,52 @@ class NoticeLine:
             return None
         if not isinstance(obj, dict) or not isinstance(obj.get("ts"), int):
             return None
-        strings = {k: obj.get(k, "") for k in ("channel", "key", "outcome", "event", "server", "pane", "entry")}
-        keys = obj.get("keys", [])
+        names = ("channel", "key", "outcome", "event", "server", "pane", "entry", "detail", "summary")
+        strings = {k: obj.get(k, "") for k in names}
+        keys, until = obj.get("keys", []), obj.get("until", 0)
         if not all(isinstance(v, str) for v in strings.values()) or not isinstance(keys, list):
             return None
-        return NoticeLine(obj["ts"], keys=tuple(k for k in keys if isinstance(k, str)), **strings)
+        until = until if isinstance(until, int) and not isinstance(until, bool) else 0
+        return NoticeLine(obj["ts"], keys=tuple(k for k in keys if isinstance(k, str)), until=until, **strings)
 
     @classmethod
     def of(cls, ts: int, channel: Channel, event: Event, outcome: str) -> NoticeLine:
-        return cls(ts, channel.name, event.key, outcome, event.kind, event.server, event.pane, event.entry)
+        return cls(
+            ts,
+            channel.name,
+            event.key,
+            outcome,
+            event.kind,
+            event.server,
+            event.pane,
+            event.entry,
+            detail=event.detail,
+            until=event.until,
+        )
+
+    def told(self, ts: int, outcome: str, summary: str = "") -> NoticeLine:
+        """This event's outcome line (what it needed to be told is no longer carried)."""
+        return replace(self, ts=ts, outcome=outcome, detail="", until=0, summary=summary, keys=())
+
+    def as_event(self) -> Event:
+        """The event this line is about (its occurrence is the key's last part)."""
+        at = self.key.rpartition("/")[2]
+        return Event(
+            self.event, self.server, self.pane, self.entry, int(at) if at.isdigit() else 0, self.detail, self.until
+        )
 
 
 @dataclass
 class Memory:
-    """What `notify.log` says was told: per channel, the keys done, when each
-    subject was last told, the keys held for quiet hours not yet summarised, and
-    the limited occurrences told (their `limit-reset` is owed)."""
+    """What `notify.log` says, per channel: the keys done, when each subject was
+    last told, the keys held for quiet hours not yet told, the keys queued not yet
+    told (a ticker stopped first: told at the next start), and the limited
+    occurrences told (their `limit-reset` is owed)."""
 
     done: set[tuple[str, str]] = field(default_factory=set)
     last: dict[tuple[str, str], int] = field(default_factory=dict)
-    held: dict[str, list[NoticeLine]] = field(default_factory=dict)
+    held: dict[str, dict[str, NoticeLine]] = field(default_factory=dict)
+    pending: dict[str, dict[str, NoticeLine]] = field(default_factory=dict)
     limited: set[tuple[str, str, int]] = field(default_factory=set)  #: (server, pane, epoch)
 
     @classmethod
@@ -230,15 +268,23 @@ class Memory:
         return memory
 
     def add(self, line: NoticeLine) -> None:
-        if line.keys:  # a summary: what it told of is no longer held
-            told = set(line.keys)
-            self.held[line.channel] = [h for h in self.held.get(line.channel, []) if h.key not in told]
+        if line.keys:  # an older rk's summary line: what it told of is no longer held
+            held = self.held.get(line.channel, {})
+            for key in line.keys:
+                held.pop(key, None)
             return
         self.done.add((line.channel, line.key))
         if line.event:
             self.last[(line.channel, _subject(line))] = max(line.ts, self.last.get((line.channel, _subject(line)), 0))
-        if status_of(line.outcome) == Status.NOTIFY_HELD:
-            self.held.setdefault(line.channel, []).append(line)
+        status = status_of(line.outcome)
+        if status == Status.NOTIFY_HELD:  # also what a stopped ticker queued, met at a start within quiet hours
+            self.held.setdefault(line.channel, {})[line.key] = line
+            self.pending.get(line.channel, {}).pop(line.key, None)
+        elif status == Status.NOTIFY_QUEUED:
+            self.pending.setdefault(line.channel, {})[line.key] = line
+        else:  # told or failed: concluded
+            self.held.get(line.channel, {}).pop(line.key, None)
+            self.pending.get(line.channel, {}).pop(line.key, None)
         if line.event == LIMITED:
             epoch = line.key.rsplit("/", 1)[-1]
             if epoch.isdigit():
@@ -286,10 +332,15 @@ class Plan:
     summary: list[NoticeLine] = field(default_factory=list)
 
 
+def is_quiet(channel: Channel, now: int, zone: tzinfo) -> bool:
+    """Whether `channel` is within its quiet hours now (what it would be told is held)."""
+    return channel.quiet is not None and channel.quiet.active_at(now, zone)
+
+
 def plan(channel: Channel, events: Sequence[Event], memory: Memory, now: int, zone: tzinfo) -> Plan:
     """What `channel` is told of `events` now. Updates nothing: the shell records what it did."""
     out = Plan()
-    quiet = channel.quiet is not None and channel.quiet.active_at(now, zone)
+    quiet = is_quiet(channel, now, zone)
     seen: set[str] = set()
     for event in events:
         if event.kind not in channel.on or event.key in seen or (channel.name, event.key) in memory.done:
@@ -302,7 +353,7 @@ def plan(channel: Channel, events: Sequence[Event], memory: Memory, now: int, zo
         seen.add(event.key)
         (out.hold if quiet else out.send).append(event)
     if not quiet:
-        out.summary = list(memory.held.get(channel.name, []))
+        out.summary = list(memory.held.get(channel.name, {}).values())
     return out
 
 
@@ -354,20 +405,88 @@ def message(event: Event, now: int, zone: tzinfo) -> tuple[str, str]:
     return title, f"{what}\nWhat to do: {todo}"
 
 
-def summary(channel: Channel, held: Sequence[NoticeLine], zone: tzinfo) -> tuple[str, str]:
-    """The one message for what quiet hours held."""
-    lines = [
-        f"- {h.event} on {h.server}"
-        + (f" {h.pane}" if h.pane else "")
-        + (f" (entry {h.entry})" if h.entry else "")
-        + f" at {_clock(h.ts, zone)}"
-        for h in held
+#: Up to this many events waiting for a channel at once are told one message each
+#: (one tick's failure, absence, expiry, wait and limit); more are a burst, told in one summary.
+BURST = 5
+#: A summary names this many of its events (the first of each kind first); it counts them all.
+NAMED = 5
+#: Why a summary is sent: quiet hours ended, a stopped ticker left them, or a burst.
+QUIET, RESTART, BURST_OF = "quiet", "restart", "burst"
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One message and the events it tells of; `key` names a summary ("" for one event's message)."""
+
+    title: str
+    body: str
+    lines: tuple[NoticeLine, ...]
+    key: str = ""
+
+
+def batches(
+    channel: Channel, lines: Sequence[NoticeLine], now: int, zone: tzinfo, left: Collection[str] = ()
+) -> list[Batch]:
+    """The messages for a channel's waiting events (their `notify-queued` or `notify-held`
+    lines, oldest first): the held ones in one quiet-hours summary, those whose keys are
+    in `left` (a stopped ticker queued them) in one summary, the rest one message each, or
+    one summary when more than BURST wait at once. Every line is in exactly one batch."""
+    held = [line for line in lines if status_of(line.outcome) == Status.NOTIFY_HELD]
+    rest = [line for line in lines if status_of(line.outcome) != Status.NOTIFY_HELD]
+    fresh = [line for line in rest if line.key not in left]
+    before = [line for line in rest if line.key in left]
+    out = [summary(channel, group, why, zone) for group, why in ((held, QUIET), (before, RESTART)) if group]
+    if len(fresh) > BURST:
+        out.append(summary(channel, fresh, BURST_OF, zone))
+    else:
+        out += [Batch(*message(line.as_event(), now, zone), (line,)) for line in fresh]
+    return out
+
+
+def summary(channel: Channel, lines: Sequence[NoticeLine], why: str, zone: tzinfo) -> Batch:
+    """One message for many events: how many of each kind, the first NAMED named; its key
+    (from the events it tells of) is written beside each of them in notify.log."""
+    counts: dict[str, int] = {}
+    for line in lines:
+        counts[line.event] = counts.get(line.event, 0) + 1
+    tally = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    n = len(lines)
+    events = "event" if n == 1 else "events"
+    if why == QUIET:
+        heading = f"{n} {events} during quiet hours {channel.quiet.text if channel.quiet else ''}".rstrip()
+    elif why == RESTART:
+        heading = f"{n} {events} not told before the ticker stopped"
+    else:
+        heading = f"{n} {events} at once"
+    key = f"summary/{lines[-1].ts}/{zlib.crc32(chr(10).join(line.key for line in lines).encode()):08x}"
+    named = [_named(lines[i], zone) for i in _firsts(lines)]
+    if n > len(named):
+        named.append(f"… and {n - len(named)} more")
+    body = [
+        f"{tally}.",
+        *named,
+        f"notify.log lists each (summary {key}).",
+        "What to do: rk status shows what still needs you.",
     ]
-    quiet = channel.quiet.text if channel.quiet is not None else ""
-    return (
-        f"rk: {len(held)} event(s) during quiet hours {quiet}",
-        "\n".join(lines) + "\nWhat to do: rk status shows what still needs you.",
-    )
+    return Batch(f"rk: {heading}: {tally}", "\n".join(body), tuple(lines), key)
+
+
+def _firsts(lines: Sequence[NoticeLine]) -> list[int]:
+    """Which lines a summary names: the first of each kind (a rare event is not hidden
+    behind a common one), then the next ones, NAMED in all, in their order."""
+    picked: dict[str, int] = {}
+    for i, line in enumerate(lines):
+        if len(picked) < NAMED:
+            picked.setdefault(line.event, i)
+    rest = (i for i in range(len(lines)) if i not in picked.values())
+    return sorted([*picked.values(), *itertools.islice(rest, NAMED - len(picked))])
+
+
+def _named(line: NoticeLine, zone: tzinfo) -> str:
+    where = f" {line.pane}" if line.pane else ""
+    entry = f" (entry {line.entry})" if line.entry else ""
+    detail = f": {line.detail[:80]}" if line.detail else ""
+    return f"- {line.event} on {line.server}{where}{entry} at {_clock(line.ts, zone)}{detail}"
 
 
 def trial_message(channel: Channel) -> tuple[str, str]:
