@@ -138,6 +138,8 @@ class Pair:
 
         def done():
             watch.append(self.capture(pane))
+            if DIALOG in watch[-1]:
+                raise AssertionError(f"a permission dialog in {pane}:\n{watch[-1]}")
             reqs = self.run.mock.requests(main_only=True)
             return len(reqs) >= requests and reqs
 
