@@ -14,6 +14,10 @@ what rk did (the entries, `mcp.log`, the operator's turns):
 * the worker's `send` into the operator is refused by rk itself, with no dialog, and
   nothing reaches the operator (this needs rk's scopes: a worker sends only into its own
   pane).
+
+The same pair of real Codex CLIs checks Codex's spelling of the rules: a worker's
+`cron_add` runs unasked, the operator's `cron_pause` too, a worker's `cron_resume` waits
+for Codex's approval.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ pytestmark = pytest.mark.agents
 REPO = Path(__file__).resolve().parents[2]
 #: Claude Code's permission dialog, as its screen shows it.
 DIALOG = "Do you want to proceed?"
+#: Codex's approval of an MCP tool call (0.171).
+CODEX_DIALOG = "Allow the rk MCP server to run tool"
 
 
 def _until(predicate, timeout: float, what: str, screen=lambda: ""):
@@ -46,53 +52,65 @@ def _until(predicate, timeout: float, what: str, screen=lambda: ""):
 
 
 def _doc(text: str) -> dict:
-    return json.loads(text)
+    """The CLI document in a tool result (Codex prefixes `Wall time: … Output:`)."""
+    return json.loads(text[text.index("Output:") + len("Output:") :] if text.startswith("Wall time:") else text)
 
 
 class Pair:
-    """The worker (the rig's pane, Claude Code started by the harness) and the operator
-    (`rk operator` running the same Claude Code), sharing HOME, mock model and hook log."""
+    """The worker (the rig's pane, the CLI started by the harness) and the operator
+    (`rk operator` running the same CLI), sharing HOME, mock model and hook log."""
 
-    def __init__(self, root: Path, agent_bin: Path) -> None:
+    def __init__(self, agent: str, root: Path, agent_bin: Path) -> None:
+        self.agent = agent
         self.state_dir = root / "rk-state"
         self.rk_home = root / "rk-home"
         self.rk_home.mkdir(parents=True)
         self.run = harness.AgentRun(
-            "claude",
-            launch=False,
-            root=root / "claude",
-            bin_dir=agent_bin,
-            extra_env={"RK_STATE_DIR": str(self.state_dir)},
+            agent, launch=False, root=root / agent, bin_dir=agent_bin, extra_env={"RK_STATE_DIR": str(self.state_dir)}
         )
         self.worker = self.run.pane
         self.operator = ""
         try:
             for extra in ((), ("--mcp",)):  # rk's hooks, then its MCP server and allow rules
-                setup = self.rk("agent", "setup", "claude", *extra, "--yes", home=self.run.home)
+                setup = self.rk("agent", "setup", agent, *extra, "--yes", home=self.run.home)
                 assert setup.returncode == 0, setup.stderr
-            self._trust(self.rk_home)  # the operator starts in rk's HOME (`rk operator -c $HOME`)
+            self._prepare()
             self.run.launch()
-            self.wait_state("idle", self.worker)
-            started = self.rk("operator", "--command", shlex.join([str(self.run.root / "bin" / "claude")]), "--json")
+            if agent == "claude":  # its SessionStart, through rk's hook (Codex's comes with the first prompt)
+                self.wait_state("idle", self.worker)
+            command = [str(self.run.root / "bin" / agent), *self.run.command_line()[1:]]
+            started = self.rk("operator", "--command", shlex.join(command), "--json", home=self.run.home)
             assert started.returncode == 0, started.stderr
             window = json.loads(started.stdout)["result"]["window"]
             self.operator = self.run.tmux.run("display", "-p", "-t", window, "#{pane_id}").strip()
             _until(
-                lambda: harness.claude_composer_ready(self.capture(self.operator)),
+                lambda: self.run.is_ready(self.capture(self.operator)),
                 60,
                 "the operator's composer",
                 lambda: self.capture(self.operator),
             )
-            self.wait_state("idle", self.operator)
+            if agent == "claude":
+                self.wait_state("idle", self.operator)
         except BaseException:
             self.close()
             raise
 
-    def _trust(self, directory: Path) -> None:
-        path = self.run.home / ".claude.json"
-        doc = json.loads(path.read_text())
-        doc["projects"][str(directory)] = {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}
-        path.write_text(json.dumps(doc, indent=1))
+    def _prepare(self) -> None:
+        """The operator starts in HOME (`rk operator -c $HOME`, run as the agents' user):
+        trusted; Codex's new-model announcement marked seen (it animates over the screen
+        once per HOME)."""
+        if self.agent == "claude":
+            path = self.run.home / ".claude.json"
+            doc = json.loads(path.read_text())
+            doc["projects"][str(self.run.home)] = {
+                "hasTrustDialogAccepted": True,
+                "hasCompletedProjectOnboarding": True,
+            }
+            path.write_text(json.dumps(doc, indent=1))
+        else:
+            path = self.run.home / ".codex" / "config.toml"
+            text = path.read_text() + f'\n[projects."{self.run.home}"]\ntrust_level = "trusted"\n'
+            path.write_text(text + '\n[tui.model_availability_nux]\n"gpt-6.1-sol" = 1\n')
 
     def client(self) -> RkClient:
         return RkClient(self.run.tmux.name, self.worker, self.state_dir, str(self.run.tmux.sockdir), self.rk_home)
@@ -138,7 +156,7 @@ class Pair:
 
         def done():
             watch.append(self.capture(pane))
-            if DIALOG in watch[-1]:
+            if DIALOG in watch[-1] or CODEX_DIALOG in watch[-1]:
                 raise AssertionError(f"a permission dialog in {pane}:\n{watch[-1]}")
             reqs = self.run.mock.requests(main_only=True)
             return len(reqs) >= requests and reqs
@@ -148,18 +166,26 @@ class Pair:
         return reqs
 
     def connect(self, pane: str) -> None:
-        """Plain turns until the model is offered rk's tools (Claude connects MCP servers in the background)."""
+        """Plain turns until the model is offered rk's tools (the CLIs connect MCP servers in the background)."""
         self.run.mock.set_mode("ok")
+        _until(lambda: "Starting MCP" not in self.capture(pane), 60, "a quiet composer", lambda: self.capture(pane))
+        offered = "mcp__rk/cron_add" if self.agent == "codex" else "mcp__rk__cron_add"
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             names = {n for req in self.turn(pane, "hello", 1, []) for n in req.get("tool_names", [])}
-            if "mcp__rk__cron_add" in names:
+            if offered in names:
                 return
         raise AssertionError(f"{pane} never offered rk's tools to the model")
 
+    def tool(self, tool: str) -> dict:
+        """The mock's options for a call of rk's `tool` as the CLI names it."""
+        if self.agent == "codex":
+            return {"tool_name": tool, "tool_namespace": "mcp__rk"}
+        return {"tool_name": f"mcp__rk__{tool}"}
+
     def call(self, pane: str, tool: str, arguments: dict, watch: list[str]) -> dict:
         """One turn in which `pane`'s model calls rk's `tool`; the result as the model got it."""
-        self.run.mock.set_mode("tool", tool_name=f"mcp__rk__{tool}", tool_input=arguments, after_text="Done.")
+        self.run.mock.set_mode("tool", **self.tool(tool), tool_input=arguments, after_text="Done.")
         reqs = self.turn(pane, f"call {tool}", 2, watch)
         results = reqs[-1].get("tool_results") or []
         assert results, reqs
@@ -178,7 +204,7 @@ class Pair:
 
 @pytest.fixture
 def pair(tmp_path, agent_bin):
-    made = Pair(tmp_path, agent_bin)
+    made = Pair("claude", tmp_path, agent_bin)
     yield made
     made.close()
 
@@ -234,3 +260,34 @@ def test_a_workers_send_into_the_operator_is_refused_by_rk_without_a_dialog(pair
     prompts = [h["payload"].get("prompt") for h in pair.run.hooks(since) if h["event"] == "UserPromptSubmit"]
     assert prompts == ["call send"], prompts
     assert "drop everything" not in pair.capture(pair.operator)
+
+
+def test_codex_runs_the_scoped_tools_unasked_and_only_its_operator_the_server_tools(tmp_path, agent_bin):
+    """The same rules in Codex's words: the per-tool approvals in rk's config.toml block,
+    and the `-c` overrides `rk operator` adds for pause and resume."""
+    pair = Pair("codex", tmp_path, agent_bin)
+    try:
+        pair.connect(pair.worker)
+        screens: list[str] = []
+        added = pair.call(pair.worker, "cron_add", {"prompt": "look again", "every": "10m"}, screens)
+        assert '"ok": true' in added["text"], added
+        assert [(r["pane"], r["outcome"]) for r in pair.mcp_log() if r["tool"] == "cron_add"] == [(pair.worker, "ok")]
+
+        pair.connect(pair.operator)
+        paused = pair.call(pair.operator, "cron_pause", {"for": "5m"}, [])
+        assert '"ok": true' in paused["text"], paused
+        log = [(r["pane"], r["outcome"]) for r in pair.mcp_log() if r["tool"] == "cron_pause"]
+        assert log == [(pair.operator, "ok")], log
+
+        pair.run.mock.set_mode("tool", **pair.tool("cron_resume"), tool_input={}, after_text="Done.")
+        pair.prompt(pair.worker, "resume everything")
+        _until(
+            lambda: f'{CODEX_DIALOG} "cron_resume"' in pair.capture(pair.worker),
+            60,
+            "Codex's approval",
+            lambda: pair.capture(pair.worker),
+        )
+        assert len(pair.run.mock.requests(main_only=True)) == 1  # the call waits for a person
+        assert not [r for r in pair.mcp_log() if r["tool"] == "cron_resume"]
+    finally:
+        pair.close()
