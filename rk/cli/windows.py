@@ -73,9 +73,13 @@ def cmd_operator(
     if not target.is_live():
         raise CliError(f"no tmux server {env.server} is running")
     try:
-        argv, variables = operator_launch(shlex.split(command or settings.operator_command), env.environ)
+        given = shlex.split(command or settings.operator_command)
+        argv, variables = operator_launch(given, env.environ)
         created, window = ensure_operator(target, argv, home=env.environ.get("HOME", "/"), env=variables)
     except (TmuxError, ValueError) as exc:
         raise CliError(str(exc)) from None
+    granted = created and (argv != given or bool(variables))
     human = f"operator window {window} started" if created else "Operator tab already present."
-    env.result({"created": created, "window": window}, human)
+    if granted:
+        human += " (cron_pause and cron_resume run there without a dialog)"
+    env.result({"created": created, "window": window, "unattended_server_tools": granted}, human)
