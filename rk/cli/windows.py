@@ -54,9 +54,15 @@ def cmd_operator(
 ) -> None:
     """Ensure this server has one operator window (role operator) running an agent.
 
+    Claude Code, Codex, Gemini CLI and OpenCode are started with rk's server-wide tools
+    (cron_pause, cron_resume) allowed without a dialog, for the operator alone.
+
     Example: rk operator --command "claude --model opus"
     """
     env = environment(ctx, server, as_json)
+    import shlex
+
+    from rk.agent.setup import operator_launch
     from rk.tmux.roles import ensure_operator
     from rk.tmux.server import Server, TmuxError
 
@@ -67,10 +73,13 @@ def cmd_operator(
     if not target.is_live():
         raise CliError(f"no tmux server {env.server} is running")
     try:
-        created, window = ensure_operator(
-            target, command or settings.operator_command, home=env.environ.get("HOME", "/")
-        )
+        given = shlex.split(command or settings.operator_command)
+        argv, variables = operator_launch(given, env.environ)
+        created, window = ensure_operator(target, argv, home=env.environ.get("HOME", "/"), env=variables)
     except (TmuxError, ValueError) as exc:
         raise CliError(str(exc)) from None
+    granted = created and (argv != given or bool(variables))
     human = f"operator window {window} started" if created else "Operator tab already present."
-    env.result({"created": created, "window": window}, human)
+    if granted:
+        human += " (cron_pause and cron_resume run there without a dialog)"
+    env.result({"created": created, "window": window, "unattended_server_tools": granted}, human)

@@ -4,13 +4,15 @@ A role is the window option `@rk_win_role`; entries can target it and it
 re-resolves to whatever window carries it, so a role target never orphans.
 `operator` is a server-wide radio: setting it on one window clears it from
 the others. `rk operator` makes sure one window per server carries it, running
-an agent command (started as argv, not through a shell).
+an agent command (started as argv, not through a shell, with the variables it
+is given: the command line carries what the operator is allowed, see
+rk.agent.setup.permissions).
 """
 
 from __future__ import annotations
 
-import shlex
 import shutil
+from collections.abc import Mapping, Sequence
 
 from rk.core.environ import ROLE_OPTION
 from rk.tmux.server import Server, TmuxError, literal
@@ -52,13 +54,15 @@ def find_operator(server: Server) -> str | None:
     return None
 
 
-def ensure_operator(server: Server, command: str, home: str) -> tuple[bool, str]:
-    """Return (created, window id); create the operator window only if none exists."""
+def ensure_operator(
+    server: Server, argv: Sequence[str], home: str, env: Mapping[str, str] | None = None
+) -> tuple[bool, str]:
+    """Return (created, window id); create the operator window, running `argv` with `env`
+    on top of the server's environment, only if none exists."""
     existing = find_operator(server)
     if existing:
         server.set_window_option(existing, ROLE_OPTION, OPERATOR)
         return False, existing
-    argv = shlex.split(command)
     if not argv:
         raise ValueError("the operator command is empty")
     if shutil.which(argv[0], path=(server.env or {}).get("PATH")) is None and "/" not in argv[0]:
@@ -76,6 +80,7 @@ def ensure_operator(server: Server, command: str, home: str) -> tuple[bool, str]
             OPERATOR,
             "-c",
             literal(home),  # tmux expands -c as a format
+            *_env_flags(env),
             "-P",
             "-F",
             "#{window_id}",
@@ -92,6 +97,7 @@ def ensure_operator(server: Server, command: str, home: str) -> tuple[bool, str]
             OPERATOR,
             "-c",
             literal(home),
+            *_env_flags(env),
             "-P",
             "-F",
             "#{window_id}",
@@ -100,3 +106,8 @@ def ensure_operator(server: Server, command: str, home: str) -> tuple[bool, str]
         ).strip()
     server.set_window_option(window, ROLE_OPTION, OPERATOR)
     return True, window
+
+
+def _env_flags(env: Mapping[str, str] | None) -> list[str]:
+    """`-e NAME=VALUE` for each variable the new window gets."""
+    return [flag for name, value in (env or {}).items() for flag in ("-e", f"{name}={value}")]

@@ -4,7 +4,9 @@
 `#(rk status --format tmux)`, at the end of tmux's `status-right` (`tmux`).
 
 With `--mcp`, the same consent and rules apply to registering `rk mcp` (the MCP
-server) instead of the hooks (`mcp`).
+server) instead of the hooks (`mcp`), with the allow rules that let the tools rk
+scopes itself run without a dialog in every pane (`permissions`; the operator's
+server tools are allowed by the flags `rk operator` launches it with).
 
 Installs, in each agent CLI's own configuration, hooks that run
 `rk agent hook --agent <provider> <token>` on the agent's lifecycle events:
@@ -62,7 +64,7 @@ Rules:
 The package: one module per agent CLI (`claude`, `codex`, `gemini`, `opencode`:
 its files, its hooks, its notes), one for tmux's status line (`tmux`), and the
 shared parts: `agent_cli` (the record of one CLI), `agents` (the CLIs by name), `hooks` (the JSON hook lists),
-`mcp`, `rk_script` (the script hooks call), `plan` (a planned change, its diff,
+`mcp`, `permissions` (the allow rules), `rk_script` (the script hooks call), `plan` (a planned change, its diff,
 its writing) and `command` (the command, its consent). Its names below are
 what the CLI, `rk doctor` and the tests use.
 """
@@ -72,8 +74,9 @@ from __future__ import annotations
 from rk.agent.setup.agents import HOOKS, PROVIDERS, config_path, mcp_config_path
 from rk.agent.setup.command import TARGETS, SetupOptions, run_setup
 from rk.agent.setup.hooks import install_hooks, is_rk_command, plan, strip_rk_hooks, wrapper_command
-from rk.agent.setup.mcp import mcp_registered, plan_mcp
+from rk.agent.setup.mcp import mcp_registered, plan_mcp, plans_mcp
 from rk.agent.setup.opencode import opencode_plugin
+from rk.agent.setup.permissions import operator_launch
 from rk.agent.setup.plan import Plan, SetupError, UsageError
 from rk.agent.setup.rk_script import find_rk
 from rk.agent.setup.tmux import tmux_config_path, tmux_rk
@@ -93,8 +96,10 @@ __all__ = [
     "mcp_config_path",
     "mcp_registered",
     "opencode_plugin",
+    "operator_launch",
     "plan",
     "plan_mcp",
+    "plans_mcp",
     "run_setup",
     "strip_rk_hooks",
     "tmux_config_path",

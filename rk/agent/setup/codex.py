@@ -1,7 +1,8 @@
 """Codex: rk's hooks in `$CODEX_HOME/hooks.json` (`~/.codex`); its MCP server as an
 rk-marked `[mcp_servers.rk]` block in `$CODEX_HOME/config.toml` (TOML has no object
 rk could own) that forwards TMUX, TMUX_PANE and rk's own variables (Codex passes a
-stdio server only a short list)."""
+stdio server only a short list), and approves the tools rk scopes itself
+(`tools.<tool>.approval_mode = "approve"`, see `permissions`)."""
 
 from __future__ import annotations
 
@@ -76,10 +77,12 @@ CODEX_MCP_ENV = (
 
 
 def codex_mcp_block(rk: str) -> str:
-    """rk's block: its header line, then the `[mcp_servers.rk]` table."""
+    """rk's block: its header line, then the `[mcp_servers.rk]` table with its approvals."""
+    from rk.agent.setup.permissions import codex_rule_lines
+
     return (
         f"{CODEX_MCP_HEADER}\n[mcp_servers.{MCP_NAME}]\ncommand = {json.dumps(rk)}\n"
-        f'args = ["mcp"]\nenv_vars = {json.dumps(list(CODEX_MCP_ENV))}\n'
+        f'args = ["mcp"]\nenv_vars = {json.dumps(list(CODEX_MCP_ENV))}\n' + codex_rule_lines()
     )
 
 

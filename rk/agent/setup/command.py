@@ -14,7 +14,7 @@ from typing import TextIO
 
 from rk.agent.setup.agents import BINARIES, PROVIDERS
 from rk.agent.setup.hooks import plan
-from rk.agent.setup.mcp import plan_mcp
+from rk.agent.setup.mcp import plans_mcp
 from rk.agent.setup.plan import Plan, SetupError, UsageError, apply
 from rk.agent.setup.rk_script import find_rk
 from rk.agent.setup.tmux import TMUX, plan_tmux
@@ -67,13 +67,16 @@ def _targets(agents: Iterable[str], options: SetupOptions, env: Mapping[str, str
 
 
 def _plans(names: list[str], options: SetupOptions, env: Mapping[str, str], rk: str | None) -> list[Plan]:
-    """One plan per target, each from the file as it is now."""
-    return [
-        plan_tmux(env, rk, options.uninstall, options.tmux_socket)
-        if agent == TMUX
-        else (plan_mcp if options.mcp else plan)(agent, env, rk, options.uninstall)
-        for agent in names
-    ]
+    """One plan per file of each target, each from the file as it is now."""
+    plans: list[Plan] = []
+    for agent in names:
+        if agent == TMUX:
+            plans.append(plan_tmux(env, rk, options.uninstall, options.tmux_socket))
+        elif options.mcp:
+            plans += plans_mcp(agent, env, rk, options.uninstall)
+        else:
+            plans.append(plan(agent, env, rk, options.uninstall))
+    return plans
 
 
 def _consent(changes: list[Plan], stdin: TextIO, stdout: TextIO) -> bool:

@@ -1,7 +1,9 @@
 """`rk agent setup --mcp`: `rk mcp` (rk's MCP server) registered in each agent CLI's
 user-wide list of MCP servers, under `MCP_NAME`: an entry of the JSON object that
 maps names to servers (Claude Code, Gemini CLI, OpenCode), or Codex's TOML block
-(`codex`). Other servers are never touched.
+(`codex`), beside the allow rules that let the tools rk scopes itself run without a
+dialog (`permissions`): in the same file, or in Claude Code's settings.json, a plan
+of its own. Other servers and rules are never touched.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 from rk.agent.setup import codex
 from rk.agent.setup.agent_cli import MCP_NAME, AgentCli
 from rk.agent.setup.agents import cli_of, mcp_config_path
+from rk.agent.setup.permissions import RULES, WORKER_TOOLS, add_rules, remove_rules, wide_rule_notes
 from rk.agent.setup.plan import JsonDoc, Plan, SetupError, dump_json, load_json, read_config
 
 
@@ -31,28 +34,68 @@ def _mcp_holder(cli: AgentCli, doc: JsonDoc, path: Path, create: bool) -> JsonDo
     return node
 
 
+def plans_mcp(agent: str, env: Mapping[str, str], rk: str | None, uninstall: bool) -> list[Plan]:
+    """Register (or remove) `rk mcp` and its allow rules: one plan per file."""
+    plans = [plan_mcp(agent, env, rk, uninstall)]
+    rules = RULES.get(agent)
+    if rules is not None and rules.path(env) != plans[0].path:
+        plans.append(plan_rules(agent, env, uninstall))
+    return plans
+
+
 def plan_mcp(agent: str, env: Mapping[str, str], rk: str | None, uninstall: bool) -> Plan:
-    """Register (or remove) `rk mcp` in one CLI's config; other servers are never touched."""
+    """Register (or remove) `rk mcp` in one CLI's config, with the allow rules that live
+    in the same file; other servers and rules are never touched."""
     path = mcp_config_path(agent, env)
     old = read_config(path)
     if agent == "codex":
         return codex.plan_mcp(path, old, rk, uninstall)
     cli = cli_of(agent)
     doc = load_json(path, old)
+    rules = RULES.get(agent)
+    here = rules is not None and rules.path(env) == path
     if uninstall:
         holder = _mcp_holder(cli, doc, path, create=False)
-        if holder is None or MCP_NAME not in holder:
+        had = holder is not None and MCP_NAME in holder
+        if had and holder is not None:
+            del holder[MCP_NAME]
+        removed = remove_rules(doc, rules, path) if here and rules is not None else 0
+        if not had and not removed:
             return Plan(agent, path, old, old, f"{agent}: no rk MCP server in {path}")
-        del holder[MCP_NAME]
-        return Plan(agent, path, old, dump_json(doc), f"{agent}: removed the rk MCP server from {path}")
+        what = "the rk MCP server" if had else "rk's allow rules"
+        return Plan(agent, path, old, dump_json(doc), f"{agent}: removed {what} from {path}")
     assert rk is not None
     before = json.loads(json.dumps(doc))
     holder = _mcp_holder(cli, doc, path, create=True)
     assert holder is not None
     holder[MCP_NAME] = cli.mcp_server(rk)
+    if here and rules is not None:
+        add_rules(doc, rules, path)
     if old is not None and doc == before:
         return Plan(agent, path, old, old, f"{agent}: MCP server already up to date in {path}")
-    return Plan(agent, path, old, dump_json(doc), f"{agent}: registered the rk MCP server in {path}", [cli.after_mcp])
+    allowed = f", its {len(WORKER_TOOLS)} scoped tools allowed without a dialog" if here else ""
+    summary = f"{agent}: registered the rk MCP server in {path}{allowed}"
+    notes = [cli.after_mcp, *(wide_rule_notes(agent, doc) if here else [])]
+    return Plan(agent, path, old, dump_json(doc), summary, notes)
+
+
+def plan_rules(agent: str, env: Mapping[str, str], uninstall: bool) -> Plan:
+    """rk's allow rules in a file of their own (Claude Code's settings.json)."""
+    rules = RULES[agent]
+    path = rules.path(env)
+    old = read_config(path)
+    doc = load_json(path, old)
+    if uninstall:
+        removed = remove_rules(doc, rules, path)
+        if not removed:
+            return Plan(agent, path, old, old, f"{agent}: no rk allow rules in {path}")
+        return Plan(agent, path, old, dump_json(doc), f"{agent}: removed {removed} rk allow rule(s) from {path}")
+    added = add_rules(doc, rules, path)
+    notes = wide_rule_notes(agent, doc)
+    if not added:
+        return Plan(agent, path, old, old, f"{agent}: allow rules already up to date in {path}", notes)
+    summary = f"{agent}: allowed {added} rk tool(s) without a dialog in {path}"
+    return Plan(agent, path, old, dump_json(doc), summary, notes)
 
 
 def mcp_registered(agent: str, env: Mapping[str, str]) -> bool | None:
