@@ -11,7 +11,6 @@ directory.
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -78,7 +77,6 @@ class Rig(ClientRig):
             raise
 
     def _register_mcp(self) -> None:
-        import json
 
         setup = subprocess.run(
             [sys.executable, "-m", "rk", "agent", "setup", self.agent, "--mcp", "--yes"],
@@ -90,16 +88,10 @@ class Rig(ClientRig):
             stdin=subprocess.DEVNULL,
         )
         assert setup.returncode == 0, setup.stderr
-        if self.agent == "claude":
-            path = self.run.home / ".claude" / "settings.json"
-            settings = json.loads(path.read_text())
-            settings.setdefault("permissions", {})["allow"] = ["mcp__rk"]
-            path.write_text(json.dumps(settings, indent=1))
-        else:  # the test's own choice (setup leaves approvals to the user): rk's tools run unasked
+        # the allow rules are setup's own (rk's scoped tools run unasked; pause and resume ask)
+        if self.agent == "codex":
             path = self.run.home / ".codex" / "config.toml"
             text = path.read_text()
-            assert "\nenv_vars = " in text, text
-            text = re.sub(r"(?m)^(env_vars = .*\n)", r'\1default_tools_approval_mode = "approve"\n', text, count=1)
             # the new-model announcement Codex 0.171 animates over the screen once per HOME (an
             # animation that a delivery reads as typing), marked as seen as Codex does after it
             path.write_text(text + '\n[tui.model_availability_nux]\n"gpt-6.1-sol" = 1\n')
