@@ -123,3 +123,23 @@ def test_a_draft_typed_while_the_agent_works_is_held(agent_env, tmux_server, pol
     assert {d["entry"]: d["outcome"] for d in late} == {entry: "delivered"}
     wait_for(lambda: "[worker] got: status?\n" in tmux_server.capture(pane) + "\n", message="rk's prompt, alone")
     assert f"{DRAFT}status?" not in tmux_server.capture(pane)
+
+
+@pytest.mark.tmux
+@pytest.mark.shell
+def test_a_send_into_a_pane_no_entry_targets_is_held_by_the_prompt_the_tick_saw(agent_env, tmux_server):
+    """The tick learns the idle line of every pane, not only its targets': a later
+    `rk send` (an operator's, over MCP) compares with the prompt from before the
+    turn, not with a first look that would take the draft for part of the prompt."""
+    pane = _agent(tmux_server, agent_env, work=2.0)
+    other = tmux_server.run("display-message", "-p", "-t", "main:0", "#{pane_id}").strip()
+    t0 = int(time.time())
+    _rk(agent_env, "cron", "add", "elsewhere", "--every", "1h", "--pane", other, "--any-program", at=t0)
+    _rk(agent_env, "cron", "tick", at=t0 + 1)  # nothing due: a look at the server, as the ticker's after a hook
+
+    _draft_typed_during_a_turn(tmux_server, pane)
+    sent = _rk(agent_env, "send", "SECOND", "--pane", pane, check=False)
+    assert sent.returncode == 1 and "held-busy: draft" in sent.stdout, sent.stdout + sent.stderr
+    assert f"demo> {DRAFT}\n" in tmux_server.capture(pane) + "\n"
+    assert "SECOND" not in tmux_server.capture(pane)
+    assert _idle_marker(tmux_server, pane) == "demo>"
