@@ -312,6 +312,13 @@ MUTANTS = [
         "    if False:\n",
         ("tests/test_drafts_turn.py",),
     ),
+    Mutant(
+        "idle line: the tick learns only its targets' (a send's first look takes a draft for the prompt)",
+        "rk/engine/tick.py",
+        "learn_idle_lines(server, panes, {p.pane_id for p in panes}, out.looks)",
+        "learn_idle_lines(server, panes, ids, out.looks)",
+        ("tests/test_drafts_turn.py",),
+    ),
     # -- looks and rechecks ------------------------------------------------------------------------
     Mutant(
         "STALE_AFTER: a busy pane looked at on its edge",
