@@ -8,7 +8,9 @@ all rk needs from hooks: the same state changes a real agent's hooks write.
 Its screen is its own, like a CLI rk has never seen (a `demo> ` prompt, a
 `~ working (3s)` line while busy): no layout of rk's reads it, so a draft a
 human leaves at its prompt is found by the generic rule alone (the cursor's
-line is not the line it showed at rest: `rk.core.pane.idle_line`).
+line is not the line it showed at rest: `rk.core.pane.idle_line`). Its prompt
+is a line editor, as an agent's composer is: what a human types while it works
+shows at the prompt when the turn ends, and is held there like any draft.
 With `--exit-after N` it "exits" after N seconds and leaves a shell in the pane,
 as an agent does when its user quits it.
 """
@@ -33,6 +35,22 @@ def report(state: str, wait: bool = True) -> None:
         subprocess.run(argv, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     else:
         subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def prompt(text: str) -> str:
+    """Read one line at `text`, as an agent's composer does: in raw mode, with a line
+    editor, so keys typed during a turn show at the prompt once it is back (a line
+    the terminal held for a plain `input()` would be drawn nowhere, and sent glued
+    to the next). `idle` is reported once the prompt reads keys, as a real agent's
+    hook fires when its prompt is back."""
+    import readline
+
+    readline.parse_and_bind("set enable-bracketed-paste off")  # a newline pasted submits, as before
+    readline.set_pre_input_hook(lambda: report("idle", wait=False))
+    try:
+        return input(text)
+    finally:
+        readline.set_pre_input_hook(None)
 
 
 def work(seconds: float) -> None:
@@ -72,10 +90,9 @@ def main() -> int:
     count = 0
     while True:
         # its prompt: `demo> ` with a blank line and a status line under it
-        print(f"\n\n\n  demo agent · {args.name} · enter sends\x1b[2A\rdemo> ", end="", flush=True)
-        report("idle", wait=False)  # the prompt is back: now it is idle
+        print(f"\n\n\n  demo agent · {args.name} · enter sends\x1b[2A\r", end="", flush=True)
         try:
-            line = input()
+            line = prompt("demo> ")
         except EOFError:
             return 0
         print("\x1b[J", end="")  # the status line goes while the agent answers

@@ -306,6 +306,21 @@ MUTANTS = [
         'return (mode or "pane-mode") if in_mode else ""',
         'return mode if in_mode else ""',
     ),
+    # -- drafts in a pane no layout reads (rk/core/pane/idle_line.py) ------------------------------
+    Mutant(
+        "idle line: text typed while the agent worked becomes the prompt",
+        "rk/core/pane/idle_line.py",
+        "    if old is not None and marker and line[0].rstrip().startswith(marker) and is_draft(old, line):\n",
+        "    if False:\n",
+        ("tests/test_drafts_turn.py",),
+    ),
+    Mutant(
+        "idle line: the tick learns only its targets' (a send's first look takes a draft for the prompt)",
+        "rk/engine/tick.py",
+        "learn_idle_lines(server, panes, {p.pane_id for p in panes}, out.looks)",
+        "learn_idle_lines(server, panes, ids, out.looks)",
+        ("tests/test_drafts_turn.py",),
+    ),
     # -- looks and rechecks ------------------------------------------------------------------------
     Mutant(
         "STALE_AFTER: a busy pane looked at on its edge",

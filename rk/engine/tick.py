@@ -203,7 +203,8 @@ def _look(tick: _Pass, entries: list[Entry], panes: list[PaneFact], now: int) ->
     out.panes = list(panes)
     ids = watched(entries, panes)
     if not tick.dry_run:
-        out.looks.captures += learn_idle_lines(server, panes, ids, out.looks)
+        # every pane's, not only the targets': a send or a later entry then has the prompt from before any draft
+        out.looks.captures += learn_idle_lines(server, panes, {p.pane_id for p in panes}, out.looks)
     out.recheck = any(watching_dialog(p, now) for p in panes if p.pane_id in ids)  # see the dialog's answer soon
     return panes
 

@@ -9,7 +9,15 @@ of it before the cursor: the prompt marker) in a pane option, which outlives a
 ticker restart. Right before typing, the cursor's line must still be that idle
 line: text after the marker that was not there at idle, or a cursor on another
 line with text of its own, is a draft. When unsure (nothing learnt, the cursor
-unreadable) it is a draft too: held, never typed over. Pure.
+unreadable) it is a draft too: held, never typed over.
+
+Text typed while the agent works shows at its prompt when the turn ends (an agent
+reads its prompt in raw mode and draws what was typed ahead): the idle stamped over
+it keeps the prompt rk saw before the turn (`learned`), and the ticker learns every
+pane's line at each idle, so that a first look never takes such text for the prompt.
+A program that reads its prompt a line at a time through the terminal (a plain
+`input()`) keeps type-ahead in the kernel's line buffer, drawn nowhere: no look
+can see that draft. Pure.
 """
 
 from __future__ import annotations
