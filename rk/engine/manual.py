@@ -41,7 +41,7 @@ class RunReport:
     def human(self) -> str:
         where = self.pane or "(target absent)"
         if self.held:
-            return f"{self.entry} -> {where}: not sent, {self.outcome} (when-idle holds it; nothing logged)"
+            return f"{self.entry} -> {where}: not sent, {self.outcome} (held: nothing typed, nothing logged)"
         return f"{self.entry} -> {where}: {self.outcome}"
 
     def to_dict(self) -> dict[str, object]:
