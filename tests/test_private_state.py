@@ -229,3 +229,24 @@ def test_the_hook_log_is_not_written_into_a_world_writable_state_dir(tmp_path):
     state.chmod(0o700)
     hook.log_line({"RK_STATE_DIR": str(state)}, "%1 claude idle: something")
     assert (state / hook.HOOK_LOG).exists()
+
+
+def test_the_await_wake_never_goes_through_a_symlinked_await_dir(tmp_path):
+    import socket
+
+    from rk.store import state_journal
+
+    state = _state(tmp_path)
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    stale.bind(str(target / "1-dead.sock"))
+    stale.close()  # its file stays; a datagram to it is refused, and the wake removes such a socket
+    (state / "await").symlink_to(target)
+    state_journal.wake({"RK_STATE_DIR": str(state)})
+    assert (target / "1-dead.sock").exists()
+    (state / "await").unlink()
+    (state / "await").mkdir(mode=0o700)
+    os.rename(target / "1-dead.sock", state / "await" / "1-dead.sock")
+    state_journal.wake({"RK_STATE_DIR": str(state)})
+    assert not (state / "await" / "1-dead.sock").exists()  # in its own dir, a dead await's socket is swept
