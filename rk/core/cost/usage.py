@@ -103,16 +103,11 @@ def _count(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
-def _whole(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
 def _odd(counts: Mapping[str, object], keys: Sequence[str]) -> tuple[str, ...]:
-    """`key=value` for each count present under `keys` that is not a whole number ≥ 0
-    (negative, a fraction, text): it is counted as 0, and said."""
-    return tuple(
-        f"{key}={repr(counts[key])[:24]}" for key in keys if counts.get(key) is not None and not _whole(counts[key])
-    )
+    """`key=value` of each count under `keys` that is there but not a whole number ≥ 0
+    (negative, a fraction, text, a boolean): `_count` counts it as 0, and this says so."""
+    there = [(key, value) for key in keys if (value := counts.get(key)) is not None]
+    return tuple(f"{k}={repr(v)[:24]}" for k, v in there if not isinstance(v, int) or isinstance(v, bool) or v < 0)
 
 
 def _prompt_text(content: object) -> str | None:
@@ -200,10 +195,9 @@ def codex_records(obj: object) -> list[Record]:
     if kind == "token_count":
         info = payload.get("info")
         counts = info.get("total_token_usage") if isinstance(info, dict) else None
-        total = _codex_tokens(counts)
-        if total is None or not isinstance(counts, dict):
+        if not isinstance(counts, dict):
             return []
-        return [Spend(ts, total, key="total", odd=_odd(counts, CODEX_COUNTS))]
+        return [Spend(ts, _codex_tokens(counts) or Tokens(), key="total", odd=_odd(counts, CODEX_COUNTS))]
     return []
 
 
@@ -593,10 +587,8 @@ def per_day(
             item.why = item.why or row.why
             continue
         item.tokens = item.tokens + row.turn.tokens
-        odd = row.turn.odd
-        if odd:
-            item.odd += len(odd)
-            item.odd_example = item.odd_example or odd[0]
+        if row.turn.odd:
+            item.odd, item.odd_example = item.odd + len(row.turn.odd), item.odd_example or row.turn.odd[0]
         if prices and item.cost is not None:
             money = row.turn.cost(prices)
             item.cost = None if money is None else item.cost + money
