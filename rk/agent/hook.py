@@ -16,7 +16,10 @@ then, and only then, the hook reads the pane's screen first (`gemini_screen_end`
 The contract with the agent harness: never fail (always exit 0, print nothing
 on success), never block (stdin is read only when it is not a terminal, capped
 at 1 MiB and a short timeout, and one JSON object is enough; tmux gets a 5 s
-timeout), do nothing outside tmux, never record a wrong pid (omit it instead).
+timeout), do nothing outside tmux, never record a wrong pid (omit it instead),
+and write nothing into a state directory the CLI would refuse (a symbolic link,
+another user's, one others may write to: `rk.host.private`); the pane's option,
+tmux's own, is still written, and the CLI names the fix.
 
 This module holds the entry points and the order of the work; the parts are
 beside it: `rk.agent.hook_event` (the payload on stdin and what it says, the
