@@ -1,7 +1,8 @@
 """Where rk keeps its files, and the limits a user may raise.
 
 State: `$RK_STATE_DIR`, else `$XDG_STATE_HOME/rk/cron`, else
-`~/.local/state/rk/cron` (dir 0700, files 0600). Per tmux server `<slug>`:
+`~/.local/state/rk/cron` (dir 0700, files 0600, no symbolic link followed in it:
+`rk.host.private`). Per tmux server `<slug>`:
 `<slug>.yaml` (entries), `<slug>.log` (+ archives `<slug>.log.1`, …),
 `<slug>.cursor.yaml` and `<slug>.lock`.
 
