@@ -9,7 +9,7 @@ under a parent another user could rename it out of. Files are opened with
 mode is fixed through the open descriptor, never through a path.
 
 The agent hook runs this on every event, so it imports `os` alone (and `errno`,
-loaded with it).
+loaded with it, and rk's error base, as cheap).
 """
 
 from __future__ import annotations
@@ -18,12 +18,14 @@ import errno
 import os
 import stat
 
+from rk.core.errors import RkError
+
 #: Mode bits a private file or directory never has (group and others).
 OTHERS = 0o077
 _NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-class UnsafeDir(OSError):
+class UnsafeDir(RkError, OSError):
     """A directory rk will not use; the message says why and the fix."""
 
     def __init__(self, why: str) -> None:
