@@ -43,9 +43,13 @@ def refusal(path: str | os.PathLike[str]) -> str:
     except OSError as exc:
         return f"state directory {path}: {exc.strerror or exc}"
     if stat.S_ISLNK(st.st_mode):
+        try:
+            to = f" to {os.readlink(path)[:200]!r}"
+        except OSError:
+            to = ""
         return (
-            f"state directory {path} is a symbolic link, which rk never follows; "
-            "fix: replace it with a directory, or set RK_STATE_DIR to the directory it points to"
+            f"state directory {path} is a symbolic link{to}, and rk follows none in its state; "
+            "fix: replace it with a directory (or set RK_STATE_DIR to the one it points to)"
         )
     if not stat.S_ISDIR(st.st_mode):
         return f"state directory {path} is not a directory; fix: point RK_STATE_DIR at a directory of yours"
