@@ -1103,6 +1103,63 @@ MUTANTS = [
         "if False:",
         ("tests/test_notify_burst.py", "-k", "quiet"),
     ),
+    # -- the state directory: no link followed, the hook as strict as the CLI; bounded records; odd counts ----
+    Mutant(
+        "state dir: a directory checked through a symbolic link (stat, not lstat)",
+        "rk/host/private.py",
+        "        st = os.lstat(path)\n",
+        "        st = os.stat(path)\n",
+        ("tests/test_private_state.py",),
+    ),
+    Mutant(
+        "state dir: files opened through a symbolic link",
+        "rk/host/private.py",
+        "_NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC",
+        "_NOFOLLOW = os.O_CLOEXEC",
+        ("tests/test_private_state.py", "-k", "appended or marker"),
+    ),
+    Mutant(
+        "state dir: a directory listed without its check (the claims sweep, the intents recovery)",
+        "rk/host/private.py",
+        "    why = refusal(path)\n    if why:\n        if not os.path.lexists(path):",
+        '    why = ""\n    if why:\n        if not os.path.lexists(path):',
+        ("tests/test_private_state.py", "-k", "intents or claims"),
+    ),
+    Mutant(
+        "state dir: a planted locks link used",
+        "rk/host/lock.py",
+        "    if why:\n        raise private.UnsafeDir(why)\n    return primary",
+        "    return primary",
+        ("tests/test_private_state.py", "-k", "locks"),
+    ),
+    Mutant(
+        "hook: journals and wakes into a state dir the CLI refuses",
+        "rk/agent/hook.py",
+        "    safe = private_state(env)\n",
+        "    safe = True\n",
+        ("tests/test_private_state.py", "-k", "hook"),
+    ),
+    Mutant(
+        "hook: its log written into a state dir the CLI refuses",
+        "rk/agent/hook.py",
+        "        if private.ensure_dir(directory):\n            return  # not private",
+        "        if False:\n            return  # not private",
+        ("tests/test_private_state.py", "-k", "hook"),
+    ),
+    Mutant(
+        "session record: a line held whole however long it grows",
+        "rk/store/transcripts.py",
+        "            if cached.held + len(rest) > self.max_line:",
+        "            if False:",
+        ("tests/test_record_bounds.py",),
+    ),
+    Mutant(
+        "usage: a Claude count that is not a whole number dropped without a word",
+        "rk/core/cost/usage.py",
+        "    odd = _odd(usage, CLAUDE_COUNTS)\n",
+        "    odd = ()\n",
+        ("tests/test_usage_counts.py",),
+    ),
 ]
 
 

@@ -51,7 +51,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rk.act.echo import STAMPED_AFTER_ENTER, Echo, back_out, enter_and_observe, probe, stamped
-from rk.act.intents import Intent, digest, fingerprint, pending_path
+from rk.act.intents import Intent, digest, fingerprint, mark_pending, pending_path
 from rk.act.keys import DEFAULT_BUFFER, DeadlineExceeded, InMode, Run, Timing, pane_lock
 from rk.core.environ import is_pane_id
 from rk.core.log.delivery import Outcome, Status
@@ -140,8 +140,7 @@ def deliver(
         # their text may still sit in the composer and would be submitted glued
         # to ours. Clear it, unless the pane is in a mode (then it stays marked).
         leftover = [os.path.exists(marker) and not run.clear_leftover(target)]
-        with open(marker, "w") as fh:
-            fh.write(str(os.getpid()))
+        mark_pending(marker)
         result: DeliveryResult | None = None
         try:
             result = _Sequence(run, target, text, needle, intent).deliver(collapsible, guard, leftover)

@@ -23,7 +23,7 @@ from rk.act.keys import DEFAULT_BUFFER, DeadlineExceeded, InMode, Run, Timing, p
 from rk.core.environ import is_pane_id
 from rk.core.log.delivery import Outcome, Status
 from rk.core.pane.identity import JOURNAL_DROPPED, journal_moved
-from rk.host import lock
+from rk.host import lock, private
 from rk.host.files import atomic_write
 from rk.tmux.frame import Frame, frame_server
 from rk.tmux.server import Server, TmuxError, format_number
@@ -62,6 +62,11 @@ def pending_path(server: Server, pane: str) -> str:
     return os.path.join(
         lock.lock_dir(), hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:24] + ".pending"
     )
+
+
+def mark_pending(marker: str) -> None:
+    """Write the marker (this process's pid, 0600), never through a symbolic link."""
+    private.write_file(marker, str(os.getpid()).encode())
 
 
 def forget_pending(server: Server, pane: str) -> None:

@@ -16,7 +16,10 @@ then, and only then, the hook reads the pane's screen first (`gemini_screen_end`
 The contract with the agent harness: never fail (always exit 0, print nothing
 on success), never block (stdin is read only when it is not a terminal, capped
 at 1 MiB and a short timeout, and one JSON object is enough; tmux gets a 5 s
-timeout), do nothing outside tmux, never record a wrong pid (omit it instead).
+timeout), do nothing outside tmux, never record a wrong pid (omit it instead),
+and write nothing into a state directory the CLI would refuse (a symbolic link,
+another user's, one others may write to: `rk.host.private`); the pane's option,
+tmux's own, is still written, and the CLI names the fix.
 
 This module holds the entry points and the order of the work; the parts are
 beside it: `rk.agent.hook_event` (the payload on stdin and what it says, the
@@ -47,6 +50,7 @@ from rk.core.environ import (
     state_dir,
 )
 from rk.core.pane import state_words as _words
+from rk.host import private
 
 STATES = _words.STATES
 #: `stamp`: the session identity plus a boot-ready idle; `failed`: a turn that
@@ -120,10 +124,11 @@ def log_line(env: Mapping[str, str], line: str) -> None:
     """Append one line to `hook.log` in the state directory: why a hook could not
     do all it should. Private (0600), never through a symlink, never a FIFO,
     emptied when it passes LOG_CAP bytes; every failure ignored (the hook never
-    prints to the agent)."""
+    prints to the agent); nothing at all when the state directory is not private."""
     try:
         directory = state_dir(env)
-        os.makedirs(directory, mode=0o700, exist_ok=True)
+        if private.ensure_dir(directory):
+            return  # not private: nothing is written there (the CLI says why)
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
         fd = os.open(os.path.join(directory, HOOK_LOG), flags, 0o600)
     except (OSError, ValueError):
@@ -143,6 +148,16 @@ def log_line(env: Mapping[str, str], line: str) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def private_state(env: Mapping[str, str]) -> bool:
+    """Whether the state directory is private (created 0700 if need be), as the CLI
+    demands (`rk.host.private`): the hook writes nothing there otherwise, and says
+    nothing to the agent; rk's CLI names the fix."""
+    try:
+        return not private.ensure_dir(state_dir(env))
+    except (OSError, ValueError):
+        return False
 
 
 def _ticker_socket(env: Mapping[str, str]) -> str:
@@ -285,9 +300,12 @@ def run(argv: list[str], env: Mapping[str, str] | None = None, stdin_fd: int = 0
     line = b""
     if state and not notice:  # a notice's write is guarded inside tmux: what it wrote is not known here
         line = journal_line(epoch, pane, state, end, "hook", provider if hook_event.valid_provider(provider) else "")
-    ticker = _ticker_socket(env)
+    safe = private_state(env)
+    ticker = _ticker_socket(env) if safe else ""
     status = hook_tmux.reap(pid_tmux)
-    if status == 0:
+    if status == 0 and not safe:
+        pass  # the pane's option is written; the state directory, not private, is left alone
+    elif status == 0:
         if line:
             journal_append(env, slug, line)
         if state:
@@ -345,6 +363,12 @@ def set_state(
         return False, f"bad pane {pane!r}: use a pane id like %3"
     if pid < 0:
         return False, f"bad pid {pid}"
+    try:
+        unsafe = private.ensure_dir(state_dir(env))
+    except (OSError, ValueError) as exc:
+        unsafe = f"state directory: {exc}"
+    if unsafe:
+        return False, unsafe
     try:
         epoch = epoch_now(env)
     except ValueError as exc:

@@ -90,8 +90,19 @@ def cmd_usage(
     unknown = [d for d in days if d.unknown]
     for d in unknown[:5]:
         env.notice(f"{d.entry} {d.day}: {d.unknown} of {d.deliveries} deliveries unknown: {d.why}")
+    for d in [d for d in days if d.odd][:5]:
+        env.notice(odd_note(d))
     if any(zones[d.entry] != zone for d in days):
         env.notice(f"days are each entry's own (its cron tz); others are {zone_label(zone)}")
+
+
+def odd_note(d: DayUsage) -> str:
+    """The line that says a day's session record held token counts rk did not count."""
+    counts = "a token count" if d.odd == 1 else f"{d.odd} token counts"
+    return (
+        f"{d.entry} {d.day}: {counts} in the session record not a whole number "
+        f"({d.odd_example}{', …' if d.odd > 1 else ''}); not counted"
+    )
 
 
 def _count(d: DayUsage, value: int) -> str:
@@ -129,4 +140,5 @@ def _record(d: DayUsage, name: str, zone: tzinfo) -> dict[str, object]:
         "tokens": d.tokens.to_dict() if d.known else None,
         "cost": d.cost if d.known else None,
         "why_unknown": d.why,
+        "not_counted": d.odd,
     }

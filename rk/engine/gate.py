@@ -9,13 +9,13 @@ as decided on: a change that landed in between holds the fire).
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rk.core.schedule.entry import Entry
+from rk.host import private
 from rk.host.lock import acquire, claim, claimed, release, release_claim
 from rk.store.config import ServerFiles, ensure_private_dir
 from rk.store.entries import load_entries
@@ -70,7 +70,7 @@ class Claims:
     def busy(self) -> set[str]:
         """Entries another live tick holds; stale claim files are removed."""
         try:
-            names = os.listdir(self.files.claims)
+            names = private.listdir(self.files.claims)
         except OSError:
             return set()
         out = set()

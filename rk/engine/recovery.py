@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from rk.core.log.diagnostics import Diag, Diagnostic
 from rk.core.pane.facts import PaneFact
 from rk.core.pane.identity import JOURNAL_DROPPED, journal_moved
 from rk.engine.result import Decision, ServerTick
+from rk.host import private
 from rk.host.files import read_nofollow
 from rk.host.lock import claimed
 from rk.store import delivery_log as logfile
@@ -75,7 +75,7 @@ def recover_intents(
 def _journal_names(files: ServerFiles, out: ServerTick) -> list[str]:
     """The journals left in the server's intents directory, sorted ([] when it is absent or unreadable)."""
     try:
-        return sorted(os.listdir(files.intents))
+        return sorted(private.listdir(files.intents))
     except FileNotFoundError:
         return []
     except OSError as exc:

@@ -14,7 +14,6 @@ otherwise wait for itself.
 
 from __future__ import annotations
 
-import errno
 import fcntl
 import hashlib
 import os
@@ -27,6 +26,7 @@ from pathlib import Path
 
 from rk.core import environ
 from rk.core.errors import RkError
+from rk.host import private
 
 
 class LockHeld(RkError):
@@ -146,19 +146,18 @@ _thread_locks: dict[str, threading.Lock] = {}
 
 
 def lock_dir() -> str:
-    """`<state dir>/locks` (0700); a private tempdir if the state dir is unusable."""
+    """`<state dir>/locks` (0700); a private tempdir if the state dir cannot be created.
+    A locks directory that is a symbolic link or not private is refused (UnsafeDir, an
+    OSError): never followed, and never traded for the fallback."""
     primary = os.path.join(environ.state_dir(os.environ), "locks")
     try:
-        os.makedirs(primary, mode=0o700, exist_ok=True)
-        return primary
+        why = private.ensure_dir(primary)
     except OSError:
-        pass
-    fallback = os.path.join(tempfile.gettempdir(), f"rk-locks-{os.getuid()}")
-    os.makedirs(fallback, mode=0o700, exist_ok=True)
-    st = os.lstat(fallback)
-    if st.st_uid != os.getuid() or not os.path.isdir(fallback) or os.path.islink(fallback):
-        raise OSError(errno.EPERM, f"lock directory {fallback} is not ours")
-    return fallback
+        fallback = os.path.join(tempfile.gettempdir(), f"rk-locks-{os.getuid()}")
+        return private.private_dir(fallback)
+    if why:
+        raise private.UnsafeDir(why)
+    return primary
 
 
 class LockTimeout(RkError, TimeoutError):

@@ -1,7 +1,8 @@
 """Where rk keeps its files, and the limits a user may raise.
 
 State: `$RK_STATE_DIR`, else `$XDG_STATE_HOME/rk/cron`, else
-`~/.local/state/rk/cron` (dir 0700, files 0600). Per tmux server `<slug>`:
+`~/.local/state/rk/cron` (dir 0700, files 0600, no symbolic link followed in it:
+`rk.host.private`). Per tmux server `<slug>`:
 `<slug>.yaml` (entries), `<slug>.log` (+ archives `<slug>.log.1`, …),
 `<slug>.cursor.yaml` and `<slug>.lock`.
 
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from rk.core import environ
 from rk.core.errors import RkError
 from rk.core.settings import MAXIMUM, MINIMUM, Settings
+from rk.host import private
 
 if TYPE_CHECKING:
     from rk.core.channels.notice import Channel
@@ -54,55 +55,23 @@ def config_path(env: Mapping[str, str] | None = None) -> Path:
 
 
 def ensure_private_dir(path: Path) -> Path:
-    """Create `path` (and parents) with mode 0700, or check it as ssh checks `~/.ssh`:
-    a directory owned by this user, writable by nobody else, under parents that no one
-    else can rename it out of (owned by this user or root, and not writable by others
-    unless sticky, like /tmp). Anything else is refused (ConfigError naming the fix);
-    read bits for others are taken away quietly."""
-    path = Path(path)
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    check_private_dir(path)
-    try:
-        if path.stat().st_mode & 0o077:
-            path.chmod(0o700)
-    except OSError:
-        pass
-    return path
+    """Create `path` (and parents) with mode 0700, or check it as ssh checks `~/.ssh`,
+    by lstat: a directory (never a symbolic link) owned by this user, writable by
+    nobody else, under parents that no one else can rename it out of (owned by this
+    user or root, and not writable by others unless sticky, like /tmp). Anything else
+    is refused (ConfigError naming the fix); read bits for others are taken away
+    quietly (`rk.host.private.ensure_dir`)."""
+    why = private.ensure_dir(path)
+    if why:
+        raise ConfigError(why)
+    return Path(path)
 
 
 def check_private_dir(path: Path) -> None:
     """ConfigError unless `path` is a private directory (see `ensure_private_dir`)."""
-    me = os.geteuid()
-    try:
-        st = os.stat(path)
-    except OSError as exc:
-        raise ConfigError(f"state directory {path}: {exc.strerror or exc}") from None
-    if not stat.S_ISDIR(st.st_mode):
-        raise ConfigError(f"state directory {path} is not a directory; fix: point RK_STATE_DIR at a directory of yours")
-    if st.st_uid != me:
-        raise ConfigError(
-            f"state directory {path} is owned by uid {st.st_uid}, not you (uid {me}); "
-            f"fix: chown {me} {path}, or set RK_STATE_DIR to a directory of your own"
-        )
-    if st.st_mode & 0o022:
-        raise ConfigError(
-            f"state directory {path} is writable by others (mode {stat.S_IMODE(st.st_mode):04o}); fix: chmod 700 {path}"
-        )
-    for parent in Path(os.path.realpath(path)).parents:
-        try:
-            pst = os.stat(parent)
-        except OSError:
-            continue
-        if pst.st_uid not in (me, 0):
-            raise ConfigError(
-                f"state directory {path} lies under {parent}, owned by uid {pst.st_uid}; "
-                "fix: set RK_STATE_DIR to a directory of your own"
-            )
-        if pst.st_mode & 0o022 and not pst.st_mode & stat.S_ISVTX:
-            raise ConfigError(
-                f"state directory {path} lies under {parent}, writable by others "
-                f"(mode {stat.S_IMODE(pst.st_mode):04o}); fix: chmod go-w {parent}"
-            )
+    why = private.refusal(path)
+    if why:
+        raise ConfigError(why)
 
 
 @dataclass(frozen=True)

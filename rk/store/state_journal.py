@@ -18,6 +18,7 @@ import os
 from _collections_abc import Iterator, Mapping  # what collections.abc re-exports: `collections` costs the hook ~1.5 ms
 
 from rk.core.environ import AWAIT_DIR, JOURNAL_SUFFIX, state_dir
+from rk.host import private
 
 JOURNAL_CAP = 256 * 1024  #: bytes of the live journal before it rotates
 _FLAGS = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -82,7 +83,7 @@ def wake(env: Mapping[str, str]) -> None:
     killed) is removed. Every failure ignored."""
     try:
         directory = os.path.join(state_dir(env), AWAIT_DIR)
-        names = os.listdir(directory)
+        names = private.listdir(directory)  # a planted link: no datagram, no unlink, through it
     except (OSError, ValueError):
         return
     names = [n for n in names if n.endswith(".sock")]

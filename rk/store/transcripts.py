@@ -4,8 +4,10 @@ Where a pane's record is: the hook writes the payload's `transcript_path` on
 the pane (`@rk_pane_transcript`; Claude Code and Codex both send it); for a
 Codex pane without it, the rollout named by its session id
 (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*-<id>.jsonl`). Reading is bounded
-(at most `MAX_READ` bytes from the end on first sight), tolerant (a torn or
-malformed line is skipped; a partial last line waits for its end) and cached
+(at most `MAX_READ` bytes from the end on first sight, `CHUNK` bytes at a time,
+and a line longer than `MAX_LINE` skipped as it streams past: a record that grows
+without a newline costs no memory), tolerant (a torn or malformed line is
+skipped; a partial last line waits for its end) and cached
 by offset (`Transcripts`: the ticker reads only what was appended since its
 last tick). Parsing and attribution are pure (`rk.core.cost.usage`).
 """
@@ -31,8 +33,11 @@ from rk.core.schedule.entry import Entry
 
 #: Bytes of a record read at most on first sight (its end: the newest turns).
 MAX_READ = 32 << 20
-#: Bytes read per call (a megabyte line is still read whole).
+#: Bytes read per call.
 CHUNK = 1 << 20
+#: Bytes of the longest line read: a longer one (a record that grows without a newline,
+#: an inlined image) is skipped as it streams past, never held whole.
+MAX_LINE = 8 << 20
 
 
 @dataclass
@@ -40,14 +45,18 @@ class _File:
     ident: tuple[int, int]
     offset: int
     raw: list[Record] = field(default_factory=list)
-    partial: bytes = b""
+    partial: list[bytes] = field(default_factory=list)  #: the start of a line still being written
+    held: int = 0  #: bytes in `partial`
+    skipping: bool = False  #: inside a line that is skipped to its end (too long, or cut by a tail read)
+    skipped: int = 0  #: lines skipped for their length
 
 
 class Transcripts:
     """Session records by path, each read from where the last read stopped."""
 
-    def __init__(self, max_read: int = MAX_READ) -> None:
+    def __init__(self, max_read: int = MAX_READ, max_line: int = MAX_LINE) -> None:
         self.max_read = max_read
+        self.max_line = max_line
         self._files: dict[tuple[str, str], _File] = {}
 
     def records(self, provider: str, path: str) -> tuple[list[Record] | None, str]:
@@ -55,7 +64,7 @@ class Transcripts:
         if provider not in usage.PROVIDERS:
             return None, f"{provider or 'this agent'} records no token usage rk can read"
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except OSError as exc:
             self._files.pop((provider, path), None)
             return None, f"session record {path}: {exc.strerror or exc}"
@@ -68,7 +77,7 @@ class Transcripts:
             ident = (st.st_dev, st.st_ino)
             if cached is None or cached.ident != ident or st.st_size < cached.offset:
                 start = max(0, st.st_size - self.max_read)
-                cached = _File(ident, start, partial=b"" if start == 0 else b"\0")  # \0: drop the cut first line
+                cached = _File(ident, start, skipping=start > 0)  # a tail read's first line starts mid-line
                 self._files[key] = cached
             self._read(fd, provider, cached, st.st_size)
         except OSError as exc:
@@ -77,21 +86,39 @@ class Transcripts:
             os.close(fd)
         return usage.settle(provider, cached.raw), ""
 
-    @staticmethod
-    def _read(fd: int, provider: str, cached: _File, size: int) -> None:
+    def skipped(self, provider: str, path: str) -> int:
+        """Lines of the record skipped so far for being longer than `max_line`."""
+        cached = self._files.get((provider, path))
+        return cached.skipped if cached is not None else 0
+
+    def _read(self, fd: int, provider: str, cached: _File, size: int) -> None:
+        """Whole lines from `cached.offset` to `size`, a chunk at a time: at most
+        `max_line` bytes of one line are ever held."""
         os.lseek(fd, cached.offset, os.SEEK_SET)
         while cached.offset < size:
             chunk = os.read(fd, min(CHUNK, size - cached.offset))
             if not chunk:
                 break
             cached.offset += len(chunk)
-            data = cached.partial + chunk
-            lines = data.split(b"\n")
-            cached.partial = lines.pop()  # "" after a final newline; else a line still being written
-            for line in lines:
-                if line.startswith(b"\0"):
-                    continue  # the first line of a tail read starts mid-line
-                cached.raw.extend(_decode(provider, line))
+            start = 0
+            while (end := chunk.find(b"\n", start)) >= 0:
+                if not cached.skipping:
+                    line = b"".join((*cached.partial, chunk[start:end])) if cached.partial else chunk[start:end]
+                    if len(line) <= self.max_line:
+                        cached.raw.extend(_decode(provider, line))
+                    else:
+                        cached.skipped += 1
+                cached.partial, cached.held, cached.skipping = [], 0, False
+                start = end + 1
+            rest = chunk[start:]
+            if cached.skipping or not rest:
+                continue
+            if cached.held + len(rest) > self.max_line:  # too long to hold: skipped to its end
+                cached.partial, cached.held, cached.skipping = [], 0, True
+                cached.skipped += 1
+            else:
+                cached.partial.append(rest)
+                cached.held += len(rest)
 
 
 def _decode(provider: str, line: bytes) -> list[Record]:

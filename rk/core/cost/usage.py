@@ -83,6 +83,7 @@ class Spend:
     tokens: Tokens
     model: str = ""
     key: str = ""
+    odd: tuple[str, ...] = ()  #: `field=value` of each count that is not a whole number ≥ 0 (counted as 0)
 
 
 Record = Prompt | Spend
@@ -102,6 +103,13 @@ def _count(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
+def _odd(counts: Mapping[str, object], keys: Sequence[str]) -> tuple[str, ...]:
+    """`key=value` of each count under `keys` that is there but not a whole number ≥ 0
+    (negative, a fraction, text, a boolean): `_count` counts it as 0, and this says so."""
+    there = [(key, value) for key in keys if (value := counts.get(key)) is not None]
+    return tuple(f"{k}={repr(v)[:24]}" for k, v in there if not isinstance(v, int) or isinstance(v, bool) or v < 0)
+
+
 def _prompt_text(content: object) -> str | None:
     """A Claude user message's typed text; None for a tool result or nothing typed."""
     if isinstance(content, str):
@@ -117,6 +125,11 @@ def _prompt_text(content: object) -> str | None:
         if block.get("type") == "text" and isinstance(block.get("text"), str):
             texts.append(block["text"])
     return "\n".join(texts) if texts else None
+
+
+CLAUDE_COUNTS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+CODEX_COUNTS = ("input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens")
+GEMINI_COUNTS = ("input", "cached", "tool", "output", "thoughts")
 
 
 def claude_records(obj: object) -> list[Record]:
@@ -141,7 +154,8 @@ def claude_records(obj: object) -> list[Record]:
         _count(usage.get("cache_creation_input_tokens")),
     )
     key, model = message.get("id"), message.get("model")
-    return [Spend(ts, tokens, model if isinstance(model, str) else "", key if isinstance(key, str) else "")]
+    odd = _odd(usage, CLAUDE_COUNTS)
+    return [Spend(ts, tokens, model if isinstance(model, str) else "", key if isinstance(key, str) else "", odd)]
 
 
 def _codex_tokens(usage: object) -> Tokens | None:
@@ -180,8 +194,10 @@ def codex_records(obj: object) -> list[Record]:
         return []
     if kind == "token_count":
         info = payload.get("info")
-        total = _codex_tokens(info.get("total_token_usage")) if isinstance(info, dict) else None
-        return [Spend(ts, total, key="total")] if total is not None else []
+        counts = info.get("total_token_usage") if isinstance(info, dict) else None
+        if not isinstance(counts, dict):
+            return []
+        return [Spend(ts, _codex_tokens(counts) or Tokens(), key="total", odd=_odd(counts, CODEX_COUNTS))]
     return []
 
 
@@ -205,8 +221,8 @@ def codex_spends(records: Iterable[Record]) -> list[Record]:
                 max(0, now.cache_write - last.cache_write),
             )
             last = now
-            if step.total:
-                out.append(Spend(record.ts, step, model))
+            if step.total or record.odd:
+                out.append(Spend(record.ts, step, model, odd=record.odd))
         else:
             out.append(record)
     return out
@@ -240,7 +256,8 @@ def gemini_records(obj: object) -> list[Record]:
         cached,
     )
     key, model = obj.get("id"), obj.get("model")
-    return [Spend(ts, spent, model if isinstance(model, str) else "", key if isinstance(key, str) else "")]
+    odd = _odd(tokens, GEMINI_COUNTS)
+    return [Spend(ts, spent, model if isinstance(model, str) else "", key if isinstance(key, str) else "", odd)]
 
 
 def line_records(provider: str, obj: object) -> list[Record]:
@@ -306,6 +323,11 @@ class Turn:
         for spend in self.spends:
             total = total + spend.tokens
         return total
+
+    @property
+    def odd(self) -> tuple[str, ...]:
+        """The counts of its requests that were not whole numbers ≥ 0 (each counted as 0)."""
+        return tuple(field for spend in self.spends for field in spend.odd)
 
     def cost(self, prices: Mapping[str, Price]) -> float | None:
         """Its money by the price table; None when a model it used has no price."""
@@ -540,6 +562,8 @@ class DayUsage:
     tokens: Tokens = field(default_factory=Tokens)  #: the known ones' sum
     cost: float | None = 0.0  #: None: no price table, or a model without a price
     why: str = ""
+    odd: int = 0  #: token counts of its turns that were not whole numbers ≥ 0, counted as 0
+    odd_example: str = ""  #: the first of them, `field=value`
 
     @property
     def known(self) -> bool:
@@ -563,6 +587,8 @@ def per_day(
             item.why = item.why or row.why
             continue
         item.tokens = item.tokens + row.turn.tokens
+        if row.turn.odd:
+            item.odd, item.odd_example = item.odd + len(row.turn.odd), item.odd_example or row.turn.odd[0]
         if prices and item.cost is not None:
             money = row.turn.cost(prices)
             item.cost = None if money is None else item.cost + money
