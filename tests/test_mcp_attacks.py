@@ -248,3 +248,17 @@ def test_spoofed_tmux_variables_give_no_one_elses_rights(field):
     assert any("disagrees" in a.get("note", "") or "ignored" in a.get("note", "") for a in audit)
     assert all(len(json.dumps(a)) < 2000 for a in audit)  # the 100 kB hint is not echoed
     print(f"spoofs: {len(spoofs)} tried, each refused pause and mute, each add landed in the real pane")
+
+
+@pytest.mark.tmux
+@pytest.mark.shell
+def test_mcp_log_is_never_written_through_a_planted_link(caller, tmp_path):
+    c = caller
+    state = Path(c["env"]["RK_STATE_DIR"])
+    state.mkdir(mode=0o700, parents=True, exist_ok=True)
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    (state / "mcp.log").symlink_to(victim)
+    reply = serve(c["env"], lambda s: s.call("cron_pause"))
+    assert reply.error and "operator" in reply.text  # refused, and the refusal not written through the link
+    assert victim.read_text() == "precious\n" and (state / "mcp.log").is_symlink()

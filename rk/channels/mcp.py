@@ -174,9 +174,7 @@ def screen_tools(tool: Register, runner: Runner) -> None:
 
     def events(
         since: Annotated[str | None, Field(description="Only events since then: 1h, 30m, or a time.")] = None,
-        pane: Annotated[
-            list[str] | None, Field(max_length=MAX_PANES, description="Only these panes' events.")
-        ] = None,
+        pane: Annotated[list[str] | None, Field(max_length=MAX_PANES, description="Only these panes' events.")] = None,
         limit: Annotated[int, Field(ge=1, le=MAX_EVENTS, description="The newest this many.")] = 100,
     ) -> str:
         """State changes and log outcomes, oldest first (rk events --json), as one list."""

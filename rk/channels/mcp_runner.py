@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import io
 import json
-import os
 import time
 from collections.abc import Callable, Mapping
 from contextlib import nullcontext
@@ -312,7 +311,8 @@ class Runner:
     def audit(self, tool: str, argv: list[str], positional: list[str] | None, outcome: str, message: str) -> None:
         """One line per change or refusal in `<state dir>/mcp.log` (best effort: a full disk
         must not turn a change that happened into an error)."""
-        from rk.store.config import ensure_private_dir, state_dir
+        from rk.host.private import append_line
+        from rk.store.config import state_dir
 
         record = {
             "ts": int(time.time()),
@@ -326,12 +326,9 @@ class Runner:
             record["note"] = self.placed.note
         if message:
             record["message"] = message
-        try:
-            directory = ensure_private_dir(state_dir(self.environ))
-            fd = os.open(directory / "mcp.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            with os.fdopen(fd, "a", encoding="utf-8") as fh:
-                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-        except Exception:
+        try:  # never through a planted link, never into an unsafe state dir
+            append_line(state_dir(self.environ), "mcp.log", json.dumps(record, ensure_ascii=False))
+        except (OSError, ValueError):
             pass
 
 
