@@ -163,9 +163,9 @@ class Notifier:
             if not getattr(srv, "swept", False):
                 continue
             decisions = [(d.entry, d.pane, d.outcome) for d in getattr(srv, "decisions", ())]
-            events += events_of(
-                str(getattr(srv, "slug", "")), decisions, panes_of(getattr(srv, "panes", ())), now, self.memory
-            )
+            slug, panes = str(getattr(srv, "slug", "")), getattr(srv, "panes", ())
+            unreadable = getattr(srv, "unreadable", "")  # its entries file could not be read
+            events += events_of(slug, decisions, panes_of(panes), now, self.memory, str(unreadable or ""))
         for channel in self.channels:
             self._plan_one(channel, events, now)
 
