@@ -379,7 +379,11 @@ def cmd_rm(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, server
     """
     env = environment(ctx, server, as_json)
     files = env.files()
-    stored(files, entry_id, repair=True)  # a file past the size limit can still lose an entry
+    try:  # an invalid entry (one past a bound, say) and a file past the size limit can still lose one
+        if entry_id not in EntryDocument.read(files.entries, repair=True).ids():
+            raise not_found(entry_id)
+    except EntryFileError as exc:
+        raise CliError(str(exc)) from None
     with editing(env, files, repair=True) as doc:
         try:
             doc.remove(entry_id)
