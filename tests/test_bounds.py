@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import json_error, make_env, one_line_error, run_in, snapshot, write_private
+from test_mcp import caller  # noqa: F401  (a fixture)
 
 from rk.core import bounds
 from rk.core.bounds import MAX_ENTRIES_FILE_BYTES, MAX_EPOCH, MAX_LABEL, MAX_PROMPT
@@ -434,3 +435,37 @@ def test_an_entry_holding_year_9999_never_breaks_list_next_or_show_east_of_utc(t
     for verb in (["cron", "list"], ["cron", "next", "good"], ["cron", "show", "good"], ["status"]):
         res = run_in(verb, env)
         assert "internal error" not in res.err and "Traceback" not in res.err, (verb, res)
+
+
+# -- over MCP ------------------------------------------------------------------------------
+
+
+@pytest.mark.tmux
+@pytest.mark.shell
+def test_mcp_refuses_megabyte_values_briefly_and_cron_list_says_an_unreadable_file(caller):  # noqa: F811
+    import asyncio
+
+    from test_mcp import Reply, serve
+
+    def call(s, tool: str, **arguments: object) -> Reply:  # `name` is an input here, not the tool's
+        return Reply(asyncio.run_coroutine_threadsafe(s.session.call_tool(tool, arguments), s.loop).result(60))
+
+    big = "m" * 1_100_000
+    state = Path(caller["env"]["RK_STATE_DIR"])
+    slug = caller["tmux"].name
+
+    def body(s):
+        return [
+            call(s, "cron_add", prompt="x", every="1h", name=big),
+            call(s, "cron_add", prompt="x", every="1h", role=big),
+            call(s, "cron_add", prompt="x", every="1h", session=big),
+            call(s, "cron_add", prompt=big, every="1h"),
+            call(s, "cron_edit", id="abcd", name=big),
+        ]
+
+    for reply in serve(caller["env"], body):
+        assert reply.error and len(reply.text) < 1000, reply.text[:2000]
+    assert not (state / f"{slug}.yaml").exists()
+    _oversize_file(state / f"{slug}.yaml")
+    listed = serve(caller["env"], lambda s: s.call("cron_list"))
+    assert listed.error and "limit is 1,048,576" in listed.text and len(listed.text) < 1000, listed
