@@ -36,11 +36,11 @@ def waiting_note(env: Environment, files: ServerFiles) -> Callable[[], None]:
     return lambda: env.notice(f"waiting for the tick on server {files.slug} to finish")
 
 
-def stored(files: ServerFiles, entry_id: str, repair: bool = False) -> Entry:
+def stored(files: ServerFiles, entry_id: str) -> Entry:
     """The entry as stored now, read without the lock: unknown ids and a corrupt file
     are reported before anything is created (the state dir and the lock file included)."""
     try:
-        return get(EntryDocument.read(files.entries, repair=repair), entry_id)
+        return get(EntryDocument.read(files.entries), entry_id)
     except EntryFileError as exc:
         raise CliError(str(exc)) from None
 
