@@ -621,16 +621,16 @@ def test_a_corrupt_entry_file_is_refused_and_not_rewritten(tmp_path, verb, corru
     assert _without_lock(snapshot(state_of(env))) == before
 
 
-def test_a_corrupt_file_is_refused_through_a_real_process_but_list_still_works(tmp_path):
+def test_a_corrupt_file_is_refused_through_a_real_process_and_list_says_so(tmp_path):
     env = make_env(tmp_path, RK_NOW=str(T0))
     path = write_private(state_of(env) / "default.yaml", CORRUPT_FILES["does-not-parse"])
     data = path.read_bytes()
     res = run_sub(MUTATIONS["add"], env)
     assert res.code == 1 and "refusing to mutate" in one_line_error(res)
     assert path.read_bytes() == data
-    listed = run_sub(["cron", "list", "--json"], env)
-    assert json_ok(listed) == []  # tolerant load: no entries, a diagnostic on stderr
-    assert "entry-file-corrupt" in listed.err
+    listed = run_sub(["cron", "list", "--json"], env)  # an error with the reason, never an empty list
+    assert listed.code == 1 and "does not parse" in json_error(listed, "operational")
+    assert path.read_bytes() == data
 
 
 def _fifty_entries() -> str:

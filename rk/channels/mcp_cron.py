@@ -33,6 +33,8 @@ def field_input(field: fields.Field, surface: Surface, *, required: bool = False
     name = _PARAMETERS.get(field.key, field.key)
     info: dict[str, Any] = {"alias": field.key} if name != field.key else {}
     info["description"] = field.help_on(surface)
+    if field.bounded:  # the field table's bound, as the command line and the entries file apply it
+        info["max_length"] = field.most
     annotation: object
     default: object = None
     if field.shape == Shape.FLAG:

@@ -201,8 +201,9 @@ class Notifier:
                 if not getattr(srv, "swept", False):
                     continue
                 decisions = [(d.entry, d.pane, d.outcome) for d in getattr(srv, "decisions", ())]
-                panes = panes_of(getattr(srv, "panes", ()))
-                events += events_of(str(getattr(srv, "slug", "")), decisions, panes, now, self.memory)
+                slug, panes = str(getattr(srv, "slug", "")), getattr(srv, "panes", ())
+                unreadable = getattr(srv, "unreadable", "")  # its entries file could not be read
+                events += events_of(slug, decisions, panes_of(panes), now, self.memory, str(unreadable or ""))
             for channel in self.channels:
                 self._plan_one(channel, events, now)
             self._wake.notify_all()

@@ -3,7 +3,8 @@
 A status bar runs this every `status-interval`, so `rk.__main__` dispatches it
 before typer is imported, and it reads only: the ticker's pid file (is it up:
 pid and start time, as `rk.engine.ticker` records them), `ticker.status` (the next due
-instant, paused servers, muted entries, written by every tick) and one
+instant, paused servers, muted entries, servers whose entries file the tick could not
+read, written by every tick) and one
 `list-panes` per live tmux server (the state options the hooks write). No entries
 file, no log, no lock: a redraw never contends with a tick. Target: < 20 ms
 (bench/statusline.py), so it imports what the agent hook imports and no more:
@@ -110,12 +111,17 @@ def _panes(path: str, environ: Mapping[str, str]) -> list[PaneGlance]:
     return out
 
 
-def glance(environ: Mapping[str, str]) -> Glance:
+def _ticker(directory: str) -> tuple[bool, dict[str, object]]:
+    """Whether the ticker is up, and its `ticker.status` ({} when it is not)."""
+    alive = _alive(_read_json(os.path.join(directory, "ticker.pid")))
+    return alive, (_read_json(os.path.join(directory, "ticker.status")) if alive else None) or {}
+
+
+def glance(environ: Mapping[str, str], ticker: tuple[bool, dict[str, object]] | None = None) -> Glance:
     directory = state_dir(environ)
     fixed = fixed_now(environ)
     now = int(time.time()) if fixed is None else fixed
-    alive = _alive(_read_json(os.path.join(directory, "ticker.pid")))
-    status = (_read_json(os.path.join(directory, "ticker.status")) if alive else None) or {}
+    alive, status = ticker if ticker is not None else _ticker(directory)
     own = _own_socket(environ)  # probed by its `list-panes` alone: a stale $TMUX just lists nothing
     panes = [p for path in _sockets(directory, environ) if path == own or _live(path) for p in _panes(path, environ)]
     due = status.get("next_due")
@@ -133,13 +139,28 @@ def _count(value: object) -> int:
     return value if isinstance(value, int) and value >= 0 else 0
 
 
+#: Before the glance, in red: this many servers' entries files the tick cannot read
+#: (none of their entries fires until each is repaired; `rk doctor` says how).
+UNREADABLE = "rk⚠{}"
+
+
 def render(fmt: str, environ: Mapping[str, str]) -> str:
-    seen = glance(environ)
+    ticker = _ticker(state_dir(environ))
+    seen = glance(environ, ticker)
+    unreadable = _count(ticker[1].get("unreadable"))
     clock = time.strftime("%H:%M", time.localtime(seen.limited_until)) if seen.limited_until else ""
     if fmt == "json":
         import json  # a JSON bar pays for the package; tmux's redraw does not
 
-        return json.dumps(seen.to_dict(clock), ensure_ascii=False)
+        record = seen.to_dict(clock)
+        if unreadable:
+            warning = UNREADABLE.format(unreadable)
+            record["text"] = record["tooltip"] = f"{warning} {record['text']}".strip()
+            record["class"] = "unreadable"
+        record["unreadable"] = unreadable
+        return json.dumps(record, ensure_ascii=False)
+    if unreadable:
+        return f"#[fg=red]{UNREADABLE.format(unreadable)}#[default] {seen.tmux(clock)}".rstrip()
     return seen.tmux(clock)
 
 

@@ -218,20 +218,37 @@ def cli_version(cli: str, environ: dict[str, str]) -> tuple[str, str] | None:
 
 
 def check_entries(env: Environment) -> list[Check]:
-    """One `fail` per entry that cannot fire (as `rk status` says it), none when all can."""
-    from rk.cli.listing import load_server, server_view
+    """One `fail` per entries file rk cannot read (none of its entries fires) and per
+    entry that cannot fire (as `rk status` says it); none when all can."""
+    from rk.cli.listing import read_server
     from rk.cli.store import servers_of
     from rk.core.schedule.health import is_trouble
 
     now = env.now()
     out = []
     for files in servers_of(env, not env.server_flag):
-        sv = server_view(env, files, *load_server(env, files), now)
+        sv = read_server(env, files, now)
+        if sv.unreadable:
+            why = f"{sv.unreadable}: none of its entries fires"
+            out.append(Check(f"entries file of {sv.slug}", Level.FAIL, why, repair_fix(files)))
         for r in sv.rows:
             if is_trouble(r.why_not):
                 out.append(Check(f"entry {r.entry.id} on {sv.slug}", Level.FAIL, str(r.why_not), _entry_fix(r.why_not)))
         out += check_budgets(env, files, sv.slug, [r.entry for r in sv.rows], now)
     return out
+
+
+def repair_fix(files: ServerFiles) -> str:
+    """How to repair an entries file rk cannot read: remove the entries that fill it when a
+    change can still read it (past the size limit), else fix the YAML by hand."""
+    from rk.store.entries import EntryDocument, EntryFileError
+
+    try:
+        largest = EntryDocument.read(files.entries, repair=True).largest()
+    except (EntryFileError, OSError):
+        return f"fix or move {files.entries} by hand (rk reads YAML with an entries: list, at most 1 MiB)"
+    named = ", ".join(f"{entry_id} ({chars:,} characters)" for entry_id, chars in largest)
+    return f"remove what fills it: rk -L {files.slug} cron rm <id>; the largest entries are {named}"
 
 
 def check_budgets(env: Environment, files: ServerFiles, slug: str, entries: list[Entry], now: int) -> list[Check]:

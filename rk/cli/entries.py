@@ -43,6 +43,7 @@ from rk.cli.receipt import (
     with_server,
 )
 from rk.cli.store import editing, get, stored
+from rk.core import bounds
 from rk.core.cost.usage import Budget
 from rk.core.schedule.decoding import check_respawn_intent
 from rk.core.schedule.due import entry_zone
@@ -61,7 +62,7 @@ from rk.core.schedule.entry import (
     WakeOn,
     WakeOnly,
 )
-from rk.core.schedule.fields import Surface
+from rk.core.schedule.fields import BY_KEY, POSITIONAL, Surface, check_text, on
 from rk.core.schedule.hours import ActiveHours
 from rk.store import delivery_log as logfile
 from rk.store.entries import EntryDocument, EntryFileError, EntryNotFound
@@ -73,6 +74,19 @@ VIA_VARIABLE = "RK_CREATED_VIA"
 
 def _via(env: Environment) -> str:
     return "mcp" if env.environ.get(VIA_VARIABLE) == "mcp" else ""
+
+
+def check_lengths(flags: EntryFlags, surface: Surface) -> None:
+    """A usage error, quoting a short prefix, for a value longer than the field table's
+    bound: checked before any other rule reads (and perhaps quotes) it."""
+    positional = POSITIONAL.get(surface, "")
+    given = [*on(surface), *([BY_KEY[positional]] if positional else [])]
+    for field in given:
+        what = "the prompt" if field.key == positional else field.flag_on(surface)
+        try:
+            check_text(field, getattr(flags, field.name, None), what)
+        except bounds.OutOfRange as exc:
+            raise usage(str(exc)) from None
 
 
 def _schedule(env: Environment, flags: EntryFlags, *, required: bool, adding: bool) -> Schedule | None:
@@ -173,6 +187,7 @@ def add(ctx: typer.Context, flags: EntryFlags) -> None:
     Example: rk cron add "standup notes?" --cron "0 9 * * 1-5" --tz Europe/Berlin --role operator
     """
     env = environment(ctx, flags.server, flags.as_json)
+    check_lengths(flags, Surface.ADD)
     prompt = flags.prompt or ""
     if not prompt.strip():
         raise usage("the prompt must not be empty")
@@ -320,6 +335,7 @@ def edit(ctx: typer.Context, flags: EntryFlags) -> None:
     Example: rk cron edit 3f2a --every 10m --prompt "status, briefly?"
     """
     env = environment(ctx, flags.server, flags.as_json)
+    check_lengths(flags, Surface.EDIT)
     entry_id = flags.entry_id or ""
     c = _changes(env, flags)
     if all(v is None for v in vars(c).values()):
@@ -363,8 +379,12 @@ def cmd_rm(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, server
     """
     env = environment(ctx, server, as_json)
     files = env.files()
-    stored(files, entry_id)
-    with editing(env, files) as doc:
+    try:  # an invalid entry (one past a bound, say) and a file past the size limit can still lose one
+        if entry_id not in EntryDocument.read(files.entries, repair=True).ids():
+            raise not_found(entry_id)
+    except EntryFileError as exc:
+        raise CliError(str(exc)) from None
+    with editing(env, files, repair=True) as doc:
         try:
             doc.remove(entry_id)
         except EntryNotFound:

@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, TypeVar
 
 from rk.cli.environment import usage
+from rk.core.bounds import quote
 from rk.core.cost.unchanged import SCOPE
 from rk.core.cost.usage import Budget, BudgetError
 from rk.core.durations import DurationError, parse_duration
@@ -154,7 +155,7 @@ def active_hours_from_flag(value: str | None, allow_off: bool) -> ActiveHours | 
     if value is None:
         return None
     if any(not c.isprintable() and c != " " for c in value):  # spaces are read, a newline or NUL is odd
-        raise usage(f"--active-hours {value!r}: no control characters allowed")
+        raise usage(f"--active-hours {quote(value)}: no control characters allowed")
     if allow_off and value.strip().lower() in BY_KEY["active_hours"].off:
         return HOURS_OFF
     try:
@@ -191,7 +192,7 @@ def at_instant(text: str, now: int, zone: tzinfo) -> int:
     if m:
         hour, minute = int(m.group(1)), int(m.group(2))
         if hour > 23 or minute > 59:
-            raise usage(f"--at {text!r}: not a time of day")
+            raise usage(f"--at {quote(text)}: not a time of day")
         today = datetime.fromtimestamp(now, zone).replace(
             tzinfo=None, hour=hour, minute=minute, second=0, microsecond=0
         )
@@ -204,7 +205,7 @@ def at_instant(text: str, now: int, zone: tzinfo) -> int:
     except clock.ClockError as exc:
         raise usage(f"--at: {exc} (or HH:MM)") from None
     if instant <= now:
-        raise usage(f"--at {text!r} is in the past")
+        raise usage(f"--at {quote(text)} is in the past")
     return instant
 
 
@@ -219,7 +220,7 @@ def since_instant(text: str, now: int) -> int:
     try:
         return clock.parse_instant(text)
     except clock.ClockError:
-        raise usage(f"--since {text[:40]!r}: want a duration (7d, 12h) or a time (ISO-8601 or unix seconds)") from None
+        raise usage(f"--since {quote(text)}: want a duration (7d, 12h) or a time (ISO-8601 or unix seconds)") from None
 
 
 def _catch_up_within(value: str | None) -> int:
@@ -246,7 +247,7 @@ def plain(flag: str, value: str, spaces: bool = False) -> str:
     if any(not c.isprintable() and not (spaces and c == " ") for c in value) or (
         not spaces and any(c.isspace() for c in value)
     ):
-        raise usage(f"{flag} {value!r}: no {'' if spaces else 'spaces or '}control characters allowed")
+        raise usage(f"{flag} {quote(value)}: no {'' if spaces else 'spaces or '}control characters allowed")
     return value
 
 
@@ -345,7 +346,7 @@ def only_if_changed_from_flag(value: str | None, allow_off: bool) -> str | None:
     if allow_off and word in BY_KEY["only_if_changed"].off:
         return CHANGED_OFF
     if word not in BY_KEY["only_if_changed"].choices:
-        raise usage(f"{ONLY_IF_CHANGED} must be pane or scope{' (or off)' if allow_off else ''}, not {value!r}")
+        raise usage(f"{ONLY_IF_CHANGED} must be pane or scope{' (or off)' if allow_off else ''}, not {quote(value)}")
     return word
 
 

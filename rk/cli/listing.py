@@ -8,13 +8,13 @@ stopped server is never started, and no tmux runs for it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import tzinfo
 from typing import Any
 
 import typer
 
-from rk.cli.environment import Environment, environment, moment, stamp, zone_label
+from rk.cli.environment import CliError, Environment, environment, moment, stamp, zone_label
 from rk.cli.options import AllOpt, FullOpt, JsonOpt, ServerOpt
 from rk.cli.store import servers_of
 from rk.cli.table import Column, layout, terminal_width
@@ -38,7 +38,7 @@ from rk.core.schedule.forecast import Forecast, forecast
 from rk.core.schedule.orphan import expires_at, orphaned_since
 from rk.store import delivery_log as logfile
 from rk.store.config import ServerFiles
-from rk.store.entries import load_entries
+from rk.store.entries import FILE_PROBLEMS, load_entries
 from rk.store.pause import paused_until
 
 
@@ -178,6 +178,7 @@ class ServerView:
     view: LogView
     panes: list[PaneFact] | None
     pause_note: str  #: "" when not paused
+    unreadable: str = ""  #: why its entries file could not be read ("" when it was): then no row, and an error
 
 
 def load_server(env: Environment, files: ServerFiles) -> tuple[list[Entry], LogView]:
@@ -187,6 +188,29 @@ def load_server(env: Environment, files: ServerFiles) -> tuple[list[Entry], LogV
     for diag in loaded.diagnostics:
         env.err(f"rk: {files.slug}: {diag.reason}: {diag.detail}")
     return loaded.entries, LogView(logfile.read_live(files.log))
+
+
+def read_server(env: Environment, files: ServerFiles, now: int) -> ServerView:
+    """The server's view as `list` and `doctor` show it: its invalid entries reported on
+    stderr, a file it cannot read at all kept in `unreadable` (the caller's error)."""
+    env.warn_if_unsafe()
+    loaded = load_entries(files.entries)
+    for diag in loaded.diagnostics:
+        if diag.reason not in FILE_PROBLEMS:
+            env.err(f"rk: {files.slug}: {diag.reason}: {diag.detail}")
+    sv = server_view(env, files, loaded.entries, LogView(logfile.read_live(files.log)), now)
+    return replace(sv, unreadable=loaded.unreadable)
+
+
+def unreadable_error(views: list[ServerView]) -> CliError | None:
+    """The error of a listing that met entries files it cannot read (None when it met none)."""
+    broken = [f"server {sv.slug}: {sv.unreadable}" for sv in views if sv.unreadable]
+    if not broken:
+        return None
+    return CliError(
+        f"cannot read the entries file of {'; '.join(broken)}; none of its entries fires "
+        "(rk doctor says how to repair it)"
+    )
 
 
 def server_view(env: Environment, files: ServerFiles, entries: list[Entry], view: LogView, now: int) -> ServerView:
@@ -322,18 +346,23 @@ def cmd_list(
     """
     env = environment(ctx, server, as_json)
     now = env.now()
-    views = [server_view(env, files, *load_server(env, files), now) for files in servers_of(env, every)]
+    views = [read_server(env, files, now) for files in servers_of(env, every)]
     rows = [r for sv in views for r in sv.rows]
     notes = [f"server {sv.slug} is {sv.pause_note}" for sv in views if sv.pause_note]
+    broken = unreadable_error(views)  # never an empty list that looks like no entries
     if env.json:
+        if broken is not None:
+            raise broken
         env.result([row_record(r, record(r.entry, sv.view, now, env.zone()), every) for sv in views for r in sv.rows])
         return
     for note in notes:
         env.out(note)
-    if not rows:
+    if rows:
+        render_table(env, sorted_rows(rows), now, every, full)
+    elif broken is None:
         env.out("no cron entries" + ("" if every else f" on server {env.server}"))
-        return
-    render_table(env, sorted_rows(rows), now, every, full)
+    if broken is not None:  # the other servers' rows above, then the error
+        raise broken
 
 
 #: The list's columns, as `systemctl list-timers` keeps them at 80 columns: the id, when

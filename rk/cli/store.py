@@ -19,10 +19,11 @@ from rk.store.entries import EntryDocument, EntryFileError, EntryNotFound, load_
 
 
 @contextmanager
-def editing(env: Environment, files: ServerFiles) -> Iterator[EntryDocument]:
+def editing(env: Environment, files: ServerFiles, repair: bool = False) -> Iterator[EntryDocument]:
     """`EntryDocument.edit` (the server's lock, a fresh read, a save) with CLI errors."""
+    note = waiting_note(env, files)
     try:
-        with EntryDocument.edit(files, wait=env.settings().lock_wait, on_wait=waiting_note(env, files)) as doc:
+        with EntryDocument.edit(files, wait=env.settings().lock_wait, on_wait=note, repair=repair) as doc:
             yield doc
     except EntryFileError as exc:
         raise CliError(str(exc)) from None
@@ -57,6 +58,8 @@ def loadable(env: Environment) -> list[Entry]:
     """Every loadable entry of -L's server (the others reported on stderr); the log unread."""
     env.warn_if_unsafe()
     loaded = load_entries(env.files().entries)
+    if loaded.unreadable:  # not "no entry": the file is the trouble
+        raise CliError(f"cannot read the entries file of server {env.files().slug}: {loaded.unreadable}")
     for diag in loaded.diagnostics:
         env.err(f"rk: {diag.reason}: {diag.detail}")
     return loaded.entries

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from rk.core.bounds import MAX_DURATION
+from rk.core.bounds import MAX_DURATION, quote
 from rk.core.errors import ExitStatus, RkError
 
 _UNIT_NS = {
@@ -45,9 +45,9 @@ def parse_duration(text: object) -> int:
     if not s:
         raise DurationError("empty duration")
     if any(c.isspace() or not c.isprintable() for c in s):
-        raise DurationError(f"invalid duration {text!r}: no spaces or control characters allowed")
+        raise DurationError(f"invalid duration {quote(text)}: no spaces or control characters allowed")
     if s[0] in "+-":
-        raise DurationError(f"invalid duration {text!r}: no sign allowed")
+        raise DurationError(f"invalid duration {quote(text)}: no sign allowed")
     if len(s) > 64:
         raise DurationError(f"invalid duration {text[:20]!r}…: too long to be one")
     pos = 0
@@ -67,11 +67,11 @@ def parse_duration(text: object) -> int:
         total_ns += ns
         pos = m.end()
     if pos != len(s) or pos == 0:
-        raise DurationError(f"invalid duration {text!r}: use forms like 45s, 3m, 1h30m")
+        raise DurationError(f"invalid duration {quote(text)}: use forms like 45s, 3m, 1h30m")
     if total_ns % 1_000_000_000:
-        raise DurationError(f"invalid duration {text!r}: must be a whole number of seconds")
+        raise DurationError(f"invalid duration {quote(text)}: must be a whole number of seconds")
     if total_ns > MAX_DURATION * 1_000_000_000:
-        raise DurationError(f"duration {text!r} is too long: at most {MAX_DURATION // 86400} days")
+        raise DurationError(f"duration {quote(text)} is too long: at most {MAX_DURATION // 86400} days")
     return total_ns // 1_000_000_000
 
 

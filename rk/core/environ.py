@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from _collections_abc import Mapping  # what collections.abc re-exports, loaded with os: no `collections` import
 
-from rk.core.bounds import MAX_DIGITS, MAX_EPOCH
+from rk.core.bounds import MAX_DIGITS, MAX_EPOCH, MAX_WORD, quote
 from rk.core.errors import ExitStatus, RkError
 
 #: The ticker's nudge socket, in the state directory.
@@ -88,27 +88,33 @@ def is_pane_id(text: str) -> bool:
 
 
 def parse_instant(text: str) -> int:
-    """Unix seconds from `1788254000`, `2026-09-01T09:00:00+02:00` or `…Z`,
-    between 1970 and the year 9999."""
+    """Unix seconds from `1788254000`, `2026-09-01T09:00:00+02:00` or `…Z`, between 1970
+    and 9999-12-30 (`rk.core.bounds.MAX_EPOCH`: it shows in every zone). A refusal
+    quotes at most a short prefix of `text`."""
     s = text.strip()
     if not s:
         raise ClockError("empty time")
     digits = s.removeprefix("-")
     if digits.isascii() and digits.isdigit():
         if len(s) > MAX_DIGITS or not 0 <= int(s) <= MAX_EPOCH:
-            raise ClockError(f"time {s[:30]!r} is out of range (unix seconds between 0 and {MAX_EPOCH})")
+            raise ClockError(f"time {quote(s)} is out of range (unix seconds between 0 and {MAX_EPOCH})")
         return int(s)
+    if len(s) > MAX_WORD:
+        raise ClockError(f"cannot read time {quote(s)}: use unix seconds or ISO-8601 with an offset")
     from datetime import datetime  # only for an ISO time
 
     try:
         dt = datetime.fromisoformat(s.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
-        raise ClockError(f"cannot read time {text[:60]!r}: use unix seconds or ISO-8601 with an offset") from None
+        raise ClockError(f"cannot read time {quote(s)}: use unix seconds or ISO-8601 with an offset") from None
     if dt.tzinfo is None:
-        raise ClockError(f"time {text[:60]!r} needs an offset (e.g. +02:00 or Z)")
-    seconds = int(dt.timestamp())
+        raise ClockError(f"time {quote(s)} needs an offset (e.g. +02:00 or Z)")
+    try:
+        seconds = int(dt.timestamp())
+    except (OverflowError, ValueError):
+        seconds = -1
     if not 0 <= seconds <= MAX_EPOCH:
-        raise ClockError(f"time {text[:60]!r} is out of range (1970 to 9999)")
+        raise ClockError(f"time {quote(s)} is out of range (1970 to 9999-12-30 UTC)")
     return seconds
 
 

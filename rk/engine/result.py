@@ -49,6 +49,7 @@ class ServerTick:
     recheck: bool = False  #: a hold the screen may lift within a second (`rk.core.pane.recheck`): tick again soon
     paused: bool = False  #: the server is paused (the status line counts it)
     muted: int = 0  #: entries muted now (the status line counts them)
+    unreadable: str = ""  #: why its entries file could not be read ("" when it was): none of them fired
     panes: list[PaneFact] = field(
         default_factory=list
     )  #: the panes as this tick saw them (`rk.channels.notify` reads them)
@@ -60,6 +61,7 @@ FAILURES = frozenset(
         Diag.TICK_FAILED,
         Diag.ENUMERATION_FAILED,
         Diag.ENTRY_FILE_UNREADABLE,
+        Diag.ENTRY_FILE_CORRUPT,
         Diag.LOG_APPEND_FAILED,
         Diag.CURSOR_WRITE_FAILED,
         Diag.RETIRE_FAILED,

@@ -140,8 +140,9 @@ def _pipeline(tick: _Pass) -> None:
     """Survey the server, decide and act with the entries claimed, then rotate the log."""
     loaded = load_entries(tick.files.entries, cache=tick.runtime.cache_entries)
     tick.out.diagnostics.extend(loaded.diagnostics)
+    tick.out.unreadable = loaded.unreadable
     scene = _survey(tick, loaded.entries)
-    if scene is None:
+    if scene is None or tick.out.unreadable:  # no entry is known: none fires, nothing (cursor, log) is rewritten
         return
     claims = Claims(tick.files, tick.dry_run)
     try:

@@ -236,7 +236,9 @@ class Ticker:
         if only is None:
             self.glances.clear()
         self.glances.update(
-            (s.slug, {"next_due": s.next_due, "paused": s.paused, "muted": s.muted}) for s in result.servers if s.swept
+            (s.slug, {"next_due": s.next_due, "paused": s.paused, "muted": s.muted, "unreadable": bool(s.unreadable)})
+            for s in result.servers
+            if s.swept
         )
         self._status(started, [s.slug for s in result.servers if s.swept], failed[0] if failed else "", only is None)
         for decision in result.decisions:
@@ -361,6 +363,7 @@ def glance_of(glances: Mapping[str, Mapping[str, object]]) -> dict[str, object]:
         "next_due": min(dues) if dues else None,
         "paused": sum(bool(g.get("paused")) for g in glances.values()),
         "muted": sum(muted for g in glances.values() if isinstance(muted := g.get("muted"), int)),
+        "unreadable": sum(bool(g.get("unreadable")) for g in glances.values()),  #: servers whose entries it cannot read
     }
 
 

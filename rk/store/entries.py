@@ -4,7 +4,9 @@ Two ways in, on purpose:
 
 * `load_entries` is tolerant (the tick, `list`): a bad element is skipped with
   an `entry-invalid` diagnostic naming it and the rest load; a corrupt file
-  gives no entries and `entry-file-corrupt`. It never writes.
+  (past `MAX_ENTRIES_FILE_BYTES`, not YAML, the wrong shape) gives no entries and
+  `entry-file-corrupt`, which every reader says loudly (`LoadResult.unreadable`):
+  none of that server's entries fires until it is repaired. It never writes.
 * `EntryDocument` is strict (add, edit, rm, mute, pin, the tick's orphan
   removal): a file that does not parse, that the tolerant loader would call
   corrupt, or whose shape is wrong, is refused and nothing is written. The only
@@ -13,7 +15,10 @@ Two ways in, on purpose:
   never lose each other's changes. Edits are
   applied to the round-trip document (ruamel.yaml), so a person's comments, key
   order and unknown keys survive; unchanged fields keep their exact text
-  (a Go-form `1m0s` stays `1m0s`). Saves are atomic, mode 0600.
+  (a Go-form `1m0s` stays `1m0s`). Saves are atomic, mode 0600, and never write
+  a file the tolerant loader would refuse (past the size limit, or not reading
+  back as the entries in memory); a removal (`repair`) may read a file up to
+  `MAX_ENTRIES_REPAIR_BYTES`, so `rm` can bring an oversize one back under the limit.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rk.core.bounds import MAX_ENTRIES_FILE_BYTES, MAX_ENTRIES_HARD
+from rk.core.bounds import MAX_ENTRIES_FILE_BYTES, MAX_ENTRIES_HARD, MAX_ENTRIES_REPAIR_BYTES
 from rk.core.errors import ErrorCode, RkError
 from rk.core.log.diagnostics import Diag, Diagnostic, first_line
 from rk.core.pane.identity import ServerIdentity
@@ -37,6 +42,7 @@ from rk.core.schedule.entry import Entry, EntryError, TargetKind
 from rk.host.files import TooLarge, atomic_write, read_nofollow
 from rk.host.lock import LockHeld, holds, locked
 from rk.host.yamlguard import safe_load, too_deep
+from rk.store.yaml_comments import put_following_lines, put_lines_before_first, take_following_lines
 
 if TYPE_CHECKING:
     from rk.store.config import ServerFiles
@@ -92,10 +98,20 @@ class EntryNotFound(EntryFileError, code=ErrorCode.NOT_FOUND):
         self.entry_id = entry_id
 
 
+#: The diagnostics that mean the whole file was not read: no entry of it fires.
+FILE_PROBLEMS = (Diag.ENTRY_FILE_CORRUPT, Diag.ENTRY_FILE_UNREADABLE)
+
+
 @dataclass
 class LoadResult:
     entries: list[Entry] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def unreadable(self) -> str:
+        """Why the file as a whole could not be read ("" when it was): said loudly by
+        the tick, `list`, `doctor`, the status line and the notify channels."""
+        return next((d.detail for d in self.diagnostics if d.reason in FILE_PROBLEMS), "")
 
 
 def decode_elements(elements: Iterable[object]) -> LoadResult:
@@ -278,78 +294,6 @@ def _yaml_value(key: str, value: object) -> object:
     return value
 
 
-def _last_slot(raw: Any) -> Any:
-    """ruamel's comment slot of a mapping's last key: its index 2 holds the key's
-    end-of-line comment followed by the full-line comments after the mapping."""
-    ca = getattr(raw, "ca", None)
-    if ca is None or not raw:
-        return None
-    slot = ca.items.setdefault(list(raw.keys())[-1], [None, None, None, None])
-    while len(slot) < 3:
-        slot.append(None)
-    return slot
-
-
-def _take_following_lines(raw: Any) -> str:
-    """Detach the comment lines after the element (they belong to what follows);
-    its last key's own end-of-line comment stays where it is."""
-    slot = _last_slot(raw)
-    token = slot[2] if slot else None
-    if token is None:
-        return ""
-    value: str = token.value
-    if value.startswith("\n"):
-        eol, rest = "", value[1:]
-    else:
-        first, _, rest = value.partition("\n")
-        eol = first + "\n"
-    if eol:
-        token.value = eol
-    else:
-        slot[2] = None
-    return rest
-
-
-def _put_following_lines(raw: Any, lines: str) -> None:
-    """Attach comment lines after the element (after its last key's own comment)."""
-    if not lines:
-        return
-    from ruamel.yaml.error import CommentMark
-    from ruamel.yaml.tokens import CommentToken
-
-    slot = _last_slot(raw)
-    if slot is None:
-        return
-    if slot[2] is not None:
-        slot[2].value = slot[2].value + lines
-    else:
-        slot[2] = CommentToken("\n" + lines, CommentMark(0))
-
-
-def _put_lines_before_first(doc: Any, seq: Any, lines: str) -> None:
-    """Comment lines before the sequence's first element (ruamel keeps them on
-    the parent's `entries` key when there were some already, else on the seq)."""
-    from ruamel.yaml.error import CommentMark
-    from ruamel.yaml.tokens import CommentToken
-
-    tokens = []
-    for line in lines.splitlines():
-        stripped = line.lstrip()
-        if stripped:
-            tokens.append(CommentToken(stripped + "\n", CommentMark(len(line) - len(stripped))))
-    if not tokens:
-        return
-    parent = doc.ca.items.get("entries") if hasattr(doc, "ca") else None
-    if parent and len(parent) > 3 and parent[3]:
-        parent[3] = list(parent[3]) + tokens
-        return
-    current = seq.ca.comment or [None, []]
-    while len(current) < 2:
-        current.append([])
-    current[1] = list(current[1] or []) + tokens
-    seq.ca.comment = current
-
-
 def _same_pane(old: Entry, new: Entry) -> bool:
     return (old.target.kind, old.target.value) == (new.target.kind, new.target.value)
 
@@ -365,6 +309,15 @@ def _put_server(target: Any, server: ServerIdentity) -> None:
             target[key] = value
         elif key in target:
             del target[key]
+
+
+def _chars(node: object) -> int:
+    """The characters of the text in a parsed YAML node, keys included."""
+    if isinstance(node, dict):
+        return sum(_chars(k) + _chars(v) for k, v in node.items())
+    if isinstance(node, list):
+        return sum(_chars(v) for v in node)
+    return len(str(node))
 
 
 def new_id(taken: Iterable[str]) -> str:
@@ -390,7 +343,12 @@ class EntryDocument:
     @classmethod
     @contextmanager
     def edit(
-        cls, files: ServerFiles, *, wait: float = EDIT_WAIT, on_wait: Callable[[], None] | None = None
+        cls,
+        files: ServerFiles,
+        *,
+        wait: float = EDIT_WAIT,
+        on_wait: Callable[[], None] | None = None,
+        repair: bool = False,
     ) -> Iterator[EntryDocument]:
         """The one way to change an entries file: take the server's lock (waiting up to
         `wait` s while a tick holds it; `on_wait` is told once), read the file inside
@@ -404,7 +362,7 @@ class EntryDocument:
         except LockHeld as exc:
             raise EntryFileBusy(busy(files.slug, exc)) from None
         try:
-            doc = cls.read(files.entries)
+            doc = cls.read(files.entries, repair=repair)
             doc.lock = files.lock
             yield doc
             if doc.changed:
@@ -413,19 +371,21 @@ class EntryDocument:
             hold.__exit__(None, None, None)
 
     @classmethod
-    def read(cls, path: Path) -> EntryDocument:
-        """Read strictly, without the lock (it cannot be saved: use `edit`). Refuses a
-        file that does not parse, that the tolerant loader calls corrupt, or that has
-        the wrong shape."""
+    def read(cls, path: Path, *, repair: bool = False) -> EntryDocument:
+        """Read strictly, without the lock (it cannot be saved: use `edit`); with `repair`
+        (a removal, which may bring it back under the limit) a file past the size limit too,
+        up to `MAX_ENTRIES_REPAIR_BYTES`. Refuses a file that does not parse, that the
+        tolerant loader calls corrupt, or that has the wrong shape."""
         from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
         path = Path(path)
         try:
-            text = read_nofollow(path, MAX_ENTRIES_FILE_BYTES).decode("utf-8")
+            limit = MAX_ENTRIES_REPAIR_BYTES if repair else MAX_ENTRIES_FILE_BYTES  # see `save`
+            text = read_nofollow(path, limit).decode("utf-8")
         except FileNotFoundError:
             text = ""
         except TooLarge as exc:
-            raise EntryFileError(f"{exc}; refusing to mutate") from None
+            raise EntryFileError(f"{exc}; refusing to mutate{'' if repair else ' (rk cron rm can trim it)'}") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise EntryFileError(f"{path} is unreadable ({first_line(exc)}); refusing to mutate") from None
         doc = None
@@ -468,6 +428,12 @@ class EntryDocument:
                 return i
         raise EntryNotFound(entry_id)
 
+    def largest(self, n: int = 3) -> list[tuple[str, int]]:
+        """The ids of the `n` elements holding the most characters, with the count: what
+        to remove from a file past the size limit."""
+        sizes = [(str(raw.get("id")), _chars(raw)) for raw in self._elements]
+        return sorted(sizes, key=lambda pair: -pair[1])[:n]
+
     def get(self, entry_id: str) -> Entry:
         """The decoded entry; EntryError if the element itself is invalid."""
         return decode_entry(self._elements[self._index(entry_id)])
@@ -503,12 +469,12 @@ class EntryDocument:
         (which describe what follows) move onto the element before it."""
         index = self._index(entry_id)
         self.changed = True
-        following = _take_following_lines(self._elements[index])
+        following = take_following_lines(self._elements[index])
         del self._elements[index]
         if index > 0:
-            _put_following_lines(self._elements[index - 1], following)
+            put_following_lines(self._elements[index - 1], following)
         elif len(self._elements):
-            _put_lines_before_first(self._doc, self._elements, following)
+            put_lines_before_first(self._doc, self._elements, following)
 
     def replace(self, entry: Entry) -> None:
         """Write `entry`'s intent into its element, touching only changed fields.
@@ -519,11 +485,11 @@ class EntryDocument:
         """
         raw = self._elements[self._index(entry.id)]
         self.changed = True
-        following = _take_following_lines(raw)
+        following = take_following_lines(raw)
         try:
             self._apply(raw, entry)
         finally:
-            _put_following_lines(raw, following)
+            put_following_lines(raw, following)
 
     def _apply(self, raw: Any, entry: Entry) -> None:
         try:
@@ -565,6 +531,12 @@ class EntryDocument:
         if self.lock is None or not holds(self.lock):
             raise EntryFileError(f"refusing to write {self.path} without the server's lock (use EntryDocument.edit)")
         text = self.render()
+        size = len(text.encode("utf-8"))
+        if size > MAX_ENTRIES_FILE_BYTES:
+            raise EntryFileError(
+                f"refusing to write {self.path}: it would be {size:,} bytes; the limit is {MAX_ENTRIES_FILE_BYTES:,} "
+                "(rk would not read it back); nothing written (rk doctor names the largest entries)"
+            )
         want = decode_elements(self._elements)
         got = parse_entries_text(text)
         if got.entries != want.entries or len(got.diagnostics) != len(want.diagnostics):

@@ -39,7 +39,8 @@ FAILED, ABSENT, WAITING, LIMITED, LIMIT_RESET, EXPIRED, BUDGET = (
     "budget",
 )
 TURN_TIMEOUT = "turn-timeout"  #: a turn an entry's delivery started ran past its turn_timeout
-EVENTS = (FAILED, ABSENT, WAITING, LIMITED, LIMIT_RESET, EXPIRED, TURN_TIMEOUT, BUDGET)
+UNREADABLE = "entries-unreadable"  #: a server's entries file cannot be read: none of its entries fires
+EVENTS = (FAILED, ABSENT, WAITING, LIMITED, LIMIT_RESET, EXPIRED, TURN_TIMEOUT, BUDGET, UNREADABLE)
 #: The outcome statuses a delivery log line turns into an event.
 _FROM_STATUS = {
     Status.FAILED: FAILED,
@@ -301,10 +302,14 @@ def events_of(
     panes: Iterable[tuple[str, str, int, int]],
     now: int,
     memory: Memory,
+    unreadable: str = "",
 ) -> list[Event]:
     """One server's events this tick: from its log lines (entry, pane, outcome), its
-    panes (id, state, epoch, reset_at) and the limited occurrences already told."""
+    panes (id, state, epoch, reset_at), the limited occurrences already told, and why
+    its entries file could not be read (told again each hour it stays so)."""
     out: list[Event] = []
+    if unreadable:
+        out.append(Event(UNREADABLE, server, at=now - now % 3600, detail=unreadable[:300]))
     for entry, pane, outcome in decisions:
         kind = _FROM_STATUS.get(status_of(outcome))  # type: ignore[call-overload]
         if kind is not None:
@@ -394,6 +399,10 @@ def message(event: Event, now: int, zone: tzinfo) -> tuple[str, str]:
         title = f"rk: turn timeout ({event.server} {event.entry})"
         what = f"The turn {entry} started in {where} is {event.detail or 'still running'}."
         todo = f"Look at the pane: tmux -L {event.server} switch-client -t {event.pane}"
+    elif event.kind == UNREADABLE:
+        title = f"rk: entries file unreadable ({event.server})"
+        what = f"rk cannot read the entries file of {where} ({event.detail}): none of its entries fires."
+        todo = f"rk -L {event.server} doctor says how to repair it"
     elif event.kind == BUDGET:
         title = f"rk: budget reached ({event.server} {event.entry})"
         what = f"{entry.capitalize()} (typing into {where}) spent its token budget for today: its fires are skipped."

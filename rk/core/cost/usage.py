@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, tzinfo
 
+from rk.core.bounds import quote
 from rk.core.errors import ExitStatus, RkError
 
 #: Seconds a prompt's record may predate its `delivered` line (the line is written at the tick's now,
@@ -435,10 +436,10 @@ class Budget:
             raise BudgetError("budget must be text like 2M/day")
         m = _BUDGET.match(text.strip())
         if not m:
-            raise BudgetError(f"budget {text!r} does not read: use tokens per day, e.g. 2M/day or 500k/day")
+            raise BudgetError(f"budget {quote(text)} does not read: use tokens per day, e.g. 2M/day or 500k/day")
         tokens = int(float(m.group(1)) * _SCALE[m.group(2).lower()])
         if not 0 < tokens <= MAX_BUDGET:
-            raise BudgetError(f"budget {text!r} must be a positive number of tokens up to 1000T")
+            raise BudgetError(f"budget {quote(text)} must be a positive number of tokens up to 1000T")
         return Budget(tokens)
 
 

@@ -36,6 +36,7 @@ from datetime import date, datetime, timedelta, tzinfo
 from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from rk.core.bounds import quote
 from rk.core.errors import RkError
 
 #: Largest repeated-hour width we look around (Debian cron assumes clock
@@ -83,23 +84,23 @@ def _check_field(index: int, text: str) -> None:
     lo, hi = _BOUNDS[index]
     for term in text.split(","):
         if not _TERMS[index].match(term):
-            raise CronError(f"bad {_FIELD_NAMES[index]} field {text!r}")
+            raise CronError(f"bad {_FIELD_NAMES[index]} field {quote(text)}")
         base, _, step = term.partition("/")
         if step and len(step) <= 4 and int(step) == 0:
-            raise CronError(f"bad {_FIELD_NAMES[index]} field {text!r}: step must be positive")
+            raise CronError(f"bad {_FIELD_NAMES[index]} field {quote(text)}: step must be positive")
         if step and len(step) > 4:
-            raise CronError(f"bad {_FIELD_NAMES[index]} field {text[:40]!r}: step too large")
+            raise CronError(f"bad {_FIELD_NAMES[index]} field {quote(text)}: step too large")
         if any(len(part) > 4 for part in base.split("-")):
-            raise CronError(f"bad {_FIELD_NAMES[index]} field {text[:40]!r}: out of range {lo}-{hi}")
+            raise CronError(f"bad {_FIELD_NAMES[index]} field {quote(text)}: out of range {lo}-{hi}")
         if base == "*":
             continue
         start, _, end = base.partition("-")
         a = _name_value(index, start)
         b = _name_value(index, end) if end else a
         if not (lo <= a <= hi and lo <= b <= hi):
-            raise CronError(f"bad {_FIELD_NAMES[index]} field {text!r}: out of range {lo}-{hi}")
+            raise CronError(f"bad {_FIELD_NAMES[index]} field {quote(text)}: out of range {lo}-{hi}")
         if b < a:
-            raise CronError(f"bad {_FIELD_NAMES[index]} field {text!r}: range end before start")
+            raise CronError(f"bad {_FIELD_NAMES[index]} field {quote(text)}: range end before start")
 
 
 def _expand(index: int, text: str) -> frozenset[int]:
@@ -149,7 +150,7 @@ class CronExpr:
         day_and = fields[2].startswith("*") or fields[4].startswith("*")
         if day_and and not fields[2].startswith("*"):
             if not any(d <= _MAX_DAYS[m - 1] for m in months for d in doms):
-                raise CronError(f"{text!r} never matches a real date")
+                raise CronError(f"{quote(text)} never matches a real date")
         return CronExpr(
             text=" ".join(fields),
             times=tuple(sorted(h * 60 + m for h in hours for m in minutes)),
@@ -337,4 +338,4 @@ def zone_for(name: str) -> tzinfo:
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError, OSError):
-        raise CronError(f"unknown time zone {name!r} (use an IANA name like Europe/Berlin)") from None
+        raise CronError(f"unknown time zone {quote(name)} (use an IANA name like Europe/Berlin)") from None

@@ -50,18 +50,30 @@ def _either(key: str) -> str:
 
 
 def _duration(value: object, what: str) -> int:
+    if isinstance(value, str):
+        _text(value, what)  # bounded before it is parsed (and perhaps quoted)
     try:
         return parse_duration(value)
     except DurationError as exc:
         raise EntryError(f"{what}: {exc}") from None
 
 
-def _text(value: object, what: str) -> str:
+def _text(value: object, what: str, most: int = bounds.MAX_WORD) -> str:
+    """The text of a scalar, at most `most` characters (a longer one refuses the entry,
+    quoting a short prefix), "" when absent."""
     if value is None:
         return ""
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise EntryError(f"{what} must be text")
-    return str(value)
+    try:
+        return bounds.text(str(value), what, most)
+    except bounds.OutOfRange as exc:
+        raise EntryError(str(exc)) from None
+
+
+def _field(raw: Mapping[str, object], key: str, field: str, what: str = "") -> str:
+    """`raw[key]` as text, within the bound the field table gives `field`."""
+    return _text(raw.get(key), what or key, BY_KEY[field].most)
 
 
 def _int(value: object, what: str) -> int:
@@ -112,11 +124,11 @@ def decode_schedule(raw: object) -> Schedule:
             raise EntryError("backoff max must be ≥ min")
         sched = Backoff(lo, hi)
     elif kind == ScheduleKind.CRON:
-        expr = _text(m.get("expr"), "cron expr").strip()
+        expr = _field(m, "expr", "cron", "cron expr").strip()
         try:
             CronExpr.parse(expr)
         except CronError as exc:
-            raise EntryError(f"cron expression {expr!r} does not parse: {exc}") from None
+            raise EntryError(f"cron expression {bounds.quote(expr)} does not parse: {exc}") from None
         tz = _text(m.get("tz"), "cron tz").strip()
         if tz:
             try:
@@ -137,13 +149,13 @@ def decode_schedule(raw: object) -> Schedule:
             raise EntryError("at schedule needs an instant (unix seconds or ISO-8601 with an offset)")
         sched = At(at)
     else:
-        raise EntryError(f"unknown schedule kind {kind!r}")
+        raise EntryError(f"unknown schedule kind {bounds.quote(kind)}")
     catch_up = _text(m.get("catch_up"), "catch_up")
     if catch_up:
         if not isinstance(sched, Cron | At):
             raise EntryError("catch_up only applies to cron and at schedules")
         if catch_up not in BY_KEY["catch_up"].choices:
-            raise EntryError(f"catch_up must be 'once', not {catch_up!r}")
+            raise EntryError(f"catch_up must be 'once', not {bounds.quote(catch_up)}")
         sched = replace(sched, catch_up=catch_up)
     if m.get("catch_up_within") is not None:
         if not isinstance(sched, Cron | At) or not sched.catch_up:
@@ -162,22 +174,22 @@ def decode_target(raw: object) -> Target:
     m = _mapping(raw, "target")
     kind = _text(m.get("kind"), "target kind")
     if kind == TargetKind.ROLE:
-        value = _text(m.get("role"), "role").strip()
+        value = _field(m, "role", "role").strip()
         if not value:
             raise EntryError("role target needs a role")
     elif kind == TargetKind.SESSION:
-        value = _text(m.get("session"), "session").strip()
+        value = _field(m, "session", "session").strip()
         if not value:
             raise EntryError("session target needs a session id")
     elif kind == TargetKind.PANE:
-        value = _text(m.get("pane"), "pane").strip()
+        value = _field(m, "pane", "pane").strip()
         if not is_pane_id(value):
             raise EntryError("pane target needs a %N pane id")
         return Target(TargetKind.PANE, value, decode_server(m))
     elif not kind:
         raise EntryError("missing target kind")
     else:
-        raise EntryError(f"unknown target kind {kind!r}")
+        raise EntryError(f"unknown target kind {bounds.quote(kind)}")
     return Target(kind=TargetKind(kind), value=value)
 
 
@@ -215,7 +227,9 @@ def decode_respawn(raw: object) -> tuple[str, ...]:
         return ()
     if isinstance(raw, str) or not isinstance(raw, (list, tuple)):
         raise EntryError("respawn must be a list of strings (argv)")
-    argv = tuple(_text(x, "respawn element") for x in raw)
+    if len(raw) > bounds.MAX_ARGS:
+        raise EntryError(f"respawn has {len(raw):,} elements: at most {bounds.MAX_ARGS}")
+    argv = tuple(_text(x, "respawn element", BY_KEY["respawn"].most) for x in raw)
     if not argv:
         raise EntryError("respawn needs at least one element")
     if not argv[0]:
@@ -234,14 +248,14 @@ def decode_entry(raw: object) -> Entry:
     if not entry_id:
         raise EntryError("missing id")
     if not _ENTRY_ID.match(entry_id):
-        raise EntryError(f"id {entry_id!r} must be letters, digits, '.', '_' or '-'")
+        raise EntryError(f"id {bounds.quote(entry_id)} must be 1 to 64 letters, digits, '.', '_' or '-'")
     if raw.get("schedule") is None and raw.get("wake_on") is not None:
         schedule: Schedule = WakeOnly()  # fires on its wake event only
     else:
         schedule = decode_schedule(raw.get("schedule"))
     deliver = _text(raw.get("deliver"), "deliver")
     if deliver and deliver not in BY_KEY["deliver"].choices:
-        raise EntryError(f"unknown deliver value {deliver!r}")
+        raise EntryError(f"unknown deliver value {bounds.quote(deliver)}")
     if_absent = _text(raw.get("if_absent"), "if_absent")
     if if_absent not in BY_KEY["if_absent"].choices:
         if_absent = ""  # the original never checked it: an unknown value skips (the file keeps its text)
@@ -254,8 +268,8 @@ def decode_entry(raw: object) -> Entry:
         cm = _mapping(created, "created_by")
         created_by = CreatedBy(
             at=_int(cm.get("at"), "created_by.at"),
-            session=_text(cm.get("session"), "created_by.session"),
-            pane=_text(cm.get("pane"), "created_by.pane"),
+            session=_field(cm, "session", "session", "created_by.session"),
+            pane=_field(cm, "pane", "pane", "created_by.pane"),
             via=_text(cm.get("via"), "created_by.via"),
         )
     timeout, on_timeout = decode_turn_timeout(raw)
@@ -266,10 +280,10 @@ def decode_entry(raw: object) -> Entry:
         raise EntryError(why)
     return Entry(
         id=entry_id,
-        name=_text(raw.get("name"), "name"),
+        name=_field(raw, "name", "name"),
         schedule=schedule,
         target=target,
-        payload=_text(raw.get("payload"), "payload"),
+        payload=_field(raw, "payload", "prompt"),
         deliver=Deliver(deliver) if deliver else None,
         if_absent=IfAbsent(if_absent) if if_absent else None,
         respawn=respawn,
@@ -312,7 +326,7 @@ def decode_turn_timeout(raw: Mapping[str, object]) -> tuple[int, OnTimeout | Non
     if not policy:
         return timeout, None
     if policy not in BY_KEY["on_timeout"].choices:
-        raise EntryError(f"on_timeout must be {_either('on_timeout')}, not {policy!r}")
+        raise EntryError(f"on_timeout must be {_either('on_timeout')}, not {bounds.quote(policy)}")
     if not timeout:
         raise EntryError("on_timeout needs turn_timeout")
     return timeout, OnTimeout(policy)
@@ -332,6 +346,8 @@ def decode_budget(raw: object) -> Budget | None:
     """`budget: 2M/day`; absent or empty: none."""
     if raw is None or raw == "":
         return None
+    if isinstance(raw, str):
+        _text(raw, "budget")
     try:
         return Budget.parse(raw)
     except BudgetError as exc:
@@ -339,7 +355,7 @@ def decode_budget(raw: object) -> Budget | None:
 
 
 def decode_active_hours(raw: object) -> ActiveHours | None:
-    text = _text(raw, "active_hours").strip()
+    text = _text(raw, "active_hours", BY_KEY["active_hours"].most).strip()
     if not text:
         return None
     try:
@@ -355,7 +371,7 @@ def decode_only_if_changed(raw: object, wakes: bool) -> str:
         return ""
     value = PANE if raw is True else _text(raw, "only_if_changed").strip()
     if value not in BY_KEY["only_if_changed"].choices:
-        raise EntryError(f"only_if_changed must be {_either('only_if_changed')}, not {value!r}")
+        raise EntryError(f"only_if_changed must be {_either('only_if_changed')}, not {bounds.quote(value)}")
     if value == SCOPE and not wakes:
         raise EntryError("only_if_changed scope needs wake_on (the panes it watches)")
     return value

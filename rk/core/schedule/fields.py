@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from rk.core.bounds import MAX_CAP
+from rk.core import bounds
+from rk.core.bounds import MAX_ARG, MAX_CAP, MAX_LABEL, MAX_PANE, MAX_PROMPT, MAX_WORD
 from rk.core.cost.unchanged import MODES
 from rk.core.schedule.entry import (
     CATCH_UP_ONCE,
@@ -67,6 +68,7 @@ class Field:
     off: tuple[str, ...] = ()  #: the words that remove it when editing
     low: int | None = None  #: COUNT's bounds, inclusive
     high: int | None = None
+    most: int = MAX_WORD  #: characters a value may have (a LIST's: each element); see `check_text`
     default: str = ""  #: what an entry has without it
     schedules: tuple[ScheduleKind, ...] = ()  #: the schedule kinds it applies to (empty: any)
     param: str = ""  #: the command line function's parameter (when not `key`)
@@ -87,6 +89,11 @@ class Field:
 
     def flag_on(self, surface: Surface) -> str:
         return self.edit_flag if surface == Surface.EDIT and self.edit_flag else self.flag
+
+    @property
+    def bounded(self) -> bool:
+        """Whether the value is text, so `most` bounds it (a FLAG or COUNT is not)."""
+        return self.shape not in (Shape.FLAG, Shape.COUNT)
 
     def bounds_on(self, surface: Surface) -> tuple[int | None, int | None]:
         """COUNT's bounds there: editing also takes the `off` number (0 removes a cap)."""
@@ -110,6 +117,7 @@ FIELDS: tuple[Field, ...] = (
         mcp="The text typed into the agent and submitted (never executed).",
         edit_help="The new text to type (placeholders allowed).",
         mcp_edit="The new text to type.",
+        most=MAX_PROMPT,
     ),
     Field(
         "every",
@@ -171,6 +179,7 @@ FIELDS: tuple[Field, ...] = (
         "schedule.expr (kind: cron)",
         mcp='Five-field cron expression, e.g. "0 9 * * 1-5".',
         schedules=(ScheduleKind.CRON,),
+        most=MAX_LABEL,
     ),
     Field(
         "catch_up",
@@ -227,6 +236,7 @@ FIELDS: tuple[Field, ...] = (
         "name",
         mcp="Display name (default: the prompt's first 40 characters).",
         default="the prompt's first 40 characters",
+        most=MAX_LABEL,
     ),
     Field(
         "deliver",
@@ -255,6 +265,7 @@ FIELDS: tuple[Field, ...] = (
         Shape.LIST,
         "One argv element of the respawn command (repeat). {server} is replaced.",
         "respawn",
+        most=MAX_ARG,
     ),
     Field("pinned", "--pinned", Shape.FLAG, "Never expire as an orphan.", "pinned", mcp="Never expire as an orphan."),
     Field(
@@ -273,6 +284,7 @@ FIELDS: tuple[Field, ...] = (
         "Target the window carrying this role.",
         "target.role (kind: role)",
         mcp="The window carrying this role.",
+        most=MAX_LABEL,
     ),
     Field(
         "session",
@@ -281,6 +293,7 @@ FIELDS: tuple[Field, ...] = (
         "Target the pane carrying this agent session.",
         "target.session (kind: session)",
         mcp="The pane carrying this agent session.",
+        most=MAX_LABEL,
     ),
     Field(
         "pane",
@@ -289,6 +302,7 @@ FIELDS: tuple[Field, ...] = (
         "Target this pane id (%N).",
         "target.pane (kind: pane)",
         mcp="A pane id like %3.",
+        most=MAX_PANE,
     ),
     Field(
         "wake_on",
@@ -332,6 +346,7 @@ FIELDS: tuple[Field, ...] = (
         mcp_edit="e.g. 09:00-18:00, or off.",
         off=("none", "off"),
         default="any time",
+        most=MAX_LABEL,
     ),
     Field(
         "only_if_changed",
@@ -453,6 +468,22 @@ def on(surface: Surface) -> tuple[Field, ...]:
     return tuple(BY_KEY[key] for key in SURFACES[surface])
 
 
+def check_text(field: Field, value: object, what: str = "") -> None:
+    """OutOfRange (a usage error quoting a short prefix) when `value`, a text of `field`
+    (or an element of a LIST), has more characters than its `most`, or a LIST more than
+    `MAX_ARGS` elements. The command line and the entries file's decoding both apply it."""
+    what = what or field.flag
+    if not field.bounded or value is None:
+        return
+    if isinstance(value, list | tuple):
+        if len(value) > bounds.MAX_ARGS:
+            raise bounds.OutOfRange(f"{what} has {len(value):,} elements: at most {bounds.MAX_ARGS}")
+        for element in value:
+            check_text(field, element, what)
+    elif isinstance(value, str):
+        bounds.text(value, what, field.most)
+
+
 def accepted(field: Field, surface: Surface) -> tuple[str, ...]:
     """Every word a CHOICE field takes there: its values, and where editing, its `off` words."""
     return field.choices + (field.off if surface in EDITING else ())
@@ -481,15 +512,20 @@ def reference() -> str:
         "Generated from `rk/core/schedule/fields.py` by `rk.core.schedule.fields.reference()`;",
         "do not edit by hand (`tests/test_fields.py` checks it is up to date).",
         "",
-        "| field | flag | entries file | values | default | off (edit) | schedules | offered by | help |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "Text values have at most the characters `at most` says (a list: each element, and at most "
+        f"{bounds.MAX_ARGS} of them); a longer one is refused, on the command line, over MCP and in the file.",
+        "",
+        "| field | flag | entries file | values | at most | default | off (edit) | schedules | offered by | help |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for f in FIELDS:
         surfaces = ", ".join(s.value for s in Surface if f.key in SURFACES[s] or POSITIONAL.get(s) == f.key)
         off = ", ".join(f"`{w}`" for w in f.off)
         schedules = ", ".join(k.value for k in f.schedules) or "any"
-        cells = (f"`{f.key}`", f"`{f.flag}`", f"`{f.yaml}`", _values(f), f.default, off, schedules, surfaces, f.help)
-        lines.append("| " + " | ".join(_cell(c) if i > 3 else c for i, c in enumerate(cells)) + " |")
+        most = f"{f.most:,}" if f.bounded else ""
+        head = (f"`{f.key}`", f"`{f.flag}`", f"`{f.yaml}`", _values(f), most)
+        cells = (*head, f.default, off, schedules, surfaces, f.help)
+        lines.append("| " + " | ".join(_cell(c) if i > 4 else c for i, c in enumerate(cells)) + " |")
     return "\n".join(lines) + "\n"
 
 

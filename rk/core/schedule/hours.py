@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 
+from rk.core.bounds import quote
 from rk.core.errors import ExitStatus, RkError
 
 _RANGE = re.compile(r"([0-9]{2}):([0-9]{2})-([0-9]{2}):([0-9]{2})")
@@ -36,13 +37,13 @@ class ActiveHours:
         for part in text.split(","):
             m = _RANGE.fullmatch(part.strip())
             if not m:
-                raise HoursError(f"active hours {text.strip()[:60]!r}: want HH:MM-HH:MM[,HH:MM-HH:MM…]")
+                raise HoursError(f"active hours {quote(text.strip())}: want HH:MM-HH:MM[,HH:MM-HH:MM…]")
             h1, m1, h2, m2 = (int(g) for g in m.groups())
             if h1 > 23 or m1 > 59 or m2 > 59 or h2 > 24 or (h2 == 24 and m2):
-                raise HoursError(f"active hours {part.strip()!r}: not a time of day")
+                raise HoursError(f"active hours {quote(part.strip())}: not a time of day")
             start, end = h1 * 60 + m1, h2 * 60 + m2
             if start == end:
-                raise HoursError(f"active hours {part.strip()!r}: an empty range (for all day write 00:00-24:00)")
+                raise HoursError(f"active hours {quote(part.strip())}: an empty range (for all day write 00:00-24:00)")
             ranges.append((start, end))
         return ActiveHours(tuple(ranges))
 
