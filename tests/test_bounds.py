@@ -445,7 +445,8 @@ def test_an_entry_holding_year_9999_never_breaks_list_next_or_show_east_of_utc(t
 def test_mcp_refuses_megabyte_values_briefly_and_cron_list_says_an_unreadable_file(caller):  # noqa: F811
     import asyncio
 
-    from test_mcp import Reply, serve
+    from mcp_client import Reply
+    from test_mcp import serve
 
     def call(s, tool: str, **arguments: object) -> Reply:  # `name` is an input here, not the tool's
         return Reply(asyncio.run_coroutine_threadsafe(s.session.call_tool(tool, arguments), s.loop).result(60))
