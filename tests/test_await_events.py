@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -672,11 +673,17 @@ def test_await_ends_gone_when_its_pane_is_killed(tmux_server, env):
 
 
 def test_await_ends_gone_when_the_server_is_killed(tmux_server, env):
-    pane = pane_of(tmux_server)
+    """Its pane's process ignores the hangup and lives on: the server's own exit wakes the wait."""
+    hardy = "trap '' HUP; exec sleep 300"
+    pane = tmux_server.run("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", "main", "sh", "-c", hardy).strip()
+    pid = int(tmux_server.display(pane, "#{pane_pid}").strip())
     fire(tmux_server, pane, Path(env["RK_STATE_DIR"]), "active", "UserPromptSubmit")
     proc = start_await(tmux_server, env, "--pane", pane, "--until", "idle", "--after-active")
-    _, result = _ends_gone(proc, lambda: subprocess.run(tmux_server.argv("kill-server"), env=child_env(env)))
-    assert result["panes"][0]["why"] == "tmux server gone"
+    try:
+        _, result = _ends_gone(proc, lambda: subprocess.run(tmux_server.argv("kill-server"), env=child_env(env)))
+        assert result["panes"][0]["why"] == "tmux server gone"
+    finally:
+        os.kill(pid, signal.SIGKILL)
 
 
 def test_await_ends_gone_when_the_pane_runs_another_process(tmux_server, env):
@@ -715,17 +722,33 @@ def test_await_across_a_tmux_restart_never_hears_the_new_pane(tmux_server, env):
 
 def test_a_wait_that_first_looks_after_a_restart_sees_the_server_changed(tmux_server, env):
     """The identity check itself: the targets' listing is from the old server, every look after
-    it from the new one, whose reused pane id is idle."""
+    it from the new one, whose reused pane id goes idle (in the journal too) as the wait begins."""
     from rk.channels.waiter import await_panes, listing
 
     pane = pane_of(tmux_server)
     state = Path(env["RK_STATE_DIR"])
     fire(tmux_server, pane, state, "active", "UserPromptSubmit")
     first = listing(tmux_server)
-    time.sleep(1.1)  # tmux's start_time is whole seconds: the pid alone may tell, this makes both
     assert _restart(tmux_server, env) == pane
-    fire(tmux_server, pane, state, "idle", "Stop")
     spec = Spec(frozenset({"idle"}))
-    result = await_panes(tmux_server, [pane], spec, timeout=10, env=env, first=first)
+
+    def new_pane_idle():
+        fire(tmux_server, pane, state, "idle", "Stop")
+
+    result = await_panes(tmux_server, [pane], spec, timeout=10, env=env, first=first, on_ready=new_pane_idle)
     assert not result.timed_out and result.condition == "gone"
     assert result.reached[0].view.why.startswith("tmux server restarted")
+
+
+def test_a_process_that_exited_between_the_listing_and_the_watch_means_look_again():
+    from rk.channels.waiter import Listed, _pidfds
+
+    child = subprocess.Popen(["true"])
+    child.wait()  # reaped: its pid names no process
+    listed = {"%1": Listed(PaneView("%1", True, "active", 1, pid=child.pid), child.pid, "main", "")}
+    fds, exited = _pidfds(listed, ("%1",))
+    assert (fds, exited) == ([], True)
+    listed = {"%1": Listed(PaneView("%1", True, "active", 1, pid=os.getpid()), os.getpid(), "main", "")}
+    fds, exited = _pidfds(listed, ("%1",))
+    assert len(fds) == 1 and not exited
+    os.close(fds[0])
