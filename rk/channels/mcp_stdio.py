@@ -12,10 +12,16 @@ fds 0 and 1 become two pipes, and two threads stand between them and the client:
   and ends the SDK's input, so the SDK returns and `rk mcp` exits;
 - the writer copies the SDK's lines to the client. It and the reader's replies
   write whole lines under one lock, so no two replies ever interleave.
+
+When the SDK returns, every tool call's thread has finished (a call cancelled
+at the end of input waits for its thread), so `exit_now` ends the process at
+once, without the interpreter's teardown: a fifth of a second of CPU per
+process, seconds when ten clients leave at once on a small machine.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import select
 import sys
@@ -169,3 +175,14 @@ def serve_stdio(run: Callable[[], None]) -> None:
         os.dup2(wire_in, 0)
         os.dup2(wire_out, 1)
         cancel.CURRENT.reset(token)
+
+
+def exit_now(code: int = 0) -> None:
+    """End the process now: the streams flushed, the interpreter's teardown skipped."""
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
