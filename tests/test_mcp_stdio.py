@@ -47,6 +47,13 @@ MALFORMED = [
     ("huge", b'{"jsonrpc":"2.0","id":14,"method":"ping","x":"' + b"a" * (jsonrpc.MAX_LINE + 10) + b'"}', -32600, None),
 ]
 
+#: Never answered: a notification (even a malformed one), a response, a blank line.
+SILENT = [
+    b'{"jsonrpc":"2.0","method":"notifications/whatever","params":[1]}',
+    b'{"jsonrpc":"2.0","id":99,"result":5}',
+    b"   ",
+]
+
 
 # -- the verdict, pure ---------------------------------------------------------------------
 
@@ -156,6 +163,10 @@ def test_every_malformed_request_is_answered_and_the_server_stays_up(env):
             assert (reply.get("id"), reply.get("error", {}).get("code")) == (request_id, code), what
             raw.send(PING)
             assert raw.reply() == {"jsonrpc": "2.0", "id": "p", "result": {}}, f"after {what}"
+        for unanswered in SILENT:
+            raw.send(unanswered)
+            raw.send(PING)
+            assert raw.reply() == {"jsonrpc": "2.0", "id": "p", "result": {}}, f"no reply to {unanswered!r}"
     finally:
         raw.close()
 
