@@ -6,18 +6,32 @@ from __future__ import annotations
 import json
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
-from conftest import wait_for
+from conftest import child_env, wait_for
 
-from rk.core.channels.awaiting import ALL, ANY, PaneView, Spec, conditions_of, observe, outcome, parse_until, start
+from rk.core.channels.awaiting import (
+    ALL,
+    ANY,
+    PaneView,
+    Spec,
+    conditions_of,
+    departures,
+    observe,
+    outcome,
+    parse_until,
+    start,
+)
 from rk.core.log import states as journal
 from rk.core.log.delivery import LogLine
 from rk.core.log.events import Replay, merged, selected
+from rk.core.pane.identity import ServerIdentity
 from rk.core.pane.turn import hook_turn_end, parse_turn_end, screen_turn_end
 from rk.store import state_journal as statejournal
 from rk.store.delivery_log import append_lines, rotate_if_needed
@@ -147,6 +161,52 @@ def test_any_and_all():
     p = observe(spec, start(["%1", "%2"]), views)
     p = observe(spec, p, [PaneView("%1", True, "idle", 3), PaneView("%2", True, "active", 3)])
     assert [r.view.pane for r in outcome(spec, p)] == ["%1", "%2"], "a pane that reached it stays done"
+
+
+SERVER = ServerIdentity(1_700_000_000, 4242)
+
+
+def test_gone_ends_any_wait_whatever_until_says():
+    for mode in (ANY, ALL):
+        spec = Spec(frozenset({"idle"}), after_active=True, mode=mode)
+        views = [PaneView("%1", True, "active", 1), PaneView("%2", False, why="pane closed")]
+        done = outcome(spec, observe(spec, start(["%1", "%2"]), views))
+        assert done is not None, f"{mode}: a pane that can never be idle ends the wait"
+        assert (done[0].condition, done[0].view.pane, done[0].to_dict()["why"]) == ("gone", "%2", "pane closed")
+
+
+def test_all_reports_the_gone_pane_first_and_the_done_ones():
+    spec = Spec(frozenset({"idle"}), mode=ALL)
+    views = [PaneView("%1", True, "idle", 5), PaneView("%2", True, "active", 5), PaneView("%3", False)]
+    done = outcome(spec, observe(spec, start(["%1", "%2", "%3"]), views))
+    assert [(r.view.pane, r.condition) for r in done] == [("%3", "gone"), ("%1", "idle")]
+
+
+@pytest.mark.parametrize(
+    ("later", "why"),
+    [
+        (PaneView("%1", True, "idle", 9, pid=77, server=ServerIdentity(1_700_000_500, 5151)), "tmux server restarted"),
+        (PaneView("%1", True, "idle", 9, pid=77, server=ServerIdentity(1_700_000_000, 5151)), "tmux server restarted"),
+        (PaneView("%1", True, "idle", 9, pid=78, server=SERVER), "pane runs another process (pid 77, now 78)"),
+    ],
+)
+def test_a_pane_whose_identity_changed_is_gone(later, why):
+    spec = Spec(frozenset({"idle"}))
+    p = observe(spec, start(["%1"]), [PaneView("%1", True, "active", 1, pid=77, server=SERVER)])
+    assert outcome(spec, p) is None
+    assert departures(p, [later]) == [later], "looked at before the journal"
+    done = outcome(spec, observe(spec, p, [later]))
+    assert done[0].condition == "gone" and done[0].view.why.startswith(why), "the new %1 never answers the wait"
+
+
+def test_the_same_pane_or_an_unknown_identity_is_no_change():
+    spec = Spec(frozenset({"idle"}))
+    p = observe(spec, start(["%1"]), [PaneView("%1", True, "active", 1, pid=77, server=SERVER)])
+    assert departures(p, [PaneView("%1", True, "idle", 2, pid=77, server=SERVER)]) == []
+    journal_line = PaneView("%1", True, "idle", 2)  # no pid, no server: no evidence either way
+    assert outcome(spec, observe(spec, p, [journal_line]))[0].condition == "idle"
+    first_from_journal = observe(spec, start(["%1"]), [PaneView("%1", True, "active", 1)])
+    assert not first_from_journal.first, "a journal line fixes no identity"
 
 
 def test_untargeted_panes_are_ignored():
@@ -586,3 +646,109 @@ def test_every_state_write_pings_the_waiting_awaits(tmux_server, tmp_path):
         assert not (wakes / "2-dead.sock").exists(), "a dead await's socket is removed"
     finally:
         listener.close()
+
+
+# -- tmux: a wait ends at once when its pane or server is gone --------------------------
+
+
+def _ends_gone(proc: subprocess.Popen, act, limit: float = 5.0) -> tuple[float, dict]:
+    """Do `act` to an await's pane or server; the seconds until the await exited, and its result."""
+    assert still_waiting(proc)
+    begun = time.monotonic()
+    act()
+    proc.wait(timeout=30)
+    took = time.monotonic() - begun
+    code, result = finish(proc)
+    assert (code, result["condition"]) == (1, "gone"), "gone, unasked: exit 1, and the result says so"
+    assert took < limit, f"the await took {took:.2f} s to end"
+    return took, result
+
+
+def test_await_ends_gone_when_its_pane_is_killed(tmux_server, env):
+    other = tmux_server.run("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", "main", "cat").strip()
+    fire(tmux_server, other, Path(env["RK_STATE_DIR"]), "active", "UserPromptSubmit")
+    proc = start_await(tmux_server, env, "--pane", other, "--until", "idle")
+    _, result = _ends_gone(proc, lambda: tmux_server.run("kill-pane", "-t", other))
+    assert result["panes"][0]["why"] == "pane closed"
+
+
+def test_await_ends_gone_when_the_server_is_killed(tmux_server, env):
+    """Its pane's process ignores the hangup and lives on: the server's own exit wakes the wait."""
+    hardy = "trap '' HUP; exec sleep 300"
+    pane = tmux_server.run("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", "main", "sh", "-c", hardy).strip()
+    pid = int(tmux_server.display(pane, "#{pane_pid}").strip())
+    fire(tmux_server, pane, Path(env["RK_STATE_DIR"]), "active", "UserPromptSubmit")
+    proc = start_await(tmux_server, env, "--pane", pane, "--until", "idle", "--after-active")
+    try:
+        _, result = _ends_gone(proc, lambda: subprocess.run(tmux_server.argv("kill-server"), env=child_env(env)))
+        assert result["panes"][0]["why"] == "tmux server gone"
+    finally:
+        os.kill(pid, signal.SIGKILL)
+
+
+def test_await_ends_gone_when_the_pane_runs_another_process(tmux_server, env):
+    pane = pane_of(tmux_server)
+    fire(tmux_server, pane, Path(env["RK_STATE_DIR"]), "active", "UserPromptSubmit")
+    proc = start_await(tmux_server, env, "--pane", pane, "--until", "idle")
+    _, result = _ends_gone(proc, lambda: tmux_server.run("respawn-pane", "-k", "-t", pane, "cat"))
+    assert result["panes"][0]["why"].startswith("pane runs another process")
+
+
+def _restart(server, env) -> str:
+    """Kill the server and start another on its socket; its first pane (the reused id), idle."""
+    subprocess.run(server.argv("kill-server"), env=child_env(env), check=True)
+    wait_for(lambda: not server.is_live(), message="the old server gone")
+    argv = server.argv("-f", "/dev/null", "new-session", "-d", "-s", "main", "-P", "-F", "#{pane_id}", "cat")
+    done = subprocess.run(argv, env=child_env(env), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_await_across_a_tmux_restart_never_hears_the_new_pane(tmux_server, env):
+    pane = pane_of(tmux_server)
+    state = Path(env["RK_STATE_DIR"])
+    fire(tmux_server, pane, state, "active", "UserPromptSubmit")
+    proc = start_await(tmux_server, env, "--pane", pane, "--all", "--until", "idle")
+
+    def restart():
+        assert _restart(tmux_server, env) == pane, "the new server reuses the pane id"
+        fire(tmux_server, pane, state, "idle", "Stop")  # the new %N goes idle at once
+
+    _, result = _ends_gone(proc, restart)
+    assert result["panes"][0]["why"] in ("tmux server gone", "pane closed") or result["panes"][0]["why"].startswith(
+        "tmux server restarted"
+    )
+
+
+def test_a_wait_that_first_looks_after_a_restart_sees_the_server_changed(tmux_server, env):
+    """The identity check itself: the targets' listing is from the old server, every look after
+    it from the new one, whose reused pane id goes idle (in the journal too) as the wait begins."""
+    from rk.channels.waiter import await_panes, listing
+
+    pane = pane_of(tmux_server)
+    state = Path(env["RK_STATE_DIR"])
+    fire(tmux_server, pane, state, "active", "UserPromptSubmit")
+    first = listing(tmux_server)
+    assert _restart(tmux_server, env) == pane
+    spec = Spec(frozenset({"idle"}))
+
+    def new_pane_idle():
+        fire(tmux_server, pane, state, "idle", "Stop")
+
+    result = await_panes(tmux_server, [pane], spec, timeout=10, env=env, first=first, on_ready=new_pane_idle)
+    assert not result.timed_out and result.condition == "gone"
+    assert result.reached[0].view.why.startswith("tmux server restarted")
+
+
+def test_a_process_that_exited_between_the_listing_and_the_watch_means_look_again():
+    from rk.channels.waiter import Listed, _pidfds
+
+    child = subprocess.Popen(["true"])
+    child.wait()  # reaped: its pid names no process
+    listed = {"%1": Listed(PaneView("%1", True, "active", 1, pid=child.pid), child.pid, "main", "")}
+    fds, exited = _pidfds(listed, ("%1",))
+    assert (fds, exited) == ([], True)
+    listed = {"%1": Listed(PaneView("%1", True, "active", 1, pid=os.getpid()), os.getpid(), "main", "")}
+    fds, exited = _pidfds(listed, ("%1",))
+    assert len(fds) == 1 and not exited
+    os.close(fds[0])

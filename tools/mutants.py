@@ -1259,6 +1259,77 @@ MUTANTS = [
         "MAX_EPOCH = 253_402_300_799",
         ("tests/test_bounds.py", "-k", "9999 or last_second"),
     ),
+    # -- waits that end, and rk mcp's stdio (rk/core/channels/awaiting.py, jsonrpc.py, rk/channels/) ----------
+    Mutant(
+        "await: gone ends the wait only when --until asks for it",
+        "rk/core/channels/awaiting.py",
+        "reached[view.pane] = Reached(GONE, view)  # whatever was asked: it can never come",
+        "reached.update({view.pane: Reached(GONE, view)} if GONE in spec.until else {})",
+        ("tests/test_await_events.py", "-m", "not tmux"),
+    ),
+    Mutant(
+        "await: --all waits on after a target is gone",
+        "rk/core/channels/awaiting.py",
+        "if lost and spec.mode == ALL:",
+        "if lost and spec.mode == ALL and len(lost) == len(progress.targets):",
+        ("tests/test_await_events.py", "-m", "not tmux"),
+    ),
+    Mutant(
+        "await: a pane's identity never checked (a restarted server's %N answers)",
+        "rk/core/channels/awaiting.py",
+        "why = moved(first.setdefault(view.pane, view), view)",
+        'why = ""',
+        ("tests/test_await_events.py", "-m", "not tmux"),
+    ),
+    Mutant(
+        "await: the journal read before the listing's departures",
+        "rk/channels/waiter.py",
+        "progress = observe(spec, progress, departures(progress, views))",
+        "progress = observe(spec, progress, [])",
+        ("tests/test_await_events.py", "-k", "first_looks"),
+    ),
+    Mutant(
+        "await: the tmux server's exit not watched",
+        "rk/channels/waiter.py",
+        "pids |= {listed.view.server.pid for listed in panes.values()}",
+        "pids |= set()",
+        ("tests/test_await_events.py", "-k", "server_is_killed"),
+    ),
+    Mutant(
+        "await: a process gone before its pidfd was opened waits for the recheck",
+        "rk/channels/waiter.py",
+        "                exited = True\n",
+        "                exited = False\n",
+        ("tests/test_await_events.py", "-k", "look_again"),
+    ),
+    Mutant(
+        "rk mcp: the waits never cancelled when the client goes",
+        "rk/channels/waiter.py",
+        "switch = cancel.CURRENT.get()",
+        "switch = None",
+        ("tests/test_mcp_stdio.py", "-k", "closing_stdin"),
+    ),
+    Mutant(
+        "rk mcp: a malformed message's error reply not sent",
+        "rk/channels/mcp_stdio.py",
+        "                    wire.send(judged.reply)\n",
+        "                    pass\n",
+        ("tests/test_mcp_stdio.py", "-k", "stays_up"),
+    ),
+    Mutant(
+        "rk mcp: an id of the wrong type taken",
+        "rk/core/channels/jsonrpc.py",
+        'if has_id and not valid_id(doc["id"]):',
+        "if False:",
+        ("tests/test_mcp_stdio.py", "-k", "malformed_line"),
+    ),
+    Mutant(
+        "rk mcp: a line over the limit held whole",
+        "rk/channels/mcp_stdio.py",
+        "over = over or len(pending) + end - start > limit",
+        "over = over",
+        ("tests/test_mcp_stdio.py", "-k", "client_lines or exactly_the_limit"),
+    ),
 ]
 
 

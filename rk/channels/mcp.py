@@ -194,5 +194,10 @@ def screen_tools(tool: Register, runner: Runner) -> None:
 
 
 def serve(cli: CliMain) -> None:
-    """`rk mcp`: serve on stdin/stdout until the client closes them."""
-    build(cli).run("stdio")
+    """`rk mcp`: serve on stdin/stdout until the client closes stdin, then cancel the
+    waits and exit; every malformed message is answered (`rk.channels.mcp_stdio`)."""
+    from rk.channels.mcp_stdio import exit_now, serve_stdio
+
+    server = build(cli)
+    serve_stdio(lambda: server.run("stdio"))
+    exit_now()

@@ -8,6 +8,11 @@ nothing happens. On each wake it reads the state journal since it started (so
 an `active` that came and went between two looks still counts for
 `--after-active`), then one tmux listing. A slow look every `RECHECK` seconds
 covers what signals nothing (a pane whose process could not be watched).
+
+It also selects on a pidfd of the tmux server, so a server that dies ends the
+wait at once (`gone`, like a pane that closed: the decision's), and on the
+cancel switch of the run it serves (`rk.host.cancel`): `rk mcp` sets it when its
+client goes, and the wait returns `cancelled`.
 """
 
 from __future__ import annotations
@@ -19,16 +24,42 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from rk.core.channels.awaiting import PaneView, Progress, Reached, Spec, observe, outcome, start
+from rk.core.channels.awaiting import (
+    CLOSED,
+    SERVER_GONE,
+    PaneView,
+    Progress,
+    Reached,
+    Spec,
+    departures,
+    gone,
+    observe,
+    outcome,
+    start,
+)
 from rk.core.environ import AWAIT_DIR, ROLE_OPTION, STATE_OPTION, TURN_END_OPTION, state_dir
 from rk.core.errors import RkError
+from rk.core.pane.identity import ServerIdentity
 from rk.core.pane.turn import parse_turn_end
+from rk.host import cancel
 from rk.host.nudge import Listener
 from rk.store import state_journal as statejournal
 from rk.tmux.server import Server, TmuxError, format_number
 
 RECHECK = 10.0  #: seconds between looks when nothing wakes the wait
-FIELDS = ("pane_id", "pane_pid", "pane_dead", "session_name", ROLE_OPTION, STATE_OPTION, TURN_END_OPTION)
+FIELDS = (
+    "pane_id",
+    "pane_pid",
+    "pane_dead",
+    "session_name",
+    "start_time",
+    "pid",
+    ROLE_OPTION,
+    STATE_OPTION,
+    TURN_END_OPTION,
+)
+#: Why a pane tmux still lists (remain-on-exit) is gone.
+EXITED = "the pane's process exited"
 
 
 class AwaitError(RkError):
@@ -67,8 +98,13 @@ def listing(server: Server) -> dict[str, Listed]:
     for row in rows:
         state, since = parse_state(row[STATE_OPTION])
         end, end_at = parse_turn_end(row[TURN_END_OPTION])
-        view = PaneView(row["pane_id"], row["pane_dead"] != "1", state, since, end, end_at)  # dead: its agent is gone
-        out[row["pane_id"]] = Listed(view, format_number(row["pane_pid"]), row["session_name"], row[ROLE_OPTION])
+        pid = format_number(row["pane_pid"])
+        where = ServerIdentity(format_number(row["start_time"]), format_number(row["pid"]))
+        if row["pane_dead"] == "1":  # its agent is gone
+            view = gone(row["pane_id"], EXITED)
+        else:
+            view = PaneView(row["pane_id"], True, state, since, end, end_at, pid, where)
+        out[row["pane_id"]] = Listed(view, pid, row["session_name"], row[ROLE_OPTION])
     return out
 
 
@@ -82,8 +118,9 @@ def targets(panes: dict[str, Listed], pane: str = "", role: str = "", session: s
 
 
 def views_of(panes: dict[str, Listed], wanted: tuple[str, ...]) -> list[PaneView]:
-    """A view per target: as listed, or gone."""
-    return [panes[p].view if p in panes else PaneView(p, present=False) for p in wanted]
+    """A view per target: as listed, or gone (with the server when nothing is listed)."""
+    why = CLOSED if panes else SERVER_GONE
+    return [panes[p].view if p in panes else gone(p, why) for p in wanted]
 
 
 def journal_views(lines: list[dict[str, object]]) -> list[PaneView]:
@@ -103,25 +140,43 @@ def _wake(env: Mapping[str, str]) -> Listener:
     return Listener(os.path.join(directory, f"{os.getpid()}-{secrets.token_hex(4)}.sock"))
 
 
-def _pidfds(panes: dict[str, Listed], wanted: tuple[str, ...]) -> list[int]:
-    fds = []
-    for p in wanted:
-        listed = panes.get(p)
-        if listed and listed.pid > 1:
+#: The pause before the next look when a process just listed has already exited.
+SOON = 0.05
+
+
+def _pidfds(panes: dict[str, Listed], wanted: tuple[str, ...]) -> tuple[list[int], bool]:
+    """A pidfd per target pane's process and one for the tmux server (readable when it
+    exits), and whether one had exited already (between the listing and now: look again)."""
+    pids = {panes[p].pid for p in wanted if p in panes}
+    pids |= {listed.view.server.pid for listed in panes.values()}
+    fds, exited = [], False
+    for pid in sorted(pids):
+        if pid > 1:
             try:
-                fds.append(os.pidfd_open(listed.pid))
+                fds.append(os.pidfd_open(pid))
+            except ProcessLookupError:
+                exited = True
             except (AttributeError, OSError):
                 pass
-    return fds
+    return fds, exited
 
 
 @dataclass(frozen=True)
 class AwaitResult:
-    """How the wait ended: the panes that ended it, or a timeout (none)."""
+    """How the wait ended: the panes that ended it, or a timeout or a cancel (none)."""
 
     reached: tuple[Reached, ...]
     timed_out: bool
     waited: float
+    cancelled: bool = False
+
+    @property
+    def condition(self) -> str:
+        return "cancelled" if self.cancelled else "timeout" if self.timed_out else self.reached[0].condition
+
+    def answered(self, spec: Spec) -> bool:
+        """Whether the wait ended with a condition it asked for (else exit 1)."""
+        return bool(self.reached) and self.reached[0].condition in spec.until
 
 
 def await_panes(
@@ -132,23 +187,33 @@ def await_panes(
     env: Mapping[str, str] | None = None,
     clock: Callable[[], float] = time.monotonic,
     on_ready: Callable[[], None] | None = None,
+    first: dict[str, Listed] | None = None,
 ) -> AwaitResult:
     """Wait until `spec` is met for the panes `wanted` (ids on `server`), or `timeout`
-    seconds pass (None: no limit). `on_ready` is called once the wake is in place."""
+    seconds pass (None: no limit), or a target is gone, or the run's cancel switch is
+    set. `first`: the listing the targets were chosen from (it fixes their identity).
+    `on_ready` is called once the wake is in place."""
     env = os.environ if env is None else env
     begun = clock()
     wake = _wake(env)
+    switch = cancel.CURRENT.get()
     directory, slug = state_dir(env), server.path.name
     tail = statejournal.Tail(directory, slug, statejournal.mark(statejournal.journal_path(directory, slug)))
     progress: Progress = start(wanted)
+    if first is not None:
+        progress = observe(spec, progress, views_of(first, progress.targets))
     fds: list[int] = []
     try:
         if on_ready is not None:
             on_ready()
         while True:
-            progress = observe(spec, progress, journal_views(tail.poll()))
+            if switch is not None and switch.is_set():
+                return AwaitResult((), False, clock() - begun, cancelled=True)
             panes = listing(server)
-            progress = observe(spec, progress, views_of(panes, progress.targets))
+            views = views_of(panes, progress.targets)
+            progress = observe(spec, progress, departures(progress, views))
+            progress = observe(spec, progress, journal_views(tail.poll()))
+            progress = observe(spec, progress, views)
             done = outcome(spec, progress)
             if done is not None:
                 return AwaitResult(tuple(done), False, clock() - begun)
@@ -157,9 +222,10 @@ def await_panes(
                 return AwaitResult((), True, clock() - begun)
             for fd in fds:
                 os.close(fd)
-            fds = _pidfds(panes, tuple(p for p in progress.targets if p not in progress.reached))
-            pause = RECHECK if left is None else min(RECHECK, left)
-            select.select([wake.fileno(), *fds], [], [], pause)
+            fds, exited = _pidfds(panes, tuple(p for p in progress.targets if p not in progress.reached))
+            pause = min(SOON if exited else RECHECK, RECHECK if left is None else left)
+            extra = [] if switch is None else [switch.fileno()]
+            select.select([wake.fileno(), *fds, *extra], [], [], pause)
             wake.drain()
     finally:
         for fd in fds:
@@ -192,4 +258,4 @@ def run_await(
             return AwaitResult((Reached("gone", PaneView(pane, present=False)),), False, 0.0)
         what = " ".join(f"{k} {v}" for k, v in (("pane", pane), ("role", role), ("session", session)) if v)
         raise AwaitError(f"no pane matches {what!r} on server {server.path.name}")
-    return await_panes(server, wanted, spec, timeout, env, on_ready=on_ready)
+    return await_panes(server, wanted, spec, timeout, env, on_ready=on_ready, first=panes)

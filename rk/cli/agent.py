@@ -314,7 +314,9 @@ class AwaitFlags:
 
 def _await(ctx: typer.Context, flags: AwaitFlags) -> None:
     """Block until the target pane(s) reach one of the --until conditions; print which
-    (pane, state, since). Exit 0 when reached, 1 on timeout, 2 on usage.
+    (pane, state, since). A target that is gone (closed, its server dead or restarted,
+    another process in it) ends the wait at once, whatever --until says. Exit 0 when
+    reached, 1 on timeout or on gone unasked, 2 on usage.
 
     Example: rk agent await --role worker --all --until idle,failed --after-active --timeout 10m
     """
@@ -361,17 +363,17 @@ def _await(ctx: typer.Context, flags: AwaitFlags) -> None:
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
     records = [r.to_dict() for r in result.reached]
-    condition = "timeout" if result.timed_out else result.reached[0].condition
-    doc = {"condition": condition, "panes": records, "waited": round(result.waited, 3)}
+    doc = {"condition": result.condition, "panes": records, "waited": round(result.waited, 3)}
     zone = env.zone()
-    lines = [condition] if result.timed_out else []
+    lines = [] if result.reached else [result.condition]
     for r in result.reached:
         v = r.view
         since = rfc3339(v.since, zone) if v.since else "-"
         state = printable(v.state) if v.present else GONE
-        lines.append(f"{r.condition} {v.pane} state={state or '-'} since={since}")
+        why = f" ({printable(v.why)})" if v.why else ""
+        lines.append(f"{r.condition} {v.pane} state={state or '-'} since={since}{why}")
     env.result(doc, lines)
-    if result.timed_out:
+    if not result.answered(spec):
         raise typer.Exit(int(ExitStatus.ERROR))
 
 
