@@ -253,3 +253,18 @@ def test_the_await_wake_never_goes_through_a_symlinked_await_dir(tmp_path):
     os.rename(target / "1-dead.sock", state / "await" / "1-dead.sock")
     state_journal.wake({"RK_STATE_DIR": str(state)})
     assert not (state / "await" / "1-dead.sock").exists()  # in its own dir, a dead await's socket is swept
+
+
+@pytest.mark.tmux
+def test_an_await_never_binds_its_wake_in_a_symlinked_await_dir(tmux_server, tmp_path):
+    """`rk agent await` refuses a planted `await` link in one line; nothing is bound there."""
+    state = _state(tmp_path)
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    (state / "await").symlink_to(target)
+    env = make_env(tmp_path)
+    env["RK_STATE_DIR"] = str(state)
+    pane = tmux_server.run("display-message", "-p", "-t", "main", "#{pane_id}").strip()
+    res = run_in(["agent", "await", "--pane", pane, "--until", "idle", "--timeout", "1s", "-L", tmux_server.name], env)
+    assert res.code != 0 and "symbolic link" in one_line_error(res), res
+    assert list(target.iterdir()) == []

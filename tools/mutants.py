@@ -1330,6 +1330,13 @@ MUTANTS = [
         "over = over",
         ("tests/test_mcp_stdio.py", "-k", "client_lines or exactly_the_limit"),
     ),
+    Mutant(
+        "await: the wake bound through a planted await link",
+        "rk/channels/waiter.py",
+        "directory = private.private_dir(os.path.join(state_dir(env), AWAIT_DIR))",
+        "directory = os.path.join(state_dir(env), AWAIT_DIR); os.makedirs(directory, exist_ok=True)",
+        ("tests/test_private_state.py", "-k", "binds"),
+    ),
 ]
 
 

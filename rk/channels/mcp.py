@@ -128,7 +128,8 @@ def agent_tools(tool: Register, runner: Runner) -> None:
         all: Annotated[bool, Field(description="Return when every target is done (default: any).")] = False,
         timeout: Annotated[str, Field(description="Give up after this long (at most 1h).")] = "10m",
     ) -> str:
-        """Block until the target is in one of the `until` conditions (rk agent await)."""
+        """Block until the target is in one of the `until` conditions (rk agent await). A target
+        whose pane closes, is replaced or whose tmux server dies ends the wait at once: gone."""
         mcpguard.check_placed(runner.caller())
         waited = seconds(timeout)
         if waited is not None and waited > 3600:

@@ -41,7 +41,7 @@ from rk.core.environ import AWAIT_DIR, ROLE_OPTION, STATE_OPTION, TURN_END_OPTIO
 from rk.core.errors import RkError
 from rk.core.pane.identity import ServerIdentity
 from rk.core.pane.turn import parse_turn_end
-from rk.host import cancel
+from rk.host import cancel, private
 from rk.host.nudge import Listener
 from rk.store import state_journal as statejournal
 from rk.tmux.server import Server, TmuxError, format_number
@@ -135,8 +135,7 @@ def journal_views(lines: list[dict[str, object]]) -> list[PaneView]:
 
 def _wake(env: Mapping[str, str]) -> Listener:
     """The socket the state writers ping (0600 from its bind; removed on close)."""
-    directory = os.path.join(state_dir(env), AWAIT_DIR)
-    os.makedirs(directory, mode=0o700, exist_ok=True)
+    directory = private.private_dir(os.path.join(state_dir(env), AWAIT_DIR))  # never a planted link
     return Listener(os.path.join(directory, f"{os.getpid()}-{secrets.token_hex(4)}.sock"))
 
 
