@@ -448,8 +448,15 @@ def test_mcp_refuses_megabyte_values_briefly_and_cron_list_says_an_unreadable_fi
     from mcp_client import Reply
     from test_mcp import serve
 
+    from mcp.shared.exceptions import MCPError
+
     def call(s, tool: str, **arguments: object) -> Reply:  # `name` is an input here, not the tool's
-        return Reply(asyncio.run_coroutine_threadsafe(s.session.call_tool(tool, arguments), s.loop).result(60))
+        try:
+            return Reply(asyncio.run_coroutine_threadsafe(s.session.call_tool(tool, arguments), s.loop).result(60))
+        except MCPError as exc:  # a message over rk mcp's 1 MiB: a JSON-RPC error for this call, at once
+            refused = Reply.__new__(Reply)
+            refused.error, refused.text = True, str(exc)
+            return refused
 
     big = "m" * 1_100_000
     state = Path(caller["env"]["RK_STATE_DIR"])

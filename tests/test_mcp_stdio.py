@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 from conftest import wait_for
+from mcp_client import CONNECT, RelayPane, header
 
-from rk.channels.mcp_stdio import client_lines
+from rk.channels.mcp_stdio import OverLong, client_lines
 from rk.core.channels import jsonrpc
 from rk.core.channels.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
 
@@ -44,7 +45,14 @@ MALFORMED = [
     ("params a string", b'{"jsonrpc":"2.0","id":11,"method":"ping","params":"x"}', INVALID_PARAMS, 11),
     ("a response and an error at once", b'{"jsonrpc":"2.0","id":12,"result":{},"error":{}}', INVALID_REQUEST, 12),
     ("unknown method", b'{"jsonrpc":"2.0","id":13,"method":"no/such"}', METHOD_NOT_FOUND, 13),
-    ("huge", b'{"jsonrpc":"2.0","id":14,"method":"ping","x":"' + b"a" * (jsonrpc.MAX_LINE + 10) + b'"}', -32600, None),
+    # too long: answered with the id written before the parameters, so the call fails at once
+    ("huge", b'{"jsonrpc":"2.0","id":14,"method":"ping","x":"' + b"a" * (jsonrpc.MAX_LINE + 10) + b'"}', -32600, 14),
+    (
+        "huge, its only id inside the parameters",
+        b'{"jsonrpc":"2.0","method":"tools/call","params":{"id":"x","a":"' + b"a" * (jsonrpc.MAX_LINE + 10) + b'"}}',
+        -32600,
+        None,
+    ),
 ]
 
 #: Never answered: a notification (even a malformed one), a response, a blank line.
@@ -60,7 +68,7 @@ SILENT = [
 
 @pytest.mark.parametrize(("what", "line", "code", "request_id"), [m for m in MALFORMED if m[2] != METHOD_NOT_FOUND])
 def test_a_malformed_line_gets_its_error(what, line, code, request_id):
-    verdict = jsonrpc.too_long() if len(line) > jsonrpc.MAX_LINE else jsonrpc.judge(line)
+    verdict = jsonrpc.too_long(line[: jsonrpc.HEAD]) if len(line) > jsonrpc.MAX_LINE else jsonrpc.judge(line)
     assert not verdict.passes, what
     reply = json.loads(verdict.reply)
     assert (reply["jsonrpc"], reply["id"], reply["error"]["code"]) == ("2.0", request_id, code), what
@@ -88,7 +96,7 @@ def test_a_notification_is_never_answered():
     assert jsonrpc.after_sdk_refusal(b'{"jsonrpc":"2.0","id":1,"result":5}').reply == b"", "nor a response"
 
 
-def _lines_of(path: Path, data: bytes, limit: int = jsonrpc.MAX_LINE) -> list[bytes | None]:
+def _lines_of(path: Path, data: bytes, limit: int = jsonrpc.MAX_LINE) -> list[bytes | OverLong]:
     path.write_bytes(data)
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -100,23 +108,29 @@ def _lines_of(path: Path, data: bytes, limit: int = jsonrpc.MAX_LINE) -> list[by
 def test_client_lines_are_bounded(tmp_path):
     huge = b"x" * (3 * jsonrpc.MAX_LINE)
     data = b"one\n\n" + huge + b"\ntwo\n" + huge  # the last, unterminated, is too long too
-    assert _lines_of(tmp_path / "in", data) == [b"one", b"", None, b"two", None]
+    head = OverLong(b"x" * jsonrpc.HEAD)  # a too-long line keeps only its head, for its id
+    assert _lines_of(tmp_path / "in", data) == [b"one", b"", head, b"two", head]
 
 
 def test_a_line_of_exactly_the_limit_is_read_whole(tmp_path):
     line = b"y" * 1000
-    assert _lines_of(tmp_path / "in", line + b"\n" + line + b"y\n" + line, limit=1000) == [line, None, line]
+    got = _lines_of(tmp_path / "in", line + b"\n" + line + b"y\n" + line, limit=1000)
+    assert got == [line, OverLong(line + b"y"), line]
 
 
 # -- a real rk mcp, raw bytes --------------------------------------------------------------
 
 
 class Raw:
-    """`python -m rk mcp`, spoken to in bytes."""
+    """`python -m rk mcp`, spoken to in bytes: a child of this process, or (`relay`) started
+    below a pane's process through the connector, as an agent in that pane would start it."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], relay: RelayPane | None = None) -> None:
+        argv = [sys.executable, "-m", "rk", "mcp"]
+        if relay is not None:
+            argv = [sys.executable, str(CONNECT), relay.socket, json.dumps(header(argv, env))]
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "rk", "mcp"],
+            argv,
             env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -171,17 +185,17 @@ def test_every_malformed_request_is_answered_and_the_server_stays_up(env):
         raw.close()
 
 
-def _caller(tmux_server, env) -> tuple[dict[str, str], str]:
-    socket = tmux_server.display("main:", "#{socket_path}").strip()
+def _caller(tmux_server, env) -> tuple[RelayPane, str]:
+    """A relay pane to start rk mcp below, and the pane it awaits (busy)."""
     pane = tmux_server.display("main:", "#{pane_id}").strip()
     tmux_server.run("set-option", "-p", "-t", pane, "@rk_pane_agent_state", "active:1")
-    return dict(env, TMUX=f"{socket},1,0", TMUX_PANE=pane), pane
+    return RelayPane.start(tmux_server), pane
 
 
 def test_closing_stdin_during_agent_await_ends_rk_mcp_within_a_second(tmux_server, env):
-    caller, pane = _caller(tmux_server, env)
+    relay, pane = _caller(tmux_server, env)
     wakes = Path(env["RK_STATE_DIR"]) / "await"
-    raw = Raw(caller)
+    raw = Raw(env, relay)
     try:
         raw.initialize()
         for n in (1, 2):  # two waits at once, each in its own worker thread

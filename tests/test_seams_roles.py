@@ -183,5 +183,6 @@ def test_rk_operator_adopts_a_window_named_operator_and_gives_it_the_role(tmux_s
     window = tmux_server.display(named, "#{window_id}").strip()
     assert find_operator(tmux_server) == window
     res = run_rk(["operator", "--command", "cat", "--json", "-L", tmux_server.name], env, check=True)
-    assert json.loads(res.stdout)["result"] == {"created": False, "window": window}
+    # adopted, not started: `cat` is no agent CLI, so no server tools are allowed for it
+    assert json.loads(res.stdout)["result"] == {"created": False, "window": window, "unattended_server_tools": False}
     assert role_of(tmux_server, named) == "operator"

@@ -27,6 +27,7 @@ import select
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 from rk.core.channels import jsonrpc
 from rk.host import cancel
@@ -68,34 +69,49 @@ def _read(fd: int) -> bytes:
         return b""  # the client's end broke: the end of its input
 
 
-def client_lines(fd: int, limit: int = jsonrpc.MAX_LINE) -> Iterator[bytes | None]:
-    """Each line of `fd` without its newline; None for a line over `limit` bytes, whose
-    bytes are dropped as they come (never held)."""
+@dataclass(frozen=True)
+class OverLong:
+    """A line over the limit: only its first bytes were kept (to answer its id)."""
+
+    head: bytes
+
+
+def _head(pending: bytearray, chunk: bytes, start: int, end: int) -> bytes:
+    """The first `jsonrpc.HEAD` bytes of the line held in `pending` and `chunk[start:end]`."""
+    room = max(jsonrpc.HEAD - len(pending), 0)
+    return bytes(pending[: jsonrpc.HEAD]) + chunk[start : min(end, start + room)]
+
+
+def client_lines(fd: int, limit: int = jsonrpc.MAX_LINE) -> Iterator[bytes | OverLong]:
+    """Each line of `fd` without its newline; `OverLong` for a line over `limit` bytes, whose
+    bytes past its head are dropped as they come (never held)."""
     pending = bytearray()
+    head = b""
     over = False
     while chunk := _read(fd):
         start = 0
         while (end := chunk.find(b"\n", start)) >= 0:
-            over = over or len(pending) + end - start > limit
-            yield None if over else bytes(pending + chunk[start:end])
+            if not over and len(pending) + end - start > limit:
+                over, head = True, _head(pending, chunk, start, end)
+            yield OverLong(head) if over else bytes(pending + chunk[start:end])
             pending.clear()
             over = False
             start = end + 1
         if not over and len(pending) + len(chunk) - start > limit:
-            over = True
+            over, head = True, _head(pending, chunk, start, len(chunk))
             pending.clear()
         if not over:
             pending += chunk[start:]
     if over:
-        yield None
+        yield OverLong(head)
     elif pending.strip():
         yield bytes(pending)
 
 
-def verdict(line: bytes | None) -> jsonrpc.Verdict:
+def verdict(line: bytes | OverLong) -> jsonrpc.Verdict:
     """`jsonrpc.judge`, then the SDK's own message model (what it would drop unanswered)."""
-    if line is None:
-        return jsonrpc.too_long()
+    if isinstance(line, OverLong):
+        return jsonrpc.too_long(line.head)
     found = jsonrpc.judge(line)
     if found.passes:
         from mcp.types import jsonrpc_message_adapter
@@ -113,7 +129,7 @@ def from_client(wire_in: int, to_sdk: int, wire: Wire, switch: cancel.Cancel) ->
     try:
         for line in client_lines(wire_in):
             judged = verdict(line)
-            if judged.passes and line is not None:
+            if judged.passes and isinstance(line, bytes):
                 if not write_all(to_sdk, line + b"\n"):
                     break
             else:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from rk.agent.setup.agent_cli import MCP_NAME, AgentCli, Hook
 from rk.agent.setup.plan import Plan, SetupError
+from rk.core.channels.mcpguard import UNATTENDED
 from rk.core.environ import home
 from rk.core.pane.state import AgentState
 
@@ -76,10 +77,14 @@ CODEX_MCP_ENV = (
 )
 
 
+def codex_rule_lines() -> str:
+    """The lines of rk's `[mcp_servers.rk]` block that let the scoped tools run unasked
+    (`rk.agent.setup.permissions` says which tools, for every CLI)."""
+    return "".join(f'tools.{t}.approval_mode = "approve"\n' for t in UNATTENDED["worker"])
+
+
 def codex_mcp_block(rk: str) -> str:
     """rk's block: its header line, then the `[mcp_servers.rk]` table with its approvals."""
-    from rk.agent.setup.permissions import codex_rule_lines
-
     return (
         f"{CODEX_MCP_HEADER}\n[mcp_servers.{MCP_NAME}]\ncommand = {json.dumps(rk)}\n"
         f'args = ["mcp"]\nenv_vars = {json.dumps(list(CODEX_MCP_ENV))}\n' + codex_rule_lines()

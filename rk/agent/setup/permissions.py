@@ -163,11 +163,6 @@ def wide_rule_notes(agent: str, doc: JsonDoc) -> list[str]:
     ]
 
 
-def codex_rule_lines() -> str:
-    """The lines of rk's `[mcp_servers.rk]` block that let the scoped tools run unasked."""
-    return "".join(f'tools.{t}.approval_mode = "approve"\n' for t in WORKER_TOOLS)
-
-
 def operator_launch(argv: Sequence[str], env: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
     """The operator's agent command with the server tools allowed for that process alone,
     and the variables its window gets. A program that is not a known agent CLI is left
@@ -203,6 +198,12 @@ def _with_flags(argv: list[str], flags: list[str]) -> list[str]:
 
 
 def _codex_has_rk(env: Mapping[str, str]) -> bool:
-    from rk.agent.setup.mcp import mcp_registered
+    """Whether Codex's config holds rk's MCP block (unreadable: no)."""
+    from rk.agent.setup import codex
+    from rk.agent.setup.agents import mcp_config_path
+    from rk.agent.setup.plan import read_config
 
-    return bool(mcp_registered("codex", env))
+    try:
+        return codex.mcp_registered(read_config(mcp_config_path("codex", env)))
+    except (SetupError, UnicodeDecodeError):
+        return False

@@ -15,6 +15,7 @@ Pure: bytes in, a verdict out.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,9 +48,30 @@ def refuse(code: int, message: str, request_id: str | int | None = None) -> Verd
     return Verdict(False, error_line(code, message, request_id), message)
 
 
-def too_long() -> Verdict:
-    """The verdict on a line over `MAX_LINE` bytes (its id is not read)."""
-    return refuse(INVALID_REQUEST, f"Invalid Request: a message is at most {MAX_LINE} bytes")
+def too_long(head: bytes = b"") -> Verdict:
+    """The verdict on a line over `MAX_LINE` bytes, answered with the id its `head` (its
+    first bytes) names, so that the client's call fails at once instead of timing out."""
+    return refuse(INVALID_REQUEST, f"Invalid Request: a message is at most {MAX_LINE} bytes", id_in_head(head))
+
+
+#: How much of an oversize line is kept to find its id.
+HEAD = 4096
+#: A top-level `"id": 7` or `"id": "x"` written before the message's `"params"`/`"result"`
+#: (as clients write them: jsonrpc, id, method, params); one inside params is never taken.
+_ID = re.compile(rb'^\s*\{(?:(?!"params"|"result"|"error")[^{}\[\]])*?"id"\s*:\s*(-?\d{1,15}|"(?:[^"\\]|\\.){0,200}")')
+
+
+def id_in_head(head: bytes) -> str | int | None:
+    """The request id an oversize message's first bytes name, or None (a notification,
+    or an id written after the parameters, which are not read)."""
+    found = _ID.match(head[:HEAD])
+    if found is None:
+        return None
+    try:
+        value = json.loads(found.group(1))
+    except ValueError:
+        return None
+    return value if valid_id(value) else None
 
 
 def _no_constants(name: str) -> Any:
