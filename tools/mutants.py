@@ -1337,6 +1337,13 @@ MUTANTS = [
         "directory = os.path.join(state_dir(env), AWAIT_DIR); os.makedirs(directory, exist_ok=True)",
         ("tests/test_private_state.py", "-k", "binds"),
     ),
+    Mutant(
+        "rk mcp: an oversize message answered without its id (the client waits out its timeout)",
+        "rk/core/channels/jsonrpc.py",
+        "return value if valid_id(value) else None",
+        "return None",
+        ("tests/test_mcp_stdio.py", "-k", "huge"),
+    ),
 ]
 
 
