@@ -445,10 +445,9 @@ def test_an_entry_holding_year_9999_never_breaks_list_next_or_show_east_of_utc(t
 def test_mcp_refuses_megabyte_values_briefly_and_cron_list_says_an_unreadable_file(caller):  # noqa: F811
     import asyncio
 
+    from mcp.shared.exceptions import MCPError
     from mcp_client import Reply
     from test_mcp import serve
-
-    from mcp.shared.exceptions import MCPError
 
     def call(s, tool: str, **arguments: object) -> Reply:  # `name` is an input here, not the tool's
         try:
