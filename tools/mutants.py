@@ -1326,8 +1326,8 @@ MUTANTS = [
     Mutant(
         "rk mcp: a line over the limit held whole",
         "rk/channels/mcp_stdio.py",
-        "over = over or len(pending) + end - start > limit",
-        "over = over",
+        "if not over and len(pending) + end - start > limit:",
+        "if False:",
         ("tests/test_mcp_stdio.py", "-k", "client_lines or exactly_the_limit"),
     ),
     Mutant(
