@@ -2,8 +2,8 @@
 `Timing.probe_drawing`): on a loaded machine a long paste can take seconds to
 show, and calling its echo lost after the first eight captures failed a
 delivery that was arriving (the 20 KB paste under CI's load). The probe goes on
-while each capture still differs from the one before, and stops as soon as the
-screen stands still."""
+while the screen still moves, and stops once it stood still for
+`Timing.probe_still` (0.3 s)."""
 
 from __future__ import annotations
 

@@ -219,12 +219,15 @@ def probe(run: Run, pane: str, echo: Echo) -> Frame | None:
             return f
         last = f
     until = time.monotonic() + t.probe_drawing
+    still_since = time.monotonic()
     while last is not None and time.monotonic() < until:  # the screen still moves: the paste may still arrive
         run.sleep(t.probe_interval)
         f = echo.look(run, pane)
         if echo.holds(f):
             return f
-        if f.norm == last.norm:
+        if f.norm != last.norm:
+            still_since = time.monotonic()
+        elif time.monotonic() - still_since >= t.probe_still:
             return None
         last = f
     return None

@@ -53,6 +53,9 @@ class Timing:
     #: ...and on while each capture still differs from the one before (a long
     #: paste still being drawn, on a loaded machine), up to this much longer.
     probe_drawing: float = 3.0
+    #: ...stopping once the screen stood still this long (a loaded machine draws a
+    #: 20 KB paste in bursts, two captures 80 ms apart can be equal mid-paste).
+    probe_still: float = 0.3
     #: Observation after Enter: capture at these offsets from the Enter, up to
     #: the first change. run-kit's ladder stops at 0.64 s; rk's goes on to 5 s
     #: before it calls an Enter lost, because an agent may take that long to
