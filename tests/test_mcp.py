@@ -24,24 +24,8 @@ from mcp_client import serve as serve_here
 from rk.core.channels import mcpguard
 from rk.core.channels.mcpguard import Caller, Limits, Refusal
 
-TOOLS = {
-    "cron_add",
-    "cron_edit",
-    "cron_rm",
-    "cron_mute",
-    "cron_pin",
-    "cron_list",
-    "cron_show",
-    "cron_next",
-    "cron_log",
-    "cron_pause",
-    "cron_resume",
-    "send",
-    "agent_list",
-    "agent_await",
-    "pane_read",
-    "events",
-}
+#: What the server offers: every tool the guardrails place (scoped or server-wide).
+TOOLS = set(mcpguard.SCOPED_TOOLS + mcpguard.SERVER_TOOLS)
 
 
 # -- the client ---------------------------------------------------------------------

@@ -150,19 +150,17 @@ def append_line(directory: str | os.PathLike[str], name: str, line: str) -> None
     never through a symbolic link, in one write. OSError when it cannot."""
     path = os.path.join(private_dir(directory), name)
     data = (line.replace("\r", " ").replace("\n", " ") + "\n").encode("utf-8", "surrogateescape")
-    fd = open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
+    _write(open_file(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), data)
 
 
 def write_file(path: str | os.PathLike[str], data: bytes) -> None:
     """Replace the contents of the file at `path` (0600, created if need be), never
     through a symbolic link. Not atomic: for small markers, not for records."""
-    fd = open_file(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    _write(open_file(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), data)
+
+
+def _write(fd: int, data: bytes) -> None:
+    """All of `data` to `fd`, which it then closes."""
     try:
         view = memoryview(data)
         while view:

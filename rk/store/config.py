@@ -193,15 +193,13 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     return replace(settings, **changes)  # type: ignore[arg-type]
 
 
-def load_channels(env: Mapping[str, str] | None = None) -> tuple[list[Channel], list[str]]:
-    """The `notify:` channels of the config file (`rk.core.channels.notice.Channel`s), and one
-    line per item that cannot be used (a bad item turns off only its own channel)."""
-    from rk.core.channels.notice import parse_channels
-
+def config_section(key: str, env: Mapping[str, str] | None = None) -> tuple[object, str, list[str]]:
+    """The value of the config file's top-level `key` (None when absent), the file's path,
+    and why it could not be read (one line; the value is then None)."""
     env = os.environ if env is None else env
     path = config_path(env)
     if not path.exists():
-        return [], []
+        return None, str(path), []
     from ruamel.yaml.error import YAMLError
 
     from rk.host.yamlguard import safe_load
@@ -209,10 +207,17 @@ def load_channels(env: Mapping[str, str] | None = None) -> tuple[list[Channel], 
     try:
         data = safe_load(path.read_text(encoding="utf-8")) or {}
     except (OSError, YAMLError, ValueError, RecursionError) as exc:
-        return [], [f"{path}: cannot read notify: {str(exc).splitlines()[0] if str(exc) else exc}"]
-    if not isinstance(data, dict):
-        return [], []
-    return parse_channels(data.get("notify"), str(path))
+        return None, str(path), [f"{path}: cannot read {key}: {str(exc).splitlines()[0] if str(exc) else exc}"]
+    return (data.get(key) if isinstance(data, dict) else None), str(path), []
+
+
+def load_channels(env: Mapping[str, str] | None = None) -> tuple[list[Channel], list[str]]:
+    """The `notify:` channels of the config file (`rk.core.channels.notice.Channel`s), and one
+    line per item that cannot be used (a bad item turns off only its own channel)."""
+    from rk.core.channels.notice import parse_channels
+
+    raw, path, problems = config_section("notify", env)
+    return ([], problems) if problems else parse_channels(raw, path)
 
 
 def load_prices(env: Mapping[str, str] | None = None) -> tuple[dict[str, Price], list[str]]:
@@ -220,18 +225,5 @@ def load_prices(env: Mapping[str, str] | None = None) -> tuple[dict[str, Price],
     million tokens), and one line per item that cannot be used (it is left out)."""
     from rk.core.cost.usage import parse_prices
 
-    env = os.environ if env is None else env
-    path = config_path(env)
-    if not path.exists():
-        return {}, []
-    from ruamel.yaml.error import YAMLError
-
-    from rk.host.yamlguard import safe_load
-
-    try:
-        data = safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, YAMLError, ValueError, RecursionError) as exc:
-        return {}, [f"{path}: cannot read prices: {str(exc).splitlines()[0] if str(exc) else exc}"]
-    if not isinstance(data, dict):
-        return {}, []
-    return parse_prices(data.get("prices"), str(path))
+    raw, path, problems = config_section("prices", env)
+    return ({}, problems) if problems else parse_prices(raw, path)
