@@ -63,8 +63,8 @@ class Session:
     def __init__(self, loop, session) -> None:
         self.loop, self.session = loop, session
 
-    def call(self, name: str, **arguments) -> Reply:
-        future = asyncio.run_coroutine_threadsafe(self.session.call_tool(name, arguments), self.loop)
+    def call(self, tool: str, /, **arguments) -> Reply:  # positional-only: `name` may be an input
+        future = asyncio.run_coroutine_threadsafe(self.session.call_tool(tool, arguments), self.loop)
         return Reply(future.result(timeout=60))
 
     def tools(self):

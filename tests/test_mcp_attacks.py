@@ -262,3 +262,39 @@ def test_mcp_log_is_never_written_through_a_planted_link(caller, tmp_path):
     reply = serve(c["env"], lambda s: s.call("cron_pause"))
     assert reply.error and "operator" in reply.text  # refused, and the refusal not written through the link
     assert victim.read_text() == "precious\n" and (state / "mcp.log").is_symlink()
+
+
+@pytest.mark.tmux
+@pytest.mark.shell
+@pytest.mark.slow
+def test_an_oversize_value_in_any_field_is_refused_briefly_and_changes_nothing(caller):
+    """Every text input of cron_add and cron_edit, 300 kB long (a message under rk mcp's 1 MiB):
+    each call refused in a short error, nothing stored, the human's entry still due."""
+    c = caller
+    human = run_in(["cron", "add", "--json", "--every", "1h", "--pane", c["pane"], "the human's"], c["env"])
+    human_id = human.json()["result"]["id"]
+    big = "9" * 300_000
+
+    def body(s: Session):
+        schemas = {t.name: t.input_schema["properties"] for t in s.tools()}
+        texts = {
+            tool: [k for k, v in props.items() if "string" in json.dumps(v) and k not in ("id",)]
+            for tool, props in schemas.items()
+            if tool in ("cron_add", "cron_edit")
+        }
+        got = {}
+        for field in texts["cron_add"]:
+            args = {"prompt": "x", "every": "1h", field: big}
+            got[("cron_add", field)] = s.call("cron_add", **args)
+        for field in texts["cron_edit"]:
+            got[("cron_edit", field)] = s.call("cron_edit", id=human_id, **{field: big})
+        return got
+
+    got = serve(c["env"], body)
+    assert len(got) >= 20, sorted(got)
+    for key, reply in got.items():
+        assert reply.error and len(reply.text) < 600, (key, reply.text[:300])
+    entries = run_in(["cron", "list", "--json"], c["env"]).json()["result"]
+    assert [e["id"] for e in entries] == [human_id] and entries[0]["schedule_summary"] == "every 1h"
+    assert entries[0]["next"] is not None or entries[0]["why_not"], entries[0]
+    print(f"oversize values: {len(got)} field inputs, each refused")
