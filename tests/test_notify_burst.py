@@ -279,6 +279,8 @@ def test_a_stuck_channel_never_blocks_the_tick_and_what_piled_up_is_one_summary(
             assert _accounted(tmp_path) == {} and sent == []
             gate.set()
             accounted = _wait_accounted(tmp_path, 201, timeout=20)
+            # the worker logs its send after it accounts for it: wait for the line, still capturing
+            wait_for(lambda: "summary summary/" in caplog.text, timeout=10, message="the summary's log line")
     finally:
         gate.set()
         notifier.stop(wait=5)
