@@ -260,6 +260,7 @@ USAGE_CASES = [
     U("add-slug-before-group", ("-L", "a/b", *ADD, *EV, *ROLE), SLUG),
     U("add-slug-on-group", ("cron", "--server", "a b", "add", "hi", *EV, *ROLE), SLUG),
     U("add-slug-colon", (*ADD, *EV, *ROLE, "--server", "a:b"), SLUG),
+    U("add-slug-huge", (*ADD, *EV, *ROLE, "-L", "a." * 3000), "(6,000 characters)"),  # quoted short
     U("add-slug-from-tmux", (*ADD, *EV, *ROLE), SLUG, env=(("TMUX", "/tmp/tmux-1000/a.b,123,0"),)),
     U("add-rk-now-garbage", (*ADD, *EV, *ROLE), "RK_NOW", env=(("RK_NOW", "yesterday"),)),
     U("add-rk-now-no-offset", (*ADD, *EV, *ROLE), "RK_NOW", env=(("RK_NOW", "2027-01-15T08:00:00"),)),

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rk.core import environ
+from rk.core.bounds import quote
 from rk.core.errors import RkError
 from rk.core.settings import MAXIMUM, MINIMUM, Settings
 from rk.host import private
@@ -38,7 +39,7 @@ class ConfigError(RkError, ValueError):
 def check_slug(slug: str) -> str:
     """A tmux socket name usable as a file stem (`a.b`, `a/b`, `..`, spaces and `:` are not)."""
     if not SLUG.match(slug or ""):
-        raise ConfigError(f"invalid server slug {slug!r}: pass -L with a tmux socket name ([A-Za-z0-9_-])")
+        raise ConfigError(f"invalid server slug {quote(slug)}: pass -L with a tmux socket name ([A-Za-z0-9_-])")
     return slug
 
 
