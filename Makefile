@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv install demo lint test test-fast test-agents bench mutants clean
+.PHONY: venv install uninstall demo lint test test-fast test-agents bench mutants clean
 
 # A regular (not editable) install, redone whenever the sources change: the
 # `rk` that agent hooks run starts in ~20 ms this way; an editable install's
@@ -26,6 +26,11 @@ venv: $(STAMP)
 # link in ~/.local/bin (contrib/install.sh says what to add to PATH if needed).
 install:
 	PYTHON=$(PYTHON) sh contrib/install.sh
+
+# `rk uninstall $(ARGS)` (hooks, MCP, status segment, ticker; ARGS=--purge: state and
+# config too), then the program as install put it there; asks first unless YES=1.
+uninstall:
+	ARGS="$(ARGS)" YES="$(YES)" sh contrib/uninstall.sh
 
 demo: $(STAMP)
 	$(BIN)/python demo/run.py $(ARGS)

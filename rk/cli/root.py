@@ -108,6 +108,7 @@ class RootGroup(LazyGroup):
         "doctor": Lazy("doctor", "cmd_doctor"),
         "role": Lazy("windows", "cmd_role"),
         "operator": Lazy("windows", "cmd_operator"),
+        "uninstall": Lazy("uninstalling", "cmd_uninstall"),
         "mcp": Lazy("root", "cmd_mcp"),
     }
 
