@@ -1344,6 +1344,49 @@ MUTANTS = [
         "return None",
         ("tests/test_mcp_stdio.py", "-k", "huge"),
     ),
+    # -- rk uninstall: only rk's own entries, asked first, never through a link (rk/cli/uninstalling.py) ------
+    Mutant(
+        "uninstall: an object or list the user left empty pruned too",
+        "rk/agent/setup/removal.py",
+        "if isinstance(value, dict | list) and not value and isinstance(was, dict | list) and was:",
+        "if isinstance(value, dict | list) and not value:",
+        ("tests/test_uninstall.py", "-k", "left_empty"),
+    ),
+    Mutant(
+        "uninstall: a file setup created from scratch left behind as {}",
+        "rk/agent/setup/removal.py",
+        "    if not doc:  # rk's entries were all it held",
+        "    if False:  # rk's entries were all it held",
+        ("tests/test_uninstall.py", "-k", "one_write or terminal_no"),
+    ),
+    Mutant(
+        "uninstall: no terminal and no --yes asked anyway",
+        "rk/cli/uninstalling.py",
+        "    if not _isatty(stdin):\n        raise usage(",
+        "    if False:\n        raise usage(",
+        ("tests/test_uninstall.py", "-k", "refuses"),
+    ),
+    Mutant(
+        "uninstall: --dry-run removes",
+        "rk/cli/uninstalling.py",
+        "    if dry_run:\n        human = ",
+        "    if False:\n        human = ",
+        ("tests/test_uninstall.py", "-k", "dry_run"),
+    ),
+    Mutant(
+        "uninstall --purge: the state dir followed through its symbolic link",
+        "rk/cli/uninstalling.py",
+        "            st = os.lstat(path)\n        except FileNotFoundError:",
+        "            st = os.stat(path)\n        except FileNotFoundError:",
+        ("tests/test_uninstall.py", "-k", "symbolic"),
+    ),
+    Mutant(
+        "uninstall: a systemd unit rk did not write removed",
+        "rk/cli/uninstalling.py",
+        'return Unit(path, first.decode("utf-8", "replace").startswith(UNIT_MARK))',
+        "return Unit(path, True)",
+        ("tests/test_uninstall.py", "-k", "did_not_write"),
+    ),
 ]
 
 
