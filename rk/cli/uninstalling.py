@@ -359,6 +359,7 @@ def run_uninstall(env: Environment, stdin: TextIO, *, dry_run: bool, yes: bool, 
         return 0
     purge = _consent(env, stdin, work, yes) and purge
     _carry_out(env, work, purge)
-    notes = ["restart running agent sessions: the hooks and MCP servers they loaded stay until then"]
+    agents = any(p.agent != "tmux" for p in work.changes)
+    notes = ["restart running agent sessions: the hooks and MCP servers they loaded stay until then"] if agents else []
     env.result(_document(work, dry_run, how, command), [*work.done, *work.kept, *notes, last])
     return int(ExitStatus.ERROR) if work.errors else 0
