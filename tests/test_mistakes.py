@@ -132,7 +132,7 @@ def test_a_server_with_no_file_and_no_tmux_is_not_found_naming_the_known_ones(tm
         res = run_in([*verb, "-L", "wrok"], env)
         assert res.code == 1, res
         message = one_line_error(res)
-        assert message.startswith("-L wrok: no such server (no entries file, no tmux server of that name running)")
+        assert message.startswith("-L wrok: no such server: no entries file, and no tmux server of that name")
         assert message.endswith("(did you mean work?); servers: work"), message
         assert json_error(run_in([*verb, "-L", "wrok", "--json"], env), "not-found") == message
 

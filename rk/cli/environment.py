@@ -98,7 +98,7 @@ class Environment:
             return self
         known = set(known_servers(self.state_dir())) | set(self._live_servers())
         raise CliError(
-            f"-L {self.server}: no such server (no entries file, no tmux server of that name running)"
+            f"-L {self.server}: no such server: no entries file, and no tmux server of that name is running"
             f"{did_you_mean(self.server, known)}; servers: {known_list(known)}",
             ExitStatus.OPERATIONAL,
             ErrorCode.NOT_FOUND,
