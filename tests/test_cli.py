@@ -120,7 +120,9 @@ class U:
 ADD = ("cron", "add", "hi")
 ROLE = ("--role", "op")
 EV = ("--every", "5m")
-ONE_SCHEDULE = "exactly one schedule flag is required: --every, --idle-every, --backoff, or --cron (or --wake-on alone)"
+ONE_SCHEDULE = (
+    "exactly one schedule flag is required: --every, --idle-every, --backoff, --cron, --at or --in (or --wake-on alone)"
+)
 MINMAX = "--min/--max only apply with --backoff"
 RESPAWN_ONLY = "--respawn only applies with --if-absent respawn"
 NOTHING = (
@@ -133,10 +135,10 @@ SLUG = "invalid server slug"
 USAGE_CASES = [
     # ---- add: schedule flags (reference §4.1)
     U("add-no-schedule-flag", (*ADD, *ROLE), ONE_SCHEDULE),
-    U("add-every-and-cron", (*ADD, *EV, "--cron", "0 9 * * *", *ROLE), "exactly one schedule flag"),
-    U("add-backoff-and-idle-every", (*ADD, "--backoff", "--idle-every", "3m", *ROLE), "exactly one schedule flag"),
-    U("add-every-and-idle-every", (*ADD, *EV, "--idle-every", "3m", *ROLE), "exactly one schedule flag"),
-    U("add-cron-and-backoff", (*ADD, "--cron", "0 9 * * *", "--backoff", *ROLE), "exactly one schedule flag"),
+    U("add-every-and-cron", (*ADD, *EV, "--cron", "0 9 * * *", *ROLE), "--every and --cron cannot go together"),
+    U("add-backoff-and-idle-every", (*ADD, "--backoff", "--idle-every", "3m", *ROLE), "--idle-every and --backoff"),
+    U("add-every-and-idle-every", (*ADD, *EV, "--idle-every", "3m", *ROLE), "--every and --idle-every cannot go"),
+    U("add-cron-and-backoff", (*ADD, "--cron", "0 9 * * *", "--backoff", *ROLE), "--backoff and --cron cannot go"),
     U("add-min-with-every", (*ADD, *EV, "--min", "1m", *ROLE), MINMAX),
     U("add-max-with-every", (*ADD, *EV, "--max", "1h", *ROLE), MINMAX),
     U("add-min-with-idle-every", (*ADD, "--idle-every", "3m", "--min", "1m", *ROLE), MINMAX),
@@ -395,7 +397,7 @@ USAGE_CASES = [
     U("ticker-status-unknown-option", ("cron", "ticker", "status", "--all"), "--all"),
     # ---- simulate
     U("simulate-nothing", ("cron", "simulate"), "exactly one schedule flag"),
-    U("simulate-two-schedules", ("cron", "simulate", *EV, "--idle-every", "3m"), "exactly one schedule flag"),
+    U("simulate-two-schedules", ("cron", "simulate", *EV, "--idle-every", "3m"), "--every and --idle-every cannot go"),
     U("simulate-min-without-backoff", ("cron", "simulate", *EV, "--min", "1m"), MINMAX),
     U("simulate-catch-up-without-cron", ("cron", "simulate", *EV, "--catch-up", "once"), "--catch-up"),
     U("simulate-cron-2-fields", ("cron", "simulate", "--cron", "* *"), "5 fields"),

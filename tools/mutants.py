@@ -1387,6 +1387,77 @@ MUTANTS = [
         "return Unit(path, True)",
         ("tests/test_uninstall.py", "-k", "did_not_write"),
     ),
+    # -- mistakes that teach: a wrong flag said in one line, never a silent empty answer ----------------
+    Mutant(
+        "two schedule flags refused without naming them",
+        "rk/cli/flags.py",
+        'f"{chosen[0]} and {chosen[1]} cannot go together: exactly one schedule flag is required"',
+        '"exactly one schedule flag is required"',
+        ("tests/test_mistakes.py", "-k", "two_schedule_flags"),
+    ),
+    Mutant(
+        "a duration without its unit said as any unreadable duration",
+        "rk/core/durations.py",
+        "if bare := missing_unit(s):",
+        'if bare := "":',
+        ("tests/test_mistakes.py", "-k", "bare_number or without_its_unit"),
+    ),
+    Mutant(
+        "--since 7 read as a second of 1970",
+        "rk/cli/flags.py",
+        '    if _bare_small_number(text):\n        raise usage(f"--since',
+        '    if False:\n        raise usage(f"--since',
+        ("tests/test_mistakes.py", "-k", "since"),
+    ),
+    Mutant(
+        "--outcome matching no outcome answered with an empty log",
+        "rk/cli/flags.py",
+        "if any(word.startswith(value) or value.startswith(word) for word in known):",
+        "if True:",
+        ("tests/test_mistakes.py", "-k", "outcome"),
+    ),
+    Mutant(
+        "-L naming no server listed as a server with nothing in it",
+        "rk/cli/environment.py",
+        "        if not self.server_flag:\n            return self\n",
+        "        if True:\n            return self\n",
+        ("tests/test_mistakes.py", "-k", "server"),
+    ),
+    Mutant(
+        "cron list -L naming no server not checked",
+        "rk/cli/listing.py",
+        "    env.known_server()\n",
+        "",
+        ("tests/test_mistakes.py", "-k", "server"),
+    ),
+    Mutant(
+        "send to a role no window carries answered only skipped-absent",
+        "rk/cli/send.py",
+        "if why := absent_role(env, target):",
+        'if why := "":',
+        ("tests/test_mistakes.py", "-k", "role"),
+    ),
+    Mutant(
+        "add for a role no window carries warned without the roles there are",
+        "rk/cli/receipt.py",
+        "({target.why}{roles_hint(entry.target, facts)})",
+        "({target.why})",
+        ("tests/test_mistakes.py", "-k", "role"),
+    ),
+    Mutant(
+        "--json before the command ignored",
+        "rk/cli/root.py",
+        "env.root_json = env.root_json or as_json",
+        "env.root_json = env.root_json",
+        ("tests/test_mistakes.py", "-k", "json_before"),
+    ),
+    Mutant(
+        "--json before a command without JSON output ignored",
+        "rk/cli/environment.py",
+        "elif env.root_json and not isinstance(ctx.command, TyperGroup):",
+        "elif False:",
+        ("tests/test_mistakes.py", "-k", "json_before"),
+    ),
 ]
 
 

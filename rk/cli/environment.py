@@ -8,12 +8,14 @@ commands as the click context's `obj`; nothing here is module-level state.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 import typer
+from typer.core import TyperGroup
 
 from rk.cli.table import escape_controls
 from rk.core.environ import is_pane_id
@@ -21,11 +23,20 @@ from rk.core.errors import ErrorCode as ErrorCode  # re-exported, as ExitStatus:
 from rk.core.errors import ExitStatus as ExitStatus
 from rk.core.errors import RkError, code_for
 from rk.core.settings import Settings
+from rk.core.suggest import did_you_mean, known_list
 from rk.core.wallclock import moment as moment  # the views' one time format, re-exported
 from rk.core.wallclock import stamp as stamp
 from rk.core.wallclock import zone_label as zone_label
 from rk.host import clock
-from rk.store.config import ConfigError, ServerFiles, check_private_dir, check_slug, load_settings, state_dir
+from rk.store.config import (
+    ConfigError,
+    ServerFiles,
+    check_private_dir,
+    check_slug,
+    known_servers,
+    load_settings,
+    state_dir,
+)
 
 if TYPE_CHECKING:
     from rk.tmux.server import Server  # imported by the commands that talk to tmux
@@ -58,6 +69,7 @@ class Environment:
     stderr: TextIO
     server_flag: str = ""  #: -L as given ("" = not given)
     json: bool = False
+    root_json: bool = False  #: `rk --json <command>`: the command's own --json, given before it
     _dir_checked: bool = field(default=False, repr=False)
 
     @property
@@ -70,6 +82,36 @@ class Environment:
             return check_slug(name)
         except ConfigError as exc:
             raise usage(str(exc)) from None
+
+    def known_server(self) -> Environment:
+        """This Environment, when -L names a server rk knows (it has an entries file, a log
+        or a pause) or tmux runs; else the not-found error naming the servers there are, so that a
+        mistyped -L is not read as a server with nothing in it (an empty list, exit 0)."""
+        from rk.tmux.server import Server
+
+        if not self.server_flag:
+            return self
+        files = self.files()
+        if any(os.path.lexists(path) for path in (files.entries, files.log, files.pause)):
+            return self
+        if Server(name=self.server, env=self.environ).is_live():
+            return self
+        known = set(known_servers(self.state_dir())) | set(self._live_servers())
+        raise CliError(
+            f"-L {self.server}: no such server: no entries file, and no tmux server of that name is running"
+            f"{did_you_mean(self.server, known)}; servers: {known_list(known)}",
+            ExitStatus.OPERATIONAL,
+            ErrorCode.NOT_FOUND,
+        )
+
+    def _live_servers(self) -> list[str]:
+        """The socket names of this user's running tmux servers."""
+        from rk.tmux.server import socket_dir, socket_is_live
+
+        try:
+            return [p.name for p in socket_dir(self.environ).iterdir() if socket_is_live(p)]
+        except OSError:
+            return []
 
     def now(self) -> int:
         try:
@@ -161,7 +203,9 @@ def environment(ctx: typer.Context, server: str | None = None, as_json: bool | N
     if not isinstance(env, Environment):
         raise RuntimeError("rk commands run through rk.cli.main, which supplies the Environment")
     if as_json is not None:
-        env.json = as_json
+        env.json = as_json or env.root_json
+    elif env.root_json and not isinstance(ctx.command, TyperGroup):
+        raise usage(f"{ctx.command_path.removeprefix('rk ')} prints no JSON: drop --json")
     if server:
         env.server_flag = server
         _ = env.server  # validates the slug now: a bad -L is a usage error for every command

@@ -16,7 +16,7 @@ from rk.cli.environment import usage
 from rk.core.bounds import quote
 from rk.core.cost.unchanged import SCOPE
 from rk.core.cost.usage import Budget, BudgetError
-from rk.core.durations import DurationError, parse_duration
+from rk.core.durations import DurationError, missing_unit, parse_duration
 from rk.core.environ import is_pane_id
 from rk.core.schedule.cronexpr import CronError, CronExpr, wall_instants, zone_for
 from rk.core.schedule.entry import (
@@ -40,6 +40,7 @@ from rk.core.schedule.fields import BY_KEY
 from rk.core.schedule.grace import CRON_GRACE
 from rk.core.schedule.hours import ActiveHours, HoursError
 from rk.core.schedule.ladder import POLL
+from rk.core.suggest import did_you_mean, known_list
 
 if TYPE_CHECKING:
     from rk.cli.entry_flags import EntryFlags
@@ -50,7 +51,7 @@ E = TypeVar("E", bound=StrEnum)
 WAKE_OFF = "off"
 _WAKE_OFF_WORDS = BY_KEY["wake_on"].off
 
-_SCHEDULE_FLAGS = "--every, --idle-every, --backoff, or --cron"
+_SCHEDULE_FLAGS = "--every, --idle-every, --backoff, --cron, --at or --in"
 
 
 def duration(flag: str, value: str, allow_zero: bool = False) -> int:
@@ -102,7 +103,10 @@ def schedule_from_flags(
     if at is not None:
         plain("--at", at)
     if len(chosen) > 1:
-        raise usage(f"exactly one schedule flag is required: {_SCHEDULE_FLAGS}")
+        raise usage(
+            f"{chosen[0]} and {chosen[1]} cannot go together: exactly one schedule flag is required"
+            f" ({_SCHEDULE_FLAGS}); keep one of them"
+        )
     if not chosen:
         if required:
             raise usage(f"exactly one schedule flag is required: {_SCHEDULE_FLAGS} (or --wake-on alone)")
@@ -200,27 +204,66 @@ def at_instant(text: str, now: int, zone: tzinfo) -> int:
             for instant in wall_instants(day, zone):  # cron's DST rule: a gap's end; each pass of a repeat
                 if instant > now:
                     return instant
+    if _bare_small_number(text):
+        raise usage(f"--at {quote(text)}: not a time; {AT_FORMS}, or --in {text}m for a delay")
     try:
         instant = clock.parse_instant(text)
     except clock.ClockError as exc:
-        raise usage(f"--at: {exc} (or HH:MM)") from None
+        raise usage(f"--at: {exc}; {AT_FORMS}") from None
     if instant <= now:
         raise usage(f"--at {quote(text)} is in the past")
     return instant
 
 
 def since_instant(text: str, now: int) -> int:
-    """`--since` (log, events): a duration back from now, or an instant."""
+    """`--since` (log, events, usage): a duration back from now, or an instant. A bare
+    number is unix seconds only when it is one (from 2001 on): `--since 7` is a
+    duration that lost its unit, not a second of 1970."""
     from rk.host import clock
 
     try:
         return now - parse_duration(text)
     except DurationError:
         pass
+    if _bare_small_number(text):
+        raise usage(f"--since {text}: {missing_unit(text)} (or a time: ISO-8601 with an offset, or unix seconds)")
     try:
         return clock.parse_instant(text)
     except clock.ClockError:
         raise usage(f"--since {quote(text)}: want a duration (7d, 12h) or a time (ISO-8601 or unix seconds)") from None
+
+
+#: The forms `--at` reads, said when it reads none of them.
+AT_FORMS = (
+    "--at takes HH:MM (the next time the clock shows it), ISO-8601 with an offset (2027-01-15T17:30+01:00)"
+    " or unix seconds"
+)
+#: A bare number below this is no unix time anyone means (2001-09-09): a duration without its unit.
+INSTANT_FLOOR = 1_000_000_000
+
+
+def _bare_small_number(text: str) -> bool:
+    """`7`, `30`, `1.5`: what `missing_unit` speaks of, and no plausible unix time."""
+    word = text.strip()
+    if not missing_unit(word):
+        return False
+    return not word.isdigit() or int(word) < INSTANT_FLOOR
+
+
+def outcome_prefix(value: str | None) -> str | None:
+    """`log --outcome`: a prefix of a known outcome (`skipped`, `failed`), or one that goes on
+    past the status word (`failed: paste`). One that matches none would print nothing and
+    exit 0, like a log with nothing to say: it is refused, naming the known ones."""
+    from rk.core.log.delivery import Status
+
+    if value is None:
+        return None
+    notify_log = (Status.NOTIFY_QUEUED, Status.NOTIFIED, Status.NOTIFY_FAILED, Status.NOTIFY_HELD)
+    known = [str(s) for s in Status if s not in notify_log]  # a server's log never holds those
+    if any(word.startswith(value) or value.startswith(word) for word in known):
+        return value
+    hint = did_you_mean(value.split(":")[0].strip(), known)
+    raise usage(f"--outcome {quote(value)} matches no outcome{hint}; outcomes: {known_list(known, most=len(known))}")
 
 
 def _catch_up_within(value: str | None) -> int:

@@ -345,8 +345,10 @@ def cmd_list(
     Example: rk cron list --all
     """
     env = environment(ctx, server, as_json)
+    servers = servers_of(env, every)
+    env.known_server()
     now = env.now()
-    views = [read_server(env, files, now) for files in servers_of(env, every)]
+    views = [read_server(env, files, now) for files in servers]
     rows = [r for sv in views for r in sv.rows]
     notes = [f"server {sv.slug} is {sv.pause_note}" for sv in views if sv.pause_note]
     broken = unreadable_error(views)  # never an empty list that looks like no entries

@@ -3,7 +3,9 @@ checks said as usage errors, the warnings said after a change, and the receipt."
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from rk.cli.environment import Environment, moment, usage
 from rk.core.durations import format_duration
@@ -14,7 +16,11 @@ from rk.core.schedule.due import entry_zone
 from rk.core.schedule.entry import Backoff, Entry, Every, Schedule, Target, TargetKind
 from rk.core.schedule.placeholders import PlaceholderError
 from rk.core.schedule.placeholders import check as check_placeholders
+from rk.core.suggest import closest, known_list
 from rk.tmux.server import TmuxError
+
+if TYPE_CHECKING:
+    from rk.core.pane.facts import PaneFact
 
 
 def check_catch_up_window(entry: Entry) -> None:
@@ -73,11 +79,15 @@ def add_warnings(env: Environment, entry: Entry, *, outside_tmux: bool) -> list[
         out.append(f"tmux server {env.server} is not running: nothing fires until it does")
     else:
         try:
-            target = resolve_target(entry.target, server.pane_facts(), entry.any_program)
+            facts = server.pane_facts()
+            target = resolve_target(entry.target, facts, entry.any_program)
         except TmuxError:
-            target = None
+            facts, target = [], None
         if target is not None and not target.resolved:
-            out.append(f"{entry.target.summary} does not exist now ({target.why}); the entry skips until it does")
+            out.append(
+                f"{entry.target.summary} does not exist now ({target.why}{roles_hint(entry.target, facts)});"
+                " the entry skips until it does"
+            )
         elif target is not None and needs_state(entry) and target.epoch <= 0:
             out.append(
                 f"pane {target.pane} never reported an agent state: {entry.schedule.summary} will not fire until it"
@@ -87,6 +97,40 @@ def add_warnings(env: Environment, entry: Entry, *, outside_tmux: bool) -> list[
     if rec is None or not rec.alive():
         out.append("no ticker is running: nothing fires until one does (rk cron ticker install, or ticker start)")
     return out
+
+
+def absent_role(env: Environment, target: Target) -> str:
+    """Why a role target names no window on -L's running server, with the roles there
+    are; "" when a window carries it, the target is no role, or the server does not run
+    (the delivery says that itself)."""
+    from rk.core.pane.facts import resolve_target
+    from rk.tmux.server import Server
+
+    if target.kind != TargetKind.ROLE:
+        return ""
+    server = Server(name=env.server, env=env.environ)
+    try:
+        facts = server.pane_facts() if server.is_live() else []
+    except TmuxError:
+        return ""
+    found = resolve_target(target, facts, any_program=True)
+    if not facts or found.resolved or found.refused:
+        return ""
+    return f"{found.why}{roles_hint(target, facts)}"
+
+
+def roles_hint(target: Target, facts: Sequence[PaneFact]) -> str:
+    """For a role no window carries: the closest role there is and the roles there are
+    (`; did you mean operator? roles: operator, worker`); "" for any other target."""
+    if target.kind != TargetKind.ROLE:
+        return ""
+    roles = {fact.role for fact in facts if fact.role and not fact.dead}
+    if target.value in roles:
+        return ""
+    close = closest(target.value, roles)
+    return f"; roles here: {known_list(roles, none='none (rk role NAME sets one)')}" + (
+        f"; did you mean {close}?" if close else ""
+    )
 
 
 def check_payload(payload: str) -> None:

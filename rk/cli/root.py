@@ -170,9 +170,19 @@ notify_app = typer.Typer(
 )
 
 
+#: `--json` before the command: the command's own (`rk --json cron list`), so that every
+#: place the README shows a flag in works; a command that prints no JSON refuses it.
+RootJsonOpt = Annotated[bool, typer.Option("--json", help="The command's --json: print one JSON document.")]
+
+
+def _root_json(ctx: typer.Context, server: str | None, as_json: bool) -> None:
+    env = environment(ctx, server)
+    env.root_json = env.root_json or as_json
+
+
 @cron_app.callback()
-def _cron_root(ctx: typer.Context, server: ServerOpt = None) -> None:
-    environment(ctx, server)
+def _cron_root(ctx: typer.Context, server: ServerOpt = None, as_json: RootJsonOpt = False) -> None:
+    _root_json(ctx, server, as_json)
 
 
 def _version(value: bool) -> None:
@@ -190,8 +200,9 @@ def _root(
     version: Annotated[
         bool, typer.Option("--version", is_eager=True, callback=_version, help="Print rk's version and exit.")
     ] = False,
+    as_json: RootJsonOpt = False,
 ) -> None:
-    environment(ctx, server)
+    _root_json(ctx, server, as_json)
 
 
 def cmd_mcp(ctx: typer.Context) -> None:

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from rk.cli.environment import CliError, ExitStatus, environment, usage
+from rk.cli.environment import CliError, ErrorCode, ExitStatus, environment, usage
 from rk.cli.flags import target_from_flags
 from rk.cli.options import AnyProgramOpt, JsonOpt, ServerOpt
 from rk.cli.store import waiting_note
@@ -36,7 +36,7 @@ def cmd_send(
 
     Example: rk send --role operator "worker-2 is done; review its branch"
     """
-    from rk.cli.receipt import check_visible
+    from rk.cli.receipt import absent_role, check_visible
     from rk.cli.receipt import default_target as _default_target
     from rk.cli.running import _runtime
     from rk.engine.manual import SEND_ID, fire_now
@@ -52,6 +52,8 @@ def cmd_send(
         if not caller:
             raise usage("not inside a tmux pane: pass --pane, --role or --session")
         target, _ = _default_target(env, caller)
+    if why := absent_role(env, target):  # a mistyped role would only answer skipped-absent
+        raise CliError(f"--role {target.value}: {why}; nothing sent", ExitStatus.OPERATIONAL, ErrorCode.NOT_FOUND)
     now = env.now()
     entry = Entry(
         id=SEND_ID,

@@ -20,7 +20,7 @@ import typer
 
 from rk.cli import preview
 from rk.cli.environment import Environment, environment, moment, rfc3339, stamp, usage, zone_label
-from rk.cli.flags import since_instant
+from rk.cli.flags import outcome_prefix, since_instant
 from rk.cli.listing import (
     caps_text,
     forecast_of,
@@ -186,6 +186,9 @@ def cmd_log(
     Example: rk cron log -f --outcome failed, or rk cron log 3f2a --gaps --since 7d
     """
     env = environment(ctx, server, as_json)
+    outcome = outcome_prefix(outcome)
+    if not follow:  # -f waits for lines, from a server yet to start too
+        env.known_server()
     if gaps:
         if follow or outcome is not None:
             raise usage("--gaps goes with --since only")

@@ -31,6 +31,18 @@ class DurationError(RkError, ValueError, status=ExitStatus.USAGE):
     """A duration string that cannot be read."""
 
 
+_BARE_NUMBER = re.compile(r"[0-9]+(?:\.[0-9]*)?|\.[0-9]+")
+
+
+def missing_unit(text: str) -> str:
+    """What to say about a bare number (`7`) given as a duration: it has no unit, and
+    guessing one (seconds? minutes?) is how a heartbeat fires 60 times too often.
+    "" when `text` is not a bare number."""
+    if not _BARE_NUMBER.fullmatch(text) or len(text) > 20:
+        return ""
+    return f"{text} what? a duration needs a unit: {text}s, {text}m, {text}h or {text}d"
+
+
 def parse_duration(text: object) -> int:
     """Return whole seconds for `text` (`90s`, `1m30s`, `1h0m0s`, `2h`, `1.5m`, `0s`).
 
@@ -50,6 +62,8 @@ def parse_duration(text: object) -> int:
         raise DurationError(f"invalid duration {quote(text)}: no sign allowed")
     if len(s) > 64:
         raise DurationError(f"invalid duration {text[:20]!r}…: too long to be one")
+    if bare := missing_unit(s):
+        raise DurationError(bare)
     pos = 0
     total_ns = 0
     for m in _TERM.finditer(s):
