@@ -86,6 +86,14 @@ def read_config(path: Path) -> bytes | None:
         raise SetupError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
+def as_text(path: Path, data: bytes | None) -> str:
+    """A config file's bytes as text ("" when absent); SetupError when not UTF-8."""
+    try:
+        return (data or b"").decode("utf-8")
+    except UnicodeDecodeError:
+        raise SetupError(f"{path}: not UTF-8 text; fix or move it — nothing was written") from None
+
+
 def load_json(path: Path, data: bytes | None) -> JsonDoc:
     """The JSON object in `data` (a missing or empty file: an empty object)."""
     if data is None or not data.strip():

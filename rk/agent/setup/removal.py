@@ -24,7 +24,7 @@ from rk.agent.setup.agent_cli import MCP_NAME, AgentCli
 from rk.agent.setup.agents import PROVIDERS, cli_of
 from rk.agent.setup.hooks import strip_rk_hooks
 from rk.agent.setup.permissions import RULES, Rules, remove_rules
-from rk.agent.setup.plan import JsonDoc, Plan, SetupError, dump_json, load_json, read_config
+from rk.agent.setup.plan import JsonDoc, Plan, SetupError, as_text, dump_json, load_json, read_config
 from rk.agent.setup.tmux import plan_tmux
 
 #: One removal from a parsed JSON file: edits the document in place and says what it
@@ -109,10 +109,7 @@ def _codex_plan(env: Mapping[str, str]) -> Plan:
     """rk's block out of Codex's config.toml (a server the user wrote is theirs)."""
     path = cli_of("codex").mcp_config_path(env)
     old = read_config(path)
-    try:
-        text = (old or b"").decode("utf-8")
-    except UnicodeDecodeError:
-        raise SetupError(f"{path}: not UTF-8 text; fix or move it — nothing was written") from None
+    text = as_text(path, old)
     rest, ours = codex.strip_codex_block(text)
     if not ours:
         return Plan("codex", path, old, old, f"codex: nothing of rk's in {path}")

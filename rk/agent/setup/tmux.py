@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from rk.agent.setup.plan import Plan, SetupError, read_config
+from rk.agent.setup.plan import Plan, SetupError, as_text, read_config
 from rk.core.environ import home
 
 TMUX = "tmux"  #: the target's name
@@ -99,10 +99,7 @@ def plan_tmux(env: Mapping[str, str], rk: str | None, uninstall: bool, socket: s
     live = live_tmux(socket, env)
     path = tmux_config_path(env, live.loaded if live else [])
     old = read_config(path)
-    try:
-        text = (old or b"").decode("utf-8")
-    except UnicodeDecodeError:
-        raise SetupError(f"{path}: not UTF-8 text; fix or move it — nothing was written") from None
+    text = as_text(path, old)
     rest, ours = tmuxconf.strip_block(text)
     server = live.socket if live else ""
     if uninstall:
