@@ -89,10 +89,9 @@ def entry_tools(tool: Register, runner: Runner) -> None:
             check_intervals(limits, every=given.get("every"), idle_every=given.get("idle_every"), min=given.get("min"))
             targets = runner.targets(given.get("pane"), given.get("role"), given.get("session"))
             runner.check_reach(Action.SCHEDULE, targets)
-            caller = runner.caller()
-            entries = runner.entries()
-            pending = sum(1 for rec in entries if mcpguard.owns(caller, rec.get("created_by") or {}))
-            mcpguard.check_room(caller, pending, len(entries), runner.settings().max_entries, runner.limits())
+            caller, entries = runner.caller(), runner.entries()
+            most = runner.settings().max_entries
+            mcpguard.check_room(caller, runner.pending(caller, entries), len(entries), most, limits)
             runner.check_one_shot(given.get("at"), given.get("in_"), targets, entries)
 
         return runner.mutate("cron_add", argv, [prompt], check, serial=True)

@@ -231,9 +231,12 @@ class Runner:
         return Panes(spots, {r["pane_id"]: r[SESSION_OPTION] for r in rows})
 
     def targets(self, pane: str | None, role: str | None, session: str | None) -> list[str]:
-        """The panes a selector names now; a role or session that names none is refused (what
-        rk mcp cannot place, it does not type into)."""
-        panes = panes_of(self, pane, role, session)
+        """The panes a send or an add would type into now (none given: the caller's own); a role
+        or session that names none is refused (what rk mcp cannot place, it does not type into)."""
+        if not (pane or role or session):
+            panes = [self.pane] if self.pane else []
+        else:
+            panes = self.panes().matching(pane, role, session)
         if not panes:
             what = f"role {role!r}" if role else f"session {session!r}" if session else "this caller"
             raise Refusal(f"refused: no pane has {what[:80]} now; rk mcp acts only on panes it can place")
@@ -278,9 +281,6 @@ class Runner:
         for pane in panes:
             mcpguard.check_reach(caller, known.spot(pane), action, grants)
 
-    def created_by(self, entry_id: str) -> dict[str, object]:
-        return self.entry(entry_id).get("created_by") or {}
-
     def entry(self, entry_id: str) -> dict[str, Any]:
         _, doc = self.call(["cron", "show"], [entry_id])
         if not doc.get("ok"):
@@ -294,8 +294,10 @@ class Runner:
             raise ToolError(doc.get("error", {}).get("message") or "error")
         return list(doc["result"])
 
-    def pending(self, caller: Caller) -> int:
-        return sum(1 for rec in self.entries() if mcpguard.owns(caller, rec.get("created_by") or {}))
+    @staticmethod
+    def pending(caller: Caller, entries: list[dict[str, Any]]) -> int:
+        """Of `entries` (cron list's records), those `caller` created through rk mcp."""
+        return sum(1 for rec in entries if mcpguard.owns(caller, rec.get("created_by") or {}))
 
     def check_owner(self, entry_id: str) -> None:
         """Change `entry_id` only if the caller created it or may change the pane it types into."""
@@ -393,13 +395,6 @@ def aliased(fn: Callable[..., Any], runner: Runner | None = None) -> Callable[..
             return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
 
     return call
-
-
-def panes_of(runner: Runner, pane: str | None, role: str | None, session: str | None) -> list[str]:
-    """The panes a send or an add would type into now (none given: the caller's own)."""
-    if not (pane or role or session):
-        return [runner.pane] if runner.pane else []
-    return runner.panes().matching(pane, role, session)
 
 
 def counted(runner: Runner, pane: str) -> int:
