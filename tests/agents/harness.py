@@ -919,3 +919,21 @@ class AgentRun:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def until(predicate, timeout: float, what: str, screen=lambda: ""):
+    """Poll `predicate` every 0.1 s until it is truthy (its value); fail naming `what`
+    and, when given, the screen at the end."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    shown = screen()
+    raise AssertionError(f"{what} not within {timeout}s" + (f"; screen:\n{shown}" if shown else ""))
+
+
+def tool_doc(text: str) -> dict:
+    """The CLI document in an rk tool result (Codex prefixes `Wall time: … Output:`)."""
+    return json.loads(text[text.index("Output:") + len("Output:") :] if text.startswith("Wall time:") else text)

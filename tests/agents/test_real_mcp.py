@@ -38,28 +38,13 @@ def _offered(agent: str, names: set[str], tool: str) -> bool:
     return (f"mcp__rk/{tool}" if agent == "codex" else f"mcp__rk__{tool}") in names
 
 
-def _doc(text: str) -> dict:
-    """The CLI document in a tool result (Codex prefixes `Wall time: … Output:`)."""
-    return json.loads(text[text.index("Output:") + len("Output:") :] if text.startswith("Wall time:") else text)
-
-
-def _until(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"{what} not within {timeout}s")
-
-
 def _send(r, prompt: str, requests: int) -> list[dict]:
     """Type `prompt` into the agent (rk send) and wait until the model got `requests` main
     requests and the turn ended (Stop: idle); those requests."""
     r.run.mock.clear()
     sent = r.rk("send", "--pane", r.pane, "--json", "--", prompt, check=False)
     assert sent.returncode == 0, f"{sent.stdout}\n{r.run.capture()}"
-    got = _until(
+    got = harness.until(
         lambda: len(reqs := r.run.mock.requests(main_only=True)) >= requests and reqs, 60, f"{requests} requests"
     )
     r.wait_state("idle", timeout=60)
@@ -83,7 +68,7 @@ def _connected(r) -> None:
     """Plain turns until the model is offered rk's tools (Claude connects MCP servers in the background)."""
     r.run.mock.set_mode("ok")
     # Codex draws "Starting MCP servers" in its composer area while it connects: typing then races it
-    _until(lambda: _composer_ready(r.run.capture()), 60, "a quiet composer")
+    harness.until(lambda: _composer_ready(r.run.capture()), 60, "a quiet composer")
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         names = {n for req in _send(r, "hello", 1) for n in req.get("tool_names", [])}
@@ -99,15 +84,15 @@ def test_the_agent_schedules_mutes_and_lists_through_rk_mcp(rig, agent):
     _connected(r)
     added = _turn(r, "cron_add", {"prompt": "look at the workers", "every": "10m"}, "schedule yourself")
     assert not added["error"], added
-    eid = _doc(added["text"])["result"]["id"]
+    eid = harness.tool_doc(added["text"])["result"]["id"]
     entry = {e["id"]: e for e in json.loads(r.rk("cron", "list", "--json").stdout)["result"]}[eid]
     assert entry["created_by"]["pane"] == r.pane and entry["created_by"]["via"] == "mcp"
     assert entry["target"] == "session:" + r.option("@rk_pane_agent_session")  # its own session
 
     muted = _turn(r, "cron_mute", {"id": eid, "for": "30m"}, "mute it")
-    assert not muted["error"] and _doc(muted["text"])["result"]["muted"] is True, muted
+    assert not muted["error"] and harness.tool_doc(muted["text"])["result"]["muted"] is True, muted
     listed = _turn(r, "cron_list", {}, "list them")
-    assert [e["id"] for e in _doc(listed["text"])["result"]] == [eid]
+    assert [e["id"] for e in harness.tool_doc(listed["text"])["result"]] == [eid]
     refused = _turn(r, "cron_add", {"prompt": "too often", "every": "10s"}, "again, faster")
     assert "refused: every 10s is more often than rk mcp allows" in refused["text"], refused
     if agent == "codex":  # Codex 0.171 drops the tool error flag: the refusal is an output like any other
@@ -150,7 +135,7 @@ class Worker:
             command = ["env", f"PATH={self.run.agent_env()['PATH']}", *self.run.command_line()]
             self.pane = self._tmux.run(*argv, shlex.join(command)).strip()
             try:
-                _until(lambda: harness.claude_composer_ready(self.capture()), 60, "the worker's composer")
+                harness.until(lambda: harness.claude_composer_ready(self.capture()), 60, "the worker's composer")
             except AssertionError as exc:
                 raise AssertionError(f"{exc}; its screen:\n{self.capture()}") from None
             r.wait_state("idle", timeout=60, pane=self.pane)  # its SessionStart, through rk's hook
@@ -194,22 +179,24 @@ def test_the_agent_awaits_a_worker_through_rk_mcp(rig, agent, agent_bin):
         r.run.mock.clear()
         r.rk("send", "--pane", r.pane, "--json", "--", "wait for the worker")
         waiting = r.state_dir / "await"
-        _until(lambda: waiting.is_dir() and any(waiting.glob("*.sock")), 60, "the await's socket")
+        harness.until(lambda: waiting.is_dir() and any(waiting.glob("*.sock")), 60, "the await's socket")
         worker.run.mock.set_mode("ok", text="Work done.", delay=1.5)  # its turn runs a while
         sent = r.rk("send", "--pane", worker.pane, "--json", "--", "do the work", check=False)
         assert sent.returncode == 0, f"{sent.stdout}\n{worker.capture()}"
         idle_seen = _idle_write(r, worker.pane)
-        reqs = _until(lambda: len(reqs := r.run.mock.requests(main_only=True)) >= 2 and reqs, 60, "the tool result")
+        reqs = harness.until(
+            lambda: len(reqs := r.run.mock.requests(main_only=True)) >= 2 and reqs, 60, "the tool result"
+        )
         result = reqs[-1]["tool_results"][-1]
         assert not result["error"], result
-        doc = _doc(result["text"])["result"]
+        doc = harness.tool_doc(result["text"])["result"]
         assert doc["condition"] == "idle" and doc["panes"][0]["pane"] == worker.pane, doc
         assert worker.run.mock.prompts() == ["do the work"]
         # the idle that ended the wait is the worker's own Stop, through rk's hook
         events = [json.loads(line) for line in r.rk("events", "--json", "--pane", worker.pane).stdout.splitlines()]
         changes = [(e["to"], e["source"], e["turn_end"]) for e in events if e["kind"] == "state"]
         assert changes[-2:] == [("active", "hook", None), ("idle", "hook", "ok")], events
-        stop = _until(worker.stop_times, 30, "the worker's Stop hook")[-1]
+        stop = harness.until(worker.stop_times, 30, "the worker's Stop hook")[-1]
         print(
             f"{agent} awaits a real Claude Code: its Stop hook -> tool result at the model {reqs[-1]['t'] - stop:.3f} s;"
             f" its idle write seen -> tool result {reqs[-1]['t'] - idle_seen:.3f} s"

@@ -41,21 +41,6 @@ DIALOG = "Do you want to proceed?"
 CODEX_DIALOG = "Allow the rk MCP server to run tool"
 
 
-def _until(predicate, timeout: float, what: str, screen=lambda: ""):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"{what} not within {timeout}s; screen:\n{screen()}")
-
-
-def _doc(text: str) -> dict:
-    """The CLI document in a tool result (Codex prefixes `Wall time: … Output:`)."""
-    return json.loads(text[text.index("Output:") + len("Output:") :] if text.startswith("Wall time:") else text)
-
-
 class Pair:
     """The worker (the rig's pane, the CLI started by the harness) and the operator
     (`rk operator` running the same CLI), sharing HOME, mock model and hook log."""
@@ -83,7 +68,7 @@ class Pair:
             assert started.returncode == 0, started.stderr
             window = json.loads(started.stdout)["result"]["window"]
             self.operator = self.run.tmux.run("display", "-p", "-t", window, "#{pane_id}").strip()
-            _until(
+            harness.until(
                 lambda: self.run.is_ready(self.capture(self.operator)),
                 60,
                 "the operator's composer",
@@ -161,14 +146,16 @@ class Pair:
             reqs = self.run.mock.requests(main_only=True)
             return len(reqs) >= requests and reqs
 
-        reqs = _until(done, 60, f"{requests} model requests", lambda: self.capture(pane))
+        reqs = harness.until(done, 60, f"{requests} model requests", lambda: self.capture(pane))
         self.wait_state("idle", pane)
         return reqs
 
     def connect(self, pane: str) -> None:
         """Plain turns until the model is offered rk's tools (the CLIs connect MCP servers in the background)."""
         self.run.mock.set_mode("ok")
-        _until(lambda: "Starting MCP" not in self.capture(pane), 60, "a quiet composer", lambda: self.capture(pane))
+        harness.until(
+            lambda: "Starting MCP" not in self.capture(pane), 60, "a quiet composer", lambda: self.capture(pane)
+        )
         offered = "mcp__rk/cron_add" if self.agent == "codex" else "mcp__rk__cron_add"
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -222,7 +209,7 @@ def test_the_operator_acts_unattended_and_a_worker_asks_a_person_for_the_server_
     since, screens = time.time(), []
     added = pair.call(pair.operator, "cron_add", {"prompt": "status?", "every": "10m", "pane": pair.worker}, screens)
     assert not added["error"], added
-    eid = _doc(added["text"])["result"]["id"]
+    eid = harness.tool_doc(added["text"])["result"]["id"]
     entry = {e["id"]: e for e in json.loads(pair.rk("cron", "list", "--json").stdout)["result"]}[eid]
     assert entry["target"] == f"pane:{pair.worker}" and entry["created_by"]["pane"] == pair.operator
     assert not pair.permission_requests(since) and not any(DIALOG in s for s in screens), screens[-1]
@@ -233,9 +220,11 @@ def test_the_operator_acts_unattended_and_a_worker_asks_a_person_for_the_server_
     pair.prompt(pair.worker, "pause everything")
     asked = pair.run.wait_hook("PermissionRequest", since=since, timeout=60)
     assert asked["payload"]["tool_name"] == "mcp__rk__cron_pause", asked
-    _until(lambda: DIALOG in pair.capture(pair.worker), 15, "the dialog", lambda: pair.capture(pair.worker))
+    harness.until(lambda: DIALOG in pair.capture(pair.worker), 15, "the dialog", lambda: pair.capture(pair.worker))
     pair.run.tmux.run("send-keys", "-t", pair.worker, "Escape")  # declined
-    _until(lambda: DIALOG not in pair.capture(pair.worker), 15, "the dialog closed", lambda: pair.capture(pair.worker))
+    harness.until(
+        lambda: DIALOG not in pair.capture(pair.worker), 15, "the dialog closed", lambda: pair.capture(pair.worker)
+    )
     assert len(pair.run.mock.requests(main_only=True)) == 1  # the call never ran: no result went back
     assert not [rec for rec in pair.mcp_log() if rec["tool"] == "cron_pause"]
 
@@ -281,7 +270,7 @@ def test_codex_runs_the_scoped_tools_unasked_and_only_its_operator_the_server_to
 
         pair.run.mock.set_mode("tool", **pair.tool("cron_resume"), tool_input={}, after_text="Done.")
         pair.prompt(pair.worker, "resume everything")
-        _until(
+        harness.until(
             lambda: f'{CODEX_DIALOG} "cron_resume"' in pair.capture(pair.worker),
             60,
             "Codex's approval",
