@@ -311,8 +311,8 @@ def test_cli_sets_the_callers_server_and_doctor_then_says_ok(tmp_path, env, tmux
     assert run_rk(["agent", "setup", "tmux", "--bogus"], caller).returncode == 2
 
 
-def test_the_readme_shows_the_block_rk_writes():
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+def test_the_docs_show_the_block_rk_writes():
+    readme = (Path(__file__).resolve().parent.parent / "docs" / "notifications.md").read_text()
     assert tmuxconf.block("rk") in readme
 
 

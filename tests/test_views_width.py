@@ -186,13 +186,13 @@ VIEWS = (
 
 
 @pytest.mark.parametrize("view", VIEWS, ids=" ".join)
-def test_each_view_s_help_and_the_readme_say_what_it_reads(view, tmp_path):
+def test_each_view_s_help_and_the_reference_say_what_it_reads(view, tmp_path):
     from pathlib import Path
 
     res = run_sub([*view, "--help"], dict(make_env(tmp_path), COLUMNS="200"))
     text = " ".join(res.out.split())
     assert res.code == 0 and "Reads " in text and "tmux" in text, res.out
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    readme = (Path(__file__).parent.parent / "docs" / "reference.md").read_text()
     table = readme[readme.index("| view | entries file | log | live tmux |") :]
     rows = [line for line in table.splitlines() if line.startswith("| `")]
     assert any(f"`{' '.join(view)}" in row.split("|")[1] for row in rows), view
