@@ -87,6 +87,8 @@ class Newcomer:
     sockdir: Path
     agent_bin: Path  # a directory holding the `claude` the user runs
     extra_env: dict[str, str] = field(default_factory=dict)
+    #: called with (home, checkout) before the shell starts: an agent's own first-run state
+    prepare: Callable[[Path, Path], None] | None = None
     name: str = ""
     statuses: Path = field(init=False)
     home: Path = field(init=False)
@@ -99,6 +101,8 @@ class Newcomer:
         self.checkout = copy_checkout(self.root / "rk")
         self.statuses = self.root / "statuses"
         self.statuses.touch()
+        if self.prepare is not None:
+            self.prepare(self.home, self.checkout)
         subprocess.run(
             self.tmux_argv("-f", "/dev/null", "new-session", "-d", "-s", "work", "-x", "80", "-y", "24", SHELL),
             env=self.env(),
