@@ -209,3 +209,14 @@ def test_uninstall_removes_rks_line_and_says_the_users_own(nobus):
     assert conf.read_text() == theirs and f"tmux: removed the line that starts the ticker from {conf}" in res.out
     assert f"kept: {conf}:2 starts the ticker with tmux" in res.out and f"{conf}:5" not in res.out
     assert _running(nobus) is None
+
+
+def test_the_line_goes_into_the_file_the_L_server_loaded(nobus, new_server):
+    custom = Path(nobus["HOME"]) / "dotfiles" / "tmux.conf"
+    custom.parent.mkdir()
+    custom.write_text("set -g mouse on\n")
+    new_server(custom)
+    name = f"rk-tk-{os.getpid()}-0"
+    res = run_in(["-L", name, "cron", "ticker", "install"], nobus)
+    assert res.code == 0 and f"added to {custom}: " in res.out, res
+    assert tickerconf.installed(custom.read_text()) and not _conf(nobus).exists()
