@@ -363,6 +363,7 @@ def test_ticker_install_writes_the_unit_and_enables_it(tmp_path):
     calls = tmp_path / "systemctl.log"
     _shim(tmp_path / "bin", "systemctl", 0, calls)
     env = dict(make_env(tmp_path), PATH=f"{tmp_path / 'bin'}:{os.environ['PATH']}", TMUX_TMPDIR="/run/my-tmux")
+    env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/run/user/bus"  # a user bus to reach the (fake) systemd by
     dry = run_in(["cron", "ticker", "install", "--dry-run", "--json"], env).json()["result"]
     assert dry["enabled"] is False and not Path(dry["path"]).exists() and not calls.exists()
     assert "Environment=TMUX_TMPDIR=/run/my-tmux" in dry["unit"]
@@ -379,10 +380,13 @@ def test_ticker_install_writes_the_unit_and_enables_it(tmp_path):
 @pytest.mark.shell
 def test_ticker_install_says_what_failed_when_systemctl_does(tmp_path):
     _shim(tmp_path / "bin", "systemctl", 1, tmp_path / "calls.log")
-    env = dict(make_env(tmp_path), PATH=f"{tmp_path / 'bin'}:{os.environ['PATH']}")
-    res = run_in(["cron", "ticker", "install"], env)
-    assert res.code == 0 and "systemctl --user daemon-reload failed" in res.err and len(res.err.splitlines()) == 1
-    assert res.out.startswith("run-shell -b 'rk cron ticker start")  # the fallback: tmux.conf's line
+    env = dict(make_env(tmp_path), PATH=f"{tmp_path / 'bin'}:{os.environ['PATH']}", DBUS_SESSION_BUS_ADDRESS="unix:x")
+    try:
+        res = run_in(["cron", "ticker", "install"], env)
+        assert res.code == 0 and "systemctl --user daemon-reload failed" in res.err and len(res.err.splitlines()) == 1
+        assert "tmux starts the ticker" in res.out and "ticker started" in res.out  # the fallback: tmux's line
+    finally:
+        run_rk(["cron", "ticker", "stop"], env)
 
 
 @pytest.mark.shell

@@ -1,6 +1,6 @@
-"""Set-up that goes through: `make install`'s last lines, `ticker install`
-without a systemd user bus, and doctor's view of the unit (written, enabled,
-active) through a fake `systemctl` on PATH."""
+"""Set-up that goes through: `make install`'s last lines, and doctor's view of the
+unit (written, enabled, active) through a fake `systemctl` on PATH (`ticker
+install` without a user bus: tests/test_ticker_install.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import make_env, run_in
-
-from rk.cli.running import TMUX_LINE
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -35,28 +33,9 @@ def fake_systemctl(bindir: Path, enabled: str = "enabled", active: str = "active
 
 
 def env_with(tmp_path: Path, **fake) -> dict[str, str]:
+    """A fake systemctl first on PATH, and a user bus to reach it by (tests/test_ticker_install.py: none)."""
     fake_systemctl(tmp_path / "bin", **fake)
-    return dict(make_env(tmp_path), PATH=f"{tmp_path / 'bin'}:{os.environ['PATH']}")
-
-
-def test_ticker_install_without_a_user_bus_prints_the_tmux_line_and_exits_0(tmp_path):
-    env = env_with(tmp_path, bus=False)
-    res = run_in(["cron", "ticker", "install"], env)
-    assert res.code == 0, res
-    assert res.out == TMUX_LINE + "\n"
-    assert res.err.splitlines() == [
-        f"rk: warning: wrote {tmp_path / 'config/systemd/user/rk-ticker.service'} but could not enable it"
-        f" ({NO_BUS}); add to tmux.conf instead:"
-    ]
-    assert TMUX_LINE in (ROOT / "contrib" / "tmux.conf").read_text()  # one line, the same as shipped
-    js = run_in(["cron", "ticker", "install", "--json"], env).json()["result"]
-    assert js["enabled"] is False and js["fallback"] == TMUX_LINE
-
-
-def test_ticker_install_without_systemctl_falls_back_too(tmp_path):
-    env = dict(make_env(tmp_path), PATH=str(tmp_path / "empty"))
-    res = run_in(["cron", "ticker", "install"], env)
-    assert res.code == 0 and res.out == TMUX_LINE + "\n" and "systemctl is not on PATH" in res.err
+    return dict(make_env(tmp_path), PATH=f"{tmp_path / 'bin'}:{os.environ['PATH']}", DBUS_SESSION_BUS_ADDRESS="unix:x")
 
 
 def _unit_check(tmp_path: Path, **fake) -> dict:
@@ -70,7 +49,7 @@ def _unit_check(tmp_path: Path, **fake) -> dict:
 @pytest.mark.parametrize(
     ("fake", "level", "says", "fix"),
     [
-        ({"bus": False}, "warn", "no systemd user bus", TMUX_LINE),
+        ({"bus": False}, "warn", "no systemd user bus", "rk cron ticker install (starts the ticker now and with tmux)"),
         ({"enabled": "disabled", "active": "inactive"}, "warn", "written but not enabled (disabled)", "enable --now"),
         ({"enabled": "enabled", "active": "failed"}, "fail", "enabled but not active (failed)", "restart"),
         ({"enabled": "enabled", "active": "active"}, "ok", "(enabled, active)", ""),

@@ -301,7 +301,7 @@ def fake_systemctl(bindir: Path, log: Path, bus: bool = True) -> None:
 def test_the_unit_is_disabled_and_removed_and_without_a_bus_removed_and_said(fresh, tmp_path, bus):
     log = tmp_path / "systemctl.log"
     fake_systemctl(tmp_path / "bin", log, bus=True)
-    env = dict(fresh, PATH=f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    env = dict(fresh, PATH=f"{tmp_path / 'bin'}:{os.environ['PATH']}", DBUS_SESSION_BUS_ADDRESS="unix:x")
     assert run_in(["cron", "ticker", "install"], env).code == 0
     unit = Path(fresh["XDG_CONFIG_HOME"]) / "systemd" / "user" / "rk-ticker.service"
     assert unit.exists()

@@ -348,13 +348,34 @@ def check_screens(servers: list[tuple[Server, list[PaneFact] | TmuxError]]) -> l
 
 
 def check_ticker(env: Environment) -> Check:
+    """Running, and started again after a reboot. Its fix is one that works on this
+    machine (without a user bus `ticker install` starts it now and with tmux), and it
+    shows the error that stopped it: the tmux line's last run, else the ticker's log."""
+    from rk.agent.setup.ticker_line import installed_line
+    from rk.cli.environment import moment
+    from rk.cli.running import no_user_bus
     from rk.engine import ticker
 
-    rec = ticker.read_pid(env.state_dir())
-    if rec is None or not rec.alive():
-        return Check("ticker", Level.FAIL, "not running: nothing fires", "rk cron ticker install (or ticker start)")
-    status = ticker.read_status(env.state_dir()) or {}
+    state = env.state_dir()
+    rec = ticker.find_running(state)
+    failed = ticker.start_error(state)
+    tmux_said = f"tmux's line failed at {moment(int(failed.at), env.zone())}: {failed.text}" if failed else ""
+    if rec is None:
+        why = f"; {tmux_said}" if tmux_said else ""
+        if not why and (ended := ticker.ending_error(state)) is not None:
+            why = f"; its log at {moment(int(ended.at), env.zone())}: {ended.text}"
+        by_tmux = no_user_bus(env.environ) and installed_line(env.environ) is not None and failed is None
+        fix = "rk cron ticker start (tmux's line starts it with the next tmux server)" if by_tmux else ""
+        return Check("ticker", Level.FAIL, f"not running: nothing fires{why}", fix or "rk cron ticker install")
+    status = ticker.read_status(state) or {}
     served = ", ".join(status.get("servers") or []) or "no server yet"  # type: ignore[arg-type]
+    if failed is not None:  # running now, but the next tmux server will not start it
+        return Check(
+            "ticker",
+            Level.WARN,
+            f"pid {rec.pid}, serves {served}; but {tmux_said}",
+            "rk cron ticker install (writes the line for this rk)",
+        )
     return Check("ticker", Level.OK, f"pid {rec.pid}, serves {served}")
 
 
@@ -407,7 +428,8 @@ def check_tmpdir(env: Environment) -> Check:
 
 
 def check_unit(env: Environment) -> Check | None:
-    from rk.cli.running import TMUX_LINE, rk_argv, systemctl
+    from rk.agent.setup.ticker_line import installed_line
+    from rk.cli.running import rk_argv, systemctl
     from rk.engine import ticker
 
     unit = ticker.unit_path(env.environ)
@@ -429,8 +451,15 @@ def check_unit(env: Environment) -> Check | None:
     # Written is not running: ask systemd whether the unit is enabled and active.
     enabled = systemctl(env, "is-enabled", ticker.UNIT_NAME)
     state = enabled.stdout.strip()
-    if not state:  # no user bus: systemd cannot run it, tmux.conf can
-        return Check("systemd unit", Level.WARN, f"{unit} written; no systemd user bus ({enabled.reason})", TMUX_LINE)
+    if not state:  # no user bus: systemd cannot run it, tmux can
+        if installed_line(env.environ) is not None:
+            return Check("systemd unit", Level.OK, f"{unit} unused: no systemd user bus; tmux starts the ticker")
+        return Check(
+            "systemd unit",
+            Level.WARN,
+            f"{unit} written; no systemd user bus ({enabled.reason})",
+            "rk cron ticker install (starts the ticker now and with tmux)",
+        )
     if state != "enabled":
         return Check(
             "systemd unit",

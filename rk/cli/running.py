@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -100,13 +102,13 @@ def cmd_ticker(
     interval: Annotated[float | None, typer.Option("--interval", help="Seconds between polls (default 30).")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log diagnostics too.")] = False,
     dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="install: print the unit; write and enable nothing.")
+        bool, typer.Option("--dry-run", help="install: print what it would write; write and start nothing.")
     ] = False,
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
     """Run the 30-second ticker (foreground), start/stop/status it in the background, or
-    install it as a systemd user unit.
+    install it: a systemd user unit, else (no user bus) start it now and with every tmux server.
 
     Example: rk cron ticker install
     """
@@ -115,14 +117,14 @@ def cmd_ticker(
 
     if action not in (None, "start", "stop", "status", "install"):
         raise usage("ticker action must be start, stop, status or install")
-    if action == "install":
-        _install_unit(env, dry_run)
-        return
     if interval is not None:
         try:
             bounds.interval(interval)
         except bounds.OutOfRange as exc:
             raise usage(str(exc)) from None
+    if action == "install":
+        _install(env, dry_run)
+        return
     runtime = _runtime(env)
     if action is None:
         ticker.setup_logging(runtime.state_dir, foreground=True, verbose=verbose)
@@ -142,25 +144,8 @@ def cmd_ticker(
             raise CliError(str(exc)) from None
         return
     if action == "start":
-        already = ticker.find_running(runtime.state_dir)
-        if already is not None:  # a harmless no-op, so a tmux.conf line can run it every time
-            env.result(
-                {"running": True, "pid": already.pid, "started": False}, f"ticker already running (pid {already.pid})"
-            )
-            return
-        argv = [sys.executable, "-m", "rk", "cron", "ticker"]
-        if interval is not None:
-            argv += ["--interval", str(interval)]
-        if verbose:
-            argv.append("--verbose")
-        try:
-            rec = ticker.start_background(runtime, argv)
-        except ticker.TickerError as exc:
-            raise CliError(str(exc)) from None
-        env.result(
-            {"running": True, "pid": rec.pid, "started": True},
-            f"ticker started (pid {rec.pid}); log: {runtime.state_dir / ticker.LOG_NAME}",
-        )
+        document, human = _start(runtime, interval, verbose)
+        env.result(document, human)
         return
     if action == "stop":
         try:
@@ -184,6 +169,29 @@ def cmd_ticker(
         raise typer.Exit(ExitStatus.NOT_RUNNING)
 
 
+def _start(runtime: Runtime, interval: float | None, verbose: bool) -> tuple[dict[str, object], str]:
+    """Start the ticker in the background unless one serves this state directory
+    already (a harmless no-op, so tmux's line can run it every time): (JSON, human)."""
+    from rk.engine import ticker
+
+    already = ticker.find_running(runtime.state_dir)
+    if already is not None:
+        return {"running": True, "pid": already.pid, "started": False}, f"ticker already running (pid {already.pid})"
+    argv = [sys.executable, "-m", "rk", "cron", "ticker"]
+    if interval is not None:
+        argv += ["--interval", str(interval)]
+    if verbose:
+        argv.append("--verbose")
+    try:
+        rec = ticker.start_background(runtime, argv)
+    except ticker.TickerError as exc:
+        raise CliError(str(exc)) from None
+    return (
+        {"running": True, "pid": rec.pid, "started": True},
+        f"ticker started (pid {rec.pid}); log: {runtime.state_dir / ticker.LOG_NAME}",
+    )
+
+
 def rk_argv() -> list[str]:
     """How to run this very rk again: its console script, else this interpreter with -m rk."""
     import os
@@ -192,10 +200,6 @@ def rk_argv() -> list[str]:
     if os.path.basename(script) == "rk" and os.access(script, os.X_OK):
         return [script]
     return [os.path.abspath(sys.executable), "-m", "rk"]  # not realpath: a venv's python is a symlink
-
-
-#: contrib/tmux.conf's line: tmux starts the ticker with its server (a second start is a no-op).
-TMUX_LINE = "run-shell -b 'rk cron ticker start >/dev/null 2>&1 || true'"
 
 
 @dataclass(frozen=True)
@@ -225,9 +229,40 @@ def systemctl(env: Environment, *args: str) -> Systemctl:
     return Systemctl(done.returncode, done.stdout, lines[0] if lines and done.returncode else "")
 
 
-def _install_unit(env: Environment, dry_run: bool) -> None:
-    """Write `~/.config/systemd/user/rk-ticker.service` and enable it; without a
-    user bus, say the tmux.conf line that starts the ticker instead (exit 0)."""
+def no_user_bus(environ: Mapping[str, str]) -> str:
+    """Why `systemctl --user` cannot reach systemd here ("" when it may): no systemctl,
+    or neither of the two ways it finds the user bus (as `sd_bus_open_user` looks)."""
+    import os
+    import shutil
+    import stat
+
+    if shutil.which("systemctl", path=environ.get("PATH")) is None:
+        return "systemctl is not on PATH"
+    if environ.get("DBUS_SESSION_BUS_ADDRESS"):
+        return ""
+    runtime_dir = environ.get("XDG_RUNTIME_DIR", "")
+    try:
+        if runtime_dir and stat.S_ISSOCK(os.stat(os.path.join(runtime_dir, "bus")).st_mode):
+            return ""
+    except OSError:
+        pass
+    return "DBUS_SESSION_BUS_ADDRESS unset, no $XDG_RUNTIME_DIR/bus"
+
+
+def _install(env: Environment, dry_run: bool) -> None:
+    """systemd's user unit where there is a user bus; else (or when systemctl fails)
+    the ticker started now and tmux's line that starts it with every tmux server."""
+    why = no_user_bus(env.environ)
+    if not why:
+        why = _install_unit(env, dry_run)
+        if not why:
+            return
+    _install_tmux_line(env, why, dry_run)
+
+
+def _install_unit(env: Environment, dry_run: bool) -> str:
+    """Write `~/.config/systemd/user/rk-ticker.service` and enable it: "" when done,
+    else why systemctl could not (the unit stays written for a later bus)."""
 
     from rk.engine import ticker
     from rk.host.files import atomic_write
@@ -236,24 +271,80 @@ def _install_unit(env: Environment, dry_run: bool) -> None:
     path = ticker.unit_path(env.environ)
     if dry_run:
         env.result({"path": str(path), "unit": text, "enabled": False}, [f"# {path}", text.rstrip("\n")])
-        return
+        return ""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, text.encode("utf-8"), mode=0o644)
     except OSError as exc:
         raise CliError(f"{path}: {exc.strerror or exc}") from None
-    why = None
     for step in (["daemon-reload"], ["enable", "--now", ticker.UNIT_NAME]):
         done = systemctl(env, *step)
         if done.returncode != 0:
             why = done.reason or f"systemctl --user {' '.join(step)} failed"
-            break
-    if why is None:
-        env.result(
-            {"path": str(path), "unit": text, "enabled": True}, f"installed and started {ticker.UNIT_NAME} ({path})"
+            env.notice(f"warning: wrote {path} but could not enable it ({why})")
+            return why
+    env.result({"path": str(path), "unit": text, "enabled": True}, f"installed and started {ticker.UNIT_NAME} ({path})")
+    return ""
+
+
+def _tmux_socket(env: Environment) -> str:
+    """The server whose loaded config files say where the line goes: -L's, else the caller's, else the default."""
+    from rk.tmux.server import socket_dir, socket_from_tmux_env
+
+    own = socket_from_tmux_env(env.environ.get("TMUX", ""))
+    return own if own and not env.server_flag else str(socket_dir(env.environ) / env.server)
+
+
+def tmux_line(environ: Mapping[str, str], state_dir: Path) -> str:
+    """tmux's line that starts this very rk's ticker (`rk.core.tickerconf`): rk by its
+    absolute path (`-P`: never an `rk` package in tmux's working directory), the shared
+    settings, errors over the state directory's `ticker-start.log`. CliError when a
+    path or setting has a character the line cannot carry."""
+    from rk.core import tickerconf
+    from rk.engine import ticker
+
+    rk = rk_argv()
+    argv = [rk[0], "-P", *rk[1:]] if len(rk) > 1 else rk
+    settings = {k: environ[k] for k in ticker.SHARED_SETTINGS if environ.get(k)}
+    log = str(state_dir / ticker.START_LOG_NAME)
+    bad = tickerconf.unsafe([*argv, *settings.values(), log])
+    if bad:
+        raise CliError(
+            f"cannot start the ticker with tmux: {bad!r} has a character tmux's line cannot carry"
+            " (a space, quote, $, #, ~ or :); run `rk cron ticker start` after each boot instead"
         )
+    return tickerconf.line(tickerconf.command([*argv, "cron", "ticker", "start"], settings, log))
+
+
+def _install_tmux_line(env: Environment, why: str, dry_run: bool) -> None:
+    """No user bus: start the ticker now, and write tmux's line that starts it with every
+    tmux server (once; a line of an older rk is replaced). Its last run's errors, from
+    an earlier line, are cleared: they were about that line."""
+    from rk.agent.setup.plan import SetupError, apply
+    from rk.agent.setup.ticker_line import plan_ticker_line
+    from rk.engine import ticker
+
+    runtime = _runtime(env)
+    line = tmux_line(env.environ, runtime.state_dir)
+    try:
+        plan = plan_ticker_line(env.environ, line, _tmux_socket(env))
+    except SetupError as exc:
+        raise CliError(str(exc)) from None
+    document: dict[str, object] = {"enabled": False, "bus": why, "tmux_conf": str(plan.path), "line": line}
+    if dry_run:
+        human = [f"no systemd user bus ({why}): the ticker would start now, and with tmux:"]
+        human.append(plan.diff().rstrip("\n") or plan.summary)
+        env.result({**document, "written": False, "running": False, "started": False}, human)
         return
-    # No user bus (a container, ssh without lingering): the unit stays written for
-    # later, and tmux starts the ticker with its server instead.
-    env.notice(f"warning: wrote {path} but could not enable it ({why}); add to tmux.conf instead:")
-    env.result({"path": str(path), "unit": text, "enabled": False, "fallback": TMUX_LINE}, TMUX_LINE)
+    started, started_line = _start(runtime, None, False)
+    try:
+        apply(plan)
+        (runtime.state_dir / ticker.START_LOG_NAME).unlink(missing_ok=True)
+    except (SetupError, OSError) as exc:
+        raise CliError(f"{started_line}; but tmux will not start it: {exc}") from None
+    written = plan.old != plan.new
+    said = f"{plan.summary} (its errors: {runtime.state_dir / ticker.START_LOG_NAME})" if written else plan.summary
+    env.result(
+        {**document, "written": written, **started},
+        [f"no systemd user bus ({why}): tmux starts the ticker", started_line, said],
+    )

@@ -28,6 +28,7 @@ from rk.agent.setup.removal import removal_plans
 from rk.cli.environment import CliError, Environment, ExitStatus, environment, usage
 from rk.cli.options import JsonOpt, ServerOpt
 from rk.core.environ import home
+from rk.core.tickerconf import user_lines
 from rk.store.config import config_path
 
 #: The first line of the unit `rk cron ticker install` writes: only such a unit is removed.
@@ -141,9 +142,8 @@ def _tmux_lines(env: Environment) -> list[str]:
             text = path.read_text("utf-8", "replace")
         except OSError:
             continue
-        for n, line in enumerate(text.splitlines(), 1):
-            if "cron ticker start" in line and not line.lstrip().startswith("#"):
-                out.append(f"kept: {path}:{n} starts the ticker with tmux (a line rk did not write): delete it")
+        for n, _ in user_lines(text):  # rk's own block goes with the removal plans
+            out.append(f"kept: {path}:{n} starts the ticker with tmux (a line rk did not write): delete it")
     return out
 
 

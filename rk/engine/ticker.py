@@ -460,6 +460,71 @@ def read_status(state_dir: Path) -> dict[str, object] | None:
 
 
 UNIT_NAME = "rk-ticker.service"
+#: The settings a ticker must share with the shell that installs it (the unit and the tmux line carry them).
+SHARED_SETTINGS = ("TMUX_TMPDIR", "RK_STATE_DIR", "XDG_STATE_HOME", "RK_CONFIG", "XDG_CONFIG_HOME")
+#: `ticker-start.log`: what the tmux config's line (`rk.core.tickerconf`) said on stderr at its last run.
+START_LOG_NAME = "ticker-start.log"
+#: How much of a log's end is read for its last error.
+TAIL_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class LoggedError:
+    """An error line a log holds, with when the log was last written (unix s)."""
+
+    path: Path
+    at: float
+    text: str
+
+
+def _tail(path: Path) -> tuple[float, list[str]] | None:
+    """(mtime, the last lines) of `path`, never through a symlink; None when unreadable."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        os.lseek(fd, max(0, st.st_size - TAIL_BYTES), os.SEEK_SET)
+        data = os.read(fd, TAIL_BYTES)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return st.st_mtime, [each for each in data.decode("utf-8", "replace").splitlines() if each.strip()]
+
+
+def start_error(state_dir: Path) -> LoggedError | None:
+    """The last line the tmux config's line wrote on stderr at its last run (it writes
+    over the file each time): None when that run was clean, or there was none."""
+    tail = _tail(state_dir / START_LOG_NAME)
+    if tail is None or not tail[1]:
+        return None
+    return LoggedError(state_dir / START_LOG_NAME, tail[0], tail[1][-1].strip())
+
+
+def _record_level(text: str) -> str:
+    """A `ticker.log` record's level ("" for a line that is not a record: a message or a traceback)."""
+    parts = text.split(" ", 3)
+    return parts[2] if len(parts) > 2 and text[:4].isdigit() and text[4:5] == "-" else ""
+
+
+def ending_error(state_dir: Path) -> LoggedError | None:
+    """What ended the last ticker, from the end of `ticker.log`: its last error (a
+    record, an `rk:` message, a traceback's last line) after its last start; None
+    when it stopped cleanly or said nothing."""
+    tail = _tail(state_dir / LOG_NAME)
+    if tail is None:
+        return None
+    for text in reversed(tail[1]):
+        level = _record_level(text)
+        if level == "INFO" and ("ticker stopped after" in text or "ticker started" in text):
+            return None
+        if "this one exits" in text:  # a second start beside a running ticker: no error
+            continue
+        if level in ("ERROR", "CRITICAL") or (not level and not text[0].isspace() and not text.startswith("Traceback")):
+            return LoggedError(state_dir / LOG_NAME, tail[0], text.strip())
+    return None
 
 
 def unit_path(environ: Mapping[str, str]) -> Path:
@@ -475,9 +540,7 @@ def unit_text(argv: list[str], environ: dict[str, str]) -> str:
     ticker must share with the shell: the tmux socket directory and rk's state."""
     import shlex
 
-    keep = [
-        k for k in ("TMUX_TMPDIR", "RK_STATE_DIR", "XDG_STATE_HOME", "RK_CONFIG", "XDG_CONFIG_HOME") if environ.get(k)
-    ]
+    keep = [k for k in SHARED_SETTINGS if environ.get(k)]
     lines = [
         "# Written by `rk cron ticker install`; rerun it after moving rk.",
         "[Unit]",

@@ -3,11 +3,12 @@ plan per file (hooks, the MCP server, its allow rules and the tmux segment often
 share a file, and two plans of one file would each undo the other's removal).
 
 Only rk's own entries go, recognised as setup recognises them (`hooks`, `mcp`,
-`permissions`, `codex`, `opencode`, `tmux`). What the removal empties is pruned
-too (an object or list that held something and now holds nothing; one the user
-left empty stays), so a file setup created from scratch is deleted rather than
-left as `{}`: a missing file means the same to every CLI. A file that cannot be
-read or parsed is left as it is and reported; the others are planned regardless.
+`permissions`, `codex`, `opencode`, `tmux`, and `rk cron ticker install`'s tmux
+line). What the removal empties is pruned too (an object or list that held
+something and now holds nothing; one the user left empty stays), so a file setup
+created from scratch is deleted rather than left as `{}`: a missing file means
+the same to every CLI. A file that cannot be read or parsed is left as it is and
+reported; the others are planned regardless.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from rk.agent.setup.agents import PROVIDERS, cli_of
 from rk.agent.setup.hooks import strip_rk_hooks
 from rk.agent.setup.permissions import RULES, Rules, remove_rules
 from rk.agent.setup.plan import JsonDoc, Plan, SetupError, as_text, dump_json, load_json, read_config
+from rk.agent.setup.ticker_line import remove_ticker_line
 from rk.agent.setup.tmux import plan_tmux
 
 #: One removal from a parsed JSON file: edits the document in place and says what it
@@ -142,4 +144,8 @@ def removal_plans(env: Mapping[str, str], tmux_socket: str | None) -> Removal:
             out.plans.append(planner())
         except SetupError as exc:
             out.errors.append(str(exc).replace("nothing was written", "left as it is"))
+    try:  # `rk cron ticker install`'s tmux line, in the tmux plan when they share a file
+        remove_ticker_line(out.plans, env)
+    except SetupError as exc:
+        out.errors.append(str(exc).replace("nothing was written", "left as it is"))
     return out
