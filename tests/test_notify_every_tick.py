@@ -282,3 +282,42 @@ def test_cron_tick_with_a_hung_receiver_exits_within_its_bound_and_the_next_tick
     assert [b["title"] for b in sink.bodies] == ["rk: 1 event not told before the ticker stopped: 1 waiting"]
     assert _accounted(tmp_path / "state")[key]["outcome"] == "notified: 1"
     assert not read_memory(tmp_path / "state" / NOTIFY_LOG).pending["1"]
+
+
+@pytest.mark.shell
+def test_cron_tick_beside_a_running_ticker_leaves_what_is_queued_to_it(tmp_path, env, receivers):
+    from rk.engine.ticker import LOCK_NAME
+    from rk.host.lock import release, try_lock
+
+    sink = receivers()
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    left = _left_by_another(state, 2, int(time.time()) - 3600)  # the ticker's, being sent
+    cli = _cli(env, tmp_path, "notify:\n" + f'  - url: "{sink.url}"\n')
+    held = try_lock(state / LOCK_NAME)  # a ticker serves this state directory
+    assert held is not None
+    try:
+        proc = run_rk(["--json", "cron", "tick"], cli)
+    finally:
+        release(held)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["result"]["notify"] == {"notified": 0, "failed": 0, "queued": 0}
+    assert sink.bodies == [] and sorted(read_memory(state / NOTIFY_LOG).pending["1"]) == sorted(x.key for x in left)
+    proc = run_rk(["cron", "tick"], cli)  # no ticker: this tick tells them
+    assert proc.returncode == 0 and "notify: 2 told, 0 failed" in proc.stdout
+    assert [b["title"] for b in sink.bodies] == ["rk: 2 events not told before the ticker stopped: 2 failed"]
+
+
+@pytest.mark.shell
+def test_a_send_that_never_ends_is_a_failure_said_after_the_channels_timeout(monkeypatch):
+    import apprise
+
+    from rk.channels import notify
+
+    never = threading.Event()
+    monkeypatch.setattr(apprise.Apprise, "notify", lambda self, **kw: never.wait(30))
+    monkeypatch.setattr(notify, "SEND_SLACK", 0)
+    began = time.monotonic()
+    why = notify.apprise_send(Channel("1", "json://127.0.0.1:1/", timeout=1), "t", "b")
+    assert why == "no answer within 1s" and time.monotonic() - began < 5
+    never.set()
