@@ -244,7 +244,9 @@ def test_cron_tick_tells_what_it_found_before_it_exits(tmp_path, tmux_server, en
     write_entries(tmp_path / "state", tmux_server.name, [entry("e001", cat, 3600, now)])
     _waiting(tmux_server, cat, now - 600)
     cli = _cli(env, tmp_path, _channel_yaml(sink.url))
+    began = time.monotonic()
     proc = run_rk(["cron", "tick"], cli)
+    print(f"rk cron tick telling one event: {time.monotonic() - began:.2f}s")
     assert proc.returncode == 0, proc.stderr
     assert [b["title"] for b in sink.bodies] == [f"rk: {cat} waits for you ({tmux_server.name})"]  # before it exited
     assert "notify: 1 told, 0 failed" in proc.stdout
