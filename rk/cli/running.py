@@ -19,6 +19,9 @@ from rk.store.config import ConfigError, check_private_dir
 from rk.store.entries import busy
 
 if TYPE_CHECKING:
+    from rk.channels.notify import Told
+    from rk.core.channels.notice import Channel
+    from rk.engine.result import ServerTick
     from rk.engine.runtime import Runtime
 
 
@@ -67,7 +70,8 @@ def cmd_tick(
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
-    """One sweep over every live server (or -L one), exactly as a ticker iteration.
+    """One sweep over every live server (or -L one), exactly as a ticker iteration,
+    notifications included (it waits 10 s at most for their sends; the rest stay queued).
 
     Example: rk cron tick --dry-run --json
     """
@@ -76,8 +80,13 @@ def cmd_tick(
 
     runtime = _runtime(env)
     only = env.server if env.server_flag else None
+    channels = [] if dry_run else _channels(env)
+    runtime.heard = frozenset(event for channel in channels for event in channel.on)
+    started = runtime.clock()
     result = sweep(runtime, only=only, dry_run=dry_run)
-    if all(s.held for s in result.servers) and result.servers and not env.json:
+    told = _tell(runtime, channels, result.servers, started) if channels else None
+    said = told is not None and bool(told.notified or told.failed or told.queued)
+    if all(s.held for s in result.servers) and result.servers and not env.json and not said:
         return  # another tick holds every lock: a quiet no-op
     human = []
     if dry_run:
@@ -86,7 +95,12 @@ def cmd_tick(
     human.append(
         f"tick: {result.servers_swept} servers swept, {result.fires} fires, {len(result.diagnostics)} diagnostics"
     )
-    env.result(result.to_json(), human)
+    data = result.to_json()
+    if told is not None:
+        data["notify"] = told.to_dict()
+    if told is not None and said:
+        human.append(told.human)
+    env.result(data, human)
     failures = result.failures(only)
     if failures:
         srv, diag = failures[0]
@@ -94,6 +108,29 @@ def cmd_tick(
         if not env.json:
             env.err(f"rk: tick could not do its work: {srv}: {diag.reason}: {diag.detail}{more}")
         raise typer.Exit(ExitStatus.ERROR)
+
+
+def _channels(env: Environment) -> list[Channel]:
+    """config.yaml's `notify:` channels; each one that cannot be used said on one line."""
+    from rk.channels.notify_config import ChannelsFile
+
+    source = ChannelsFile(env.environ)
+    source.changed()
+    if not env.json:
+        for problem in source.problems:
+            env.err(f"rk: {problem}")
+    return source.channels
+
+
+def _tell(runtime: Runtime, channels: list[Channel], servers: list[ServerTick], now: int) -> Told:
+    """The tick's notifications, sent after its deliveries, waiting TICK_WAIT seconds at most
+    for them (what is not told by then stays queued). Beside a running ticker, only what this
+    tick found: what is queued is the ticker's to tell."""
+    from rk.channels.notify import tell_once
+    from rk.engine.ticker import find_running
+
+    owner = find_running(runtime.state_dir) is None
+    return tell_once(runtime.state_dir, channels, runtime.zone, (servers, now), owner=owner)
 
 
 def cmd_ticker(

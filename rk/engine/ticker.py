@@ -37,6 +37,7 @@ from pathlib import Path
 
 from rk.channels import notify
 from rk.channels.notify import Notifier
+from rk.channels.notify_config import ChannelsFile
 from rk.core.environ import NUDGE_SOCKET
 from rk.core.errors import ExitStatus, RkError
 from rk.core.log.diagnostics import Diag, first_line
@@ -195,6 +196,8 @@ class Ticker:
         #: server → what the status line shows of it (`rk.core.channels.glance`): next due, paused, muted
         self.glances: dict[str, dict[str, object]] = {}
         self.notifier: Notifier | None = None  #: set by `run` when config.yaml has `notify:` channels
+        #: config.yaml's channels, followed at each tick (when `run` made the notifier: not one given to it)
+        self.channels_file: ChannelsFile | None = None
 
     def stop(self, *_args: object) -> None:
         self._stop = True
@@ -210,6 +213,7 @@ class Ticker:
     def tick(self, only: str | None = None) -> float | None:
         """One sweep, exceptions contained. Returns the next due instant (unix s) or None."""
         started = self.runtime.clock()
+        self._follow_channels()
         try:
             result = sweep(self.runtime, only=only)
         except Exception as exc:
@@ -257,6 +261,19 @@ class Ticker:
         due = result.next_due
         return due if due is not None and due > started else None  # a due instant already past is no reason to spin
 
+    def _follow_channels(self) -> None:
+        """Follow an edit of config.yaml's `notify:` before the tick, so this tick's events reach
+        the channels it names now (and what they hear needs no tmux message: `rk.act.interrupt`)."""
+        if self.channels_file is not None:
+            try:
+                self.notifier = notify.follow(
+                    self.notifier, self.channels_file, self.runtime.state_dir, self.runtime.zone
+                )
+            except Exception as exc:  # the channels stay as they were; the tick goes on
+                log.error("notify channels not followed: %s: %s", type(exc).__name__, first_line(exc))
+        if self.notifier is not None:
+            self.runtime.heard = self.notifier.heard
+
     def _status(self, at: int, servers: list[str], error: str, full: bool = True) -> None:
         """Record the tick in `ticker.status` (best effort: a status file never stops the loop).
         A full sweep says which servers are served; a nudged one adds its own."""
@@ -291,9 +308,8 @@ class Ticker:
         try:
             _write_pid(self.runtime.state_dir)
             if self.notifier is None:
-                self.notifier = notify.start(self.runtime.state_dir, dict(self.runtime.environ), self.runtime.zone)
-            if self.notifier is not None:  # what its channels hear needs no tmux message (`rk.act.interrupt`)
-                self.runtime.heard = frozenset(e for c in self.notifier.channels for e in c.on)
+                self.channels_file = ChannelsFile(self.runtime.environ)
+            self._follow_channels()  # at the start: what an earlier run left is told now
             try:
                 listener = nudge.Listener(str(self.runtime.state_dir / NUDGE_SOCKET))
             except OSError as exc:
