@@ -1458,6 +1458,49 @@ MUTANTS = [
         "elif False:",
         ("tests/test_mistakes.py", "-k", "json_before"),
     ),
+    # -- an entry follows the agent the user runs in its pane (issue 27) --------------------------------------
+    Mutant(
+        "a bare add takes the pane's agent session again",
+        "rk/cli/receipt.py",
+        "    return Target(TargetKind.PANE, pane), session\n",
+        "    return (Target(TargetKind.SESSION, session) if session else Target(TargetKind.PANE, pane)), session\n",
+        ("tests/test_target_follows.py", "-k", "quit_it_reaches"),
+    ),
+    Mutant(
+        "--follow-session takes the session an agent that quit left behind",
+        "rk/cli/receipt.py",
+        '    was = f" (its last session, {short_session(stale)}, ended)" if stale else ""\n',
+        "    return Target(TargetKind.SESSION, stale or pane)\n",
+        ("tests/test_target_follows.py", "-k", "refused_naming"),
+    ),
+    Mutant(
+        "an ended session's skipped-absent line says nothing",
+        "rk/core/pane/facts.py",
+        'return TargetFact(why=f"{ended} (no pane runs it now)", refused=ended)',
+        'return TargetFact(why=f"{ended} (no pane runs it now)")',
+        ("tests/test_target_follows.py", "-m", "not tmux"),
+    ),
+    Mutant(
+        "an ended session target's re-target hint gone",
+        "rk/core/schedule/health.py",
+        " + retarget_hint(entry)",
+        "",
+        ("tests/test_target_follows.py", "-m", "not tmux"),
+    ),
+    Mutant(
+        "the re-target hint names a pane the session never ran in",
+        "rk/core/schedule/health.py",
+        '    pane = entry.created_by.pane if own else "%N"\n',
+        '    pane = entry.created_by.pane or "%N"\n',
+        ("tests/test_target_follows.py", "-m", "not tmux"),
+    ),
+    Mutant(
+        "--follow-session beside another target flag",
+        "rk/cli/flags.py",
+        "    if follow_session and given:\n",
+        "    if False:\n",
+        ("tests/test_target_follows.py", "-m", "not tmux"),
+    ),
 ]
 
 
