@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 from conftest import run_rk, wait_for
 from ruamel.yaml import YAML
+from test_mcp import caller  # noqa: F401  (the fixture: a caller pane and a worker)
 
 from rk.cli.environment import CliError
 from rk.cli.flags import target_from_flags
@@ -272,6 +273,9 @@ def test_a_session_target_whose_session_ended_says_so_and_how_to_fix_it(rig):
         assert why.endswith(f"re-target: rk cron rm {eid}, then add it again with --pane {where}"), why
     status = rig.rk("status")
     assert status.returncode == 1 and ended in status.stdout and "re-target: rk cron rm" in status.stdout
+    checks = {c["name"]: c for c in json.loads(rig.rk("doctor", "--json").stdout)["result"]}
+    fix = checks[f"entry {named['id']} on {rig.server.name}"]["fix"]
+    assert fix == f"rk cron rm {named['id']}, then add it again with --pane {pane}"  # not an edit, which cannot
     at = _due()
     assert rig.tick(followed["id"], at) == f"skipped-absent: {ended}"
     assert rig.tick(named["id"], at + 300) == f"skipped-absent: {ended}"
@@ -289,3 +293,22 @@ def test_follow_session_in_a_pane_whose_agent_quit_is_refused_naming_the_ended_s
     assert f"no agent session runs in pane {pane} now (its last session, aider:{sid.split('-')[0]}, ended)" in err
     assert "leave --follow-session out" in err
     assert json.loads(rig.rk("cron", "list", "--json").stdout)["result"] == []  # nothing written
+
+
+@pytest.mark.tmux
+@pytest.mark.shell
+def test_mcp_cron_add_takes_the_callers_pane_or_with_follow_session_its_session(caller):  # noqa: F811
+    from test_mcp import serve
+
+    pane = caller["pane"]
+    run_rk(["agent", "state", "idle", "--pane", pane], caller["env"], check=True)
+    caller["tmux"].set_pane_option(pane, "@rk_pane_agent_session", f"claude:{UUID}")
+
+    def body(s):
+        plain = s.call("cron_add", prompt="status?", every="10m").result()
+        followed = s.call("cron_add", prompt="status?", every="10m", follow_session=True).result()
+        return plain, followed
+
+    plain, followed = serve(caller["env"], body)
+    assert plain["target"] == f"pane:{pane}"
+    assert followed["target"] == f"session:claude:{UUID}"

@@ -1495,6 +1495,13 @@ MUTANTS = [
         ("tests/test_target_follows.py", "-m", "not tmux"),
     ),
     Mutant(
+        "doctor's fix for an ended session target is an edit, which cannot change a target",
+        "rk/cli/doctor.py",
+        '        return why.split("; re-target: ", 1)[1]\n',
+        '        return "rk cron edit the entry\'s target, or rk cron rm it"\n',
+        ("tests/test_target_follows.py", "-k", "ended_says"),
+    ),
+    Mutant(
         "--follow-session beside another target flag",
         "rk/cli/flags.py",
         "    if follow_session and given:\n",
