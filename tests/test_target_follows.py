@@ -215,8 +215,13 @@ def test_added_in_the_shell_after_the_agent_quit_it_reaches_the_agent_started_ag
     first = rig.start_agent(pane)
     rig.quit_agent(pane)
     assert rig.option(pane, "@rk_pane_agent_session") == f"aider:{first}"  # what the old default took
-    added = rig.add_in(pane)
-    assert added["target"] == f"pane:{pane}", added  # not session:aider:<first>, which never comes back
+    code, out, err = rig.rk_in(pane, "cron", "add", "status?", "--every", "5m")  # the Quick start's line
+    assert code == 0 and f"[every 5m -> pane:{pane}]" in out, (out, err)  # not session:aider:<first>, gone for good
+    said = (
+        f"rk: warning: pane {pane} runs a shell now: the entry fires once an agent runs in it (start the agent there)"
+    )
+    assert said in err.splitlines(), err  # not "does not exist now": it will, once the agent is back
+    added = {"id": out.split()[0]}
     assert rig.raw_target(added["id"]).keys() == {"kind", "pane", "server_started", "server_pid"}  # which pane
     second = rig.start_agent(pane)
     assert second != first

@@ -1502,6 +1502,13 @@ MUTANTS = [
         ("tests/test_target_follows.py", "-k", "ended_says"),
     ),
     Mutant(
+        "an add into a pane at its shell warns that the pane does not exist",
+        "rk/cli/receipt.py",
+        "        if target is not None and target.refused == SHELL_IN_PANE:",
+        "        if False:",
+        ("tests/test_target_follows.py", "-k", "quit_it_reaches"),
+    ),
+    Mutant(
         "--follow-session beside another target flag",
         "rk/cli/flags.py",
         "    if follow_session and given:\n",

@@ -66,7 +66,7 @@ def rate_warnings(env: Environment, schedule: Schedule) -> list[str]:
 
 def add_warnings(env: Environment, entry: Entry, *, outside_tmux: bool) -> list[str]:
     """What would keep a new entry from firing, said at once (the entry is kept)."""
-    from rk.core.pane.facts import resolve_target
+    from rk.core.pane.facts import SHELL_IN_PANE, resolve_target
     from rk.core.schedule.health import needs_state
     from rk.engine import ticker
     from rk.tmux.server import Server
@@ -83,7 +83,12 @@ def add_warnings(env: Environment, entry: Entry, *, outside_tmux: bool) -> list[
             target = resolve_target(entry.target, facts, entry.any_program)
         except TmuxError:
             facts, target = [], None
-        if target is not None and not target.resolved:
+        if target is not None and target.refused == SHELL_IN_PANE:  # the Quick start's add, before the agent
+            pane = target.why.partition(":")[0]
+            out.append(
+                f"pane {pane} runs a shell now: the entry fires once an agent runs in it (start the agent there)"
+            )
+        elif target is not None and not target.resolved:
             out.append(
                 f"{entry.target.summary} does not exist now ({target.why}{roles_hint(entry.target, facts)});"
                 " the entry skips until it does"

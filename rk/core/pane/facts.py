@@ -309,10 +309,14 @@ def _agent_pane(panes: Sequence[PaneFact]) -> PaneFact:
     return panes[0]
 
 
+#: The refusal of a pane at its shell prompt (a payload there would be executed).
+SHELL_IN_PANE = "shell in pane"
+
+
 def refusal(pane: PaneFact, any_program: bool = False) -> str:
     """Why rk will not type into this pane ("" when it will)."""
     if pane.kind == PaneKind.SHELL:
-        return "shell in pane"
+        return SHELL_IN_PANE
     if pane.kind == PaneKind.PROGRAM and not any_program:
         return f"no agent in pane ({pane.program_name or 'unknown program'})"
     return ""
