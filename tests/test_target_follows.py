@@ -317,3 +317,14 @@ def test_mcp_cron_add_takes_the_callers_pane_or_with_follow_session_its_session(
     plain, followed = serve(caller["env"], body)
     assert plain["target"] == f"pane:{pane}"
     assert followed["target"] == f"session:claude:{UUID}"
+
+
+@pytest.mark.tmux
+@pytest.mark.shell
+def test_an_add_on_a_session_no_pane_runs_says_it_fires_only_where_it_is_resumed(env, tmux_server):
+    res = run_rk(["cron", "add", "p", "--every", "5m", "--session", f"claude:{UUID}", "-L", tmux_server.name], env)
+    assert res.returncode == 0, res.stderr  # kept: the session may be resumed
+    assert (
+        "rk: warning: session claude:565428b4 ended (no pane runs it now): the entry fires only where that session"
+        " is resumed; to follow a pane instead, add it in that pane without a target flag, or with --pane %N"
+    ) in res.stderr.splitlines(), res.stderr

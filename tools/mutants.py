@@ -1509,6 +1509,13 @@ MUTANTS = [
         ("tests/test_target_follows.py", "-k", "quit_it_reaches"),
     ),
     Mutant(
+        "an add on an ended session says it skips until the session exists",
+        "rk/cli/receipt.py",
+        "        elif target is not None and not target.resolved and entry.target.kind == TargetKind.SESSION:",
+        "        elif False:",
+        ("tests/test_target_follows.py", "-k", "fires_only_where"),
+    ),
+    Mutant(
         "--follow-session beside another target flag",
         "rk/cli/flags.py",
         "    if follow_session and given:\n",

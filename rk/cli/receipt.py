@@ -88,6 +88,11 @@ def add_warnings(env: Environment, entry: Entry, *, outside_tmux: bool) -> list[
             out.append(
                 f"pane {pane} runs a shell now: the entry fires once an agent runs in it (start the agent there)"
             )
+        elif target is not None and not target.resolved and entry.target.kind == TargetKind.SESSION:
+            out.append(
+                f"{target.why}: the entry fires only where that session is resumed; to follow a pane instead,"
+                " add it in that pane without a target flag, or with --pane %N"
+            )
         elif target is not None and not target.resolved:
             out.append(
                 f"{entry.target.summary} does not exist now ({target.why}{roles_hint(entry.target, facts)});"
