@@ -1732,14 +1732,16 @@ def test_inside_tmux_the_window_role_is_the_default_target(tmp_path, tmux_server
     assert raw["created_by"] == {"session": "sess-42", "pane": pane, "at": T0}
 
 
-def test_inside_tmux_without_a_role_the_agent_session_is_the_default_target(tmp_path, tmux_server):
+def test_inside_tmux_without_a_role_the_pane_not_its_agent_session_is_the_default_target(tmp_path, tmux_server):
+    # The Go original took the pane's session here; a session ends when its agent quits and the
+    # agent started again is another one, so such an entry never fired (issue 27): the pane it is.
     pane = _first_pane(tmux_server)
     tmux_server.set_pane_option(pane, "@rk_pane_agent_session", "sess-42")
     env = _inside(make_env(tmp_path, RK_NOW=str(T0)), tmux_server, pane)
     receipt = add_json(env, "p", "--every", "5m", run=run_sub)
-    assert receipt["target"] == "session:sess-42"
+    assert receipt["target"] == f"pane:{pane}"
     raw = entry_raw(state_of(env), receipt["id"], slug=tmux_server.name)
-    assert raw["target"] == {"kind": "session", "session": "sess-42"}
+    assert raw["target"]["kind"] == "pane" and raw["target"]["pane"] == pane
     assert raw["created_by"] == {"session": "sess-42", "pane": pane, "at": T0}
 
 

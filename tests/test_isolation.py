@@ -38,7 +38,7 @@ SLICE = (
             "test_tick_without_server_flag_sweeps_every_server_and_with_it_only_one",
             "test_tick_with_server_flag_sweeps_only_that_live_server",
             "test_inside_tmux_the_window_role_is_the_default_target",
-            "test_inside_tmux_without_a_role_the_agent_session_is_the_default_target",
+            "test_inside_tmux_without_a_role_the_pane_not_its_agent_session_is_the_default_target",
             "test_state_dir_is_0700_and_every_file_0600_whatever_the_umask",
             "test_list_show_log_never_run_tmux",
         )

@@ -192,7 +192,7 @@ def test_rk_cron_add_in_a_pane_does_not_report_its_own_pane_as_python(env, tmux_
     wait_for(lambda: "ADDED" in server.capture(pane).replace("echo ADDED", ""), timeout=30, message="the add")
     warnings = err.read_text()
     assert "python" not in warnings
-    assert f"{pane}: shell in pane" in warnings  # the pane holds the shell rk was started from
+    assert f"pane {pane} runs a shell now" in warnings  # the pane holds the shell rk was started from
 
 
 def _frame_of(server, pane: str):

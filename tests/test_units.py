@@ -161,7 +161,7 @@ def test_session_and_pane_targets():
     panes = [PaneFact("%1", session_ref="claude:abc"), PaneFact("%2", dead=True)]
     assert resolve_target(Target("session", "abc"), panes).pane == "%1"
     assert resolve_target(Target("session", "claude:abc"), panes).pane == "%1"
-    assert resolve_target(Target("session", "zzz"), panes).why == "no live pane carries session zzz"
+    assert resolve_target(Target("session", "zzz"), panes).why == "session zzz ended (no pane runs it now)"
     assert resolve_target(Target("pane", "%2"), panes).why == "pane %2 is dead"
 
 

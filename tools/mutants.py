@@ -1621,6 +1621,70 @@ MUTANTS = [
         "",
         ("tests/test_ticker_install.py", "-k", "uninstall"),
     ),
+    # -- an entry follows the agent the user runs in its pane (issue 27) --------------------------------------
+    Mutant(
+        "a bare add takes the pane's agent session again",
+        "rk/cli/receipt.py",
+        "    return Target(TargetKind.PANE, pane), session\n",
+        "    return (Target(TargetKind.SESSION, session) if session else Target(TargetKind.PANE, pane)), session\n",
+        ("tests/test_target_follows.py", "-k", "quit_it_reaches"),
+    ),
+    Mutant(
+        "--follow-session takes the session an agent that quit left behind",
+        "rk/cli/receipt.py",
+        '    was = f" (its last session, {short_session(stale)}, ended)" if stale else ""\n',
+        "    return Target(TargetKind.SESSION, stale or pane)\n",
+        ("tests/test_target_follows.py", "-k", "refused_naming"),
+    ),
+    Mutant(
+        "an ended session's skipped-absent line says nothing",
+        "rk/core/pane/facts.py",
+        'return TargetFact(why=f"{ended} (no pane runs it now)", refused=ended)',
+        'return TargetFact(why=f"{ended} (no pane runs it now)")',
+        ("tests/test_target_follows.py", "-m", "not tmux"),
+    ),
+    Mutant(
+        "an ended session target's re-target hint gone",
+        "rk/core/schedule/health.py",
+        " + retarget_hint(entry)",
+        "",
+        ("tests/test_target_follows.py", "-m", "not tmux"),
+    ),
+    Mutant(
+        "the re-target hint names a pane the session never ran in",
+        "rk/core/schedule/health.py",
+        '    pane = entry.created_by.pane if own else "%N"\n',
+        '    pane = entry.created_by.pane or "%N"\n',
+        ("tests/test_target_follows.py", "-m", "not tmux"),
+    ),
+    Mutant(
+        "doctor's fix for an ended session target is an edit, which cannot change a target",
+        "rk/cli/doctor.py",
+        '        return why.split("; re-target: ", 1)[1]\n',
+        '        return "rk cron edit the entry\'s target, or rk cron rm it"\n',
+        ("tests/test_target_follows.py", "-k", "ended_says"),
+    ),
+    Mutant(
+        "an add into a pane at its shell warns that the pane does not exist",
+        "rk/cli/receipt.py",
+        "        if target is not None and target.refused == SHELL_IN_PANE:",
+        "        if False:",
+        ("tests/test_target_follows.py", "-k", "quit_it_reaches"),
+    ),
+    Mutant(
+        "an add on an ended session says it skips until the session exists",
+        "rk/cli/receipt.py",
+        "        elif target is not None and not target.resolved and entry.target.kind == TargetKind.SESSION:",
+        "        elif False:",
+        ("tests/test_target_follows.py", "-k", "fires_only_where"),
+    ),
+    Mutant(
+        "--follow-session beside another target flag",
+        "rk/cli/flags.py",
+        "    if follow_session and given:\n",
+        "    if False:\n",
+        ("tests/test_target_follows.py", "-m", "not tmux"),
+    ),
 ]
 
 

@@ -279,7 +279,9 @@ def _entry_fix(why: str | None) -> str:
         return "lengthen the schedule, or raise rate_per_hour in the config"
     if why == "server not running":
         return "start the tmux server, or rk cron rm the entry"
-    return "rk cron edit the entry's target, or rk cron rm it"
+    if why and "; re-target: " in why:  # an ended session (rk.core.schedule.health.retarget_hint)
+        return why.split("; re-target: ", 1)[1]
+    return "start the agent in the target's pane, or rk cron rm the entry and add it with another target"
 
 
 def check_versions(env: Environment) -> list[Check]:

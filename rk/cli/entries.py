@@ -38,6 +38,7 @@ from rk.cli.receipt import (
     check_payload,
     check_poll,
     default_target,
+    live_session,
     rate_warnings,
     receipt,
     with_server,
@@ -138,9 +139,9 @@ def _limits(flags: EntryFlags, schedule: Schedule, wakes: bool) -> _Limits:
 
 
 def _added_target(env: Environment, flags: EntryFlags, if_absent: IfAbsent) -> tuple[Target, tuple[str, ...], str]:
-    """The target (the caller's window role, agent session or pane by default), the respawn
-    argv, and the caller's agent session."""
-    target = target_from_flags(flags.role, flags.session, flags.pane)
+    """The target (the caller's window role or pane by default; the session running in
+    the caller's pane with --follow-session), the respawn argv, and the caller's agent session."""
+    target = target_from_flags(flags.role, flags.session, flags.pane, flags.follow_session)
     argv = tuple(flags.respawn or ())
     if argv and if_absent != IfAbsent.RESPAWN:
         raise usage("--respawn only applies with --if-absent respawn")
@@ -150,8 +151,11 @@ def _added_target(env: Environment, flags: EntryFlags, if_absent: IfAbsent) -> t
     session_ref = ""
     if target is None:
         if not caller:
-            raise usage("not inside a tmux pane: pass --role, --pane, or --session")
+            follow = "--follow-session follows the session of the pane it is added in; " if flags.follow_session else ""
+            raise usage(f"not inside a tmux pane: {follow}pass --role, --pane, or --session")
         target, session_ref = default_target(env, caller)
+        if flags.follow_session:
+            target = live_session(env, caller)
     elif caller:
         try:
             session_ref = env.caller_server().display(caller, "#{@rk_pane_agent_session}").strip()
@@ -160,7 +164,8 @@ def _added_target(env: Environment, flags: EntryFlags, if_absent: IfAbsent) -> t
     target = with_server(env, target)
     if if_absent == IfAbsent.RESPAWN and not argv and target.kind != TargetKind.SESSION:
         raise usage(
-            "--if-absent respawn needs --respawn on role and pane targets (only session targets have a default)"
+            "--if-absent respawn needs --respawn on role and pane targets"
+            " (only session targets, --session or --follow-session, have a default)"
         )
     return target, argv, session_ref
 

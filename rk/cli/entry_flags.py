@@ -43,6 +43,7 @@ class EntryFlags:
     role: str | None = None
     session: str | None = None
     pane: str | None = None
+    follow_session: bool = False
     wake_on: str | None = None
     wake_scope: str | None = None
     wake_debounce: str | None = None

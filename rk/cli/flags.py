@@ -310,8 +310,15 @@ def no_space(flag: str, value: str) -> str:
     return value
 
 
-def target_from_flags(role: str | None, session: str | None, pane: str | None) -> Target | None:
+def target_from_flags(
+    role: str | None, session: str | None, pane: str | None, follow_session: bool = False
+) -> Target | None:
+    """The target the flags name; None when they name none (the caller's window role,
+    else its pane: `rk.cli.receipt.default_target`) or only `--follow-session` (the
+    session running in the caller's pane: `rk.cli.receipt.live_session`)."""
     given = [(n, v) for n, v in (("--role", role), ("--session", session), ("--pane", pane)) if v is not None]
+    if follow_session and given:
+        raise usage(f"{given[0][0]} and --follow-session are mutually exclusive")
     if len(given) > 1:
         raise usage(f"{given[0][0]} and {given[1][0]} are mutually exclusive")
     if not given:

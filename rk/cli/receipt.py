@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from rk.cli.environment import Environment, moment, usage
+from rk.cli.environment import CliError, Environment, ErrorCode, ExitStatus, moment, usage
 from rk.core.durations import format_duration
 from rk.core.pane.identity import ServerIdentity
 from rk.core.pane.payload import hidden
@@ -66,7 +66,7 @@ def rate_warnings(env: Environment, schedule: Schedule) -> list[str]:
 
 def add_warnings(env: Environment, entry: Entry, *, outside_tmux: bool) -> list[str]:
     """What would keep a new entry from firing, said at once (the entry is kept)."""
-    from rk.core.pane.facts import resolve_target
+    from rk.core.pane.facts import SHELL_IN_PANE, resolve_target
     from rk.core.schedule.health import needs_state
     from rk.engine import ticker
     from rk.tmux.server import Server
@@ -83,7 +83,17 @@ def add_warnings(env: Environment, entry: Entry, *, outside_tmux: bool) -> list[
             target = resolve_target(entry.target, facts, entry.any_program)
         except TmuxError:
             facts, target = [], None
-        if target is not None and not target.resolved:
+        if target is not None and target.refused == SHELL_IN_PANE:  # the Quick start's add, before the agent
+            pane = target.why.partition(":")[0]
+            out.append(
+                f"pane {pane} runs a shell now: the entry fires once an agent runs in it (start the agent there)"
+            )
+        elif target is not None and not target.resolved and entry.target.kind == TargetKind.SESSION:
+            out.append(
+                f"{target.why}: the entry fires only where that session is resumed; to follow a pane instead,"
+                " add it in that pane without a target flag, or with --pane %N"
+            )
+        elif target is not None and not target.resolved:
             out.append(
                 f"{entry.target.summary} does not exist now ({target.why}{roles_hint(entry.target, facts)});"
                 " the entry skips until it does"
@@ -150,22 +160,54 @@ def check_visible(prompt: str) -> None:
 
 
 def default_target(env: Environment, pane: str) -> tuple[Target, str]:
-    """role of the caller's window → its agent session → its pane. Returns (target, session ref)."""
+    """role of the caller's window → its pane. Returns (target, the pane's session ref).
+
+    Never the pane's agent session: a session ends when its agent quits, and the
+    agent the user starts again (as the Quick start says, to load the hooks) is a
+    new session, so an entry made on the session would never fire. The pane is
+    resolved at each fire to whatever agent runs there; a session target is made
+    only when asked for (`--session`, `--follow-session`)."""
     server = env.caller_server()
     role = session = ""
     try:
         role = server.display(pane, "#{@rk_win_role}").strip()
     except TmuxError as exc:
-        env.err(f"rk: note: could not read the window role ({exc}); trying the agent session")
+        env.err(f"rk: note: could not read the window role ({exc}); targeting the pane")
     try:
         session = server.display(pane, "#{@rk_pane_agent_session}").strip()
-    except TmuxError as exc:
-        env.err(f"rk: note: could not read the agent session ({exc}); targeting the pane")
+    except TmuxError:
+        session = ""
     if role and not any(c.isspace() for c in role):
         return Target(TargetKind.ROLE, role), session
-    if session and not any(c.isspace() for c in session):
-        return Target(TargetKind.SESSION, session), session
     return Target(TargetKind.PANE, pane), session
+
+
+def live_session(env: Environment, pane: str) -> Target:
+    """`--follow-session`: the agent session running in the caller's `pane` now (an
+    operational error when none does: a session left behind by an agent that quit
+    would name a target that never comes back)."""
+    from rk.core.pane.facts import PaneKind, short_session
+
+    server = env.caller_server()
+    try:
+        facts = server.pane_facts() if server.is_live() else []
+    except TmuxError as exc:
+        raise CliError(f"--follow-session: cannot read pane {pane} ({exc})") from None
+    fact = next((f for f in facts if f.pane_id == pane and not f.dead), None)
+    if fact is not None and fact.kind == PaneKind.AGENT and fact.session_ref:
+        return Target(TargetKind.SESSION, fact.session_ref)
+    stale = ""
+    try:
+        stale = server.display(pane, "#{@rk_pane_agent_session}").strip()
+    except TmuxError:
+        pass
+    was = f" (its last session, {short_session(stale)}, ended)" if stale else ""
+    raise CliError(
+        f"--follow-session: no agent session runs in pane {pane} now{was}; start the agent and add from its pane,"
+        " or leave --follow-session out: the entry then follows the pane",
+        ExitStatus.OPERATIONAL,
+        ErrorCode.NOT_FOUND,
+    )
 
 
 def with_server(env: Environment, target: Target) -> Target:

@@ -87,7 +87,7 @@ def test_the_agent_schedules_mutes_and_lists_through_rk_mcp(rig, agent):
     eid = harness.tool_doc(added["text"])["result"]["id"]
     entry = {e["id"]: e for e in json.loads(r.rk("cron", "list", "--json").stdout)["result"]}[eid]
     assert entry["created_by"]["pane"] == r.pane and entry["created_by"]["via"] == "mcp"
-    assert entry["target"] == "session:" + r.option("@rk_pane_agent_session")  # its own session
+    assert entry["target"] == f"pane:{r.pane}"  # its own pane: a session target only when asked (follow_session)
 
     muted = _turn(r, "cron_mute", {"id": eid, "for": "30m"}, "mute it")
     assert not muted["error"] and harness.tool_doc(muted["text"])["result"]["muted"] is True, muted

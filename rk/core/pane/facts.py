@@ -264,12 +264,24 @@ def session_ref_of(value: str) -> str:
     return ref if sep else value
 
 
+def short_session(ref: str) -> str:
+    """A session ref for messages: `claude:565428b4` for `claude:565428b4-…` (a
+    uuid's first group names it among a user's sessions)."""
+    provider, sep, rest = ref.partition(":")
+    if not sep:
+        provider, rest = "", ref
+    head = rest.split("-", 1)[0] if len(rest) > 12 else rest
+    return f"{provider}:{head}" if sep else head
+
+
 @dataclass(frozen=True)
 class TargetFact:
     """An entry's target this tick: the pane it resolved to, or why it did not.
 
     `refused` is set when the pane is there but rk will not type into it (a
-    shell, or a program the entry did not opt into); it then counts as absent."""
+    shell, or a program the entry did not opt into); it then counts as absent.
+    A session target whose session no pane runs sets it too (`session … ended`):
+    it is the `skipped-absent: …` line's word, so the log says why."""
 
     pane: str = ""
     state: str = ""
@@ -297,10 +309,14 @@ def _agent_pane(panes: Sequence[PaneFact]) -> PaneFact:
     return panes[0]
 
 
+#: The refusal of a pane at its shell prompt (a payload there would be executed).
+SHELL_IN_PANE = "shell in pane"
+
+
 def refusal(pane: PaneFact, any_program: bool = False) -> str:
     """Why rk will not type into this pane ("" when it will)."""
     if pane.kind == PaneKind.SHELL:
-        return "shell in pane"
+        return SHELL_IN_PANE
     if pane.kind == PaneKind.PROGRAM and not any_program:
         return f"no agent in pane ({pane.program_name or 'unknown program'})"
     return ""
@@ -334,7 +350,8 @@ def resolve_target(target: Target, panes: Sequence[PaneFact], any_program: bool 
         for p in live:
             if p.session_ref and (p.session_ref == target.value or session_ref_of(p.session_ref) == target.value):
                 return _fact(p, any_program)
-        return TargetFact(why=f"no live pane carries session {target.value}")
+        ended = f"session {short_session(target.value)} ended"
+        return TargetFact(why=f"{ended} (no pane runs it now)", refused=ended)
     if target.kind == TargetKind.ROLE:
         window = next((p.window_id for p in live if p.role == target.value), None)
         if window is None:

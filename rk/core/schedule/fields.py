@@ -305,6 +305,17 @@ FIELDS: tuple[Field, ...] = (
         most=MAX_PANE,
     ),
     Field(
+        "follow_session",
+        "--follow-session",
+        Shape.FLAG,
+        "Target the agent session running in this pane now, wherever it runs later (claude --resume"
+        " in another pane); it never fires once that session ends. Without a target flag the entry"
+        " follows this pane: whatever agent runs there.",
+        "target.session (kind: session)",
+        mcp="Follow your own agent session (wherever it is resumed) instead of your pane; it never fires"
+        " once that session ends.",
+    ),
+    Field(
         "wake_on",
         "--wake-on",
         Shape.CHOICE,
@@ -433,7 +444,8 @@ BY_KEY: dict[str, Field] = {f.key: f for f in FIELDS}
 SURFACES: dict[Surface, tuple[str, ...]] = {
     Surface.ADD: (
         *("every", "idle_every", "backoff", "min", "max", "cron", "catch_up", "tz", "name", "deliver"),
-        *("if_absent", "respawn", "pinned", "any_program", "role", "session", "pane", "wake_on", "wake_scope"),
+        *("if_absent", "respawn", "pinned", "any_program", "role", "session", "pane", "follow_session"),
+        *("wake_on", "wake_scope"),
         *("wake_debounce", "catch_up_within", "active_hours", "only_if_changed", "budget", "at", "in"),
         *("max_per_day", "max_total", "turn_timeout", "on_timeout"),
     ),
@@ -450,7 +462,7 @@ SURFACES: dict[Surface, tuple[str, ...]] = {
     Surface.CRON_ADD: (
         *("prompt", "every", "idle_every", "backoff", "min", "max", "cron", "tz", "at", "in", "name"),
         *("deliver", "wake_on", "active_hours", "only_if_changed", "max_per_day", "max_total", "turn_timeout"),
-        *("on_timeout", "budget", "pinned", "role", "session", "pane"),
+        *("on_timeout", "budget", "pinned", "role", "session", "pane", "follow_session"),
     ),
     Surface.CRON_EDIT: (
         *("every", "idle_every", "backoff", "min", "max", "cron", "tz", "name", "prompt", "deliver", "wake_on"),

@@ -14,7 +14,7 @@ from rk.core.log.delivery import LogView
 from rk.core.pane.facts import TargetFact
 from rk.core.schedule.dispose import over_rate_cap
 from rk.core.schedule.due import budget_reopens, entry_zone, is_paused
-from rk.core.schedule.entry import Backoff, Entry, WakeEvent
+from rk.core.schedule.entry import Backoff, Entry, TargetKind, WakeEvent
 from rk.core.wallclock import moment
 
 #: Reasons a user chose (a mute, a pause): the entry is silent on purpose, nothing is wrong.
@@ -50,7 +50,7 @@ def why_not(
     if target is None:
         return "server not running"
     if not target.resolved:
-        return f"target missing: {target.why}" if target.why else "target missing"
+        return (f"target missing: {target.why}" if target.why else "target missing") + retarget_hint(entry)
     if needs_state(entry) and target.epoch <= 0:
         return "no state reported (no hooks?)"
     if view is not None and rate_per_hour > 0 and over_rate_cap(view, now, rate_per_hour, target=target.pane):
@@ -63,6 +63,18 @@ def why_not(
         if opens > now and entry.budget is not None:  # chosen too: the day reached the budget the user set
             return f"budget spent: {entry.budget.text} today, fires again from {moment(opens, entry_zone(entry, zone))}"
     return None
+
+
+def retarget_hint(entry: Entry) -> str:
+    """For a session target no pane runs: how to follow a pane instead. A session
+    ends when its agent quits, and a restarted agent is another session; the target
+    is fixed once made, so the fix is a new entry on the pane ("" for other targets).
+    The pane named is the one the session ran in when the entry was added there."""
+    if entry.target.kind != TargetKind.SESSION:
+        return ""
+    own = entry.created_by.pane and entry.created_by.session == entry.target.value
+    pane = entry.created_by.pane if own else "%N"
+    return f"; re-target: rk cron rm {entry.id}, then add it again with --pane {pane}"
 
 
 def is_trouble(why: str | None) -> bool:
