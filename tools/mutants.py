@@ -225,10 +225,10 @@ MUTANTS = [
     Mutant(
         "wake debounce: its edge still debounced",
         "rk/core/schedule/wake.py",
-        "        return WakeVerdict.IGNORED, observed\n"
+        "        return WakeVerdict.FROM_RK, observed\n"
         "    if newest_own_ts is not None and now - newest_own_ts < debounce:\n"
         "        return WakeVerdict.DEBOUNCED, previous\n    return WakeVerdict.FIRE, observed\n\n\n#:",
-        "        return WakeVerdict.IGNORED, observed\n"
+        "        return WakeVerdict.FROM_RK, observed\n"
         "    if newest_own_ts is not None and now - newest_own_ts <= debounce:\n"
         "        return WakeVerdict.DEBOUNCED, previous\n    return WakeVerdict.FIRE, observed\n\n\n#:",
     ),
@@ -540,8 +540,9 @@ MUTANTS = [
     Mutant(
         "wake trigger: a pane going active names the wake",
         "rk/core/schedule/wake.py",
-        "if after != before and after != AgentState.ACTIVE:\n            return pane, after",
-        "if after != before:\n            return pane, after",
+        "if after != before and after != AgentState.ACTIVE and (ignore is None or not ignore(pane, after)):\n"
+        "            return pane, after",
+        "if after != before and (ignore is None or not ignore(pane, after)):\n            return pane, after",
     ),
     Mutant(
         "wake trigger: a burst names the highest pane",
