@@ -55,6 +55,8 @@ UNCHANGED = ("tests/test_unchanged.py", *PURE)
 BUDGETS = ("tests/test_usage.py", *PURE)
 #: The pure rules of invisible characters in a prompt.
 INVISIBLE_PURE = ("tests/test_invisible_chars.py", "-m", "not tmux and not shell")
+#: wake_from and who started a turn (the pure tests and the simulated scenario).
+WAKE_FROM = ("tests/test_wake_from.py", "-m", "not tmux and not shell and not slow")
 #: A tick killed at each moment of a delivery, into an agent-like app (~30 s).
 AT_MOST_ONCE = ("tests/test_at_most_once.py",)
 
@@ -1458,6 +1460,42 @@ MUTANTS = [
         "elif env.root_json and not isinstance(ctx.command, TyperGroup):",
         "elif False:",
         ("tests/test_mistakes.py", "-k", "json_before"),
+    ),
+    # -- wake_from: wakes that mean something (rk/core/log/cause.py, rk/core/schedule/wake.py) ------------------
+    Mutant(
+        "wake_from human: the end of rk's own turn wakes anyway",
+        "rk/core/schedule/due.py",
+        "ignore = rk_turn_ended(sweep.causes.of) if entry.wake_on.from_human else None",
+        "ignore = None",
+        WAKE_FROM,
+    ),
+    Mutant(
+        "wake_from human: a question in rk's turn let pass",
+        "rk/core/schedule/wake.py",
+        "return lambda pane, state: state == AgentState.IDLE and cause(pane, state) == RK",
+        "return lambda pane, state: cause(pane, state) == RK",
+        WAKE_FROM,
+    ),
+    Mutant(
+        "turn cause: a manual send's turn is rk's",
+        "rk/core/log/cause.py",
+        "_RK_REASONS = frozenset({Reason.SCHEDULE, Reason.WAKE})",
+        "_RK_REASONS = frozenset({Reason.SCHEDULE, Reason.WAKE, Reason.MANUAL})",
+        WAKE_FROM,
+    ),
+    Mutant(
+        "turn cause: a turn begun long after rk's delivery is rk's",
+        "rk/core/log/cause.py",
+        "i = bisect_left(stamps, max(run.rest_from, run.start - START_WINDOW))",
+        "i = bisect_left(stamps, run.rest_from)",
+        WAKE_FROM,
+    ),
+    Mutant(
+        "turn cause: a journal behind the pane names rk",
+        "rk/core/log/cause.py",
+        "if not found or (at_rest and not found[-1].end):",
+        "if not found:",
+        WAKE_FROM,
     ),
 ]
 
