@@ -253,6 +253,10 @@ def test_add_edit_and_show_the_field(cli):
     assert "from human" in cli("show", entry_id).out
     listed = cli("list", "--json").json()["result"]
     assert [e["wake_on"]["from"] for e in listed] == ["human"]
+    full = cli("list", "--full").out
+    assert "wake:agent-state-change" in full and "/any" not in full, full
+    assert cli("edit", entry_id, "--wake-from", "any").code == 0
+    assert "wake:agent-state-change/any" in cli("list", "--full").out
 
 
 @pytest.mark.parametrize(
