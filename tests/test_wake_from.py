@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import make_env, run_in
 from conftest import run_rk as run
+from conftest import wait_for
 
 from rk.core.cost.turn_timeout import START_WINDOW, StateLine
 from rk.core.log import states as journal
@@ -329,3 +330,40 @@ def test_the_ticks_journal_is_read_once_and_only_when_asked(tmp_path, monkeypatc
     assert history.get("%1") == [StateLine(T0, "idle")] and dict(history)["%2"] == [StateLine(T0 + 5, "active")]
     assert history.get("%9") is None and len(reads) == 1
     assert dict(PaneHistory(str(tmp_path / "none"), "srv")) == {}
+
+
+# -- the tick: the journal on disk, the log, a real server ----------------------------------------
+
+
+def test_the_tick_lets_rks_heartbeat_pass_and_wakes_on_a_persons_turn(tmux_server, env):
+    """A worker pane answering rk's delivery, then a person's prompt, as the state journal
+    and the log hold them; the operator's wake entry fires once, for the person's turn."""
+    op = tmux_server.run("display-message", "-p", "-t", "main", "#{pane_id}").strip()
+    worker = tmux_server.run("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", "main", "cat").strip()
+    at = dict(env)
+
+    def rk_at(t: int, *args: str):
+        return run(["-L", tmux_server.name, *args], dict(at, RK_NOW=str(t)), check=True)
+
+    def state(t: int, to: str) -> None:
+        rk_at(t, "agent", "state", to, "--pane", worker)
+
+    payload = "woke: {wake_pane} {wake_state} by {wake_by}"
+    rk_at(T0, "cron", "add", payload, "--wake-on", "agent-state-change", "--pane", op, "--any-program")
+    state(T0 - 100, "idle")
+    rk_at(T0, "cron", "tick")  # cold start
+    logfile = Path(env["RK_STATE_DIR"]) / f"{tmux_server.name}.log"
+    append_lines(logfile, [LogLine(T0 + 10, "w1", worker, "schedule", "delivered")])  # rk's heartbeat
+    state(T0 + 11, "active")
+    rk_at(T0 + 15, "cron", "tick")  # the ticker sees it busy (the hook nudges it)
+    state(T0 + 40, "idle")
+    ticked = json.loads(rk_at(T0 + 45, "cron", "tick", "--json").stdout)["result"]
+    assert ticked["fires"] == 0
+    assert "wake-ignored-rk" in {d["reason"] for d in ticked["diagnostics"]}, ticked
+    state(T0 + 200, "active")  # a person's prompt
+    rk_at(T0 + 205, "cron", "tick")
+    state(T0 + 230, "idle")
+    ticked = json.loads(rk_at(T0 + 235, "cron", "tick", "--json").stdout)["result"]
+    assert [d["outcome"] for d in ticked["decisions"]] == ["delivered"], ticked
+    wanted = f"woke: {worker} idle by human"
+    wait_for(lambda: wanted in tmux_server.capture(op), message="the wake typed into the operator's pane")

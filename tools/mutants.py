@@ -1491,6 +1491,13 @@ MUTANTS = [
         WAKE_FROM,
     ),
     Mutant(
+        "wake_from human: the tick hands due() no state journal",
+        "rk/engine/tick.py",
+        "        journal=PaneHistory(str(files.dir), files.slug),\n",
+        "",
+        ("tests/test_wake_from.py", "-k", "tick"),
+    ),
+    Mutant(
         "turn cause: a journal behind the pane names rk",
         "rk/core/log/cause.py",
         "if not found or (at_rest and not found[-1].end):",
