@@ -35,11 +35,15 @@ CAUSES = (RK, HUMAN)
 _RK_REASONS = frozenset({Reason.SCHEDULE, Reason.WAKE})
 
 
+def _rk_delivery(line: LogLine) -> bool:
+    return bool(line.target) and line.reason in _RK_REASONS and status_of(line.outcome) == Status.DELIVERED
+
+
 def rk_deliveries(lines: Iterable[LogLine]) -> dict[str, list[int]]:
     """Each pane's stamps of the deliveries fires of entries made into it, oldest first."""
     out: dict[str, list[int]] = {}
     for line in lines:
-        if line.target and line.reason in _RK_REASONS and status_of(line.outcome) == Status.DELIVERED:
+        if _rk_delivery(line):
             out.setdefault(line.target, []).append(line.ts)
     for stamps in out.values():
         stamps.sort()
@@ -55,34 +59,54 @@ def run_cause(run: Run, stamps: Sequence[int]) -> str:
     return RK if i < len(stamps) and stamps[i] <= run.start else HUMAN
 
 
-def turn_cause(journal: Sequence[StateLine], stamps: Sequence[int], at_rest: bool) -> str:
-    """The cause of the pane's newest turn (its newest busy run in `journal`). `at_rest`:
-    the pane is at rest now, so that run must have ended in the journal too (a journal
-    behind the pane cannot tell which turn ended: `human`)."""
+def newest_turn(journal: Sequence[StateLine], at_rest: bool) -> Run | None:
+    """The pane's newest busy run in `journal`; None when there is none, or when the pane
+    is at rest now (`at_rest`) and the run has not ended in the journal (a journal behind
+    the pane cannot tell which turn ended)."""
     found = runs(journal)
     if not found or (at_rest and not found[-1].end):
-        return HUMAN
-    return run_cause(found[-1], stamps)
+        return None
+    return found[-1]
+
+
+def turn_cause(journal: Sequence[StateLine], stamps: Sequence[int], at_rest: bool) -> str:
+    """The cause of the pane's newest turn (`newest_turn`); `human` when there is none."""
+    run = newest_turn(journal, at_rest)
+    return HUMAN if run is None else run_cause(run, stamps)
+
+
+#: How far before a turn's rest a log line may be and still be read: ticks append their
+#: lines in the order they run, each with its own `now`, so the log is nearly in time order.
+_SLACK = 3600
 
 
 class Causes:
     """The causes of the panes' newest turns for one evaluation, each worked out on
-    first use (most ticks ask none: the log is read for rk's deliveries only then)."""
+    first use from the journal, then from the log's lines since that turn's rest only
+    (most ticks ask none)."""
 
     def __init__(self, view: LogView, journal: Mapping[str, Sequence[StateLine]]) -> None:
         self._view = view
         self._journal = journal
-        self._stamps: dict[str, list[int]] | None = None
         self._found: dict[tuple[str, str], str] = {}
+
+    def _stamps(self, pane: str, since: int) -> list[int]:
+        """rk's deliveries into `pane` from about `since` on, oldest first."""
+        out = []
+        for line in reversed(self._view.lines):
+            if line.ts < since - _SLACK:
+                break
+            if line.target == pane and _rk_delivery(line):
+                out.append(line.ts)
+        return sorted(out)
 
     def of(self, pane: str, state: str) -> str:
         """Who started the turn of `pane` whose change left it in `state` (`gone`: vanished)."""
         key = (pane, state)
         found = self._found.get(key)
         if found is None:
-            if self._stamps is None:
-                self._stamps = rk_deliveries(self._view.lines)
             at_rest = state not in BUSY_STATES and state != VANISHED
-            lines = self._journal.get(pane, ())
-            found = self._found[key] = turn_cause(lines, self._stamps.get(pane, ()), at_rest)
+            run = newest_turn(self._journal.get(pane, ()), at_rest)
+            found = HUMAN if run is None else run_cause(run, self._stamps(pane, run.rest_from))
+            self._found[key] = found
         return found
