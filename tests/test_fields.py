@@ -34,6 +34,7 @@ RK_ACCEPTS = {
 CONTEXT = {
     "only_if_changed": ["--wake-on", "agent-state-change"],
     "on_timeout": ["--turn-timeout", "20m"],
+    "wake_from": ["--wake-on", "agent-state-change"],
 }
 
 #: A choice list at the start of a description: `a | b (default) | c`.

@@ -169,6 +169,7 @@ def test_values_of_an_entry_never_delivered():
         "wake_pane": "",
         "wake_state": "",
         "wake_window": "",
+        "wake_by": "",
     }
     assert set(got) == set(NAMES)
 

@@ -17,6 +17,7 @@ def test_there_are_scenarios_for_every_rule_file():
         "backoff.yaml",
         "backoff-regressions.yaml",
         "wake.yaml",
+        "wake-from.yaml",
         "compose.yaml",
         "deliver.yaml",
         "placeholders.yaml",

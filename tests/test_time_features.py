@@ -403,7 +403,9 @@ def test_due_a_wake_edge_outside_active_hours_is_quiet_with_reason_wake():
     inside = ts("2026-01-02T10:00:00Z")
     ev = due([entry], LogView(), panes, _targets(entry), cursor, inside)
     assert ev.quiet == ()
-    assert ev.fires == (Fire("wk01", "wake", "%1", 0, inside, inside, wake_pane="%2", wake_state="idle"),)
+    assert ev.fires == (
+        Fire("wk01", "wake", "%1", 0, inside, inside, wake_pane="%2", wake_state="idle", wake_by="human"),
+    )
 
 
 def test_due_a_paused_server_is_silent_until_its_pause_lapses():

@@ -55,6 +55,8 @@ UNCHANGED = ("tests/test_unchanged.py", *PURE)
 BUDGETS = ("tests/test_usage.py", *PURE)
 #: The pure rules of invisible characters in a prompt.
 INVISIBLE_PURE = ("tests/test_invisible_chars.py", "-m", "not tmux and not shell")
+#: wake_from and who started a turn (the pure tests and the simulated scenario).
+WAKE_FROM = ("tests/test_wake_from.py", "-m", "not tmux and not shell and not slow")
 #: A tick killed at each moment of a delivery, into an agent-like app (~30 s).
 AT_MOST_ONCE = ("tests/test_at_most_once.py",)
 
@@ -225,10 +227,10 @@ MUTANTS = [
     Mutant(
         "wake debounce: its edge still debounced",
         "rk/core/schedule/wake.py",
-        "        return WakeVerdict.IGNORED, observed\n"
+        "        return WakeVerdict.FROM_RK, observed\n"
         "    if newest_own_ts is not None and now - newest_own_ts < debounce:\n"
         "        return WakeVerdict.DEBOUNCED, previous\n    return WakeVerdict.FIRE, observed\n\n\n#:",
-        "        return WakeVerdict.IGNORED, observed\n"
+        "        return WakeVerdict.FROM_RK, observed\n"
         "    if newest_own_ts is not None and now - newest_own_ts <= debounce:\n"
         "        return WakeVerdict.DEBOUNCED, previous\n    return WakeVerdict.FIRE, observed\n\n\n#:",
     ),
@@ -540,8 +542,9 @@ MUTANTS = [
     Mutant(
         "wake trigger: a pane going active names the wake",
         "rk/core/schedule/wake.py",
-        "if after != before and after != AgentState.ACTIVE:\n            return pane, after",
-        "if after != before:\n            return pane, after",
+        "if after != before and after != AgentState.ACTIVE and (ignore is None or not ignore(pane, after)):\n"
+        "            return pane, after",
+        "if after != before and (ignore is None or not ignore(pane, after)):\n            return pane, after",
     ),
     Mutant(
         "wake trigger: a burst names the highest pane",
@@ -1684,6 +1687,49 @@ MUTANTS = [
         "    if follow_session and given:\n",
         "    if False:\n",
         ("tests/test_target_follows.py", "-m", "not tmux"),
+    ),
+    # -- wake_from: wakes that mean something (rk/core/log/cause.py, rk/core/schedule/wake.py) ------------------
+    Mutant(
+        "wake_from human: the end of rk's own turn wakes anyway",
+        "rk/core/schedule/due.py",
+        "ignore = rk_turn_ended(sweep.causes.of) if entry.wake_on.from_human else None",
+        "ignore = None",
+        WAKE_FROM,
+    ),
+    Mutant(
+        "wake_from human: a question in rk's turn let pass",
+        "rk/core/schedule/wake.py",
+        "return lambda pane, state: state == AgentState.IDLE and cause(pane, state) == RK",
+        "return lambda pane, state: cause(pane, state) == RK",
+        WAKE_FROM,
+    ),
+    Mutant(
+        "turn cause: a manual send's turn is rk's",
+        "rk/core/log/cause.py",
+        "_RK_REASONS = frozenset({Reason.SCHEDULE, Reason.WAKE})",
+        "_RK_REASONS = frozenset({Reason.SCHEDULE, Reason.WAKE, Reason.MANUAL})",
+        WAKE_FROM,
+    ),
+    Mutant(
+        "turn cause: a turn begun long after rk's delivery is rk's",
+        "rk/core/log/cause.py",
+        "i = bisect_left(stamps, max(run.rest_from, run.start - START_WINDOW))",
+        "i = bisect_left(stamps, run.rest_from)",
+        WAKE_FROM,
+    ),
+    Mutant(
+        "wake_from human: the tick hands due() no state journal",
+        "rk/engine/tick.py",
+        "        journal=PaneHistory(str(files.dir), files.slug),\n",
+        "",
+        ("tests/test_wake_from.py", "-k", "tick"),
+    ),
+    Mutant(
+        "turn cause: a journal behind the pane names rk",
+        "rk/core/log/cause.py",
+        "if not found or (at_rest and not found[-1].end):",
+        "if not found:",
+        WAKE_FROM,
     ),
 ]
 

@@ -47,6 +47,7 @@ def read(
         if logfile.mark(log) == log_mark and journal_read == journal_mark:
             break
     replay = Replay()
+    replay.deliveries(history)  # who started each turn (`by`) reads rk's deliveries
     states = replay.feed(lines)
     events = selected(merged(states, log_events(history)), since, panes)
     return Snapshot(events, replay, journal_read, log_mark, history[-1] if history else None)
@@ -65,12 +66,13 @@ def follow(
     threading.Thread(target=pump, name="rk-events-log", daemon=True).start()
     tail = statejournal.Tail(str(directory), slug, snap.journal_mark)
     while True:
-        states = snap.replay.feed(tail.poll())
         logs: list[LogLine] = []
         while True:
             try:
                 logs.append(found.get_nowait())
             except queue.Empty:
                 break
+        snap.replay.deliveries(logs)  # before the journal's lines: who started a turn (`by`) reads them
+        states = snap.replay.feed(tail.poll())
         yield from selected(merged(states, log_events(logs)), None, panes)
         time.sleep(poll)

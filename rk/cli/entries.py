@@ -30,6 +30,7 @@ from rk.cli.flags import (
     target_from_flags,
     turn_timeout_from_flags,
     wake_from_flags,
+    with_wake_source,
 )
 from rk.cli.options import IdArg, JsonOpt, ServerOpt
 from rk.cli.receipt import (
@@ -197,7 +198,7 @@ def add(ctx: typer.Context, flags: EntryFlags) -> None:
     if not prompt.strip():
         raise usage("the prompt must not be empty")
     check_payload(prompt)
-    wake = wake_from_flags(flags.wake_on, flags.wake_scope, flags.wake_debounce, allow_off=False)
+    wake = wake_from_flags(flags.wake_on, flags.wake_scope, flags.wake_debounce, False, flags.wake_from)
     schedule = _schedule(env, flags, required=wake is None, adding=True) or WakeOnly()  # WakeOnly: its event only
     limits = _limits(flags, schedule, wake is not None)
     deliver = choice("--deliver", flags.deliver, Deliver) or Deliver.IMMEDIATE  # the defaults are written
@@ -251,6 +252,7 @@ class _Changes:
     if_absent: IfAbsent | None
     respawn: list[str] | None
     wake: WakeOn | str | None
+    wake_from: str | None  #: --wake-from alone: the entry's wake, from then on
     any_program: bool | None
     hours: ActiveHours | str | None
     changed: str | None
@@ -268,12 +270,14 @@ def _changes(env: Environment, flags: EntryFlags) -> _Changes:
     spend = budget_from_flag(flags.budget, allow_off=True)
     deliver = choice("--deliver", flags.deliver, Deliver)
     if_absent = choice("--if-absent", flags.if_absent, IfAbsent)
-    wake = wake_from_flags(flags.wake_on, flags.wake_scope, flags.wake_debounce, allow_off=True)
+    wake = wake_from_flags(flags.wake_on, flags.wake_scope, flags.wake_debounce, True, flags.wake_from)
     per_day = cap_from_flag("--max-per-day", flags.max_per_day, allow_off=True)
     total = cap_from_flag("--max-total", flags.max_total, allow_off=True)
     timeout, on_timeout = turn_timeout_from_flags(flags.turn_timeout, flags.on_timeout, allow_off=True)
     return _Changes(
-        *(schedule, deliver, flags.name, flags.prompt, if_absent, flags.respawn, wake, flags.any_program),
+        *(schedule, deliver, flags.name, flags.prompt, if_absent, flags.respawn, wake),
+        flags.wake_from if flags.wake_on is None else None,
+        flags.any_program,
         *(hours, changed, per_day, total, timeout, on_timeout, spend),
     )
 
@@ -300,6 +304,7 @@ def _edited(old: Entry, c: _Changes) -> Entry:
         new = replace(new, respawn=argv)
     if c.wake == WAKE_OFF or isinstance(c.wake, WakeOn):
         new = replace(new, wake_on=c.wake if isinstance(c.wake, WakeOn) else None)
+    new = with_wake_source(new, c.wake_from)
     if c.any_program is not None:
         new = replace(new, any_program=c.any_program)
     if c.hours == HOURS_OFF or isinstance(c.hours, ActiveHours):

@@ -46,6 +46,7 @@ class EntryFlags:
     follow_session: bool = False
     wake_on: str | None = None
     wake_scope: str | None = None
+    wake_from: str | None = None
     wake_debounce: str | None = None
     active_hours: str | None = None
     only_if_changed: str | None = None

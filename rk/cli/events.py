@@ -27,7 +27,8 @@ def line_of(event: Event, zone: tzinfo) -> str:
     if event.kind == STATE:
         end = f" ({event.turn_end})" if event.turn_end else ""
         agent = f" {event.agent}" if event.agent else ""
-        text = f"{when} {event.pane} state {event.from_ or '-'} -> {event.to}{end} [{event.source}{agent}]"
+        by = f" by {event.by}" if event.by else ""
+        text = f"{when} {event.pane} state {event.from_ or '-'} -> {event.to}{end} [{event.source}{agent}]{by}"
     else:
         text = f"{when} {event.pane or '-'} log {event.entry} {event.outcome} ({event.reason})"
     return printable(text)
@@ -50,8 +51,9 @@ def cmd_events(
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
-    """The panes' state changes (pane, from, to, turn end, source) and the log's
-    outcomes (delivered, skipped-…, failed…), oldest first; one JSON object a line with --json.
+    """The panes' state changes (pane, from, to, turn end, source; `by rk` or `by human`:
+    who started the turn, on a change a wake reacts to) and the log's outcomes
+    (delivered, skipped-…, failed…), oldest first; one JSON object a line with --json.
 
     Example: rk events -f --since 1h --pane %3
     """

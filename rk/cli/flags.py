@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, tzinfo
 from enum import StrEnum
 from typing import TYPE_CHECKING, TypeVar
@@ -28,12 +29,14 @@ from rk.core.schedule.entry import (
     At,
     Backoff,
     Cron,
+    Entry,
     Every,
     OnTimeout,
     Schedule,
     Target,
     TargetKind,
     WakeEvent,
+    WakeFrom,
     WakeOn,
 )
 from rk.core.schedule.fields import BY_KEY
@@ -334,25 +337,48 @@ def target_from_flags(
 
 
 def wake_from_flags(
-    wake_on: str | None, scope: str | None, debounce: str | None, allow_off: bool
+    wake_on: str | None, scope: str | None, debounce: str | None, allow_off: bool, source: str | None = None
 ) -> WakeOn | str | None:
-    """WakeOn, None (not given), or WAKE_OFF (remove; edit only)."""
+    """WakeOn, None (not given), or WAKE_OFF (remove; edit only). `source` is --wake-from
+    (edit takes it alone: `wake_source_flag`)."""
     if wake_on is None:
         if scope is not None or debounce is not None:
             raise usage("--wake-scope/--wake-debounce only apply with --wake-on")
+        if source is not None and not allow_off:
+            raise usage(f"--wake-from only applies with --wake-on {WakeEvent.AGENT_STATE_CHANGE}")
         return None
     if wake_on in _WAKE_OFF_WORDS:
         if not allow_off:
             raise usage("--wake-on none/off only applies to edit")
-        if scope is not None or debounce is not None:
-            raise usage("--wake-on none cannot take --wake-scope/--wake-debounce")
+        if scope is not None or debounce is not None or source is not None:
+            raise usage("--wake-on none cannot take --wake-scope/--wake-debounce/--wake-from")
         return WAKE_OFF
     if wake_on not in WakeEvent.__members__.values():
         raise usage(f"--wake-on must be one of {', '.join(WakeEvent)}")
     if scope is not None and scope != WAKE_SCOPE:
         raise usage(f"--wake-scope must be {WAKE_SCOPE}")
     secs = duration("--wake-debounce", debounce, allow_zero=True) if debounce is not None else WAKE_DEBOUNCE
-    return WakeOn(event=wake_on, scope=WAKE_SCOPE, debounce=secs)
+    origin = wake_source_flag(source, wake_on) or WakeFrom.HUMAN
+    return WakeOn(event=wake_on, scope=WAKE_SCOPE, debounce=secs, from_=origin)
+
+
+def with_wake_source(entry: Entry, value: str | None) -> Entry:
+    """edit's (and simulate's) --wake-from without --wake-on: the entry's wake, from then on."""
+    if value is None:
+        return entry
+    wake = entry.wake_on
+    origin = wake_source_flag(value, str(wake.event) if wake is not None else "")
+    return replace(entry, wake_on=replace(wake, from_=origin)) if wake is not None and origin else entry
+
+
+def wake_source_flag(value: str | None, event: str) -> WakeFrom | None:
+    """--wake-from (None: not given); it applies to --wake-on agent-state-change only."""
+    if value is None:
+        return None
+    origin = choice("--wake-from", value, WakeFrom)
+    if event != WakeEvent.AGENT_STATE_CHANGE:
+        raise usage(f"--wake-from applies to --wake-on {WakeEvent.AGENT_STATE_CHANGE}, not {event or 'no wake'}")
+    return origin
 
 
 # -- only_if_changed -----------------------------------------------------------------

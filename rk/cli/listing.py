@@ -30,6 +30,8 @@ from rk.core.schedule.entry import (
     Every,
     OnTimeout,
     Schedule,
+    WakeEvent,
+    WakeFrom,
     WakeOnly,
     catch_up_fields,
     catch_up_summary,
@@ -108,6 +110,7 @@ def record(entry: Entry, view: LogView, now: int, zone: tzinfo | None = None) ->
             "event": entry.wake_on.event,
             "scope": entry.wake_on.scope,
             "debounce": format_go(entry.wake_on.debounce),
+            **({"from": str(entry.wake_on.from_)} if entry.wake_on.event == WakeEvent.AGENT_STATE_CHANGE else {}),
         },
         "target": entry.target.summary,
         "deliver": str(entry.deliver or ""),
@@ -304,7 +307,7 @@ def left_cell(row: Row, now: int) -> str:
 def flags_cell(entry: Entry) -> str:
     flags = [name for name, on in (("pinned", entry.pinned), ("any-program", entry.any_program)) if on]
     if entry.wake_on is not None:
-        flags.append(f"wake:{entry.wake_on.event}")
+        flags.append(f"wake:{entry.wake_on.event}" + ("/any" if entry.wake_on.from_ == WakeFrom.ANY else ""))
     if entry.active_hours is not None:
         flags.append(f"hours:{entry.active_hours.text}")
     if entry.only_if_changed:

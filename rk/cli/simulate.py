@@ -22,6 +22,7 @@ from rk.cli.flags import (
     only_if_changed_from_flag,
     schedule_from_flags,
     wake_from_flags,
+    with_wake_source,
 )
 from rk.cli.listing import schedule_text
 from rk.cli.options import param
@@ -128,7 +129,7 @@ def _replayed(env: Environment, flags: EntryFlags) -> tuple[Entry, _Replay]:
     per_day = cap_from_flag("--max-per-day", flags.max_per_day, allow_off=True)
     total = cap_from_flag("--max-total", flags.max_total, allow_off=True)
     deliver = choice("--deliver", flags.deliver, Deliver)
-    wake = wake_from_flags(flags.wake_on, None, flags.wake_debounce, allow_off=True)
+    wake = wake_from_flags(flags.wake_on, None, flags.wake_debounce, True, flags.wake_from)
     changed = only_if_changed_from_flag(flags.only_if_changed, allow_off=True)
     run = _replay(env, flags)
     pane = Target(TargetKind.PANE, "%1")
@@ -149,6 +150,8 @@ def _replayed(env: Environment, flags: EntryFlags) -> tuple[Entry, _Replay]:
         entry = replace(entry, active_hours=hours if isinstance(hours, ActiveHours) else None)
     if wake == WAKE_OFF or isinstance(wake, WakeOn):
         entry = replace(entry, wake_on=wake if isinstance(wake, WakeOn) else None)
+    if flags.wake_on is None:
+        entry = with_wake_source(entry, flags.wake_from)
     if changed is not None:
         entry = replace(entry, only_if_changed="" if changed == CHANGED_OFF else changed)
     check_only_if_changed(entry.only_if_changed, entry.wake_on is not None)

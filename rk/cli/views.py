@@ -37,7 +37,7 @@ from rk.cli.table import Column, fixed_line, layout, terminal_width, wrapped
 from rk.core import bounds
 from rk.core.cost.usage import Spent, format_tokens
 from rk.core.log.delivery import LogLine, LogView
-from rk.core.schedule.entry import Cron, Deliver, Entry, IfAbsent, TargetKind
+from rk.core.schedule.entry import Cron, Deliver, Entry, IfAbsent, TargetKind, WakeEvent, WakeOn
 from rk.store import delivery_log as logfile
 from rk.store.entries import load_entries
 
@@ -75,7 +75,7 @@ def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serv
         return
     zone = env.zone()
     capped = caps_text(entry, row.left, base.get("delivered_today"))
-    wake = f"{entry.wake_on.event} (debounce {_short(entry.wake_on.debounce)})" if entry.wake_on else "-"
+    wake = _wake_text(entry.wake_on)
     lines = [
         f"times in:   {zone_label(zone)}",
         f"id:         {entry.id}",
@@ -133,6 +133,14 @@ def _flags(entry: Entry, now: int) -> str:
     if entry.any_program:
         flags.append("any-program")
     return ",".join(flags) or "-"
+
+
+def _wake_text(wake: WakeOn | None) -> str:
+    """`show`'s wake_on line: the event, its debounce, and whose ended turns wake it."""
+    if wake is None:
+        return "-"
+    origin = f", from {wake.from_}" if wake.event == WakeEvent.AGENT_STATE_CHANGE else ""
+    return f"{wake.event} (debounce {_short(wake.debounce)}{origin})"
 
 
 def _changed_words(mode: str) -> str:

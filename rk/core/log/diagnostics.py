@@ -20,6 +20,7 @@ class Diag(StrEnum):
     UNKNOWN_WAKE_EVENT = "unknown-wake-event"
     WAKE_COLD_START = "wake-cold-start"
     WAKE_IGNORED_TRANSITION = "wake-ignored-transition"
+    WAKE_IGNORED_RK = "wake-ignored-rk"  #: wake_from human: only turns rk's own fires started ended
     WAKE_DEBOUNCED = "wake-debounced"
     TARGET_UNRESOLVED = "target-unresolved"
     TARGET_ACTIVE = "target-active"

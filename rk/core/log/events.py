@@ -3,7 +3,10 @@ panes' state changes (from the state journal) and the delivery log's outcomes.
 
 A journal line names only where a pane went; where it came from is the
 previous line of the same pane (`-` for the first one known), so `from` is
-worked out here, over the whole journal, before any filter applies.
+worked out here, over the whole journal, before any filter applies. So is `by`:
+on a change a wake reacts to (to anything but `active`) inside or at the end of a
+turn, who started that turn (`rk.core.log.cause`: `rk` when a fire of an entry
+did, else `human`), from the log's deliveries fed in before the journal's lines.
 """
 
 from __future__ import annotations
@@ -11,7 +14,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from rk.core.cost.turn_timeout import Run
+from rk.core.log.cause import rk_deliveries, run_cause
 from rk.core.log.delivery import LogLine
+from rk.core.pane.state import BUSY_STATES, AgentState
 
 STATE = "state"
 LOG = "log"
@@ -32,6 +38,7 @@ class Event:
     entry: str = ""
     reason: str = ""
     outcome: str = ""
+    by: str = ""  #: a state change of a turn (not to active): `rk` or `human` started the turn
 
     def to_dict(self) -> dict[str, object]:
         if self.kind == STATE:
@@ -44,6 +51,7 @@ class Event:
                 "turn_end": self.turn_end or None,
                 "source": self.source,
                 "agent": self.agent or None,
+                "by": self.by or None,
             }
         return {
             "ts": self.ts,
@@ -56,33 +64,49 @@ class Event:
 
 
 class Replay:
-    """State changes from journal lines, each with the state its pane came from; a
-    line that repeats its pane's state and ends no turn is no change and is dropped."""
+    """State changes from journal lines, each with the state its pane came from and,
+    inside or at the end of a turn, who started it; a line that repeats its pane's
+    state and ends no turn is no change and is dropped."""
 
     def __init__(self) -> None:
         self.last: dict[str, str] = {}
+        self.rest: dict[str, int] = {}  #: since when each pane at rest has been
+        self.runs: dict[str, Run] = {}  #: each busy pane's turn so far
+        self.stamps: dict[str, list[int]] = {}  #: rk's deliveries into each pane (`rk.core.log.cause`)
+
+    def deliveries(self, lines: Iterable[LogLine]) -> None:
+        """Take in log lines (before the journal lines of the same stretch): rk's deliveries."""
+        for pane, stamps in rk_deliveries(lines).items():
+            self.stamps[pane] = sorted(self.stamps.get(pane, []) + stamps)
+
+    def _by(self, pane: str, ts: int, to: str) -> str:
+        """Track the pane's turn; who started it, for a line inside or at its end (not to active)."""
+        run = self.runs.get(pane)
+        if to in BUSY_STATES:
+            if run is None:
+                run = self.runs[pane] = Run(ts, 0, self.rest.get(pane, 0))
+        else:
+            self.runs.pop(pane, None)
+            if run is None:
+                self.rest.setdefault(pane, ts)
+            else:
+                self.rest[pane] = ts
+        if run is None or to == AgentState.ACTIVE:
+            return ""
+        return run_cause(run, self.stamps.get(pane, ()))
 
     def feed(self, lines: Iterable[Mapping[str, object]]) -> list[Event]:
         out = []
         for line in lines:
-            pane, to = str(line["pane"]), str(line["to"])
+            pane, to, ts = str(line["pane"]), str(line["to"]), int(str(line["ts"]))
             before = self.last.get(pane, "")
             self.last[pane] = to
+            by = self._by(pane, ts, to)
             end = str(line.get("end", ""))
             if before == to and not end:
                 continue  # the same state again (a turn's every tool call says active): no change
-            out.append(
-                Event(
-                    int(str(line["ts"])),
-                    STATE,
-                    pane,
-                    before,
-                    to,
-                    end,
-                    str(line.get("source", "")),
-                    str(line.get("agent", "")),
-                )
-            )
+            source, agent = str(line.get("source", "")), str(line.get("agent", ""))
+            out.append(Event(ts, STATE, pane, before, to, end, source, agent, by=by))
         return out
 
 

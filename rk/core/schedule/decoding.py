@@ -34,6 +34,8 @@ from rk.core.schedule.entry import (
     ScheduleKind,
     Target,
     TargetKind,
+    WakeEvent,
+    WakeFrom,
     WakeOn,
     WakeOnly,
 )
@@ -215,11 +217,25 @@ def decode_wake_on(raw: object) -> WakeOn | None:
     m = _mapping(raw, "wake_on")
     debounce_raw = m.get("debounce")
     debounce = _duration(debounce_raw, "wake_on debounce") if debounce_raw is not None else 0
+    event = _text(m.get("event"), "wake_on event")
     return WakeOn(
-        event=_text(m.get("event"), "wake_on event"),
+        event=event,
         scope=_text(m.get("scope"), "wake_on scope") or WAKE_SCOPE,
         debounce=debounce,
+        from_=decode_wake_from(m.get("from"), event),
     )
+
+
+def decode_wake_from(raw: object, event: str) -> WakeFrom:
+    """`wake_on.from`: `human` (also when absent) or `any`, for agent-state-change only."""
+    if raw is None:
+        return WakeFrom.HUMAN
+    value = _text(raw, "wake_on from").strip()
+    if value not in BY_KEY["wake_from"].choices:
+        raise EntryError(f"wake_on from must be {_either('wake_from')}, not {bounds.quote(value)}")
+    if event == WakeEvent.LIMIT_RESET:
+        raise EntryError("wake_on from applies to agent-state-change (limit-reset watches the target only)")
+    return WakeFrom(value)
 
 
 def decode_respawn(raw: object) -> tuple[str, ...]:

@@ -25,7 +25,9 @@ from datetime import UTC, tzinfo
 from typing import TypedDict, Unpack
 
 from rk.core.cost import caps
+from rk.core.cost.turn_timeout import StateLine
 from rk.core.cost.usage import Spent
+from rk.core.log.cause import Causes
 from rk.core.log.delivery import LogLine, LogView, Reason, Status
 from rk.core.log.diagnostics import Diag, Diagnostic
 from rk.core.pane.facts import PaneFact, TargetFact
@@ -41,7 +43,7 @@ from rk.core.schedule.verdict import clock_went_back as clock_went_back
 from rk.core.schedule.verdict import cron_verdict as cron_verdict
 from rk.core.schedule.verdict import cron_zone as cron_zone
 from rk.core.schedule.verdict import entry_zone as entry_zone
-from rk.core.schedule.wake import Fingerprints, Observation, WakeVerdict, limit_edge, trigger, wake_edge
+from rk.core.schedule.wake import Fingerprints, Observation, WakeVerdict, limit_edge, rk_turn_ended, trigger, wake_edge
 from rk.core.settings import Settings
 from rk.core.wallclock import moment
 
@@ -54,8 +56,9 @@ class Fire:
     `occurrence` is the cron occurrence a schedule fire is for (also for a catch-up
     fire, whose `due_at` is now; 0 for every other fire). A wake fire names the pane
     whose change fired it (`wake.trigger`; for `limit-reset`, the target), that pane's
-    new state (`gone` when it vanished) and its window's name ("" once the pane is gone);
-    all three are "" for any other fire. The placeholders read them."""
+    new state (`gone` when it vanished), its window's name ("" once the pane is gone)
+    and who started the turn whose change it was (`rk.core.log.cause`: `rk` or `human`;
+    "" for `limit-reset`); all are "" for any other fire. The placeholders read them."""
 
     entry: str
     reason: str
@@ -68,6 +71,7 @@ class Fire:
     wake_pane: str = ""
     wake_state: str = ""
     wake_window: str = ""
+    wake_by: str = ""
 
 
 @dataclass(frozen=True)
@@ -166,6 +170,9 @@ class DueOptions(TypedDict, total=False):
     #: (`rk.store.transcripts.spent_today`); a budgeted entry missing from it, or whose
     #: usage is unknown, fires with a `budget-unknown` diagnostic (None: none read)
     spent: Mapping[str, Spent] | None
+    #: each pane's state-journal lines, oldest first: a `wake_from: human` entry reads them to
+    #: tell the turns rk started (`rk.core.log.cause`); a pane missing from it: a human's ({})
+    journal: Mapping[str, Sequence[StateLine]]
 
 
 def due(
@@ -194,6 +201,7 @@ def due(
         options.get("paused_until"),
         options.get("spent") or {},
         dict(cursor),
+        Causes(log, options.get("journal") or {}),
     )
     for index, entry in enumerate(entries):
         if index >= max_entries:
@@ -220,6 +228,7 @@ class _Sweep:
     paused_until: int | None
     spent: Mapping[str, Spent]
     next_cursor: dict[str, Observation]
+    causes: Causes  #: who started each pane's newest turn (`wake_from: human`, `{wake_by}`)
     fires: list[Fire] = field(default_factory=list)
     absent: list[Fire] = field(default_factory=list)
     missed: list[Missed] = field(default_factory=list)
@@ -353,8 +362,9 @@ def _wake_due(entry: Entry, target: TargetFact, sweep: _Sweep) -> bool:
     else:
         prints = sweep.fingerprints()
         current = prints.without(target.pane)
+        ignore = rk_turn_ended(sweep.causes.of) if entry.wake_on.from_human else None
         edge, observation = wake_edge(
-            previous, current, newest_ts, entry.wake_on.debounce, sweep.now, parse=prints.parsed
+            previous, current, newest_ts, entry.wake_on.debounce, sweep.now, parse=prints.parsed, ignore=ignore
         )
     sweep.next_cursor[entry.id] = observation
     if edge == WakeVerdict.FIRE:
@@ -367,6 +377,8 @@ def _wake_due(entry: Entry, target: TargetFact, sweep: _Sweep) -> bool:
 def _wake_detail(edge: WakeVerdict, entry: Entry, newest_ts: int | None, now: int) -> str:
     if edge == WakeVerdict.COLD_START:
         return "first observation of the server; no edge yet"
+    if edge == WakeVerdict.FROM_RK:
+        return "panes went idle, each at the end of a turn rk started (wake_from human)"
     if edge == WakeVerdict.IGNORED:
         if entry.wake_on is not None and entry.wake_on.event == WakeEvent.LIMIT_RESET:
             return "the target changed, but not from a limit to rest"
@@ -447,7 +459,7 @@ def _fire(entry: Entry, target: TargetFact, verdict: ScheduleVerdict, sweep: _Sw
     if verdict.due:
         fire = _schedule_fire(entry, target, verdict, sweep.now)
     else:
-        fire = _wake_fire(entry, target, sweep.cursor.get(entry.id), sweep.prints, sweep.panes, sweep.now)
+        fire = _wake_fire(entry, target, sweep.cursor.get(entry.id), sweep)
     (sweep.fires if target.resolved else sweep.absent).append(fire)
 
 
@@ -475,40 +487,36 @@ def uses_wake_fields(payload: str) -> bool:
     return _WAKE_FIELD in payload
 
 
-def _wake_fire(
-    entry: Entry,
-    target: TargetFact,
-    previous: Observation | None,
-    prints: Fingerprints | None,
-    panes: Mapping[str, PaneFact] | Sequence[PaneFact],
-    now: int,
-) -> Fire:
+def _wake_fire(entry: Entry, target: TargetFact, previous: Observation | None, sweep: _Sweep) -> Fire:
     """A wake fire, naming the pane whose change fired it: for `limit-reset` the
     target itself (now idle), else the pane `wake.trigger` picks from the entry's
-    previous observation and the server now (own target excluded, as the edge was).
+    previous observation and the server now (own target excluded, as the edge was;
+    under `wake_from: human` not a change it let pass), and who started that turn.
     Only a payload that may read them (`uses_wake_fields`) gets them worked out: for
     a thousand entries that was most of `due()`'s cost."""
-    if not uses_wake_fields(entry.payload):
-        pane, state = "", ""
-    elif entry.wake_on is not None and entry.wake_on.event == WakeEvent.LIMIT_RESET:
+    pane = state = by = ""
+    prints, wake = sweep.prints, entry.wake_on if uses_wake_fields(entry.payload) else None
+    if wake is not None and wake.event == WakeEvent.LIMIT_RESET:
         pane, state = target.pane, target.state
-    elif previous is not None and prints is not None:
-        pane, state = trigger(prints.parsed(previous.fingerprint), prints.parsed(prints.without(target.pane)))
-    else:
-        pane, state = "", ""
-    values = panes.values() if isinstance(panes, Mapping) else panes
+    elif wake is not None and previous is not None and prints is not None:
+        ignore = rk_turn_ended(sweep.causes.of) if wake.from_human else None
+        old, new = prints.parsed(previous.fingerprint), prints.parsed(prints.without(target.pane))
+        pane, state = trigger(old, new, ignore)
+        by = sweep.causes.of(pane, state) if pane else ""
+    values = sweep.panes.values() if isinstance(sweep.panes, Mapping) else sweep.panes
     window = next((p.window_name for p in values if p.pane_id == pane), "") if pane else ""
     return Fire(
         entry.id,
         Reason.WAKE,
         target.pane,
         0,
-        now,
-        now,
+        sweep.now,
+        sweep.now,
         target.refused,
         wake_pane=pane,
         wake_state=state,
         wake_window=window,
+        wake_by=by,
     )
 
 

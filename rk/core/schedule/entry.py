@@ -40,6 +40,13 @@ class WakeEvent(StrEnum):
     LIMIT_RESET = "limit-reset"  #: the entry's own target left a usage limit and is at rest
 
 
+class WakeFrom(StrEnum):
+    """Whose turns an agent-state-change wake reacts to when they end at rest (`rk.core.log.cause`)."""
+
+    HUMAN = "human"  #: not those rk's own fires started (their answers are no news); the default
+    ANY = "any"  #: every turn's
+
+
 class Deliver(StrEnum):
     """What a due fire does when the target agent is busy (active or waiting)."""
 
@@ -206,13 +213,25 @@ class WakeOn:
     event: WakeEvent | str = WAKE_EVENT
     scope: str = WAKE_SCOPE
     debounce: int = 0
+    #: agent-state-change: whose ended turns wake it (`from:` in the file; written when not the default)
+    from_: WakeFrom = WakeFrom.HUMAN
 
     def __post_init__(self) -> None:
         if self.event in WakeEvent.__members__.values():
             object.__setattr__(self, "event", WakeEvent(self.event))
+        object.__setattr__(self, "from_", WakeFrom(self.from_))
+
+    @property
+    def from_human(self) -> bool:
+        """Whether it lets pass the ends of turns rk started (`wake_from: human`)."""
+        return self.event == WakeEvent.AGENT_STATE_CHANGE and self.from_ == WakeFrom.HUMAN
 
     def to_yaml(self) -> dict[str, object]:
-        return {"event": str(self.event), "scope": self.scope or WAKE_SCOPE, "debounce": format_duration(self.debounce)}
+        out: dict[str, object] = {"event": str(self.event), "scope": self.scope or WAKE_SCOPE}
+        out["debounce"] = format_duration(self.debounce)
+        if self.from_ != WakeFrom.HUMAN:
+            out["from"] = str(self.from_)
+        return out
 
 
 @dataclass(frozen=True)

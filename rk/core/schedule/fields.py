@@ -23,6 +23,7 @@ from rk.core.schedule.entry import (
     OnTimeout,
     ScheduleKind,
     WakeEvent,
+    WakeFrom,
 )
 
 
@@ -339,6 +340,20 @@ FIELDS: tuple[Field, ...] = (
         default=WAKE_SCOPE,
     ),
     Field(
+        "wake_from",
+        "--wake-from",
+        Shape.CHOICE,
+        "With --wake-on agent-state-change: human (default) does not wake when a pane goes idle at the end of "
+        "a turn one of rk's fires started (the answer to a heartbeat); any wakes for every turn. Waiting, "
+        "a limit and a vanished pane always wake.",
+        "wake_on.from",
+        mcp="human (default) | any: with wake_on agent-state-change, whether the end of a turn rk's own fire "
+        "started wakes too (any) or not (human); waiting and vanished panes always wake.",
+        choices=tuple(WakeFrom),
+        default=WakeFrom.HUMAN,
+        complete=tuple(WakeFrom),
+    ),
+    Field(
         "wake_debounce",
         "--wake-debounce",
         Shape.DURATION,
@@ -445,28 +460,46 @@ SURFACES: dict[Surface, tuple[str, ...]] = {
     Surface.ADD: (
         *("every", "idle_every", "backoff", "min", "max", "cron", "catch_up", "tz", "name", "deliver"),
         *("if_absent", "respawn", "pinned", "any_program", "role", "session", "pane", "follow_session"),
-        *("wake_on", "wake_scope"),
+        *("wake_on", "wake_scope", "wake_from"),
         *("wake_debounce", "catch_up_within", "active_hours", "only_if_changed", "budget", "at", "in"),
         *("max_per_day", "max_total", "turn_timeout", "on_timeout"),
     ),
     Surface.EDIT: (
         *("every", "idle_every", "backoff", "min", "max", "cron", "catch_up", "tz", "name", "deliver"),
-        *("if_absent", "respawn", "wake_on", "wake_scope", "wake_debounce", "any_program", "catch_up_within"),
+        *("if_absent", "respawn", "wake_on", "wake_scope", "wake_from", "wake_debounce", "any_program"),
+        "catch_up_within",
         *("active_hours", "only_if_changed", "max_per_day", "max_total", "budget", "prompt", "turn_timeout"),
         "on_timeout",
     ),
     Surface.SIMULATE: (
         *("every", "idle_every", "backoff", "min", "max", "cron", "catch_up", "tz", "deliver", "wake_on"),
-        *("wake_debounce", "catch_up_within", "active_hours", "only_if_changed", "max_per_day", "max_total"),
+        *(
+            "wake_from",
+            "wake_debounce",
+            "catch_up_within",
+            "active_hours",
+            "only_if_changed",
+            "max_per_day",
+            "max_total",
+        ),
     ),
     Surface.CRON_ADD: (
         *("prompt", "every", "idle_every", "backoff", "min", "max", "cron", "tz", "at", "in", "name"),
-        *("deliver", "wake_on", "active_hours", "only_if_changed", "max_per_day", "max_total", "turn_timeout"),
-        *("on_timeout", "budget", "pinned", "role", "session", "pane", "follow_session"),
+        *("deliver", "wake_on", "wake_from", "active_hours", "only_if_changed", "max_per_day", "max_total"),
+        *("turn_timeout", "on_timeout", "budget", "pinned", "role", "session", "pane", "follow_session"),
     ),
     Surface.CRON_EDIT: (
         *("every", "idle_every", "backoff", "min", "max", "cron", "tz", "name", "prompt", "deliver", "wake_on"),
-        *("active_hours", "only_if_changed", "max_per_day", "max_total", "turn_timeout", "on_timeout", "budget"),
+        *(
+            "wake_from",
+            "active_hours",
+            "only_if_changed",
+            "max_per_day",
+            "max_total",
+            "turn_timeout",
+            "on_timeout",
+            "budget",
+        ),
     ),
 }
 

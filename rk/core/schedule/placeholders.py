@@ -39,9 +39,15 @@ OCCURRENCES = "occurrences"  #: cron: the owed occurrences, oldest first, this o
 WAKE_PANE = "wake_pane"  #: a wake fire: the pane whose change fired it (`%N`); else ""
 WAKE_STATE = "wake_state"  #: a wake fire: that pane's new state (`idle`, `waiting`, … or `gone`); else ""
 WAKE_WINDOW = "wake_window"  #: a wake fire: that pane's window name ("" when it is gone); else ""
+#: a wake fire: who started the turn whose change fired it: `rk` (a fire of an entry) or `human`
+#: (anyone else, or unknown; `rk.core.log.cause`); "" for limit-reset and any other fire
+WAKE_BY = "wake_by"
 
 #: Every name, in the order the help lists them.
-NAMES = (NOW, LAST_DELIVERED, WINDOW_START, WINDOW_END, MISSED, OCCURRENCES, WAKE_PANE, WAKE_STATE, WAKE_WINDOW)
+NAMES = (
+    *(NOW, LAST_DELIVERED, WINDOW_START, WINDOW_END, MISSED, OCCURRENCES),
+    *(WAKE_PANE, WAKE_STATE, WAKE_WINDOW, WAKE_BY),
+)
 #: `{last_delivered}` (and a window start) when the entry was never delivered.
 NEVER = "never"
 
@@ -188,6 +194,7 @@ def values_for(entry: Entry, fire: Fire, view: LogView, now: int, zone: tzinfo) 
         WAKE_PANE: fire.wake_pane,
         WAKE_STATE: fire.wake_state,
         WAKE_WINDOW: fire.wake_window,
+        WAKE_BY: fire.wake_by,
     }
 
 

@@ -22,6 +22,7 @@ from datetime import UTC, tzinfo
 from typing import TypedDict, Unpack
 
 from rk.core.cost import caps
+from rk.core.cost.turn_timeout import StateLine
 from rk.core.cost.unchanged import Mark, Print, Verdict, compared, verdict, wants_mark
 from rk.core.log.delivery import LogLine, LogView, Reason, Status
 from rk.core.pane.facts import PaneFact, PaneKind, TargetFact, resolve_all
@@ -199,6 +200,7 @@ class _Replay:
         self.result = Simulation(lines=list(self.view.lines))
         self.marks: dict[str, Mark] = {}
         self.paused = False
+        self.journal: dict[str, list[StateLine]] = {}  #: as the hooks would write it (`rk.core.log.cause`)
 
     def push(self, at: int, pane: str, state: str) -> None:
         heapq.heappush(self.queue, (at, self.seq, pane, state))
@@ -222,6 +224,12 @@ class _Replay:
                 before = self.panes.get(pane, _Pane())
                 ended = at if before.state in BUSY_STATES and state == AgentState.IDLE else before.turn_end
                 self.panes[pane] = _Pane(state=state, epoch=at, turn_end=ended)
+                self.record(at, pane, state)
+
+    def record(self, at: int, pane: str, scripted: str) -> None:
+        """A state change into the pane's journal (a scripted state with no agent state writes none)."""
+        if state := _agent_state(scripted):
+            self.journal.setdefault(pane, []).append(StateLine(at, state))
 
     def tick(self, t: int) -> None:
         """One tick at `t`: the script, `due()`, the ledger, each fire, retirements."""
@@ -243,6 +251,7 @@ class _Replay:
             max_entries=self.max_entries,
             poll=self.poll,
             paused_until=0 if self.paused else None,
+            journal=self.journal,
         )
         for line, due_at in ev.ledger(t):
             self.emit(line, due_at=due_at)
@@ -284,6 +293,7 @@ class _Replay:
         model = self.agents.get(fire.pane)
         if disposition.act == Act.SEND and model is not None:
             self.panes[fire.pane] = _Pane(state=AgentState.ACTIVE, epoch=t)
+            self.record(t, fire.pane, AgentState.ACTIVE)
             self.push(t + max(1, model.busy_for), fire.pane, AgentState.IDLE)
 
 

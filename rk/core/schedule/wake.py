@@ -8,6 +8,11 @@ active is ignored: an agent starting work needs no attention. The debounce is
 measured from the entry's newest own log line, and a held edge stays pending
 (the old observation is kept), so a burst coalesces into one fire.
 
+`wake_from: human` (the default) also lets pass a pane going idle at the end of a
+turn rk started (`rk.core.log.cause`): the answer to rk's own heartbeat. Waiting
+(a question), a limit and a vanished pane wake whoever started the turn: a human
+must act on them.
+
 Pure functions; the cursor file is read and written by `rk.store.cursor`.
 """
 
@@ -17,6 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from rk.core.log.cause import RK, VANISHED
 from rk.core.pane.state import AgentState
 
 
@@ -34,6 +40,7 @@ class WakeVerdict(StrEnum):
     COLD_START = "wake-cold-start"  #: no prior observation: store, never fire
     UNCHANGED = "unchanged"  #: same fingerprint: keep the observation
     IGNORED = "wake-ignored-transition"  #: changed, nothing actionable: advance
+    FROM_RK = "wake-ignored-rk"  #: wake_from human: only turns rk started ended: advance
     DEBOUNCED = "wake-debounced"  #: actionable but within debounce: keep (pending)
     FIRE = "fire"  #: actionable: fire and advance
 
@@ -87,8 +94,13 @@ def parse_fingerprint(fp: str) -> dict[str, str]:
     return out
 
 
-def actionable(old: Mapping[str, str], new: Mapping[str, str]) -> bool:
-    """True if some pane changed to anything but `active`, or vanished.
+#: Which of a pane's changes to let pass: `ignore(pane, state)` (None: none).
+Ignore = Callable[[str, str], bool] | None
+
+
+def actionable(old: Mapping[str, str], new: Mapping[str, str], ignore: Ignore = None) -> bool:
+    """True if some pane changed to anything but `active`, or vanished (and `ignore`
+    does not let that change pass).
 
     A pane that first appears as idle or waiting is actionable; one that first
     appears as active, or any change to active, is not.
@@ -98,9 +110,16 @@ def actionable(old: Mapping[str, str], new: Mapping[str, str]) -> bool:
         after = new.get(pane)
         if after is None:
             return True  # vanished (or fell back to unknown)
-        if after != before and after != AgentState.ACTIVE:
+        if after != before and after != AgentState.ACTIVE and (ignore is None or not ignore(pane, after)):
             return True
     return False
+
+
+def rk_turn_ended(cause: Callable[[str, str], str]) -> Callable[[str, str], bool]:
+    """`wake_from: human`'s `Ignore`: a pane going idle at the end of a turn that
+    `cause(pane, state)` names rk's (`rk.core.log.cause.Causes.of`). Waiting, limited
+    and vanished always wake: a human must act on them, whoever started the turn."""
+    return lambda pane, state: state == AgentState.IDLE and cause(pane, state) == RK
 
 
 def pane_order(pane: str) -> tuple[int, str]:
@@ -109,13 +128,14 @@ def pane_order(pane: str) -> tuple[int, str]:
     return (int(digits), "") if pane.startswith("%") and digits.isdigit() else (1 << 62, pane)
 
 
-#: A wake fire's pane state when the pane vanished (or its state fell back to unknown).
-VANISHED = "gone"
+#: A wake fire's pane state when the pane vanished (or its state fell back to unknown):
+#: `rk.core.log.cause.VANISHED`.
 
 
-def trigger(old: Mapping[str, str], new: Mapping[str, str]) -> tuple[str, str]:
+def trigger(old: Mapping[str, str], new: Mapping[str, str], ignore: Ignore = None) -> tuple[str, str]:
     """Which pane's change made an edge actionable, and its new state (`gone` when it
-    vanished or its state became unknown): `("", "")` when none did.
+    vanished or its state became unknown): `("", "")` when none did. A change `ignore`
+    lets pass is not named.
 
     When several panes changed actionably in one edge (a burst held by the debounce
     coalesces), the lowest pane id in tmux's order (`%9` before `%10`) is the one
@@ -124,7 +144,7 @@ def trigger(old: Mapping[str, str], new: Mapping[str, str]) -> tuple[str, str]:
         before, after = old.get(pane), new.get(pane)
         if after is None:
             return pane, VANISHED
-        if after != before and after != AgentState.ACTIVE:
+        if after != before and after != AgentState.ACTIVE and (ignore is None or not ignore(pane, after)):
             return pane, after
     return "", ""
 
@@ -136,16 +156,22 @@ def wake_edge(
     debounce: int,
     now: int,
     parse: Callable[[str], Mapping[str, str]] = parse_fingerprint,
+    ignore: Ignore = None,
 ) -> tuple[WakeVerdict, Observation]:
     """Decide one entry's wake edge; returns the verdict and the observation to store.
-    `parse` reads a fingerprint (`Fingerprints.parsed` shares the work across entries)."""
+    `parse` reads a fingerprint (`Fingerprints.parsed` shares the work across entries);
+    `ignore` (`rk_turn_ended`) lets pass the changes an entry does not wake for: when
+    those are all there is, the edge is consumed (`FROM_RK`), never held."""
     observed = Observation(fingerprint=current, observed_at=now)
     if previous is None:
         return WakeVerdict.COLD_START, observed
     if previous.fingerprint == current:
         return WakeVerdict.UNCHANGED, previous
-    if not actionable(parse(previous.fingerprint), parse(current)):
+    old, new = parse(previous.fingerprint), parse(current)
+    if not actionable(old, new):
         return WakeVerdict.IGNORED, observed
+    if ignore is not None and not actionable(old, new, ignore):
+        return WakeVerdict.FROM_RK, observed
     if newest_own_ts is not None and now - newest_own_ts < debounce:
         return WakeVerdict.DEBOUNCED, previous
     return WakeVerdict.FIRE, observed
