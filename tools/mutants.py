@@ -1010,6 +1010,21 @@ MUTANTS = [
         'if program == "codex":',
         ("tests/test_setup_permissions.py",),
     ),
+    # -- doctor: rk's hooks as this rk writes them, the user's own hooks around them theirs ---------------------
+    Mutant(
+        "doctor: a user's hook after rk's fails (a re-install would reorder it)",
+        "rk/agent/setup/hooks.py",
+        "    if have == rk_handlers(install_hooks({}, agent, rk)):\n",
+        "    if doc == install_hooks(doc, agent, rk):\n",
+        ("tests/test_doctor_hooks.py",),
+    ),
+    Mutant(
+        "doctor: an old generation of rk's hooks passes",
+        "rk/agent/setup/hooks.py",
+        "    have = rk_handlers(doc)\n",
+        '    have = [h for h in rk_handlers(doc) if " agent hook " in h[2]]\n',
+        ("tests/test_doctor_hooks.py",),
+    ),
     Mutant(
         "look: a failed capture marks the screen unreadable (no later look)",
         "rk/tmux/observe.py",

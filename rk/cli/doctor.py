@@ -75,7 +75,10 @@ def check_path(env: Environment) -> Check:
 
 
 def check_hooks(env: Environment) -> list[Check]:
-    from rk.agent.setup import PROVIDERS, SetupError, config_path, find_rk, plan
+    """rk's hooks in each agent CLI's file: ok when they are exactly what this rk writes,
+    whatever hooks of the user's own sit before or after them; fail when they run another
+    rk or an older generation."""
+    from rk.agent.setup import PROVIDERS, SetupError, config_path, find_rk, hooks_state
 
     try:
         this = find_rk(env=env.environ)
@@ -83,23 +86,20 @@ def check_hooks(env: Environment) -> list[Check]:
         return []
     out = []
     for agent in PROVIDERS:
-        path = config_path(agent, env.environ)
+        name, path, fix = f"{agent} hooks", config_path(agent, env.environ), f"rk agent setup {agent}"
         if not path.exists():
             continue
         try:
-            p = plan(agent, env.environ, this, uninstall=False)
-            removal = plan(agent, env.environ, None, uninstall=True)
+            present, drift = hooks_state(agent, env.environ, this)
         except SetupError as exc:
-            out.append(Check(f"{agent} hooks", Level.FAIL, str(exc), f"fix {path}"))
+            out.append(Check(name, Level.FAIL, str(exc), f"fix {path}"))
             continue
-        if not removal.changed:
-            out.append(Check(f"{agent} hooks", Level.WARN, f"none in {path}", f"rk agent setup {agent}"))
-        elif p.changed:
-            out.append(
-                Check(f"{agent} hooks", Level.FAIL, f"{path} runs another rk or old hooks", f"rk agent setup {agent}")
-            )
+        if not present:
+            out.append(Check(name, Level.WARN, f"none in {path}", fix))
+        elif drift:
+            out.append(Check(name, Level.FAIL, f"{path} {drift}", fix))
         else:
-            out.append(Check(f"{agent} hooks", Level.OK, f"run {this}"))
+            out.append(Check(name, Level.OK, f"run {this}"))
     return out
 
 

@@ -1,0 +1,95 @@
+"""`rk doctor`'s hooks check: rk's own hooks, as this rk writes them, are ok wherever the
+user's own hooks sit (before or after rk's, in rk's groups or their own); hooks that run
+another rk, or an older generation of rk's hooks, fail with the fix."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+
+import pytest
+
+from rk.agent import setup
+from rk.agent.setup.hooks import hooks_drift, install_hooks
+from rk.cli.doctor import Level, check_hooks
+from rk.cli.environment import Environment
+
+RK = setup.find_rk(argv0="", executable=sys.executable, env={"PATH": ""})
+USER_HOOK = {"type": "command", "command": "/home/me/bin/log-event.sh"}
+
+
+def _env(tmp_path) -> dict[str, str]:
+    return {"HOME": str(tmp_path / "home"), "PATH": str(tmp_path / "bin"), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+
+
+def _doctor(tmp_path, agent: str, doc: dict) -> dict:
+    env = _env(tmp_path)
+    path = setup.config_path(agent, env)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc))
+    checks = check_hooks(Environment(environ=env, stdout=io.StringIO(), stderr=io.StringIO()))
+    return {c.name: c for c in checks}[f"{agent} hooks"]
+
+
+def _installed(agent: str) -> dict:
+    return install_hooks({}, agent, RK)
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini"])
+def test_a_users_hook_after_rks_is_theirs_and_doctor_says_ok(tmp_path, agent):
+    doc = _installed(agent)
+    event = next(iter(doc["hooks"]))
+    doc["hooks"][event].append({"hooks": [USER_HOOK]})  # after rk's: a re-install would reorder it
+    doc["hooks"]["SessionEnd"] = [{"hooks": [USER_HOOK]}, *doc["hooks"].get("SessionEnd", [])]
+    check = _doctor(tmp_path, agent, doc)
+    assert check.level == Level.OK, check
+    assert check.detail == f"run {RK}"
+
+
+def test_a_users_handler_inside_rks_group_is_theirs_too(tmp_path):
+    doc = _installed("claude")
+    doc["hooks"]["Stop"][0]["hooks"].append(USER_HOOK)
+    doc["hooks"]["Stop"].insert(0, {"matcher": "x", "hooks": [USER_HOOK]})
+    assert _doctor(tmp_path, "claude", doc).level == Level.OK
+
+
+def test_an_old_generation_rk_hook_fails_with_the_fix(tmp_path):
+    doc = _installed("claude")
+    doc["hooks"]["Stop"].append({"hooks": [{"type": "command", "command": "rk agent-hook --agent claude idle"}]})
+    check = _doctor(tmp_path, "claude", doc)
+    assert check.level == Level.FAIL and "another version" in check.detail and check.fix == "rk agent setup claude"
+
+
+def test_hooks_of_another_rk_binary_fail_naming_it(tmp_path):
+    doc = install_hooks({"hooks": {"Stop": [{"hooks": [USER_HOOK]}]}}, "claude", "/opt/old/bin/rk")
+    check = _doctor(tmp_path, "claude", doc)
+    assert check.level == Level.FAIL and "runs another rk (/opt/old/bin/rk)" in check.detail
+
+
+def test_a_missing_rk_hook_fails_and_none_at_all_warns(tmp_path):
+    doc = _installed("gemini")
+    del doc["hooks"]["AfterAgent"]
+    assert _doctor(tmp_path, "gemini", doc).level == Level.FAIL
+    none = _doctor(tmp_path, "gemini", {"hooks": {"AfterAgent": [{"hooks": [USER_HOOK]}]}})
+    assert none.level == Level.WARN and none.detail.startswith("none in")
+
+
+def test_the_drift_ignores_order_but_not_content():
+    doc = _installed("codex")
+    assert hooks_drift(doc, "codex", RK) is None
+    doc["hooks"] = dict(reversed(list(doc["hooks"].items())))  # another order of events
+    assert hooks_drift(doc, "codex", RK) is None
+    doc["hooks"]["Stop"][0]["matcher"] = "something"  # rk's handler under another matcher
+    assert hooks_drift(doc, "codex", RK) is not None
+
+
+def test_the_opencode_plugin_is_checked_by_its_bytes(tmp_path):
+    env = _env(tmp_path)
+    path = setup.config_path("opencode", env)
+    path.parent.mkdir(parents=True)
+    path.write_text(setup.opencode_plugin(RK))
+    doctor = Environment(environ=env, stdout=io.StringIO(), stderr=io.StringIO())
+    assert {c.name: c for c in check_hooks(doctor)}["opencode hooks"].level == Level.OK
+    path.write_text(setup.opencode_plugin("/opt/old/bin/rk"))
+    assert {c.name: c for c in check_hooks(doctor)}["opencode hooks"].level == Level.FAIL
