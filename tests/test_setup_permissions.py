@@ -226,7 +226,8 @@ def test_rk_operator_starts_claude_with_the_flag_and_opencode_with_the_variable(
             timeout=60,
         )
         assert proc.returncode == 0, proc.stderr
-        assert proc.stdout.endswith("started (cron_pause and cron_resume run there without a dialog)\n"), proc.stdout
+        first = proc.stdout.splitlines()[0]
+        assert first.endswith("(cron_pause and cron_resume run there without a dialog)"), proc.stdout
         wait_for(lambda: (seen.parent / f"seen.{program}").exists(), timeout=10, message=f"{program} started")
 
     operator("claude")

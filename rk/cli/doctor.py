@@ -104,11 +104,12 @@ def check_hooks(env: Environment) -> list[Check]:
 
 
 def check_mcp(env: Environment) -> list[Check]:
-    """`rk mcp` where an agent CLI registered it (`rk agent setup --mcp`): the current rk,
-    and an SDK that imports. Nothing is said for a CLI that did not register it (opt-in)."""
+    """`rk mcp` where an agent CLI registered it (`rk agent setup --mcp`): the current rk
+    (fail: another rk), as this rk sets it up (warn: an older set-up), and an SDK that
+    imports. Nothing is said for a CLI that did not register it (opt-in)."""
     import importlib.util
 
-    from rk.agent.setup import PROVIDERS, SetupError, find_rk, mcp_config_path, mcp_registered, plan_mcp
+    from rk.agent.setup import PROVIDERS, SetupError, find_rk, mcp_config_path, mcp_drift, mcp_registered
 
     try:
         this = find_rk(env=env.environ)
@@ -118,18 +119,19 @@ def check_mcp(env: Environment) -> list[Check]:
     for agent in PROVIDERS:
         if not mcp_registered(agent, env.environ):
             continue
-        path = mcp_config_path(agent, env.environ)
+        name, path, fix = f"{agent} mcp", mcp_config_path(agent, env.environ), f"rk agent setup {agent} --mcp"
         try:
-            stale = plan_mcp(agent, env.environ, this, uninstall=False).changed
+            drift = mcp_drift(agent, env.environ, this)
         except SetupError as exc:
-            out.append(Check(f"{agent} mcp", Level.FAIL, str(exc), f"fix {path}"))
+            out.append(Check(name, Level.FAIL, str(exc), f"fix {path}"))
             continue
-        if stale:
-            out.append(Check(f"{agent} mcp", Level.FAIL, f"{path} runs another rk", f"rk agent setup {agent} --mcp"))
+        if drift:
+            other, what = drift
+            out.append(Check(name, Level.FAIL if other else Level.WARN, f"{path} {what}", fix))
         elif importlib.util.find_spec("mcp") is None:
-            out.append(Check(f"{agent} mcp", Level.FAIL, "the mcp package is not installed", "make install"))
+            out.append(Check(name, Level.FAIL, "the mcp package is not installed", "make install"))
         else:
-            out.append(Check(f"{agent} mcp", Level.OK, f"{this} mcp"))
+            out.append(Check(name, Level.OK, f"{this} mcp"))
     return out + check_grants(env)
 
 

@@ -74,7 +74,7 @@ from __future__ import annotations
 from rk.agent.setup.agents import HOOKS, PROVIDERS, config_path, mcp_config_path
 from rk.agent.setup.command import TARGETS, SetupOptions, run_setup
 from rk.agent.setup.hooks import hooks_state, install_hooks, is_rk_command, plan, strip_rk_hooks, wrapper_command
-from rk.agent.setup.mcp import mcp_registered, plan_mcp, plans_mcp
+from rk.agent.setup.mcp import mcp_drift, mcp_registered, plan_mcp, plans_mcp
 from rk.agent.setup.opencode import opencode_plugin
 from rk.agent.setup.permissions import operator_launch
 from rk.agent.setup.plan import Plan, SetupError, UsageError
@@ -95,6 +95,7 @@ __all__ = [
     "install_hooks",
     "is_rk_command",
     "mcp_config_path",
+    "mcp_drift",
     "mcp_registered",
     "opencode_plugin",
     "operator_launch",

@@ -1,6 +1,8 @@
-"""`rk doctor`'s hooks check: rk's own hooks, as this rk writes them, are ok wherever the
-user's own hooks sit (before or after rk's, in rk's groups or their own); hooks that run
-another rk, or an older generation of rk's hooks, fail with the fix."""
+"""`rk doctor`'s checks of what `rk agent setup` wrote. Hooks: rk's own, as this rk writes
+them, are ok wherever the user's own hooks sit (before or after rk's, in rk's groups or
+their own); hooks that run another rk, or an older generation of rk's hooks, fail with
+the fix. MCP: an entry that runs another rk fails; one of this rk set up by an older
+setup warns; Codex's block is rk's wherever it sits (Codex appends its tables after it)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import pytest
 
 from rk.agent import setup
 from rk.agent.setup.hooks import hooks_drift, install_hooks
-from rk.cli.doctor import Level, check_hooks
+from rk.cli.doctor import Level, check_hooks, check_mcp
 from rk.cli.environment import Environment
 
 RK = setup.find_rk(argv0="", executable=sys.executable, env={"PATH": ""})
@@ -93,3 +95,44 @@ def test_the_opencode_plugin_is_checked_by_its_bytes(tmp_path):
     assert {c.name: c for c in check_hooks(doctor)}["opencode hooks"].level == Level.OK
     path.write_text(setup.opencode_plugin("/opt/old/bin/rk"))
     assert {c.name: c for c in check_hooks(doctor)}["opencode hooks"].level == Level.FAIL
+
+
+def _mcp(tmp_path, agent: str) -> dict:
+    env = _env(tmp_path)
+    out = io.StringIO()
+    options = setup.SetupOptions(mcp=True, yes=True)
+    stdin = io.StringIO()
+    code = setup.run_setup(
+        [agent], options, env=env, stdin=stdin, stdout=out, stderr=out, argv0="", executable=sys.executable
+    )
+    assert code == 0, out.getvalue()
+    return env
+
+
+def _mcp_check(env, agent: str):
+    checks = check_mcp(Environment(environ=env, stdout=io.StringIO(), stderr=io.StringIO()))
+    return {c.name: c for c in checks}[f"{agent} mcp"]
+
+
+def test_codexs_own_tables_after_rks_block_leave_it_ok(tmp_path):
+    env = _mcp(tmp_path, "codex")
+    path = setup.mcp_config_path("codex", env)
+    path.write_text(path.read_text() + '\n[projects."/home/me/proj"]\ntrust_level = "trusted"\n')
+    assert _mcp_check(env, "codex").level == Level.OK
+    path.write_text(path.read_text().replace('approval_mode = "approve"', 'approval_mode = "prompt"', 1))
+    check = _mcp_check(env, "codex")
+    assert check.level == Level.WARN and "older" in check.detail and check.fix == "rk agent setup codex --mcp"
+
+
+def test_an_older_claude_set_up_warns_and_another_rk_fails(tmp_path):
+    env = _mcp(tmp_path, "claude")
+    assert _mcp_check(env, "claude").level == Level.OK
+    path = setup.mcp_config_path("claude", env)
+    doc = json.loads(path.read_text())
+    del doc["projects"]  # set up before the operator's directory was trusted
+    path.write_text(json.dumps(doc))
+    assert _mcp_check(env, "claude").level == Level.WARN
+    doc["mcpServers"]["rk"]["command"] = "/opt/old/bin/rk"
+    path.write_text(json.dumps(doc))
+    check = _mcp_check(env, "claude")
+    assert check.level == Level.FAIL and "runs another rk (/opt/old/bin/rk)" in check.detail
