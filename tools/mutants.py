@@ -999,8 +999,8 @@ MUTANTS = [
     Mutant(
         "rk operator: claude started without pause/resume allowed",
         "rk/agent/setup/permissions.py",
-        'return _with_flags(argv, ["--allowedTools", ",".join(RULES["claude"].name(t) for t in tools)]), {}',
-        "return argv, {}",
+        'allowed = ["--allowedTools", ",".join(RULES["claude"].name(t) for t in tools)]',
+        "allowed: list[str] = []",
         ("tests/test_setup_permissions.py",),
     ),
     Mutant(
@@ -1060,6 +1060,13 @@ MUTANTS = [
         'return "the operator\'s directory\'s trust" if workspace.untrust_claude(doc, env) else ""',
         'return ""',
         ("tests/test_operator_workspace.py",),
+    ),
+    Mutant(
+        "rk operator: Claude's operator finds rk's tools only through a ToolSearch",
+        "rk/agent/setup/permissions.py",
+        "return _with_flags(argv, allowed + claude_eager_flags(env)), {}",
+        "return _with_flags(argv, allowed), {}",
+        ("tests/test_setup_permissions.py",),
     ),
     Mutant(
         "look: a failed capture marks the screen unreadable (no later look)",

@@ -151,3 +151,20 @@ def mcp_drift(agent: str, env: Mapping[str, str], rk: str) -> tuple[bool, str] |
     else:
         current = not any(p.changed for p in plans_mcp(agent, env, rk, uninstall=False))
     return None if current else (False, "is older than this rk's set-up (allow rules, options or trust)")
+
+
+def claude_eager_flags(env: Mapping[str, str]) -> list[str]:
+    """Claude Code's flags that load rk's tools up front for one process (the operator):
+    rk's registered entry again, with `alwaysLoad`, through `--mcp-config`. Claude 2.x
+    otherwise defers every MCP tool behind its ToolSearch tool (a turn to find one).
+    None when rk is not registered for Claude, or already loads up front."""
+    path = mcp_config_path("claude", env)
+    try:
+        holder = _mcp_holder(cli_of("claude"), load_json(path, read_config(path)), path, create=False)
+    except SetupError:
+        return []
+    entry = holder.get(MCP_NAME) if holder is not None else None
+    if not isinstance(entry, dict) or entry.get("alwaysLoad") is True:
+        return []
+    eager = {"mcpServers": {MCP_NAME: {**entry, "alwaysLoad": True}}}
+    return ["--mcp-config", json.dumps(eager, separators=(",", ":"))]
