@@ -45,13 +45,22 @@ class Pair:
     """The worker (the rig's pane, the CLI started by the harness) and the operator
     (`rk operator` running the same CLI), sharing HOME, mock model and hook log."""
 
-    def __init__(self, agent: str, root: Path, agent_bin: Path, extra_env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        agent: str,
+        root: Path,
+        agent_bin: Path,
+        extra_env: dict[str, str] | None = None,
+        version: str | None = None,
+    ) -> None:
         self.agent = agent
         self.state_dir = root / "rk-state"
         self.rk_home = root / "rk-home"
         self.rk_home.mkdir(parents=True)
         extra_env = {"RK_STATE_DIR": str(self.state_dir), **(extra_env or {})}
-        self.run = harness.AgentRun(agent, launch=False, root=root / agent, bin_dir=agent_bin, extra_env=extra_env)
+        self.run = harness.AgentRun(
+            agent, launch=False, root=root / agent, bin_dir=agent_bin, extra_env=extra_env, version=version
+        )
         self.worker = self.run.pane
         self.operator = ""
         try:

@@ -22,9 +22,9 @@ from test_real_mcp_authority import DIALOG, Pair
 pytestmark = pytest.mark.agents
 
 
-@pytest.fixture
-def pair(tmp_path, agent_bin):
-    made = Pair("claude", tmp_path, agent_bin, extra_env={"ENABLE_TOOL_SEARCH": "true"})
+@pytest.fixture(params=harness.CLAUDE_VERSIONS)
+def pair(request, tmp_path, agent_bin):
+    made = Pair("claude", tmp_path, agent_bin, extra_env={"ENABLE_TOOL_SEARCH": "true"}, version=request.param)
     yield made
     made.close()
 
