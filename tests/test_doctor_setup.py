@@ -136,3 +136,17 @@ def test_an_older_claude_set_up_warns_and_another_rk_fails(tmp_path):
     path.write_text(json.dumps(doc))
     check = _mcp_check(env, "claude")
     assert check.level == Level.FAIL and "runs another rk (/opt/old/bin/rk)" in check.detail
+
+
+def test_an_option_the_user_adds_to_rks_claude_entry_is_theirs(tmp_path):
+    from rk.agent.setup.permissions import operator_launch
+
+    env = _mcp(tmp_path, "claude")
+    path = setup.mcp_config_path("claude", env)
+    doc = json.loads(path.read_text())
+    doc["mcpServers"]["rk"]["alwaysLoad"] = True  # rk's tools up front in every pane
+    path.write_text(json.dumps(doc))
+    assert _mcp_check(env, "claude").level == Level.OK
+    _mcp(tmp_path, "claude")  # a re-run keeps it
+    assert json.loads(path.read_text())["mcpServers"]["rk"]["alwaysLoad"] is True
+    assert "--mcp-config" not in operator_launch(["claude"], env)[0]  # loaded up front already

@@ -1032,6 +1032,13 @@ MUTANTS = [
         "        current = not codex.plan_mcp(path, read_config(path), rk, False).changed\n",
         ("tests/test_doctor_setup.py",),
     ),
+    Mutant(
+        "setup --mcp: a re-run drops the alwaysLoad a user set on rk's entry",
+        "rk/agent/setup/mcp.py",
+        'USER_OPTIONS = ("alwaysLoad", "timeout")',
+        'USER_OPTIONS = ("timeout",)',
+        ("tests/test_doctor_setup.py",),
+    ),
     # -- rk operator: its agent starts in rk's own directory, trusted ---------------------------------------
     Mutant(
         "rk operator: the agent started in the home directory (Claude's trust screen, 'No, exit')",

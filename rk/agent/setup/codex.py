@@ -148,7 +148,8 @@ def plan_mcp(path: Path, old: bytes | None, rk: str | None, uninstall: bool) -> 
     new = ((rest.rstrip("\n") + "\n\n") if rest.strip() else "") + codex_mcp_block(rk)
     if old is not None and new.encode("utf-8") == old:
         return Plan("codex", path, old, old, f"codex: MCP server already up to date in {path}")
-    return Plan("codex", path, old, new.encode("utf-8"), f"codex: registered the rk MCP server in {path}", [AFTER_MCP])
+    summary = f"codex: registered the rk MCP server in {path}, its {len(UNATTENDED['worker'])} scoped tools approved"
+    return Plan("codex", path, old, new.encode("utf-8"), summary, [AFTER_MCP])
 
 
 def mcp_registered(data: bytes | None) -> bool:

@@ -20,6 +20,10 @@ from rk.agent.setup.agents import cli_of, mcp_config_path
 from rk.agent.setup.permissions import RULES, WORKER_TOOLS, add_rules, remove_rules, wide_rule_notes
 from rk.agent.setup.plan import JsonDoc, Plan, SetupError, as_text, dump_json, load_json, read_config
 
+#: Options of rk's server entry that are the user's to set, kept by a re-run of setup
+#: (Claude Code: `alwaysLoad` offers rk's tools up front, not behind its ToolSearch).
+USER_OPTIONS = ("alwaysLoad", "timeout")
+
 
 def _mcp_holder(cli: AgentCli, doc: JsonDoc, path: Path, create: bool) -> JsonDoc | None:
     """The object that maps server names to servers (`mcpServers`; OpenCode 2's `mcp.servers`)."""
@@ -71,7 +75,11 @@ def plan_mcp(agent: str, env: Mapping[str, str], rk: str | None, uninstall: bool
     before = json.loads(json.dumps(doc))
     holder = _mcp_holder(cli, doc, path, create=True)
     assert holder is not None
-    holder[MCP_NAME] = cli.mcp_server(rk)
+    server = cli.mcp_server(rk)
+    existing = holder.get(MCP_NAME)
+    if isinstance(existing, dict):  # the options a user adds to rk's entry are theirs
+        server.update({key: existing[key] for key in USER_OPTIONS if key in existing})
+    holder[MCP_NAME] = server
     if here and rules is not None:
         add_rules(doc, rules, path)
     if agent == "claude":  # `rk operator` starts Claude there, with no trust screen
