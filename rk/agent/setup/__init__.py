@@ -6,7 +6,8 @@
 With `--mcp`, the same consent and rules apply to registering `rk mcp` (the MCP
 server) instead of the hooks (`mcp`), with the allow rules that let the tools rk
 scopes itself run without a dialog in every pane (`permissions`; the operator's
-server tools are allowed by the flags `rk operator` launches it with).
+server tools are allowed by the flags `rk operator` launches it with), and, for
+Claude Code, the operator's directory trusted (`workspace`).
 
 Installs, in each agent CLI's own configuration, hooks that run
 `rk agent hook --agent <provider> <token>` on the agent's lifecycle events:
@@ -64,7 +65,8 @@ Rules:
 The package: one module per agent CLI (`claude`, `codex`, `gemini`, `opencode`:
 its files, its hooks, its notes), one for tmux's status line (`tmux`), and the
 shared parts: `agent_cli` (the record of one CLI), `agents` (the CLIs by name), `hooks` (the JSON hook lists),
-`mcp`, `permissions` (the allow rules), `rk_script` (the script hooks call), `plan` (a planned change, its diff,
+`mcp`, `permissions` (the allow rules), `workspace` (the operator's directory and its trust),
+`rk_script` (the script hooks call), `plan` (a planned change, its diff,
 its writing) and `command` (the command, its consent). Its names below are
 what the CLI, `rk doctor` and the tests use.
 """
