@@ -182,6 +182,12 @@ def test_the_operator_is_launched_with_the_server_tools_allowed_for_it_alone(tmp
         {},
     )
     assert operator_launch(["gemini"], env)[0] == ["gemini", "--allowed-tools", "mcp_rk_cron_pause,mcp_rk_cron_resume"]
+    # rk registered for Claude: its entry again, loaded up front (not behind Claude's ToolSearch)
+    assert _setup(tmp_path, "claude", yes=True)[0] == 0
+    argv = operator_launch(["claude", "--", "hi"], env)[0]
+    assert argv[:3] == ["claude", "--allowedTools", pause] and argv[3] == "--mcp-config" and argv[-2:] == ["--", "hi"]
+    registered = json.loads((tmp_path / "home" / ".claude.json").read_text())["mcpServers"]["rk"]
+    assert json.loads(argv[4]) == {"mcpServers": {"rk": {**registered, "alwaysLoad": True}}}
     assert operator_launch(["codex", "--no-daemon"], env) == (["codex", "--no-daemon"], {})  # rk not registered
     assert _setup(tmp_path, "codex", yes=True)[0] == 0
     assert operator_launch(["codex"], env)[0] == [
@@ -226,7 +232,8 @@ def test_rk_operator_starts_claude_with_the_flag_and_opencode_with_the_variable(
             timeout=60,
         )
         assert proc.returncode == 0, proc.stderr
-        assert proc.stdout.endswith("started (cron_pause and cron_resume run there without a dialog)\n"), proc.stdout
+        first = proc.stdout.splitlines()[0]
+        assert first.endswith("(cron_pause and cron_resume run there without a dialog)"), proc.stdout
         wait_for(lambda: (seen.parent / f"seen.{program}").exists(), timeout=10, message=f"{program} started")
 
     operator("claude")

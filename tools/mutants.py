@@ -1002,8 +1002,8 @@ MUTANTS = [
     Mutant(
         "rk operator: claude started without pause/resume allowed",
         "rk/agent/setup/permissions.py",
-        'return _with_flags(argv, ["--allowedTools", ",".join(RULES["claude"].name(t) for t in tools)]), {}',
-        "return argv, {}",
+        'allowed = ["--allowedTools", ",".join(RULES["claude"].name(t) for t in tools)]',
+        "allowed: list[str] = []",
         ("tests/test_setup_permissions.py",),
     ),
     Mutant(
@@ -1011,6 +1011,71 @@ MUTANTS = [
         "rk/agent/setup/permissions.py",
         'if program == "codex" and _codex_has_rk(env):',
         'if program == "codex":',
+        ("tests/test_setup_permissions.py",),
+    ),
+    # -- doctor: rk's hooks as this rk writes them, the user's own hooks around them theirs ---------------------
+    Mutant(
+        "doctor: a user's hook after rk's fails (a re-install would reorder it)",
+        "rk/agent/setup/hooks.py",
+        "    if have == rk_handlers(install_hooks({}, agent, rk)):\n",
+        "    if doc == install_hooks(doc, agent, rk):\n",
+        ("tests/test_doctor_setup.py",),
+    ),
+    Mutant(
+        "doctor: an old generation of rk's hooks passes",
+        "rk/agent/setup/hooks.py",
+        "    have = rk_handlers(doc)\n",
+        '    have = [h for h in rk_handlers(doc) if " agent hook " in h[2]]\n',
+        ("tests/test_doctor_setup.py",),
+    ),
+    Mutant(
+        "doctor: Codex's own tables after rk's block read as an older set-up",
+        "rk/agent/setup/mcp.py",
+        "        current = codex.block_current(as_text(path, read_config(path)), rk)\n",
+        "        current = not codex.plan_mcp(path, read_config(path), rk, False).changed\n",
+        ("tests/test_doctor_setup.py",),
+    ),
+    Mutant(
+        "setup --mcp: a re-run drops the alwaysLoad a user set on rk's entry",
+        "rk/agent/setup/mcp.py",
+        'USER_OPTIONS = ("alwaysLoad", "timeout")',
+        'USER_OPTIONS = ("timeout",)',
+        ("tests/test_doctor_setup.py",),
+    ),
+    # -- rk operator: its agent starts in rk's own directory, trusted ---------------------------------------
+    Mutant(
+        "rk operator: the agent started in the home directory (Claude's trust screen, 'No, exit')",
+        "rk/cli/windows.py",
+        "home=str(cwd), env=variables)",
+        'home=env.environ.get("HOME", "/"), env=variables)',
+        ("tests/test_operator_workspace.py",),
+    ),
+    Mutant(
+        "setup --mcp: the operator's directory not marked trusted for Claude",
+        "rk/agent/setup/mcp.py",
+        "        workspace.trust_claude(doc, env)\n",
+        "        pass\n",
+        ("tests/test_operator_workspace.py",),
+    ),
+    Mutant(
+        "rk operator: Gemini CLI not told to trust the operator's directory",
+        "rk/agent/setup/workspace.py",
+        'TRUST_ENV: dict[str, dict[str, str]] = {"gemini": {"GEMINI_CLI_TRUST_WORKSPACE": "true"}}',
+        "TRUST_ENV: dict[str, dict[str, str]] = {}",
+        ("tests/test_operator_workspace.py",),
+    ),
+    Mutant(
+        "rk uninstall: the operator's trust left in ~/.claude.json",
+        "rk/agent/setup/removal.py",
+        'return "the operator\'s directory\'s trust" if workspace.untrust_claude(doc, env) else ""',
+        'return ""',
+        ("tests/test_operator_workspace.py",),
+    ),
+    Mutant(
+        "rk operator: Claude's operator finds rk's tools only through a ToolSearch",
+        "rk/agent/setup/permissions.py",
+        "return _with_flags(argv, allowed + claude_eager_flags(env)), {}",
+        "return _with_flags(argv, allowed), {}",
         ("tests/test_setup_permissions.py",),
     ),
     Mutant(

@@ -75,7 +75,10 @@ def check_path(env: Environment) -> Check:
 
 
 def check_hooks(env: Environment) -> list[Check]:
-    from rk.agent.setup import PROVIDERS, SetupError, config_path, find_rk, plan
+    """rk's hooks in each agent CLI's file: ok when they are exactly what this rk writes,
+    whatever hooks of the user's own sit before or after them; fail when they run another
+    rk or an older generation."""
+    from rk.agent.setup import PROVIDERS, SetupError, config_path, find_rk, hooks_state
 
     try:
         this = find_rk(env=env.environ)
@@ -83,32 +86,30 @@ def check_hooks(env: Environment) -> list[Check]:
         return []
     out = []
     for agent in PROVIDERS:
-        path = config_path(agent, env.environ)
+        name, path, fix = f"{agent} hooks", config_path(agent, env.environ), f"rk agent setup {agent}"
         if not path.exists():
             continue
         try:
-            p = plan(agent, env.environ, this, uninstall=False)
-            removal = plan(agent, env.environ, None, uninstall=True)
+            present, drift = hooks_state(agent, env.environ, this)
         except SetupError as exc:
-            out.append(Check(f"{agent} hooks", Level.FAIL, str(exc), f"fix {path}"))
+            out.append(Check(name, Level.FAIL, str(exc), f"fix {path}"))
             continue
-        if not removal.changed:
-            out.append(Check(f"{agent} hooks", Level.WARN, f"none in {path}", f"rk agent setup {agent}"))
-        elif p.changed:
-            out.append(
-                Check(f"{agent} hooks", Level.FAIL, f"{path} runs another rk or old hooks", f"rk agent setup {agent}")
-            )
+        if not present:
+            out.append(Check(name, Level.WARN, f"none in {path}", fix))
+        elif drift:
+            out.append(Check(name, Level.FAIL, f"{path} {drift}", fix))
         else:
-            out.append(Check(f"{agent} hooks", Level.OK, f"run {this}"))
+            out.append(Check(name, Level.OK, f"run {this}"))
     return out
 
 
 def check_mcp(env: Environment) -> list[Check]:
-    """`rk mcp` where an agent CLI registered it (`rk agent setup --mcp`): the current rk,
-    and an SDK that imports. Nothing is said for a CLI that did not register it (opt-in)."""
+    """`rk mcp` where an agent CLI registered it (`rk agent setup --mcp`): the current rk
+    (fail: another rk), as this rk sets it up (warn: an older set-up), and an SDK that
+    imports. Nothing is said for a CLI that did not register it (opt-in)."""
     import importlib.util
 
-    from rk.agent.setup import PROVIDERS, SetupError, find_rk, mcp_config_path, mcp_registered, plan_mcp
+    from rk.agent.setup import PROVIDERS, SetupError, find_rk, mcp_config_path, mcp_drift, mcp_registered
 
     try:
         this = find_rk(env=env.environ)
@@ -118,18 +119,19 @@ def check_mcp(env: Environment) -> list[Check]:
     for agent in PROVIDERS:
         if not mcp_registered(agent, env.environ):
             continue
-        path = mcp_config_path(agent, env.environ)
+        name, path, fix = f"{agent} mcp", mcp_config_path(agent, env.environ), f"rk agent setup {agent} --mcp"
         try:
-            stale = plan_mcp(agent, env.environ, this, uninstall=False).changed
+            drift = mcp_drift(agent, env.environ, this)
         except SetupError as exc:
-            out.append(Check(f"{agent} mcp", Level.FAIL, str(exc), f"fix {path}"))
+            out.append(Check(name, Level.FAIL, str(exc), f"fix {path}"))
             continue
-        if stale:
-            out.append(Check(f"{agent} mcp", Level.FAIL, f"{path} runs another rk", f"rk agent setup {agent} --mcp"))
+        if drift:
+            other, what = drift
+            out.append(Check(name, Level.FAIL if other else Level.WARN, f"{path} {what}", fix))
         elif importlib.util.find_spec("mcp") is None:
-            out.append(Check(f"{agent} mcp", Level.FAIL, "the mcp package is not installed", "make install"))
+            out.append(Check(name, Level.FAIL, "the mcp package is not installed", "make install"))
         else:
-            out.append(Check(f"{agent} mcp", Level.OK, f"{this} mcp"))
+            out.append(Check(name, Level.OK, f"{this} mcp"))
     return out + check_grants(env)
 
 

@@ -54,15 +54,21 @@ def cmd_operator(
 ) -> None:
     """Ensure this server has one operator window (role operator) running an agent.
 
-    Claude Code, Codex, Gemini CLI and OpenCode are started with rk's server-wide tools
-    (cron_pause, cron_resume) allowed without a dialog, for the operator alone.
+    The agent starts in rk's own directory, `<state dir>/operator`, which
+    `rk agent setup claude --mcp` marks trusted (Gemini CLI is told so for that
+    process), so no trust screen stands in its way. Claude Code, Codex, Gemini CLI and
+    OpenCode are started with rk's server-wide tools (cron_pause, cron_resume) allowed
+    without a dialog, for the operator alone.
 
     Example: rk operator --command "claude --model opus"
     """
     env = environment(ctx, server, as_json)
+    import os
     import shlex
 
     from rk.agent.setup import operator_launch
+    from rk.agent.setup.workspace import TRUST_ENV, operator_dir, trust_note
+    from rk.store.config import ensure_private_dir
     from rk.tmux.roles import ensure_operator
     from rk.tmux.server import Server, TmuxError
 
@@ -74,12 +80,23 @@ def cmd_operator(
         raise CliError(f"no tmux server {env.server} is running")
     try:
         given = shlex.split(command or settings.operator_command)
-        argv, variables = operator_launch(given, env.environ)
-        created, window = ensure_operator(target, argv, home=env.environ.get("HOME", "/"), env=variables)
+        argv, grants = operator_launch(given, env.environ)
+        program = os.path.basename(given[0]) if given else ""
+        cwd = ensure_private_dir(operator_dir(env.environ))
+        variables = {**grants, **TRUST_ENV.get(program, {})}
+        created, window = ensure_operator(target, argv, home=str(cwd), env=variables)
     except (TmuxError, ValueError) as exc:
         raise CliError(str(exc)) from None
-    granted = created and (argv != given or bool(variables))
-    human = f"operator window {window} started" if created else "Operator tab already present."
+    granted = created and (argv != given or bool(grants))
+    note = trust_note(program, env.environ) if created else ""
+    human = f"operator window {window} started in {cwd}" if created else "Operator tab already present."
     if granted:
         human += " (cron_pause and cron_resume run there without a dialog)"
-    env.result({"created": created, "window": window, "unattended_server_tools": granted}, human)
+    if note:
+        human += f"\n{note}"
+    result: dict[str, object] = {"created": created, "window": window, "unattended_server_tools": granted}
+    if created:  # an adopted window runs where it was started
+        result["cwd"] = str(cwd)
+    if note:
+        result["first_screen"] = note
+    env.result(result, human)

@@ -45,13 +45,21 @@ class Pair:
     """The worker (the rig's pane, the CLI started by the harness) and the operator
     (`rk operator` running the same CLI), sharing HOME, mock model and hook log."""
 
-    def __init__(self, agent: str, root: Path, agent_bin: Path) -> None:
+    def __init__(
+        self,
+        agent: str,
+        root: Path,
+        agent_bin: Path,
+        extra_env: dict[str, str] | None = None,
+        version: str | None = None,
+    ) -> None:
         self.agent = agent
         self.state_dir = root / "rk-state"
         self.rk_home = root / "rk-home"
         self.rk_home.mkdir(parents=True)
+        extra_env = {"RK_STATE_DIR": str(self.state_dir), **(extra_env or {})}
         self.run = harness.AgentRun(
-            agent, launch=False, root=root / agent, bin_dir=agent_bin, extra_env={"RK_STATE_DIR": str(self.state_dir)}
+            agent, launch=False, root=root / agent, bin_dir=agent_bin, extra_env=extra_env, version=version
         )
         self.worker = self.run.pane
         self.operator = ""
@@ -81,21 +89,12 @@ class Pair:
             raise
 
     def _prepare(self) -> None:
-        """The operator starts in HOME (`rk operator -c $HOME`, run as the agents' user):
-        trusted; Codex's new-model announcement marked seen (it animates over the screen
-        once per HOME)."""
-        if self.agent == "claude":
-            path = self.run.home / ".claude.json"
-            doc = json.loads(path.read_text())
-            doc["projects"][str(self.run.home)] = {
-                "hasTrustDialogAccepted": True,
-                "hasCompletedProjectOnboarding": True,
-            }
-            path.write_text(json.dumps(doc, indent=1))
-        else:
+        """Codex's new-model announcement marked seen (it animates over the screen once per
+        HOME). Nothing is trusted by hand: the operator starts in rk's own directory, which
+        `rk agent setup claude --mcp` marks trusted (Codex asks only in a git repository)."""
+        if self.agent == "codex":
             path = self.run.home / ".codex" / "config.toml"
-            text = path.read_text() + f'\n[projects."{self.run.home}"]\ntrust_level = "trusted"\n'
-            path.write_text(text + '\n[tui.model_availability_nux]\n"gpt-6.1-sol" = 1\n')
+            path.write_text(path.read_text() + '\n[tui.model_availability_nux]\n"gpt-6.1-sol" = 1\n')
 
     def client(self) -> RkClient:
         return RkClient(self.run.tmux.name, self.worker, self.state_dir, str(self.run.tmux.sockdir), self.rk_home)

@@ -6,7 +6,8 @@
 With `--mcp`, the same consent and rules apply to registering `rk mcp` (the MCP
 server) instead of the hooks (`mcp`), with the allow rules that let the tools rk
 scopes itself run without a dialog in every pane (`permissions`; the operator's
-server tools are allowed by the flags `rk operator` launches it with).
+server tools are allowed by the flags `rk operator` launches it with), and, for
+Claude Code, the operator's directory trusted (`workspace`).
 
 Installs, in each agent CLI's own configuration, hooks that run
 `rk agent hook --agent <provider> <token>` on the agent's lifecycle events:
@@ -64,7 +65,8 @@ Rules:
 The package: one module per agent CLI (`claude`, `codex`, `gemini`, `opencode`:
 its files, its hooks, its notes), one for tmux's status line (`tmux`), and the
 shared parts: `agent_cli` (the record of one CLI), `agents` (the CLIs by name), `hooks` (the JSON hook lists),
-`mcp`, `permissions` (the allow rules), `rk_script` (the script hooks call), `plan` (a planned change, its diff,
+`mcp`, `permissions` (the allow rules), `workspace` (the operator's directory and its trust),
+`rk_script` (the script hooks call), `plan` (a planned change, its diff,
 its writing) and `command` (the command, its consent). Its names below are
 what the CLI, `rk doctor` and the tests use.
 """
@@ -73,8 +75,8 @@ from __future__ import annotations
 
 from rk.agent.setup.agents import HOOKS, PROVIDERS, config_path, mcp_config_path
 from rk.agent.setup.command import TARGETS, SetupOptions, run_setup
-from rk.agent.setup.hooks import install_hooks, is_rk_command, plan, strip_rk_hooks, wrapper_command
-from rk.agent.setup.mcp import mcp_registered, plan_mcp, plans_mcp
+from rk.agent.setup.hooks import hooks_state, install_hooks, is_rk_command, plan, strip_rk_hooks, wrapper_command
+from rk.agent.setup.mcp import mcp_drift, mcp_registered, plan_mcp, plans_mcp
 from rk.agent.setup.opencode import opencode_plugin
 from rk.agent.setup.permissions import operator_launch
 from rk.agent.setup.plan import Plan, SetupError, UsageError
@@ -91,9 +93,11 @@ __all__ = [
     "UsageError",
     "config_path",
     "find_rk",
+    "hooks_state",
     "install_hooks",
     "is_rk_command",
     "mcp_config_path",
+    "mcp_drift",
     "mcp_registered",
     "opencode_plugin",
     "operator_launch",

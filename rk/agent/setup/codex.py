@@ -91,25 +91,38 @@ def codex_mcp_block(rk: str) -> str:
     )
 
 
-def strip_codex_block(text: str) -> tuple[str, bool]:
-    """`text` without rk's block (its header line up to the next table or the end)."""
-    lines = text.splitlines(keepends=True)
+def _split(text: str) -> tuple[list[str], list[str]]:
+    """`text`'s lines outside rk's block, and the block's (its header line up to the
+    next table or the end)."""
     out: list[str] = []
-    removed = False
+    block: list[str] = []
     skipping = False
-    for line in lines:
+    for line in text.splitlines(keepends=True):
         if line.rstrip("\n") == CODEX_MCP_HEADER:
-            skipping = removed = True
+            skipping = True
+            block.append(line)
             continue
         stripped = line.strip()
         if skipping and stripped.startswith("[") and not stripped.startswith(f"[mcp_servers.{MCP_NAME}]"):
             skipping = False
-        if not skipping:
-            out.append(line)
+        (block if skipping else out).append(line)
+    return out, block
+
+
+def strip_codex_block(text: str) -> tuple[str, bool]:
+    """`text` without rk's block (its header line up to the next table or the end)."""
+    out, block = _split(text)
+    removed = bool(block)
     result = "".join(out)
     while removed and result.endswith("\n\n"):
         result = result[:-1]
     return result, removed
+
+
+def block_current(text: str, rk: str) -> bool:
+    """Whether rk's block in `text` is the one setup writes for `rk`, wherever it sits
+    (Codex appends the tables it writes, a project's trust, after it)."""
+    return "".join(_split(text)[1]).strip() == codex_mcp_block(rk).strip()
 
 
 def plan_mcp(path: Path, old: bytes | None, rk: str | None, uninstall: bool) -> Plan:
@@ -135,7 +148,8 @@ def plan_mcp(path: Path, old: bytes | None, rk: str | None, uninstall: bool) -> 
     new = ((rest.rstrip("\n") + "\n\n") if rest.strip() else "") + codex_mcp_block(rk)
     if old is not None and new.encode("utf-8") == old:
         return Plan("codex", path, old, old, f"codex: MCP server already up to date in {path}")
-    return Plan("codex", path, old, new.encode("utf-8"), f"codex: registered the rk MCP server in {path}", [AFTER_MCP])
+    summary = f"codex: registered the rk MCP server in {path}, its {len(UNATTENDED['worker'])} scoped tools approved"
+    return Plan("codex", path, old, new.encode("utf-8"), summary, [AFTER_MCP])
 
 
 def mcp_registered(data: bytes | None) -> bool:

@@ -10,6 +10,8 @@ and prunes what that empties; other handlers are never touched.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -85,6 +87,55 @@ def install_hooks(doc: JsonDoc, agent: str, rk: str, path: Path | str = "setting
         hooks[event] = [*hooks.get(event, []), group]
     out["hooks"] = hooks
     return out
+
+
+#: The rk script a handler of this generation runs (`wrapper_command`).
+_WRAPPED_RK = re.compile(r'"([^"]+)" agent hook ')
+
+
+def rk_handlers(doc: JsonDoc) -> list[tuple[str, str, str]]:
+    """rk's handlers in `doc`, each (event, its group's matcher, the handler as JSON), sorted:
+    what an install owns, wherever the user's own hooks sit around it."""
+    hooks = doc.get("hooks")
+    found: list[tuple[str, str, str]] = []
+    for event, groups in hooks.items() if isinstance(hooks, dict) else ():
+        for group in groups if isinstance(groups, list) else ():
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            for handler in handlers if isinstance(handlers, list) else ():
+                if isinstance(handler, dict) and is_rk_command(handler.get("command")):
+                    matcher = json.dumps(group.get("matcher"))
+                    found.append((event, matcher, json.dumps(handler, sort_keys=True)))
+    return sorted(found)
+
+
+def hooks_drift(doc: JsonDoc, agent: str, rk: str) -> str | None:
+    """None when `doc` holds exactly the hooks an install of `rk` writes (the user's own
+    hooks, before or after rk's, are theirs and never count); else what differs."""
+    have = rk_handlers(doc)
+    if have == rk_handlers(install_hooks({}, agent, rk)):
+        return None
+    if not have:
+        return "no rk hooks"
+    paths = {m.group(1) for _, _, h in have if (m := _WRAPPED_RK.search(json.loads(h)["command"]))}
+    others = sorted(paths - {rk})
+    if others:
+        return f"runs another rk ({', '.join(others)})"
+    return "has rk hooks of another version (old ones, or some missing)"
+
+
+def hooks_state(agent: str, env: Mapping[str, str], rk: str) -> tuple[bool, str | None]:
+    """Whether `agent`'s file has rk hooks at all, and (None: as an install of `rk` writes
+    them) what differs; SetupError when the file cannot be read."""
+    path = config_path(agent, env)
+    old = read_config(path)
+    if agent == "opencode":
+        present = old is not None and opencode.is_rk_plugin(old)
+        current = opencode.plan_plugin(path, old, rk, uninstall=False)
+        return present, None if not current.changed else "has another rk's plugin, or an old one"
+    doc = load_json(path, old)
+    strip_rk_hooks(doc, path)  # a `hooks` of the wrong shape is refused as setup refuses it
+    drift = hooks_drift(doc, agent, rk)
+    return bool(rk_handlers(doc)), drift
 
 
 def plan(agent: str, env: Mapping[str, str], rk: str | None, uninstall: bool) -> Plan:

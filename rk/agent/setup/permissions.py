@@ -10,7 +10,8 @@ variable) that allows them for that one process (`operator_launch`).
 Where each CLI keeps them:
 
 * claude: `permissions.allow` of `~/.claude/settings.json`, `mcp__rk__<tool>`;
-  the operator: `--allowedTools mcp__rk__cron_pause,mcp__rk__cron_resume`.
+  the operator: `--allowedTools mcp__rk__cron_pause,mcp__rk__cron_resume`, and rk's
+  tools offered up front rather than behind Claude's ToolSearch (`mcp.claude_eager_flags`).
 * codex: `tools.<tool>.approval_mode = "approve"` in rk's own `[mcp_servers.rk]` block
   (`codex`); the operator: `-c mcp_servers.rk.tools.<tool>.approval_mode="approve"`
   (only when rk's block is there: a partial server table would stop Codex from starting).
@@ -171,7 +172,10 @@ def operator_launch(argv: Sequence[str], env: Mapping[str, str]) -> tuple[list[s
     program = os.path.basename(argv[0]) if argv else ""
     tools = OPERATOR_TOOLS
     if program == "claude":
-        return _with_flags(argv, ["--allowedTools", ",".join(RULES["claude"].name(t) for t in tools)]), {}
+        from rk.agent.setup.mcp import claude_eager_flags
+
+        allowed = ["--allowedTools", ",".join(RULES["claude"].name(t) for t in tools)]
+        return _with_flags(argv, allowed + claude_eager_flags(env)), {}
     if program == "gemini":
         return _with_flags(argv, ["--allowed-tools", ",".join(RULES["gemini"].name(t) for t in tools)]), {}
     if program == "codex" and _codex_has_rk(env):

@@ -3,12 +3,12 @@ plan per file (hooks, the MCP server, its allow rules and the tmux segment often
 share a file, and two plans of one file would each undo the other's removal).
 
 Only rk's own entries go, recognised as setup recognises them (`hooks`, `mcp`,
-`permissions`, `codex`, `opencode`, `tmux`, and `rk cron ticker install`'s tmux
-line). What the removal empties is pruned too (an object or list that held
-something and now holds nothing; one the user left empty stays), so a file setup
-created from scratch is deleted rather than left as `{}`: a missing file means
-the same to every CLI. A file that cannot be read or parsed is left as it is and
-reported; the others are planned regardless.
+`permissions`, `workspace`, `codex`, `opencode`, `tmux`, and `rk cron ticker
+install`'s tmux line). What the removal empties is pruned too (an object or list
+that held something and now holds nothing; one the user left empty stays), so a
+file setup created from scratch is deleted rather than left as `{}`: a missing
+file means the same to every CLI. A file that cannot be read or parsed is left as
+it is and reported; the others are planned regardless.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from rk.agent.setup import codex, opencode
+from rk.agent.setup import codex, opencode, workspace
 from rk.agent.setup.agent_cli import MCP_NAME, AgentCli
 from rk.agent.setup.agents import PROVIDERS, cli_of
 from rk.agent.setup.hooks import strip_rk_hooks
@@ -64,6 +64,10 @@ def _rules(rules: Rules, doc: JsonDoc, path: Path) -> str:
     return f"{removed} rk allow rule(s)" if removed else ""
 
 
+def _trust(env: Mapping[str, str], doc: JsonDoc, path: Path) -> str:
+    return "the operator's directory's trust" if workspace.untrust_claude(doc, env) else ""
+
+
 def _json_edits(env: Mapping[str, str]) -> dict[Path, list[tuple[str, JsonEdit]]]:
     """Each JSON file setup writes, with the removals of every CLI that writes it."""
     edits: dict[Path, list[tuple[str, JsonEdit]]] = {}
@@ -73,6 +77,8 @@ def _json_edits(env: Mapping[str, str]) -> dict[Path, list[tuple[str, JsonEdit]]
             edits.setdefault(cli.config_path(env), []).append((agent, _hooks))
         if agent != "codex":  # Codex's server is a TOML block (`_codex_plan`)
             edits.setdefault(cli.mcp_config_path(env), []).append((agent, partial(_server, cli)))
+        if agent == "claude":  # the operator's directory, trusted beside the server
+            edits.setdefault(cli.mcp_config_path(env), []).append((agent, partial(_trust, env)))
         rules = RULES.get(agent)
         if rules is not None:
             edits.setdefault(rules.path(env), []).append((agent, partial(_rules, rules)))
