@@ -304,6 +304,8 @@ def test_the_demo_s_closing_tables_fit_80_columns(scene):
     _save("demo-closing", out)
     assert "$ rk cron list" in out and "$ rk cron log -n 0" in out, out
     _fits([line for line in out if line])
+    logged = out[out.index("$ rk cron log -n 0") + 1].split()
+    assert logged[:4] == ["TIME", "(UTC)", "ENTRY", "NAME"] and logged[-1] == "OUTCOME", logged  # which entry it was
     listed = out[out.index("$ rk cron list") + 1 :]
     assert listed[0].split()[:2] == ["ID", "NAME"] and listed[0].split()[-1] == "TARGET", listed
     summary = demo.summary(demo.new_tally()).splitlines()

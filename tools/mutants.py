@@ -1537,6 +1537,13 @@ MUTANTS = [
         ("tests/test_views_80x24.py", "-k", "follow_fits"),
     ),
     Mutant(
+        "cron log drops NAME at 80 columns",
+        "rk/cli/views.py",
+        '        Column("NAME", shrink_to=8),',
+        '        Column("NAME", priority=2, shrink_to=8),',
+        ("tests/test_views_80x24.py", "-k", "demo"),
+    ),
+    Mutant(
         "the demo's closing tables as wide as the table",
         "demo/run.py",
         '    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))\n',

@@ -236,11 +236,12 @@ def cmd_log(
 
 
 def _log_columns(zone: tzinfo) -> list[Column]:
-    """The log's columns: the time and the outcome are kept; the name shrinks, then goes."""
+    """The log's columns: the time, the entry, its name and the outcome are kept (the name
+    and the outcome's detail shortened last); the reason, then the pane, go first."""
     return [
         Column(f"TIME ({zone_label(zone)})"),
         Column("ENTRY"),
-        Column("NAME", priority=2, shrink_to=8),
+        Column("NAME", shrink_to=8),
         Column("TARGET", priority=1),
         Column("REASON", priority=3),
         Column("OUTCOME", shrink_to=20),
