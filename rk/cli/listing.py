@@ -357,7 +357,8 @@ def cmd_list(
 
     Reads the entries file and the log; the TARGET state comes from one listing of the
     server's panes when its socket answers (a stopped server is never started). On a
-    terminal the columns shrink, then drop (flags first) to fit; --full shows all.
+    terminal the columns shrink, then drop (flags first) to fit, ID, NAME, NEXT, LEFT and
+    TARGET kept; --full shows all (a field a line when the terminal is too narrow).
 
     Example: rk cron list --all
     """

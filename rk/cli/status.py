@@ -217,7 +217,8 @@ def cmd_status(
 
     Reads the ticker's pid and heartbeat files, each server's entries file, log and
     pause file, and one listing of each live server's panes (a stopped server is
-    never started). On a terminal the tables shrink, then drop columns, to fit; --full shows all.
+    never started). On a terminal it fits the screen: the tables shrink, then drop columns,
+    and each list keeps its top rows and says which command shows the rest; --full shows all.
 
     Example: rk status || echo "rk needs attention"
     """
