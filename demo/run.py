@@ -69,6 +69,45 @@ def rk(*args: str, env: dict, check: bool = True) -> str:
     return proc.stdout
 
 
+def width() -> int:
+    """The closing tables' width: this terminal's, else 80 columns (piped, as in a test)."""
+    return shutil.get_terminal_size((80, 24)).columns if sys.stdout.isatty() else 80
+
+
+def rk_on_screen(*args: str, env: dict, cols: int) -> str:
+    """`rk ARGS` as on a terminal `cols` wide (a pseudo-terminal of its own), so its
+    tables fit the width as the user's own `rk cron list` would; what it printed."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))
+    env = {k: v for k, v in env.items() if k not in ("COLUMNS", "LINES")}
+    proc = subprocess.Popen([sys.executable, "-m", "rk", *args], env=env, stdout=follower, stderr=subprocess.DEVNULL)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:  # EIO: the child closed its end
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=60)
+    os.close(leader)
+    return b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+def closing(env: dict, cols: int) -> str:
+    """The closing tables: the whole log, then the list, each `cols` wide."""
+    log = rk_on_screen("cron", "log", "-n", "0", "-L", SERVER, env=env, cols=cols)
+    listed = rk_on_screen("cron", "list", "-L", SERVER, env=env, cols=cols)
+    return f"\n$ rk cron log -n 0\n{log}$ rk cron list\n{listed}"
+
+
 def panes() -> dict[str, tuple[str, str]]:
     """window name → (pane id, agent state option)."""
     out = tmux("list-panes", "-a", "-F", "#{window_name}\t#{pane_id}\t#{@rk_pane_agent_state}", check=False)
@@ -118,7 +157,7 @@ def summary(tally: dict[str, int]) -> str:
     """The closing line: only what the log showed."""
     kinds = ", ".join(f"{k}: {tally[k]}" for k in KINDS)
     refused = ", ".join(f"{REFUSALS[k]}: {tally[k]}" for k in REFUSALS)
-    return f"deliveries by kind (from the log) — {kinds}; refused — {refused}"
+    return f"deliveries by kind (from the log) — {kinds}\nrefused — {refused}"  # two lines: 80 columns
 
 
 def failed_scenes(tally: dict[str, int]) -> list[str]:
@@ -188,7 +227,7 @@ def setup(env: dict) -> dict[str, str]:
         entry = json.loads(out)["result"]
         kinds[entry["id"]] = kind
         PAYLOADS[entry["id"]] = args[0]
-        print(f"  added {entry['id']}  {kind:<8} {entry['schedule']:<22} -> {entry['target']:<14} {entry['name']}")
+        print(f"  added {entry['id']}  {kind:<8} -> {entry['target']:<14} {entry['name']}")  # the name says when
 
     print("entries:")
     add("every", "status? (every 20s)", "--every", "20s", "--pane", p["worker-a"][0])
@@ -234,13 +273,16 @@ def setup(env: dict) -> dict[str, str]:
     print("""
   every    fires on a fixed interval since its last line
   cron     fires at wall-clock times; when-idle holds it while the agent works
-  backoff  fires 30s after the agent's last activity, then 1m, 2m… while it stays quiet
-  wake     the operator, an agent that supervises the workers (its window carries the
-           role operator): --idle-every 30s, shown as backoff 30s→30s (a ladder whose
-           min is its max: 30s after its last activity, then every 30s while quiet), and
-           at once when a worker goes idle or asks a question (wake_on agent-state-change)
-  shell    worker-c's agent exits after 10s and leaves a shell: rk must never type there
-  draft    a human types into worker-d's composer and leaves it: rk must not type over it""")
+  backoff  fires 30s after the agent's last activity, then 1m, 2m… while quiet
+  wake     the operator, an agent that supervises the workers (its window
+           carries the role operator): --idle-every 30s, shown as backoff
+           30s→30s (a ladder whose min is its max: 30s after its last activity,
+           then every 30s while quiet), and at once when a worker goes idle or
+           asks a question (wake_on agent-state-change)
+  shell    worker-c's agent exits after 10s and leaves a shell: rk must never
+           type there
+  draft    a human types into worker-d's composer and leaves it: rk must not
+           type over it""")
     return kinds
 
 
@@ -248,7 +290,7 @@ def human(action: str, pane: str, elapsed: float) -> None:
     """The scripted human at worker-d: type a draft, later send it."""
     if action == "type":
         tmux("send-keys", "-t", pane, "-l", DRAFT)
-        print(f'{elapsed:5.1f}s  (a human types into worker-d and leaves it: "{DRAFT}")')
+        print(f'{elapsed:5.1f}s  (a human types into worker-d and leaves it:\n{"":8}"{DRAFT}")')
     else:
         tmux("send-keys", "-t", pane, "Enter")
         print(f"{elapsed:5.1f}s  (the human sends the draft; rk's held fires can go through now)")
@@ -301,7 +343,7 @@ def narrate(env: dict, kinds: dict[str, str], minimum: float, maximum: float) ->
                 who = names.get(line.target, line.target or "-")
                 print(f"{elapsed:5.1f}s  >>> {label:<8} {line.entry} -> {who:<9} {line.reason:<9} {line.outcome}")
                 if line.outcome == "delivered" and line.entry in PAYLOADS:
-                    print(f'{"":7}      typed "{PAYLOADS[line.entry]}" into {who} and pressed Enter')
+                    print(f'{"":7}      typed "{PAYLOADS[line.entry]}" into {who}, then Enter')
         done = not failed_scenes(delivered) and not script
         if (done and elapsed >= minimum) or elapsed >= maximum:
             return delivered
@@ -379,8 +421,7 @@ def main() -> int:
             delivered = None
         else:
             delivered = narrate(env, kinds, args.min, args.max)
-        print("\n$ rk cron log -n 0\n" + rk("cron", "log", "-n", "0", "-L", SERVER, env=env))
-        print("$ rk cron list\n" + rk("cron", "list", "-L", SERVER, env=env))
+        print(closing(env, width()))
         if delivered is not None:
             print(summary(delivered))
             shell = tmux("capture-pane", "-p", "-t", panes()["worker-c"][0])

@@ -577,12 +577,13 @@ def test_status_watch_redraws_in_place_until_interrupted(tmp_path, long_running)
     seen = b""
     try:
         deadline = time.monotonic() + 30
-        while seen.count(b"\x1b[H\x1b[2J") < 2 and time.monotonic() < deadline:
+        while seen.count(b"\x1b[H\x1b[2K") < 2 and time.monotonic() < deadline:
             seen += os.read(master, 65536)
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=20)
         os.close(master)
-    assert seen.count(b"\x1b[H\x1b[2J") >= 2, seen[-500:]  # cleared and redrawn, twice
+    assert seen.count(b"\x1b[H\x1b[2K") >= 2, seen[-500:]  # drawn over from the top, twice
+    assert b"\x1b[2J" not in seen  # never a clear-screen, which pushes each frame into the scrollback
     assert b"ticker: NOT RUNNING" in seen
     assert proc.returncode == 1  # the ticker is down: the last state decides the exit status

@@ -70,11 +70,14 @@ def test_list_and_log_fit_80_columns_through_a_pty(busy_env):
 @pytest.mark.shell
 def test_full_and_a_pipe_show_every_column(busy_env):
     env, names = busy_env
-    full = run_in_pty(["cron", "list", "--full"], env, 80)
+    full = run_in_pty(["cron", "list", "--full"], env, 80)  # too wide for 80: a record per entry
     piped = run_sub(["cron", "list"], env).out
+    header = next(line for line in piped.splitlines() if line.startswith("ID"))
+    assert header.split() == ["ID", "NAME", "SCHEDULE", "NEXT", "(UTC)", "LEFT", "LAST", "TARGET", "FLAGS"]
+    fields = {line.split()[0] for line in full.splitlines() if line.startswith("  ") and line[2] != " "}
+    assert fields == {"SCHEDULE", "NEXT", "LEFT", "LAST", "TARGET", "FLAGS"}, full
+    assert all(len(line) <= 80 for line in full.splitlines()), full
     for out in (full, piped):
-        header = next(line for line in out.splitlines() if line.startswith("ID"))
-        assert header.split() == ["ID", "NAME", "SCHEDULE", "NEXT", "(UTC)", "LEFT", "LAST", "TARGET", "FLAGS"]
         assert all(name in out for name in names)
 
 

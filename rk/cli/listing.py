@@ -17,7 +17,7 @@ import typer
 from rk.cli.environment import CliError, Environment, environment, moment, stamp, zone_label
 from rk.cli.options import AllOpt, FullOpt, JsonOpt, ServerOpt
 from rk.cli.store import servers_of
-from rk.cli.table import Column, layout, terminal_width
+from rk.cli.table import Column, full_view, layout, terminal_width
 from rk.core.cost import caps
 from rk.core.durations import format_duration, format_go
 from rk.core.log.delivery import LogView, status_of
@@ -30,6 +30,7 @@ from rk.core.schedule.entry import (
     Every,
     OnTimeout,
     Schedule,
+    TargetKind,
     WakeEvent,
     WakeFrom,
     WakeOnly,
@@ -285,8 +286,14 @@ def _when(ts: int, zone: tzinfo) -> str:
     return moment(ts, zone)
 
 
-def target_cell(row: Row) -> str:
+def target_cell(row: Row, short: bool = False) -> str:
+    """The target and its live state; `short`: a session's id cut to its first 8
+    characters (as git shortens a hash), so the state still shows at 80 columns."""
     summary = row.entry.target.summary
+    if short and row.entry.target.kind == TargetKind.SESSION:
+        provider, _, session = row.entry.target.value.rpartition(":")
+        if len(session) > SHORT_SESSION:
+            summary = f"{TargetKind.SESSION}:{provider + ':' if provider else ''}{session[:SHORT_SESSION]}…"
     if row.target is None:
         return summary
     if not row.target.resolved:
@@ -294,13 +301,23 @@ def target_cell(row: Row) -> str:
     return f"{summary} ({row.target.state or 'no state'})"
 
 
-def left_cell(row: Row, now: int) -> str:
+#: A session id's characters a fitted view keeps (`session:claude:565428b4…`).
+SHORT_SESSION = 8
+#: A reason longer than this loses its detail in a fitted view (`target missing: …`).
+SHORT_WHY = 20
+
+
+def left_cell(row: Row, now: int, short: bool = False) -> str:
     """How long to the next delivery, and what defers it (a mute, a pause, the rate cap);
-    what keeps the entry from firing when none comes."""
+    what keeps the entry from firing when none comes. `short` (a fitted table): a long
+    reason without its detail (`target missing`; TARGET and `cron show` say which)."""
+    why = row.why_not
+    if why is not None and short and len(why) > SHORT_WHY:
+        why = why.split(": ", 1)[0].split(" (", 1)[0]
     if row.next is None:
-        return row.why_not or ("on its event" if isinstance(row.entry.schedule, WakeOnly) else "-")
+        return why or ("on its event" if isinstance(row.entry.schedule, WakeOnly) else "-")
     left = "now" if row.next <= now else format_duration(row.next - now)
-    left = f"{left}, {row.why_not}" if row.why_not else left
+    left = f"{left}, {why}" if why else left
     return left + (f", {row.left} left" if row.left is not None else "")  # then a max_total entry retires
 
 
@@ -343,7 +360,8 @@ def cmd_list(
 
     Reads the entries file and the log; the TARGET state comes from one listing of the
     server's panes when its socket answers (a stopped server is never started). On a
-    terminal the columns shrink, then drop (flags first) to fit; --full shows all.
+    terminal the columns shrink, then drop (flags first) to fit, ID, NAME, NEXT, LEFT and
+    TARGET kept; --full shows all (a field a line when the terminal is too narrow).
 
     Example: rk cron list --all
     """
@@ -370,25 +388,29 @@ def cmd_list(
         raise broken
 
 
-#: The list's columns, as `systemctl list-timers` keeps them at 80 columns: the id, when
-#: and how long to the next fire are kept; the rest shrink, then go, flags first.
+#: The list's columns at 80: the id, the name, when and how long to the next fire and
+#: the target are kept (shortened last, ending in `…`), so entries of one name on
+#: several panes stay apart; the rest shrink, then go, flags first.
 LIST_COLUMNS = (
     Column("ID"),
-    Column("NAME", priority=2, shrink_to=10),
+    Column("NAME", shrink_to=10),
     Column("SCHEDULE", priority=3, shrink_to=16),
     Column("NEXT"),
     Column("LEFT", shrink_to=14),
     Column("LAST", priority=4, shrink_to=19),
-    Column("TARGET", priority=1, shrink_to=10),
+    Column("TARGET", shrink_to=12),
     Column("FLAGS", priority=5, shrink_to=8),
 )
 
 
 def render_table(env: Environment, rows: list[Row], now: int, with_server: bool, full: bool = False) -> None:
-    """The list's table, fitted to the terminal (whole when piped or `--full`); times in
-    the local zone, named once in the NEXT header."""
+    """The list's table, fitted to the terminal (whole when piped); `--full` on a
+    terminal too narrow for the whole table: one record per entry, a field a line.
+    Times in the local zone, named once in the NEXT header."""
     zone = env.zone()
-    columns = [Column("SERVER", priority=6, shrink_to=8)] if with_server else []
+    width = terminal_width(env.stdout, env.environ, False)
+    fitted = width is not None and not full
+    columns = [Column("SERVER", shrink_to=8)] if with_server else []
     columns += [Column(f"NEXT ({zone_label(zone)})") if c.header == "NEXT" else c for c in LIST_COLUMNS]
     cells = []
     for r in rows:
@@ -400,11 +422,13 @@ def render_table(env: Environment, rows: list[Row], now: int, with_server: bool,
                 r.entry.name,
                 schedule_cell(r.entry, zone),
                 stamp(r.next, zone) if r.next is not None else "-",
-                left_cell(r, now),
+                left_cell(r, now, short=fitted),
                 last,
-                target_cell(r),
+                target_cell(r, short=fitted),
                 flags_cell(r.entry),
             ]
         )
-    for line in layout(columns, cells, terminal_width(env.stdout, env.environ, full)):
+    title = 3 if with_server else 2  # a record is headed by its (server,) id and name
+    lines = layout(columns, cells, width) if fitted else full_view(columns, cells, width, title)
+    for line in lines:
         env.out(line)

@@ -15,7 +15,7 @@ import typer
 
 from rk.cli.environment import Environment, ExitStatus, environment, moment, stamp, zone_label
 from rk.cli.options import FullOpt, JsonOpt, ServerOpt
-from rk.cli.table import Column, layout, terminal_width, wrapped
+from rk.cli.table import Block, Column, layout, screenful, terminal_height, terminal_width, wrapped
 from rk.core.log.delivery import RATE_WINDOW, Status, status_of
 
 if TYPE_CHECKING:  # the listing and the entries load when the command runs, not for `rk --help`
@@ -80,63 +80,93 @@ def gather(env: Environment) -> dict[str, object]:
     return {"ok": ok, "ticker": ticker, "failed": failed, "trouble": trouble, "mcp": mcp, "servers": servers}
 
 
-#: `status`'s entry table, as `list` keeps its columns at 80: the id, the next fire and
-#: how long to it stay; the target, then the name, go first.
+#: `status`'s entry table, as `list` keeps its columns at 80: the id, the name, the next
+#: fire, how long to it and the target stay (shortened, ending in `…`).
 ENTRY_COLUMNS = (
     Column("ID"),
-    Column("NAME", priority=2, shrink_to=10),
+    Column("NAME", shrink_to=10),
     Column("NEXT"),
     Column("LEFT", shrink_to=14),
-    Column("TARGET", priority=1, shrink_to=10),
+    Column("TARGET", shrink_to=12),
 )
 INDENT = "  "
+#: Rows under the output a terminal keeps for the command line and the next prompt,
+#: so the first line stays on the screen.
+PROMPT_ROWS = 2
 
 
-def _lines(env: Environment, state: dict[str, object], full: bool = False) -> list[str]:
+def _lines(env: Environment, state: dict[str, object], full: bool = False, height: int | None = None) -> list[str]:
+    """The screenful: whole when piped or `--full`; on a terminal, in `height` rows, each
+    list cut to its top rows with a line naming the command that shows the rest."""
+    width = terminal_width(env.stdout, env.environ, full)
+    blocks = [*_notes(env, state, width), *_server_blocks(env, state, width)]
+    return screenful(blocks, None if full else height, "rk status --full")
+
+
+def _notes(env: Environment, state: dict[str, object], width: int | None) -> list[Block]:
+    """The ticker's line, then what failed, what cannot fire and the MCP grants."""
+    zone = env.zone()
+    t = state["ticker"]
+    assert isinstance(t, dict)
+    ticker = []
+    if t["running"]:
+        last = f", last tick {moment(int(t['last_tick']), zone)}" if t.get("last_tick") else ""
+        served = ", ".join(t.get("servers") or []) or "none yet"
+        ticker.append(f"ticker: running (pid {t['pid']}, since {moment(int(t['since']), zone)}{last}); serves {served}")
+        error = t.get("last_error")
+        if isinstance(error, dict):
+            ticker.append(f"  last error {moment(int(error['ts']), zone)}: {error['message']}")
+    else:
+        ticker.append("ticker: NOT RUNNING (start it: rk cron ticker start)")
+    mcp = state.get("mcp")
+    grants = [f"rk mcp grant: {grant}" for grant in mcp["grants"]] if isinstance(mcp, dict) else []
+    grants += [f"rk mcp grant not used: {problem}" for problem in mcp["problems"]] if isinstance(mcp, dict) else []
+    failed = state["failed"] if isinstance(state["failed"], list) else []
+    trouble = state["trouble"] if isinstance(state["trouble"], list) else []
+
+    def items(lines: list[str]) -> list[list[str]]:
+        return [wrapped(line, width, len(INDENT)) for line in lines]
+
+    return [
+        Block([], "", lead=[part for line in ticker for part in wrapped(line, width, len(INDENT))]),
+        Block(
+            items([f"failed in the last hour: {line}" for line in failed]), "rk status --full", ("failure", "failures")
+        ),
+        Block(items([f"cannot fire: {line}" for line in trouble]), "rk status --full", ("entry", "entries")),
+        Block(items(grants), "rk status --full", ("grant line", "grant lines")),
+    ]
+
+
+def _server_blocks(env: Environment, state: dict[str, object], width: int | None) -> list[Block]:
+    """Each server's entries (by the next fire) and its agent panes, as two tables."""
     from rk.cli.listing import left_cell, sorted_rows, target_cell
 
     zone = env.zone()
     now = env.now()
-    width = terminal_width(env.stdout, env.environ, full)
     inner = None if width is None else max(width - len(INDENT), 20)
-    t = state["ticker"]
-    assert isinstance(t, dict)
-    out = []
-    if t["running"]:
-        last = f", last tick {moment(int(t['last_tick']), zone)}" if t.get("last_tick") else ""
-        served = ", ".join(t.get("servers") or []) or "none yet"
-        out.append(f"ticker: running (pid {t['pid']}, since {moment(int(t['since']), zone)}{last}); serves {served}")
-        error = t.get("last_error")
-        if isinstance(error, dict):
-            out.append(f"  last error {moment(int(error['ts']), zone)}: {error['message']}")
-    else:
-        out.append("ticker: NOT RUNNING (start it: rk cron ticker start)")
-    for line in state["failed"] if isinstance(state["failed"], list) else []:
-        out.append(f"failed in the last hour: {line}")
-    for line in state["trouble"] if isinstance(state["trouble"], list) else []:
-        out.append(f"cannot fire: {line}")
-    mcp = state.get("mcp")
-    if isinstance(mcp, dict):
-        out += [f"rk mcp grant: {grant}" for grant in mcp["grants"]]
-        out += [f"rk mcp grant not used: {problem}" for problem in mcp["problems"]]
-    out = [part for line in out for part in wrapped(line, width, len(INDENT))]
     label = zone_label(zone)
+    blocks = []
     for srv in state["servers"] if isinstance(state["servers"], list) else []:
-        out.append("")
-        out.append(f"server {srv['server']}" + (f" ({srv['paused']})" if srv["paused"] else ""))
+        slug = srv["server"]
+        lead = ["", f"server {slug}" + (f" ({srv['paused']})" if srv["paused"] else "")]
         rows: list[Row] = srv["_rows"]
         columns = [Column(f"NEXT ({label})") if c.header == "NEXT" else c for c in ENTRY_COLUMNS]
+        short = inner is not None
         cells = [
             [
                 r.entry.id,
                 r.entry.name,
                 stamp(r.next, zone) if r.next is not None else "-",
-                left_cell(r, now),
-                target_cell(r),
+                left_cell(r, now, short=short),
+                target_cell(r, short=short),
             ]
             for r in sorted_rows(rows)
         ]
-        out += [INDENT + line for line in layout(columns, cells, inner)] if rows else [f"{INDENT}no entries"]
+        table = [INDENT + line for line in layout(columns, cells, inner)]
+        if not rows:
+            lead.append(f"{INDENT}no entries")
+        hint = f"rk cron list -L {slug}"
+        blocks.append(Block([[line] for line in table[1:]], hint, ("entry", "entries"), lead, table[:1], INDENT))
         panes = [
             [
                 p["pane"],
@@ -148,9 +178,10 @@ def _lines(env: Environment, state: dict[str, object], full: bool = False) -> li
             for p in srv["panes"]
         ]
         if panes:
-            out.append("")
-            out += [INDENT + line for line in layout(pane_columns(label), panes, inner)]
-    return out
+            table = [INDENT + line for line in layout(pane_columns(label), panes, inner)]
+            hint = f"rk agent list -L {slug}"
+            blocks.append(Block([[line] for line in table[1:]], hint, ("pane", "panes"), [""], table[:1], INDENT))
+    return blocks
 
 
 def pane_columns(label: str) -> list[Column]:
@@ -186,7 +217,8 @@ def cmd_status(
 
     Reads the ticker's pid and heartbeat files, each server's entries file, log and
     pause file, and one listing of each live server's panes (a stopped server is
-    never started). On a terminal the tables shrink, then drop columns, to fit; --full shows all.
+    never started). On a terminal it fits the screen: the tables shrink, then drop columns,
+    and each list keeps its top rows and says which command shows the rest; --full shows all.
 
     Example: rk status || echo "rk needs attention"
     """
@@ -201,18 +233,47 @@ def cmd_status(
             srv.pop("_rows", None)
         env.result(state)
     elif not watch:
-        for line in _lines(env, state, full):
+        height = terminal_height(env.stdout, env.environ)
+        for line in _lines(env, state, full, None if height is None else height - PROMPT_ROWS):
             env.out(line)
     else:
-        try:
-            while True:
-                env.stdout.write("\x1b[H\x1b[2J")
-                for line in _lines(env, state, full):
-                    env.out(line)
-                env.stdout.flush()
-                time.sleep(WATCH_EVERY)
-                state = gather(env)
-        except KeyboardInterrupt:
-            pass
+        state = _watch(env, state, full)
     if not state["ok"]:
         raise typer.Exit(ExitStatus.ERROR)
+
+
+def _watch(env: Environment, state: dict[str, object], full: bool) -> dict[str, object]:
+    """Redraw every WATCH_EVERY s until Ctrl-C: in place on a terminal (nothing piles into
+    the scrollback), as plain frames one after another when piped; the last state."""
+    from rk.cli.table import escape_controls
+
+    isatty = getattr(env.stdout, "isatty", None)
+    tty = bool(isatty and isatty())  # a terminal that reports no size is still one to draw over
+    first = True
+    try:
+        while True:
+            height = terminal_height(env.stdout, env.environ)
+            lines = [escape_controls(line) for line in _lines(env, state, full, None if height is None else height - 1)]
+            env.stdout.write(redraw(lines, height, first) if tty else "\n".join(lines) + "\n\n")
+            env.stdout.flush()
+            first = False
+            time.sleep(WATCH_EVERY)
+            state = gather(env)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if tty:
+            env.stdout.write(SHOW_CURSOR)
+            env.stdout.flush()
+    return state
+
+
+HOME, CLEAR_LINE, CLEAR_BELOW, HIDE_CURSOR, SHOW_CURSOR = "\x1b[H", "\x1b[2K", "\x1b[J", "\x1b[?25l", "\x1b[?25h"
+
+
+def redraw(lines: list[str], rows: int | None, first: bool) -> str:
+    """One frame written over the last one: home, each line cleared then written, the
+    rest of the screen cleared. The first frame scrolls what the screen showed into the
+    scrollback (once; a clear-screen would push every frame there in some terminals)."""
+    scroll = "\n" * (rows or 0) + HIDE_CURSOR if first else ""
+    return scroll + HOME + "".join(CLEAR_LINE + line + "\n" for line in lines) + CLEAR_BELOW

@@ -16,7 +16,7 @@ import os
 import re
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TextIO
 
 GAP = "  "
@@ -123,19 +123,55 @@ def fixed_line(cells: Sequence[str], widths: Sequence[int]) -> str:
 def terminal_width(stdout: TextIO, environ: Mapping[str, str], full: bool) -> int | None:
     """The width to fit: $COLUMNS or the terminal's when stdout is one; None (every
     column whole) when output is piped or `--full` asked for everything."""
-    if full:
-        return None
+    return None if full else _terminal_size(stdout, environ, "COLUMNS")
+
+
+def terminal_height(stdout: TextIO, environ: Mapping[str, str]) -> int | None:
+    """The rows of the screen: $LINES or the terminal's when stdout is one; None
+    (no limit) when output is piped."""
+    return _terminal_size(stdout, environ, "LINES")
+
+
+def _terminal_size(stdout: TextIO, environ: Mapping[str, str], name: str) -> int | None:
     isatty = getattr(stdout, "isatty", None)
     if not (isatty and isatty()):
         return None
-    columns = environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
-        return int(columns)
+    told = environ.get(name, "")
+    if told.isdigit() and int(told) > 0:
+        return int(told)
     try:
-        size = os.get_terminal_size(stdout.fileno()).columns
+        size = os.get_terminal_size(stdout.fileno())
     except (OSError, ValueError, AttributeError):
-        size = shutil.get_terminal_size().columns
-    return size or None  # a terminal that reports no size (0): as if piped
+        size = shutil.get_terminal_size()
+    return (size.columns if name == "COLUMNS" else size.lines) or None  # a terminal that reports 0: as if piped
+
+
+def records(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int, title: int = 1) -> list[str]:
+    """The rows as records, one field a line, for a table too wide for `width` that must
+    show everything (`--full` on a terminal): the first `title` cells head each record,
+    the other fields follow under it, `HEADER  value`, a long value wrapped under its start."""
+    import textwrap
+
+    rows = [[escape_controls(cell) for cell in row] for row in rows]
+    key = max((len(c.header) for c in columns[title:]), default=0) + len(GAP) * 2
+    room = max(width - key, 1)
+    out: list[str] = []
+    for row in rows:
+        if out:
+            out.append("")
+        out += textwrap.wrap(GAP.join(row[:title]), width, break_on_hyphens=False) or [""]
+        for column, cell in zip(columns[title:], row[title:], strict=True):
+            parts = textwrap.wrap(cell, room, break_on_hyphens=False) or [""]  # a word past the room is split
+            out += [(GAP + column.header).ljust(key) + parts[0], *(" " * key + part for part in parts[1:])]
+    return out
+
+
+def full_view(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int | None, title: int = 1) -> list[str]:
+    """Every column whole: the table when it fits `width` (None: no limit, a pipe), else `records`."""
+    lines = layout(columns, rows, None)
+    if width is None or all(len(line) <= width for line in lines):
+        return lines
+    return records(columns, rows, width, title)
 
 
 def wrapped(text: str, width: int | None, indent: int = 0) -> list[str]:
@@ -153,3 +189,50 @@ def wrapped(text: str, width: int | None, indent: int = 0) -> list[str]:
         break_on_hyphens=False,
         drop_whitespace=True,
     ) or [text]
+
+
+@dataclass
+class Block:
+    """A part of a screenful that can give up rows: `lead` lines always shown, then `head`
+    (a table's header) and `items` (each its lines) from the top while they fit, then
+    one line for the items left out, saying how many and where the rest is (`hint`)."""
+
+    items: list[list[str]]
+    hint: str
+    noun: tuple[str, str] = ("row", "rows")
+    lead: list[str] = field(default_factory=list)
+    head: list[str] = field(default_factory=list)
+    indent: str = ""  #: before the line for the rest (a table's own indent)
+    shown: int = -1  #: how many items are shown (-1: all)
+
+    def lines(self) -> list[str]:
+        shown = len(self.items) if self.shown < 0 else self.shown
+        out = list(self.lead)
+        if shown:
+            out += self.head + [line for item in self.items[:shown] for line in item]
+        left = len(self.items) - shown
+        if left:
+            noun = self.noun[left != 1]
+            out.append(self.indent + (f"… {left} more {noun}: {self.hint}" if shown else f"{left} {noun}: {self.hint}"))
+        return out
+
+
+def screenful(blocks: Sequence[Block], height: int | None, rest: str) -> list[str]:
+    """The blocks' lines in at most `height` rows (None: all of them): the block showing
+    the most items gives one up, again and again, so every block keeps its top ones;
+    when even none of each is too many, the last lines give way to one naming `rest`."""
+    for block in blocks:
+        block.shown = -1
+    lines = [line for block in blocks for line in block.lines()]
+    if height is None or len(lines) <= height:
+        return lines
+    for block in blocks:
+        block.shown = len(block.items)
+    while len(lines) > height:
+        cuttable = [b for b in blocks if b.shown > 0]
+        if not cuttable:
+            return lines[: max(height - 1, 0)] + [f"… {len(lines) - height + 1} more lines: {rest}"][: max(height, 0)]
+        biggest = max(cuttable, key=lambda b: (b.shown, blocks.index(b)))
+        biggest.shown -= 1
+        lines = [line for block in blocks for line in block.lines()]
+    return lines

@@ -11,7 +11,9 @@ named once. `record()` is the
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Annotated
@@ -33,10 +35,10 @@ from rk.cli.listing import (
 )
 from rk.cli.options import FullOpt, IdArg, JsonOpt, ServerOpt
 from rk.cli.store import find, load_for_listing
-from rk.cli.table import Column, fixed_line, layout, terminal_width, wrapped
+from rk.cli.table import GAP, Column, escape_controls, fixed_line, layout, terminal_width, wrapped
 from rk.core import bounds
 from rk.core.cost.usage import Spent, format_tokens
-from rk.core.log.delivery import LogLine, LogView
+from rk.core.log.delivery import LogLine, LogView, Status
 from rk.core.schedule.entry import Cron, Deliver, Entry, IfAbsent, TargetKind, WakeEvent, WakeOn
 from rk.store import delivery_log as logfile
 from rk.store.entries import load_entries
@@ -225,16 +227,16 @@ def cmd_log(
     if env.json:
         env.result([line.to_dict() for line in lines])
         return
-    names = {e.id: e.name for e in load_entries(env.files().entries).entries}
+    names = _names(env)
     zone = env.zone()
     if not lines and not follow:
         env.out("no log lines" + (f" for {entry_id}" if entry_id else ""))
         return
     if follow:  # lines come one at a time: fixed widths, so they stay under the header
-        env.out(_log_row(None, names, zone))
-        for line in lines:
-            env.out(_log_row(line, names, zone))
-        _follow(env, log, end or (0, 0), newest, keep, names, zone)  # (0, 0): no log yet
+        fmt = follow_format(terminal_width(env.stdout, env.environ, full))
+        for text in [*_log_row(None, names, zone, fmt), *(t for ln in lines for t in _log_row(ln, names, zone, fmt))]:
+            env.out(text)
+        _follow(env, log, end or (0, 0), newest, keep, names, fmt)  # (0, 0): no log yet
         return
     rows = [_log_cells(line, names, zone) for line in lines]
     for text in layout(_log_columns(zone), rows, terminal_width(env.stdout, env.environ, full)):
@@ -242,11 +244,12 @@ def cmd_log(
 
 
 def _log_columns(zone: tzinfo) -> list[Column]:
-    """The log's columns: the time and the outcome are kept; the name shrinks, then goes."""
+    """The log's columns: the time, the entry, its name and the outcome are kept (the name
+    and the outcome's detail shortened last); the reason, then the pane, go first."""
     return [
         Column(f"TIME ({zone_label(zone)})"),
         Column("ENTRY"),
-        Column("NAME", priority=2, shrink_to=8),
+        Column("NAME", shrink_to=8),
         Column("TARGET", priority=1),
         Column("REASON", priority=3),
         Column("OUTCOME", shrink_to=20),
@@ -264,14 +267,61 @@ def _log_cells(line: LogLine, names: dict[str, str], zone: tzinfo) -> list[str]:
     ]
 
 
-#: `log -f`'s fixed widths (the outcome, last, runs on).
+#: `log -f`'s fixed widths when piped (the outcome, last, runs on).
 FOLLOW_WIDTHS = (19, 6, 20, 6, 8, 0)
+#: On a terminal: the id, the pane and the reason in their own widths, room for the
+#: longest status word (an outcome's status is never cut), the name gets what is left.
+FOLLOW_ID, FOLLOW_PANE, FOLLOW_REASON, FOLLOW_NAME_MIN = 4, 6, 8, 6
+OUTCOME_ROOM = max(len(status) for status in Status)
 
 
-def _log_row(line: LogLine | None, names: dict[str, str], zone: tzinfo) -> str:
-    """One followed line (None: the header) in FOLLOW_WIDTHS."""
+@dataclass(frozen=True)
+class FollowFormat:
+    """`log -f`'s widths; on a terminal, the outcome's room on the line and the width
+    (None: piped, the outcome whole)."""
+
+    widths: tuple[int, ...]
+    room: int | None = None
+    width: int = 0
+
+
+def follow_format(width: int | None) -> FollowFormat:
+    """`log -f`'s columns for a terminal `width` wide (None: piped, FOLLOW_WIDTHS)."""
+    if width is None:
+        return FollowFormat(FOLLOW_WIDTHS)
+    fixed = 19 + FOLLOW_ID + FOLLOW_PANE + FOLLOW_REASON + len(GAP) * 5
+    name = max(FOLLOW_NAME_MIN, width - fixed - OUTCOME_ROOM)
+    widths = (19, FOLLOW_ID, name, FOLLOW_PANE, FOLLOW_REASON, 0)
+    return FollowFormat(widths, max(OUTCOME_ROOM, width - fixed - name), width)
+
+
+def _log_row(line: LogLine | None, names: dict[str, str], zone: tzinfo, fmt: FollowFormat) -> list[str]:
+    """One followed line (None: the header) in `fmt`'s widths; on a terminal, an outcome
+    longer than its room goes on below, under the id, its status word whole."""
     cells = [c.header for c in _log_columns(zone)] if line is None else _log_cells(line, names, zone)
-    return fixed_line(cells, FOLLOW_WIDTHS)
+    if fmt.room is None:
+        return [fixed_line(cells, fmt.widths)]
+    if line is None:
+        cells[1] = "ID"  # ENTRY abbreviated to the ids' width
+    first, rest = _outcome_split(escape_controls(cells[-1]), fmt.room)
+    indent = fmt.widths[0] + len(GAP)
+    more = textwrap.wrap(rest, max(fmt.width - indent, OUTCOME_ROOM), break_on_hyphens=False) if rest else []
+    return [fixed_line([*cells[:-1], first], fmt.widths), *(" " * indent + part for part in more)]
+
+
+def _outcome_split(outcome: str, room: int) -> tuple[str, str]:
+    """The outcome's words that fit `room` (its status word at least), and the rest."""
+    if len(outcome) <= room:
+        return outcome, ""
+    cut = outcome.rfind(" ", 0, room + 1)
+    if cut <= 0:
+        cut = room
+    return outcome[:cut].rstrip(), outcome[cut:].strip()
+
+
+def _names(env: Environment) -> dict[str, str]:
+    """The entries' names by id, as the entries file has them now."""
+    return {e.id: e.name for e in load_entries(env.files().entries).entries}
 
 
 def _read_marked(
@@ -298,14 +348,21 @@ def _follow(
     after: LogLine | None,
     keep: Callable[[LogLine], bool],
     names: dict[str, str],
-    zone: tzinfo,
+    fmt: FollowFormat,
 ) -> None:
-    """Print lines appended after `start` until interrupted; Ctrl-C ends it with exit 0."""
+    """Print lines appended after `start` until interrupted; Ctrl-C ends it with exit 0.
+    An entry added since it started is named: an id not met yet reads the entries again."""
+    zone = env.zone()
     try:
         for line in logfile.follow(log, after, start=start):
-            if keep(line):
-                env.out(_log_row(line, names, zone))
-                env.stdout.flush()
+            if not keep(line):
+                continue
+            if line.entry not in names:
+                names.update(_names(env))
+                names.setdefault(line.entry, "-")  # gone again (retired, removed): read once, not per line
+            for text in _log_row(line, names, zone, fmt):
+                env.out(text)
+            env.stdout.flush()
     except KeyboardInterrupt:
         return
 
