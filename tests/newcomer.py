@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-#: not a login shell (tmux's default): a distribution's /etc/profile would reset PATH and PS1
-SHELL = "bash --norc"
+#: an interactive shell reading the user's ~/.bashrc, but not a login shell (tmux's default):
+#: a distribution's /etc/profile and /etc/bash.bashrc would reset PATH and PS1
+SHELL = "bash --rcfile ~/.bashrc"
 QUESTION = re.compile(r"\[y/N\]\s*$", re.IGNORECASE | re.MULTILINE)
 
 
