@@ -3,12 +3,14 @@
 A fire of an entry with `only_if_changed` is `skipped-unchanged` when, since its
 last delivered prompt was answered, the panes it compares (`pane`: its target;
 `scope`: the panes its wake watches) had no new turn and their screens did not
-change beyond the spinner and the clock. How it knows:
+change beyond what the CLI draws by itself (a spinner, a clock, the status line,
+the footer: `rk.core.pane.screen.rest`). How it knows:
 
 * When a tick first sees the last delivery answered (the target at rest, its
-  turn end — `@rk_pane_turn_end` — at or after the delivered line), the shell
-  records a `Mark`: that delivery's instant and, per compared pane, a `Print`
-  (its state, its turn end, a hash of its `normalised` screen).
+  turn end — `@rk_pane_turn_end` — at or after the delivered line) and the
+  compared panes `settled`, the shell records a `Mark`: that delivery's instant
+  and, per compared pane, a `Print` (its state, its turn end, a hash of its
+  compared frame, `normalised`).
 * At the next fire the same prints are taken again; `verdict` compares them.
 
 Everything here fails open: no mark (the first fire, a lost or corrupt state
