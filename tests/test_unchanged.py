@@ -96,7 +96,7 @@ def test_a_spinner_only_change_skips_and_a_text_change_goes_end_to_end():
     two = (SCREENS / "claude" / "working_2.txt").read_text()
     mark = Mark(T, T + 40, T + 30, {"%1": Print("idle", T + 30, screen_hash(one))})
     assert verdict(mark, T, {"%1": Print("idle", T + 30, screen_hash(two))}, 30, T + 100) == Verdict.UNCHANGED
-    moved = two + "\n● The build finished: 3 failures."
+    moved = two.replace("❯ take your time", "● The build finished: 3 failures.\n\n❯ take your time")
     assert verdict(mark, T, {"%1": Print("idle", T + 30, screen_hash(moved))}, 30, T + 100) == Verdict.SCREEN
 
 

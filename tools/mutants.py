@@ -52,6 +52,8 @@ PURE = ("-m", "not tmux and not shell and not slow and not agents")
 CAPS = ("tests/test_caps.py", *PURE)
 TIMEOUTS = ("tests/test_turn_timeout.py", *PURE)
 UNCHANGED = ("tests/test_unchanged.py", *PURE)
+#: The frames the real CLIs draw as a turn ends, and the tick that waits them out (~5 s).
+TURN_ENDS = ("tests/test_only_if_changed_frames.py",)
 BUDGETS = ("tests/test_usage.py", *PURE)
 #: The pure rules of invisible characters in a prompt.
 INVISIBLE_PURE = ("tests/test_invisible_chars.py", "-m", "not tmux and not shell")
@@ -745,6 +747,62 @@ MUTANTS = [
         "    if mark.taken - mark.answered > trust_window(poll):",
         "    if mark.taken - mark.answered > 10 * trust_window(poll):",
         UNCHANGED,
+    ),
+    Mutant(
+        "only-if-changed: the status line and the lines to the composer compared",
+        "rk/core/pane/screen/rest.py",
+        "    kept = [*lines[: _live_top(layout, lines, top)], *lines[top:end]]",
+        "    kept = [*lines[:top], *lines[top:end]]",
+        TURN_ENDS,
+    ),
+    Mutant(
+        "only-if-changed: a CLI's turn summary compared",
+        "rk/core/pane/screen/rest.py",
+        "    return [line for line in kept if line.plain.strip() and not any(rx.match(line.plain) for rx in noise)]",
+        "    return [line for line in kept if line.plain.strip()]",
+        TURN_ENDS,
+    ),
+    Mutant(
+        "only-if-changed: blank lines compared",
+        "rk/core/pane/screen/rest.py",
+        "    return [line for line in kept if line.plain.strip() and not any(rx.match(line.plain) for rx in noise)]",
+        "    return [line for line in kept if not any(rx.match(line.plain) for rx in noise)]",
+        TURN_ENDS,
+    ),
+    Mutant(
+        "only-if-changed: a pane still drawing its turn's end called settled",
+        "rk/core/cost/unchanged.py",
+        "    return screen_state not in BUSY_STATES and now - turn_end >= SETTLE_AFTER",
+        "    return now - turn_end >= SETTLE_AFTER",
+        TURN_ENDS,
+    ),
+    Mutant(
+        "only-if-changed: SETTLE_AFTER not waited",
+        "rk/core/cost/unchanged.py",
+        "    return screen_state not in BUSY_STATES and now - turn_end >= SETTLE_AFTER",
+        "    return screen_state not in BUSY_STATES",
+        TURN_ENDS,
+    ),
+    Mutant(
+        "only-if-changed: a mark taken on an unsettled pane",
+        "rk/engine/marks.py",
+        "        if not seen.settled:",
+        "        if False:",
+        TURN_ENDS,
+    ),
+    Mutant(
+        "only-if-changed: a mark put off asks for no recheck",
+        "rk/engine/tick.py",
+        "        tick.out.recheck = tick.out.recheck or taken.recheck",
+        "        tick.out.recheck = tick.out.recheck",
+        TURN_ENDS,
+    ),
+    Mutant(
+        "only-if-changed: rechecks asked for long after the turn end",
+        "rk/core/cost/unchanged.py",
+        "    return 0 <= now - turn_end <= SETTLE_WINDOW",
+        "    return 0 <= now - turn_end",
+        TURN_ENDS,
     ),
     Mutant(
         "only-if-changed: a manual run skipped",

@@ -303,9 +303,11 @@ def _marks(tick: _Pass, scene: _Scene) -> dict[str, Mark] | None:
         return None
     path = tick.files.unchanged
     try:
-        return unchanged.take_marks(
+        taken = unchanged.take_marks(
             tick.server, path, scene.entries, scene.view, scene.panes, scene.targets, scene.now, write=not tick.dry_run
         )
+        tick.out.recheck = tick.out.recheck or taken.recheck  # a mark put off until the pane settles
+        return taken.marks
     except OSError as exc:
         tick.out.diagnostics.append(Diagnostic("", Diag.CURSOR_WRITE_FAILED, f"{path}: {exc.strerror or exc}"))
         return {}

@@ -3,12 +3,14 @@
 A fire of an entry with `only_if_changed` is `skipped-unchanged` when, since its
 last delivered prompt was answered, the panes it compares (`pane`: its target;
 `scope`: the panes its wake watches) had no new turn and their screens did not
-change beyond the spinner and the clock. How it knows:
+change beyond what the CLI draws by itself (a spinner, a clock, the status line,
+the footer: `rk.core.pane.screen.rest`). How it knows:
 
 * When a tick first sees the last delivery answered (the target at rest, its
-  turn end — `@rk_pane_turn_end` — at or after the delivered line), the shell
-  records a `Mark`: that delivery's instant and, per compared pane, a `Print`
-  (its state, its turn end, a hash of its `normalised` screen).
+  turn end — `@rk_pane_turn_end` — at or after the delivered line) and the
+  compared panes `settled`, the shell records a `Mark`: that delivery's instant
+  and, per compared pane, a `Print` (its state, its turn end, a hash of its
+  compared frame, `normalised`).
 * At the next fire the same prints are taken again; `verdict` compares them.
 
 Everything here fails open: no mark (the first fire, a lost or corrupt state
@@ -26,7 +28,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
-from rk.core.pane.state import AgentState
+from rk.core.pane.screen.rest import compared_lines
+from rk.core.pane.state import BUSY_STATES, AgentState
 
 #: The entry key's values: compare the target pane, or the panes its wake watches.
 PANE = "pane"
@@ -65,9 +68,11 @@ def normalised(screen: str) -> str:
     return "\n".join(lines)
 
 
-def screen_hash(screen: str) -> str:
-    """A short digest of the normalised screen (the state file keeps no screen text)."""
-    return hashlib.sha256(normalised(screen).encode("utf-8")).hexdigest()[:24]
+def screen_hash(screen: str, agent: str = "") -> str:
+    """A short digest of the normalised screen (the state file keeps no screen text):
+    of the part of an `agent`'s frame where news shows (`rk.core.pane.screen.rest`)."""
+    text = "\n".join(compared_lines(screen, agent))
+    return hashlib.sha256(normalised(text).encode("utf-8")).hexdigest()[:24]
 
 
 @dataclass(frozen=True)
@@ -135,6 +140,29 @@ def wants_mark(mark: Mark | None, delivered: int, state: str, turn_end: int) -> 
     """Whether the tick should take a mark now: the last delivery is answered and no
     mark of it is kept yet (a mark is taken once per delivery, at the first sight of its answer)."""
     return answered(delivered, state, turn_end) and (mark is None or mark.delivered != delivered)
+
+
+#: A pane whose turn ended less than this ago may still be drawing its end (seconds):
+#: Claude Code shows `running stop hooks… 1/2` and `esc to interrupt` until its Stop hooks
+#: are done, after rk's own hook has said `idle` and its nudge has started a tick.
+SETTLE_AFTER = 2
+#: How long after a turn end a mark put off for an unsettled pane asks the ticker to look
+#: again within a second (`rk.core.pane.recheck`); later, the next poll takes it.
+SETTLE_WINDOW = 20
+
+
+def settled(state: str, turn_end: int, screen_state: str, now: int) -> bool:
+    """Whether a compared pane's print can stand for its rest: a pane at rest by its
+    hooks needs its screen at rest too (`screen_state`: what its layout reads, "" none)
+    and its turn ended SETTLE_AFTER ago. A pane at work is printed as it is."""
+    if state != AgentState.IDLE:
+        return True
+    return screen_state not in BUSY_STATES and now - turn_end >= SETTLE_AFTER
+
+
+def recheck_for_settling(turn_end: int, now: int) -> bool:
+    """A mark put off for an unsettled pane: look again soon while the turn end is recent."""
+    return 0 <= now - turn_end <= SETTLE_WINDOW
 
 
 #: A mark taken later than this after the answer is not trusted (seconds; at least two polls).

@@ -70,4 +70,6 @@ LAYOUT = Layout(
     title_busy=(r"^[\u2801-\u28ff] ",),  # a braille spinner while a turn runs (even when the screen looks idle)
     placeholder_dim=True,
     placeholder_text=(r"Press up to edit queued messages",),
+    # the turn's summary (`✻ Churned for 3s`, 2.1.332's `… · done 11:24 AM`), drawn after the Stop hooks
+    turn_noise=(r"^[✻✶✽✢✳·*] \S+ for \d+(?:\.\d+)?(?:ms|[smh])\b",),
 )

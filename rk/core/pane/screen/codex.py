@@ -56,4 +56,5 @@ LAYOUT = Layout(
     title_dialog=(r"Action Required",),
     title_busy=(r"^[\u2801-\u28ff] ",),  # a braille spinner while a turn runs (even when the screen looks idle)
     placeholder_dim=True,
+    turn_noise=(r"^\s*(?:─+ )?Worked for .*\d",),  # drawn a moment after the Stop hook
 )

@@ -206,6 +206,9 @@ class Layout:
     placeholder_fg: frozenset[str] = frozenset()
     #: Composer texts that are always placeholders (hints the agent writes there).
     placeholder_text: tuple[str, ...] = ()
+    #: Transcript lines the CLI draws by itself as a turn ends (Codex's `Worked for 2s •
+    #: 12:06`, drawn after the Stop hook): no change for only_if_changed (`rest.compared_lines`).
+    turn_noise: tuple[str, ...] = ()
     #: Seconds an Enter keeps behind the paste it submits, for a CLI that reads an Enter
     #: close behind a paste as part of it (a newline, not a submit).
     enter_gap: float = 0.0

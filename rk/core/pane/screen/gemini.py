@@ -70,6 +70,8 @@ LAYOUT = Layout(
     # then, and a loaded machine stretches the window (seen in CI: `status?` left above an
     # empty row, the fire failed).
     enter_gap=0.25,
+    # its hooks' progress, drawn as the turn ends; a long one takes a row above the status line
+    turn_noise=(r"^\s*(?:[\u2800-\u28ff]\s+)?Executing Hooks: ",),
 )
 
 _ERROR_MARK = re.compile(r"^✕ ")  # `✕ [API Error: …]`, drawn in red (255;135;175)
