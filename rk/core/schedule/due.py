@@ -9,12 +9,12 @@ give the same outputs, which is what lets a restart lose nothing and lets
 
 Composition per entry, in order: entry cap → total cap (`max_total` spent: it
 fires no more, the tick retires it) → mute → pause → clock set back → schedule
-predicate → wake predicate → day cap (`max_per_day`, `rk.core.cost.caps`: one
-`skipped-cap` line a local day, a capped occurrence never `missed`) → budget
-(`spent`: a fire of an entry whose day's tokens reached its budget is
-`skipped-budget`, once per local day, then silent, missed occurrences included)
-→ missed → active hours → target-unresolved diagnostic → fire (reason `schedule` wins over
-`wake`; one fire per entry per tick).
+predicate (an occurrence a lapsed pause covered, unseen, dropped) → wake
+predicate → day cap (`max_per_day`, `rk.core.cost.caps`: one `skipped-cap` line
+a local day, a capped occurrence never `missed`) → budget (`spent`: a fire of an
+entry whose day's tokens reached its budget is `skipped-budget`, once per local
+day, then silent, missed occurrences included) → missed → active hours →
+target-unresolved diagnostic → fire (reason `schedule` wins over `wake`; one fire per entry per tick).
 """
 
 from __future__ import annotations
@@ -162,6 +162,9 @@ class DueOptions(TypedDict, total=False):
     poll: int
     #: the server's pause (`is_paused`): while it lasts every entry is silent as if muted (None)
     paused_until: int | None
+    #: the server's last pause with an end, `(since, until)` (`rk.store.pause.pause_span`): a cron or `at`
+    #: occurrence it covered that no tick saw (a laptop asleep) is dropped all the same once it is over (None)
+    paused_span: tuple[int, int] | None
     #: each entry with a budget → its tokens so far on its local day
     #: (`rk.store.transcripts.spent_today`); a budgeted entry missing from it, or whose
     #: usage is unknown, fires with a `budget-unknown` diagnostic (None: none read)
@@ -194,6 +197,7 @@ def due(
         options.get("paused_until"),
         options.get("spent") or {},
         dict(cursor),
+        options.get("paused_span"),
     )
     for index, entry in enumerate(entries):
         if index >= max_entries:
@@ -220,6 +224,7 @@ class _Sweep:
     paused_until: int | None
     spent: Mapping[str, Spent]
     next_cursor: dict[str, Observation]
+    paused_span: tuple[int, int] | None = None
     fires: list[Fire] = field(default_factory=list)
     absent: list[Fire] = field(default_factory=list)
     missed: list[Missed] = field(default_factory=list)
@@ -282,6 +287,9 @@ def _evaluate(entry: Entry, sweep: _Sweep) -> None:
     verdict = schedule_verdict(entry, log, target, now, sweep.zone, sweep.poll)
     if verdict.diagnostic is not None:
         sweep.diags.append(verdict.diagnostic)
+    if _paused_unseen(entry, verdict, sweep):
+        sweep.dropped.append(Quiet(entry.id, Reason.SCHEDULE, target.pane))
+        return
     wake_due = entry.wake_on is not None and _wake_due(entry, target, sweep)
     if not (verdict.due or wake_due or verdict.missed):
         return
@@ -321,6 +329,13 @@ def _report_paused(entry: Entry, sweep: _Sweep) -> None:
         verdict = schedule_verdict(entry, sweep.log, target, sweep.now, sweep.zone, sweep.poll)
         if verdict.due or verdict.missed:  # an occurrence inside the pause: dropped, with its line
             sweep.dropped.append(Quiet(entry.id, Reason.SCHEDULE, target.pane))
+
+
+def _paused_unseen(entry: Entry, verdict: ScheduleVerdict, sweep: _Sweep) -> bool:
+    """A cron or `at` occurrence due in a lapsed pause that no tick saw: dropped all the same."""
+    span = sweep.paused_span
+    covered = span is not None and span[0] <= verdict.occurrence < span[1]
+    return covered and isinstance(entry.schedule, (Cron, At)) and (verdict.due or verdict.missed)
 
 
 def _report_clock_back(entry: Entry, sweep: _Sweep) -> None:
