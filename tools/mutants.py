@@ -592,8 +592,8 @@ MUTANTS = [
     Mutant(
         "gaps: an occurrence after a skipped-cap line reads not run",
         "rk/core/schedule/gaps.py",
-        "        if any(start <= t <= occurrence for t in skips):",
-        "        if any(start <= t < occurrence - 86400 for t in skips):",
+        "    return any(start <= t < following for t in skips)",
+        "    return any(start <= t < following - 86400 for t in skips)",
         CAPS,
     ),
     Mutant(
