@@ -1276,9 +1276,9 @@ def test_next_reads_a_local_zone_cron_in_the_local_zone(tmp_path):
     entry_id = add_id(env, "c", "--cron", "30 2 * * *", "--role", "op")
     res = _next(env, entry_id, "-n", "2")
     assert res.out == (
-        "TIME (Europe/Berlin)  UTC\n"
-        "2026-10-25 02:30:00   2026-10-25 00:30:00\n"  # the first pass only
-        "2026-10-26 02:30:00   2026-10-26 01:30:00\n"
+        "TIME (Europe/Berlin)      UTC\n"
+        "2026-10-25 02:30:00 CEST  2026-10-25 00:30:00\n"  # the first pass only, named: 02:30 comes twice that day
+        "2026-10-26 02:30:00       2026-10-26 01:30:00\n"
         f"{FIXED_NOTE}\n"
     ), res
 
