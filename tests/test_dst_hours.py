@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
+from conftest import run_rk
 
 from rk.cli.pausing import cmd_pause
 from rk.core.log.delivery import LogLine, LogView, Reason, Status
@@ -29,6 +31,7 @@ from rk.core.schedule.hours import ActiveHours
 from rk.core.schedule.simulate import StateChange, simulate
 from rk.core.settings import Settings
 from rk.core.wallclock import stamp
+from rk.store.delivery_log import read_live
 from rk.store.pause import end_pause, pause_span, paused_until, write_pause
 
 NEW_YORK = ZoneInfo("America/New_York")
@@ -192,6 +195,21 @@ def test_resume_ends_the_pause_at_now_and_keeps_its_span(tmp_path):
     assert end_pause(path, NINE + 60) is False  # over already
     path.write_text("garbage\n")
     assert pause_span(path) is None and end_pause(path, NINE) is True and not path.exists()
+
+
+@pytest.mark.shell
+def test_the_tick_drops_what_a_pause_covered_that_no_tick_saw(env, tmux_server):
+    """`pause --for 1h` at 08:30, the laptop asleep until 09:45: the 09:00 is dropped, not caught up."""
+    t0 = NINE - 3600
+    pane = tmux_server.run("list-panes", "-t", "main", "-F", "#{pane_id}").split()[0]
+    cron = ["cron", "add", "hello", "--cron", "0 9 * * *", "--catch-up", "once", "--pane", pane, "--any-program"]
+    added = run_rk([*cron, "--json", "-L", tmux_server.name], dict(env, RK_NOW=str(t0), TZ="UTC"), check=True)
+    entry_id = json.loads(added.stdout)["result"]["id"]
+    run_rk(["cron", "pause", "--for", "1h", "-L", tmux_server.name], dict(env, RK_NOW=str(t0 + 1800)), check=True)
+    run_rk(["cron", "tick", "-L", tmux_server.name], dict(env, RK_NOW=str(NINE + 45 * 60), TZ="UTC"), check=True)
+    state = Path(env["RK_STATE_DIR"])
+    lines = [(line.entry, line.outcome) for p in state.glob("*.log") for line in read_live(p)]
+    assert lines == [(entry_id, Status.SKIPPED_PAUSED)]
 
 
 def test_pause_help_says_what_a_pause_drops():

@@ -239,6 +239,13 @@ MUTANTS = [
         EVERY_DAY,
     ),
     Mutant(
+        "the tick blind to a pause no tick saw",
+        "rk/engine/tick.py",
+        "        paused_span=pause_span(files.pause),\n",
+        "",
+        ("tests/test_dst_hours.py", "-k", "the_tick_drops"),
+    ),
+    Mutant(
         "resume forgets what the pause covered",
         "rk/store/pause.py",
         "    write_pause(path, pause.since, max(now, pause.since))",
