@@ -17,6 +17,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
+from cli_helpers import make_env, run_in, write_private
 from conftest import run_rk
 
 from rk.cli.pausing import cmd_pause
@@ -285,3 +286,23 @@ def test_a_repeated_wall_time_is_printed_with_its_offset(zone, wall, first, seco
     assert (stamp(one, zone), stamp(two, zone)) == (first, second)
     later = datetime.fromtimestamp(two, zone) + timedelta(hours=2)
     assert stamp(int(later.timestamp()), zone) == later.strftime("%Y-%m-%d %H:%M:%S")  # once: no offset
+
+
+@pytest.mark.shell
+def test_log_gaps_prints_the_two_passes_of_a_repeated_time_apart(tmp_path):
+    created = at(NEW_YORK, 2026, 11, 1, 0, 50)
+    env = make_env(tmp_path, RK_NOW=str(at(NEW_YORK, 2026, 11, 1, 2, 10)), TZ="America/New_York")
+    yaml = (
+        "entries:\n  - id: g001\n    schedule: {kind: cron, expr: '*/30 * * * *'}\n"
+        f"    target: {{kind: role, role: op}}\n    payload: ping\n    created_by: {{at: {created}}}\n"
+    )
+    write_private(Path(env["RK_STATE_DIR"]) / "default.yaml", yaml)
+    res = run_in(["cron", "log", "g001", "--gaps"], env)
+    assert (res.code, res.err) == (0, ""), res
+    assert [" ".join(line.split()) for line in res.out.splitlines()[1:]] == [
+        "2026-11-01 01:00:00 EDT not run",
+        "2026-11-01 01:30:00 EDT not run",
+        "2026-11-01 01:00:00 EST not run",
+        "2026-11-01 01:30:00 EST not run",
+        "2026-11-01 02:00:00 not run",
+    ], res.out
