@@ -50,6 +50,8 @@ CORE = (
 #: The pure suites of the rules that make prompts pay their way (specs/cron.md, specs/usage.md).
 PURE = ("-m", "not tmux and not shell and not slow and not agents")
 CAPS = ("tests/test_caps.py", *PURE)
+#: The forecast on every day (issue 27 item 11): daylight saving, an unseen pause, `{missed}`, repeated times.
+EVERY_DAY = ("tests/test_dst_hours.py", "tests/test_forecast_walk.py", *PURE)
 TIMEOUTS = ("tests/test_turn_timeout.py", *PURE)
 UNCHANGED = ("tests/test_unchanged.py", *PURE)
 #: The frames the real CLIs draw as a turn ends, and the tick that waits them out (~5 s).
@@ -204,6 +206,69 @@ MUTANTS = [
         "rk/core/schedule/hours.py",
         "if start < end and start <= minute < end:",
         "if start < end and start <= minute <= end:",
+    ),
+    Mutant(
+        "quiet hours: an opening on the first pass of a fall-back only",
+        "rk/core/schedule/hours.py",
+        "    for fold in (0, 1):",
+        "    for fold in (0,):",
+        EVERY_DAY,
+    ),
+    Mutant(
+        "quiet hours: a gap's end taken as an opening though it lands outside every range",
+        "rk/core/schedule/hours.py",
+        "return self.active_at(instant, zone) and (instant in starts or not self.active_at(instant - 1, zone))",
+        "return instant in starts or not self.active_at(instant - 1, zone)",
+        EVERY_DAY,
+    ),
+    Mutant(
+        "quiet hours: a jump back into a range never an opening",
+        "rk/core/schedule/hours.py",
+        "        for instant in sorted({*starts, *_jumps_after(ts, zone)}):",
+        "        for instant in sorted(starts):",
+        EVERY_DAY,
+    ),
+    Mutant(
+        "a pause no tick saw: its occurrences not dropped",
+        "rk/core/schedule/due.py",
+        "    covered = span is not None and span[0] <= verdict.occurrence < span[1]",
+        "    covered = span is not None and span[0] <= verdict.occurrence < span[0]",
+        EVERY_DAY,
+    ),
+    Mutant(
+        "the forecast blind to a pause no tick saw",
+        "rk/core/schedule/forecast.py",
+        "            paused_span=paused_span,\n",
+        "",
+        EVERY_DAY,
+    ),
+    Mutant(
+        "the tick blind to a pause no tick saw",
+        "rk/engine/tick.py",
+        "        paused_span=pause_span(files.pause),\n",
+        "",
+        ("tests/test_dst_hours.py", "-k", "the_tick_drops"),
+    ),
+    Mutant(
+        "resume forgets what the pause covered",
+        "rk/store/pause.py",
+        "    write_pause(path, pause.since, max(now, pause.since))",
+        "    clear_pause(path)",
+        EVERY_DAY,
+    ),
+    Mutant(
+        "{missed} counts the occurrences a day cap silenced",
+        "rk/core/schedule/placeholders.py",
+        "if t == firing or not is_capped(t, nxt, skips, zone)]",
+        "if t == firing or not is_capped(t, nxt, [], zone)]",
+        EVERY_DAY,
+    ),
+    Mutant(
+        "a repeated wall time printed without its offset",
+        "rk/core/wallclock.py",
+        '    return f"{text} {which_pass(when)}" if repeated(when) else text',
+        "    return text",
+        EVERY_DAY,
     ),
     # -- backoff ladder ------------------------------------------------------------------------------
     Mutant(
@@ -537,7 +602,7 @@ MUTANTS = [
     ),
     Mutant(
         "pause: its lapse instant still paused",
-        "rk/core/schedule/due.py",
+        "rk/core/schedule/next_due.py",
         "(paused_until == 0 or now < paused_until)",
         "(paused_until == 0 or now <= paused_until)",
     ),
@@ -582,7 +647,7 @@ MUTANTS = [
     ),
     Mutant(
         "next_due: a held wake edge due a second late",
-        "rk/core/schedule/due.py",
+        "rk/core/schedule/next_due.py",
         "            consider(newest.ts + entry.wake_on.debounce)",
         "            consider(newest.ts + entry.wake_on.debounce + 1)",
         (*CORE[:-2], "tests/test_forecast.py", *CORE[-2:]),
@@ -597,8 +662,8 @@ MUTANTS = [
     Mutant(
         "gaps: an occurrence after a skipped-cap line reads not run",
         "rk/core/schedule/gaps.py",
-        "        if any(start <= t <= occurrence for t in skips):",
-        "        if any(start <= t < occurrence - 86400 for t in skips):",
+        "    return any(start <= t < following for t in skips)",
+        "    return any(start <= t < following - 86400 for t in skips)",
         CAPS,
     ),
     Mutant(

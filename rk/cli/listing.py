@@ -37,12 +37,12 @@ from rk.core.schedule.entry import (
     catch_up_fields,
     catch_up_summary,
 )
-from rk.core.schedule.forecast import Forecast, forecast
+from rk.core.schedule.forecast import Forecast, PauseOptions, forecast
 from rk.core.schedule.orphan import expires_at, orphaned_since
 from rk.store import delivery_log as logfile
 from rk.store.config import ServerFiles
 from rk.store.entries import FILE_PROBLEMS, load_entries
-from rk.store.pause import paused_until
+from rk.store.pause import pause_span, paused_until
 
 
 @dataclass(frozen=True)
@@ -221,11 +221,12 @@ def server_view(env: Environment, files: ServerFiles, entries: list[Entry], view
     """The rows of one server's `entries`, with one enumeration of its panes."""
     settings = env.settings()
     paused = paused_until(files.pause, now)
+    pause = PauseOptions(paused_until=paused, paused_span=pause_span(files.pause))
     panes = _panes(env, files.slug)
     rows = []
     for index, entry in enumerate(entries):
         target = resolve_target(entry.target, panes, entry.any_program) if panes is not None else None
-        told = forecast(entry, view, target, now, zone=env.zone(), settings=settings, paused_until=paused, index=index)
+        told = forecast(entry, view, target, now, zone=env.zone(), settings=settings, index=index, **pause)
         newest = view.newest(entry.id)
         rows.append(
             Row(
@@ -259,6 +260,7 @@ def forecast_of(env: Environment, entries: list[Entry], view: LogView, entry: En
         zone=env.zone(),
         settings=env.settings(),
         paused_until=paused_until(files.pause, now),
+        paused_span=pause_span(files.pause),
         index=entries.index(entry),
         n=n,
         if_running=True,

@@ -12,7 +12,7 @@ from rk.cli.options import AllOpt, JsonOpt, ServerOpt
 from rk.cli.store import servers_of
 from rk.host import nudge
 from rk.store.config import ConfigError, ensure_private_dir
-from rk.store.pause import clear_pause, paused_until, write_pause
+from rk.store.pause import end_pause, write_pause
 
 
 def cmd_pause(
@@ -24,7 +24,10 @@ def cmd_pause(
     as_json: JsonOpt = False,
     server: ServerOpt = None,
 ) -> None:
-    """Pause a server: its entries stay silent, with no log lines, as with a mute.
+    """Pause a server: its entries stay silent, as with a mute. A cron or --at
+    occurrence due meanwhile is dropped (logged skipped-paused, never caught up),
+    even when no tick ran during the pause (a laptop asleep); every, backoff and
+    wake entries go on when it ends.
 
     Example: rk cron pause --for 2h
     """
@@ -47,7 +50,8 @@ def cmd_pause(
 
 
 def cmd_resume(ctx: typer.Context, every: AllOpt = False, as_json: JsonOpt = False, server: ServerOpt = None) -> None:
-    """End a pause; the server's entries fire again from the next tick.
+    """End a pause; the server's entries fire again from the next tick (what came
+    due while it lasted stays dropped).
 
     Example: rk cron resume -L work
     """
@@ -57,8 +61,7 @@ def cmd_resume(ctx: typer.Context, every: AllOpt = False, as_json: JsonOpt = Fal
     now = env.now()
     try:
         for files in servers:
-            active = paused_until(files.pause, now) is not None  # a lapsed pause is no pause
-            results.append((files.slug, clear_pause(files.pause) and active))
+            results.append((files.slug, end_pause(files.pause, now)))  # a lapsed pause is no pause
     except OSError as exc:
         raise CliError(str(exc)) from None
     for slug, was in results:

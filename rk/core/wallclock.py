@@ -11,8 +11,26 @@ from datetime import datetime, tzinfo
 
 def stamp(ts: int, zone: tzinfo) -> str:
     """A table cell: local wall time to the second; the view names the zone once
-    (`zone_label`), so no cell repeats an offset."""
-    return datetime.fromtimestamp(ts, zone).strftime("%Y-%m-%d %H:%M:%S")
+    (`zone_label`), so a cell names it only where the wall time alone would not say
+    which instant it is (`repeated`)."""
+    when = datetime.fromtimestamp(ts, zone)
+    text = when.strftime("%Y-%m-%d %H:%M:%S")
+    return f"{text} {which_pass(when)}" if repeated(when) else text
+
+
+def repeated(when: datetime) -> bool:
+    """Whether the wall clock shows `when`'s time twice (the hour a fall-back repeats)."""
+    return when.replace(fold=1 - when.fold).utcoffset() != when.utcoffset()
+
+
+def which_pass(when: datetime) -> str:
+    """What tells a repeated wall time's two instants apart: the zone's abbreviation
+    (`EDT`, `EST`), or the UTC offset (`+10:30`) where it has none of letters or
+    both passes share one."""
+    name = when.tzname() or ""
+    if name.isalpha() and name != when.replace(fold=1 - when.fold).tzname():
+        return name
+    return when.strftime("%z")[:3] + ":" + when.strftime("%z")[3:]
 
 
 def zone_label(zone: tzinfo) -> str:

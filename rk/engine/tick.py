@@ -53,7 +53,7 @@ from rk.store import delivery_log as logfile
 from rk.store.config import ServerFiles, check_private_dir, ensure_private_dir, known_servers
 from rk.store.entries import load_entries
 from rk.store.pane_history import PaneHistory
-from rk.store.pause import paused_until
+from rk.store.pause import pause_span, paused_until
 from rk.tmux.observe import learn_idle_lines, look_around, watched
 from rk.tmux.server import Server, TmuxError
 
@@ -188,6 +188,7 @@ def _survey(tick: _Pass, entries: list[Entry]) -> _Scene | None:
         max_entries=runtime.settings.max_entries,
         poll=runtime.settings.tick_interval,
         paused_until=paused,
+        paused_span=pause_span(files.pause),
         spent=_spent(runtime, server, entries, view, now),
         journal=PaneHistory(str(files.dir), files.slug),
     )

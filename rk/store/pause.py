@@ -1,11 +1,14 @@
 """A server's pause, `<slug>.pause`: `rk cron pause` and `rk cron resume`.
 
 `{"since": <unix>, "until": <unix>}` (`until` 0: until resumed), written
-atomically. While it lasts every entry of the server is silent, with no log
-lines, as if muted (`rk.core.schedule.due`); a pause with an `until` lapses by itself.
-Being a file beside the entries, it survives restarts. A file that cannot be
-read pauses the server until `resume` removes it: when in doubt, rk stays
-silent rather than typing.
+atomically. While it lasts every entry of the server is silent as if muted
+(`rk.core.schedule.due`), and a cron or `at` occurrence that comes due is dropped
+with a `skipped-paused` line. A pause with an `until` lapses by itself; `resume`
+ends it by writing `until` as now. The file stays after either, so the tick
+after a pause that no tick saw (a laptop asleep) still drops what it covered
+(`pause_span`). Being a file beside the entries, it survives restarts. A file
+that cannot be read pauses the server until `resume` removes it: when in doubt,
+rk stays silent rather than typing.
 """
 
 from __future__ import annotations
@@ -57,6 +60,31 @@ def paused_until(path: Path, now: int) -> int | None:
     if pause is None or not pause.active(now):
         return None
     return pause.until
+
+
+def pause_span(path: Path) -> tuple[int, int] | None:
+    """What `rk.core.schedule.due` takes as `paused_span`: the pause on file, `(since,
+    until)`, when it has an end (lapsed or not); None for none, one until resumed, or
+    one that cannot be read (those pause the server: `paused_until`)."""
+    pause = read_pause(path)
+    if pause is None or not pause.readable or pause.until == 0:
+        return None
+    return pause.since, pause.until
+
+
+def end_pause(path: Path, now: int) -> bool:
+    """`resume`: end the pause at `now`, keeping its span on file (`pause_span`); a file
+    that cannot be read is removed. Whether a pause was in force."""
+    pause = read_pause(path)
+    if pause is None:
+        return False
+    if not pause.readable:
+        clear_pause(path)
+        return True
+    if not pause.active(now):
+        return False
+    write_pause(path, pause.since, max(now, pause.since))
+    return True
 
 
 def write_pause(path: Path, since: int, until: int) -> None:

@@ -9,12 +9,12 @@ give the same outputs, which is what lets a restart lose nothing and lets
 
 Composition per entry, in order: entry cap → total cap (`max_total` spent: it
 fires no more, the tick retires it) → mute → pause → clock set back → schedule
-predicate → wake predicate → day cap (`max_per_day`, `rk.core.cost.caps`: one
-`skipped-cap` line a local day, a capped occurrence never `missed`) → budget
-(`spent`: a fire of an entry whose day's tokens reached its budget is
-`skipped-budget`, once per local day, then silent, missed occurrences included)
-→ missed → active hours → target-unresolved diagnostic → fire (reason `schedule` wins over
-`wake`; one fire per entry per tick).
+predicate (an occurrence a lapsed pause covered, unseen, dropped) → wake
+predicate → day cap (`max_per_day`, `rk.core.cost.caps`: one `skipped-cap` line
+a local day, a capped occurrence never `missed`) → budget (`spent`: a fire of an
+entry whose day's tokens reached its budget is `skipped-budget`, once per local
+day, then silent, missed occurrences included) → missed → active hours →
+target-unresolved diagnostic → fire (reason `schedule` wins over `wake`; one fire per entry per tick).
 """
 
 from __future__ import annotations
@@ -33,9 +33,10 @@ from rk.core.log.diagnostics import Diag, Diagnostic
 from rk.core.pane.facts import PaneFact, TargetFact
 from rk.core.schedule.budget import budget_reopens as budget_reopens  # re-exported: health, forecast
 from rk.core.schedule.budget import budget_stop
-from rk.core.schedule.cronexpr import CronError, CronExpr
-from rk.core.schedule.entry import CATCH_UP_ONCE, At, Backoff, Cron, Entry, Every, WakeEvent
+from rk.core.schedule.entry import CATCH_UP_ONCE, At, Cron, Entry, WakeEvent
 from rk.core.schedule.ladder import POLL
+from rk.core.schedule.next_due import is_paused as is_paused  # re-exported, as next_due: the callers' one door
+from rk.core.schedule.next_due import next_due as next_due
 from rk.core.schedule.verdict import ScheduleVerdict, anchor_of, schedule_verdict
 from rk.core.schedule.verdict import at_done as at_done  # re-exported, as the ones below: the callers' one door
 from rk.core.schedule.verdict import backoff_verdict as backoff_verdict
@@ -135,11 +136,6 @@ class Evaluation:
         return tuple(d.entry for d in self.diagnostics if d.reason == Diag.WAKE_DEBOUNCED)
 
 
-def is_paused(paused_until: int | None, now: int) -> bool:
-    """A server pause: None is none, 0 lasts until `resume`, else it lapses at that instant."""
-    return paused_until is not None and (paused_until == 0 or now < paused_until)
-
-
 def waits_for_active_hours(entry: Entry) -> bool:
     """A cron occurrence with `catch_up: once` is not dropped in quiet hours: it
     stays pending and fires as a catch-up at the start of the next active range."""
@@ -166,6 +162,9 @@ class DueOptions(TypedDict, total=False):
     poll: int
     #: the server's pause (`is_paused`): while it lasts every entry is silent as if muted (None)
     paused_until: int | None
+    #: the server's last pause with an end, `(since, until)` (`rk.store.pause.pause_span`): a cron or `at`
+    #: occurrence it covered that no tick saw (a laptop asleep) is dropped all the same once it is over (None)
+    paused_span: tuple[int, int] | None
     #: each entry with a budget → its tokens so far on its local day
     #: (`rk.store.transcripts.spent_today`); a budgeted entry missing from it, or whose
     #: usage is unknown, fires with a `budget-unknown` diagnostic (None: none read)
@@ -202,6 +201,7 @@ def due(
         options.get("spent") or {},
         dict(cursor),
         Causes(log, options.get("journal") or {}),
+        options.get("paused_span"),
     )
     for index, entry in enumerate(entries):
         if index >= max_entries:
@@ -229,6 +229,7 @@ class _Sweep:
     spent: Mapping[str, Spent]
     next_cursor: dict[str, Observation]
     causes: Causes  #: who started each pane's newest turn (`wake_from: human`, `{wake_by}`)
+    paused_span: tuple[int, int] | None = None
     fires: list[Fire] = field(default_factory=list)
     absent: list[Fire] = field(default_factory=list)
     missed: list[Missed] = field(default_factory=list)
@@ -291,6 +292,9 @@ def _evaluate(entry: Entry, sweep: _Sweep) -> None:
     verdict = schedule_verdict(entry, log, target, now, sweep.zone, sweep.poll)
     if verdict.diagnostic is not None:
         sweep.diags.append(verdict.diagnostic)
+    if _paused_unseen(entry, verdict, sweep):
+        sweep.dropped.append(Quiet(entry.id, Reason.SCHEDULE, target.pane))
+        return
     wake_due = entry.wake_on is not None and _wake_due(entry, target, sweep)
     if not (verdict.due or wake_due or verdict.missed):
         return
@@ -330,6 +334,13 @@ def _report_paused(entry: Entry, sweep: _Sweep) -> None:
         verdict = schedule_verdict(entry, sweep.log, target, sweep.now, sweep.zone, sweep.poll)
         if verdict.due or verdict.missed:  # an occurrence inside the pause: dropped, with its line
             sweep.dropped.append(Quiet(entry.id, Reason.SCHEDULE, target.pane))
+
+
+def _paused_unseen(entry: Entry, verdict: ScheduleVerdict, sweep: _Sweep) -> bool:
+    """A cron or `at` occurrence due in a lapsed pause that no tick saw: dropped all the same."""
+    span = sweep.paused_span
+    covered = span is not None and span[0] <= verdict.occurrence < span[1]
+    return covered and isinstance(entry.schedule, (Cron, At)) and (verdict.due or verdict.missed)
 
 
 def _report_clock_back(entry: Entry, sweep: _Sweep) -> None:
@@ -518,76 +529,3 @@ def _wake_fire(entry: Entry, target: TargetFact, previous: Observation | None, s
         wake_window=window,
         wake_by=by,
     )
-
-
-def next_due(
-    entries: Sequence[Entry],
-    log: LogView,
-    targets: Mapping[str, TargetFact],
-    now: int,
-    *,
-    zone: tzinfo = UTC,
-    max_entries: int = Settings.max_entries,
-    debounced: Sequence[str] = (),
-    poll: int = POLL,
-    paused_until: int | None = None,
-) -> int | None:
-    """The earliest instant after `now` at which some schedule comes due, assuming
-    nothing changes meanwhile (the ticker sleeps less than its period for it).
-
-    A wake edge held by its debounce (`debounced`: `Evaluation.debounced`) is
-    due when the debounce ends: newest own line + debounce. New wake edges are
-    not predictable; they arrive as nudges or on the next poll. While the server
-    is paused, what comes due is its lapse and each cron or `at` occurrence (the
-    pause drops it with a line at its instant); an entry outside its active hours
-    has something to do when they open, a day-capped or budget-stopped one at the
-    next midnight in its zone.
-    """
-    paused = is_paused(paused_until, now)
-    best: int | None = None
-
-    def consider(t: int | None, floor: int = 0) -> None:
-        """`floor`: a day-capped or budget-stopped entry's next midnight, before which nothing of it is due."""
-        nonlocal best
-        t = max(t, floor) if t is not None else None
-        if t is not None and t > now and (best is None or t < best):
-            best = t
-
-    if paused:
-        consider(paused_until)
-    for entry in entries[:max_entries]:
-        if caps.spent(entry, log):
-            continue
-        if entry.is_muted(now):
-            if not entry.muted:
-                consider(entry.muted_until)
-            continue
-        if paused and not isinstance(entry.schedule, (Cron, At)):
-            continue
-        own = entry_zone(entry, zone)
-        floor = 0 if paused else max(caps.reopens(entry, log, now, own), budget_reopens(entry, log, now, own))
-        hours = entry.active_hours
-        if not paused and hours is not None and not hours.active_at(now, own):
-            consider(hours.next_start(now, own), floor)
-        sched = entry.schedule
-        if isinstance(sched, Every):
-            consider(anchor_of(entry, log) + sched.interval, floor)
-        elif isinstance(sched, Cron):
-            try:
-                consider(CronExpr.parse(sched.expr).next_after(now, cron_zone(sched, zone)), floor)
-            except CronError:
-                continue
-        elif isinstance(sched, At):
-            if not at_done(entry, log):
-                consider(sched.at, floor)
-        elif isinstance(sched, Backoff):
-            target = targets.get(entry.id, _NO_TARGET)
-            if target.resolved and target.epoch > 0:
-                verdict = backoff_verdict(entry, sched, log, target, now, poll)
-                consider(verdict.due_at, floor)
-    held = set(debounced)
-    for entry in entries[:max_entries]:
-        newest = log.newest(entry.id) if entry.id in held and entry.wake_on else None
-        if newest is not None and entry.wake_on is not None:
-            consider(newest.ts + entry.wake_on.debounce)
-    return best

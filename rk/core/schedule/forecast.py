@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import tzinfo
+from typing import TypedDict, Unpack
 
 from rk.core.cost import caps
 from rk.core.cost.usage import Spent
@@ -74,6 +75,21 @@ class Forecast:
         return self.fires[0].ts if self.fires else None
 
 
+class PauseOptions(TypedDict, total=False):
+    """The server's pause, as `due()` takes it (None and None: none)."""
+
+    paused_until: int | None  #: the pause in force
+    paused_span: tuple[int, int] | None  #: the last pause with an end, lapsed or not
+
+
+class ForecastOptions(PauseOptions, total=False):
+    """`forecast()`'s keyword options, each with its default when left out."""
+
+    index: int  #: the entry's place in its file, for the entry cap (0)
+    n: int  #: how many deliveries to forecast (1)
+    if_running: bool  #: forecast as if the server ran when its panes cannot be read (False)
+
+
 def forecast(
     entry: Entry,
     log: LogView,
@@ -82,15 +98,14 @@ def forecast(
     *,
     zone: tzinfo,
     settings: Settings,
-    paused_until: int | None = None,
-    index: int = 0,
-    n: int = 1,
-    if_running: bool = False,
+    **options: Unpack[ForecastOptions],
 ) -> Forecast:
     """The next `n` deliveries of `entry` (at `index` in its file), from `log` and its
     `target` resolved on the live server (None: the server's panes could not be read,
     so nothing fires; with `if_running`, the fires it would make if the server ran,
     its target there, at rest, as its last delivery found it)."""
+    paused_until, index = options.get("paused_until"), options.get("index", 0)
+    if_running = options.get("if_running", False)
     if target is None and if_running and needs_state(entry) and not isinstance(entry.schedule, WakeOnly):
         return Forecast((), None, "its fires depend on the target's agent state, and its server is not running")
     if target is None and if_running:
@@ -120,7 +135,8 @@ def forecast(
         return Forecast((), why, note, left)
     if isinstance(entry.schedule, At) and at_done(entry, log):
         return Forecast((), why, note, left)
-    fires, refusal = _run(entry, log, _at_rest(target), now, zone, settings, paused_until, n)
+    n, span = options.get("n", 1), options.get("paused_span")
+    fires, refusal = _run(entry, log, _at_rest(target), now, zone, settings, paused_until, n, span)
     if not fires and why is None:
         why = refusal
     return Forecast(tuple(fires), why, note, left)
@@ -135,6 +151,7 @@ def _run(
     settings: Settings,
     paused_until: int | None,
     n: int,
+    paused_span: tuple[int, int] | None = None,
 ) -> tuple[list[Upcoming], str | None]:
     """Step the tick's rules from `now`; the deliveries, and why there are none (or None)."""
     view = LogView(line for line in log.lines if line.entry == entry.id or (target.pane and line.target == target.pane))
@@ -156,6 +173,7 @@ def _run(
             max_entries=1,
             poll=poll,
             paused_until=paused_until,
+            paused_span=paused_span,
             spent=_spent(entry, view, t, zone),
         )
         for line, _due in ev.ledger(t):

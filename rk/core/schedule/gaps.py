@@ -69,8 +69,16 @@ def gaps(occurrence_times: Sequence[int], own: Sequence[LogLine], now: int, zone
 
 def _silent(occurrence: int, skips: Sequence[int], zone: tzinfo | None) -> str:
     """Why an occurrence has no line: capped, when its day's skipped-cap line came before it."""
-    if zone is not None and skips:
-        start, _ = day_bounds(occurrence, zone)
-        if any(start <= t <= occurrence for t in skips):
-            return CAPPED
+    if zone is not None and is_capped(occurrence, occurrence + 1, skips, zone):
+        return CAPPED
     return NOT_RUN
+
+
+def is_capped(occurrence: int, following: int, skips: Sequence[int], zone: tzinfo) -> bool:
+    """Whether the day cap silenced `occurrence` (`rk.core.cost.caps`: not owed): an own
+    `skipped-cap` line (`skips`, their stamps) on its local day, before the `following`
+    occurrence (the line of this occurrence, or of an earlier one of its day)."""
+    if not skips:
+        return False
+    start, _ = day_bounds(occurrence, zone)
+    return any(start <= t < following for t in skips)

@@ -23,10 +23,11 @@ from collections.abc import Mapping
 from datetime import datetime, tzinfo
 
 from rk.core.errors import ExitStatus, RkError
-from rk.core.log.delivery import MISSED_CAP, LogView, Reason
+from rk.core.log.delivery import MISSED_CAP, LogView, Reason, Status, status_of
 from rk.core.schedule.cronexpr import CronError, CronExpr
 from rk.core.schedule.due import Fire, entry_zone
 from rk.core.schedule.entry import Cron, Entry
+from rk.core.schedule.gaps import is_capped
 
 NOW = "now"  #: the delivery time
 LAST_DELIVERED = "last_delivered"  #: the entry's newest `delivered` line, or `never`
@@ -153,6 +154,20 @@ def owed(sched: Cron, after: int | None, upto: int, zone: tzinfo) -> list[int]:
     return out
 
 
+def _uncapped(entry: Entry, due: list[int], view: LogView, zone: tzinfo, firing: int) -> list[int]:
+    """`due` without the occurrences a day cap silenced: they are not owed (`gaps.is_capped`);
+    `firing`, the occurrence this fire is for, is kept (a cap raised mid-day lets it go)."""
+    skips = [line.ts for line in view.own(entry.id) if status_of(line.outcome) == Status.SKIPPED_CAP]
+    if not skips or not due or not isinstance(entry.schedule, Cron):
+        return due
+    try:
+        after = CronExpr.parse(entry.schedule.expr).next_after(due[-1], zone)
+    except CronError:
+        return due
+    following = [*due[1:], after if after is not None else due[-1] + 1]
+    return [t for t, nxt in zip(due, following, strict=True) if t == firing or not is_capped(t, nxt, skips, zone)]
+
+
 def _count(n: int) -> str:
     return f"{MISSED_CAP}+" if n >= MISSED_CAP else str(n)
 
@@ -164,8 +179,8 @@ def values_for(entry: Entry, fire: Fire, view: LogView, now: int, zone: tzinfo) 
     delivery before this one); `zone` the ticker's local zone. A cron fire for an
     occurrence (on time, or a catch-up, whose `due_at` is now) spans the watermark
     (`watermark`: the newest occurrence delivered) to that occurrence, and owes
-    every occurrence in between (`{occurrences}`; `{missed}` counts those before
-    this one); any other fire (every, backoff, wake-only, a wake or manual fire of
+    every occurrence in between but those a day cap silenced (`{occurrences}`;
+    `{missed}` counts those before this one); any other fire (every, backoff, wake-only, a wake or manual fire of
     a cron entry) spans the last delivery (or `never`) to now."""
     local = local_zone(entry, zone)
     delivered = view.last_delivered(entry.id)
@@ -176,6 +191,7 @@ def values_for(entry: Entry, fire: Fire, view: LogView, now: int, zone: tzinfo) 
         upto = fire.occurrence or now
         mark = watermark(entry, entry.schedule, view, upto, local)
         due = [t for t in owed(entry.schedule, mark, upto, local) if t != mark]
+        due = _uncapped(entry, due, view, local, fire.occurrence)
         listed = ", ".join(stamp(t, local) for t in due[:MISSED_CAP]) + (" …" if len(due) > MISSED_CAP else "")
         if fire.occurrence:
             start = stamp(mark, local) if mark is not None else NEVER
