@@ -139,7 +139,7 @@ def test_an_older_claude_set_up_warns_and_another_rk_fails(tmp_path):
 
 
 def test_an_option_the_user_adds_to_rks_claude_entry_is_theirs(tmp_path):
-    from rk.agent.setup.permissions import operator_launch
+    from rk.agent.setup.operator import operator_launch
 
     env = _mcp(tmp_path, "claude")
     path = setup.mcp_config_path("claude", env)

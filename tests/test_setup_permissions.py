@@ -13,7 +13,8 @@ import pytest
 from conftest import wait_for
 
 from rk.agent import setup
-from rk.agent.setup.permissions import OPERATOR_TOOLS, WORKER_TOOLS, operator_launch
+from rk.agent.setup.operator import operator_launch
+from rk.agent.setup.permissions import OPERATOR_TOOLS, WORKER_TOOLS
 from rk.core.channels.mcpguard import UNATTENDED
 
 #: What a user had before rk: their own rules, which rk must leave as they are.

@@ -100,9 +100,11 @@ def scene(tmp_path, tmux_server):
     digest = _add(env, server.name, "--pane", panes[0], "--any-program", "--name", "nightly digest 0 of everything")
     entries = Path(env["RK_STATE_DIR"]) / f"{server.name}.yaml"
     text = entries.read_text()
-    block = text[text.index(f"  - id: {digest}") :]
+    head = re.search(rf"  - id: (['\"]?){digest}\1\n", text)  # an id YAML reads as a number is quoted
+    assert head is not None, text
+    block = text[head.start() :]
     more = "".join(
-        block.replace(f"id: {digest}", f"id: d{n:03d}").replace("digest 0 of", f"digest {n} of")
+        block.replace(head.group(0), f"  - id: d{n:03d}\n").replace("digest 0 of", f"digest {n} of")
         for n in range(1, DIGESTS)
     )
     write_private(entries, text + more)

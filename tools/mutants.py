@@ -1124,14 +1124,14 @@ MUTANTS = [
     ),
     Mutant(
         "rk operator: claude started without pause/resume allowed",
-        "rk/agent/setup/permissions.py",
+        "rk/agent/setup/operator.py",
         'allowed = ["--allowedTools", ",".join(RULES["claude"].name(t) for t in tools)]',
         "allowed: list[str] = []",
         ("tests/test_setup_permissions.py",),
     ),
     Mutant(
         "rk operator: codex overrides without rk's block (a partial server table)",
-        "rk/agent/setup/permissions.py",
+        "rk/agent/setup/operator.py",
         'if program == "codex" and _codex_has_rk(env):',
         'if program == "codex":',
         ("tests/test_setup_permissions.py",),
@@ -1196,7 +1196,7 @@ MUTANTS = [
     ),
     Mutant(
         "rk operator: Claude's operator finds rk's tools only through a ToolSearch",
-        "rk/agent/setup/permissions.py",
+        "rk/agent/setup/operator.py",
         "return _with_flags(argv, allowed + claude_eager_flags(env)), {}",
         "return _with_flags(argv, allowed), {}",
         ("tests/test_setup_permissions.py",),

@@ -78,7 +78,7 @@ from rk.agent.setup.command import TARGETS, SetupOptions, run_setup
 from rk.agent.setup.hooks import hooks_state, install_hooks, is_rk_command, plan, strip_rk_hooks, wrapper_command
 from rk.agent.setup.mcp import mcp_drift, mcp_registered, plan_mcp, plans_mcp
 from rk.agent.setup.opencode import opencode_plugin
-from rk.agent.setup.permissions import operator_launch
+from rk.agent.setup.operator import operator_launch
 from rk.agent.setup.plan import Plan, SetupError, UsageError
 from rk.agent.setup.rk_script import find_rk
 from rk.agent.setup.tmux import tmux_config_path, tmux_rk

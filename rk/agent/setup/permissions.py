@@ -30,9 +30,7 @@ is said in a note, and an OpenCode key the user set to something else is left as
 
 from __future__ import annotations
 
-import json
-import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -162,52 +160,3 @@ def wide_rule_notes(agent: str, doc: JsonDoc) -> list[str]:
         for rule in node
         if isinstance(rule, str) and (rule in wide or rule in server)
     ]
-
-
-def operator_launch(argv: Sequence[str], env: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
-    """The operator's agent command with the server tools allowed for that process alone,
-    and the variables its window gets. A program that is not a known agent CLI is left
-    as it is (its server tools then ask, as in any pane)."""
-    argv = list(argv)
-    program = os.path.basename(argv[0]) if argv else ""
-    tools = OPERATOR_TOOLS
-    if program == "claude":
-        from rk.agent.setup.mcp import claude_eager_flags
-
-        allowed = ["--allowedTools", ",".join(RULES["claude"].name(t) for t in tools)]
-        return _with_flags(argv, allowed + claude_eager_flags(env)), {}
-    if program == "gemini":
-        return _with_flags(argv, ["--allowed-tools", ",".join(RULES["gemini"].name(t) for t in tools)]), {}
-    if program == "codex" and _codex_has_rk(env):
-        flags = [arg for t in tools for arg in ("-c", f'mcp_servers.{MCP_NAME}.tools.{t}.approval_mode="approve"')]
-        return _with_flags(argv, flags), {}
-    if program == "opencode":
-        grants: dict[str, Any] = {}
-        try:
-            given = json.loads(env.get("OPENCODE_PERMISSION") or "{}")
-        except ValueError:
-            given = {}
-        if isinstance(given, dict):
-            grants.update(given)
-        grants.update({RULES["opencode"].name(t): ALLOW for t in tools})
-        return argv, {"OPENCODE_PERMISSION": json.dumps(grants, separators=(",", ":"))}
-    return argv, {}
-
-
-def _with_flags(argv: list[str], flags: list[str]) -> list[str]:
-    """`flags` after the user's own arguments (a variadic flag never swallows a prompt),
-    before a `--` that ends the options."""
-    at = argv.index("--") if "--" in argv[1:] else len(argv)
-    return argv[:at] + flags + argv[at:]
-
-
-def _codex_has_rk(env: Mapping[str, str]) -> bool:
-    """Whether Codex's config holds rk's MCP block (unreadable: no)."""
-    from rk.agent.setup import codex
-    from rk.agent.setup.agents import mcp_config_path
-    from rk.agent.setup.plan import read_config
-
-    try:
-        return codex.mcp_registered(read_config(mcp_config_path("codex", env)))
-    except (SetupError, UnicodeDecodeError):
-        return False

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from rk.core.cost.turn_timeout import Run
-from rk.core.log.cause import rk_deliveries, run_cause
 from rk.core.log.delivery import LogLine
 from rk.core.pane.state import BUSY_STATES, AgentState
+
+if TYPE_CHECKING:  # the turns and their causes load with a replay, not with `rk --help` (rk/cli/events.py)
+    from rk.core.cost.turn_timeout import Run
 
 STATE = "state"
 LOG = "log"
@@ -76,11 +78,16 @@ class Replay:
 
     def deliveries(self, lines: Iterable[LogLine]) -> None:
         """Take in log lines (before the journal lines of the same stretch): rk's deliveries."""
+        from rk.core.log.cause import rk_deliveries
+
         for pane, stamps in rk_deliveries(lines).items():
             self.stamps[pane] = sorted(self.stamps.get(pane, []) + stamps)
 
     def _by(self, pane: str, ts: int, to: str) -> str:
         """Track the pane's turn; who started it, for a line inside or at its end (not to active)."""
+        from rk.core.cost.turn_timeout import Run
+        from rk.core.log.cause import run_cause
+
         run = self.runs.get(pane)
         if to in BUSY_STATES:
             if run is None:
