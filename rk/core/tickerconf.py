@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from rk.core.channels.tmuxconf import strip_marked
+
 HEADER = "# rk: start the ticker with tmux, written by `rk cron ticker install`; removed by `rk uninstall`"
 #: What a line that starts the ticker holds, rk's or the user's own.
 MARK = "cron ticker start"
@@ -51,23 +53,7 @@ def _ours(text: str) -> bool:
 def strip_block(text: str) -> tuple[str, bool]:
     """`text` without rk's block (the header and the line after it, when that line starts
     the ticker), and whether there was one; the blank lines the install put before it go too."""
-    out: list[str] = []
-    removed = skipping = False
-    for each in text.splitlines(keepends=True):
-        if each.rstrip("\n") == HEADER:
-            removed = skipping = True
-            while out and not out[-1].strip():
-                out.pop()
-            continue
-        if skipping and _ours(each):
-            skipping = False
-            continue
-        skipping = False
-        out.append(each)
-    result = "".join(out)
-    if removed and result and not result.endswith("\n"):
-        result += "\n"
-    return result, removed
+    return strip_marked(text, HEADER, _ours, most=1)
 
 
 def installed(text: str) -> str:

@@ -12,6 +12,8 @@ the file, after every line that could set `status-right`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 HEADER = "# rk: the status segment, written by `rk agent setup tmux`; removed by `rk agent setup tmux --uninstall`"
 #: What marks the segment in a `status-right` value (any rk path before it).
 MARK = "status --format tmux"
@@ -69,18 +71,27 @@ def _is_block_line(line: str) -> bool:
 def strip_block(text: str) -> tuple[str, bool]:
     """`text` without rk's block (the header and the block lines after it), and whether
     there was one; the blank line the install put before it goes too."""
-    lines = text.splitlines(keepends=True)
+    return strip_marked(text, HEADER, _is_block_line)
+
+
+def strip_marked(text: str, header: str, belongs: Callable[[str], bool], most: int = 0) -> tuple[str, bool]:
+    """`text` without each block `header` opens (the header and the lines after it that
+    `belongs` claims: at most `most` of them, 0 = all), and whether there was one; the
+    blank lines the install put before a header go too. A tmux config block of rk's
+    (the status segment here, the ticker's start line in `rk.core.tickerconf`)."""
     out: list[str] = []
-    removed = skipping = False
-    for line in lines:
-        if line.rstrip("\n") == HEADER:
-            removed = skipping = True
+    removed = inside = False
+    claimed = 0
+    for line in text.splitlines(keepends=True):
+        if line.rstrip("\n") == header:
+            removed, inside, claimed = True, True, 0
             while out and not out[-1].strip():
                 out.pop()
             continue
-        if skipping and _is_block_line(line):
+        if inside and belongs(line) and (not most or claimed < most):
+            claimed += 1
             continue
-        skipping = False
+        inside = False
         out.append(line)
     result = "".join(out)
     if removed and result and not result.endswith("\n"):
