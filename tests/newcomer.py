@@ -13,14 +13,18 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tools"))
+
+from mutants import copy_checkout  # noqa: E402
+
 #: an interactive shell reading the user's ~/.bashrc, but not a login shell (tmux's default):
 #: a distribution's /etc/profile and /etc/bash.bashrc would reset PATH and PS1
 SHELL = "bash --rcfile ~/.bashrc"
@@ -61,25 +65,6 @@ def readme_recipes() -> dict[str, dict[str, list[str]]]:
     return recipes
 
 
-def copy_checkout(dest: Path) -> Path:
-    """The files a clone of this checkout has (tracked, plus new ones not ignored)."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=REPO,
-        capture_output=True,
-        check=True,
-    ).stdout.split(b"\0")
-    for raw in filter(None, listed):
-        name = raw.decode()
-        src = REPO / name
-        if not src.is_file():
-            continue  # a file deleted in the work tree but still tracked
-        target = dest / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(src, target)
-    return dest
-
-
 @dataclass
 class Newcomer:
     """One shell in one pane of a private tmux server at 80×24."""
@@ -99,7 +84,8 @@ class Newcomer:
         self.name = self.name or f"rk-newcomer-{os.getpid()}"
         self.home = self.root / "home"
         self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.checkout = copy_checkout(self.root / "rk")
+        self.checkout = self.root / "rk"
+        copy_checkout(self.checkout)  # the files a clone has (tracked, plus new ones not ignored)
         self.statuses = self.root / "statuses"
         self.statuses.touch()
         if self.prepare is not None:
