@@ -51,12 +51,15 @@ def quick_start_and_the_first_delivery(user: Newcomer, delivered: Callable[[], b
     assert entries.returncode == 0, entries.stderr
     (entry,) = json.loads(entries.stdout)["result"]
     assert entry["target"] == f"pane:{user.pane()}", entry  # the pane it was typed in, not an agent's session
+    set_up = time.monotonic() - began
     user.type_line(start_agent)
     user.wait(lambda: "? for shortcuts" in user.screen(), 30, "the agent's composer")
     user.wait(delivered, 300, "the first delivered prompt")
     took = time.monotonic() - began
-    delivered = [line for line in user.log_lines() if line.get("outcome") == "delivered"]
-    assert delivered and delivered[0]["entry"] == entry["id"], user.log_lines()
+    lines = [line for line in user.log_lines() if line.get("outcome") == "delivered"]
+    assert lines and lines[0]["entry"] == entry["id"], user.log_lines()
+    after = took - set_up
+    print(f"\nQuick start: its lines before the agent took {set_up:.0f}s; the first prompt came {after:.0f}s later")
     return str(entry["id"]), took
 
 
