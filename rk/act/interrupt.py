@@ -25,7 +25,7 @@ from datetime import tzinfo
 from typing import Any
 
 from rk.core.channels.notice import TURN_TIMEOUT
-from rk.core.cost.turn_timeout import INTERRUPT_KEYS, KEY_GAP, StateLine, Timeout, candidates, timed_out, why_not_press
+from rk.core.cost.turn_timeout import INTERRUPT_KEYS, KEY_GAP, Timeout, candidates, timed_out, why_not_press
 from rk.core.environ import TURN_END_OPTION
 from rk.core.log.delivery import LogLine, LogView, Outcome, Status
 from rk.core.log.diagnostics import Diag, Diagnostic
@@ -33,7 +33,7 @@ from rk.core.pane.facts import BUSY_STATES, PaneFact
 from rk.core.pane.look import seen_before_typing
 from rk.core.pane.turn import parse_turn_end
 from rk.core.schedule.entry import Entry, OnTimeout
-from rk.store import state_journal as statejournal
+from rk.store.pane_history import journal_of
 from rk.tmux.server import Command, Server, TmuxError, in_mode_of
 
 #: Seconds the turn's end is watched for after the key (a hook comes within a
@@ -47,15 +47,6 @@ class Pressed:
     """What pressing the interrupt key did: the outcome to log."""
 
     outcome: Outcome
-
-
-def journal_of(state_dir: str, slug: str) -> dict[str, list[StateLine]]:
-    """The state journal (archive and live) as each pane's lines, oldest first."""
-    lines, _ = statejournal.read_all(state_dir, slug)
-    out: dict[str, list[StateLine]] = {}
-    for line in lines:
-        out.setdefault(str(line["pane"]), []).append(StateLine(int(str(line["ts"])), str(line["to"]), str(line["end"])))
-    return out
 
 
 def turn_ends(server: Server) -> dict[str, int]:

@@ -14,6 +14,15 @@ from rk.core.cost.turn_timeout import StateLine
 from rk.store import state_journal
 
 
+def journal_of(directory: str, slug: str) -> dict[str, list[StateLine]]:
+    """The state journal (archive and live) as each pane's lines, oldest first."""
+    lines, _ = state_journal.read_all(directory, slug)
+    out: dict[str, list[StateLine]] = {}
+    for line in lines:
+        out.setdefault(str(line["pane"]), []).append(StateLine(int(str(line["ts"])), str(line["to"]), str(line["end"])))
+    return out
+
+
 class PaneHistory(Mapping[str, Sequence[StateLine]]):
     """`{pane: its journal lines, oldest first}`, read from `<dir>/<slug>.events` on first use."""
 
@@ -23,16 +32,10 @@ class PaneHistory(Mapping[str, Sequence[StateLine]]):
 
     def _read(self) -> dict[str, list[StateLine]]:
         if self._panes is None:
-            panes: dict[str, list[StateLine]] = {}
             try:
-                lines, _ = state_journal.read_all(self._directory, self._slug)
+                self._panes = journal_of(self._directory, self._slug)
             except OSError:
-                lines = []
-            for line in lines:
-                panes.setdefault(str(line["pane"]), []).append(
-                    StateLine(int(str(line["ts"])), str(line["to"]), str(line["end"]))
-                )
-            self._panes = panes
+                self._panes = {}
         return self._panes
 
     def __getitem__(self, pane: str) -> Sequence[StateLine]:
