@@ -23,6 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tools"))
 
+from conftest import wait_for  # noqa: E402
 from mutants import copy_checkout  # noqa: E402
 
 #: an interactive shell reading the user's ~/.bashrc, but not a login shell (tmux's default):
@@ -135,13 +136,11 @@ class Newcomer:
         return len(self.statuses.read_text().splitlines())
 
     def wait(self, predicate: Callable[[], object], timeout: float, what: str) -> object:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            value = predicate()
-            if value:
-                return value
-            time.sleep(0.2)
-        raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}; screen:\n{self.screen()}")
+        """`wait_for`, naming the screen when it times out."""
+        try:
+            return wait_for(predicate, timeout, 0.2, what)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; screen:\n{self.screen()}") from None
 
     def type_line(self, line: str, target: str = "work") -> None:
         self.tmux("send-keys", "-t", target, "-l", line)
