@@ -553,7 +553,7 @@ import { execFileSync } from "node:child_process";
 
 const [plugin, sock, pane] = process.argv.slice(2);
 const mod = await import(plugin);
-const hooks = await mod.RkAgentState({});
+const hooks = await mod.default.server({});
 const env = { ...process.env };
 delete env.TMUX; delete env.TMUX_PANE;
 const show = (opt) => execFileSync("tmux", ["-S", sock, "show-options", "-pqv", "-t", pane, opt], { env }).toString().trim();

@@ -24,7 +24,7 @@ printf '%s %s\\n' "$5" "$(cat)" >> "$RK_RECORD"
 DRIVER = r"""
 import { readFileSync } from "node:fs";
 const [plugin, script, record] = process.argv.slice(2);
-const hooks = await (await import(plugin)).RkAgentState({});
+const hooks = await (await import(plugin)).default.server({});
 for (const [type, properties] of JSON.parse(readFileSync(script, "utf8")))
   await hooks.event({ event: { type, properties } });
 const end = Date.now() + 20000;

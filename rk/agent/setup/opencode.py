@@ -63,16 +63,18 @@ def opencode_plugin(rk: str) -> str:
 
 _OPENCODE_BODY = """\
 // Runs `rk agent hook --agent opencode <token>` on session events so rk sees
-// the pane's agent state. Does nothing outside tmux; child sessions (subagents,
-// which carry a parentID) are ignored so they never overwrite the root's state.
+// the pane's agent state. One default export for both plugin APIs: OpenCode 1.x
+// calls `server` (its events carry `properties`), OpenCode 2 calls `setup` (its
+// events carry `data`). Child sessions (subagents, which carry a parentID) are
+// ignored so they never overwrite the root's state.
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 
 const RK = __RK__;
 let queue = Promise.resolve();
 
-function hook(token, sessionID) {
-  if (!process.env.TMUX_PANE) return;
-  queue = queue.then(() => new Promise((resolve) => {
+function send(token, sessionID) {
+  return new Promise((resolve) => {
     try {
       const child = spawn(RK, ["agent", "hook", "--agent", "opencode", token], {
         stdio: ["pipe", "ignore", "ignore"],
@@ -84,7 +86,13 @@ function hook(token, sessionID) {
     } catch {
       resolve();
     }
-  }));
+  });
+}
+
+// OpenCode 1.x runs its plugins in the pane's own process: TMUX_PANE is the pane.
+function hook(token, sessionID) {
+  if (!process.env.TMUX_PANE) return;
+  queue = queue.then(() => send(token, sessionID));
 }
 
 // How the turn that the next session.idle ends did end (OpenCode 1.x sends
@@ -104,7 +112,7 @@ function errorEnd(error) {
   return "failed";
 }
 
-export const RkAgentState = async () => {
+async function server() {
   const children = new Set();
   const ends = new Map();
   return {
@@ -148,7 +156,121 @@ export const RkAgentState = async () => {
       }
     },
   };
-};
+}
+
+// OpenCode 2 may run plugins in one shared service (`opencode serve`) that the
+// TUIs of every pane attach to; its TMUX_PANE, if any, is the pane that started
+// it, so a state sent from there could land on the wrong pane. The OpenCode 2
+// side therefore reports only from a process of the pane itself: TMUX_PANE set,
+// not started as a service, and with a controlling terminal (a detached service
+// has none). When unsure it reports nothing: rk then reads the pane's screen.
+function hasTerminal() {
+  try {
+    const stat = readFileSync("/proc/self/stat", "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[4]) !== 0;  // tty_nr
+  } catch {}
+  return new Promise((resolve) => {
+    try {
+      const ps = spawn("ps", ["-o", "tty=", "-p", String(process.pid)], { stdio: ["ignore", "pipe", "ignore"] });
+      let out = "";
+      ps.stdout.on("data", (chunk) => { out += chunk; });
+      ps.on("error", () => resolve(false));
+      ps.on("close", (code) => resolve(code === 0 && !/^\\s*(\\?+)?\\s*$/.test(out)));
+    } catch {
+      resolve(false);
+    }
+  });
+}
+
+async function ownsPane() {
+  if (!process.env.TMUX_PANE) return false;
+  if (process.argv.slice(1).some((arg) => arg === "serve" || arg === "--service")) return false;
+  return hasTerminal();
+}
+
+// OpenCode 2's turn ends: session.execution.failed carries {type, message, status?}.
+function failedEnd(error) {
+  const e = error || {};
+  const type = String(e.type || "");
+  if (e.status === 429 || type === "provider.rate-limit" || type === "provider.quota" ||
+      /rate.?limit|quota|usage limit/i.test(String(e.message || ""))) return "limited";
+  if (type === "aborted" || type === "permission.rejected") return "interrupted";
+  return "failed";
+}
+
+function setup(ctx) {
+  // OpenCode 1.x also calls setup, with a registration-only context (no event
+  // domain): `server` reports there, so this must not report twice.
+  const events = ctx && ctx.event;
+  if (!events || typeof events.subscribe !== "function") return;
+  const owned = ownsPane();
+  const report = (token, sid) => {
+    queue = queue.then(async () => { if (await owned) await send(token, sid); });
+  };
+  const children = new Set();
+  const running = new Set();
+  const on = (event) => {
+    const d = (event && event.data) || {};
+    const info = d.info || {};
+    const sid = d.sessionID;
+    if (children.has(sid)) return;
+    switch (event && event.type) {
+      case "session.created":
+        if (d.parentID || info.parentID) children.add(sid || info.id);
+        else report("stamp", sid || info.id);
+        return;
+      case "session.execution.started":
+        running.add(sid);
+        report("active", sid);
+        return;
+      case "session.execution.succeeded":
+        running.delete(sid);
+        report("idle", sid);
+        return;
+      case "session.execution.failed":
+        running.delete(sid);
+        report(failedEnd(d.error), sid);
+        return;
+      case "session.execution.interrupted":  // "user": Esc; "shutdown" and others: not the user's
+        running.delete(sid);
+        report(d.reason === "user" ? "interrupted" : "idle", sid);
+        return;
+      case "permission.asked":
+        report("waiting", sid);
+        return;
+      case "form.created": {  // a question or an MCP elicitation; "global" belongs to no session
+        const form = d.form || {};
+        const owner = form.sessionID || sid;
+        if (owner && owner !== "global" && !children.has(owner)) report("waiting", owner);
+        return;
+      }
+      case "permission.replied":
+      case "form.replied":
+      case "form.cancelled":
+        if (running.has(sid)) report("active", sid);
+        return;
+    }
+  };
+  let stopped = false;
+  let iterator;
+  (async () => {
+    try {
+      iterator = events.subscribe()[Symbol.asyncIterator]();
+      while (!stopped) {
+        const next = await iterator.next();
+        if (next.done || stopped) break;
+        try { on(next.value); } catch {}
+      }
+    } catch {}
+  })();  // never awaited: setup returns at once
+  return () => {  // OpenCode awaits this on unload: stop, and let the hooks already queued finish
+    stopped = true;
+    try { if (iterator && iterator.return) Promise.resolve(iterator.return()).catch(() => {}); } catch {}
+    return Promise.race([queue, new Promise((resolve) => { const t = setTimeout(resolve, 2000); if (t.unref) t.unref(); })]);
+  };
+}
+
+export default { id: "rk", server, setup };
 """
 
 
