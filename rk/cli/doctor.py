@@ -75,19 +75,31 @@ def check_path(env: Environment) -> Check:
 
 
 def check_hooks(env: Environment) -> list[Check]:
-    """rk's hooks in each agent CLI's file: ok when they are exactly what this rk writes,
-    whatever hooks of the user's own sit before or after them; fail when they run another
-    rk or an older generation."""
+    """rk's hooks in each agent CLI's file: fail when the CLI cannot load them, warn when it
+    may not (`rk.agent.setup.health`: the file, rk's script, the CLI's switches and trust);
+    ok when they are exactly what this rk writes, whatever hooks of the user's own sit
+    before or after them; fail when they run another rk or an older generation."""
     from rk.agent.setup import PROVIDERS, SetupError, config_path, find_rk, hooks_state
+    from rk.agent.setup.health import Probe, load_problems
 
     try:
-        this = find_rk(env=env.environ)
+        this: str | None = find_rk(env=env.environ)
     except SetupError:
-        return []
+        this = None  # check_path says so; what the CLIs load is still worth saying
+
+    def version_of(cli: str) -> str | None:
+        got = cli_version(cli, env.environ)
+        return got[0] if got else None
+
+    probe = Probe(env.environ, version_of, this)
     out = []
     for agent in PROVIDERS:
         name, path, fix = f"{agent} hooks", config_path(agent, env.environ), f"rk agent setup {agent}"
         if not path.exists():
+            continue
+        problems = load_problems(agent, probe)
+        out += [Check(f"{agent} {p.what}", Level.FAIL if p.fatal else Level.WARN, p.detail, p.fix) for p in problems]
+        if this is None or any(p.fatal for p in problems):
             continue
         try:
             present, drift = hooks_state(agent, env.environ, this)
