@@ -99,8 +99,8 @@ def check_hooks(env: Environment) -> list[Check]:
             continue
         problems = load_problems(agent, probe)
         out += [Check(f"{agent} {p.what}", Level.FAIL if p.fatal else Level.WARN, p.detail, p.fix) for p in problems]
-        if this is None or any(p.fatal for p in problems):
-            continue
+        if this is None or any(p.fatal or p.what == "hooks" for p in problems):
+            continue  # said already: the drift of hooks the CLI cannot load (or rk cannot read) is beside the point
         try:
             present, drift = hooks_state(agent, env.environ, this)
         except SetupError as exc:
@@ -544,13 +544,14 @@ def _lines(checks: list[Check], width: int | None) -> list[str]:
 
 
 def cmd_doctor(ctx: typer.Context, as_json: JsonOpt = False, server: ServerOpt = None) -> None:
-    """Check that rk can fire: PATH, hooks, MCP registrations, agent CLI versions, hooks seen,
-    screens rk can read, the ticker, tmux, TMUX_TMPDIR, the unit, the notify: channels and
-    (in tmux) the status line.
+    """Check that rk can fire: PATH, hooks (and whether each agent CLI loads them), MCP
+    registrations, agent CLI versions, hooks seen, screens rk can read, the ticker, tmux,
+    TMUX_TMPDIR, the unit, the notify: channels and (in tmux) the status line.
 
-    Reads everything: the agents' hook settings, each agent CLI's version, the entries
-    files and logs, live tmux (each live server's panes and their screens, `tmux -V`),
-    the ticker's files and the systemd unit. A stopped server is never started.
+    Reads everything: the agents' hook settings (node imports rk's OpenCode plugin), each
+    agent CLI's version, the entries files and logs, live tmux (each live server's panes
+    and their screens, `tmux -V`), the ticker's files and the systemd unit. A stopped
+    server is never started.
 
     Example: rk doctor
     """

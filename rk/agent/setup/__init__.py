@@ -25,12 +25,14 @@ Installs, in each agent CLI's own configuration, hooks that run
 * gemini, in `~/.gemini/settings.json`: SessionStart→stamp; BeforeAgent,
   BeforeModel, BeforeTool, AfterTool→active; Notification(ToolPermission)→waiting;
   AfterAgent, SessionEnd→idle.
-* opencode, the whole-file plugin `$XDG_CONFIG_HOME/opencode/plugins/rk.js`:
+* opencode, the whole-file plugin `$XDG_CONFIG_HOME/opencode/plugins/rk.js`,
+  one default export for OpenCode 1.x (`server`) and 2 (`setup`), `opencode`:
   session.created→stamp; session.status busy, permission.replied→active;
   permission.asked/updated→waiting; session.idle→idle, or after a
   session.error limited (a 429 or a limit), interrupted (MessageAbortedError:
   Esc Esc) or failed (any other error); interrupted too after a retry wait
-  or a rejected permission that the turn did not go on from.
+  or a rejected permission that the turn did not go on from. OpenCode 2:
+  session.execution.* and form.* the same way, from the pane's own process only.
 
 Every hook is the same thin wrapper around the absolute path of the `rk`
 console script (hook PATH is unreliable):
@@ -66,6 +68,7 @@ The package: one module per agent CLI (`claude`, `codex`, `gemini`, `opencode`:
 its files, its hooks, its notes), one for tmux's status line (`tmux`), and the
 shared parts: `agent_cli` (the record of one CLI), `agents` (the CLIs by name), `hooks` (the JSON hook lists),
 `mcp`, `permissions` (the allow rules), `workspace` (the operator's directory and its trust),
+`health` (whether each CLI loads rk's hooks, for `rk doctor`),
 `rk_script` (the script hooks call), `plan` (a planned change, its diff,
 its writing) and `command` (the command, its consent). Its names below are
 what the CLI, `rk doctor` and the tests use.

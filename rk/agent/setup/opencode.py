@@ -3,11 +3,24 @@
 rk's (only then is it replaced or deleted); its MCP server in `mcp.servers` of
 `$XDG_CONFIG_HOME/opencode/opencode.json` (OpenCode 2).
 
-The plugin: session.created→stamp; session.status busy, permission.replied→active;
+The plugin is one default export `{id: "rk", server, setup}` that both plugin APIs load
+(written from `@opencode-ai/plugin` 1.18.33's types and OpenCode 2's source): 1.x reads
+`server`, OpenCode 2 reads `setup` and ignores the rest.
+
+`server` (1.x): session.created→stamp; session.status busy, permission.replied→active;
 permission.asked/updated→waiting; session.idle→idle, or after a session.error
 limited (a 429 or a limit), interrupted (MessageAbortedError: Esc Esc) or failed
 (any other error); interrupted too after a retry wait or a rejected permission
 that the turn did not go on from.
+
+`setup` (2): returns at once without `ctx.event` (1.18.33 calls it too, with a
+registration-only context); else subscribes: session.execution.started→active,
+succeeded→idle, failed→limited (429, rate limit, quota), interrupted (aborted, a
+rejected permission) or failed, interrupted→interrupted (reason user) or idle;
+permission.asked, form.created→waiting and their replies→active while the turn runs.
+OpenCode 2 may run plugins in one shared service for every pane, so `setup` reports
+only from a process of the pane (TMUX_PANE, a controlling terminal, not `serve`):
+never a state on the wrong pane; otherwise rk reads the screen.
 """
 
 from __future__ import annotations
@@ -266,7 +279,8 @@ function setup(ctx) {
   return () => {  // OpenCode awaits this on unload: stop, and let the hooks already queued finish
     stopped = true;
     try { if (iterator && iterator.return) Promise.resolve(iterator.return()).catch(() => {}); } catch {}
-    return Promise.race([queue, new Promise((resolve) => { const t = setTimeout(resolve, 2000); if (t.unref) t.unref(); })]);
+    const cap = new Promise((resolve) => { const t = setTimeout(resolve, 2000); if (t.unref) t.unref(); });
+    return Promise.race([queue, cap]);
   };
 }
 
