@@ -111,7 +111,8 @@ def test_gemini_hooks_switched_off_fail(tmp_path, switches, words):
 
 
 def _trust(env: dict[str, str], extra: str = "", skip: int = 0) -> Path:
-    """config.toml trusting rk's Codex hooks as Codex writes it (all but the first `skip`)."""
+    """config.toml trusting rk's Codex hooks (all but the first `skip`), keyed as Codex 0.171.0 writes
+    them when its "Trust all and continue" is chosen: `<hooks.json>:<event in snake case>:<group>:<handler>`."""
     hooks_json = setup.config_path("codex", env)
     doc = json.loads(hooks_json.read_text())
     lines = []

@@ -98,9 +98,10 @@ def check_hooks(env: Environment) -> list[Check]:
         if not path.exists():
             continue
         problems = load_problems(agent, probe)
-        out += [Check(f"{agent} {p.what}", Level.FAIL if p.fatal else Level.WARN, p.detail, p.fix) for p in problems]
+        said = [Check(f"{agent} {p.what}", Level.FAIL if p.fatal else Level.WARN, p.detail, p.fix) for p in problems]
         if this is None or any(p.fatal or p.what == "hooks" for p in problems):
-            continue  # said already: the drift of hooks the CLI cannot load (or rk cannot read) is beside the point
+            out += said  # the drift of hooks the CLI cannot load (or rk cannot read) is beside the point
+            continue
         try:
             present, drift = hooks_state(agent, env.environ, this)
         except SetupError as exc:
@@ -112,6 +113,7 @@ def check_hooks(env: Environment) -> list[Check]:
             out.append(Check(name, Level.FAIL, f"{path} {drift}", fix))
         else:
             out.append(Check(name, Level.OK, f"run {this}"))
+        out += said  # what else may keep them from running (Codex's trust, OpenCode 2)
     return out
 
 
