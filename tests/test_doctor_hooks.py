@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from rk.agent import setup
+from rk.agent.setup import health
 from rk.agent.setup.agents import PROVIDERS
 from rk.agent.setup.health import LOAD_CHECKS
 from rk.agent.setup.hooks import install_hooks
@@ -95,6 +96,18 @@ def test_claudes_disable_all_hooks_fails(tmp_path):
     assert check.level == Level.FAIL and "disableAllHooks" in check.detail and str(path) in check.fix
     _write(env, "claude", json.dumps(install_hooks({}, "claude", RK)))
     assert _one(env, "claude hooks").level == Level.OK
+
+
+def test_claudes_managed_settings_that_allow_only_their_own_hooks_fail(tmp_path, monkeypatch):
+    env = _env(tmp_path)
+    _write(env, "claude", json.dumps(install_hooks({}, "claude", RK)))
+    managed = tmp_path / "managed-settings.json"
+    monkeypatch.setattr(health, "MANAGED_CLAUDE", (managed,))
+    managed.write_text(json.dumps({"allowManagedHooksOnly": False}))
+    assert _one(env, "claude hooks").level == Level.OK
+    managed.write_text(json.dumps({"allowManagedHooksOnly": True}))
+    check = _one(env, "claude hooks")
+    assert check.level == Level.FAIL and str(managed) in check.detail
 
 
 @pytest.mark.parametrize(

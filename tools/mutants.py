@@ -1934,6 +1934,13 @@ MUTANTS = [
         ("tests/test_doctor_hooks.py",),
     ),
     Mutant(
+        "doctor: Claude's managed settings that allow only their own hooks go unsaid",
+        "rk/agent/setup/health.py",
+        '        if switches.get("disableAllHooks") is True or switches.get("allowManagedHooksOnly") is True:\n',
+        "        if False:\n",
+        ("tests/test_doctor_hooks.py",),
+    ),
+    Mutant(
         "doctor: Gemini's hooks switched off go unsaid",
         "rk/agent/setup/health.py",
         '        if switches.get("enabled") is False:\n',

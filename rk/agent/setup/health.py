@@ -32,6 +32,11 @@ _WRAPPED_RK = re.compile(r'"([^"]+)" agent hook ')
 _PLUGIN_RK = re.compile(r'^const RK = (".*");$', re.MULTILINE)
 #: Seconds node may take to import rk's OpenCode plugin.
 NODE_TIMEOUT = 10.0
+#: Claude Code's managed settings (Linux, macOS), which can turn off every hook of the user's.
+MANAGED_CLAUDE = (
+    Path("/etc/claude-code/managed-settings.json"),
+    Path("/Library/Application Support/ClaudeCode/managed-settings.json"),
+)
 #: Names an OpenCode 2 binary goes by beside (or instead of) OpenCode 1's `opencode`.
 OPENCODE_BINARIES = ("opencode2", "opencode")
 
@@ -128,14 +133,13 @@ def claude_problems(probe: Probe) -> list[LoadProblem]:
         problems.append(
             LoadProblem(f"{path} sets disableAllHooks: Claude Code runs no hook", f"remove disableAllHooks from {path}")
         )
-    for managed in (Path("/etc/claude-code/managed-settings.json"),):
+    for managed in MANAGED_CLAUDE:
         try:
             policy = json.loads(managed.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        if isinstance(policy, dict) and (
-            policy.get("disableAllHooks") is True or policy.get("allowManagedHooksOnly") is True
-        ):
+        switches = policy if isinstance(policy, dict) else {}
+        if switches.get("disableAllHooks") is True or switches.get("allowManagedHooksOnly") is True:
             problems.append(
                 LoadProblem(
                     f"{managed} lets Claude Code run no hook of yours (disableAllHooks or allowManagedHooksOnly)",
