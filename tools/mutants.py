@@ -2134,6 +2134,13 @@ MUTANTS = [
         CLAUDE_SESSIONS,
     ),
     Mutant(
+        "registry: the tick's look never asks the registry",
+        "rk/tmux/observe.py",
+        "needs_look(pane, now, _registry(server, pane, now))",
+        "needs_look(pane, now)",
+        ("tests/test_claude_sessions_tmux.py",),
+    ),
+    Mutant(
         "registry: a turn end in the registry never looked at",
         "rk/core/pane/look.py",
         "if ends_turn(registry, pane.state):",
