@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -70,11 +71,16 @@ def test_only_rest_on_a_busy_pane_ends_a_turn():
     assert not ends_turn(Verdict(AgentState.WAITING, T), "active")
 
 
-def test_the_real_file_parses():
+def test_the_real_files_parse():
+    """2.1.332's (busy, with the pane in `tmux`) and 2.1.197's (idle, no `tmux`), as written."""
     doc = json.loads(FIXTURE.read_text())
     found = parse_record(doc, doc["pid"])
     assert found is not None
     assert (found.status, found.tmux, found.updated_at) == ("busy", "agents:@0.%0", doc["statusUpdatedAt"] / 1000)
+    assert found.proc_start == "3407531" and found.session_id == doc["sessionId"]
+    old = json.loads((FIXTURE.parent / "2.1.197-idle.json").read_text())
+    found = parse_record(old, old["pid"])
+    assert found is not None and (found.status, found.tmux) == ("idle", "")
 
 
 @pytest.mark.parametrize(
@@ -308,9 +314,16 @@ def test_two_sessions_at_the_same_depth_are_no_record(tmp_path, procs):
     assert Sessions().status_for(ME, "%3", str(tmp_path)) is None
 
 
+def settled(path: Path, seconds_ago: float = 10) -> None:
+    """Give `path` an mtime long enough ago that a read of it is surely of what is there."""
+    at = int((time.time() - seconds_ago) * 1e9)
+    os.utime(path, ns=(at, at))
+
+
 def test_an_unchanged_file_is_not_read_again(tmp_path, procs, monkeypatch):
     claude = procs()
     path = write(tmp_path, claude.pid)
+    settled(path)
     reader = Sessions()
     assert reader.status_for(ME, "%3", str(tmp_path)).status == "busy"
     reads: list[str] = []
@@ -324,9 +337,28 @@ def test_an_unchanged_file_is_not_read_again(tmp_path, procs, monkeypatch):
     assert reads == [path.name]
 
 
-def test_a_remembered_record_whose_process_ended_is_dropped(tmp_path, procs):
+def test_a_file_read_right_after_it_changed_is_read_again(tmp_path, procs):
+    """Claude rewrites the file in place, `busy` and `idle` of one length: two writes
+    within one step of the mtime's clock leave the same stamp."""
     claude = procs()
-    write(tmp_path, claude.pid)
+    path = write(tmp_path, claude.pid, status="busy")
+    reader = Sessions()
+    assert reader.status_for(ME, "%3", str(tmp_path)).status == "busy"
+    stamp = path.stat().st_mtime_ns
+    path.write_text(path.read_text().replace('"busy"', '"idle"'))
+    os.utime(path, ns=(stamp, stamp))  # the same inode, size and mtime
+    assert reader.status_for(ME, "%3", str(tmp_path)).status == "idle"
+    settled(path)
+    assert reader.status_for(ME, "%3", str(tmp_path)).status == "idle"
+    path.write_text(path.read_text().replace('"idle"', '"busy"'))
+    settled(path)  # a stamp of its own: read again
+    assert reader.status_for(ME, "%3", str(tmp_path)).status == "busy"
+
+
+def test_a_remembered_record_whose_process_ended_is_dropped(tmp_path, procs):
+    """A crash leaves the file as it was: its stamp unchanged, its process gone."""
+    claude = procs()
+    settled(write(tmp_path, claude.pid))
     reader = Sessions()
     assert reader.status_for(ME, "%3", str(tmp_path)) is not None
     claude.kill()

@@ -2101,8 +2101,15 @@ MUTANTS = [
     Mutant(
         "registry: a changed file not read again",
         "rk/store/claude_sessions.py",
-        "            if stamp == known.stamp:\n",
-        "            if stamp is not None:\n",
+        "return stamp == self.stamp and self.read_at - self.stamp[1] > COARSE_MTIME_NS",
+        "return stamp is not None",
+        CLAUDE_SESSIONS,
+    ),
+    Mutant(
+        "registry: a file read within the mtime's step trusted by its stamp",
+        "rk/store/claude_sessions.py",
+        "return stamp == self.stamp and self.read_at - self.stamp[1] > COARSE_MTIME_NS",
+        "return stamp == self.stamp",
         CLAUDE_SESSIONS,
     ),
     Mutant(

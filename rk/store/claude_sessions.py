@@ -51,6 +51,10 @@ TORN_RETRIES = 3
 TORN_DELAY = 0.005
 #: At most this many names of the directory are looked at in one scan.
 MAX_NAMES = 4096
+#: A file's mtime moves in coarse steps (a few ms), and Claude rewrites it in place with
+#: a status of the same length (`busy`, `idle`): a record read this soon after its mtime
+#: may have been rewritten since with the same stamp, so it is read again next time.
+COARSE_MTIME_NS = 100_000_000
 #: The `/proc/<pid>/stat` field that holds the start time (1-based, as proc(5) counts).
 START_FIELD = 22
 
@@ -98,6 +102,11 @@ class _Known:
     name: str
     stamp: Stamp
     record: Record
+    read_at: int  #: when it was read (ns, the wall clock)
+
+    def holds(self, stamp: Stamp | None) -> bool:
+        """Whether the file is surely as it was read: the same stamp, read well after its mtime."""
+        return stamp == self.stamp and self.read_at - self.stamp[1] > COARSE_MTIME_NS
 
 
 class Sessions:
@@ -136,13 +145,14 @@ class Sessions:
         known = self._known.get(key)
         if known is not None:
             stamp = _stamp(fd, known.name, self.uid)
-            if stamp == known.stamp:
+            if known.holds(stamp):
                 if proc_start(known.record.pid, self.proc_root) == known.record.proc_start:
                     return known.record
             elif stamp is not None:
+                read_at = time.time_ns()
                 record = self._check(fd, known.name, key)
                 if record is not None:
-                    self._known[key] = _Known(known.name, stamp, record)
+                    self._known[key] = _Known(known.name, stamp, record, read_at)
                     return record
             del self._known[key]
         return self._scan(fd, key)
@@ -158,12 +168,14 @@ class Sessions:
             stamp = _stamp(fd, name, self.uid)
             if stamp is None or rejected.get(name) == stamp:
                 continue
+            read_at = time.time_ns()
             record = self._check(fd, name, key)
             depth = None if record is None else tree_depth(record.pid, key[2], self.proc_root)
             if record is None or depth is None:
-                rejected[name] = stamp
+                if read_at - stamp[1] > COARSE_MTIME_NS:
+                    rejected[name] = stamp  # surely as read: not read again until it changes
                 continue
-            found.append((depth, _Known(name, stamp, record)))
+            found.append((depth, _Known(name, stamp, record, read_at)))
         self._rejected[key] = rejected
         found.sort(key=lambda pair: pair[0])
         if not found or (len(found) > 1 and found[0][0] == found[1][0]):
