@@ -8,8 +8,13 @@ that rk's reader (`rk.store.claude_sessions`) finds and validates it; and, with 
 hooks installed, that a tick inside STALE_AFTER corrects the Esc because the registry
 made it look (the screen confirming it).
 
-Measured on this machine (2 cores, other suites beside it), Esc → `idle` in the
-file, by `statusUpdatedAt` and by the first poll that saw it: printed per run.
+Measured (2 cores, other suites beside it; 3 Esc per version per run, 3 runs), Esc →
+`idle` in the file by its `statusUpdatedAt`: 2.1.197 213–836 ms, 2.1.332 89–1416 ms;
+the footer's "esc to interrupt" went within ~60 ms of that write, either side: the
+registry is as quick as the screen, and needs no capture. The delay is Claude's own
+(its Esc handling, on a loaded machine). A tick with the registry corrected the state
+2.75–5.9 s after the Esc (the `rk cron tick` process's own start included), where it
+would otherwise have waited for STALE_AFTER (20 s) plus the next tick.
 """
 
 from __future__ import annotations
@@ -41,6 +46,21 @@ def status(reader: Sessions, run: harness.AgentRun) -> str:
     return found.status if found else ""
 
 
+def after_esc(reader: Sessions, run: harness.AgentRun, esc: float) -> tuple[float, float]:
+    """Seconds from the Esc until the registry said idle, and until the screen dropped its
+    running footer, polled together (the screen is how rk saw an Esc before)."""
+    seen = drawn = 0.0
+    deadline = time.monotonic() + 10
+    while (not seen or not drawn) and time.monotonic() < deadline:
+        if not seen and status(reader, run) == "idle":
+            seen = time.time() - esc
+        if not drawn and "esc to interrupt" not in run.capture():
+            drawn = time.time() - esc
+        time.sleep(0.01)
+    assert seen and drawn, (seen, drawn, run.capture())
+    return seen, drawn
+
+
 @pytest.mark.parametrize("version", VERSIONS)
 def test_the_registry_says_busy_in_a_turn_and_idle_right_after_an_esc(version):
     with harness.AgentRun("claude", version=version) as run:
@@ -61,21 +81,22 @@ def test_the_registry_says_busy_in_a_turn_and_idle_right_after_an_esc(version):
             sent = run.submit(f"turn {n}")
             harness.until(lambda: status(reader, run) == "busy", 15, "busy", run.capture)
             busy_at = time.time()
+            run.wait_screen("esc to interrupt", timeout=15)
             esc = run.esc()
-            harness.until(lambda: status(reader, run) == "idle", 10, "idle after the Esc", run.capture)
-            seen = time.time() - esc
+            seen, drawn = after_esc(reader, run, esc)
             written = reader.status_for(run.pane_pid, run.pane, str(run.home / ".claude")).updated_at - esc
-            figures.append((busy_at - sent, written, seen))
+            figures.append((busy_at - sent, written, seen, drawn))
             run.wait_idle(15)
             run.clear_composer()  # Claude puts the interrupted prompt back in the composer
         stops = [e for e in run.hooks() if e["event"] in ("Stop", "StopFailure")]
         assert stops == [], "an Esc fires no Stop hook: the registry is the only word of it"
-        for n, (busy, written, seen) in enumerate(figures):
+        for n, (busy, written, seen, drawn) in enumerate(figures):
             print(
                 f"\n{version} run {n}: busy {busy * 1000:.0f} ms after Enter; Esc → idle written "
-                f"{written * 1000:.0f} ms, seen by polling {seen * 1000:.0f} ms"
+                f"{written * 1000:.0f} ms, seen by polling {seen * 1000:.0f} ms; the footer's "
+                f"'esc to interrupt' gone {drawn * 1000:.0f} ms"
             )
-        assert all(written < 2.0 for _, written, _ in figures), figures  # loose: a loaded machine
+        assert all(figure[1] < 2.0 for figure in figures), figures  # loose: a loaded machine
 
 
 def test_a_tick_inside_the_staleness_bound_corrects_an_esc(rig):
