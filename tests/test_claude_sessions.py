@@ -99,6 +99,12 @@ def test_a_record_rk_cannot_use_parses_to_none(change, why):
     assert parse_record([doc], 20926) is None
 
 
+@pytest.mark.parametrize("at", [float("inf"), float("nan"), 10**400, -5, "1796567276714"])
+def test_a_time_that_is_no_finite_number_parses_to_none(at):
+    doc = json.loads(FIXTURE.read_text()) | {"statusUpdatedAt": at}
+    assert parse_record(json.loads(json.dumps(doc)), 20926) is None
+
+
 def test_a_tmux_field_must_name_the_pane():
     assert names_pane("", "%3")  # 2.1.197 writes none
     assert names_pane("main:@1.%3", "%3")
@@ -281,6 +287,13 @@ def test_json_that_stays_torn_is_no_record(tmp_path, procs):
     waits: list[float] = []
     assert Sessions(sleep=waits.append).status_for(ME, "%3", str(tmp_path)) is None
     assert len(waits) == claude_sessions.TORN_RETRIES
+
+
+def test_json_too_deep_for_the_parser_is_no_record_and_no_error(tmp_path, procs):
+    claude = procs()
+    path = write(tmp_path, claude.pid)
+    path.write_text("[" * 30000 + "]" * 30000)  # under MAX_RECORD
+    assert Sessions(sleep=lambda _: None).status_for(ME, "%3", str(tmp_path)) is None
 
 
 def test_the_outermost_session_in_the_tree_is_the_panes(tmp_path, procs):

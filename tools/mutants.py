@@ -2113,6 +2113,20 @@ MUTANTS = [
         CLAUDE_SESSIONS,
     ),
     Mutant(
+        "registry: JSON too deep for the parser raises out of the reader",
+        "rk/store/claude_sessions.py",
+        "except (ValueError, RecursionError):",
+        "except ValueError:",
+        CLAUDE_SESSIONS,
+    ),
+    Mutant(
+        "registry: an infinite status time taken",
+        "rk/core/pane/registry.py",
+        "return number if math.isfinite(number) else None",
+        "return number",
+        CLAUDE_SESSIONS,
+    ),
+    Mutant(
         "registry: a session of any kind taken",
         "rk/core/pane/registry.py",
         'if doc.get("kind") != INTERACTIVE:',

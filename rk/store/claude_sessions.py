@@ -202,7 +202,7 @@ class Sessions:
             try:
                 doc: object = json.loads(raw)
                 return doc
-            except ValueError:
+            except (ValueError, RecursionError):  # half written, or not JSON rk can hold
                 if attempt < TORN_RETRIES:
                     self.sleep(TORN_DELAY)
         return None

@@ -12,6 +12,7 @@ state changes. Pure: the parsed JSON comes in, plain values go out.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from rk.core.pane.state import BUSY_STATES, AgentState
@@ -57,9 +58,14 @@ def _text(value: object) -> str:
 
 
 def _number(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+    """A finite JSON number as a float (JSON allows `Infinity`, `NaN` and ints past a float's range)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value)
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def parse_record(doc: object, pid: int) -> Record | None:
