@@ -172,12 +172,18 @@ def test_a_live_child_with_its_own_start_is_the_panes_record(tmp_path, procs):
     assert found is not None and (found.pid, found.status) == (claude.pid, "busy")
 
 
-def test_a_dead_pid_is_no_record(tmp_path, procs):
+def test_a_dead_pid_is_no_record_and_its_file_is_not_even_read(tmp_path, procs, monkeypatch):
+    """Crashed sessions' files pile up where nothing sweeps them (WSL, containers): each
+    costs one look at /proc, not a read."""
     claude = procs()
     write(tmp_path, claude.pid)
     claude.kill()
     claude.wait()
+    reads: list[str] = []
+    real_read = claude_sessions._read
+    monkeypatch.setattr(claude_sessions, "_read", lambda fd, name: reads.append(name) or real_read(fd, name))
     assert Sessions().status_for(ME, "%3", str(tmp_path)) is None
+    assert reads == []
 
 
 def test_a_reused_pid_with_another_start_is_no_record(tmp_path, procs):

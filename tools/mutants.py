@@ -2059,8 +2059,15 @@ MUTANTS = [
     Mutant(
         "registry: a dead or reused pid taken (start time unchecked)",
         "rk/store/claude_sessions.py",
-        "if not record.proc_start or proc_start(pid, self.proc_root) != record.proc_start:",
+        "if not record.proc_start or started != record.proc_start:",
         "if not record.proc_start:",
+        CLAUDE_SESSIONS,
+    ),
+    Mutant(
+        "registry: a dead pid's file taken",
+        "rk/store/claude_sessions.py",
+        "        if started is None:\n            return None  # gone",
+        "        if False:\n            return None  # gone",
         CLAUDE_SESSIONS,
     ),
     Mutant(

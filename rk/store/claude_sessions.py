@@ -186,12 +186,15 @@ class Sessions:
     def _check(self, fd: int, name: str, key: tuple[str, str, int]) -> Record | None:
         """The record in `name` if it passes every check but the tree's (the caller's)."""
         pid = int(name.partition(".")[0])
+        started = proc_start(pid, self.proc_root)
+        if started is None:
+            return None  # gone (a crash leaves its file): not even read
         doc = self._load(fd, name)
         record = None if doc is None else parse_record(doc, pid)
         if record is None or not names_pane(record.tmux, key[1]):
             return None
-        if not record.proc_start or proc_start(pid, self.proc_root) != record.proc_start:
-            return None  # gone, or its pid reused by another process
+        if not record.proc_start or started != record.proc_start:
+            return None  # its pid reused by another process
         return record
 
     def _load(self, fd: int, name: str) -> object | None:
