@@ -63,6 +63,8 @@ INVISIBLE_PURE = ("tests/test_invisible_chars.py", "-m", "not tmux and not shell
 WAKE_FROM = ("tests/test_wake_from.py", "-m", "not tmux and not shell and not slow")
 #: A tick killed at each moment of a delivery, into an agent-like app (~30 s).
 AT_MOST_ONCE = ("tests/test_at_most_once.py",)
+#: Claude Code's session registry: the verdict and each check, with real processes (~5 s).
+CLAUDE_SESSIONS = ("tests/test_claude_sessions.py",)
 
 
 @dataclass(frozen=True)
@@ -2158,6 +2160,168 @@ MUTANTS = [
         '    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))\n',
         "",
         ("tests/test_views_80x24.py", "-k", "demo"),
+    ),
+    # -- Claude Code's session registry: a record counts only when every check passes (issue 28) ----------------
+    Mutant(
+        "registry: any .json name read as a session record",
+        "rk/store/claude_sessions.py",
+        "names = [n for n in os.listdir(fd)[:MAX_NAMES] if RECORD_NAME.match(n)]",
+        'names = [n for n in os.listdir(fd)[:MAX_NAMES] if n.endswith(".json")]',
+        CLAUDE_SESSIONS,
+    ),
+    Mutant(
+        "registry: a symlinked record stat'ed through",
+        "rk/store/claude_sessions.py",
+        "st = os.stat(name, dir_fd=fd, follow_symlinks=False)",
+        "st = os.stat(name, dir_fd=fd, follow_symlinks=True)",
+        CLAUDE_SESSIONS,
+    ),
+    Mutant(
+        "registry: a symlinked record read through",
+        "rk/store/claude_sessions.py",
+        "file = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)",
+        "file = os.open(name, os.O_RDONLY | os.O_CLOEXEC, dir_fd=fd)",
+        CLAUDE_SESSIONS,
+    ),
+    Mutant(
+        "registry: a symlinked sessions directory read through",
+        "rk/store/claude_sessions.py",
+        'os.path.join(home, "sessions"), os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC',
+        'os.path.join(home, "sessions"), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC',
+        CLAUDE_SESSIONS,
+    ),
+    Mutant(
+        "registry: another user's file taken",
+        "rk/store/claude_sessions.py",
+        " or st.st_uid != uid",
+        "",
+        CLAUDE_SESSIONS,
+    ),
+    Mutant(
+        "registry: a torn read not retried",
+        "rk/store/claude_sessions.py",
+        "TORN_RETRIES = 3\n",
+        "TORN_RETRIES = 0\n",
+        CLAUDE_SESSIONS,
+    ),
+    Mutant(
+        "registry: a dead or reused pid taken (start time unchecked)",
+        "rk/store/claude_sessions.py",
+        "if not record.proc_start or started != record.proc_start:",
+        "if not record.proc_start:",
+        CLAUDE_SESSIONS,
+    ),
+    Mutant(
+        "registry: a dead pid's file taken",
+        "rk/store/claude_sessions.py",
+        "        if started is None:\n            return None  # gone",
+        "        if False:\n            return None  # gone",
+        CLAUDE_SESSIONS,
+    ),
+    Mutant(
+        "registry: a zombie counted alive",
+        "rk/store/claude_sessions.py",
+        'fields[0][:1] in ("Z", "X", "x")',
+        "False",
+        CLAUDE_SESSIONS,
+    ),
+    Mutant(
+        "registry: a remembered record kept after its process ended",
+        "rk/store/claude_sessions.py",
+        "if proc_start(known.record.pid, self.proc_root) == known.record.proc_start:",
+        "if True:",
+        CLAUDE_SESSIONS,
+    ),
+    Mutant(
+        "registry: a pid outside the pane's tree taken",
+        "rk/store/claude_sessions.py",
+        "            if record is None or depth is None:\n",
+        "            if record is None:\n",
+        CLAUDE_SESSIONS,
+    ),
+    Mutant(
+        "registry: a tmux field naming another pane ignored",
+        "rk/store/claude_sessions.py",
+        "if record is None or not names_pane(record.tmux, key[1]):",
+        "if record is None:",
+        CLAUDE_SESSIONS,
+    ),
+    Mutant(
+        "registry: two sessions at one depth, the first taken",
+        "rk/store/claude_sessions.py",
+        "if not found or (len(found) > 1 and found[0][0] == found[1][0]):",
+        "if not found:",
+        CLAUDE_SESSIONS,
+    ),
+    Mutant(
+        "registry: a changed file not read again",
+        "rk/store/claude_sessions.py",
+        "return stamp == self.stamp and self.read_at - self.stamp[1] > COARSE_MTIME_NS",
+        "return stamp is not None",
+        CLAUDE_SESSIONS,
+    ),
+    Mutant(
+        "registry: a file read within the mtime's step trusted by its stamp",
+        "rk/store/claude_sessions.py",
+        "return stamp == self.stamp and self.read_at - self.stamp[1] > COARSE_MTIME_NS",
+        "return stamp == self.stamp",
+        CLAUDE_SESSIONS,
+    ),
+    Mutant(
+        "registry: JSON too deep for the parser raises out of the reader",
+        "rk/store/claude_sessions.py",
+        "except (ValueError, RecursionError):",
+        "except ValueError:",
+        CLAUDE_SESSIONS,
+    ),
+    Mutant(
+        "registry: an infinite status time taken",
+        "rk/core/pane/registry.py",
+        "return number if math.isfinite(number) else None",
+        "return number",
+        CLAUDE_SESSIONS,
+    ),
+    Mutant(
+        "registry: a session of any kind taken",
+        "rk/core/pane/registry.py",
+        'if doc.get("kind") != INTERACTIVE:',
+        "if False:",
+        CLAUDE_SESSIONS,
+    ),
+    Mutant(
+        "registry: a record whose pid is not its file's taken",
+        "rk/core/pane/registry.py",
+        "if isinstance(own, bool) or own != pid or pid <= 0:",
+        "if pid <= 0:",
+        CLAUDE_SESSIONS,
+    ),
+    Mutant(
+        "registry: a status older than the pane's state believed",
+        "rk/core/pane/registry.py",
+        "if int(record.updated_at) < epoch:",
+        "if False:",
+        CLAUDE_SESSIONS,
+    ),
+    Mutant(
+        "registry: idle ends a limit",
+        "rk/core/pane/registry.py",
+        "if state == AgentState.LIMITED and implied != AgentState.ACTIVE:",
+        "if False:",
+        CLAUDE_SESSIONS,
+    ),
+    Mutant(
+        "registry: the tick's look never asks the registry",
+        "rk/tmux/observe.py",
+        "needs_look(pane, now, _registry(server, pane, now))",
+        "needs_look(pane, now)",
+        ("tests/test_claude_sessions_tmux.py",),
+    ),
+    Mutant(
+        "registry: a turn end in the registry never looked at",
+        "rk/core/pane/look.py",
+        "if ends_turn(registry, pane.state):",
+        "if False:",
+        CLAUDE_SESSIONS,
     ),
 ]
 

@@ -29,13 +29,15 @@ from rk.core.environ import (
 )
 from rk.core.pane.facts import PaneFact, PaneKind, parse_state_option, reconcile, resolve_target
 from rk.core.pane.idle_line import cursor_line, learned, parse
-from rk.core.pane.look import Correction, corrected, correction, learns_idle_line, needs_look
+from rk.core.pane.look import Correction, asks_registry, corrected, correction, learns_idle_line, needs_look
 from rk.core.pane.program import judge
+from rk.core.pane.registry import Verdict
 from rk.core.pane.screen import LAYOUTS, Screen, classify
 from rk.core.pane.state import AgentState
 from rk.core.pane.turn import screen_turn_end, turn_end_value
 from rk.core.schedule.entry import Entry
 from rk.host.process import own_pids, process_info, read_table, tty_device
+from rk.store import claude_sessions
 from rk.store import state_journal as statejournal
 from rk.tmux.frame import Frame
 from rk.tmux.server import Server, TmuxError, format_number
@@ -108,7 +110,7 @@ def look_around(
     out = []
     for pane in panes:
         key = (pane.state, pane.epoch, pane.pid, pane.command)
-        if pane.pane_id in ids and needs_look(pane, now):
+        if pane.pane_id in ids and needs_look(pane, now, _registry(server, pane, now)):
             if (unreadable is not None and unreadable.get(pane.pane_id) == key) or pane.unread == unread_key(pane):
                 out.append(pane)
                 continue
@@ -127,6 +129,13 @@ def look_around(
         for gone in set(unreadable) - {p.pane_id for p in panes}:
             del unreadable[gone]
     return out
+
+
+def _registry(server: Server, pane: PaneFact, now: int) -> Verdict | None:
+    """What Claude's session registry implies for a busy Claude pane (None for any other)."""
+    if not asks_registry(pane, now):
+        return None
+    return claude_sessions.verdict_for(pane, os.environ if server.env is None else server.env)
 
 
 def unread_key(pane: PaneFact) -> str:

@@ -11,6 +11,9 @@ this tick when
 * it is busy (`active` or `waiting`) without a fresh write for STALE_AFTER
   seconds: an Esc, a denied dialog or a failed request may have ended the turn
   without any hook;
+* it is a busy Claude pane whose session registry says the turn ended since
+  (`rk.core.pane.registry`): the registry is never trusted alone, the look
+  confirms it;
 * it is `limited` and the reset has passed, or the reset is not known (the
   look may find it, or see the limit gone);
 
@@ -27,6 +30,7 @@ from dataclasses import dataclass, replace
 from rk.core.pane.facts import BUSY_STATES, LIMITED, PaneFact, PaneKind, Source, SourceNote, refusal
 from rk.core.pane.idle_line import is_draft, parse
 from rk.core.pane.recheck import watching_dialog
+from rk.core.pane.registry import Verdict, ends_turn
 from rk.core.pane.screen import LAYOUTS, Screen
 from rk.core.pane.state import AgentState
 from rk.core.schedule.dispose import Seen
@@ -62,8 +66,21 @@ def limit_over(pane: PaneFact, now: int) -> bool:
     return now >= pane.reset_at if pane.reset_at else now - pane.epoch >= LIMIT_RETRY
 
 
-def needs_look(pane: PaneFact, now: int) -> bool:
-    """Whether the tick should capture this pane's screen (see the module docstring)."""
+def asks_registry(pane: PaneFact, now: int) -> bool:
+    """Whether Claude's session registry is worth reading for this pane: a busy Claude
+    pane the screen would not be looked at for yet (its registry knows an Esc at once)."""
+    return (
+        pane.kind == PaneKind.AGENT
+        and not pane.dead
+        and pane.provider == "claude"
+        and pane.state in BUSY_STATES
+        and not needs_look(pane, now)
+    )
+
+
+def needs_look(pane: PaneFact, now: int, registry: Verdict | None = None) -> bool:
+    """Whether the tick should capture this pane's screen (see the module docstring);
+    `registry`: what Claude's session registry implies for the pane, if it was read."""
     if pane.dead or pane.kind != PaneKind.AGENT:
         return False  # a shell or a program (a REPL): its screen cannot make it an agent
     if not pane.state or (pane.source == Source.SCREEN and not pane.pid):
@@ -71,6 +88,8 @@ def needs_look(pane: PaneFact, now: int) -> bool:
     if watching_dialog(pane, now):
         return True  # a dialog's answer fires no hook: watch the screen
     if pane.state in BUSY_STATES:
+        if ends_turn(registry, pane.state):
+            return True  # Claude's session registry says the turn ended: the screen confirms it
         return now - pane.epoch > STALE_AFTER
     if pane.state == LIMITED:
         return not pane.reset_at or limit_over(pane, now) or now - pane.epoch > STALE_AFTER
