@@ -32,6 +32,7 @@ EXPECTED = {
     "after_esc": (IDLE, "take your time", False),  # Esc before the reply: Qwen puts the prompt back
     "draft": (IDLE, DRAFT, False),
     "error429": (LIMITED, "", False),  # `✕ [API Error: … rate_limit_error …]` in red
+    "error429_http": (LIMITED, "", False),  # `✕ [API Error: 429 {…}]`, then "Possible quota limitations…"
     "error500": (IDLE, "", False),  # an API error that is no limit: the turn is over
     "idle_after_turn": (IDLE, "", False),
     "idle_fresh": (IDLE, "", False),

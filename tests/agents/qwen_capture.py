@@ -97,6 +97,12 @@ def capture(outdir: Path, log=print) -> list[str]:
         q.wait_for(lambda s: s.count("API Error") >= 2 and at_rest(s), 10)
         time.sleep(0.3)
         save("error429")
+        q.mock.set_mode("error429", retry_after=1)  # an HTTP 429: retried 7 times, as long as it asks, then shown
+        t = q.submit("this hits a limit again")
+        q.wait_hook("StopFailure", since=t, timeout=90)
+        q.wait_for(lambda s: "Possible quota limitations" in s and at_rest(s), 10)
+        time.sleep(0.3)
+        save("error429_http")
         q.mock.set_mode("ok", text="That was the log:\n✕ [API Error: rate limit exceeded]\nRequest cancelled.")
         t = q.submit("what did the log say")
         q.wait_hook("Stop", since=t)

@@ -117,15 +117,23 @@ def test_states_through_a_turn_and_a_dialog_and_its_approval(qwen):
     assert qwen.prompts() == ["say hello", "create the file"]
 
 
-@pytest.mark.parametrize(("mode", "state", "end"), [("error500", "idle", "failed"), ("error429", "limited", "limited")])
-def test_an_error_turn_is_reported_at_once(qwen, mode, state, end):
+ERRORS = [
+    pytest.param("error500", {"midstream": True}, "idle", "failed", id="500"),
+    pytest.param("error429", {"midstream": True}, "limited", "limited", id="429-midstream"),
+    # an HTTP 429 is retried (7 attempts, each after the retry-after it names), then shown
+    pytest.param("error429", {"retry_after": 1}, "limited", "limited", id="429"),
+]
+
+
+@pytest.mark.parametrize(("mode", "options", "state", "end"), ERRORS)
+def test_an_error_turn_is_reported_at_once(qwen, mode, options, state, end):
     """StopFailure (`server_error`, `rate_limit`) as the red `✕ [API Error: …]` shows; the
     idle_prompt right beside it keeps the limit."""
     qwen.wait_state("idle", timeout=20)
-    qwen.mock.set_mode(mode, midstream=True)
+    qwen.mock.set_mode(mode, **options)
     entry = qwen.add("this will fail")
     assert qwen.tick() == {entry: "delivered"}
-    qwen.q.wait_hook("StopFailure", timeout=60)
+    qwen.q.wait_hook("StopFailure", timeout=90)
     qwen.q.wait_hook("Notification", kind="idle_prompt", since=qwen.q.hooks()[-1]["t"] - 5)
     qwen.wait_state(state, timeout=10)
     time.sleep(0.5)  # both hooks have run: the state stays
@@ -135,7 +143,7 @@ def test_an_error_turn_is_reported_at_once(qwen, mode, state, end):
         ping = qwen.add("are you there?")
         assert qwen.tick() == {ping: "skipped-limited"}
         assert "rate_limit_error" in qwen.q.capture()
-    assert set(qwen.prompts()) == {"this will fail"}  # a 500 is retried by Qwen itself
+    assert set(qwen.prompts()) == {"this will fail"}  # Qwen retries by itself
     assert len([h for h in qwen.q.hooks() if h["event"] == "UserPromptSubmit"]) == 1  # typed once
 
 
