@@ -240,3 +240,27 @@ def test_doctor_names_the_tested_version(qwen, qwen_bin):
     checks = {c["name"]: c for c in json.loads(out.stdout)["result"]}
     assert checks["qwen version"]["level"] == "ok", checks["qwen version"]
     assert checks["qwen version"]["detail"].startswith(QWEN_VERSION)
+
+
+def test_a_fire_into_a_busy_qwen_steers_the_running_turn(qwen):
+    """Typed while Qwen works, Enter steers the running turn (its footer says `Enter to steer`):
+    the default delivery goes in and reaches the model within that turn (no UserPromptSubmit of
+    its own, one Stop), or in a turn of its own when the first ended as it was typed."""
+    qwen.wait_state("idle", timeout=20)
+    qwen.mock.set_mode("slow", seconds=6)
+    first = qwen.add("the first task")
+    assert qwen.tick() == {first: "delivered"}
+    qwen.wait_state("active", timeout=10)
+    qwen.q.wait_for(BUSY_RE.search, 15)
+    qwen.rk("cron", "rm", first)
+    qwen.mock.set_mode("ok")
+    second = qwen.add("and a second thought")
+    assert qwen.tick() == {second: "delivered"}
+    qwen.wait_state("idle", timeout=40)
+    qwen.q.wait_hook("Stop", since=qwen.mock.requests()[-1]["t"])
+    submits = [h["payload"].get("prompt") for h in qwen.q.hooks() if h["event"] == "UserPromptSubmit"]
+    stops = [h for h in qwen.q.hooks() if h["event"] == "Stop"]
+    print(f"\nbusy fire: UserPromptSubmit {submits}, {len(stops)} Stop(s)")
+    reached = [r for r in qwen.mock.requests() if any("and a second thought" in t for t in r["user_texts"])]
+    assert reached and qwen.prompts()[0] == "the first task"
+    assert submits[0] == "the first task" and len(stops) == len(submits)
