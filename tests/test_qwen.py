@@ -41,6 +41,10 @@ EXPECTED = {
     "tool_confirm": (WAITING, "", True),
     "working": (ACTIVE, "", False),
     "working_draft": (ACTIVE, DRAFT, False),
+    "idle_fresh_80x24": (IDLE, "", False),
+    # a draft wraps under the composer's first line, indented two columns
+    "draft_wrapped_80x24": (IDLE, f"{DRAFT} and it is long enough to\nwrap the line at eighty columns", False),
+    "working_80x24": (ACTIVE, "", False),
 }
 
 

@@ -2070,6 +2070,13 @@ MUTANTS = [
         ("tests/test_qwen.py",),
     ),
     Mutant(
+        "qwen's wrapped draft read as its first row only",
+        "rk/core/pane/screen/qwen.py",
+        '    composer_more=r"^  (?P<text>.*?)[\\s\\u200b]*$",\n',
+        "",
+        ("tests/test_qwen.py",),
+    ),
+    Mutant(
         "qwen's rate_limit_error not read as a limit",
         "rk/core/pane/screen/qwen.py",
         '        r"rate_limit",\n',

@@ -114,7 +114,45 @@ def capture(outdir: Path, log=print) -> list[str]:
     return written
 
 
+WRAPPED = "a draft a human typed but did not send and it is long enough to wrap the line at eighty columns"
+
+
+def capture_narrow(outdir: Path, log=print) -> list[str]:
+    """At 80x24: at rest, a draft that wraps, working."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    written: list[str] = []
+    q = QwenSession(cols=80, rows=24)
+
+    def save(name: str) -> None:
+        (outdir / f"{name}.txt").write_text(q.capture())
+        (outdir / f"{name}.ansi").write_text(q.capture(ansi=True))
+        written.append(name)
+        log(f"  saved {name}")
+
+    try:
+        q.start()
+        q.wait_ready()
+        time.sleep(0.5)
+        save("idle_fresh_80x24")
+        q.type(WRAPPED)
+        q.wait_for(lambda s: "eighty columns" in s, 10)
+        time.sleep(0.3)
+        save("draft_wrapped_80x24")
+        q.keys("C-u")
+        q.wait_for(lambda s: composer(s) == "", 5)
+        q.mock.set_mode("slow", seconds=20)
+        q.submit("take your time")
+        q.wait_for(BUSY_RE.search, 10)
+        time.sleep(0.5)
+        save("working_80x24")
+    finally:
+        q.stop()
+    return written
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--fixtures", default=str(FIXTURES))
-    capture(Path(ap.parse_args().fixtures))
+    where = Path(ap.parse_args().fixtures)
+    capture(where)
+    capture_narrow(where)
