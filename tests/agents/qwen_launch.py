@@ -201,6 +201,9 @@ class QwenSession:
 
     def stop(self) -> None:
         self.tmux("kill-server", check=False)
+        deadline = time.monotonic() + 5  # node writes its session files as it dies
+        while self.pane_pid and Path(f"/proc/{self.pane_pid}").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
         self.mock.stop()
         if self._own_root:
             shutil.rmtree(self.root, ignore_errors=True)
