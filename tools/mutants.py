@@ -2323,6 +2323,78 @@ MUTANTS = [
         "if False:",
         CLAUDE_SESSIONS,
     ),
+    # -- Qwen Code (rk/agent/setup/qwen.py, rk/core/pane/screen/qwen.py) ----------------------------------
+    Mutant(
+        "qwen's idle_prompt not hooked: an Esc'd turn stays active",
+        "rk/agent/setup/qwen.py",
+        '    ("Notification", "idle_prompt", "idle-notice"),\n',
+        "",
+        ("tests/test_qwen.py",),
+    ),
+    Mutant(
+        "qwen's idle_prompt writes idle over a limit",
+        "rk/agent/setup/qwen.py",
+        '    ("Notification", "idle_prompt", "idle-notice"),',
+        '    ("Notification", "idle_prompt", AgentState.IDLE),',
+        ("tests/test_qwen.py",),
+    ),
+    Mutant(
+        "qwen's StopFailure read as a normal turn end",
+        "rk/agent/setup/qwen.py",
+        '    ("StopFailure", None, "failed"),',
+        '    ("StopFailure", None, AgentState.IDLE),',
+        ("tests/test_qwen.py",),
+    ),
+    Mutant(
+        "every qwen notification says waiting",
+        "rk/agent/setup/qwen.py",
+        '    ("Notification", "permission_prompt", AgentState.WAITING),',
+        '    ("Notification", None, AgentState.WAITING),',
+        ("tests/test_qwen.py",),
+    ),
+    Mutant(
+        "the qwen hook does not look for node",
+        "rk/agent/hook_event.py",
+        '    "qwen": ("node", "qwen"),\n',
+        "",
+        ("tests/test_qwen.py",),
+    ),
+    Mutant(
+        "doctor does not read qwen's package",
+        "rk/cli/doctor.py",
+        '    "qwen": "@qwen-code/qwen-code",\n',
+        "",
+        ("tests/test_qwen.py",),
+    ),
+    Mutant(
+        "qwen's cursor cell read as part of a draft",
+        "rk/core/pane/screen/qwen.py",
+        'composer=r"^> (?P<text>.*?)[\\s\\u200b]*$",',
+        'composer=r"^> (?P<text>.*?)\\s*$",',
+        ("tests/test_qwen.py",),
+    ),
+    Mutant(
+        "a reply's last line above qwen's composer read as its status line",
+        "rk/core/pane/screen/qwen.py",
+        '    status=(r"^  (?![◆✕✓●?>x] |  )\\S",),\n    status_anchor=r"^─{10,}$",\n'
+        '    working=(r"esc to cancel\\)$",),\n    working_ink=True,',
+        '    status=(r"^  \\S",),\n    status_anchor=r"^─{10,}$",\n    working=(r"esc to cancel\\)$",),',
+        ("tests/test_qwen.py",),
+    ),
+    Mutant(
+        "qwen's wrapped draft read as its first row only",
+        "rk/core/pane/screen/qwen.py",
+        '    composer_more=r"^  (?P<text>.*?)[\\s\\u200b]*$",\n',
+        "",
+        ("tests/test_qwen.py",),
+    ),
+    Mutant(
+        "qwen's rate_limit_error not read as a limit",
+        "rk/core/pane/screen/qwen.py",
+        '        r"rate_limit",\n',
+        "",
+        ("tests/test_qwen.py",),
+    ),
 ]
 
 

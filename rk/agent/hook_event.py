@@ -247,6 +247,7 @@ AGENT_COMMS: dict[str, tuple[str, ...]] = {
     "gemini": ("node", "gemini"),
     "opencode": ("opencode", "node", "bun"),
     "copilot": ("copilot", "node"),
+    "qwen": ("node", "qwen"),
     "kimi": ("kimi-code", "kimi"),
     "agy": ("agy", "antigravity"),
 }

@@ -118,6 +118,7 @@ QUOTING_LINES = (
     "■ exceeded retry limit, last status: 429 Too Many Requests",
     "Quota exceeded; quota exhausted; you have exhausted your daily quota; RESOURCE_EXHAUSTED",
     "Usage limit exceeded. Rate limit reached.",
+    "⠼ Waiting for user confirmation... Allow execution of: 'touch'? rate_limit_error (2s · esc to cancel)",
     "`You've hit your usage limit · resets 3pm` and `• Working (7s • esc to interrupt)` as code",
     "esc to interrupt",
 )

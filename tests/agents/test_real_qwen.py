@@ -1,0 +1,266 @@
+"""rk against the real Qwen Code 0.24.4 (on node 22), offline against rk's Anthropic mock.
+
+Qwen's hooks are Claude's shape, and its idle_prompt Notification comes at once on every
+return to idle, after an Esc too (which fires no Stop): so every turn end is seen from a
+hook, with no ticker and no look at the screen. A 429 ends the turn with StopFailure
+`rate_limit` (the mock sends it mid-stream: an HTTP 429 is retried for minutes first).
+`pane_current_command` is `node`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agents.qwen_launch import BUSY_RE, QWEN_VERSION, QwenSession, composer, ensure_qwen
+from agents.rkclient import ClientRig, RkClient, listed, wait_option_state
+
+pytestmark = pytest.mark.agents
+
+REPO = Path(__file__).resolve().parent.parent.parent
+DRAFT = "a draft a human typed but did not send"
+
+
+class QwenRig(ClientRig):
+    """The real Qwen Code with rk's hooks (the real `rk agent setup qwen`) beside a logging hook
+    for every event, and rk pointed at its tmux server."""
+
+    add_flags = ("--every", "1m")  # created a minute ago: due now
+
+    def __init__(self, root: Path, bin_dir: Path) -> None:
+        self.state_dir = root / "rk-state"
+        self.q = QwenSession(root=root / "qwen", env={"RK_STATE_DIR": str(self.state_dir)}, bin_dir=bin_dir)
+        try:
+            setup = subprocess.run(
+                [sys.executable, "-m", "rk", "agent", "setup", "qwen", "--yes"],
+                env={**os.environ, "HOME": str(self.q.home)},
+                capture_output=True,
+                text=True,
+                timeout=60,
+                cwd=REPO,
+                stdin=subprocess.DEVNULL,
+            )
+            assert setup.returncode == 0, setup.stderr
+            self.q.start()
+            self.q.wait_ready()
+        except BaseException:
+            self.q.stop()
+            raise
+        self.pane = self.q.pane
+        self.mock = self.q.mock
+
+    def client(self) -> RkClient:
+        return RkClient(self.q.socket, self.pane, self.state_dir)
+
+    def state(self) -> str:
+        return self.q.tmux("show-options", "-pqv", "-t", self.pane, "@rk_pane_agent_state").strip()
+
+    def wait_state(self, state: str, timeout: float = 20.0) -> str:
+        return wait_option_state(self.state, state, timeout, self.q.capture)
+
+    def turn_end(self) -> str:
+        return self.q.tmux("show-options", "-pqv", "-t", self.pane, "@rk_pane_turn_end").strip().split(":")[0]
+
+    def prompts(self) -> list[str]:
+        return self.mock.prompts()
+
+    def close(self) -> None:
+        self.q.stop()
+
+
+@pytest.fixture(scope="session")
+def qwen_bin() -> Path:
+    return ensure_qwen()
+
+
+@pytest.fixture
+def qwen(tmp_path, qwen_bin):
+    rig = QwenRig(tmp_path, qwen_bin)
+    yield rig
+    rig.close()
+
+
+def test_states_through_a_turn_and_a_dialog_and_its_approval(qwen):
+    stamp = qwen.wait_state("idle", timeout=20)  # SessionStart's stamp, with the node pid
+    assert qwen.q.info()["pane_current_command"] == "node"
+    assert len(stamp.split(":")) == 3
+    row = listed(qwen)
+    assert row["state"] == "idle" and "qwen" in json.dumps(row), row
+    assert qwen.q.tmux("show-options", "-pqv", "-t", qwen.pane, "@rk_pane_agent_session").startswith("qwen:")
+
+    qwen.mock.set_mode("slow", seconds=3)
+    entry = qwen.add("say hello")
+    assert qwen.tick() == {entry: "delivered"}
+    qwen.wait_state("active", timeout=10)
+    qwen.wait_state("idle", timeout=30)
+    assert qwen.turn_end() == "ok"
+    qwen.rk("cron", "rm", entry)
+
+    qwen.mock.set_mode("tool", tool_name="run_shell_command", command="touch made-by-tool.txt")
+    entry = qwen.add("create the file")
+    assert qwen.tick() == {entry: "delivered"}
+    qwen.wait_state("waiting", timeout=30)  # the permission_prompt Notification
+    qwen.q.wait_for("Allow execution of: 'touch'\\?", 10)  # the hook fires as the dialog is drawn
+    qwen.rk("cron", "rm", entry)
+    held = qwen.add("not into a dialog")
+    assert qwen.tick() == {held: "held-busy: waiting"}
+    t = qwen.q.enter()  # "Yes, allow once"
+    qwen.q.wait_hook("PreToolUse", since=t)
+    qwen.wait_state("idle", timeout=30)
+    assert (qwen.q.work / "made-by-tool.txt").exists()
+    assert qwen.prompts() == ["say hello", "create the file"]
+
+
+ERRORS = [
+    pytest.param("error500", {"midstream": True}, "idle", "failed", id="500"),
+    pytest.param("error429", {"midstream": True}, "limited", "limited", id="429-midstream"),
+    # an HTTP 429 is retried (7 attempts, each after the retry-after it names), then shown
+    pytest.param("error429", {"retry_after": 1}, "limited", "limited", id="429"),
+]
+
+
+@pytest.mark.parametrize(("mode", "options", "state", "end"), ERRORS)
+def test_an_error_turn_is_reported_at_once(qwen, mode, options, state, end):
+    """StopFailure (`server_error`, `rate_limit`) as the red `✕ [API Error: …]` shows; the
+    idle_prompt right beside it keeps the limit."""
+    qwen.wait_state("idle", timeout=20)
+    qwen.mock.set_mode(mode, **options)
+    entry = qwen.add("this will fail")
+    assert qwen.tick() == {entry: "delivered"}
+    qwen.q.wait_hook("StopFailure", timeout=90)
+    qwen.q.wait_hook("Notification", kind="idle_prompt", since=qwen.q.hooks()[-1]["t"] - 5)
+    qwen.wait_state(state, timeout=10)
+    time.sleep(0.5)  # both hooks have run: the state stays
+    assert (qwen.state().split(":")[0], qwen.turn_end()) == (state, end)
+    if state == "limited":
+        qwen.rk("cron", "rm", entry)
+        ping = qwen.add("are you there?")
+        assert qwen.tick() == {ping: "skipped-limited"}
+        assert "rate_limit_error" in qwen.q.capture()
+    assert set(qwen.prompts()) == {"this will fail"}  # Qwen retries by itself
+    assert len([h for h in qwen.q.hooks() if h["event"] == "UserPromptSubmit"]) == 1  # typed once
+
+
+def test_esc_is_seen_from_the_idle_prompt_hook_with_no_ticker(qwen):
+    """`rk agent await` returns within a second of an Esc: no Stop, but idle_prompt at once."""
+    qwen.wait_state("idle", timeout=20)
+    latencies = []
+    for attempt in range(3):
+        qwen.mock.set_mode("slow", seconds=60)
+        entry = qwen.add(f"take your time {attempt}")
+        assert qwen.tick() == {entry: "delivered"}
+        qwen.wait_state("active", timeout=10)
+        qwen.q.wait_for(BUSY_RE.search, 15)
+        qwen.rk("cron", "rm", entry)
+        waiter = subprocess.Popen(
+            [sys.executable, "-m", "rk", "-L", qwen.q.socket, "agent", "await", "--pane", qwen.pane]
+            + ["--until", "idle", "--timeout", "30s", "--json"],
+            env=qwen.client().env(),
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            deadline = time.monotonic() + 20
+            while not any((qwen.state_dir / "await").glob("*.sock")) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            pressed = qwen.q.esc()
+            out, _ = waiter.communicate(timeout=30)
+            returned = time.time()
+        finally:
+            waiter.kill()
+        assert waiter.returncode == 0, out
+        assert json.loads(out)["result"], out
+        latencies.append(returned - pressed)
+        assert not [h for h in qwen.q.hooks(pressed) if h["event"] in ("Stop", "StopFailure")]
+        qwen.q.wait_for(lambda s: composer(s) is not None and not BUSY_RE.search(s), 10)
+        qwen.q.keys("C-u")  # Esc before the reply puts the prompt back into the composer
+        qwen.q.wait_for(lambda s: composer(s) == "", 10)
+    print(f"\nQwen Esc -> rk agent await returned: {', '.join(f'{x:.2f}' for x in latencies)} s")
+    assert max(latencies) < 1.5, latencies
+
+
+def test_a_draft_in_the_composer_is_left_alone(qwen):
+    qwen.wait_state("idle", timeout=20)
+    qwen.q.type(DRAFT)
+    qwen.q.wait_composer_text(DRAFT)
+    now = qwen.add("status?")
+    skip = qwen.add("status?", "--deliver", "skip-if-busy")
+    assert qwen.tick() == {now: "held-busy: draft", skip: "skipped-busy: draft"}
+    assert composer(qwen.q.capture()) == DRAFT
+    assert qwen.prompts() == []
+
+
+PAYLOADS = [
+    "three lines\nof one prompt\nsubmitted once",
+    "ünïcødé ✓ — 日本語 and émoji 🦊",
+    "-starts with a dash",
+    "#{pane_id} stays literal; \"double\" and 'single' quotes, and a `backtick`",
+]
+
+
+def test_a_scheduled_fire_is_delivered_once_byte_exact(qwen):
+    qwen.wait_state("idle", timeout=20)
+    qwen.mock.set_mode("ok")
+    for payload in PAYLOADS:
+        entry = qwen.add(payload.replace("{", "{{").replace("}", "}}"))
+        assert qwen.tick() == {entry: "delivered"}, payload[:40]
+        qwen.wait_state("idle", timeout=30)
+        qwen.rk("cron", "rm", entry)
+    assert qwen.prompts() == PAYLOADS
+    assert qwen.tick() == {}  # nothing left to fire, nothing typed twice
+    assert qwen.prompts() == PAYLOADS
+
+
+def test_quit_ends_the_session(qwen):
+    qwen.wait_state("idle", timeout=20)
+    t = qwen.q.type("/quit")
+    qwen.q.wait_composer_text("/quit")
+    time.sleep(0.3)
+    qwen.q.enter()
+    qwen.q.wait_hook("SessionEnd", since=t, timeout=20)
+    deadline = time.monotonic() + 20
+    while not qwen.q.info()["dead"] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert qwen.q.info()["dead"]
+    assert qwen.state().split(":")[0] == "idle"
+
+
+def test_doctor_names_the_tested_version(qwen, qwen_bin):
+    env = {**qwen.client().env(), "PATH": f"{qwen_bin}:{os.environ.get('PATH', '')}", "HOME": str(qwen.q.home)}
+    out = subprocess.run(
+        [sys.executable, "-m", "rk", "doctor", "--json"], env=env, cwd=REPO, capture_output=True, text=True, timeout=60
+    )
+    checks = {c["name"]: c for c in json.loads(out.stdout)["result"]}
+    assert checks["qwen version"]["level"] == "ok", checks["qwen version"]
+    assert checks["qwen version"]["detail"].startswith(QWEN_VERSION)
+
+
+def test_a_fire_into_a_busy_qwen_steers_the_running_turn(qwen):
+    """Typed while Qwen works, Enter steers the running turn (its footer says `Enter to steer`):
+    the default delivery goes in and reaches the model within that turn (no UserPromptSubmit of
+    its own, one Stop), or in a turn of its own when the first ended as it was typed."""
+    qwen.wait_state("idle", timeout=20)
+    qwen.mock.set_mode("slow", seconds=6)
+    first = qwen.add("the first task")
+    assert qwen.tick() == {first: "delivered"}
+    qwen.wait_state("active", timeout=10)
+    qwen.q.wait_for(BUSY_RE.search, 15)
+    qwen.rk("cron", "rm", first)
+    qwen.mock.set_mode("ok")
+    second = qwen.add("and a second thought")
+    assert qwen.tick() == {second: "delivered"}
+    qwen.wait_state("idle", timeout=40)
+    qwen.q.wait_hook("Stop", since=qwen.mock.requests()[-1]["t"])
+    submits = [h["payload"].get("prompt") for h in qwen.q.hooks() if h["event"] == "UserPromptSubmit"]
+    stops = [h for h in qwen.q.hooks() if h["event"] == "Stop"]
+    print(f"\nbusy fire: UserPromptSubmit {submits}, {len(stops)} Stop(s)")
+    reached = [r for r in qwen.mock.requests() if any("and a second thought" in t for t in r["user_texts"])]
+    assert reached and qwen.prompts()[0] == "the first task"
+    assert submits[0] == "the first task" and len(stops) == len(submits)
