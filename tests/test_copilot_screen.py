@@ -17,19 +17,19 @@ from rk.core.pane.screen import LAYOUTS, classify
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "screens" / "copilot"
 NOW = 1764597600  # 2025-12-01T14:00:00Z (test_screen's NOW)
 
-I, A, W, L = "idle", "active", "waiting", "limited"
+IDLE, A, W, L = "idle", "active", "waiting", "limited"
 
 #: fixture → (state, draft, reset as HH:MM UTC or ""), as in test_screen.EXPECTED.
 COPILOT_EXPECTED: dict[str, tuple[str, str, str]] = {
     "copilot/busy": (A, "", ""),  # `○ Working · 5 B esc esc interrupt` in place of the footer
     "copilot/dialog": (W, "", ""),  # `Do you want to run this command?` replaces the composer
-    "copilot/draft": (I, "half-typed draft", ""),
-    "copilot/error_400": (I, "", ""),  # `✗ 400 mock error 400`: a failed turn, not a limit
+    "copilot/draft": (IDLE, "half-typed draft", ""),
+    "copilot/error_400": (IDLE, "", ""),  # `✗ 400 mock error 400`: a failed turn, not a limit
     "copilot/error_429": (L, "", ""),  # `✗ Failed … retried 5 times … Last error: 429 …`: no reset printed
     "copilot/esc_once": (A, "", ""),  # `esc again to interrupt`: one Esc only arms the interrupt
-    "copilot/idle": (I, "", ""),
-    "copilot/idle_home": (I, "", ""),
-    "copilot/interrupted": (I, "", ""),  # `● Operation cancelled by user` after Esc Esc
+    "copilot/idle": (IDLE, "", ""),
+    "copilot/idle_home": (IDLE, "", ""),
+    "copilot/interrupted": (IDLE, "", ""),  # `● Operation cancelled by user` after Esc Esc
     "copilot/limit": (L, "", "16:00"),  # `Please try again in 2 hours.`
     "copilot/tool_running": (A, "", ""),  # a shell tool running after its approval
 }
@@ -63,10 +63,10 @@ def test_a_reply_quoting_a_limit_is_no_limit():
     screen = read("idle").replace("Hello from the mock API.", "you've hit a rate limit. try again in 2 hours")
     assert "rate limit" in screen
     got = classify(screen, LAYOUTS, now=NOW, since=NOW, zone=timezone.utc, hint="copilot")
-    assert got.state == I, got
+    assert got.state == IDLE, got
 
 
 def test_a_past_prompt_is_not_the_composer():
     """Past prompts are drawn ` ❯ text` (indented): a draft is only what the live `❯` holds."""
     got = classify(read("idle"), LAYOUTS, now=NOW, since=NOW, zone=timezone.utc, hint="copilot")
-    assert (got.state, got.draft) == (I, ""), got
+    assert (got.state, got.draft) == (IDLE, ""), got
