@@ -2011,6 +2011,42 @@ MUTANTS = [
         "",
         ("tests/test_views_80x24.py", "-k", "demo"),
     ),
+    # -- GitHub Copilot CLI: its hooks and its screen -------------------------------------------------------
+    Mutant(
+        "copilot: sessionEnd (once per session) taken as the turn end instead of agentStop",
+        "rk/agent/setup/copilot.py",
+        '("agentStop", None, AgentState.IDLE)',
+        '("sessionEnd", None, AgentState.IDLE)',
+        ("tests/test_copilot_setup.py",),
+    ),
+    Mutant(
+        "copilot: every notification (agent_idle, shell_completed…) read as a dialog",
+        "rk/agent/setup/copilot.py",
+        '("notification", "permission_prompt|elicitation_dialog", AgentState.WAITING)',
+        '("notification", None, AgentState.WAITING)',
+        ("tests/test_copilot_setup.py",),
+    ),
+    Mutant(
+        "copilot screen: the status's `esc esc interrupt` not read as working",
+        "rk/core/pane/screen/copilot.py",
+        'working=(r"\\besc esc (?:interrupt|edit prompt|cancel)\\b", ',
+        'working=(r"\\bnever matches\\b", ',
+        ("tests/test_copilot_screen.py", "tests/test_screen.py", "-k", "copilot"),
+    ),
+    Mutant(
+        "copilot screen: GitHub's `rate limit` message not a limit",
+        "rk/core/pane/screen/copilot.py",
+        '        r"(?i)\\brate.?limit",\n',
+        "",
+        ("tests/test_copilot_screen.py", "tests/test_screen.py", "-k", "copilot"),
+    ),
+    Mutant(
+        "copilot screen: Claude's layout tried first reads a Copilot pane",
+        "rk/core/pane/screen/__init__.py",
+        "(copilot.LAYOUT, claude.LAYOUT,",
+        "(claude.LAYOUT, copilot.LAYOUT,",
+        ("tests/test_copilot_screen.py", "tests/test_screen.py", "-k", "copilot"),
+    ),
 ]
 
 
