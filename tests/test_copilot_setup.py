@@ -97,3 +97,17 @@ def test_mcp_server_in_mcp_config(tmp_path):
         "command": doc["mcpServers"]["rk"]["command"]
     }
     assert doc["mcpServers"]["rk"]["args"] == ["mcp"]
+
+
+def test_the_hook_finds_copilots_native_binary_by_its_comm(tmp_path):
+    """npm's `copilot` is a node loader that runs the native binary, whose comm is its main
+    thread's name, MainThread: the hook's walk stops there, at the pane's agent process."""
+    from rk.agent import hook_event
+    from tests.test_agent_hook import fake_proc
+
+    root = fake_proc(
+        tmp_path / "proc",
+        {50: ("sh", 40), 40: ("MainThread", 30), 30: ("node", 20), 20: ("bash", 1)},
+    )
+    assert hook_event.find_agent_pid("copilot", 50, proc_root=root) == 40
+    assert hook_event.find_agent_pid("claude", 50, proc_root=root) == 0  # only Copilot's

@@ -2027,6 +2027,13 @@ MUTANTS = [
         ("tests/test_copilot_setup.py",),
     ),
     Mutant(
+        "copilot: the hook walks past the native binary (MainThread) to its node loader",
+        "rk/agent/hook_event.py",
+        '"copilot": ("copilot", "MainThread", "node"),',
+        '"copilot": ("copilot", "node"),',
+        ("tests/test_copilot_setup.py",),
+    ),
+    Mutant(
         "copilot screen: the status's `esc esc interrupt` not read as working",
         "rk/core/pane/screen/copilot.py",
         'working=(r"\\besc esc (?:interrupt|edit prompt|cancel)\\b", ',

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from agents.copilot_launch import CopilotRun, at_rest
-from agents.rkclient import ClientRig, RkClient, wait_option_state
+from agents.rkclient import ClientRig, RkClient, listed, wait_option_state
 from agents.test_real_agents import PAYLOADS
 from rk.agent.setup import find_rk
 from rk.agent.setup.hooks import install_hooks
@@ -95,7 +95,10 @@ def test_the_rk_hook_file_is_loaded_as_written(copilot):
     t = copilot.cp.send_prompt("say hello")
     copilot.cp.wait_hook("agentStop", after=t)
     copilot.wait_state("idle", timeout=10)
-    assert copilot.rk("agent", "list", "--json").returncode == 0
+    row = listed(copilot)
+    pid = int(copilot.cp.rk_state().split(":")[2])
+    assert (row["kind"], row["program"], row["state"]) == ("agent", "copilot", "idle"), row
+    assert pid == row["process_pid"], (pid, row)  # the hook found the native binary (comm MainThread)
     session = copilot.cp.tmux("show-options", "-p", "-v", "-q", "-t", "cp", "@rk_pane_agent_session").strip()
     assert session.startswith("copilot:") and len(session) > len("copilot:")
 
