@@ -218,13 +218,22 @@ class CopilotRun:
         self.send_keys("Enter")
         return time.time()
 
-    def esc_esc(self, gap: float = 0.15) -> float:
-        """Copilot's interrupt: two Escapes within 500 ms, sent apart (one `send-keys Escape
-        Escape` arrives as ESC ESC, which Copilot reads as one key); the time of the second."""
-        self.send_keys("Escape")
-        time.sleep(gap)
-        self.send_keys("Escape")
-        return time.time()
+    def esc_esc(self, window: float = 0.4, tries: int = 3) -> float:
+        """Copilot's interrupt: a first Escape arms it (`esc again to interrupt`), a second
+        within 500 ms fires it. Two Escapes sent together arrive as ESC ESC, which Copilot
+        reads as one key (and a loaded Copilot may read two close ones in one chunk the
+        same way), so the second goes once the screen shows the first armed. The time of
+        the second."""
+        for _ in range(tries):
+            self.send_keys("Escape")
+            end = time.time() + window
+            while time.time() < end:
+                if "esc again to interrupt" in self.capture():
+                    self.send_keys("Escape")
+                    return time.time()
+                time.sleep(0.02)
+            time.sleep(0.6)  # the first was missed or expired: let the window close, then again
+        raise TimeoutError("Copilot never showed `esc again to interrupt`:\n" + self.capture())
 
     def wait_screen(self, pred, timeout: float = 30.0, interval: float = 0.1) -> str:
         end = time.time() + timeout

@@ -27,9 +27,6 @@ from rk.agent.setup.hooks import install_hooks
 
 pytestmark = pytest.mark.agents
 
-#: Copilot's interrupt arms on the first Esc and fires on a second within 500 ms.
-ESC_GAP = 0.15
-
 
 class CopilotRig(ClientRig):
     add_flags = ("--every", "1m")  # created a minute ago: due now
@@ -134,10 +131,7 @@ def test_a_turn_a_dialog_an_error_and_esc(copilot):
     t = copilot.cp.send_prompt("long one mock:slow=60")
     copilot.cp.wait_screen(lambda s: "esc esc interrupt" in s, timeout=20)
     copilot.wait_state("active", timeout=5)
-    copilot.cp.send_keys("Escape")
-    time.sleep(ESC_GAP)
-    pressed = time.time()
-    copilot.cp.send_keys("Escape")
+    pressed = copilot.cp.esc_esc()
     copilot.cp.wait_screen(lambda s: "Operation cancelled by user" in s and at_rest(s), timeout=10)
     drawn = time.time() - pressed
     print(f"Esc Esc -> cancelled and at rest on screen in {drawn:.2f}s")
