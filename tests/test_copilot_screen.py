@@ -70,3 +70,28 @@ def test_a_past_prompt_is_not_the_composer():
     """Past prompts are drawn ` ❯ text` (indented): a draft is only what the live `❯` holds."""
     got = classify(read("idle"), LAYOUTS, now=NOW, since=NOW, zone=timezone.utc, hint="copilot")
     assert (got.state, got.draft) == (IDLE, ""), got
+
+
+def test_another_clis_reply_quoting_copilots_words_leaves_its_screen_its_own():
+    """Copilot's layout is tried first when the pane names no agent. Every other captured
+    screen with a reply in it, that reply quoting Copilot's footer, status and dialog words
+    (mocks.QUOTING_LINES), is still read as its own CLI's: only Copilot's frame, drawn one
+    space in or at the margin of a box, says Copilot."""
+    from agents.mocks import QUOTING_LINES
+
+    from tests.test_screen import EXPECTED, quoting_bases, with_reply
+    from tests.test_screen import read as read_any
+
+    wrong = []
+    for name in quoting_bases():
+        agent = name.split("/")[0].split("-")[0]
+        if not EXPECTED[name][0]:
+            continue
+        for text in (
+            with_reply(read_any(name), list(QUOTING_LINES)),
+            with_reply(read_any(name), ["a reply", *QUOTING_LINES], ink="38;5;153"),
+        ):
+            got = classify(text, LAYOUTS, now=NOW, since=NOW, zone=timezone.utc)
+            if got.agent != agent:
+                wrong.append((name, got.agent, got.state))
+    assert wrong == []

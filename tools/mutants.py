@@ -2034,6 +2034,13 @@ MUTANTS = [
         ("tests/test_copilot_setup.py",),
     ),
     Mutant(
+        "copilot screen: another CLI's reply quoting `esc esc interrupt` makes its screen Copilot's",
+        "rk/core/pane/screen/copilot.py",
+        'r"^ \\S (?:\\S.* )?esc esc (?:interrupt|edit prompt|cancel)\\b",',
+        'r"esc esc (?:interrupt|edit prompt|cancel)\\b",',
+        ("tests/test_copilot_screen.py",),
+    ),
+    Mutant(
         "copilot screen: the status's `esc esc interrupt` not read as working",
         "rk/core/pane/screen/copilot.py",
         'working=(r"\\besc esc (?:interrupt|edit prompt|cancel)\\b", ',

@@ -19,12 +19,16 @@ from rk.core.pane.screen.engine import Layout
 
 LAYOUT = Layout(
     agent="copilot",
+    # The footer and status lines, as drawn: one space, then a mark or a word. Another CLI's
+    # reply quoting these words starts at the margin (its mark) or two spaces in, and must
+    # not make its screen Copilot's: Copilot's layout is tried first.
     identify=(
-        r"/ commands · \? help",
-        r"@ files · # issues",
-        r"esc esc (?:interrupt|edit prompt|cancel)\b",
-        r"esc again to (?:interrupt|cancel)\b",
-        r"Copilot v\d+\.\d+\.\d+ uses AI",
+        r"^ \S.* · / commands · \? help\b",
+        r"^ \S.* · @ files · # issues\b",
+        r"^ \S (?:\S.* )?esc esc (?:interrupt|edit prompt|cancel)\b",
+        r"^ \S (?:\S.* )?esc again to (?:interrupt|cancel)\b",
+        r"^  ╰─╯╰─╯  Copilot v\d+\.\d+\.\d+ uses AI",
+        r"^│ ↑/↓ to navigate · enter to select · esc to cancel",  # a dialog box, at the margin
     ),
     composer=r"^❯(?: (?P<text>.*))?$",
     composer_more=r"^  (?P<text>.*)$",
