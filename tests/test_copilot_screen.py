@@ -25,6 +25,7 @@ COPILOT_EXPECTED: dict[str, tuple[str, str, str]] = {
     "copilot/dialog": (W, "", ""),  # `Do you want to run this command?` replaces the composer
     "copilot/draft": (IDLE, "half-typed draft", ""),
     "copilot/error_400": (IDLE, "", ""),  # `✗ 400 mock error 400`: a failed turn, not a limit
+    "copilot/folder_trust": (W, "", ""),  # `Confirm folder trust` at the first launch in a folder
     "copilot/error_429": (L, "", ""),  # `✗ Failed … retried 5 times … Last error: 429 …`: no reset printed
     "copilot/esc_once": (A, "", ""),  # `esc again to interrupt`: one Esc only arms the interrupt
     "copilot/idle": (IDLE, "", ""),
