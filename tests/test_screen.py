@@ -17,6 +17,7 @@ from rk.core.pane.look import LIMIT_RETRY, STALE_AFTER, Correction, correction, 
 from rk.core.pane.screen import LAYOUTS, Screen, classify
 from rk.core.pane.screen.engine import parse_line
 from rk.core.pane.screen.resets import reset_instant
+from tests.test_copilot_screen import COPILOT_EXPECTED
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "screens"
 NOW = 1764597600  # 2025-12-01T14:00:00Z, before every reset time the fixtures print
@@ -180,6 +181,7 @@ EXPECTED: dict[str, tuple[str, str, str]] = {
     "opencode/retry": (A, "", ""),
     "opencode/tool_running": (A, "", ""),
 }
+EXPECTED.update(COPILOT_EXPECTED)
 
 #: Limits shown with a dialog over them (what to do about the limit): a dialog all the same.
 LIMIT_DIALOGS = {"claude/limit_reached_dialog", "codex/usage_limit_popup", "gemini/error429_dialog"}
@@ -204,7 +206,7 @@ def test_every_captured_screen_has_an_expectation():
         sorted(names - NOT_ASKED - set(EXPECTED)),
         sorted(set(EXPECTED) - names),
     )
-    assert {n.split("/")[0] for n in names} == {"claude", "claude-2.1.332", "codex", "gemini", "opencode"}
+    assert {n.split("/")[0] for n in names} == {"claude", "claude-2.1.332", "codex", "copilot", "gemini", "opencode"}
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))

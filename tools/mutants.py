@@ -2395,6 +2395,56 @@ MUTANTS = [
         "",
         ("tests/test_qwen.py",),
     ),
+    # -- GitHub Copilot CLI: its hooks and its screen -------------------------------------------------------
+    Mutant(
+        "copilot: sessionEnd (once per session) taken as the turn end instead of agentStop",
+        "rk/agent/setup/copilot.py",
+        '("agentStop", None, AgentState.IDLE)',
+        '("sessionEnd", None, AgentState.IDLE)',
+        ("tests/test_copilot_setup.py",),
+    ),
+    Mutant(
+        "copilot: every notification (agent_idle, shell_completed…) read as a dialog",
+        "rk/agent/setup/copilot.py",
+        '("notification", "permission_prompt|elicitation_dialog", AgentState.WAITING)',
+        '("notification", None, AgentState.WAITING)',
+        ("tests/test_copilot_setup.py",),
+    ),
+    Mutant(
+        "copilot: the hook walks past the native binary (MainThread) to its node loader",
+        "rk/agent/hook_event.py",
+        '"copilot": ("copilot", "MainThread", "node"),',
+        '"copilot": ("copilot", "node"),',
+        ("tests/test_copilot_setup.py",),
+    ),
+    Mutant(
+        "copilot screen: another CLI's reply quoting `esc esc interrupt` makes its screen Copilot's",
+        "rk/core/pane/screen/copilot.py",
+        'r"^ \\S (?:\\S.* )?esc esc (?:interrupt|edit prompt|cancel)\\b",',
+        'r"esc esc (?:interrupt|edit prompt|cancel)\\b",',
+        ("tests/test_copilot_screen.py",),
+    ),
+    Mutant(
+        "copilot screen: the status's `esc esc interrupt` not read as working",
+        "rk/core/pane/screen/copilot.py",
+        'working=(r"\\besc esc (?:interrupt|edit prompt|cancel)\\b", ',
+        'working=(r"\\bnever matches\\b", ',
+        ("tests/test_copilot_screen.py", "tests/test_screen.py", "-k", "copilot"),
+    ),
+    Mutant(
+        "copilot screen: GitHub's `rate limit` message not a limit",
+        "rk/core/pane/screen/copilot.py",
+        '        r"(?i)\\brate.?limit",\n',
+        "",
+        ("tests/test_copilot_screen.py", "tests/test_screen.py", "-k", "copilot"),
+    ),
+    Mutant(
+        "copilot screen: Claude's layout tried first reads a Copilot pane",
+        "rk/core/pane/screen/__init__.py",
+        "(copilot.LAYOUT, claude.LAYOUT,",
+        "(claude.LAYOUT, copilot.LAYOUT,",
+        ("tests/test_copilot_screen.py", "tests/test_screen.py", "-k", "copilot"),
+    ),
 ]
 
 

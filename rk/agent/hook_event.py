@@ -246,7 +246,8 @@ AGENT_COMMS: dict[str, tuple[str, ...]] = {
     "codex": ("codex",),
     "gemini": ("node", "gemini"),
     "opencode": ("opencode", "node", "bun"),
-    "copilot": ("copilot", "node"),
+    # npm's copilot is a node loader running the native binary, whose comm is its main thread's name
+    "copilot": ("copilot", "MainThread", "node"),
     "qwen": ("node", "qwen"),
     "kimi": ("kimi-code", "kimi"),
     "agy": ("agy", "antigravity"),

@@ -37,6 +37,7 @@ PACKAGES = {
     "codex": "@openai/codex",
     "gemini": "@google/gemini-cli",
     "opencode": "opencode-ai",
+    "copilot": "@github/copilot",
     "qwen": "@qwen-code/qwen-code",
 }
 #: Seconds `<cli> --version` may take when no package.json names the version.

@@ -55,6 +55,9 @@ PINNED = {
     GEMINI_PKG: GEMINI_VERSION,
     OPENCODE_PKG: OPENCODE_VERSION,
 }
+# GitHub Copilot CLI: an npm loader that runs the native @github/copilot-linux-x64 (copilot_launch.py).
+COPILOT_PKG, COPILOT_VERSION = "@github/copilot", "1.0.102"
+PINNED[COPILOT_PKG] = COPILOT_VERSION
 #: The newest Claude Code on the registry, installed beside the pinned one in the same cache
 #: (an npm alias, so one `npm install` does both) and run by a representative set of tests.
 CLAUDE_LATEST_VERSION = "2.1.332"
@@ -218,6 +221,7 @@ _FOREIGN = (
     "GEMINI",
     "GOOGLE",
     "OPENCODE",
+    "COPILOT",
     "CI_",
     "GITHUB_",
     "CONTINUOUS_INTEGRATION",

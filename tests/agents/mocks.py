@@ -119,6 +119,13 @@ QUOTING_LINES = (
     "Quota exceeded; quota exhausted; you have exhausted your daily quota; RESOURCE_EXHAUSTED",
     "Usage limit exceeded. Rate limit reached.",
     "⠼ Waiting for user confirmation... Allow execution of: 'touch'? rate_limit_error (2s · esc to cancel)",
+    # GitHub Copilot CLI
+    "○ Working · 5 B esc esc interrupt; esc esc edit prompt; esc esc cancel; esc again to interrupt or cancel",
+    "│ Do you want to run this command?",
+    "│ ❯ 1. Yes",
+    "│ ↑/↓ to navigate · enter to select · esc to cancel",
+    "│ Confirm folder trust",
+    "Sorry, you've exceeded your 5 hour session limits. Please retry after 2733 seconds.",
     "`You've hit your usage limit · resets 3pm` and `• Working (7s • esc to interrupt)` as code",
     "esc to interrupt",
 )

@@ -1,11 +1,13 @@
 """The screen as a second source of truth: each agent's layout, and the classifier."""
 
-from rk.core.pane.screen import claude, codex, gemini, opencode
+from rk.core.pane.screen import claude, codex, copilot, gemini, opencode
 from rk.core.pane.screen import qwen as qwen_screen
 from rk.core.pane.screen.engine import Layout, Screen, classify
 
 #: Every layout rk knows, in the order they are tried when the pane names no agent.
-LAYOUTS: tuple[Layout, ...] = (claude.LAYOUT, codex.LAYOUT, gemini.LAYOUT, opencode.LAYOUT)
+#: Copilot's is tried before Claude's: both draw a `❯` composer between rules, and only
+#: Copilot's footer words (`/ commands · ? help`, `esc esc interrupt`) tell them apart.
+LAYOUTS: tuple[Layout, ...] = (copilot.LAYOUT, claude.LAYOUT, codex.LAYOUT, gemini.LAYOUT, opencode.LAYOUT)
 LAYOUTS += (qwen_screen.LAYOUT,)
 
 #: The versions of each agent CLI whose screens and hooks rk is tested with: the suite
@@ -15,6 +17,7 @@ TESTED_VERSIONS: dict[str, tuple[str, ...]] = {
     "codex": ("0.171.0",),
     "gemini": ("0.61.0",),
     "opencode": ("1.18.33",),
+    "copilot": ("1.0.102",),
     "qwen": ("0.24.4",),
 }
 
