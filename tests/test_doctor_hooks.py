@@ -75,7 +75,7 @@ def test_gemini_settings_rk_cannot_parse_only_warn_as_gemini_reads_comments(tmp_
     assert check.level == Level.WARN and "not plain JSON" in check.detail
 
 
-@pytest.mark.parametrize("agent", ["claude", "codex", "gemini"])
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini", "copilot", "qwen"])
 def test_hooks_whose_rk_script_is_missing_or_not_executable_fail(tmp_path, agent):
     env = _env(tmp_path)
     gone = str(tmp_path / "old" / "rk")
@@ -96,6 +96,25 @@ def test_claudes_disable_all_hooks_fails(tmp_path):
     assert check.level == Level.FAIL and "disableAllHooks" in check.detail and str(path) in check.fix
     _write(env, "claude", json.dumps(install_hooks({}, "claude", RK)))
     assert _one(env, "claude hooks").level == Level.OK
+
+
+def test_qwens_disable_all_hooks_fails(tmp_path):
+    env = _env(tmp_path)
+    path = _write(env, "qwen", json.dumps({**install_hooks({}, "qwen", RK), "disableAllHooks": True}))
+    check = _one(env, "qwen hooks")
+    assert check.level == Level.FAIL and "disableAllHooks" in check.detail and str(path) in check.fix
+    _write(env, "qwen", json.dumps(install_hooks({}, "qwen", RK)))
+    assert _one(env, "qwen hooks").level == Level.OK
+
+
+def test_copilots_disable_all_hooks_in_its_config_fails(tmp_path):
+    env = _env(tmp_path)
+    path = _write(env, "copilot", json.dumps(install_hooks({}, "copilot", RK)))
+    assert _one(env, "copilot hooks").level == Level.OK
+    config = path.parent.parent / "config.json"
+    config.write_text(json.dumps({"disableAllHooks": True}))
+    check = _one(env, "copilot hooks")
+    assert check.level == Level.FAIL and "disableAllHooks" in check.detail and str(config) in check.fix
 
 
 def test_claudes_managed_settings_that_allow_only_their_own_hooks_fail(tmp_path, monkeypatch):

@@ -1915,6 +1915,20 @@ MUTANTS = [
         ("tests/test_opencode2_plugin.py",),
     ),
     Mutant(
+        "doctor: Copilot's disableAllHooks goes unsaid",
+        "rk/agent/setup/health.py",
+        '    if isinstance(settings, dict) and settings.get("disableAllHooks") is True:\n',
+        "    if False:\n",
+        ("tests/test_doctor_hooks.py",),
+    ),
+    Mutant(
+        "doctor: Qwen's disableAllHooks goes unsaid",
+        "rk/agent/setup/health.py",
+        '        path = config_path("qwen", probe.env)\n        problems.append(',
+        '        path = config_path("qwen", probe.env)\n        problems.__len__(',
+        ("tests/test_doctor_hooks.py",),
+    ),
+    Mutant(
         "doctor: a hook's missing rk script goes unsaid",
         "rk/agent/setup/health.py",
         "        if not os.path.exists(script):\n",

@@ -330,12 +330,50 @@ def opencode_problems(probe: Probe) -> list[LoadProblem]:
     return problems
 
 
+def copilot_problems(probe: Probe) -> list[LoadProblem]:
+    """GitHub Copilot CLI: rk's hooks file parses, its rk script runs, and the user's
+    config (`$COPILOT_HOME/config.json`) does not set `disableAllHooks`."""
+    from rk.agent.setup.copilot import copilot_home
+
+    doc, problems = _json_cli("copilot", probe)
+    if doc is None or not rk_handlers(doc):
+        return problems
+    config = copilot_home(probe.env) / "config.json"
+    try:
+        settings = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        settings = None
+    if isinstance(settings, dict) and settings.get("disableAllHooks") is True:
+        problems.append(
+            LoadProblem(
+                f"{config} sets disableAllHooks: Copilot CLI runs no hook", f"remove disableAllHooks from {config}"
+            )
+        )
+    return problems
+
+
+def qwen_problems(probe: Probe) -> list[LoadProblem]:
+    """Qwen Code: settings.json parses, rk's script runs, and no `disableAllHooks`."""
+    doc, problems = _json_cli("qwen", probe)
+    if doc is None or not rk_handlers(doc):
+        return problems
+    switched_off = doc.get("disableAllHooks") is True
+    if switched_off:
+        path = config_path("qwen", probe.env)
+        problems.append(
+            LoadProblem(f"{path} sets disableAllHooks: Qwen Code runs no hook", f"remove disableAllHooks from {path}")
+        )
+    return problems
+
+
 #: One checker per agent CLI rk sets up (`rk.agent.setup.agents.CLIS`).
 LOAD_CHECKS: dict[str, Checker] = {
     "claude": claude_problems,
     "codex": codex_problems,
+    "copilot": copilot_problems,
     "gemini": gemini_problems,
     "opencode": opencode_problems,
+    "qwen": qwen_problems,
 }
 
 
