@@ -249,6 +249,7 @@ AGENT_COMMS: dict[str, tuple[str, ...]] = {
     "copilot": ("copilot", "node"),
     "kimi": ("kimi-code", "kimi"),
     "agy": ("agy", "antigravity"),
+    "kilo": (".kilo", "kilo", "node"),
 }
 
 

@@ -37,6 +37,7 @@ PACKAGES = {
     "codex": "@openai/codex",
     "gemini": "@google/gemini-cli",
     "opencode": "opencode-ai",
+    "kilo": "@kilocode/cli",
 }
 #: Seconds `<cli> --version` may take when no package.json names the version.
 VERSION_TIMEOUT = 5.0
