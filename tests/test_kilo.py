@@ -6,6 +6,7 @@ the pane's program as the hint (Kilo draws OpenCode's TUI)."""
 from __future__ import annotations
 
 import json
+import os
 import stat
 from pathlib import Path
 
@@ -18,8 +19,11 @@ from rk.cli.doctor import PACKAGES
 from rk.core.cost.turn_timeout import INTERRUPT_KEYS
 from rk.core.pane.program import PaneKind, Program, judge
 from rk.core.pane.screen import LAYOUTS, TESTED_VERSIONS, classify
+from tests.agents import harness
+from tests.cli_helpers import make_env
 from tests.test_agent_setup import RK, run
 from tests.test_program import ROOT, fg_job
+from tests.test_screen_doctor import doctor_checks, fake_cli
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "screens" / "kilo"
 NOW = 1764597600
@@ -96,7 +100,20 @@ def test_esc_esc_interrupts_as_in_opencode():
 
 def test_doctor_and_the_suite_know_the_version():
     assert PACKAGES["kilo"] == "@kilocode/cli"
-    assert TESTED_VERSIONS["kilo"] == ("7.7.7",)
+    assert TESTED_VERSIONS["kilo"] == (harness.KILO_VERSION,) == ("7.7.7",)
+
+
+@pytest.mark.parametrize(("version", "level"), [("7.7.7", "ok"), ("7.8.1", "warn")])
+def test_doctor_reads_kilos_version_from_its_npm_package(tmp_path, version, level):
+    """npm links `kilo` to @kilocode/cli/bin/kilo: the package.json beside it names the version."""
+    package = tmp_path / "npm" / "node_modules" / "@kilocode" / "cli"
+    script = fake_cli(package / "bin", "kilo", "0.0.0")
+    (package / "package.json").write_text(json.dumps({"name": "@kilocode/cli", "version": version}))
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    os.symlink(script, bindir / "kilo")
+    check = doctor_checks(dict(make_env(tmp_path), PATH=f"{bindir}:/usr/bin:/bin"))["kilo version"]
+    assert check["level"] == level and f"{version} (" in check["detail"], check
 
 
 def test_without_the_hint_kilos_home_placeholder_is_never_an_empty_composer():
