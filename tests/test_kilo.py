@@ -15,6 +15,7 @@ import pytest
 from rk.agent.hook_event import expected_comms
 from rk.agent.setup import agents
 from rk.agent.setup.kilo import kilo_plugin
+from rk.agent.setup.permissions import RULES, wanted
 from rk.cli.doctor import PACKAGES
 from rk.core.cost.turn_timeout import INTERRUPT_KEYS
 from rk.core.pane.program import PaneKind, Program, judge
@@ -82,6 +83,11 @@ def test_the_mcp_server_goes_into_kilo_json(tmp_path):
     assert code == 0, err
     doc = json.loads((tmp_path / "home" / ".config" / "kilo" / "kilo.json").read_text())
     assert doc["mcp"]["rk"] == {"type": "local", "command": [RK, "mcp"], "enabled": True}
+    # Kilo, like OpenCode, runs every tool unasked unless told: the operator's tools ask
+    assert doc["permission"] == wanted(RULES["kilo"]) and "ask" in doc["permission"].values()
+    assert run(tmp_path, "kilo", yes=True, mcp=True, uninstall=True)[0] == 0
+    left = json.loads((tmp_path / "home" / ".config" / "kilo" / "kilo.json").read_text())
+    assert "rk" not in left.get("mcp", {}) and not left.get("permission"), left
 
 
 def test_the_pane_runs_kilo_through_npms_node_launcher():

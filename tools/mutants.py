@@ -2054,6 +2054,13 @@ MUTANTS = [
         "limit_mark_fg=frozenset(),",
         ("tests/test_screen.py", "-k", "kilo"),
     ),
+    Mutant(
+        "kilo: the operator's MCP tools run unasked",
+        "rk/agent/setup/permissions.py",
+        'RULES["kilo"] = Rules(kilo.mcp_config_path, ("permission",), lambda t: f"{MCP_NAME}_{t}", ask=True)',
+        "pass",
+        ("tests/test_kilo.py",),
+    ),
 ]
 
 
