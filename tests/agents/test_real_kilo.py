@@ -79,7 +79,7 @@ def test_a_fire_a_dialog_esc_and_a_limit_through_rks_plugin(kilo):
     """One Kilo session: a scheduled fire delivered once, byte-exact (active, then idle, ok);
     a permission dialog (waiting at once, idle after the human allows it); Esc Esc while the
     reply streams (interrupted, and `rk agent await` with no ticker returns within a second);
-    a 429 turn (limited, though Kilo says session.idle)."""
+    a 400 turn (failed); a 429 turn (limited, though Kilo says session.idle)."""
     k = kilo
     row = listed(k)
     assert row["kind"] == "agent", row  # npm's node launcher and its native .kilo, before any hook
@@ -116,16 +116,23 @@ def test_a_fire_a_dialog_esc_and_a_limit_through_rks_plugin(kilo):
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(1.0)  # a margin for the waiter to start (--after-active: it must see the turn running)
+    # a margin for the waiter to start under load (nothing to poll: --after-active makes it
+    # wait for an end only once it has seen the turn running, so a late start fails, never passes)
+    time.sleep(3.0)
     k.oc._tmux(*chain(*press_commands(k.pane, INTERRUPT_KEYS["kilo"])))
     err = k.oc.wait_event("session.error", after=started, timeout=15)
     assert err["p"]["error"]["name"] == "MessageAbortedError"
-    out, errs = waiter.communicate(timeout=30)
+    out, errs = waiter.communicate(timeout=70)
     returned = time.time()
     assert waiter.returncode == 0, (out, errs)
     assert returned - err["t"] < 1.5, f"await returned {returned - err['t']:.2f} s after Kilo's abort"
     wait_turn_end(k, "interrupted", before)
     print(f"\nKilo Esc Esc: rk agent await returned {returned - err['t']:.2f} s after the abort event")
+
+    started, before = deliver(k, "bad request mock:status=400")  # an error Kilo does not retry
+    err = k.oc.wait_event("session.error", after=started, timeout=60)
+    assert err["p"]["error"]["data"]["statusCode"] == 400
+    wait_turn_end(k, "failed", before)
 
     started, before = deliver(k, "rate limit please mock:status=429 mock:retry-after-ms=200")
     k.oc.wait_event("session.error", after=started, timeout=60)
