@@ -15,7 +15,8 @@ import pytest
 from rk.agent.hook_event import expected_comms
 from rk.agent.setup import agents
 from rk.agent.setup.kilo import kilo_plugin
-from rk.agent.setup.permissions import RULES, wanted
+from rk.agent.setup.operator import operator_launch
+from rk.agent.setup.permissions import OPERATOR_TOOLS, RULES, wanted
 from rk.cli.doctor import PACKAGES
 from rk.core.cost.turn_timeout import INTERRUPT_KEYS
 from rk.core.pane.program import PaneKind, Program, judge
@@ -129,3 +130,13 @@ def test_without_the_hint_kilos_home_placeholder_is_never_an_empty_composer():
     assert unhinted.draft
     hinted = classify(home, LAYOUTS, now=NOW, since=NOW, zone=None, hint="kilo")  # type: ignore[arg-type]
     assert (hinted.agent, hinted.state, hinted.draft) == ("kilo", "idle", "")
+
+
+def test_the_operators_kilo_runs_pause_and_resume_unasked():
+    """As OpenCode's: the grants go in KILO_PERMISSION (read by Kilo 7.7.7), the user's own kept."""
+    argv, variables = operator_launch(["kilo", "--continue"], {"KILO_PERMISSION": '{"bash": "ask"}'})
+    assert argv == ["kilo", "--continue"]
+    assert json.loads(variables["KILO_PERMISSION"]) == {
+        "bash": "ask",
+        **{RULES["kilo"].name(t): "allow" for t in OPERATOR_TOOLS},
+    }

@@ -2061,6 +2061,13 @@ MUTANTS = [
         "pass",
         ("tests/test_kilo.py",),
     ),
+    Mutant(
+        "kilo: the operator's Kilo asks for pause and resume",
+        "rk/agent/setup/operator.py",
+        'PERMISSION_VARIABLES = {"opencode": "OPENCODE_PERMISSION", "kilo": "KILO_PERMISSION"}',
+        'PERMISSION_VARIABLES = {"opencode": "OPENCODE_PERMISSION"}',
+        ("tests/test_kilo.py",),
+    ),
 ]
 
 
