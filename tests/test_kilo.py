@@ -140,3 +140,13 @@ def test_the_operators_kilo_runs_pause_and_resume_unasked():
         "bash": "ask",
         **{RULES["kilo"].name(t): "allow" for t in OPERATOR_TOOLS},
     }
+
+
+@pytest.mark.shell
+def test_setup_with_no_names_configures_kilo_when_it_is_on_path(tmp_path):
+    code, out, _ = run(tmp_path, yes=True)
+    assert code == 0 and "nothing to install: none of" in out and "kilo" in out
+    fake_cli(tmp_path / "bin", "kilo", "7.7.7")
+    code, out, _ = run(tmp_path, yes=True)
+    assert code == 0 and "opencode: skipped" in out
+    assert plugin_path(tmp_path).read_text() == kilo_plugin(RK)
