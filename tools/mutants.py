@@ -2459,6 +2459,63 @@ MUTANTS = [
         "(claude.LAYOUT, copilot.LAYOUT,",
         ("tests/test_copilot_screen.py", "tests/test_screen.py", "-k", "copilot"),
     ),
+    # -- Kilo Code CLI (rk/agent/setup/kilo.py, rk/core/pane/screen/kilo.py) ------------------------------
+    Mutant(
+        "kilo: the plugin reports as opencode",
+        "rk/agent/setup/kilo.py",
+        """    body = body.replace(reporting, '["agent", "hook", "--agent", "kilo", token]')\n""",
+        "",
+        ("tests/test_kilo.py",),
+    ),
+    Mutant(
+        "kilo: a plugin file rk did not write is replaced",
+        "rk/agent/setup/kilo.py",
+        "    if old is not None and not ours:\n        raise SetupError",
+        "    if False:\n        raise SetupError",
+        ("tests/test_kilo.py",),
+    ),
+    Mutant(
+        "kilo: npm's native .kilo is not an agent",
+        "rk/core/pane/program.py",
+        'AGENT_ALIASES = {".kilo": "kilo"}',
+        "AGENT_ALIASES: dict[str, str] = {}",
+        ("tests/test_kilo.py",),
+    ),
+    Mutant(
+        "kilo: the layout shares OpenCode's compiled patterns",
+        "rk/core/pane/screen/kilo.py",
+        "    _compiled={},",
+        "",
+        ("tests/test_kilo.py",),
+    ),
+    Mutant(
+        "kilo: the grey example is read as a draft",
+        "rk/core/pane/screen/kilo.py",
+        'placeholder_fg=frozenset({"2;166;160;155"}),',
+        "placeholder_fg=frozenset(),",
+        ("tests/test_screen.py", "-k", "kilo"),
+    ),
+    Mutant(
+        "kilo: an error's red bar is not a limit's mark",
+        "rk/core/pane/screen/kilo.py",
+        'limit_mark_fg=frozenset({"2;255;100;103"}),',
+        "limit_mark_fg=frozenset(),",
+        ("tests/test_screen.py", "-k", "kilo"),
+    ),
+    Mutant(
+        "kilo: the operator's MCP tools run unasked",
+        "rk/agent/setup/permissions.py",
+        'RULES["kilo"] = Rules(kilo.mcp_config_path, ("permission",), lambda t: f"{MCP_NAME}_{t}", ask=True)',
+        "pass",
+        ("tests/test_kilo.py",),
+    ),
+    Mutant(
+        "kilo: the operator's Kilo asks for pause and resume",
+        "rk/agent/setup/operator.py",
+        'PERMISSION_VARIABLES = {"opencode": "OPENCODE_PERMISSION", "kilo": "KILO_PERMISSION"}',
+        'PERMISSION_VARIABLES = {"opencode": "OPENCODE_PERMISSION"}',
+        ("tests/test_kilo.py",),
+    ),
 ]
 
 

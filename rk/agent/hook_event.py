@@ -251,6 +251,7 @@ AGENT_COMMS: dict[str, tuple[str, ...]] = {
     "qwen": ("node", "qwen"),
     "kimi": ("kimi-code", "kimi"),
     "agy": ("agy", "antigravity"),
+    "kilo": (".kilo", "kilo", "node"),
 }
 
 

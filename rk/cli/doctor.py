@@ -39,6 +39,7 @@ PACKAGES = {
     "opencode": "opencode-ai",
     "copilot": "@github/copilot",
     "qwen": "@qwen-code/qwen-code",
+    "kilo": "@kilocode/cli",
 }
 #: Seconds `<cli> --version` may take when no package.json names the version.
 VERSION_TIMEOUT = 5.0

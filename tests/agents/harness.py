@@ -58,6 +58,10 @@ PINNED = {
 # GitHub Copilot CLI: an npm loader that runs the native @github/copilot-linux-x64 (copilot_launch.py).
 COPILOT_PKG, COPILOT_VERSION = "@github/copilot", "1.0.102"
 PINNED[COPILOT_PKG] = COPILOT_VERSION
+#: Kilo Code CLI: the newest whose native package (@kilocode/cli-linux-x64) is on the registry
+#: (7.8.1's launcher is, its native binaries stop at 7.7.9; 7.7.9's launcher is not).
+KILO_PKG, KILO_VERSION = "@kilocode/cli", "7.7.7"
+PINNED[KILO_PKG] = KILO_VERSION
 #: The newest Claude Code on the registry, installed beside the pinned one in the same cache
 #: (an npm alias, so one `npm install` does both) and run by a representative set of tests.
 CLAUDE_LATEST_VERSION = "2.1.332"

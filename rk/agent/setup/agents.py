@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from rk.agent.setup import claude, codex, copilot, gemini, opencode
+from rk.agent.setup import claude, codex, copilot, gemini, kilo, opencode
 from rk.agent.setup import qwen as qwen_cli
 from rk.agent.setup.agent_cli import AgentCli, Hook
 from rk.agent.setup.plan import UsageError
@@ -13,6 +13,7 @@ from rk.agent.setup.plan import UsageError
 CLIS: dict[str, AgentCli] = {cli.name: cli for cli in (claude.CLI, codex.CLI, gemini.CLI, opencode.CLI)}
 CLIS[copilot.CLI.name] = copilot.CLI
 CLIS[qwen_cli.CLI.name] = qwen_cli.CLI
+CLIS[kilo.CLI.name] = kilo.CLI
 PROVIDERS = tuple(CLIS)
 BINARIES = {name: cli.binary for name, cli in CLIS.items()}
 #: The hooks of each agent CLI configured in JSON.

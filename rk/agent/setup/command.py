@@ -126,7 +126,7 @@ def run_setup(
             file=stdout,
         )
     if not names:
-        print("nothing to install: none of claude, codex, gemini, opencode is on PATH", file=stdout)
+        print(f"nothing to install: none of {', '.join(PROVIDERS)} is on PATH", file=stdout)
         return 0
 
     try:

@@ -12,13 +12,19 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from rk.agent.setup import opencode
+from rk.agent.setup import kilo, opencode
 from rk.agent.setup.agents import cli_of, config_path
 from rk.agent.setup.plan import JsonDoc, Plan, SetupError, dump_json, load_json, read_config
+
+#: The CLIs whose hooks are a whole plugin file rk owns, and the planner of each.
+PLUGINS: dict[str, Callable[[Path, bytes | None, str | None, bool], Plan]] = {
+    "opencode": opencode.plan_plugin,
+    "kilo": kilo.plan_plugin,
+}
 
 #: A hook handler whose command contains one of these belongs to rk (any generation).
 MARKERS = (" agent hook ", " agent-hook ", "@rk_agent_state")
@@ -128,9 +134,9 @@ def hooks_state(agent: str, env: Mapping[str, str], rk: str) -> tuple[bool, str 
     them) what differs; SetupError when the file cannot be read."""
     path = config_path(agent, env)
     old = read_config(path)
-    if agent == "opencode":
+    if agent in PLUGINS:
         present = old is not None and opencode.is_rk_plugin(old)
-        current = opencode.plan_plugin(path, old, rk, uninstall=False)
+        current = PLUGINS[agent](path, old, rk, False)
         return present, None if not current.changed else "has another rk's plugin, or an old one"
     doc = load_json(path, old)
     strip_rk_hooks(doc, path)  # a `hooks` of the wrong shape is refused as setup refuses it
@@ -142,8 +148,8 @@ def plan(agent: str, env: Mapping[str, str], rk: str | None, uninstall: bool) ->
     """Install (or remove, `uninstall`) rk's hooks for `agent`; `rk`: the script they run."""
     path = config_path(agent, env)
     old = read_config(path)
-    if agent == "opencode":
-        return opencode.plan_plugin(path, old, rk, uninstall)
+    if agent in PLUGINS:
+        return PLUGINS[agent](path, old, rk, uninstall)
     doc = load_json(path, old)
     if uninstall:
         new_doc, removed = strip_rk_hooks(doc, path)

@@ -15,6 +15,9 @@ from rk.agent.setup.mcp import claude_eager_flags
 from rk.agent.setup.permissions import ALLOW, OPERATOR_TOOLS, RULES
 from rk.agent.setup.plan import SetupError
 
+#: The variable each CLI merges into its `permission` config (the user's own value is kept).
+PERMISSION_VARIABLES = {"opencode": "OPENCODE_PERMISSION", "kilo": "KILO_PERMISSION"}
+
 
 def operator_launch(argv: Sequence[str], env: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
     """The operator's agent command with the server tools allowed for that process alone,
@@ -31,16 +34,17 @@ def operator_launch(argv: Sequence[str], env: Mapping[str, str]) -> tuple[list[s
     if program == "codex" and _codex_has_rk(env):
         flags = [arg for t in tools for arg in ("-c", f'mcp_servers.{MCP_NAME}.tools.{t}.approval_mode="approve"')]
         return _with_flags(argv, flags), {}
-    if program == "opencode":
+    if program in PERMISSION_VARIABLES:  # OpenCode, and Kilo (its fork)
+        variable = PERMISSION_VARIABLES[program]
         grants: dict[str, Any] = {}
         try:
-            given = json.loads(env.get("OPENCODE_PERMISSION") or "{}")
+            given = json.loads(env.get(variable) or "{}")
         except ValueError:
             given = {}
         if isinstance(given, dict):
             grants.update(given)
-        grants.update({RULES["opencode"].name(t): ALLOW for t in tools})
-        return argv, {"OPENCODE_PERMISSION": json.dumps(grants, separators=(",", ":"))}
+        grants.update({RULES[program].name(t): ALLOW for t in tools})
+        return argv, {variable: json.dumps(grants, separators=(",", ":"))}
     return argv, {}
 
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rk.agent.setup import claude, gemini, opencode
+from rk.agent.setup import claude, gemini, kilo, opencode
 from rk.agent.setup.agent_cli import MCP_NAME
 from rk.agent.setup.plan import JsonDoc, SetupError
 from rk.core.channels.mcpguard import OPERATOR_ROLE, UNATTENDED
@@ -65,6 +65,8 @@ RULES: dict[str, Rules] = {
     "gemini": Rules(gemini.config_path, ("tools", "allowed"), lambda t: f"mcp_{MCP_NAME}_{t}"),
     "opencode": Rules(opencode.mcp_config_path, ("permission",), lambda t: f"{MCP_NAME}_{t}", ask=True),
 }
+RULES["kilo"] = Rules(kilo.mcp_config_path, ("permission",), lambda t: f"{MCP_NAME}_{t}", ask=True)  # OpenCode's
+
 
 #: Rules wider than rk's that allow the server tools in every pane (Claude Code's spellings).
 WIDE_CLAUDE = (f"mcp__{MCP_NAME}", f"mcp__{MCP_NAME}__*")

@@ -20,7 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from rk.agent.setup import codex, opencode, workspace
+from rk.agent.setup import codex, kilo, opencode, workspace
 from rk.agent.setup.agent_cli import MCP_NAME, AgentCli
 from rk.agent.setup.agents import PROVIDERS, cli_of
 from rk.agent.setup.hooks import strip_rk_hooks
@@ -144,6 +144,8 @@ def removal_plans(env: Mapping[str, str], tmux_socket: str | None) -> Removal:
     planners.append(partial(_codex_plan, env))
     plugin = cli_of("opencode").config_path(env)
     planners.append(lambda: opencode.plan_plugin(plugin, read_config(plugin), None, True))
+    kilo_plugin = cli_of("kilo").config_path(env)
+    planners.append(lambda: kilo.plan_plugin(kilo_plugin, read_config(kilo_plugin), None, True))
     planners.append(partial(_tmux_plan, env, tmux_socket))
     for planner in planners:
         try:

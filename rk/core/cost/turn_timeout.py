@@ -41,6 +41,7 @@ INTERRUPT_KEYS: dict[str, tuple[str, ...]] = {
     "codex": ("Escape",),
     "gemini": ("Escape",),
     "opencode": ("Escape", "Escape"),
+    "kilo": ("Escape", "Escape"),  # OpenCode's TUI
 }
 #: Seconds between two presses of one interrupt. OpenCode 1.18 takes two Escapes
 #: that reach it within ~70 ms (one `send-keys Escape Escape`, or 50 ms apart) as

@@ -82,6 +82,7 @@ AGENT_COMMANDS = frozenset(
         "cursor-agent",
         "droid",
         "auggie",
+        "kilo",
     }
 )
 #: Packages that hold an agent CLI, as they appear in a script path or a launcher's argument.
@@ -96,7 +97,11 @@ AGENT_PACKAGES = {
     "@charmland/crush": "crush",
     "@augmentcode/auggie": "auggie",
     "aider-chat": "aider",
+    "@kilocode/cli": "kilo",
 }
+#: Agent CLIs' executables under another name: Kilo Code's npm launcher (`kilo`, run by node)
+#: starts its native binary as `.kilo`.
+AGENT_ALIASES = {".kilo": "kilo"}
 #: Interpreters: what they run is named by their first operand (a script, or `-m module`).
 INTERPRETERS = frozenset({"node", "nodejs", "bun", "deno", "python", "python3", "pypy", "pypy3", "ruby", "perl"})
 #: Launchers that start another program and wait for it (or exec it): never the
@@ -277,8 +282,9 @@ def agent_of(proc: Proc) -> str:
     interpreter or a launcher, by the script or package it runs. A shell is
     never one by its script: what the script starts is judged by itself."""
     for name in (name_of(proc), proc.comm):
-        if _stem(name) in AGENT_COMMANDS:
-            return _stem(name)
+        stem = AGENT_ALIASES.get(_stem(name), _stem(name))
+        if stem in AGENT_COMMANDS:
+            return stem
     if not any(_is_interpreter(n) or n in LAUNCHERS for n in _names(proc)):
         return ""
     runs = operand(proc)

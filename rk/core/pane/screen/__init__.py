@@ -1,6 +1,6 @@
 """The screen as a second source of truth: each agent's layout, and the classifier."""
 
-from rk.core.pane.screen import claude, codex, copilot, gemini, opencode
+from rk.core.pane.screen import claude, codex, copilot, gemini, kilo, opencode
 from rk.core.pane.screen import qwen as qwen_screen
 from rk.core.pane.screen.engine import Layout, Screen, classify
 
@@ -8,7 +8,7 @@ from rk.core.pane.screen.engine import Layout, Screen, classify
 #: Copilot's is tried before Claude's: both draw a `❯` composer between rules, and only
 #: Copilot's footer words (`/ commands · ? help`, `esc esc interrupt`) tell them apart.
 LAYOUTS: tuple[Layout, ...] = (copilot.LAYOUT, claude.LAYOUT, codex.LAYOUT, gemini.LAYOUT, opencode.LAYOUT)
-LAYOUTS += (qwen_screen.LAYOUT,)
+LAYOUTS += (kilo.LAYOUT, qwen_screen.LAYOUT)
 
 #: The versions of each agent CLI whose screens and hooks rk is tested with: the suite
 #: (`make test-agents`) runs exactly these, and `rk doctor` warns about any other.
@@ -19,6 +19,7 @@ TESTED_VERSIONS: dict[str, tuple[str, ...]] = {
     "opencode": ("1.18.33",),
     "copilot": ("1.0.102",),
     "qwen": ("0.24.4",),
+    "kilo": ("7.7.7",),
 }
 
 __all__ = ["LAYOUTS", "TESTED_VERSIONS", "Layout", "Screen", "classify"]
