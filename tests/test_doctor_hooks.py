@@ -206,6 +206,19 @@ def test_an_opencode_of_version_2_is_opencode_2(tmp_path):
 
 
 @pytest.mark.shell
+def test_kilos_plugin_is_checked_as_opencodes(tmp_path):
+    from rk.agent.setup.kilo import kilo_plugin
+
+    env = _env(tmp_path)
+    path = _write(env, "kilo", kilo_plugin(RK))
+    assert [c.level for c in _checks(env, "kilo hooks")] == [Level.OK]
+    path.write_text(kilo_plugin(RK).replace("function setup(ctx) {", "function setup(ctx) {{"))
+    check = _one(env, "kilo hooks")
+    assert check.level == Level.FAIL and "Kilo Code does not load it" in check.detail
+    assert check.fix == "rk agent setup kilo"
+
+
+@pytest.mark.shell
 def test_the_current_plugin_beside_opencode_2_warns_what_it_can_see(tmp_path):
     env = _env(tmp_path)
     _write(env, "opencode", setup.opencode_plugin(RK))

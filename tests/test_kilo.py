@@ -41,7 +41,7 @@ def test_the_plugin_is_opencodes_reporting_as_kilo():
     assert '["agent", "hook", "--agent", "kilo", token]' in text
     assert '"opencode"' not in text and "--agent opencode" not in text
     assert 'const RK = "/opt/rk";' in text
-    assert "export const RkAgentState" in text  # the version-1 plugin Kilo 7.7 loads
+    assert 'export default { id: "rk", server, setup };' in text  # Kilo 7.7 loads its `server`
 
 
 def test_kilo_is_a_cli_setup_knows():

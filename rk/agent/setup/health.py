@@ -293,10 +293,11 @@ def node_verdict(text: str, env: Mapping[str, str]) -> str | None:
         return None
 
 
-def opencode_problems(probe: Probe) -> list[LoadProblem]:
-    """OpenCode: rk's plugin imports under node with a default export both plugin APIs load,
-    its rk script runs, and an OpenCode 2 beside it can use it."""
-    path = config_path("opencode", probe.env)
+def opencode_problems(probe: Probe, agent: str = "opencode") -> list[LoadProblem]:
+    """OpenCode (and Kilo Code, its fork, which loads the same plugin): rk's plugin imports
+    under node with a default export both plugin APIs load, its rk script runs, and an
+    OpenCode 2 beside it can use it."""
+    path = config_path(agent, probe.env)
     try:
         data = path.read_bytes()
     except OSError:
@@ -304,19 +305,20 @@ def opencode_problems(probe: Probe) -> list[LoadProblem]:
     if not opencode.is_rk_plugin(data):
         return []
     text = data.decode("utf-8", "replace")
-    fix = "rk agent setup opencode"
-    v2 = opencode2(probe.env, probe.version_of)
+    fix = f"rk agent setup {agent}"
+    v2 = opencode2(probe.env, probe.version_of) if agent == "opencode" else None
     if v2 and "export default" not in text:
         return [LoadProblem(f"{path} is rk's OpenCode 1 plugin; OpenCode 2 ({v2}) ignores it: no states reach rk", fix)]
     verdict = node_verdict(text, probe.env)
     if verdict:
-        return [LoadProblem(f"{path} {verdict}: OpenCode does not load it", fix)]
+        name = "Kilo Code" if agent == "kilo" else "OpenCode"
+        return [LoadProblem(f"{path} {verdict}: {name} does not load it", fix)]
     m = _PLUGIN_RK.search(text)
     try:
         scripts = {json.loads(m.group(1))} if m else set()
     except ValueError:
         scripts = set()
-    problems = _script_problems(scripts, path, "opencode", probe.rk)
+    problems = _script_problems(scripts, path, agent, probe.rk)
     if v2 and not problems:
         problems.append(
             LoadProblem(
@@ -372,6 +374,7 @@ LOAD_CHECKS: dict[str, Checker] = {
     "codex": codex_problems,
     "copilot": copilot_problems,
     "gemini": gemini_problems,
+    "kilo": lambda probe: opencode_problems(probe, "kilo"),
     "opencode": opencode_problems,
     "qwen": qwen_problems,
 }
