@@ -1715,7 +1715,7 @@ MUTANTS = [
     ),
     Mutant(
         "--json before the command ignored",
-        "rk/cli/root.py",
+        "rk/cli/environment.py",
         "env.root_json = env.root_json or as_json",
         "env.root_json = env.root_json",
         ("tests/test_mistakes.py", "-k", "json_before"),
@@ -1723,8 +1723,8 @@ MUTANTS = [
     Mutant(
         "--json before a command without JSON output ignored",
         "rk/cli/environment.py",
-        "elif env.root_json and not isinstance(ctx.command, TyperGroup):",
-        "elif False:",
+        "if as_json is None and env.root_json and not _is_group(ctx.command):",
+        "if False:",
         ("tests/test_mistakes.py", "-k", "json_before"),
     ),
     # -- a ticker on every machine: `ticker install` without a systemd user bus ---------------------------------
