@@ -15,8 +15,8 @@ import contextlib
 import io
 
 import pytest
-
 from cli_helpers import run_in
+
 from rk.cli import fastpath
 
 pytestmark = pytest.mark.shell
