@@ -2066,8 +2066,8 @@ MUTANTS = [
     Mutant(
         "fast path: an option of another level read",
         "rk/cli/fastpath.py",
-        "GROUPS: Mapping[str, Grammar] = {\"cron\": GROUP, \"agent\": Grammar()}",
-        "GROUPS: Mapping[str, Grammar] = {\"cron\": GROUP, \"agent\": GROUP}",
+        'GROUPS: Mapping[str, Grammar] = {"cron": GROUP, "agent": Grammar()}',
+        'GROUPS: Mapping[str, Grammar] = {"cron": GROUP, "agent": GROUP}',
         FASTPATH,
     ),
 ]
