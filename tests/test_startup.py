@@ -5,7 +5,8 @@ modules that must still be unloaded after a view has run.
 - `rk --version` is answered before typer is imported;
 - importing the CLI's tree loads no command's module (`rk.cli.root`'s lazy groups);
 - the views with plain arguments load no typer, click, pydantic or rich (`rk.cli.fastpath`);
-- `rk cron list` loads no other command's module, and no MCP SDK or rich;
+- `rk cron list` loads no other command's module, no MCP SDK or rich, and no
+  screen parser;
 - `rk --help` loads the root's commands but not the listing, the schedule's
   forecast or the tmux layer (each command imports those when it runs);
 - `rk agent list` loads no schedule rules (the pane facts import them only to
@@ -78,6 +79,7 @@ def test_cron_list_loads_only_the_listing(tmp_path):
     assert not (COMMAND_MODULES - {"rk.cli.listing"}) & modules
     assert not {"mcp", "rich", "rk.channels.mcp", "rk.engine.tick"} & modules
     assert not {"typer", "click", "pydantic", "rk.cli.root"} & modules  # the fast path
+    assert "rk.core.pane.screen" not in modules  # the screen parsers: a view compares no screens
 
 
 @pytest.mark.parametrize(
