@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from rk.cli.environment import CliError, Environment, failed, for_args, group_options
+from rk.core.errors import RkError
 
 
 @dataclass(frozen=True)
@@ -105,8 +106,8 @@ class Call:
     params: dict[str, Any]
 
 
-class NotPlain(Exception):
-    """The arguments are not ones this module answers for: typer runs them."""
+class NotPlain(RkError):
+    """The arguments are not ones this module answers for: typer runs them (never shown)."""
 
 
 def parse(args: list[str]) -> Call | None:
