@@ -97,6 +97,7 @@ def test_cron_list_loads_only_the_listing(tmp_path):
 def test_views_run_without_typer(tmp_path, args):
     _, _, modules = loaded(tmp_path, *args)
     assert not {"typer", "click", "pydantic", "rich", "rk.cli.root"} & modules
+    assert not {"rk.engine.ticker", "rk.engine.tick", "rk.channels.notify"} & modules  # status reads the records only
 
 
 def test_help_loads_no_view_machinery(tmp_path):

@@ -27,7 +27,7 @@ WATCH_EVERY = 2.0
 
 
 def _ticker(env: Environment) -> dict[str, object]:
-    from rk.engine import ticker
+    from rk.store import ticker_record as ticker  # the records only: not the tick
 
     rec = ticker.read_pid(env.state_dir())
     running = rec is not None and rec.alive()
