@@ -3,8 +3,10 @@
 `rk agent hook …` runs on every agent event, and `rk status --format tmux|json`
 on every status-bar redraw, so both are dispatched here before anything heavy is
 imported (typer, rich, ruamel take ~200 ms to import), and so is a bare
-`rk --version`; every other command goes to the CLI declared in `rk.cli` (which
-imports a command's module only when it runs). Run as the process (the console
+`rk --version`. The read-only views with plain arguments (`rk cron list`,
+`rk status`, `rk agent list`…) run without typer (`rk.cli.fastpath`); every other
+command goes to the CLI declared in `rk.cli` (which imports a command's module only
+when it runs). Run as the process (the console
 script), the hook and the status line also skip the interpreter's teardown: it
 costs ~2 ms (freeing every module), a sixth of what the whole hook costs, and
 they leave nothing to clean up.
@@ -30,6 +32,11 @@ def main(argv: list[str] | None = None) -> int:
         fmt = format_of(args)
         if fmt is not None:  # a status bar's every redraw: no typer
             return _finish(statusline_main(fmt), argv is None)
+    from rk.cli.fastpath import run
+
+    status = run(args)
+    if status is not None:
+        return status
     from rk.cli import main as cli_main
 
     return cli_main(args)

@@ -3,8 +3,10 @@
 modules that must still be unloaded after a view has run.
 
 - `rk --version` is answered before typer is imported;
-- importing the CLI loads no command's module (`rk.cli.root`'s lazy groups);
-- `rk cron list` loads no other command's module, and no MCP SDK or rich;
+- importing the CLI's tree loads no command's module (`rk.cli.root`'s lazy groups);
+- the views with plain arguments load no typer, click, pydantic or rich (`rk.cli.fastpath`);
+- `rk cron list` loads no other command's module, no MCP SDK or rich, and no
+  screen parser;
 - `rk --help` loads the root's commands but not the listing, the schedule's
   forecast or the tmux layer (each command imports those when it runs);
 - `rk agent list` loads no schedule rules (the pane facts import them only to
@@ -25,7 +27,7 @@ pytestmark = pytest.mark.shell
 #: Every command module but the one a check runs (rk.cli.root's lazy tables name them).
 COMMAND_MODULES = {
     f"rk.cli.{m}"
-    for m in ("agent", "doctor", "entries", "events", "listing", "notifying", "pausing", "running")
+    for m in ("agent", "doctor", "entries", "events", "listing", "notifying", "pausing", "running", "panes")
     + ("send", "simulate", "status", "usage", "views", "windows", "flags", "timeline", "preview")
 }
 SCHEDULE_RULES = {"rk.core.schedule.entry", "rk.core.schedule.due", "rk.core.schedule.forecast"}
@@ -60,7 +62,7 @@ def test_version_is_answered_before_typer(tmp_path):
 
 def test_importing_the_cli_loads_no_command():
     proc = subprocess.run(
-        [sys.executable, "-c", "import sys, rk.cli; print(' '.join(sys.modules))"],
+        [sys.executable, "-c", "import sys, rk.cli.root; print(' '.join(sys.modules))"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -76,21 +78,41 @@ def test_cron_list_loads_only_the_listing(tmp_path):
     assert "rk.cli.listing" in modules
     assert not (COMMAND_MODULES - {"rk.cli.listing"}) & modules
     assert not {"mcp", "rich", "rk.channels.mcp", "rk.engine.tick"} & modules
+    assert not {"typer", "click", "pydantic", "rk.cli.root"} & modules  # the fast path
+    assert "rk.core.pane.screen" not in modules  # the screen parsers: a view compares no screens
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["cron", "list", "--json"],
+        ["--json", "cron", "-L", "default", "list", "--all"],
+        ["cron", "show", "abcd"],
+        ["cron", "next", "abcd", "-n", "3"],
+        ["cron", "log", "-n", "5"],
+        ["status", "--json"],
+        ["agent", "list"],
+    ],
+)
+def test_views_run_without_typer(tmp_path, args):
+    _, _, modules = loaded(tmp_path, *args)
+    assert not {"typer", "click", "pydantic", "rich", "rk.cli.root"} & modules
+    assert not {"rk.engine.ticker", "rk.engine.tick", "rk.channels.notify"} & modules  # status reads the records only
 
 
 def test_help_loads_no_view_machinery(tmp_path):
     code, out, modules = loaded(tmp_path, "--help")
     assert code == 0 and "Usage: rk" in out
     assert {"rk.cli.status", "rk.cli.events", "rk.cli.windows"} <= modules  # listed, so loaded
-    view = {"rk.cli.listing", "rk.cli.agent", "rk.core.schedule.forecast", "rk.core.schedule.due"}
+    view = {"rk.cli.listing", "rk.cli.panes", "rk.core.schedule.forecast", "rk.core.schedule.due"}
     assert not (view | {"rk.tmux.server", "rk.core.pane.facts"}) & modules
 
 
 def test_agent_list_loads_no_schedule_rules(tmp_path):
     code, _, modules = loaded(tmp_path, "agent", "list", "--json")
     assert code == 1  # no tmux server in the test's TMUX_TMPDIR
-    assert "rk.cli.agent" in modules and "rk.core.pane.facts" in modules
-    assert not (SCHEDULE_RULES | (COMMAND_MODULES - {"rk.cli.agent"})) & modules
+    assert "rk.cli.panes" in modules and "rk.core.pane.facts" in modules
+    assert not (SCHEDULE_RULES | (COMMAND_MODULES - {"rk.cli.panes"})) & modules
 
 
 def test_the_lazy_tables_name_real_commands():

@@ -61,6 +61,8 @@ BUDGETS = ("tests/test_usage.py", *PURE)
 INVISIBLE_PURE = ("tests/test_invisible_chars.py", "-m", "not tmux and not shell")
 #: wake_from and who started a turn (the pure tests and the simulated scenario).
 WAKE_FROM = ("tests/test_wake_from.py", "-m", "not tmux and not shell and not slow")
+#: The views' fast path and typer, side by side (~30 s).
+FASTPATH = ("tests/test_startup_fastpath.py",)
 #: A tick killed at each moment of a delivery, into an agent-like app (~30 s).
 AT_MOST_ONCE = ("tests/test_at_most_once.py",)
 #: Claude Code's session registry: the verdict and each check, with real processes (~5 s).
@@ -1717,7 +1719,7 @@ MUTANTS = [
     ),
     Mutant(
         "--json before the command ignored",
-        "rk/cli/root.py",
+        "rk/cli/environment.py",
         "env.root_json = env.root_json or as_json",
         "env.root_json = env.root_json",
         ("tests/test_mistakes.py", "-k", "json_before"),
@@ -1725,8 +1727,8 @@ MUTANTS = [
     Mutant(
         "--json before a command without JSON output ignored",
         "rk/cli/environment.py",
-        "elif env.root_json and not isinstance(ctx.command, TyperGroup):",
-        "elif False:",
+        "if as_json is None and env.root_json and not _is_group(ctx.command):",
+        "if False:",
         ("tests/test_mistakes.py", "-k", "json_before"),
     ),
     # -- a ticker on every machine: `ticker install` without a systemd user bus ---------------------------------
@@ -2515,6 +2517,63 @@ MUTANTS = [
         'PERMISSION_VARIABLES = {"opencode": "OPENCODE_PERMISSION", "kilo": "KILO_PERMISSION"}',
         'PERMISSION_VARIABLES = {"opencode": "OPENCODE_PERMISSION"}',
         ("tests/test_kilo.py",),
+    ),
+    # -- views that answer at once: the fast path reads only plain arguments, as click would (rk/cli/fastpath.py)
+    Mutant(
+        "fast path: a value that starts with - taken as a value",
+        "rk/cli/fastpath.py",
+        'if not text or text.startswith("-"):',
+        "if not text:",
+        FASTPATH,
+    ),
+    Mutant(
+        "fast path: a repeated option read (click keeps the last)",
+        "rk/cli/fastpath.py",
+        "if param is None or param in given:",
+        "if param is None:",
+        FASTPATH,
+    ),
+    Mutant(
+        "fast path: a missing argument not left to typer's usage error",
+        "rk/cli/fastpath.py",
+        "if not grammar.required <= len(positional) <= len(grammar.arguments):",
+        "if len(positional) > len(grammar.arguments):",
+        FASTPATH,
+    ),
+    Mutant(
+        "fast path: a number with a leading zero read",
+        "rk/cli/fastpath.py",
+        ' or (len(text) > 1 and text[0] == "0")',
+        "",
+        FASTPATH,
+    ),
+    Mutant(
+        "fast path: shell completion not left to click",
+        "rk/cli/fastpath.py",
+        'if os.environ.get("_RK_COMPLETE"):',
+        "if False:",
+        FASTPATH,
+    ),
+    Mutant(
+        "fast path: the group levels' -L and --json dropped",
+        "rk/cli/fastpath.py",
+        "            group_options(env, server, as_json)\n",
+        "            pass\n",
+        FASTPATH,
+    ),
+    Mutant(
+        "fast path: a view's exit status dropped",
+        "rk/cli/fastpath.py",
+        "return status if isinstance(status, int) and not isinstance(status, bool) else 0",
+        "return 0",
+        FASTPATH,
+    ),
+    Mutant(
+        "fast path: an option of another level read",
+        "rk/cli/fastpath.py",
+        'GROUPS: Mapping[str, Grammar] = {"cron": GROUP, "agent": Grammar()}',
+        'GROUPS: Mapping[str, Grammar] = {"cron": GROUP, "agent": GROUP}',
+        FASTPATH,
     ),
 ]
 

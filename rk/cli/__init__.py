@@ -16,8 +16,25 @@ the failures, carried to every command on the click context), `options` and
 errors), and one module per verb group: `entries`, `views`, `running`,
 `simulate` (+ `timeline`, its drawing), `windows`, `agent`. Rules that decide
 what an entry does live in `rk.core`, not here.
+
+`fastpath` runs the read-only views (`cron list`, `status`, `agent list`…)
+without typer when their arguments are plain; anything else goes to `root`. So
+this package imports `root` (typer) only when `app` or `main` is asked for.
 """
 
-from rk.cli.root import app, main
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rk.cli.root import app, main
 
 __all__ = ["app", "main"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from rk.cli import root
+
+        return getattr(root, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,21 +1,21 @@
 """What every command shares: the outside world (`Environment`), the failures it
 reports (`CliError`, an `RkError` with its own exit status), and the output helpers.
 
-`rk.cli.root.main` builds one `Environment` per invocation and hands it to the
-commands as the click context's `obj`; nothing here is module-level state.
+`rk.cli.root.main` builds one `Environment` per invocation (`for_args`) and hands
+it to the commands as the click context's `obj`; nothing here is module-level state.
+Nothing here imports typer: the views run without it (`rk.cli.fastpath`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
-
-import typer
-from typer.core import TyperGroup
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from rk.cli.table import escape_controls
 from rk.core.environ import is_pane_id
@@ -113,6 +113,16 @@ class Environment:
         except OSError:
             return []
 
+    def given(self, server: str | None = None, as_json: bool | None = None) -> Environment:
+        """This Environment with a command's --json (None: it has none) and a level's -L
+        (validated now: a bad -L is a usage error for every command) applied."""
+        if as_json is not None:
+            self.json = as_json or self.root_json
+        if server:
+            self.server_flag = server
+            _ = self.server
+        return self
+
     def now(self) -> int:
         try:
             return clock.now(self.environ)
@@ -196,20 +206,87 @@ class Environment:
         return int(exc.status)
 
 
-def environment(ctx: typer.Context, server: str | None = None, as_json: bool | None = None) -> Environment:
+class Invocation(Protocol):
+    """What `environment` reads of a command's context: click's, or the fast path's
+    (`rk.cli.fastpath.Invocation`)."""
+
+    @property
+    def obj(self) -> Any: ...
+
+    @property
+    def command(self) -> Any: ...
+
+    @property
+    def command_path(self) -> str: ...
+
+
+def environment(ctx: Invocation, server: str | None = None, as_json: bool | None = None) -> Environment:
     """The Environment `main` built (carried as the context's obj), with this
     level's -L and the command's --json applied."""
     env = ctx.obj
     if not isinstance(env, Environment):
         raise RuntimeError("rk commands run through rk.cli.main, which supplies the Environment")
-    if as_json is not None:
-        env.json = as_json or env.root_json
-    elif env.root_json and not isinstance(ctx.command, TyperGroup):
+    if as_json is None and env.root_json and not _is_group(ctx.command):
         raise usage(f"{ctx.command_path.removeprefix('rk ')} prints no JSON: drop --json")
-    if server:
-        env.server_flag = server
-        _ = env.server  # validates the slug now: a bad -L is a usage error for every command
-    return env
+    return env.given(server, as_json)
+
+
+def _is_group(command: object) -> bool:
+    from typer.core import TyperGroup  # a command without --json runs through typer only
+
+    return isinstance(command, TyperGroup)
+
+
+def group_options(env: Environment, server: str | None, as_json: bool) -> None:
+    """A group's -L and --json (`rk -L x --json cron …`, `rk cron -L x --json …`): -L as
+    the command's, --json for the command that prints JSON (else its usage error)."""
+    env.given(server)
+    env.root_json = env.root_json or as_json
+
+
+def for_args(args: list[str], environ: Mapping[str, str], stdout: TextIO, stderr: TextIO) -> Environment:
+    """The Environment of one invocation with these arguments."""
+    return Environment(
+        environ=dict(environ),
+        stdout=stdout,
+        stderr=stderr,
+        # Sniffed only so that a usage error click raises before any command runs
+        # (a missing argument, an unknown option, a bad root -L) still gets the
+        # JSON envelope; once a command runs, its own --json option decides.
+        json="--json" in args[: args.index("--")] if "--" in args else "--json" in args,
+    )
+
+
+def failed(env: Environment, exc: Exception) -> int:
+    """Report an exception no command turned into a `CliError` (an entry or config.yaml
+    that does not load, an OSError, a bug: then one line, never a traceback, unless
+    RK_DEBUG is set, when it is raised again); the exit status."""
+    if isinstance(exc, RkError) and _input_error(exc):  # a stored entry or config: operational, as their status says
+        return env.fail(exc)
+    if isinstance(exc, OSError):
+        return env.fail(CliError(f"{str(exc.filename) + ': ' if exc.filename else ''}{exc.strerror or exc}"))
+    if env.environ.get("RK_DEBUG"):
+        raise exc
+    return env.fail(CliError(f"internal error ({type(exc).__name__}: {exc}); rerun with RK_DEBUG=1 for details"))
+
+
+#: The failures of a cron expression, an entry and config.yaml, reported as one
+#: line: (module, class), looked up in the modules already loaded only (one never
+#: imported raised nothing), so that `main` imports none of them.
+INPUT_ERRORS = (
+    ("rk.core.schedule.cronexpr", "CronError"),
+    ("rk.core.schedule.entry", "EntryError"),
+    ("rk.store.config", "ConfigError"),
+)
+
+
+def _input_error(exc: Exception) -> bool:
+    """Whether `exc` is one of `INPUT_ERRORS`."""
+    for module, name in INPUT_ERRORS:
+        loaded = sys.modules.get(module)
+        if loaded is not None and isinstance(exc, getattr(loaded, name)):
+            return True
+    return False
 
 
 def rfc3339(ts: int, zone: tzinfo) -> str:

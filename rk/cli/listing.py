@@ -10,12 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import tzinfo
-from typing import Any
-
-import typer
+from typing import TYPE_CHECKING, Any
 
 from rk.cli.environment import CliError, Environment, environment, moment, stamp, zone_label
-from rk.cli.options import AllOpt, FullOpt, JsonOpt, ServerOpt
 from rk.cli.store import servers_of
 from rk.cli.table import Column, full_view, layout, terminal_width
 from rk.core.cost import caps
@@ -43,6 +40,11 @@ from rk.store import delivery_log as logfile
 from rk.store.config import ServerFiles
 from rk.store.entries import FILE_PROBLEMS, load_entries
 from rk.store.pause import pause_span, paused_until
+
+if TYPE_CHECKING:  # the declarations only (rk.cli.root.declared): the fast path runs without typer
+    import typer
+
+    from rk.cli.options import AllOpt, FullOpt, JsonOpt, ServerOpt
 
 
 @dataclass(frozen=True)

@@ -3,16 +3,21 @@
 Commands are plain functions in the verb modules, named here in the order
 `--help` lists them. A verb module is imported only when its command is looked
 up (to run it, or to list it in a `--help`): `rk cron list` loads the listing,
-not the agent panes, the doctor or the simulator (`Lazy`, `LazyGroup`).
+not the agent panes, the doctor or the simulator (`Lazy`, `LazyGroup`). A view's
+module names typer and the shared options for type checking only, so that the
+fast path (`rk.cli.fastpath`) runs it without typer; `declared` gives typer its
+annotations evaluated.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import sys
-from collections.abc import Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Annotated, Any, ClassVar, TextIO
 
 import typer
@@ -26,22 +31,12 @@ except ImportError:  # pragma: no cover - typer on top of click
     from click.core import Command, Context  # type: ignore[assignment]
     from click.exceptions import ClickException, NoArgsIsHelpError, UsageError  # type: ignore[assignment]
 
-from rk.cli.environment import CliError, Environment, ExitStatus, environment, usage
+from rk.cli.environment import CliError, ExitStatus, environment, failed, for_args, group_options, usage
 from rk.cli.options import ServerOpt
-from rk.core.errors import RkError
 
 #: `rk.cli.flags.ONLY_IF_CHANGED`, the one flag `main` rewrites (named here so that
 #: the flags, and the schedule rules they import, load only when it is given).
 ONLY_IF_CHANGED = "--only-if-changed"
-
-#: The failures of a cron expression, an entry and config.yaml, reported as one
-#: line: (module, class), looked up in the modules already loaded only (one never
-#: imported raised nothing), so that `main` imports none of them.
-INPUT_ERRORS = (
-    ("rk.core.schedule.cronexpr", "CronError"),
-    ("rk.core.schedule.entry", "EntryError"),
-    ("rk.store.config", "ConfigError"),
-)
 
 
 @dataclass(frozen=True)
@@ -58,8 +53,28 @@ class Lazy:
         module = importlib.import_module(f"rk.cli.{self.module}")
         single = typer.Typer(add_completion=False)
         settings = getattr(module, self.context) if self.context else None
-        single.command(name, hidden=self.hidden, context_settings=settings)(getattr(module, self.function))
+        function = declared(getattr(module, self.function), module)
+        single.command(name, hidden=self.hidden, context_settings=settings)(function)
         return typer.main.get_command(single)
+
+
+def declared(function: Callable[..., Any], module: ModuleType) -> Callable[..., Any]:
+    """`function` as typer reads it: its signature with the annotations evaluated in its
+    module's names over `rk.cli.options`' (typer, `Annotated`, the shared options), which
+    a view imports for type checking only."""
+    from rk.cli import options
+
+    names = {**vars(options), **vars(module)}
+    signature = inspect.signature(function, eval_str=True, globals=names)
+
+    def command(**given: Any) -> Any:
+        return function(**given)
+
+    command.__signature__ = signature  # type: ignore[attr-defined]
+    command.__name__ = command.__qualname__ = function.__name__
+    command.__doc__ = function.__doc__
+    command.__module__ = function.__module__
+    return command
 
 
 class LazyCommands(MutableMapping[str, Command]):
@@ -139,7 +154,7 @@ class AgentGroup(LazyGroup):
     LAZY: ClassVar[Mapping[str, Lazy]] = {
         "state": Lazy("agent", "cmd_state"),
         "setup": Lazy("agent", "cmd_setup"),
-        "list": Lazy("agent", "cmd_list"),
+        "list": Lazy("panes", "cmd_list"),
         "await": Lazy("agent", "cmd_await"),
         "hook": Lazy("agent", "cmd_hook", context="HOOK_CONTEXT"),
     }
@@ -176,8 +191,7 @@ RootJsonOpt = Annotated[bool, typer.Option("--json", help="The command's --json:
 
 
 def _root_json(ctx: typer.Context, server: str | None, as_json: bool) -> None:
-    env = environment(ctx, server)
-    env.root_json = env.root_json or as_json
+    group_options(environment(ctx), server, as_json)
 
 
 @cron_app.callback()
@@ -225,15 +239,6 @@ app.add_typer(agent_app, name="agent")
 app.add_typer(notify_app, name="notify")
 
 
-def _input_error(exc: Exception) -> bool:
-    """Whether `exc` is one of `INPUT_ERRORS`."""
-    for module, name in INPUT_ERRORS:
-        loaded = sys.modules.get(module)
-        if loaded is not None and isinstance(exc, getattr(loaded, name)):
-            return True
-    return False
-
-
 def main(
     argv: list[str] | None = None,
     environ: Mapping[str, str] | None = None,
@@ -250,15 +255,7 @@ def main(
         from rk.cli.flags import bare_only_if_changed
 
         args = bare_only_if_changed(args)
-    env = Environment(
-        environ=dict(os.environ if environ is None else environ),
-        stdout=stdout or sys.stdout,
-        stderr=stderr or sys.stderr,
-        # Sniffed only so that a usage error click raises before any command runs
-        # (a missing argument, an unknown option, a bad root -L) still gets the
-        # JSON envelope; once a command runs, its own --json option decides.
-        json="--json" in args[: args.index("--")] if "--" in args else "--json" in args,
-    )
+    env = for_args(args, os.environ if environ is None else environ, stdout or sys.stdout, stderr or sys.stderr)
     command = typer.main.get_command(app)
     try:
         status = command.main(args=args, prog_name="rk", standalone_mode=False, obj=env)
@@ -278,13 +275,5 @@ def main(
     except ClickException as exc:
         return env.fail(CliError(exc.format_message()))
     except Exception as exc:
-        if isinstance(exc, RkError) and _input_error(
-            exc
-        ):  # a stored entry or config: operational, as their status says
-            return env.fail(exc)
-        if isinstance(exc, OSError):
-            return env.fail(CliError(f"{str(exc.filename) + ': ' if exc.filename else ''}{exc.strerror or exc}"))
-        if env.environ.get("RK_DEBUG"):
-            raise
-        return env.fail(CliError(f"internal error ({type(exc).__name__}: {exc}); rerun with RK_DEBUG=1 for details"))
+        return failed(env, exc)
     return int(ExitStatus.OK)

@@ -11,15 +11,15 @@ import time
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Annotated
 
-import typer
-
 from rk.cli.environment import Environment, ExitStatus, environment, moment, stamp, zone_label
-from rk.cli.options import FullOpt, JsonOpt, ServerOpt
 from rk.cli.table import Block, Column, layout, screenful, terminal_height, terminal_width, wrapped
 from rk.core.log.delivery import RATE_WINDOW, Status, status_of
 
 if TYPE_CHECKING:  # the listing and the entries load when the command runs, not for `rk --help`
+    import typer  # the declarations only (rk.cli.root.declared): the fast path runs without typer
+
     from rk.cli.listing import Row
+    from rk.cli.options import FullOpt, JsonOpt, ServerOpt
 
 #: Statuses that make `rk status` exit 1 when one was logged in the last hour.
 FAILING = frozenset({Status.FAILED, Status.RESPAWN_FAILED})
@@ -27,7 +27,7 @@ WATCH_EVERY = 2.0
 
 
 def _ticker(env: Environment) -> dict[str, object]:
-    from rk.engine import ticker
+    from rk.store import ticker_record as ticker  # the records only: not the tick
 
     rec = ticker.read_pid(env.state_dir())
     running = rec is not None and rec.alive()
@@ -44,8 +44,8 @@ def _ticker(env: Environment) -> dict[str, object]:
 
 def gather(env: Environment) -> dict[str, object]:
     """Everything `rk status` shows, as one JSON-ready value: -L's server, else every one."""
-    from rk.cli.agent import AgentRow
     from rk.cli.listing import load_server, record, row_record, server_view, sorted_rows
+    from rk.cli.panes import AgentRow
     from rk.cli.store import servers_of
     from rk.core.schedule.health import is_trouble
     from rk.store.grants import load_grants
@@ -212,7 +212,7 @@ def cmd_status(
             "#(rk status --format tmux)) or JSON (waybar, polybar).",
         ),
     ] = None,
-) -> None:
+) -> int:
     """The ticker, then each server's entries (as in list) and its agent panes.
 
     Reads the ticker's pid and heartbeat files, each server's entries file, log and
@@ -226,7 +226,7 @@ def cmd_status(
     if fmt is not None:
         from rk.channels.statusline import main as statusline_main
 
-        raise typer.Exit(statusline_main(fmt, env.environ))
+        return statusline_main(fmt, env.environ)
     state = gather(env)
     if env.json:
         for srv in state["servers"] if isinstance(state["servers"], list) else []:
@@ -238,8 +238,7 @@ def cmd_status(
             env.out(line)
     else:
         state = _watch(env, state, full)
-    if not state["ok"]:
-        raise typer.Exit(ExitStatus.ERROR)
+    return int(ExitStatus.OK if state["ok"] else ExitStatus.ERROR)
 
 
 def _watch(env: Environment, state: dict[str, object], full: bool) -> dict[str, object]:

@@ -16,13 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
-from typing import Annotated
-
-import typer
+from typing import TYPE_CHECKING, Annotated
 
 from rk.cli import preview
 from rk.cli.environment import Environment, environment, moment, rfc3339, stamp, usage, zone_label
-from rk.cli.flags import outcome_prefix, since_instant
 from rk.cli.listing import (
     caps_text,
     forecast_of,
@@ -33,7 +30,6 @@ from rk.cli.listing import (
     server_view,
     target_cell,
 )
-from rk.cli.options import FullOpt, IdArg, JsonOpt, ServerOpt
 from rk.cli.store import find, load_for_listing
 from rk.cli.table import GAP, Column, escape_controls, fixed_line, layout, terminal_width, wrapped
 from rk.core import bounds
@@ -42,6 +38,11 @@ from rk.core.log.delivery import LogLine, LogView, Status
 from rk.core.schedule.entry import Cron, Deliver, Entry, IfAbsent, TargetKind, WakeEvent, WakeOn
 from rk.store import delivery_log as logfile
 from rk.store.entries import load_entries
+
+if TYPE_CHECKING:  # the declarations only (rk.cli.root.declared): the fast path runs without typer
+    import typer
+
+    from rk.cli.options import FullOpt, IdArg, JsonOpt, ServerOpt
 
 
 def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, server: ServerOpt = None) -> None:
@@ -196,6 +197,8 @@ def cmd_log(
     Example: rk cron log -f --outcome failed, or rk cron log 3f2a --gaps --since 7d
     """
     env = environment(ctx, server, as_json)
+    from rk.cli.flags import outcome_prefix, since_instant  # the rules of --since and --outcome
+
     outcome = outcome_prefix(outcome)
     if not follow:  # -f waits for lines, from a server yet to start too
         env.known_server()
@@ -369,6 +372,7 @@ def _follow(
 
 def _log_gaps(env: Environment, entry_id: str | None, since_text: str | None, width: int | None) -> None:
     """`--gaps`: a cron entry's occurrences with no delivered line."""
+    from rk.cli.flags import since_instant
     from rk.core.schedule.cronexpr import CronExpr
     from rk.core.schedule.due import cron_zone
     from rk.core.schedule.gaps import gaps, occurrences

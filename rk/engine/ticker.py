@@ -45,15 +45,18 @@ from rk.core.pane.recheck import RECHECK_AFTER
 from rk.engine.runtime import Runtime
 from rk.engine.tick import sweep
 from rk.host import clock, nudge
-from rk.host.files import atomic_write, read_nofollow
+from rk.host.files import atomic_write
 from rk.host.lock import release, try_lock
 from rk.store.config import ensure_private_dir
+from rk.store.ticker_record import PID_NAME as PID_NAME  # what the ticker records, read without this module
+from rk.store.ticker_record import STATUS_NAME as STATUS_NAME
+from rk.store.ticker_record import PidRecord as PidRecord
+from rk.store.ticker_record import process_start_time as process_start_time
+from rk.store.ticker_record import read_pid as read_pid
+from rk.store.ticker_record import read_status as read_status
 
 LOCK_NAME = "ticker.lock"
-PID_NAME = "ticker.pid"
 LOG_NAME = "ticker.log"
-#: `ticker.status`: what the last tick did (`rk status` reads it).
-STATUS_NAME = "ticker.status"
 #: Land this long after a due second so the tick's integer `now` has reached it.
 DUE_SLACK = 0.05
 MIN_SLEEP = 0.2
@@ -73,48 +76,6 @@ class TickerError(RkError):
 
 class StateDirLost(TickerError):
     """The state directory (or the ticker's lock in it) was removed or replaced under the ticker."""
-
-
-def process_start_time(pid: int) -> str:
-    """The kernel's start time of `pid` (clock ticks since boot); "" if unknown or a zombie."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return ""
-    after = stat.rsplit(")", 1)[-1].split()
-    if not after or after[0] in ("Z", "X"):
-        return ""
-    return after[19] if len(after) > 19 else ""
-
-
-@dataclass(frozen=True)
-class PidRecord:
-    pid: int
-    start_time: str
-    started_at: int
-
-    def alive(self) -> bool:
-        """Alive and the same process (start time matches, so not a reused pid)."""
-        current = process_start_time(self.pid)
-        if current:
-            return current == self.start_time
-        if Path("/proc/self/stat").exists():
-            return False  # /proc works and has no live process by that pid
-        try:
-            os.kill(self.pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return not self.start_time
-
-
-def read_pid(state_dir: Path) -> PidRecord | None:
-    try:
-        data = json.loads(read_nofollow(state_dir / PID_NAME).decode("utf-8"))
-        return PidRecord(int(data["pid"]), str(data.get("start_time", "")), int(data.get("started_at", 0)))
-    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
-        return None
 
 
 def lock_holder(path: Path) -> int:
@@ -464,15 +425,6 @@ def stop_background(state_dir: Path, timeout: float = 10.0) -> PidRecord | None:
             return record
         time.sleep(0.05)
     raise TickerError(f"ticker (pid {record.pid}) did not stop within {timeout:g}s")
-
-
-def read_status(state_dir: Path) -> dict[str, object] | None:
-    """The last tick as the ticker recorded it (`ticker.status`), or None."""
-    try:
-        data = json.loads(read_nofollow(state_dir / STATUS_NAME, 64 * 1024))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 UNIT_NAME = "rk-ticker.service"

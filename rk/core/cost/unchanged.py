@@ -28,7 +28,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
-from rk.core.pane.screen.rest import compared_lines
 from rk.core.pane.state import BUSY_STATES, AgentState
 
 #: The entry key's values: compare the target pane, or the panes its wake watches.
@@ -71,6 +70,8 @@ def normalised(screen: str) -> str:
 def screen_hash(screen: str, agent: str = "") -> str:
     """A short digest of the normalised screen (the state file keeps no screen text):
     of the part of an `agent`'s frame where news shows (`rk.core.pane.screen.rest`)."""
+    from rk.core.pane.screen.rest import compared_lines  # the screen parsers: not for the views, which never compare
+
     text = "\n".join(compared_lines(screen, agent))
     return hashlib.sha256(normalised(text).encode("utf-8")).hexdigest()[:24]
 
