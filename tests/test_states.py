@@ -26,6 +26,9 @@ OTHER_MEANINGS = {
     # notification event kinds, named in the config file's `on:` lists
     ("rk/core/channels/notice.py", "waiting"),
     ("rk/core/channels/notice.py", "limited"),
+    # Claude Code's session registry's own status words (rk/core/pane/registry.py maps them)
+    ("rk/core/pane/registry.py", "idle"),
+    ("rk/core/pane/registry.py", "waiting"),
 }
 
 

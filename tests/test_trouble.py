@@ -24,10 +24,10 @@ T0 = 1_800_000_000
 @pytest.fixture
 def ticker_up(monkeypatch):
     """A running ticker as `status` and `doctor` see it (none is started: nothing fires)."""
-    from rk.engine import ticker
+    from rk.store import ticker_record
 
     alive = SimpleNamespace(pid=os.getpid(), started_at=T0, alive=lambda: True)
-    monkeypatch.setattr(ticker, "read_pid", lambda _dir: alive)
+    monkeypatch.setattr(ticker_record, "read_pid", lambda _dir: alive)
 
 
 def _env(tmp_path) -> dict[str, str]:
