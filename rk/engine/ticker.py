@@ -44,6 +44,7 @@ from rk.core.log.diagnostics import Diag, first_line
 from rk.core.pane.recheck import RECHECK_AFTER
 from rk.engine.runtime import Runtime
 from rk.engine.tick import sweep
+from rk.engine.watch import Watcher
 from rk.host import clock, nudge
 from rk.host.files import atomic_write, read_nofollow
 from rk.host.lock import release, try_lock
@@ -198,6 +199,7 @@ class Ticker:
         self.notifier: Notifier | None = None  #: set by `run` when config.yaml has `notify:` channels
         #: config.yaml's channels, followed at each tick (when `run` made the notifier: not one given to it)
         self.channels_file: ChannelsFile | None = None
+        self.watcher = Watcher(runtime)  #: the active agent panes, glimpsed between the polls
 
     def stop(self, *_args: object) -> None:
         self._stop = True
@@ -225,6 +227,7 @@ class Ticker:
             self._status(started, [], f"tick failed: {type(exc).__name__}: {first_line(exc)}", full=only is None)
             return None
         self.ticks += 1
+        self.watcher.wake(only)
         if self.notifier is not None:
             try:  # planning is pure and quick; sending happens on the notifier's own threads
                 self.notifier.after_tick(result.servers, started)
@@ -335,7 +338,10 @@ class Ticker:
                     for slug in recheck:
                         due_wall = _sooner(due_wall, self.tick(only=slug))
                     continue
-                timeout = next_poll - now_mono
+                if (look := self.watcher.wait(self.served, now_mono)) <= 0:
+                    self.watcher.step(self.served, now_mono)
+                    continue
+                timeout = min(next_poll - now_mono, look)
                 if due_wall is not None:
                     timeout = min(timeout, due_wall - wall())
                 timeout = min(max(MIN_SLEEP, timeout), WATCH_EVERY)
