@@ -59,7 +59,7 @@ def test_await_with_no_ticker_sees_an_esc_within_a_second(tmp_path, tmux_server,
     pane, _ = stand_in(tmux_server, tmp_path, 0.2, "interrupted", "working_1", "working_2")
     argv = [sys.executable, "-m", "rk", "agent", "await", "-L", tmux_server.name, "--pane", pane]
     proc = subprocess.Popen(
-        [*argv, "--until", "idle", "--timeout", "60s", "--json"], env=env, stdout=subprocess.PIPE, text=True
+        [*argv, "--until", "idle", "--timeout", "15s", "--json"], env=env, stdout=subprocess.PIPE, text=True
     )
     try:
         waits = Path(env["RK_STATE_DIR"]) / "await"
