@@ -203,3 +203,10 @@ def test_await_looks_itself_only_while_a_target_is_active_and_no_ticker_serves_t
     assert not looks_itself(env, "srv", progress, [busy])  # the ticker watches it
     (tmp_path / "ticker.pid").write_text(json.dumps(me | {"start_time": "1"}))
     assert looks_itself(env, "srv", progress, [busy])  # that pid is another process now: no ticker
+
+
+def test_an_active_pane_found_not_an_agents_does_not_keep_the_watch_going():
+    glimpses = [glimpse_of(row("%1")), glimpse_of(row("%2", state=f"idle:{NOW}"))]
+    state = glimpses[0].state
+    assert not any_active(glimpses, {"%1": state})
+    assert any_active(glimpses, {"%1": f"active:{NOW - 99}"})  # a new state: looked at again

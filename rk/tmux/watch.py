@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import tzinfo
 
 from rk.core.pane.facts import PaneFact, PaneKind
-from rk.core.pane.watch import FIELDS, Seen, any_active, glimpse_of, remembered, to_capture, turn_over
+from rk.core.pane.watch import FIELDS, Glimpse, Seen, any_active, glimpse_of, remembered, to_capture, turn_over
 from rk.tmux.observe import look_now, read_screen
 from rk.tmux.server import Command, Server, TmuxError, chain, head_format, split_head
 
@@ -84,6 +84,9 @@ class Watch:
         self.only = None if only is None else frozenset(only)
         self.source = source
         self.seen: dict[str, Seen] = {}
+        self.others: dict[str, str] = {}  #: panes found not an agent's, with the state they had then
+        #: each pane's facts (its kind judged from its process tree) while its process and state stay
+        self.facts: dict[str, tuple[str, PaneFact]] = {}
 
     def step(self, now: int, wall: int | None = None) -> StepReport:
         """Glimpse, capture what may have changed, write what ended. `now`: rk's clock;
@@ -96,14 +99,16 @@ class Watch:
             report.errors.append(str(exc))
             return report
         glimpses = [g for g in map(glimpse_of, rows) if self.only is None or g.pane_id in self.only]
-        report.active = any_active(glimpses)
         self.seen = remembered(self.seen, glimpses)
+        self.others = {p: state for p, state in self.others.items() if p in self.seen}
+        self.facts = {p: known for p, known in self.facts.items() if p in self.seen}
+        report.active = any_active(glimpses, self.others)
         ids = to_capture(glimpses, self.seen, now, wall)
         if not ids:
             return report
         by_id = {g.pane_id: g for g in glimpses}
         try:
-            facts = {p.pane_id: p for p in self.server.pane_facts(concerned=lambda _: ids) if p.pane_id in ids}
+            facts = self._facts([by_id[pane] for pane in ids])
         except TmuxError as exc:
             report.errors.append(str(exc))
             return report
@@ -112,6 +117,8 @@ class Watch:
         for pane in ids:
             self.seen[pane] = Seen(by_id[pane].state, by_id[pane].frame, wall)
             fact, word = facts.get(pane), asked.get(pane)
+            if fact is not None and fact.kind != PaneKind.AGENT:
+                self.others[pane] = by_id[pane].state
             if fact is None or pane not in asked or word is False:
                 continue  # gone, not an agent's, or still running by another source's word
             if word is None:
@@ -125,3 +132,14 @@ class Watch:
             if after.state != fact.state or after.epoch != fact.epoch:
                 report.corrected.append((pane, after.state))
         return report
+
+    def _facts(self, glimpses: list[Glimpse]) -> dict[str, PaneFact]:
+        """The facts of these panes: as last read while a pane's process and state are the
+        same, else read now (one listing, their process trees) for those alone."""
+        stale = {g.pane_id for g in glimpses if self.facts.get(g.pane_id, ("", None))[0] != g.who}
+        if stale:
+            who = {g.pane_id: g.who for g in glimpses}
+            for fact in self.server.pane_facts(concerned=lambda _: stale):
+                if fact.pane_id in stale:
+                    self.facts[fact.pane_id] = (who[fact.pane_id], fact)
+        return {g.pane_id: self.facts[g.pane_id][1] for g in glimpses if g.pane_id in self.facts}

@@ -32,7 +32,7 @@ LOOK_EVERY = 0.5
 WATCH_AFTER = 2
 #: What one `list-panes` reads of every pane: its state, and what moves when it draws.
 FRAME_FIELDS = ("cursor_x", "cursor_y", "history_size", "pane_width", "pane_height", "pane_in_mode")
-FIELDS = ("pane_id", "pane_dead", STATE_OPTION, "window_activity", *FRAME_FIELDS)
+FIELDS = ("pane_id", "pane_pid", "pane_dead", STATE_OPTION, "window_activity", *FRAME_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,12 @@ class Glimpse:
     frame: str  #: what moves when the pane draws (a redraw in place moves none of it)
     activity: int  #: the window's last output, unix seconds (tmux counts whole seconds)
     dead: bool = False
+    pid: str = ""  #: the pane's process (a respawned pane is another agent)
+
+    @property
+    def who(self) -> str:
+        """The pane's process and state: while these stay, so does what its facts say."""
+        return f"{self.pid}|{self.state}"
 
     @property
     def active_since(self) -> int | None:
@@ -61,6 +67,7 @@ def glimpse_of(row: Mapping[str, str]) -> Glimpse:
         ",".join(row.get(f, "") for f in FRAME_FIELDS),
         int(activity) if activity.isascii() and activity.isdigit() and len(activity) <= 12 else 0,
         row.get("pane_dead") == "1",
+        row.get("pane_pid", ""),
     )
 
 
@@ -78,9 +85,11 @@ def watched(glimpses: Iterable[Glimpse], now: int) -> list[Glimpse]:
     return [g for g in glimpses if (since := g.active_since) is not None and now - since >= WATCH_AFTER]
 
 
-def any_active(glimpses: Iterable[Glimpse]) -> bool:
-    """Whether any pane is `active` (young or not): the watch goes on glimpsing."""
-    return any(g.active_since is not None for g in glimpses)
+def any_active(glimpses: Iterable[Glimpse], others: Mapping[str, str] | None = None) -> bool:
+    """Whether any pane is `active` (young or not), leaving out those `others` holds in
+    the same state (found not an agent's): the watch goes on glimpsing at its pace."""
+    others = others or {}
+    return any(g.active_since is not None and others.get(g.pane_id) != g.state for g in glimpses)
 
 
 def to_capture(glimpses: Sequence[Glimpse], seen: Mapping[str, Seen], now: int, wall: int) -> list[str]:
