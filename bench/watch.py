@@ -7,7 +7,7 @@ for the server, so the ticker serves it with no entry on any pane. Three rounds,
 with a fresh `rk cron ticker` (foreground, 30 s poll) and the same panes:
 
 - `none active`: every pane `idle` (the ticker as it was: nothing to watch);
-- `20 quiet active`: the quiet ones `active` (glimpsed twice a second; one capture each);
+- `20 quiet active`: the quiet ones `active` (glimpsed four times a second; one capture each);
 - `20 spinning + 20 quiet active`: all 40 `active` (the spinners captured at each glimpse).
 
 Each round waits for the first tick and a settle, then reads the ticker's

@@ -157,7 +157,7 @@ def watcher(monkeypatch, active: dict[str, bool]) -> tuple[engine_watch.Watcher,
     return engine_watch.Watcher(runtime), made
 
 
-def test_the_ticker_glimpses_a_server_with_an_active_pane_every_half_second(monkeypatch):
+def test_the_ticker_glimpses_a_server_with_an_active_pane_every_look(monkeypatch):
     w, made = watcher(monkeypatch, {"a": True, "q": False})
     assert w.wait({"a", "q"}, 100.0) <= 0  # never glimpsed: at once
     w.step({"a", "q"}, 100.0)

@@ -2045,7 +2045,7 @@ MUTANTS = [
         "rk/engine/watch.py",
         "mono + (LOOK_EVERY if report.active else QUIET_EVERY)",
         "mono + QUIET_EVERY",
-        ("tests/test_watch.py", "-k", "half_second"),
+        ("tests/test_watch.py", "-k", "every_look"),
     ),
     Mutant(
         "watch: the ticker never glimpses between its polls",

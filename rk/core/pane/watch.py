@@ -3,7 +3,7 @@
 An Esc in Claude Code (and any turn end no hook reports) leaves a pane `active`
 until rk looks at its screen, and a tick looks only at the panes its entries
 touch, and only after STALE_AFTER seconds. So the ticker (and `rk agent await`
-when no ticker serves the server) glimpses every pane about twice a second in
+when no ticker serves the server) glimpses every pane four times a second in
 one `list-panes` listing: its state option and what moves when the pane draws
 (the cursor, the history's size, the pane's size, and the window's last output,
 in whole seconds). A pane is captured only when it is `active` and its frame may
@@ -25,8 +25,10 @@ from rk.core.pane.look import correction
 from rk.core.pane.screen import Screen
 from rk.core.pane.state import AgentState
 
-#: Seconds between two glimpses of the watched panes (an Esc is seen within about twice this).
-LOOK_EVERY = 0.5
+#: Seconds between two glimpses of the watched panes. An Esc is written this long after it
+#: at most, plus the look's settling pause (0.3 s) and its captures: within a second (at 0.5 s,
+#: Claude Code 2.1.332's Esc took up to 1.24 s to reach `rk agent await` on a loaded machine).
+LOOK_EVERY = 0.25
 #: An `active` this young (whole seconds) is not watched yet: the turn's first frame may
 #: still show the composer at rest, and that must not end a turn that just began.
 WATCH_AFTER = 2
