@@ -7,7 +7,8 @@ monotonic clock, but never longer than until the next due instant, so an
 from the log and the panes, a clock jump (laptop sleep, SIGSTOP, an NTP step
 either way) yields at most one fire per entry. An exception in one tick is
 logged on one line and the loop goes on; SIGTERM and SIGINT stop it after the
-tick in flight.
+tick in flight. Between its polls it glimpses the agent panes that are `active`
+(`rk.engine.watch`), so a turn end no hook reports is written within a second.
 
 Two clocks, both injected: the monotonic one paces the sleeps, the wall one
 gives every tick its `now` and says when a due instant has come. With
