@@ -73,6 +73,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/statusline.py $(ARGS)
 	$(BIN)/python bench/tick.py $(ARGS)
 	$(BIN)/python bench/usage.py $(ARGS)
+	$(BIN)/python bench/watch.py $(ARGS)
 
 # One-line breakages of the rules (tools/mutants.py), each run against its narrow tests in a
 # copy of the checkout: prints killed/SURVIVED per mutant and the kill ratio (~20 min; not in

@@ -2575,6 +2575,63 @@ MUTANTS = [
         'GROUPS: Mapping[str, Grammar] = {"cron": GROUP, "agent": GROUP}',
         FASTPATH,
     ),
+    # -- every turn end within a second, no tick needed (rk/core/pane/watch.py, rk/tmux/watch.py, rk/engine/watch.py)
+    Mutant(
+        "watch: a pane whose frame moved is not captured again",
+        "rk/core/pane/watch.py",
+        "last.state != g.state or last.frame != g.frame or",
+        "last.state != g.state or",
+        ("tests/test_watch.py", "-k", "frame_may_have_changed"),
+    ),
+    Mutant(
+        "watch: output in the second of the last capture never seen (tmux counts whole seconds)",
+        "rk/core/pane/watch.py",
+        "g.activity >= last.at",
+        "g.activity > last.at",
+        ("tests/test_watch.py", "-k", "frame_may_have_changed"),
+    ),
+    Mutant(
+        "watch: a turn that just began is read before its first frame",
+        "rk/core/pane/watch.py",
+        "now - since >= WATCH_AFTER]",
+        "now >= since]",
+        ("tests/test_watch.py", "-k", "active_long_enough"),
+    ),
+    Mutant(
+        "watch: a pane not active has its turn ended",
+        "rk/core/pane/watch.py",
+        "return pane.state == AgentState.ACTIVE and correction(",
+        "return correction(",
+        ("tests/test_watch.py", "-k", "only_an_active_pane"),
+    ),
+    Mutant(
+        "watch: a server with an active pane glimpsed only every few seconds",
+        "rk/engine/watch.py",
+        "mono + (LOOK_EVERY if report.active else QUIET_EVERY)",
+        "mono + QUIET_EVERY",
+        ("tests/test_watch.py", "-k", "every_look"),
+    ),
+    Mutant(
+        "watch: the ticker never glimpses between its polls",
+        "rk/engine/ticker.py",
+        "if (look := self.watcher.wait(self.served, now_mono)) <= 0:",
+        "if (look := self.watcher.wait(self.served, now_mono)) < -1e9:",
+        ("tests/test_watch_tmux.py", "-k", "ticker_sees"),
+    ),
+    Mutant(
+        "await: never looks at the screen itself when no ticker watches",
+        "rk/channels/waiter.py",
+        "looking = looks_itself(env, slug, progress, views)",
+        "looking = False",
+        ("tests/test_watch_tmux.py", "-k", "no_ticker"),
+    ),
+    Mutant(
+        "await: looks itself beside a ticker that already watches the server",
+        "rk/channels/waiter.py",
+        "return busy and not ticker_watches(env, slug)",
+        "return busy",
+        ("tests/test_watch.py", "-k", "looks_itself"),
+    ),
 ]
 
 

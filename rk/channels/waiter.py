@@ -13,6 +13,11 @@ It also selects on a pidfd of the tmux server, so a server that dies ends the
 wait at once (`gone`, like a pane that closed: the decision's), and on the
 cancel switch of the run it serves (`rk.host.cancel`): `rk mcp` sets it when its
 client goes, and the wait returns `cancelled`.
+
+A turn end no hook reports (an Esc in Claude Code) shows only on the screen. A
+running ticker that serves the server watches its active panes (`rk.engine.watch`);
+when none does, the wait watches its own targets while one is `active`: the same
+step (`rk.tmux.watch`) at the same cadence, so it returns within about a second.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from rk.channels.statusline import _ticker as ticker_of
 from rk.core.channels.awaiting import (
     CLOSED,
     SERVER_GONE,
@@ -40,11 +46,15 @@ from rk.core.channels.awaiting import (
 from rk.core.environ import AWAIT_DIR, ROLE_OPTION, STATE_OPTION, TURN_END_OPTION, state_dir
 from rk.core.errors import RkError
 from rk.core.pane.identity import ServerIdentity
+from rk.core.pane.state import AgentState
 from rk.core.pane.turn import parse_turn_end
+from rk.core.pane.watch import LOOK_EVERY
 from rk.host import cancel, private
+from rk.host import clock as clocks
 from rk.host.nudge import Listener
 from rk.store import state_journal as statejournal
 from rk.tmux.server import Server, TmuxError, format_number
+from rk.tmux.watch import Watch
 
 RECHECK = 10.0  #: seconds between looks when nothing wakes the wait
 FIELDS = (
@@ -160,6 +170,21 @@ def _pidfds(panes: dict[str, Listed], wanted: tuple[str, ...]) -> tuple[list[int
     return fds, exited
 
 
+def ticker_watches(env: Mapping[str, str], slug: str) -> bool:
+    """Whether a running ticker serves server `slug` (its pid file names a live process
+    and its last tick's status names the server): it watches that server's active panes."""
+    alive, status = ticker_of(state_dir(env))
+    served = status.get("servers")
+    return alive and isinstance(served, list) and slug in served
+
+
+def looks_itself(env: Mapping[str, str], slug: str, progress: Progress, views: list[PaneView]) -> bool:
+    """Whether the wait watches its targets' screens itself now: one it still waits on is
+    `active`, and no running ticker watches the server."""
+    busy = any(v.state == AgentState.ACTIVE for v in views if v.present and v.pane not in progress.reached)
+    return busy and not ticker_watches(env, slug)
+
+
 @dataclass(frozen=True)
 class AwaitResult:
     """How the wait ended: the panes that ended it, or a timeout or a cancel (none)."""
@@ -202,6 +227,7 @@ def await_panes(
     if first is not None:
         progress = observe(spec, progress, views_of(first, progress.targets))
     fds: list[int] = []
+    watch = Watch(server, clocks.local_zone(env), only=progress.targets)
     try:
         if on_ready is not None:
             on_ready()
@@ -219,10 +245,13 @@ def await_panes(
             left = None if timeout is None else timeout - (clock() - begun)
             if left is not None and left <= 0:
                 return AwaitResult((), True, clock() - begun)
+            looking = looks_itself(env, slug, progress, views)
+            if looking and watch.step(clocks.now(env)).corrected:
+                continue  # a turn's end written (and journalled): read it at once
             for fd in fds:
                 os.close(fd)
             fds, exited = _pidfds(panes, tuple(p for p in progress.targets if p not in progress.reached))
-            pause = min(SOON if exited else RECHECK, RECHECK if left is None else left)
+            pause = min(SOON if exited else LOOK_EVERY if looking else RECHECK, RECHECK if left is None else left)
             extra = [] if switch is None else [switch.fileno()]
             select.select([wake.fileno(), *fds, *extra], [], [], pause)
             wake.drain()

@@ -7,7 +7,8 @@ monotonic clock, but never longer than until the next due instant, so an
 from the log and the panes, a clock jump (laptop sleep, SIGSTOP, an NTP step
 either way) yields at most one fire per entry. An exception in one tick is
 logged on one line and the loop goes on; SIGTERM and SIGINT stop it after the
-tick in flight.
+tick in flight. Between its polls it glimpses the agent panes that are `active`
+(`rk.engine.watch`), so a turn end no hook reports is written within a second.
 
 Two clocks, both injected: the monotonic one paces the sleeps, the wall one
 gives every tick its `now` and says when a due instant has come. With
@@ -44,6 +45,7 @@ from rk.core.log.diagnostics import Diag, first_line
 from rk.core.pane.recheck import RECHECK_AFTER
 from rk.engine.runtime import Runtime
 from rk.engine.tick import sweep
+from rk.engine.watch import Watcher
 from rk.host import clock, nudge
 from rk.host.files import atomic_write
 from rk.host.lock import release, try_lock
@@ -159,6 +161,7 @@ class Ticker:
         self.notifier: Notifier | None = None  #: set by `run` when config.yaml has `notify:` channels
         #: config.yaml's channels, followed at each tick (when `run` made the notifier: not one given to it)
         self.channels_file: ChannelsFile | None = None
+        self.watcher = Watcher(runtime)  #: the active agent panes, glimpsed between the polls
 
     def stop(self, *_args: object) -> None:
         self._stop = True
@@ -186,6 +189,7 @@ class Ticker:
             self._status(started, [], f"tick failed: {type(exc).__name__}: {first_line(exc)}", full=only is None)
             return None
         self.ticks += 1
+        self.watcher.wake(only)
         if self.notifier is not None:
             try:  # planning is pure and quick; sending happens on the notifier's own threads
                 self.notifier.after_tick(result.servers, started)
@@ -296,7 +300,10 @@ class Ticker:
                     for slug in recheck:
                         due_wall = _sooner(due_wall, self.tick(only=slug))
                     continue
-                timeout = next_poll - now_mono
+                if (look := self.watcher.wait(self.served, now_mono)) <= 0:
+                    self.watcher.step(self.served, now_mono)
+                    continue
+                timeout = min(next_poll - now_mono, look)
                 if due_wall is not None:
                     timeout = min(timeout, due_wall - wall())
                 timeout = min(max(MIN_SLEEP, timeout), WATCH_EVERY)
