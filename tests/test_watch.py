@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from datetime import UTC
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 from rk.core.environ import STATE_OPTION
 from rk.core.pane.facts import PaneFact, PaneKind
 from rk.core.pane.screen import LAYOUTS, classify
+from rk.core.pane.state import AgentState
 from rk.core.pane.watch import (
     LOOK_EVERY,
     WATCH_AFTER,
@@ -210,3 +212,21 @@ def test_an_active_pane_found_not_an_agents_does_not_keep_the_watch_going():
     state = glimpses[0].state
     assert not any_active(glimpses, {"%1": state})
     assert any_active(glimpses, {"%1": f"active:{NOW - 99}"})  # a new state: looked at again
+
+
+def test_claudes_session_registry_saying_the_turn_ended_takes_the_look_at_once(monkeypatch):
+    """The registry is asked only for Claude's panes; its `idle` on a busy pane ends the
+    wait for a frame change (the look's capture still confirms it); no word, no say."""
+    from rk.core.pane.registry import Verdict
+    from rk.store import claude_sessions
+    from rk.tmux.watch import further_source
+
+    said: list[Verdict | None] = [Verdict(AgentState.IDLE, NOW)]
+    monkeypatch.setattr(claude_sessions, "verdict_for", lambda pane, env, reader=None: said[0])
+    claude = PaneFact("%1", command="claude", state=AgentState.ACTIVE, epoch=NOW - 10, pid=42, agent="claude")
+    assert further_source(claude) is True
+    assert further_source(replace(claude, agent="codex")) is None
+    said[0] = Verdict(AgentState.ACTIVE, NOW)
+    assert further_source(claude) is None
+    said[0] = None
+    assert further_source(claude) is None

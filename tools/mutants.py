@@ -2632,6 +2632,13 @@ MUTANTS = [
         "return busy",
         ("tests/test_watch.py", "-k", "looks_itself"),
     ),
+    Mutant(
+        "watch: Claude's session registry saying the turn ended is not heard",
+        "rk/tmux/watch.py",
+        "    return True if ends_turn(claude_sessions.verdict_for(pane, os.environ), pane.state) else None\n",
+        "    return None\n",
+        ("tests/test_watch.py",),
+    ),
 ]
 
 

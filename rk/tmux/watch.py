@@ -26,12 +26,18 @@ from rk.tmux.server import Command, Server, TmuxError, chain, head_format, split
 
 
 def further_source(pane: PaneFact) -> bool | None:
-    """A per-CLI source of the pane's state consulted before its capture (e.g. Claude
-    Code's session registry, validated against the pane's process): True when it says
-    the turn is over (the look is taken at once), False when it says the turn still
-    runs (no capture), None when it has no word (the capture decides). None for now."""
-    del pane
-    return None
+    """A per-CLI source of the pane's state consulted before its capture: True when it
+    says the turn is over (the look is taken at once, and its capture confirms it),
+    None when it has no word (the capture decides). Claude Code's session registry
+    is the one source today, read only for a pane whose process is Claude's and
+    validated against that process (`rk.store.claude_sessions`); it never says
+    False, as a `busy` record outlives the main turn while a background agent runs."""
+    if pane.agent != "claude":
+        return None
+    from rk.core.pane.registry import ends_turn
+    from rk.store import claude_sessions
+
+    return True if ends_turn(claude_sessions.verdict_for(pane, os.environ), pane.state) else None
 
 
 @dataclass
