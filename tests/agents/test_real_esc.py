@@ -158,3 +158,40 @@ def test_esc_esc_with_no_ticker_ends_an_await_within_a_second_opencode(tmp_path,
         + " ".join(f"{t:.2f}" for t in took)
     )
     assert max(took) < WITHIN, took
+
+
+def test_esc_esc_and_a_failed_turn_with_no_ticker_end_an_await_within_a_second_copilot(tmp_path, agent_bin):
+    """Copilot CLI fires no hook on Esc Esc nor on a failed turn (only errorOccurred, also
+    fired for each retry): the wait's own watch reads both ends from the screen."""
+    from agents.copilot_launch import at_rest
+    from agents.test_real_copilot import CopilotRig
+
+    cp = CopilotRig(tmp_path, agent_bin)
+    try:
+        client, took = cp.client(), []
+        for turn in range(RUNS):
+            cp.cp.send_prompt(f"long one {turn} mock:slow=60")
+            cp.cp.wait_screen(lambda s: "esc esc interrupt" in s, timeout=20)
+            cp.wait_state("active", timeout=5)
+            wait_watched(cp.cp.rk_state)
+            proc = start_await(client.env(), client.server, cp.pane, cp.state_dir)
+            try:
+                took.append(awaited(proc, cp.cp.esc_esc()))
+            finally:
+                proc.kill()
+            cp.cp.wait_screen(at_rest, timeout=10)
+        cp.cp.send_prompt("fail please mock:status=400")
+        cp.wait_state("active", timeout=10)
+        wait_watched(cp.cp.rk_state)
+        proc = start_await(client.env(), client.server, cp.pane, cp.state_dir)
+        try:
+            out, _ = proc.communicate(timeout=60)
+            assert proc.returncode == 0 and json.loads(out)["result"]["condition"] == "idle", out
+        finally:
+            proc.kill()
+        end = cp.cp.tmux("show-options", "-p", "-v", "-q", "-t", cp.pane, "@rk_pane_turn_end").strip()
+        assert end.startswith("failed:"), end
+    finally:
+        cp.close()
+    print("\ncopilot: Esc Esc → rk agent await returned: " + " ".join(f"{t:.2f}" for t in took))
+    assert max(took) < WITHIN, took
