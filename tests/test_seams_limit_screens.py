@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rk.core.pane.screen import LAYOUTS, classify
-from rk.core.pane.screen.resets import MINUTE, RESET_MARGIN
+from rk.core.pane.screen.resets import MINUTE, RESET_MARGIN, STALE_SLACK
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "screens"
 UTC = ZoneInfo("UTC")
@@ -31,13 +31,13 @@ def read(name: str) -> str:
 
 def check_reset(reset: int, since: int, hour: int, minute: int, zone: ZoneInfo) -> None:
     """`reset` (rk's: the printed minute's end plus the margin) names the first instant at or after
-    `since - 60` whose wall clock in `zone` is hour:minute."""
+    `since - STALE_SLACK` whose wall clock in `zone` is hour:minute."""
     reset -= MINUTE + RESET_MARGIN
     wall = datetime.fromtimestamp(reset, zone)
     assert (wall.hour, wall.minute, wall.second) == (hour, minute, 0), wall
-    assert reset >= since - 60, (reset, since)
+    assert reset >= since - STALE_SLACK, (reset, since)
     day_before = (wall - timedelta(days=1)).replace(fold=0)
-    assert int(day_before.timestamp()) < since - 60, (wall, since)
+    assert int(day_before.timestamp()) < since - STALE_SLACK, (wall, since)
 
 
 def reads(name: str, agent: str, since: int, lag: int, zone: ZoneInfo):

@@ -78,6 +78,11 @@ class Reset:
         return self.at + (MINUTE if self.to_minute else 0) + RESET_MARGIN
 
 
+#: A clock time up to this long before the limit began is that one, past, not the next
+#: day's: "resets 2:57" seen at 2:57:20, or repeated by a resume refused at 2:58:06 (a
+#: reset that did not end the limit; `reset_instant` is then before `since`).
+STALE_SLACK = 10 * MINUTE
+
 _UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
 _DELAY = re.compile(
     r"\b(?:in|after)\s+((?:\d+\s*(?:days?|d|hours?|hrs?|hr|h|minutes?|mins?|min|m|seconds?|secs?|sec|s)\b[\s,]*(?:and\s+)?)+)",
@@ -164,7 +169,7 @@ def read_reset(text: str, since: int, local: tzinfo, *, now: int = 0) -> Reset |
         start = datetime.fromtimestamp(ref, zone)
         days = [start + timedelta(days=d) for d in (-1, 0, 1)]
         times = [int(d.replace(hour=hour, minute=minute, second=0, microsecond=0).timestamp()) for d in days]
-        if since:  # the first occurrence at or after it (a minute of slack: "resets 2:57" seen at 2:57:20)
-            return Reset(min(t for t in times if t >= since - MINUTE), to_minute=True)
+        if since:  # the first occurrence at or after it, with STALE_SLACK
+            return Reset(min(t for t in times if t >= since - STALE_SLACK), to_minute=True)
         return Reset(min(times, key=lambda t: abs(t - now)), to_minute=True)
     return None
