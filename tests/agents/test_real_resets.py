@@ -82,3 +82,53 @@ def test_a_reset_printed_to_the_minute_is_resumed_once_after_the_real_reset(rig,
         f"typed nothing; main requests {statuses}; `continue` typed at reset + {delivered_at - reset:.1f} s, "
         f"submitted at reset + {submitted['t'] - reset:.1f} s; deliveries: {len(log)}"
     )
+
+
+@pytest.mark.parametrize(
+    "version", [harness.CLAUDE_LATEST_VERSION, harness.CLAUDE_VERSION], ids=lambda v: f"claude-{v}"
+)
+def test_a_refused_resume_is_retried_at_the_next_reset_the_new_banner_names(rig, version):
+    """The limit outlasts the reset first printed (hit again): rk's resume is refused with a
+    banner naming a later reset, and typed again after that one; it is never lost."""
+    r = rig("claude", version=version)
+    first_minute = (int(time.time()) + LEAD) // MINUTE * MINUTE + MINUTE
+    then_minute = first_minute + 2 * MINUTE
+    reset, then = first_minute + 30, then_minute + 30
+    said, then_said = (time.strftime("%H:%M UTC", time.gmtime(t)) for t in (reset, then))
+    r.run.mock.set_mode("error429_reset", reset_at=reset, then_reset_at=then, unified=False, until=then)
+    first = r.add("work on the task", "--every", "1m")
+    assert r.tick() == {first: "delivered"}
+    failed = r.run.wait_hook("StopFailure", timeout=30)
+    assert f"resets at {said}" in failed["payload"]["last_assistant_message"]
+    r.wait_state("limited", timeout=10)
+    r.rk("cron", "rm", first)
+    resume = r.add("continue", "--wake-on", "limit-reset", "--wake-debounce", "0s")
+
+    typed: list[float] = []
+    while len(typed) < 2 and time.time() < then_minute + MINUTE + RESET_MARGIN + 60:
+        outcomes = r.tick()
+        if resume in outcomes:
+            assert outcomes[resume] == "delivered", outcomes
+            typed.append(time.time())
+            if len(typed) == 1:  # refused: the new banner names the later reset
+                refused = r.run.wait_hook("StopFailure", since=typed[0], timeout=30)
+                assert f"resets at {then_said}" in refused["payload"]["last_assistant_message"]
+        time.sleep(TICK_EVERY)
+    assert len(typed) == 2, typed
+    assert first_minute + MINUTE + RESET_MARGIN <= typed[0] < then  # after the first reset rk read; refused
+    assert typed[1] >= then  # after the reset the refusal named: answered
+    r.run.wait_hook("Stop", since=typed[1], timeout=30)
+    r.wait_state("idle", timeout=30)
+    for _ in range(3):
+        time.sleep(TICK_EVERY)
+        assert resume not in r.tick()
+    statuses = [q["status"] for q in main_requests(r)]
+    assert statuses == [429, 429, 200], statuses
+    assert r.prompts() == ["work on the task", "continue", "continue"]
+    log = json.loads(r.rk("cron", "log", resume, "--json").stdout)["result"]
+    assert [line["outcome"] for line in log] == ["delivered", "delivered"]
+    print(
+        f"\nclaude {version}, limit hit again: first resume at reset + {typed[0] - reset:.1f} s refused "
+        f"(banner {said} → {then_said}); second at the new reset + {typed[1] - then:.1f} s, answered; "
+        f"main requests {statuses}"
+    )
