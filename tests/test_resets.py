@@ -31,7 +31,7 @@ from rk.core.pane.look import (
 )
 from rk.core.pane.screen import LAYOUTS, Screen, classify
 from rk.core.pane.screen.resets import MINUTE, RESET_MARGIN, Reset, read_reset, reset_instant
-from rk.core.schedule.wake import RESUMING, Observation, WakeVerdict, limit_edge, refused_since
+from rk.core.schedule.wake import RESUMING, Observation, WakeVerdict, journaled_since, limit_edge
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "screens"
 
@@ -165,17 +165,19 @@ def test_a_limit_reset_fire_stays_pending_until_the_resume_is_seen_to_take():
     assert verdict == WakeVerdict.IGNORED and seen == Observation("limited", 230)
     assert limit_edge(seen, "idle", 200, 0, 400)[0] == WakeVerdict.FIRE
     # refused, and over before any tick saw it: the hooks' journal says so
-    assert limit_edge(pending, "idle", 200, 0, 230, refused=True) == (WakeVerdict.FIRE, Observation(RESUMING, 230))
-    assert limit_edge(pending, "idle", 200, 60, 230, refused=True) == (WakeVerdict.DEBOUNCED, pending)
+    assert limit_edge(pending, "idle", 200, 0, 230, "limited") == (WakeVerdict.FIRE, Observation(RESUMING, 230))
+    assert limit_edge(pending, "idle", 200, 60, 230, "limited") == (WakeVerdict.DEBOUNCED, pending)
+    # took, in a turn that ended between two ticks: spent
+    assert limit_edge(pending, "idle", 200, 0, 230, "active") == (WakeVerdict.IGNORED, Observation("idle", 230))
 
 
 def test_the_journal_tells_a_refused_resume_from_one_that_took():
     def lines(*states: tuple[int, str]) -> list[StateLine]:
         return [StateLine(ts, to) for ts, to in states]
 
-    assert refused_since(lines((100, "limited"), (200, "active"), (201, "limited")), 200)
-    assert refused_since(lines((200, "active"), (201, "limited"), (230, "idle")), 200)  # then ended by a look
-    assert not refused_since(lines((200, "active"), (260, "idle")), 200)  # it took
-    assert not refused_since(lines((201, "limited"), (240, "active"), (300, "idle")), 200)  # then it worked
-    assert not refused_since(lines((100, "limited"), (150, "idle")), 200)  # before the resume
-    assert not refused_since([], 200)
+    assert journaled_since(lines((100, "limited"), (200, "active"), (201, "limited")), 200) == "limited"
+    assert journaled_since(lines((200, "active"), (201, "limited"), (230, "idle")), 200) == "limited"  # a look ended it
+    assert journaled_since(lines((200, "active"), (260, "idle")), 200) == "active"  # it took
+    assert journaled_since(lines((201, "limited"), (240, "active"), (300, "idle")), 200) == "active"  # then it worked
+    assert journaled_since(lines((100, "limited"), (150, "idle")), 200) == ""  # before the resume
+    assert journaled_since([], 200) == ""

@@ -304,18 +304,18 @@ MUTANTS = [
     Mutant(
         "limit-reset debounce: its edge still debounced",
         "rk/core/schedule/wake.py",
-        "    if not (previous.fingerprint == LIMITED or resuming) or current != AgentState.IDLE:\n"
+        "    if not (previous.fingerprint == LIMITED or refused) or current != AgentState.IDLE:\n"
         "        return WakeVerdict.IGNORED, observed\n"
         "    if newest_own_ts is not None and now - newest_own_ts < debounce:",
-        "    if not (previous.fingerprint == LIMITED or resuming) or current != AgentState.IDLE:\n"
+        "    if not (previous.fingerprint == LIMITED or refused) or current != AgentState.IDLE:\n"
         "        return WakeVerdict.IGNORED, observed\n"
         "    if newest_own_ts is not None and now - newest_own_ts <= debounce:",
     ),
     Mutant(
         "limit-reset: a limit to work fires",
         "rk/core/schedule/wake.py",
-        "if not (previous.fingerprint == LIMITED or resuming) or current != AgentState.IDLE:",
-        "if not (previous.fingerprint == LIMITED or resuming):",
+        "if not (previous.fingerprint == LIMITED or refused) or current != AgentState.IDLE:",
+        "if not (previous.fingerprint == LIMITED or refused):",
     ),
     Mutant(
         "limit-reset: a fire spends its edge at once (a refused resume whose limit no tick saw is lost)",
@@ -327,8 +327,15 @@ MUTANTS = [
     Mutant(
         "limit-reset: a refused resume the journal shows is not fired again",
         "rk/core/schedule/wake.py",
-        "    if resuming and not refused:",
-        "    if resuming:",
+        "refused = resuming and journaled == LIMITED",
+        "refused = False",
+        ("tests/test_resets.py", "tests/test_scenarios.py", "-k", "resum or limit"),
+    ),
+    Mutant(
+        "limit-reset: a resume the journal shows taking keeps the edge pending",
+        "rk/core/schedule/wake.py",
+        "    if resuming and not journaled:",
+        "    if resuming and journaled != LIMITED:",
         ("tests/test_resets.py", "tests/test_scenarios.py", "-k", "resum or limit"),
     ),
     Mutant(

@@ -50,8 +50,8 @@ from rk.core.schedule.wake import (
     Fingerprints,
     Observation,
     WakeVerdict,
+    journaled_since,
     limit_edge,
-    refused_since,
     rk_turn_ended,
     trigger,
     wake_edge,
@@ -382,13 +382,10 @@ def _wake_due(entry: Entry, target: TargetFact, sweep: _Sweep) -> bool:
     previous = sweep.cursor.get(entry.id)
     if event == WakeEvent.LIMIT_RESET:
         state = target.state if target.resolved else None
-        refused = bool(  # the journal is read only right after a resume was typed
-            previous is not None
-            and previous.fingerprint == RESUMING
-            and state == AgentState.IDLE
-            and refused_since(sweep.journal.get(target.pane, ()), previous.observed_at)
-        )
-        edge, observation = limit_edge(previous, state, newest_ts, entry.wake_on.debounce, sweep.now, refused)
+        journaled = ""  # the journal is read only while a resume typed is not yet seen to take
+        if previous is not None and previous.fingerprint == RESUMING and state == AgentState.IDLE:
+            journaled = journaled_since(sweep.journal.get(target.pane, ()), previous.observed_at)
+        edge, observation = limit_edge(previous, state, newest_ts, entry.wake_on.debounce, sweep.now, journaled)
     else:
         prints = sweep.fingerprints()
         current = prints.without(target.pane)

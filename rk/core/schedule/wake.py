@@ -186,12 +186,13 @@ LIMITED, GONE, UNKNOWN = AgentState.LIMITED, "gone", "unknown"
 RESUMING = "resuming"
 
 
-def refused_since(lines: Sequence[StateLine], since: int) -> bool:
-    """Whether the target's journal (its hooks' states, oldest first) shows, from `since`
-    on, a limit with no work after it: a resume answered by the limit again, even if
-    that limit was over before any tick saw it (a tick comes every 30 s)."""
+def journaled_since(lines: Sequence[StateLine], since: int) -> str:
+    """The target's newest state other than `idle` in its journal (its hooks' states,
+    oldest first) from `since` on, or "": after a resume, `limited` is a refusal (even
+    one over before any tick saw it: a tick comes every 30 s), `active` or `waiting`
+    the resume taking (even a turn that ended between two ticks)."""
     busy = [line.to for line in lines if line.ts >= since and line.to != AgentState.IDLE]
-    return bool(busy) and busy[-1] == LIMITED
+    return busy[-1] if busy else ""
 
 
 def limit_edge(
@@ -200,7 +201,7 @@ def limit_edge(
     newest_own_ts: int | None,
     debounce: int,
     now: int,
-    refused: bool = False,
+    journaled: str = "",
 ) -> tuple[WakeVerdict, Observation]:
     """`limit-reset`: fire once when the entry's own target goes from `limited` to
     at rest (`idle`). `target_state` is None when the target does not resolve.
@@ -208,18 +209,19 @@ def limit_edge(
 
     A fire's edge stays pending (`RESUMING`) until the resume is seen to take: the
     target going to work spends it; the target limited again (a refused resume) is a
-    new limit, whose end fires again. `refused` (`refused_since` the fire) says the
-    hooks saw that limit though no tick did: at rest again, it fires again too."""
+    new limit, whose end fires again. At rest again, `journaled` (`journaled_since`
+    the fire) tells what no tick saw: `limited` fires again, work spends the edge."""
     current = GONE if target_state is None else (target_state or UNKNOWN)
     observed = Observation(fingerprint=current, observed_at=now)
     if previous is None:
         return WakeVerdict.COLD_START, observed
     resuming = previous.fingerprint == RESUMING and current == AgentState.IDLE
-    if resuming and not refused:
+    refused = resuming and journaled == LIMITED
+    if resuming and not journaled:
         return WakeVerdict.UNCHANGED, previous  # the resume has not shown yet: still pending
     if previous.fingerprint == current:
         return WakeVerdict.UNCHANGED, previous
-    if not (previous.fingerprint == LIMITED or resuming) or current != AgentState.IDLE:
+    if not (previous.fingerprint == LIMITED or refused) or current != AgentState.IDLE:
         return WakeVerdict.IGNORED, observed
     if newest_own_ts is not None and now - newest_own_ts < debounce:
         return WakeVerdict.DEBOUNCED, previous
