@@ -17,6 +17,7 @@ from conftest import wait_for
 
 from rk.agent import hook, hook_event, hook_tmux, hook_turn_end
 from rk.core.environ import child_env
+from rk.core.pane.screen.resets import MINUTE, RESET_MARGIN
 from rk.host import clock, nudge
 from rk.store import config
 from rk.tmux import server as rktmux
@@ -1094,7 +1095,8 @@ def test_the_log_never_follows_a_symlink_and_stays_bounded(tmp_path):
 
 T = 1751790000  #: when the turn hit the limit
 SUBSCRIPTION = "You've hit your session limit \u00b7 resets 4:20pm (UTC)"  # 16:20 UTC that day
-RESET = 1751818800
+OVER = MINUTE + RESET_MARGIN  #: a reset printed to the minute is over at that minute's end, and a margin
+RESET = 1751818800 + OVER  #: when rk calls it over
 API_KEY = "API Error: Request rejected (429) \u00b7 Rate limited"  # no reset printed
 
 
@@ -1217,8 +1219,14 @@ def test_the_retry_delay_is_the_one_rk_counts():
     [
         ({"error": "rate_limit", "last_assistant_message": SUBSCRIPTION}, RESET),
         ({"error": "rate_limit", "last_assistant_message": API_KEY}, 0),
-        ({"status": "failed", "error": "You've hit your usage limit. Try again in 2 hours."}, T + 7200),
-        ({"error": "rate_limit", "last_assistant_message": "resets 9am (UTC)"}, T + 40 * 60),  # T is 08:20 UTC
+        (
+            {"status": "failed", "error": "You've hit your usage limit. Try again in 2 hours."},
+            T + 7200 + MINUTE + RESET_MARGIN,
+        ),
+        (
+            {"error": "rate_limit", "last_assistant_message": "resets 9am (UTC)"},
+            T + 40 * 60 + MINUTE + RESET_MARGIN,
+        ),  # T is 08:20 UTC
         ({"error": "rate_limit"}, 0),
         ("not a dict", 0),
         ({"error": "rate_limit", "last_assistant_message": "resets 4:20pm (No/Such_Zone)"}, RESET),

@@ -18,6 +18,7 @@ import pytest
 from test_look import FIXTURES, NOW, add, logged, option, replay, tick
 
 from rk.core.log.delivery import LogView, Reason
+from rk.core.pane.screen.resets import MINUTE, RESET_MARGIN
 from rk.core.schedule.dispose import Act, Disposition, Seen, dispose, edge_kept
 from rk.core.schedule.due import Fire
 from rk.core.schedule.entry import Entry, Target, TargetKind, WakeEvent, WakeOn, WakeOnly
@@ -26,7 +27,8 @@ from rk.core.schedule.entry import Entry, Target, TargetKind, WakeEvent, WakeOn,
 def _printed_reset() -> int:
     screen = (FIXTURES / "claude/limit_reached.txt").read_text(encoding="utf-8")
     printed = next(line for line in screen.splitlines() if "You've hit your" in line).split("resets ")[1].split(" ")[0]
-    return int(datetime.strptime(f"2026-12-01 {printed}", "%Y-%m-%d %I:%M%p").replace(tzinfo=UTC).timestamp())
+    minute = int(datetime.strptime(f"2026-12-01 {printed}", "%Y-%m-%d %I:%M%p").replace(tzinfo=UTC).timestamp())
+    return minute + MINUTE + RESET_MARGIN  # rk's reset: the printed minute's end, and a margin
 
 
 @pytest.mark.tmux

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from conftest import run_rk, wait_for
 
+from rk.core.pane.screen.resets import MINUTE, RESET_MARGIN
 from rk.store.delivery_log import read_live
 
 pytestmark = [pytest.mark.tmux, pytest.mark.shell]
@@ -138,7 +139,8 @@ def test_a_limited_agent_is_not_prompted_and_the_reset_is_learnt(env, tmux_serve
     waker = add(env, tmux_server, "continue", "--wake-on", "limit-reset", "--wake-debounce", "0s", "--pane", pane)
     screen = (FIXTURES / "claude/limit_reached.txt").read_text(encoding="utf-8")
     printed = next(line for line in screen.splitlines() if "You've hit your" in line).split("resets ")[1].split(" ")[0]
-    reset = int(datetime.strptime(f"2026-12-01 {printed}", "%Y-%m-%d %I:%M%p").replace(tzinfo=UTC).timestamp())
+    minute = int(datetime.strptime(f"2026-12-01 {printed}", "%Y-%m-%d %I:%M%p").replace(tzinfo=UTC).timestamp())
+    reset = minute + MINUTE + RESET_MARGIN  # the printed minute may last to its last second
     stamp = datetime.fromtimestamp(reset, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     assert tick(env, tmux_server, NOW) == {entry: f"skipped-limited: resets {stamp}"}
     assert option(tmux_server, pane, "@rk_pane_agent_source") == f"screen:{hit}:{reset}"

@@ -16,7 +16,7 @@ from rk.core.pane.facts import PaneFact, PaneKind, Source
 from rk.core.pane.look import LIMIT_RETRY, STALE_AFTER, Correction, correction, needs_look
 from rk.core.pane.screen import LAYOUTS, Screen, classify
 from rk.core.pane.screen.engine import parse_line
-from rk.core.pane.screen.resets import reset_instant
+from rk.core.pane.screen.resets import MINUTE, RESET_MARGIN, read_reset, reset_instant
 from tests.test_copilot_screen import COPILOT_EXPECTED
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "screens"
@@ -211,6 +211,11 @@ def fixture_names() -> list[str]:
     return sorted(f"{p.parent.name}/{p.stem}" for p in FIXTURES.glob("*/*.ansi"))
 
 
+def printed_minute(reset_at: int) -> str:
+    """The minute a screen printed (HH:MM UTC), from the reset rk reads: that minute's end plus the margin."""
+    return datetime.fromtimestamp(reset_at - MINUTE - RESET_MARGIN, timezone.utc).strftime("%H:%M") if reset_at else ""
+
+
 def read(name: str, kind: str = "ansi") -> str:
     return (FIXTURES / f"{name}.{kind}").read_text(encoding="utf-8")
 
@@ -236,7 +241,7 @@ def test_captured_screen_is_read_as_a_human_would(name):
         assert got.agent == (agent if state else ""), (
             got
         )  # a screen read is the right agent's; an unread one names none
-        when = datetime.fromtimestamp(got.reset_at, timezone.utc).strftime("%H:%M") if got.reset_at else ""
+        when = printed_minute(got.reset_at)
         assert when == reset, got
         assert got.dialog == (state == W or name in LIMIT_DIALOGS), got  # keys typed now would answer a dialog
 
@@ -322,18 +327,26 @@ def ts(hhmm: str, day: int = 1, zone=UTC) -> int:
     ],
 )
 def test_reset_instant_reads_each_form_agents_print(text, want):
-    assert reset_instant(text, int(T.timestamp()), UTC) == want
+    """The instant printed (`Reset.at`); rk waits for `Reset.over` (tests/test_resets.py)."""
+    reset = read_reset(text, int(T.timestamp()), UTC)
+    assert (reset.at if reset else 0) == want
+    assert reset_instant(text, int(T.timestamp()), UTC) == (reset.over if reset else 0)
+
+
+def printed(text: str, since: int, now: int) -> int:
+    reset = read_reset(text, since, UTC, now=now)
+    return reset.at if reset else 0
 
 
 def test_a_reset_time_without_a_date_is_read_against_when_the_limit_began():
     banner = "You've hit your session limit · resets 3pm (UTC)"
     began = ts("10:00")
     # seen at 16:00 (after the reset): still today's 15:00, not tomorrow's
-    assert reset_instant(banner, began, UTC, now=ts("16:00")) == ts("15:00")
+    assert printed(banner, began, ts("16:00")) == ts("15:00")
     # with no idea when it began, the occurrence nearest to now
-    assert reset_instant(banner, 0, UTC, now=ts("16:00")) == ts("15:00")
-    assert reset_instant(banner, 0, UTC, now=ts("11:00")) == ts("15:00")
-    assert reset_instant("resets 1am (UTC)", 0, UTC, now=ts("23:00")) == ts("01:00", day=2)
+    assert printed(banner, 0, ts("16:00")) == ts("15:00")
+    assert printed(banner, 0, ts("11:00")) == ts("15:00")
+    assert printed("resets 1am (UTC)", 0, ts("23:00")) == ts("01:00", day=2)
 
 
 # -- when to look, and what a look corrects -----------------------------------------------------
@@ -465,7 +478,7 @@ def quoting_bases() -> list[str]:
 
 def reading(text: str, hint: str) -> tuple[str, str, str, bool]:
     got = classify(text, LAYOUTS, now=NOW, since=NOW, zone=timezone.utc, hint=hint)
-    when = datetime.fromtimestamp(got.reset_at, timezone.utc).strftime("%H:%M") if got.reset_at else ""
+    when = printed_minute(got.reset_at)
     return got.state, got.draft, when, got.dialog
 
 

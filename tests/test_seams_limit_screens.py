@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rk.core.pane.screen import LAYOUTS, classify
+from rk.core.pane.screen.resets import MINUTE, RESET_MARGIN, STALE_SLACK
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "screens"
 UTC = ZoneInfo("UTC")
@@ -29,12 +30,14 @@ def read(name: str) -> str:
 
 
 def check_reset(reset: int, since: int, hour: int, minute: int, zone: ZoneInfo) -> None:
-    """`reset` is the first instant at or after `since - 60` whose wall clock in `zone` is hour:minute."""
+    """`reset` (rk's: the printed minute's end plus the margin) names the first instant at or after
+    `since - STALE_SLACK` whose wall clock in `zone` is hour:minute."""
+    reset -= MINUTE + RESET_MARGIN
     wall = datetime.fromtimestamp(reset, zone)
     assert (wall.hour, wall.minute, wall.second) == (hour, minute, 0), wall
-    assert reset >= since - 60, (reset, since)
+    assert reset >= since - STALE_SLACK, (reset, since)
     day_before = (wall - timedelta(days=1)).replace(fold=0)
-    assert int(day_before.timestamp()) < since - 60, (wall, since)
+    assert int(day_before.timestamp()) < since - STALE_SLACK, (wall, since)
 
 
 def reads(name: str, agent: str, since: int, lag: int, zone: ZoneInfo):
@@ -95,6 +98,6 @@ def test_a_limit_seen_with_no_known_start_reads_the_printed_time_nearest_now(now
     ):
         got = classify(read(name), LAYOUTS, now=now, since=0, zone=zone, hint=agent)
         assert got.state == "limited"
-        wall = datetime.fromtimestamp(got.reset_at, printed_in)
+        wall = datetime.fromtimestamp(got.reset_at - MINUTE - RESET_MARGIN, printed_in)
         assert (wall.hour, wall.minute) == (hour, minute)
         assert abs(got.reset_at - now) <= 12 * 3600 + 1800, (name, now, got.reset_at)  # a DST day is 23…25 h

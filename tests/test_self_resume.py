@@ -45,12 +45,12 @@ def test_the_limit_is_not_over_while_the_agent_is_to_continue_by_itself():
     pane = PaneFact("%1", state="limited", epoch=RESET - 3600, pid=42, source=str(Source.HOOK), reset_at=RESET)
     for now in (RESET + 30, RESET + SELF_RESUME_GRACE):
         screen = _screen("limit_reached_autocontinue", now)
-        assert resumes_itself(screen, now)
+        assert resumes_itself(pane, screen, now)
         assert correction(pane, screen, now, settled=True) is None  # no idle written
         assert seen_before_typing(pane, screen, now).state == "limited"  # nothing typed
     late = RESET + SELF_RESUME_GRACE + 1  # it did not continue: the usual rules again
     screen = _screen("limit_reached_autocontinue", late)
-    assert not resumes_itself(screen, late)
+    assert not resumes_itself(pane, screen, late)
     assert correction(pane, screen, late, settled=True).state == "idle"
     cancelled = _screen("limit_reached", RESET + 30)
     assert correction(pane, cancelled, RESET + 30, settled=True).state == "idle"

@@ -308,18 +308,46 @@ MUTANTS = [
     Mutant(
         "limit-reset debounce: its edge still debounced",
         "rk/core/schedule/wake.py",
-        "    if previous.fingerprint != LIMITED or current != AgentState.IDLE:\n"
+        "    if not (previous.fingerprint == LIMITED or refused) or current != AgentState.IDLE:\n"
         "        return WakeVerdict.IGNORED, observed\n"
         "    if newest_own_ts is not None and now - newest_own_ts < debounce:",
-        "    if previous.fingerprint != LIMITED or current != AgentState.IDLE:\n"
+        "    if not (previous.fingerprint == LIMITED or refused) or current != AgentState.IDLE:\n"
         "        return WakeVerdict.IGNORED, observed\n"
         "    if newest_own_ts is not None and now - newest_own_ts <= debounce:",
     ),
     Mutant(
         "limit-reset: a limit to work fires",
         "rk/core/schedule/wake.py",
-        "if previous.fingerprint != LIMITED or current != AgentState.IDLE:",
-        "if previous.fingerprint != LIMITED:",
+        "if not (previous.fingerprint == LIMITED or refused) or current != AgentState.IDLE:",
+        "if not (previous.fingerprint == LIMITED or refused):",
+    ),
+    Mutant(
+        "limit-reset: a fire spends its edge at once (a refused resume whose limit no tick saw is lost)",
+        "rk/core/schedule/wake.py",
+        "return WakeVerdict.FIRE, Observation(fingerprint=RESUMING, observed_at=now)",
+        "return WakeVerdict.FIRE, observed",
+        ("tests/test_resets.py", "tests/test_scenarios.py", "-k", "resum or limit"),
+    ),
+    Mutant(
+        "limit-reset: a refused resume the journal shows is not fired again",
+        "rk/core/schedule/wake.py",
+        "refused = resuming and journaled == LIMITED",
+        "refused = False",
+        ("tests/test_resets.py", "tests/test_scenarios.py", "-k", "resum or limit"),
+    ),
+    Mutant(
+        "limit-reset: a resume the journal shows taking keeps the edge pending",
+        "rk/core/schedule/wake.py",
+        "    if resuming and not journaled:",
+        "    if resuming and journaled != LIMITED:",
+        ("tests/test_resets.py", "tests/test_scenarios.py", "-k", "resum or limit"),
+    ),
+    Mutant(
+        "limit-reset: the journal read from before the resume was typed",
+        "rk/core/schedule/wake.py",
+        "busy = [line.to for line in lines if line.ts >= since and line.to != AgentState.IDLE]",
+        "busy = [line.to for line in lines if line.to != AgentState.IDLE]",
+        ("tests/test_resets.py",),
     ),
     Mutant("WAKE_DEBOUNCE one second longer", "rk/core/schedule/entry.py", "WAKE_DEBOUNCE = 60", "WAKE_DEBOUNCE = 61"),
     # -- the rate cap -----------------------------------------------------------------------------
@@ -1007,10 +1035,59 @@ MUTANTS = [
         ("tests/test_seams_limit_screens.py", "-k", "claude"),
     ),
     Mutant(
+        "limit reset: a reset printed to the minute taken as the minute's start",
+        "rk/core/pane/screen/resets.py",
+        "return self.at + (MINUTE if self.to_minute else 0) + RESET_MARGIN",
+        "return self.at + RESET_MARGIN",
+        ("tests/test_resets.py",),
+    ),
+    Mutant(
+        "limit reset: no margin past the reset",
+        "rk/core/pane/screen/resets.py",
+        "RESET_MARGIN = 5",
+        "RESET_MARGIN = 0",
+        ("tests/test_resets.py",),
+    ),
+    Mutant(
+        "limit reset: a delay in seconds taken to the minute",
+        "rk/core/pane/screen/resets.py",
+        'to_minute = to_minute and key != "s"',
+        "to_minute = to_minute",
+        ("tests/test_resets.py",),
+    ),
+    Mutant(
+        "limit reset: a banner repeated by a refused resume ends the limit at once",
+        "rk/core/pane/look.py",
+        "return screen.reset_at if pane.state != LIMITED or screen.reset_at > pane.epoch else 0",
+        "return screen.reset_at",
+        ("tests/test_resets.py",),
+    ),
+    Mutant(
+        "self-resume: no wait for a CLI that continues by itself",
+        "rk/core/pane/look.py",
+        "return screen.resumes and now - reset <= SELF_RESUME_GRACE",
+        "return False",
+        ("tests/test_resets.py",),
+    ),
+    Mutant(
+        "self-resume: the wait counted from the screen's reset only",
+        "rk/core/pane/look.py",
+        "reset = screen.reset_at or pane.reset_at or pane.epoch + LIMIT_RETRY",
+        "reset = screen.reset_at",
+        ("tests/test_resets.py",),
+    ),
+    Mutant(
+        "self-resume: Claude's 'Continuing shortly' not read",
+        "rk/core/pane/screen/claude.py",
+        'r"^\\s*Continuing shortly\\b"',
+        'r"^\\s*Continuing never\\b"',
+        ("tests/test_resets.py",),
+    ),
+    Mutant(
         "limit reset: the printed time nearest the start, not the first after it",
         "rk/core/pane/screen/resets.py",
-        "return min(t for t in times if t >= since - 60)",
-        "return min(times, key=lambda t: abs(t - since))",
+        "return Reset(min(t for t in times if t >= since - STALE_SLACK), to_minute=True)",
+        "return Reset(min(times, key=lambda t: abs(t - since)), to_minute=True)",
         ("tests/test_seams_limit_screens.py",),
     ),
     Mutant(

@@ -50,8 +50,10 @@ Modes (options in brackets):
                  a reset time and which carries the ``anthropic-ratelimit-
                  unified-*`` "rejected" headers of a subscription limit.
                  [``reset_at``: the reset as a unix time instead of
-                 ``resets_in`` from the request; ``unified``: false leaves
-                 the subscription headers out, as the API does for a key]
+                 ``resets_in`` from the request; ``then_reset_at``: from
+                 ``reset_at`` on, the limit is hit again and names this later
+                 reset; ``unified``: false leaves the subscription headers out,
+                 as the API does for a key]
 * ``error529``   Anthropic HTTP 529 ``overloaded_error`` (OpenAI: 503).
 * ``usage_warning``  a normal text reply plus the headers that announce a
                  nearly used-up limit (Anthropic ``anthropic-ratelimit-unified-*
@@ -451,6 +453,8 @@ class _Handler(BaseHTTPRequestHandler):
         if mode in ERROR_MODES:
             now = int(time.time())
             reset = int(spec.get("reset_at") or now + int(spec.get("resets_in", 3 * 3600)))
+            if spec.get("then_reset_at") and now >= reset:  # the limit hit again: a later reset named
+                reset = int(spec["then_reset_at"])
             if mode == "error500":
                 etype, msg = "api_error", spec.get("message", "Internal server error")
             elif mode == "error529":

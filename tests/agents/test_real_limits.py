@@ -11,8 +11,9 @@ resume is typed exactly once.
 
 A 429 whose message names the reset (`API Error: Request rejected (429) · … Your
 limit resets at 14:05 UTC.`), on the real clock: the mock refuses until that
-minute and answers from then on; rk reads `limited` with that reset, the notice
-does not clear it, and the first tick past the reset types `continue` once.
+minute and answers from then on; rk reads `limited` with that reset (the minute's
+end plus `RESET_MARGIN`), the notice does not clear it, and the first tick past
+it types `continue` once.
 (Subscription mode is test_real_agents.test_a_limited_agent_is_not_prompted_and_resumes_after_its_reset.)
 """
 
@@ -25,6 +26,7 @@ import harness
 import pytest
 
 from rk.core.pane.look import LIMIT_RETRY
+from rk.core.pane.screen.resets import MINUTE, RESET_MARGIN
 
 pytestmark = pytest.mark.agents
 
@@ -87,13 +89,14 @@ def test_limit_reset_resumes_an_api_key_claude_once_after_the_reset_it_printed(r
     r.run.wait_screen(rf"Request rejected \(429\) · .*resets at {said}", timeout=10)
     state = r.wait_state("limited", timeout=10)
     epoch = int(state.split(":")[1])
-    assert r.option("@rk_pane_agent_source") == f"hook:{epoch}:{reset}"  # the printed reset, read
+    over = reset + MINUTE + RESET_MARGIN  # the printed minute's end, and the margin
+    assert r.option("@rk_pane_agent_source") == f"hook:{epoch}:{over}"  # the printed reset, read
     r.rk("cron", "rm", first)
     resume = r.add("continue", "--wake-on", "limit-reset", "--wake-debounce", "0s")
 
     ticks: list[tuple[float, dict]] = []  # (when, outcomes) of every tick on the real clock
     notice = None
-    while not any(resume in outcomes for _, outcomes in ticks) and time.time() < reset + 30:
+    while not any(resume in outcomes for _, outcomes in ticks) and time.time() < over + 30:
         ticks.append((time.time(), r.tick()))
         if notice is None:
             notice = next((e for e in r.run.hooks(failed["t"]) if e["event"] == "Notification"), None)
@@ -109,7 +112,7 @@ def test_limit_reset_resumes_an_api_key_claude_once_after_the_reset_it_printed(r
     requests_while_limited = len([q for q in main_requests(r) if q["t"] < delivered_at])
     assert requests_while_limited == 1  # the refused prompt only
     assert outcomes == {resume: "delivered"}, ticks[-3:]
-    assert delivered_at >= reset
+    assert delivered_at >= over
     submitted = r.run.wait_hook("UserPromptSubmit", since=delivered_at, timeout=30)
     r.run.wait_hook("Stop", since=delivered_at, timeout=30)
     r.wait_state("idle", timeout=30)

@@ -46,17 +46,28 @@ STALE_AFTER = 20
 LIMIT_RETRY = 15 * 60
 
 
-#: A CLI that said it would continue by itself at the reset (Claude Code 2.1.332's
-#: "Continuing automatically at 10:16am") is given this long past the reset to do
-#: so before rk calls the limit over and may prompt it.
-SELF_RESUME_GRACE = 5 * 60
+#: A CLI that says it will continue by itself at the reset (Claude Code's "Continuing
+#: automatically at 10:16am", then "Continuing shortly") is given this long past the
+#: reset (as rk reads it: `rk.core.pane.screen.resets.Reset.over`) to do so before rk
+#: calls the limit over and may prompt it: Claude fires 30-90 s after the reset and
+#: checks every 30 s, so by 120 s; the rest is for its turn to show.
+SELF_RESUME_GRACE = 150
 
 
-def resumes_itself(screen: Screen, now: int) -> bool:
-    """The screen says the agent will continue by itself, and the reset it named is
-    not long past: the limit ends with the agent's own turn, not with a prompt of rk's
-    (a `limit-reset` "continue" beside Claude's own would be a second prompt)."""
-    return screen.resumes and (not screen.reset_at or now - screen.reset_at <= SELF_RESUME_GRACE)
+def resumes_itself(pane: PaneFact, screen: Screen, now: int) -> bool:
+    """The screen says the agent will continue by itself, and the reset (the screen's,
+    else the pane's, else the retry delay's end) is at most SELF_RESUME_GRACE past: the
+    limit ends with the agent's own turn, not with a prompt of rk's (a `limit-reset`
+    "continue" beside Claude's own would be a second prompt, and cancels Claude's wait)."""
+    reset = screen.reset_at or pane.reset_at or pane.epoch + LIMIT_RETRY
+    return screen.resumes and now - reset <= SELF_RESUME_GRACE
+
+
+def screen_reset(pane: PaneFact, screen: Screen) -> int:
+    """The reset the screen prints, unless the pane's limit began after it: the banner
+    a refused resume repeats names the reset that did not end that limit, which then
+    lasts LIMIT_RETRY (ended at once, rk would type into it again every tick)."""
+    return screen.reset_at if pane.state != LIMITED or screen.reset_at > pane.epoch else 0
 
 
 def limit_over(pane: PaneFact, now: int) -> bool:
@@ -130,14 +141,14 @@ def correction(pane: PaneFact, screen: Screen, now: int, settled: bool) -> Corre
         return None if pane.state == state else Correction(state, now, pane.pid)
     if state == LIMITED:
         if pane.state == LIMITED:
-            reset = screen.reset_at or pane.reset_at
+            reset = screen_reset(pane, screen) or pane.reset_at
             if limit_over(replace(pane, reset_at=reset), now):
-                if resumes_itself(screen, now):
+                if resumes_itself(pane, screen, now):
                     return None  # the agent continues by itself: its own turn ends the limit
                 # over: at rest once the screen has settled and no dialog is up
                 return Correction(AgentState.IDLE, now, pane.pid) if settled and not screen.dialog else None
-            if screen.reset_at and screen.reset_at != pane.reset_at:
-                return Correction(LIMITED, pane.epoch, pane.pid, screen.reset_at)  # the reset learnt
+            if reset != pane.reset_at:
+                return Correction(LIMITED, pane.epoch, pane.pid, reset)  # the reset learnt
             return None
         if screen.reset_at and screen.reset_at <= now:
             state = AgentState.IDLE  # an old limit message: its reset has passed
@@ -184,10 +195,11 @@ def seen_before_typing(pane: PaneFact, screen: Screen | None, now: int, any_prog
     if hooks == LIMITED and state != AgentState.ACTIVE:
         state = LIMITED
     if state == LIMITED:
-        over = limit_over(pane, now) or bool(screen.reset_at and screen.reset_at <= now)
+        printed = screen_reset(pane, screen)
+        over = limit_over(pane, now) or bool(printed and printed <= now)
         # a message with no reset on a pane the hooks (or this tick's look) call idle was judged already: old
         judged = not screen.reset_at and pane.state == AgentState.IDLE
-        if (over or judged) and not resumes_itself(screen, now):
+        if (over or judged) and not resumes_itself(pane, screen, now):
             state = AgentState.WAITING if screen.dialog else AgentState.IDLE  # the limit is over; its message is old
     return Seen(
         state, pane.reset_at or screen.reset_at, dialog=screen.dialog, draft=bool(screen.draft), refused=refused

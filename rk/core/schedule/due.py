@@ -31,6 +31,7 @@ from rk.core.log.cause import Causes
 from rk.core.log.delivery import LogLine, LogView, Reason, Status
 from rk.core.log.diagnostics import Diag, Diagnostic
 from rk.core.pane.facts import PaneFact, TargetFact
+from rk.core.pane.state import AgentState
 from rk.core.schedule.budget import budget_reopens as budget_reopens  # re-exported: health, forecast
 from rk.core.schedule.budget import budget_stop
 from rk.core.schedule.entry import CATCH_UP_ONCE, At, Cron, Entry, WakeEvent
@@ -44,7 +45,17 @@ from rk.core.schedule.verdict import clock_went_back as clock_went_back
 from rk.core.schedule.verdict import cron_verdict as cron_verdict
 from rk.core.schedule.verdict import cron_zone as cron_zone
 from rk.core.schedule.verdict import entry_zone as entry_zone
-from rk.core.schedule.wake import Fingerprints, Observation, WakeVerdict, limit_edge, rk_turn_ended, trigger, wake_edge
+from rk.core.schedule.wake import (
+    RESUMING,
+    Fingerprints,
+    Observation,
+    WakeVerdict,
+    journaled_since,
+    limit_edge,
+    rk_turn_ended,
+    trigger,
+    wake_edge,
+)
 from rk.core.settings import Settings
 from rk.core.wallclock import moment
 
@@ -201,6 +212,7 @@ def due(
         options.get("spent") or {},
         dict(cursor),
         Causes(log, options.get("journal") or {}),
+        options.get("journal") or {},
         options.get("paused_span"),
     )
     for index, entry in enumerate(entries):
@@ -229,6 +241,7 @@ class _Sweep:
     spent: Mapping[str, Spent]
     next_cursor: dict[str, Observation]
     causes: Causes  #: who started each pane's newest turn (`wake_from: human`, `{wake_by}`)
+    journal: Mapping[str, Sequence[StateLine]]  #: each pane's state-journal lines (`DueOptions.journal`)
     paused_span: tuple[int, int] | None = None
     fires: list[Fire] = field(default_factory=list)
     absent: list[Fire] = field(default_factory=list)
@@ -369,7 +382,10 @@ def _wake_due(entry: Entry, target: TargetFact, sweep: _Sweep) -> bool:
     previous = sweep.cursor.get(entry.id)
     if event == WakeEvent.LIMIT_RESET:
         state = target.state if target.resolved else None
-        edge, observation = limit_edge(previous, state, newest_ts, entry.wake_on.debounce, sweep.now)
+        journaled = ""  # the journal is read only while a resume typed is not yet seen to take
+        if previous is not None and previous.fingerprint == RESUMING and state == AgentState.IDLE:
+            journaled = journaled_since(sweep.journal.get(target.pane, ()), previous.observed_at)
+        edge, observation = limit_edge(previous, state, newest_ts, entry.wake_on.debounce, sweep.now, journaled)
     else:
         prints = sweep.fingerprints()
         current = prints.without(target.pane)

@@ -18,10 +18,11 @@ Pure functions; the cursor file is read and written by `rk.store.cursor`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from rk.core.cost.turn_timeout import StateLine
 from rk.core.log.cause import RK, VANISHED
 from rk.core.pane.state import AgentState
 
@@ -179,6 +180,19 @@ def wake_edge(
 
 #: What a limit-reset entry remembers of its target: its state, or these.
 LIMITED, GONE, UNKNOWN = AgentState.LIMITED, "gone", "unknown"
+#: A limit-reset fire typed its resume at `observed_at` and has not yet seen it take:
+#: the edge is pending until the target goes to work (spent) or is limited again
+#: (a refused resume: fired again after that limit's reset).
+RESUMING = "resuming"
+
+
+def journaled_since(lines: Sequence[StateLine], since: int) -> str:
+    """The target's newest state other than `idle` in its journal (its hooks' states,
+    oldest first) from `since` on, or "": after a resume, `limited` is a refusal (even
+    one over before any tick saw it: a tick comes every 30 s), `active` or `waiting`
+    the resume taking (even a turn that ended between two ticks)."""
+    busy = [line.to for line in lines if line.ts >= since and line.to != AgentState.IDLE]
+    return busy[-1] if busy else ""
 
 
 def limit_edge(
@@ -187,18 +201,28 @@ def limit_edge(
     newest_own_ts: int | None,
     debounce: int,
     now: int,
+    journaled: str = "",
 ) -> tuple[WakeVerdict, Observation]:
     """`limit-reset`: fire once when the entry's own target goes from `limited` to
     at rest (`idle`). `target_state` is None when the target does not resolve.
-    Going from the limit to work (a human resumed it) consumes the edge."""
+    Going from the limit to work (a human resumed it) consumes the edge.
+
+    A fire's edge stays pending (`RESUMING`) until the resume is seen to take: the
+    target going to work spends it; the target limited again (a refused resume) is a
+    new limit, whose end fires again. At rest again, `journaled` (`journaled_since`
+    the fire) tells what no tick saw: `limited` fires again, work spends the edge."""
     current = GONE if target_state is None else (target_state or UNKNOWN)
     observed = Observation(fingerprint=current, observed_at=now)
     if previous is None:
         return WakeVerdict.COLD_START, observed
+    resuming = previous.fingerprint == RESUMING and current == AgentState.IDLE
+    refused = resuming and journaled == LIMITED
+    if resuming and not journaled:
+        return WakeVerdict.UNCHANGED, previous  # the resume has not shown yet: still pending
     if previous.fingerprint == current:
         return WakeVerdict.UNCHANGED, previous
-    if previous.fingerprint != LIMITED or current != AgentState.IDLE:
+    if not (previous.fingerprint == LIMITED or refused) or current != AgentState.IDLE:
         return WakeVerdict.IGNORED, observed
     if newest_own_ts is not None and now - newest_own_ts < debounce:
         return WakeVerdict.DEBOUNCED, previous
-    return WakeVerdict.FIRE, observed
+    return WakeVerdict.FIRE, Observation(fingerprint=RESUMING, observed_at=now)

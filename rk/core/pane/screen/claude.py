@@ -66,7 +66,9 @@ LAYOUT = Layout(
     reply_fg=frozenset({"5;231", "2;255;255;255"}),  # a reply's white `●`; an error's is its own colour
     limit_ink=True,  # errors are coloured (220, 211), a reply's text is in the default ink
     limit_below=True,  # 2.1.332: "⚠ Usage limit reached · limit resets 10:16am" in the footer
-    resumes=(r"^\s*Continuing automatically at ",),  # 2.1.332 continues by itself at the reset
+    # 2.1.332 continues by itself after the reset: "Continuing automatically at 10:16am" (or
+    # "… when it resets") before it, "Continuing shortly" from the reset until it does
+    resumes=(r"^\s*Continuing automatically\b", r"^\s*Continuing shortly\b"),
     title_busy=(r"^[\u2801-\u28ff] ",),  # a braille spinner while a turn runs (even when the screen looks idle)
     placeholder_dim=True,
     placeholder_text=(r"Press up to edit queued messages",),
