@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from rk.core.pane.screen import LAYOUTS, classify
+from rk.core.pane.screen.resets import RESET_MARGIN
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "screens" / "copilot"
 NOW = 1764597600  # 2025-12-01T14:00:00Z (test_screen's NOW)
@@ -56,7 +57,7 @@ def test_the_capi_limit_names_its_reset_in_seconds():
         .replace("hit a rate limit that restricts", "exceeded your 5 hour session limits; it restricts")
     )
     got = classify(screen, LAYOUTS, now=NOW, since=NOW, zone=timezone.utc, hint="copilot")
-    assert (got.state, got.reset_at) == (L, NOW + 2733), got
+    assert (got.state, got.reset_at) == (L, NOW + 2733 + RESET_MARGIN), got  # to the second, plus the margin
 
 
 def test_a_reply_quoting_a_limit_is_no_limit():
