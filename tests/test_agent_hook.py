@@ -1185,9 +1185,22 @@ def test_an_idle_notice_still_ends_a_turn_left_active(tmux_server, tmp_path):
     fire_at(env, tmp_path, T + 60, "idle-notice", "Notification")
     assert option(tmux_server, pane, "@rk_pane_agent_state") == f"idle:{T + 60}"
     assert option(tmux_server, pane, "@rk_agent_state") == f"idle:{T + 60}"
+    assert option(tmux_server, pane, "@rk_pane_turn_end") == f"interrupted:{T + 60}"  # no Stop ended it
     tmux_server.run("set-option", "-pu", "-t", pane, "@rk_pane_agent_state")
     fire_at(env, tmp_path, T + 61, "idle-notice", "Notification")  # no state at all
     assert option(tmux_server, pane, "@rk_pane_agent_state") == f"idle:{T + 61}"
+
+
+@pytest.mark.shell
+def test_an_idle_notice_after_a_stop_leaves_that_turn_ok(tmux_server, tmp_path):
+    """Only a turn left `active` is interrupted: after a Stop, the notice keeps its `ok`."""
+    pane = pane_of(tmux_server)
+    env = hook_env(tmux_server, pane, tmp_path)
+    fire_at(env, tmp_path, T, "active", "UserPromptSubmit")
+    fire_at(env, tmp_path, T + 5, "idle", "Stop")
+    fire_at(env, tmp_path, T + 6, "idle-notice", "Notification")  # Qwen's comes at once
+    assert option(tmux_server, pane, "@rk_pane_turn_end") == f"ok:{T + 5}"
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == f"idle:{T + 6}"
 
 
 @pytest.mark.shell

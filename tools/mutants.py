@@ -2716,6 +2716,13 @@ MUTANTS = [
         "    return None\n",
         ("tests/test_watch.py",),
     ),
+    Mutant(
+        "hook: an idle notice that finds the turn still active does not record it interrupted",
+        "rk/agent/hook.py",
+        '    if notice and state:\n        args = [*hook_tmux.interrupted_if_active(pane, epoch), ";", *args]\n',
+        "",
+        ("tests/test_agent_hook.py", "-k", "notice"),
+    ),
 ]
 
 

@@ -289,6 +289,8 @@ def run(argv: list[str], env: Mapping[str, str] | None = None, stdin_fd: int = 0
     )
     if not args:
         return 0
+    if notice and state:
+        args = [*hook_tmux.interrupted_if_active(pane, epoch), ";", *args]
     pid_tmux = hook_tmux.spawn_tmux(socket, args, env)
     # While tmux writes (its client and server take ~2 ms), what comes after the
     # write is made ready: the journal's imports and line, and the nudge's socket.

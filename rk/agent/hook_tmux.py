@@ -22,6 +22,8 @@ from rk.core.environ import (
     TURN_END_OPTION,
     child_env,
 )
+from rk.core.pane.state_words import ACTIVE as ACTIVE_WORD
+from rk.core.pane.state_words import INTERRUPTED as INTERRUPTED_WORD
 
 TMUX_TIMEOUT = 5.0
 #: A limit whose reset is not known counts as reset this long after it was
@@ -79,6 +81,15 @@ def tmux_commands(
         if transcript:  # with the session it belongs to, in the same tmux process
             args += [";", "set-option", "-p", "-t", pane, TRANSCRIPT_OPTION, transcript]
     return args
+
+
+def interrupted_if_active(pane: str, epoch: int) -> list[str]:
+    """An idle notice that finds the pane still `active` ends a turn no Stop ended (an
+    Esc: Qwen Code's idle notice comes at once, Claude's a minute on): the argv that
+    records that turn as `interrupted`, decided inside tmux before the notice's write."""
+    active = f"#{{m:{ACTIVE_WORD}:*,#{{{STATE_OPTION}}}}}"
+    record = f"set-option -p -t {pane} {TURN_END_OPTION} {INTERRUPTED_WORD}:{epoch}"
+    return ["if-shell", "-F", "-t", pane, active, record]
 
 
 def limit_holds(now: int, retry: int = LIMIT_RETRY) -> str:

@@ -148,7 +148,8 @@ def test_an_error_turn_is_reported_at_once(qwen, mode, options, state, end):
 
 
 def test_esc_is_seen_from_the_idle_prompt_hook_with_no_ticker(qwen):
-    """`rk agent await` returns within a second of an Esc: no Stop, but idle_prompt at once."""
+    """`rk agent await` returns within a second of an Esc: no Stop, but idle_prompt at once,
+    which records the turn it finds still active as interrupted."""
     qwen.wait_state("idle", timeout=20)
     latencies = []
     for attempt in range(3):
@@ -179,6 +180,7 @@ def test_esc_is_seen_from_the_idle_prompt_hook_with_no_ticker(qwen):
         assert json.loads(out)["result"], out
         latencies.append(returned - pressed)
         assert not [h for h in qwen.q.hooks(pressed) if h["event"] in ("Stop", "StopFailure")]
+        assert qwen.turn_end() == "interrupted"  # the idle notice found the turn still active
         qwen.q.wait_for(lambda s: composer(s) is not None and not BUSY_RE.search(s), 10)
         qwen.q.keys("C-u")  # Esc before the reply puts the prompt back into the composer
         qwen.q.wait_for(lambda s: composer(s) == "", 10)
