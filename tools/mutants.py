@@ -2723,6 +2723,27 @@ MUTANTS = [
         "",
         ("tests/test_agent_hook.py", "-k", "notice"),
     ),
+    Mutant(
+        "screen: a turn that ended on an error entry recorded ok",
+        "rk/core/pane/turn.py",
+        "    return FAILED if failed else OK\n",
+        "    return OK\n",
+        ("tests/test_screen_failed.py",),
+    ),
+    Mutant(
+        "screen: any last entry read as an error",
+        "rk/core/pane/screen/engine.py",
+        '    if not last or not any(rx.match(last[0].plain) for rx in layout.rx("limit_entry")):\n',
+        "    if not last:\n",
+        ("tests/test_screen_failed.py",),
+    ),
+    Mutant(
+        "screen: an error mark in another colour read as an error",
+        "rk/core/pane/screen/engine.py",
+        "    return not layout.limit_mark_fg or _drawn_in(last[0], layout.limit_mark_fg)\n",
+        "    return True\n",
+        ("tests/test_screen_failed.py",),
+    ),
 ]
 
 

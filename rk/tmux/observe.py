@@ -233,7 +233,7 @@ def _look(
         if fix is not None:
             if write:
                 server.write_state(pane.pane_id, fix.value, fix.note)
-                _record_turn(server, pane, fix, styled)
+                _record_turn(server, pane, fix, styled, screen.failed)
             report.corrections.append((pane.pane_id, fix))
         return corrected(pane, fix), screen
     except TmuxError as exc:
@@ -241,10 +241,10 @@ def _look(
         return pane, None
 
 
-def _record_turn(server: Server, pane: PaneFact, fix: Correction, styled: str) -> None:
+def _record_turn(server: Server, pane: PaneFact, fix: Correction, styled: str, failed: bool = False) -> None:
     """After a correction: how the turn ended, if it did (`@rk_pane_turn_end`), and
     the change in the state journal (which wakes any waiting `rk agent await`)."""
-    end = screen_turn_end(pane.state, fix.state, _ESC.sub("", styled))
+    end = screen_turn_end(pane.state, fix.state, _ESC.sub("", styled), failed)
     if end:
         server.set_pane_option(pane.pane_id, TURN_END_OPTION, turn_end_value(end, fix.epoch))
     if fix.state != pane.state:

@@ -190,8 +190,8 @@ def test_esc_esc_and_a_failed_turn_with_no_ticker_end_an_await_within_a_second_c
             assert proc.returncode == 0 and json.loads(out)["result"]["condition"] == "idle", out
         finally:
             proc.kill()
-        assert cp.state() == "idle"
-        # The screen's correction calls this turn `ok`: only Gemini's screen says `failed` (a known gap).
+        end = cp.cp.tmux("show-options", "-p", "-v", "-q", "-t", cp.pane, "@rk_pane_turn_end").strip()
+        assert end.startswith("failed:"), end  # the screen's last entry is Copilot's red `✗`
     finally:
         cp.close()
     print("\ncopilot: Esc Esc → rk agent await returned: " + " ".join(f"{t:.2f}" for t in took))

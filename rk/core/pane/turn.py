@@ -62,10 +62,11 @@ def hook_turn_end(token: str, state: str | None, event: object) -> str:
     return ""
 
 
-def screen_turn_end(before: str, after: str, text: str) -> str:
+def screen_turn_end(before: str, after: str, text: str, failed: bool = False) -> str:
     """The turn end a screen correction reports: a busy pane (`before`) now at rest
     (`after`) ended its turn — interrupted when one of the screen's last lines says
-    so, else ok; a limit read on the screen is `limited`. "" otherwise."""
+    so, else failed when the screen's last entry is an error (`failed`, the screen
+    reader's), else ok; a limit read on the screen is `limited`. "" otherwise."""
     if after == LIMITED and before != LIMITED:
         return LIMITED
     if after != IDLE or before not in (ACTIVE, WAITING):
@@ -75,7 +76,7 @@ def screen_turn_end(before: str, after: str, text: str) -> str:
         word = line.lstrip("⎿■•◦✕✗×!>-─│ \xa0").lower()  # Claude Code draws `⎿` + a no-break space
         if any(word.startswith(mark) for mark in INTERRUPT_MARKS):
             return INTERRUPTED
-    return OK
+    return FAILED if failed else OK
 
 
 def turn_end_value(end: str, epoch: int) -> str:

@@ -237,6 +237,7 @@ class Screen:
     evidence: str = ""  #: the line that decided, for diagnostics
     dialog: bool = False  #: a dialog is up (also over a limit): keys would answer it
     resumes: bool = False  #: limited: the CLI says it will continue by itself at the reset
+    failed: bool = False  #: idle: the last turn ended on an error entry that is not a limit
 
 
 def _search(patterns: Sequence[re.Pattern[str]], lines: Sequence[Line], *, ink: bool = False) -> Line | None:
@@ -300,6 +301,20 @@ def _limit(layout: Layout, lines: Sequence[Line], dating: Dating, *, live: bool 
             text = " ".join(ln.plain.strip() for ln in lines[i : i + 3])
             return line.plain.strip(), dating.reset(text)
     return None
+
+
+def _failed(layout: Layout, block: Sequence[Line]) -> bool:
+    """Whether the last turn's last entry is an error: the CLI's error mark
+    (`limit_entry`, in `limit_mark_fg` where the layout names it), not a reply.
+    Only layouts that mark errors apart from replies can tell."""
+    if not (layout.entry and layout.limit_entry):
+        return False
+    last = _last_entry(layout, block)
+    if not last or not any(rx.match(last[0].plain) for rx in layout.rx("limit_entry")):
+        return False
+    if layout.reply_fg and _drawn_in(last[0], layout.reply_fg):
+        return False
+    return not layout.limit_mark_fg or _drawn_in(last[0], layout.limit_mark_fg)
 
 
 def _composer(layout: Layout, lines: list[Line]) -> tuple[int, int, str] | None:
@@ -488,4 +503,4 @@ def _classify(layout: Layout, lines: list[Line], dating: Dating) -> Screen:
     if limit is not None:
         resumes = _search(layout.rx("resumes"), lines[end + 1 :]) is not None
         return Screen(layout.agent, AgentState.LIMITED, draft, limit[1], limit[0], resumes=resumes)
-    return Screen(layout.agent, AgentState.IDLE, draft, 0, lines[index].plain.strip())
+    return Screen(layout.agent, AgentState.IDLE, draft, 0, lines[index].plain.strip(), failed=_failed(layout, block))
