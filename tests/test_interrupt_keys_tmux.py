@@ -57,3 +57,25 @@ def test_one_key_is_one_send_keys():
         ["run-shell", "-d", "0.5", ""],
         ["send-keys", "-t", "%1", "Escape"],
     ]
+
+
+@pytest.mark.tmux
+@pytest.mark.shell
+def test_copilots_two_escapes_come_apart_and_within_its_window(tmp_path: Path, tmux_server):
+    """Copilot CLI interrupts on a second Esc within 500 ms of the first, and reads two that
+    arrive together as one: its gap is its own (`key_gap`), apart yet inside that window."""
+    from rk.core.cost.turn_timeout import key_gap
+
+    reader, reads = tmp_path / "reader.py", tmp_path / "reads"
+    reader.write_text(READER)
+    pane = tmux_server.run(
+        "new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}", f"{sys.executable} {reader} {reads}"
+    ).strip()
+    wait_for(lambda: reads.exists(), message="the reader")
+    keys = INTERRUPT_KEYS["copilot"]
+    tmux_server.run(*Command.unless_mode(pane, *press_commands(pane, keys, key_gap("copilot"))))
+    wait_for(lambda: reads.read_text().count("\n") >= 2, message="two reads")
+    got = [json.loads(line) for line in reads.read_text().splitlines()]
+    assert [data for _, data in got] == ["1b", "1b"]
+    assert 0.1 < key_gap("copilot") < 0.5 - 0.2  # room for a loaded machine inside the window
+    assert key_gap("opencode") == KEY_GAP

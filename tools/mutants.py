@@ -2744,6 +2744,13 @@ MUTANTS = [
         "    return True\n",
         ("tests/test_screen_failed.py",),
     ),
+    Mutant(
+        "interrupt: Copilot's two Escapes the default gap apart (outside its window under load)",
+        "rk/core/cost/turn_timeout.py",
+        'KEY_GAPS: dict[str, float] = {"copilot": 0.25}',
+        "KEY_GAPS: dict[str, float] = {}",
+        ("tests/test_interrupt_keys_tmux.py",),
+    ),
 ]
 
 

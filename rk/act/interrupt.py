@@ -25,7 +25,15 @@ from datetime import tzinfo
 from typing import Any
 
 from rk.core.channels.notice import TURN_TIMEOUT
-from rk.core.cost.turn_timeout import INTERRUPT_KEYS, KEY_GAP, Timeout, candidates, timed_out, why_not_press
+from rk.core.cost.turn_timeout import (
+    INTERRUPT_KEYS,
+    KEY_GAP,
+    Timeout,
+    candidates,
+    key_gap,
+    timed_out,
+    why_not_press,
+)
 from rk.core.environ import TURN_END_OPTION
 from rk.core.log.delivery import LogLine, LogView, Outcome, Status
 from rk.core.log.diagnostics import Diag, Diagnostic
@@ -149,7 +157,8 @@ def interrupt(
             if why:
                 return _failed(f"not pressed: {why}")
             keys = INTERRUPT_KEYS[agent]
-            out = server.run(*Command.unless_mode(pane.pane_id, *press_commands(pane.pane_id, keys)))
+            presses = press_commands(pane.pane_id, keys, key_gap(agent))
+            out = server.run(*Command.unless_mode(pane.pane_id, *presses))
             mode = in_mode_of(out)
             if mode is not None:
                 return _failed(f"not pressed: the pane is in {mode}")

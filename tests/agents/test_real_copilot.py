@@ -207,3 +207,23 @@ def test_doctors_version_line_and_exit(copilot, agent_bin):
     while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not Path(f"/proc/{pid}").exists()
+
+
+def test_a_stalled_reply_is_interrupted_once_after_a_minute(copilot):
+    """`--turn-timeout 1m --on-timeout interrupt`: Copilot's Esc Esc, `key_gap` apart inside
+    its 500 ms window, ends the stalled turn once; no hook says so, the screen does."""
+    from agents.timeouts import interrupted_once, ticks_once_only
+    from rk.store import delivery_log as logfile
+
+    timeout = 60
+    entry = copilot.add("answer slowly mock:slow=180", "--turn-timeout", "1m", "--on-timeout", "interrupt")
+    assert copilot.tick() == {entry: "delivered"}
+    copilot.rk("cron", "edit", entry, "--every", "1h")  # no second fire while we watch
+    log = copilot.state_dir / f"{copilot.cp.socket}.log"
+    delivered = logfile.read_live(log)[0].ts
+    copilot.wait_state("active", timeout=15)
+    lines, timed_out, _ = interrupted_once(copilot.tick, log, delivered, timeout, copilot.cp.capture)
+    copilot.cp.wait_screen(lambda s: "Operation cancelled by user" in s and at_rest(s), timeout=10)
+    copilot.wait_state("idle", timeout=10)
+    ticks_once_only(copilot.tick, log)
+    print(f"\ncopilot: timed out {timed_out.ts - delivered} s after the delivery; {lines[-1].outcome}")

@@ -42,11 +42,20 @@ INTERRUPT_KEYS: dict[str, tuple[str, ...]] = {
     "gemini": ("Escape",),
     "opencode": ("Escape", "Escape"),
     "kilo": ("Escape", "Escape"),  # OpenCode's TUI
+    "copilot": ("Escape", "Escape"),  # the first arms ("esc again to interrupt"), a second within 500 ms fires
 }
 #: Seconds between two presses of one interrupt. OpenCode 1.18 takes two Escapes
 #: that reach it within ~70 ms (one `send-keys Escape Escape`, or 50 ms apart) as
 #: one key and does nothing; its first Esc is forgotten 4.5–6 s later (measured).
 KEY_GAP = 0.5
+#: Per agent, where `KEY_GAP` does not fit: Copilot CLI interrupts only when the second
+#: Esc comes within 500 ms of the first, yet reads two that reach it together as one.
+KEY_GAPS: dict[str, float] = {"copilot": 0.25}
+
+
+def key_gap(agent: str) -> float:
+    """Seconds between two presses of `agent`'s interrupt."""
+    return KEY_GAPS.get(agent, KEY_GAP)
 
 
 @dataclass(frozen=True)
