@@ -2547,11 +2547,11 @@ MUTANTS = [
         ("tests/test_kilo.py",),
     ),
     Mutant(
-        "kilo: a plugin file rk did not write is replaced",
-        "rk/agent/setup/kilo.py",
+        "opencode, kilo: a plugin file rk did not write is replaced",
+        "rk/agent/setup/opencode.py",
         "    if old is not None and not ours:\n        raise SetupError",
         "    if False:\n        raise SetupError",
-        ("tests/test_kilo.py",),
+        ("tests/test_kilo.py", "tests/test_agent_setup.py", "-k", "plugin or kilo"),
     ),
     Mutant(
         "kilo: npm's native .kilo is not an agent",

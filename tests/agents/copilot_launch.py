@@ -36,6 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import clean_env
 from mock_opencode import MODEL_ID, MockHandler, MockServer
+from tmux_pane import TmuxPane
 
 AGENT_ENV = clean_env()
 COLS, ROWS = 120, 40
@@ -106,7 +107,7 @@ def cache_home() -> Path:
     return Path(base) / "rk-test-agents" / "copilot-cache"
 
 
-class CopilotRun:
+class CopilotRun(TmuxPane):
     """One Copilot TUI in a private tmux server (`tmux -L rk-cp-<pid>-<n> -f /dev/null`)."""
 
     _counter = 0
@@ -126,6 +127,7 @@ class CopilotRun:
             raise FileNotFoundError("copilot not found (npm install @github/copilot; set COPILOT_BIN)")
         self.root = Path(root or tempfile.mkdtemp(prefix="rk-cp-"))
         self.socket = f"rk-cp-{os.getpid()}-{CopilotRun._counter}"
+        self.target = "cp"
         self.home, self.work = self.root / "home", self.root / "work"
         self.copilot_home = self.home / ".copilot"
         self.hooks_path = self.root / "hooks.jsonl"
@@ -190,27 +192,6 @@ class CopilotRun:
             self.mock = None
 
     # -- tmux ------------------------------------------------------------------------
-    def tmux(self, *args: str) -> str:
-        return subprocess.run(
-            ["tmux", "-L", self.socket, "-f", "/dev/null", *args],
-            check=True,
-            capture_output=True,
-            text=True,
-            env=AGENT_ENV,
-        ).stdout
-
-    def display(self, fmt: str) -> str:
-        return self.tmux("display-message", "-p", "-t", "cp", fmt).strip()
-
-    def capture(self, ansi: bool = False) -> str:
-        return self.tmux("capture-pane", "-p", "-J", *(["-e"] if ansi else []), "-t", "cp")
-
-    def send_keys(self, *keys: str, literal: bool = False) -> None:
-        self.tmux("send-keys", "-t", "cp", *(["-l"] if literal else []), *keys)
-
-    def type_text(self, text: str) -> None:
-        self.send_keys(text, literal=True)
-
     def send_prompt(self, text: str, gap: float = 0.3) -> float:
         """Type text, wait `gap`, press Enter; the time of the Enter."""
         self.type_text(text)

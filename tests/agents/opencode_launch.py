@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 
 from harness import clean_env
+from tmux_pane import TmuxPane
 
 #: tmux servers started here (and the agents in them) see no CI markers, as on a user's machine.
 AGENT_ENV = clean_env()
@@ -134,7 +135,7 @@ def seed_config_deps(cfgdir: Path, version: str = "*") -> None:
         )
 
 
-class OpenCodeRun:
+class OpenCodeRun(TmuxPane):
     """One OpenCode TUI in a private tmux server (`tmux -L rk-oc-<pid>-<n> -f /dev/null`)."""
 
     def __init__(
@@ -155,6 +156,7 @@ class OpenCodeRun:
             raise FileNotFoundError("opencode not found (npm install opencode-ai; set OPENCODE_BIN)")
         self.root = Path(root or tempfile.mkdtemp(prefix="rk-oc-"))
         self.socket = f"rk-oc-{os.getpid()}-{_counter}"
+        self.target = "oc"
         self.home, self.work = self.root / "home", self.root / "work"
         self.xdg = {
             "XDG_CONFIG_HOME": self.home / ".config",
@@ -238,27 +240,6 @@ class OpenCodeRun:
             self.mock = None
 
     # -- tmux --------------------------------------------------------------------
-    def _tmux(self, *args: str) -> str:
-        return subprocess.run(
-            ["tmux", "-L", self.socket, "-f", "/dev/null", *args],
-            check=True,
-            capture_output=True,
-            text=True,
-            env=AGENT_ENV,
-        ).stdout
-
-    def display(self, fmt: str) -> str:
-        return self._tmux("display-message", "-p", "-t", "oc", fmt).strip()
-
-    def capture(self, ansi: bool = False) -> str:
-        return self._tmux("capture-pane", "-p", "-J", *(["-e"] if ansi else []), "-t", "oc")
-
-    def send_keys(self, *keys: str, literal: bool = False) -> None:
-        self._tmux("send-keys", "-t", "oc", *(["-l"] if literal else []), *keys)
-
-    def type_text(self, text: str) -> None:
-        self.send_keys(text, literal=True)
-
     def paste(self, text: str) -> None:
         """Bracketed paste, as rk delivers (load-buffer + paste-buffer -p -d)."""
         subprocess.run(

@@ -15,8 +15,7 @@ from pathlib import Path
 
 from rk.agent.setup import opencode
 from rk.agent.setup.agent_cli import AgentCli
-from rk.agent.setup.plan import JsonDoc, Plan, SetupError
-from rk.core.environ import home
+from rk.agent.setup.plan import Plan
 
 KILO_HEADER = (
     "// rk agent hook plugin: written by `rk agent setup kilo`, removed by `--uninstall`; edits are overwritten."
@@ -25,21 +24,12 @@ KILO_HEADER = (
 AFTER_INSTALL = "restart running Kilo Code sessions to load the plugin"
 
 
-def _config_dir(env: Mapping[str, str]) -> Path:
-    base = env.get("XDG_CONFIG_HOME")
-    return (Path(base) if base else Path(home(env)) / ".config") / "kilo"
-
-
 def config_path(env: Mapping[str, str]) -> Path:
-    return _config_dir(env) / "plugins" / "rk.js"
+    return opencode.config_dir(env, "kilo") / "plugins" / "rk.js"
 
 
 def mcp_config_path(env: Mapping[str, str]) -> Path:
-    return _config_dir(env) / "kilo.json"
-
-
-def mcp_server(rk: str) -> JsonDoc:
-    return {"type": "local", "command": [rk, "mcp"], "enabled": True}
+    return opencode.config_dir(env, "kilo") / "kilo.json"
 
 
 CLI = AgentCli(
@@ -50,7 +40,7 @@ CLI = AgentCli(
     after_install=AFTER_INSTALL,
     after_mcp="restart running Kilo Code sessions; `kilo mcp list` shows rk",
     mcp_keys=("mcp",),
-    mcp_server=mcp_server,
+    mcp_server=opencode.mcp_server,
 )
 
 
@@ -65,17 +55,4 @@ def kilo_plugin(rk: str) -> str:
 
 def plan_plugin(path: Path, old: bytes | None, rk: str | None, uninstall: bool) -> Plan:
     """Write (or delete) rk's plugin at `path` (`old`: its bytes); a file rk did not write is never touched."""
-    ours = old is not None and opencode.is_rk_plugin(old)
-    if uninstall:
-        if old is None:
-            return Plan("kilo", path, None, None, f"kilo: no rk plugin at {path}")
-        if not ours:
-            return Plan("kilo", path, old, old, f"kilo: {path} was not written by rk; left as is")
-        return Plan("kilo", path, old, None, f"kilo: removed {path}")
-    if old is not None and not ours:
-        raise SetupError(f"{path} exists and was not written by rk; move it away — nothing was written")
-    assert rk is not None
-    new = kilo_plugin(rk).encode("utf-8")
-    if new == old:
-        return Plan("kilo", path, old, old, f"kilo: plugin already up to date at {path}")
-    return Plan("kilo", path, old, new, f"kilo: installed plugin {path}", [AFTER_INSTALL])
+    return opencode.plan_plugin_file("kilo", kilo_plugin, AFTER_INSTALL, path, old, rk, uninstall)

@@ -26,7 +26,7 @@ never a state on the wrong pane; otherwise rk reads the screen.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from rk.agent.setup.agent_cli import AgentCli
@@ -40,17 +40,18 @@ OPENCODE_HEADER = (
 AFTER_INSTALL = "restart running OpenCode sessions to load the plugin"
 
 
-def _config_dir(env: Mapping[str, str]) -> Path:
+def config_dir(env: Mapping[str, str], name: str = "opencode") -> Path:
+    """`$XDG_CONFIG_HOME/<name>` (`~/.config`): OpenCode's, or a fork's (Kilo Code's `kilo`)."""
     base = env.get("XDG_CONFIG_HOME")
-    return (Path(base) if base else Path(home(env)) / ".config") / "opencode"
+    return (Path(base) if base else Path(home(env)) / ".config") / name
 
 
 def config_path(env: Mapping[str, str]) -> Path:
-    return _config_dir(env) / "plugins" / "rk.js"
+    return config_dir(env) / "plugins" / "rk.js"
 
 
 def mcp_config_path(env: Mapping[str, str]) -> Path:
-    return _config_dir(env) / "opencode.json"
+    return config_dir(env) / "opencode.json"
 
 
 def mcp_server(rk: str) -> JsonDoc:
@@ -296,17 +297,31 @@ def is_rk_plugin(data: bytes) -> bool:
 
 def plan_plugin(path: Path, old: bytes | None, rk: str | None, uninstall: bool) -> Plan:
     """Write (or delete) rk's plugin at `path` (`old`: its bytes); a file rk did not write is never touched."""
+    return plan_plugin_file("opencode", opencode_plugin, AFTER_INSTALL, path, old, rk, uninstall)
+
+
+def plan_plugin_file(
+    agent: str,
+    text_of: Callable[[str], str],
+    after: str,
+    path: Path,
+    old: bytes | None,
+    rk: str | None,
+    uninstall: bool,
+) -> Plan:
+    """`agent`'s whole-file plugin (`text_of(rk)`) at `path`: written, kept, or deleted, and
+    only ever when the file is rk's (its first line says so)."""
     ours = old is not None and is_rk_plugin(old)
     if uninstall:
         if old is None:
-            return Plan("opencode", path, None, None, f"opencode: no rk plugin at {path}")
+            return Plan(agent, path, None, None, f"{agent}: no rk plugin at {path}")
         if not ours:
-            return Plan("opencode", path, old, old, f"opencode: {path} was not written by rk; left as is")
-        return Plan("opencode", path, old, None, f"opencode: removed {path}")
+            return Plan(agent, path, old, old, f"{agent}: {path} was not written by rk; left as is")
+        return Plan(agent, path, old, None, f"{agent}: removed {path}")
     if old is not None and not ours:
         raise SetupError(f"{path} exists and was not written by rk; move it away — nothing was written")
     assert rk is not None
-    new = opencode_plugin(rk).encode("utf-8")
+    new = text_of(rk).encode("utf-8")
     if new == old:
-        return Plan("opencode", path, old, old, f"opencode: plugin already up to date at {path}")
-    return Plan("opencode", path, old, new, f"opencode: installed plugin {path}", [AFTER_INSTALL])
+        return Plan(agent, path, old, old, f"{agent}: plugin already up to date at {path}")
+    return Plan(agent, path, old, new, f"{agent}: installed plugin {path}", [after])
