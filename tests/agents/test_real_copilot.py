@@ -24,7 +24,7 @@ from agents.rkclient import ClientRig, RkClient, listed, wait_option_state
 from agents.test_real_agents import PAYLOADS
 from rk.agent.setup import find_rk
 from rk.agent.setup.hooks import install_hooks
-from rk.core.pane.screen.resets import RESET_MARGIN
+from rk.core.pane.screen.resets import MINUTE, RESET_MARGIN
 
 pytestmark = pytest.mark.agents
 
@@ -153,7 +153,8 @@ def test_a_limit_is_read_from_the_screen_with_its_reset(copilot):
     outcome = copilot.tick(now=now)[ping]
     assert outcome.startswith("skipped-limited: resets "), outcome
     reset = int(datetime.fromisoformat(outcome.rsplit(" ", 1)[1].replace("Z", "+00:00")).timestamp())
-    assert now + 7200 - 5 <= reset <= now + 7200 + 5 + RESET_MARGIN, (outcome, now)
+    # a delay in hours is known to the minute: over at that minute's end, plus the margin
+    assert now + 7200 - 5 <= reset <= now + 7200 + 5 + MINUTE + RESET_MARGIN, (outcome, now)
     assert copilot.state() == "limited"
     assert copilot.prompts() == ["limit please mock:limit=400"]  # nothing typed into the limit
 

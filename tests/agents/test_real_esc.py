@@ -16,7 +16,7 @@ wait's exit, s (glimpses every 0.25 s; each group one test run):
   Codex 0.171.0   0.63 0.95 0.64 (a bench running beside) | 0.39 0.37 0.39   (its Interrupt hook)
   Gemini 0.61.0   1.41 0.81 1.28 (0.5 s, a bench beside) | 0.79 0.64 0.80   (AfterAgent)
   OpenCode 1.18.33  1.58 0.90 0.78 | 0.88 0.77 0.70                         (session.error on Esc Esc)
-  Copilot 1.0.102   0.73 0.74 0.75                                          (the watch: no hook on Esc Esc)
+  Copilot 1.0.102   0.73 0.74 0.75 | 1.10 0.87 0.51 (CI beside)           (the watch: no hook on Esc Esc)
 The bound asserted is 1.5 s (2.5 s for OpenCode, whose own event came 1.58 s late once):
 room for the loaded machine, not the figure aimed at.
 """
