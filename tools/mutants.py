@@ -2313,7 +2313,7 @@ MUTANTS = [
     ),
     Mutant(
         "registry: a zombie counted alive",
-        "rk/store/claude_sessions.py",
+        "rk/host/process.py",
         'fields[0][:1] in ("Z", "X", "x")',
         "False",
         CLAUDE_SESSIONS,

@@ -74,6 +74,29 @@ def _ps_info(pid: int) -> ProcessInfo:
         return DEAD
 
 
+#: `/proc/<pid>/stat`'s field of the process's start time (clock ticks since boot).
+START_FIELD = 22
+
+
+def start_time(pid: int, proc_root: str = "/proc") -> str:
+    """The kernel's start time of a live `pid` (`/proc/<pid>/stat` field 22, clock ticks
+    since boot), which a reused pid does not share; "" when it is gone, a zombie, or
+    unreadable."""
+    try:
+        fd = os.open(f"{proc_root}/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            text = os.read(fd, 2048).decode("utf-8", "replace")
+        finally:
+            os.close(fd)
+    except OSError:
+        return ""
+    fields = text.rpartition(")")[2].split()
+    index = START_FIELD - 3  # the fields after the name start with field 3
+    if len(fields) <= index or fields[0][:1] in ("Z", "X", "x"):
+        return ""
+    return fields[index]
+
+
 def process_info(pid: int, proc_root: str = "/proc") -> ProcessInfo:
     """The kernel's view of `pid` (DEAD for pid ≤ 0, a gone pid, or a zombie)."""
     if pid <= 0:

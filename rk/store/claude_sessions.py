@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from rk.core.environ import home as home_of
 from rk.core.pane.facts import PaneFact
 from rk.core.pane.registry import Record, Verdict, names_pane, parse_record, verdict
-from rk.host.process import ancestors
+from rk.host.process import ancestors, start_time
 
 #: Only these names are session records (beside them: `<pid>.<hex>.key`, legacy `pid-<n>.json`).
 RECORD_NAME = re.compile(r"^([1-9][0-9]{0,9})\.json$")
@@ -56,7 +56,6 @@ MAX_NAMES = 4096
 #: may have been rewritten since with the same stamp, so it is read again next time.
 COARSE_MTIME_NS = 100_000_000
 #: The `/proc/<pid>/stat` field that holds the start time (1-based, as proc(5) counts).
-START_FIELD = 22
 
 Stamp = tuple[int, int, int]
 
@@ -67,21 +66,9 @@ def config_home(env: Mapping[str, str]) -> str:
 
 
 def proc_start(pid: int, proc_root: str = "/proc") -> str | None:
-    """The start time of a live `pid` as `/proc/<pid>/stat` gives it; None when it is
+    """The start time of a live `pid` (`rk.host.process.start_time`); None when it is
     gone, a zombie, or unreadable."""
-    try:
-        fd = os.open(f"{proc_root}/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            text = os.read(fd, 2048).decode("utf-8", "replace")
-        finally:
-            os.close(fd)
-    except OSError:
-        return None
-    fields = text.rpartition(")")[2].split()
-    index = START_FIELD - 3  # the fields after the name start with field 3
-    if len(fields) <= index or fields[0][:1] in ("Z", "X", "x"):
-        return None
-    return fields[index]
+    return start_time(pid, proc_root) or None
 
 
 def tree_depth(pid: int, pane_pid: int, proc_root: str = "/proc") -> int | None:

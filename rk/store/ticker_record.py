@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rk.host.files import read_nofollow
+from rk.host.process import start_time
 
 PID_NAME = "ticker.pid"
 #: `ticker.status`: what the last tick did (`rk status` reads it).
@@ -21,14 +22,7 @@ STATUS_NAME = "ticker.status"
 
 def process_start_time(pid: int) -> str:
     """The kernel's start time of `pid` (clock ticks since boot); "" if unknown or a zombie."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return ""
-    after = stat.rsplit(")", 1)[-1].split()
-    if not after or after[0] in ("Z", "X"):
-        return ""
-    return after[19] if len(after) > 19 else ""
+    return start_time(pid)
 
 
 @dataclass(frozen=True)
