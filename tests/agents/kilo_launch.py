@@ -24,18 +24,13 @@ import time
 from pathlib import Path
 
 try:
-    from opencode_launch import EVENT_LOGGER, OpenCodeRun, opencode_config, process_tree, seed_config_deps
+    from opencode_launch import OpenCodeRun, process_tree
     from opencode_launch import classify as oc_classify
     from opencode_launch import composer_text as oc_composer_text
 except ImportError:  # imported as tests.agents.kilo_launch
-    from .opencode_launch import EVENT_LOGGER, OpenCodeRun, opencode_config, process_tree, seed_config_deps
+    from .opencode_launch import OpenCodeRun, process_tree
     from .opencode_launch import classify as oc_classify
     from .opencode_launch import composer_text as oc_composer_text
-
-try:
-    from mock_opencode import start_mock
-except ImportError:
-    from .mock_opencode import start_mock
 
 __all__ = ["KiloRun", "classify", "composer_text", "find_kilo"]
 
@@ -65,38 +60,14 @@ class KiloRun(OpenCodeRun):
             raise FileNotFoundError("kilo not found (npm install @kilocode/cli; set KILO_BIN)")
         super().__init__(*args, binary=binary, **kw)
 
-    def start(self) -> None:
-        self.work.mkdir(parents=True, exist_ok=True)
-        for p in self.xdg.values():
-            p.mkdir(parents=True, exist_ok=True)
-        self.mock = start_mock(0, str(self.mock_log))
-        cfgdir = self.xdg["XDG_CONFIG_HOME"] / "kilo"
-        (cfgdir / "plugins").mkdir(parents=True, exist_ok=True)
-        cfg = opencode_config(self.mock.base_url, self.permission)
+    config_dir, config_file = "kilo", "kilo.json"
+    offline_env = OFFLINE_ENV  # Kilo's KILO_* switches
+
+    def config(self) -> dict:
+        """OpenCode's config without its `$schema` (Kilo's schema is another)."""
+        cfg = super().config()
         cfg.pop("$schema")
-        (cfgdir / "kilo.json").write_text(json.dumps(cfg, indent=2))
-        (cfgdir / "plugins" / "zz-event-logger.js").write_text(
-            EVENT_LOGGER.replace("__OUT__", json.dumps(str(self.events_path)))
-        )
-        for name, text in self.extra_plugins.items():
-            (cfgdir / "plugins" / name).write_text(text)
-        seed_config_deps(cfgdir)
-        env = {
-            "HOME": str(self.home),
-            **{k: str(v) for k, v in self.xdg.items()},
-            **OFFLINE_ENV,
-            "TERM": "xterm-256color",
-            "COLORTERM": "truecolor",
-            **self.extra_env,
-        }
-        cmd = ["env", *[f"{k}={v}" for k, v in env.items()], self.binary, *self.args]
-        self._tmux(
-            "new-session", "-d", "-s", "oc", "-x", str(self.cols), "-y", str(self.rows), "-c", str(self.work), *cmd
-        )
-        self._tmux("set-option", "-g", "remain-on-exit", "off")
-        self.t_launch = time.time()
-        self.pane_pid = int(self.display("#{pane_pid}"))
-        self.socket_path = self.display("#{socket_path}")
+        return cfg
 
 
 # -- the screen, as the rig reads it ------------------------------------------------------

@@ -181,16 +181,23 @@ class OpenCodeRun(TmuxPane):
     def __exit__(self, *exc):
         self.stop()
 
+    #: Where the CLI reads its config: `$XDG_CONFIG_HOME/<config_dir>/<config_file>` (a fork's names differ).
+    config_dir, config_file = "opencode", "opencode.json"
+    #: The switches that keep the CLI off the network (a fork's are named after it).
+    offline_env = OFFLINE_ENV
+
+    def config(self) -> dict:
+        """The config written before launch: the mock provider and the permissions."""
+        return opencode_config(self.mock.base_url, self.permission)
+
     def start(self) -> None:
         self.work.mkdir(parents=True, exist_ok=True)
         for p in self.xdg.values():
             p.mkdir(parents=True, exist_ok=True)
         self.mock = start_mock(0, str(self.mock_log))
-        cfgdir = self.xdg["XDG_CONFIG_HOME"] / "opencode"
+        cfgdir = self.xdg["XDG_CONFIG_HOME"] / self.config_dir
         (cfgdir / "plugins").mkdir(parents=True, exist_ok=True)
-        (cfgdir / "opencode.json").write_text(
-            json.dumps(opencode_config(self.mock.base_url, self.permission), indent=2)
-        )
+        (cfgdir / self.config_file).write_text(json.dumps(self.config(), indent=2))
         (cfgdir / "plugins" / "zz-event-logger.js").write_text(
             EVENT_LOGGER.replace("__OUT__", json.dumps(str(self.events_path)))
         )
@@ -200,7 +207,7 @@ class OpenCodeRun(TmuxPane):
         env = {
             "HOME": str(self.home),
             **{k: str(v) for k, v in self.xdg.items()},
-            **OFFLINE_ENV,
+            **self.offline_env,
             "TERM": "xterm-256color",
             "COLORTERM": "truecolor",
             **self.extra_env,
