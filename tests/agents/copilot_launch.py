@@ -216,16 +216,6 @@ class CopilotRun(TmuxPane):
             time.sleep(0.6)  # the first was missed or expired: let the window close, then again
         raise TimeoutError("Copilot never showed `esc again to interrupt`:\n" + self.capture())
 
-    def wait_screen(self, pred, timeout: float = 30.0, interval: float = 0.1) -> str:
-        end = time.time() + timeout
-        while True:
-            s = self.capture()
-            if pred(s):
-                return s
-            if time.time() > end:
-                raise TimeoutError("screen condition not met; last screen:\n" + s)
-            time.sleep(interval)
-
     # -- hooks -----------------------------------------------------------------------
     def hook_events(self) -> list[dict]:
         try:

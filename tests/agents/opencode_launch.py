@@ -280,16 +280,6 @@ class OpenCodeRun(TmuxPane):
         self.send_keys("Enter")
         return time.time()
 
-    def wait_screen(self, pred, timeout: float = 30.0, interval: float = 0.1) -> str:
-        end = time.time() + timeout
-        while True:
-            s = self.capture()
-            if pred(s):
-                return s
-            if time.time() > end:
-                raise TimeoutError("screen condition not met; last screen:\n" + s)
-            time.sleep(interval)
-
     # -- events ------------------------------------------------------------------
     def events(self, noisy: bool = False) -> list[dict]:
         try:

@@ -4,6 +4,7 @@ Copilot CLI): commands run with the agents' clean environment (`harness.clean_en
 from __future__ import annotations
 
 import subprocess
+import time
 
 from harness import clean_env
 
@@ -38,3 +39,15 @@ class TmuxPane:
 
     def type_text(self, text: str) -> None:
         self.send_keys(text, literal=True)
+
+    def wait_screen(self, pred, timeout: float = 30.0, interval: float = 0.1) -> str:
+        """The screen once `pred(screen)` holds, polled every `interval` s; TimeoutError with
+        the last screen after `timeout` s."""
+        end = time.time() + timeout
+        while True:
+            s = self.capture()
+            if pred(s):
+                return s
+            if time.time() > end:
+                raise TimeoutError("screen condition not met; last screen:\n" + s)
+            time.sleep(interval)
