@@ -8,6 +8,7 @@ import io
 import os
 import sys
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,8 @@ from rk.agent.setup.hooks import hooks_state
 from rk.agent.setup.plan import SetupError
 from rk.agent.setup.removal import removal_plans
 from rk.cli.doctor import cli_version
+from rk.core.pane.facts import PaneFact
+from rk.core.pane.look import needs_look
 from rk.core.pane.program import PaneKind, Proc, judge
 from rk.core.pane.screen import TESTED_VERSIONS
 from tests.test_agent_hook import hook_env, option, pane_of, run_hook
@@ -245,3 +248,11 @@ def test_doctor_reads_vibes_version_from_its_dist_info(tmp_path):
     (tmp_path / "bin" / "vibe").symlink_to(venv / "bin" / "vibe")  # pipx, uv tool
     assert cli_version("vibe", {"PATH": str(tmp_path / "bin")}) == ("3.0.2", str(tmp_path / "bin" / "vibe"))
     assert TESTED_VERSIONS["vibe"] == ("3.0.2",)
+
+
+def test_an_idle_vibe_pane_is_looked_at_no_hook_says_a_turn_began():
+    now = 10_000
+    idle = PaneFact("%1", state="idle", epoch=now - 3600, pid=42, source="hook", kind=PaneKind.AGENT, agent="vibe")
+    assert needs_look(idle, now)
+    assert not needs_look(replace(idle, agent="claude"), now)  # its UserPromptSubmit says so
+    assert not needs_look(replace(idle, state="limited", epoch=now - 5, reset_at=now + 600), now)
