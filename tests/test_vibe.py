@@ -25,6 +25,7 @@ from rk.core.pane.facts import PaneFact
 from rk.core.pane.look import needs_look
 from rk.core.pane.program import PaneKind, Proc, judge
 from rk.core.pane.screen import TESTED_VERSIONS
+from rk.core.pane.turn import screen_turn_end
 from tests.test_agent_hook import hook_env, option, pane_of, run_hook
 
 RK = str(Path(sys.executable).parent / "rk")
@@ -256,3 +257,10 @@ def test_an_idle_vibe_pane_is_looked_at_no_hook_says_a_turn_began():
     assert needs_look(idle, now)
     assert not needs_look(replace(idle, agent="claude"), now)  # its UserPromptSubmit says so
     assert not needs_look(replace(idle, state="limited", epoch=now - 5, reset_at=now + 600), now)
+
+
+def test_an_esc_read_on_vibes_screen_ends_the_turn_interrupted():
+    text = (Path(__file__).parent / "fixtures" / "screens" / "vibe" / "interrupted.txt").read_text()
+    assert screen_turn_end("active", "idle", text) == "interrupted"
+    idle = (Path(__file__).parent / "fixtures" / "screens" / "vibe" / "idle_fresh.txt").read_text()
+    assert screen_turn_end("active", "idle", idle) == "ok"
