@@ -2800,6 +2800,13 @@ MUTANTS = [
         "DISTRIBUTIONS: dict[str, str] = {}",
         ("tests/test_vibe.py", "-k", "dist_info"),
     ),
+    Mutant(
+        "vibe: an Esc read on Vibe's screen (`⎣ Interrupted`) ends the turn ok",
+        "rk/core/pane/turn.py",
+        'line.lstrip("⎿⎣■•◦✕✗×!>-─│ \\xa0")',
+        'line.lstrip("⎿■•◦✕✗×!>-─│ \\xa0")',
+        ("tests/test_vibe.py", "-k", "interrupted"),
+    ),
 ]
 
 
