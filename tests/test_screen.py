@@ -193,6 +193,13 @@ EXPECTED: dict[str, tuple[str, str, str]] = {
     "kilo/idle_home": (I, "", ""),  # the grey `Ask anything...` example is a placeholder
     "kilo/interrupted": (I, "", ""),
     "kilo/retry": (A, "", ""),
+    "vibe/busy": (A, "", ""),
+    "vibe/busy_draft": (A, "a draft a human typed but did not send", ""),
+    "vibe/draft": (I, "a draft a human typed but did not send", ""),
+    "vibe/draft_fresh": (I, "a draft a human typed but did not send", ""),
+    "vibe/idle": (I, "", ""),  # past prompts are `> ` lines too: only the lowest, between the rules, is live
+    "vibe/idle_fresh": (I, "", ""),
+    "vibe/interrupted": (I, "", ""),  # `⎣ Interrupted · What should Vibe do instead?`
 }
 EXPECTED.update(COPILOT_EXPECTED)
 #: Agents whose screens only the pane's program tells apart (Kilo draws OpenCode's TUI): read
@@ -227,7 +234,7 @@ def test_every_captured_screen_has_an_expectation():
         sorted(names - NOT_ASKED - set(EXPECTED)),
         sorted(set(EXPECTED) - names),
     )
-    folders = {"claude", "claude-2.1.332", "codex", "copilot", "gemini", "kilo", "opencode"}
+    folders = {"claude", "claude-2.1.332", "codex", "copilot", "gemini", "kilo", "opencode", "vibe"}
     assert {n.split("/")[0] for n in names} == folders
 
 

@@ -248,6 +248,8 @@ def run(argv: list[str], env: Mapping[str, str] | None = None, stdin_fd: int = 0
     from rk.core.pane.turn import hook_turn_end, reads_gemini_screen
 
     payload, why = hook_event.read_input(stdin_fd)
+    if hook_event.from_subagent(provider, payload):
+        return 0  # a subagent's turn inside the pane's: nothing of the pane's changes
     if why:
         log_line(env, f"{where}: {why}; the state is written without it")
     session_id = hook_event.session_id_of(payload)
@@ -256,9 +258,7 @@ def run(argv: list[str], env: Mapping[str, str] | None = None, stdin_fd: int = 0
         token == _words.IDLE and isinstance(payload, dict) and payload.get("hook_event_name") == "Notification"
     )
     state = _state_of(token, payload)
-    pid = 0
-    epoch = 0
-    note = ""
+    pid, epoch, note = 0, 0, ""
     if state:
         try:
             epoch = epoch_now(env)

@@ -235,6 +235,13 @@ def decode(buf: bytes) -> object:
     return value
 
 
+def from_subagent(provider: str, payload: object) -> bool:
+    """A Mistral Vibe subagent's event: Vibe runs the parent's hooks inside a subagent
+    too, with `parent_session_id` set; its `post_agent` ends the subagent's turn, not
+    the pane's, so it writes nothing."""
+    return provider == "vibe" and isinstance(payload, dict) and bool(payload.get("parent_session_id"))
+
+
 # -- the agent process ------------------------------------------------------
 
 MAX_HOPS = 5  #: ancestors examined when looking for the agent process
@@ -252,6 +259,9 @@ AGENT_COMMS: dict[str, tuple[str, ...]] = {
     "kimi": ("kimi-code", "kimi"),
     "agy": ("agy", "antigravity"),
     "kilo": (".kilo", "kilo", "node"),
+    # Mistral Vibe: its hooks run under its Python app server, a child of the native TUI
+    # `vibe-rs` that owns the pane's keyboard: the TUI is the agent process
+    "vibe": ("vibe-rs",),
 }
 
 

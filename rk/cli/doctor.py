@@ -41,6 +41,9 @@ PACKAGES = {
     "qwen": "@qwen-code/qwen-code",
     "kilo": "@kilocode/cli",
 }
+#: The Python distribution of each agent CLI pip installs: its dist-info, in the venv of
+#: the resolved script (pip, pipx, uv tool), names the version.
+DISTRIBUTIONS = {"vibe": "mistral_vibe"}
 #: Seconds `<cli> --version` may take when no package.json names the version.
 VERSION_TIMEOUT = 5.0
 _VERSION = re.compile(r"\b(\d+\.\d+\.\d+)\b")
@@ -209,11 +212,15 @@ def check_panes(servers: list[tuple[Server, list[PaneFact] | TmuxError]]) -> lis
 
 def cli_version(cli: str, environ: dict[str, str]) -> tuple[str, str] | None:
     """(version or "", the binary) of the agent CLI on PATH; None when it is not installed.
-    Read from the npm package.json beside the resolved binary, else `<cli> --version`."""
+    Read from the npm package.json beside the resolved binary (or the pip dist-info of its
+    venv), else `<cli> --version`."""
     found = shutil.which(cli, path=environ.get("PATH"))
     if found is None:
         return None
     real = Path(os.path.realpath(found))
+    dist = DISTRIBUTIONS.get(cli)
+    for info in sorted(real.parent.parent.glob(f"lib/python3*/site-packages/{dist}-*.dist-info")) if dist else ():
+        return info.name.removeprefix(f"{dist}-").removesuffix(".dist-info"), found
     for folder in list(real.parents)[:4]:
         try:
             meta = json.loads((folder / "package.json").read_text())

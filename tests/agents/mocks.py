@@ -128,6 +128,7 @@ QUOTING_LINES = (
     "│ ↑/↓ to navigate · enter to select · esc to cancel",
     "│ Confirm folder trust",
     "Sorry, you've exceeded your 5 hour session limits. Please retry after 2733 seconds.",
+    "⣤  Generating… (2s Esc/Ctrl+C to interrupt)",  # Mistral Vibe
     "`You've hit your usage limit · resets 3pm` and `• Working (7s • esc to interrupt)` as code",
     "esc to interrupt",
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from rk.agent.setup import claude, codex, copilot, gemini, kilo, opencode
+from rk.agent.setup import claude, codex, copilot, gemini, kilo, opencode, vibe
 from rk.agent.setup import qwen as qwen_cli
 from rk.agent.setup.agent_cli import AgentCli, Hook
 from rk.agent.setup.plan import UsageError
@@ -14,6 +14,7 @@ CLIS: dict[str, AgentCli] = {cli.name: cli for cli in (claude.CLI, codex.CLI, ge
 CLIS[copilot.CLI.name] = copilot.CLI
 CLIS[qwen_cli.CLI.name] = qwen_cli.CLI
 CLIS[kilo.CLI.name] = kilo.CLI
+CLIS[vibe.CLI.name] = vibe.CLI
 PROVIDERS = tuple(CLIS)
 BINARIES = {name: cli.binary for name, cli in CLIS.items()}
 #: The hooks of each agent CLI configured in JSON.

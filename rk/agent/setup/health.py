@@ -368,6 +368,26 @@ def qwen_problems(probe: Probe) -> list[LoadProblem]:
     return problems
 
 
+def vibe_problems(probe: Probe) -> list[LoadProblem]:
+    """Mistral Vibe: hooks.toml parses (Vibe loads none of its hooks otherwise) and the rk
+    script rk's hooks there run is there to run."""
+    from rk.agent.setup.hooks import is_rk_command
+
+    path = config_path("vibe", probe.env)
+    try:
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError) as exc:
+        return [LoadProblem(f"cannot read {path}: {exc}", f"fix {path}")]
+    except tomllib.TOMLDecodeError as exc:
+        return [LoadProblem(f"{path} is not valid TOML ({exc}): Mistral Vibe loads none of its hooks", f"fix {path}")]
+    hooks = doc.get("hooks")
+    commands = [h.get("command") for h in hooks if isinstance(h, dict)] if isinstance(hooks, list) else []
+    scripts = {m.group(1) for c in commands if is_rk_command(c) and (m := _WRAPPED_RK.search(str(c)))}
+    return _script_problems(scripts, path, "vibe", probe.rk)
+
+
 #: One checker per agent CLI rk sets up (`rk.agent.setup.agents.CLIS`).
 LOAD_CHECKS: dict[str, Checker] = {
     "claude": claude_problems,
@@ -377,6 +397,7 @@ LOAD_CHECKS: dict[str, Checker] = {
     "kilo": lambda probe: opencode_problems(probe, "kilo"),
     "opencode": opencode_problems,
     "qwen": qwen_problems,
+    "vibe": vibe_problems,
 }
 
 

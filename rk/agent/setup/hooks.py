@@ -16,15 +16,19 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from rk.agent.setup import kilo, opencode
+from rk.agent.setup import kilo, opencode, vibe
 from rk.agent.setup.agents import cli_of, config_path
 from rk.agent.setup.plan import JsonDoc, Plan, SetupError, dump_json, load_json, read_config
 
-#: The CLIs whose hooks are a whole plugin file rk owns, and the planner of each.
+#: The CLIs whose hooks are a whole plugin file rk owns (or, for Mistral Vibe, a block of a
+#: TOML file), and the planner of each.
 PLUGINS: dict[str, Callable[[Path, bytes | None, str | None, bool], Plan]] = {
     "opencode": opencode.plan_plugin,
     "kilo": kilo.plan_plugin,
+    "vibe": vibe.plan_hooks,
 }
+#: Whether such a file holds rk's hooks, for a CLI whose file is not rk's plugin.
+OWNED: dict[str, Callable[[bytes], bool]] = {"vibe": vibe.has_rk_hooks}
 
 #: A hook handler whose command contains one of these belongs to rk (any generation).
 MARKERS = (" agent hook ", " agent-hook ", "@rk_agent_state")
@@ -135,7 +139,7 @@ def hooks_state(agent: str, env: Mapping[str, str], rk: str) -> tuple[bool, str 
     path = config_path(agent, env)
     old = read_config(path)
     if agent in PLUGINS:
-        present = old is not None and opencode.is_rk_plugin(old)
+        present = old is not None and OWNED.get(agent, opencode.is_rk_plugin)(old)
         current = PLUGINS[agent](path, old, rk, False)
         return present, None if not current.changed else "has another rk's plugin, or an old one"
     doc = load_json(path, old)

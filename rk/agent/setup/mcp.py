@@ -54,6 +54,8 @@ def plan_mcp(agent: str, env: Mapping[str, str], rk: str | None, uninstall: bool
     in the same file; other servers and rules are never touched."""
     path = mcp_config_path(agent, env)
     old = read_config(path)
+    if agent == "vibe":  # its config.toml is not rk's to edit: the server is not offered there
+        return Plan(agent, path, old, old, "vibe: rk registers no MCP server with Mistral Vibe (only its hooks)")
     if agent == "codex":
         return codex.plan_mcp(path, old, rk, uninstall)
     cli = cli_of(agent)

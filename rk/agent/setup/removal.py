@@ -20,7 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from rk.agent.setup import codex, kilo, opencode, workspace
+from rk.agent.setup import codex, kilo, opencode, vibe, workspace
 from rk.agent.setup.agent_cli import MCP_NAME, AgentCli
 from rk.agent.setup.agents import PROVIDERS, cli_of
 from rk.agent.setup.hooks import strip_rk_hooks
@@ -75,7 +75,7 @@ def _json_edits(env: Mapping[str, str]) -> dict[Path, list[tuple[str, JsonEdit]]
         cli = cli_of(agent)
         if cli.hooks:
             edits.setdefault(cli.config_path(env), []).append((agent, _hooks))
-        if agent != "codex":  # Codex's server is a TOML block (`_codex_plan`)
+        if agent not in ("codex", "vibe"):  # Codex's server is a TOML block (`_codex_plan`); Vibe has none
             edits.setdefault(cli.mcp_config_path(env), []).append((agent, partial(_server, cli)))
         if agent == "claude":  # the operator's directory, trusted beside the server
             edits.setdefault(cli.mcp_config_path(env), []).append((agent, partial(_trust, env)))
@@ -146,6 +146,8 @@ def removal_plans(env: Mapping[str, str], tmux_socket: str | None) -> Removal:
     planners.append(lambda: opencode.plan_plugin(plugin, read_config(plugin), None, True))
     kilo_plugin = cli_of("kilo").config_path(env)
     planners.append(lambda: kilo.plan_plugin(kilo_plugin, read_config(kilo_plugin), None, True))
+    vibe_hooks = cli_of("vibe").config_path(env)
+    planners.append(lambda: vibe.plan_hooks(vibe_hooks, read_config(vibe_hooks), None, True))
     planners.append(partial(_tmux_plan, env, tmux_socket))
     for planner in planners:
         try:

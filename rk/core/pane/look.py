@@ -8,6 +8,7 @@ frame) an agent. rk looks (one `capture-pane`) at an agent pane that matters
 this tick when
 
 * it has no state at all, or only one the screen wrote (an agent without hooks);
+* it is idle and its CLI's hooks report no turn start (`UNREPORTED_STARTS`);
 * it is busy (`active` or `waiting`) without a fresh write for STALE_AFTER
   seconds: an Esc, a denied dialog or a failed request may have ended the turn
   without any hook;
@@ -41,6 +42,9 @@ READABLE = frozenset(layout.agent for layout in LAYOUTS)
 #: A busy hook state older than this is checked against the screen (well
 #: under a minute: an Esc in Claude leaves `active` with no hook at all).
 STALE_AFTER = 20
+#: Agent CLIs whose hooks report a turn's end but not its start (Mistral Vibe's post_agent):
+#: an idle pane of theirs is looked at too, so a turn begun since shows `active`.
+UNREPORTED_STARTS = frozenset({"vibe"})
 #: A limit whose reset the agent did not print counts as reset this long after
 #: it was first seen (an API rate limit of "try again later").
 LIMIT_RETRY = 15 * 60
@@ -96,6 +100,8 @@ def needs_look(pane: PaneFact, now: int, registry: Verdict | None = None) -> boo
         return False  # a shell or a program (a REPL): its screen cannot make it an agent
     if not pane.state or (pane.source == Source.SCREEN and not pane.pid):
         return True
+    if pane.state == AgentState.IDLE and pane.provider in UNREPORTED_STARTS:
+        return True  # no hook says a turn began: the screen does
     if watching_dialog(pane, now):
         return True  # a dialog's answer fires no hook: watch the screen
     if pane.state in BUSY_STATES:

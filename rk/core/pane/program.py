@@ -83,6 +83,7 @@ AGENT_COMMANDS = frozenset(
         "droid",
         "auggie",
         "kilo",
+        "vibe",
     }
 )
 #: Packages that hold an agent CLI, as they appear in a script path or a launcher's argument.
@@ -100,8 +101,10 @@ AGENT_PACKAGES = {
     "@kilocode/cli": "kilo",
 }
 #: Agent CLIs' executables under another name: Kilo Code's npm launcher (`kilo`, run by node)
-#: starts its native binary as `.kilo`.
+#: starts its native binary as `.kilo`; Mistral Vibe's `vibe` (a Python script) execs its
+#: native TUI `vibe-rs`.
 AGENT_ALIASES = {".kilo": "kilo"}
+AGENT_ALIASES["vibe-rs"] = "vibe"
 #: Interpreters: what they run is named by their first operand (a script, or `-m module`).
 INTERPRETERS = frozenset({"node", "nodejs", "bun", "deno", "python", "python3", "pypy", "pypy3", "ruby", "perl"})
 #: Launchers that start another program and wait for it (or exec it): never the

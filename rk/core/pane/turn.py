@@ -73,7 +73,7 @@ def screen_turn_end(before: str, after: str, text: str, failed: bool = False) ->
         return ""
     lines = [line.strip() for line in text.splitlines() if line.strip()][-SCREEN_TAIL:]
     for line in lines:
-        word = line.lstrip("⎿■•◦✕✗×!>-─│ \xa0").lower()  # Claude Code draws `⎿` + a no-break space
+        word = line.lstrip("⎿⎣■•◦✕✗×!>-─│ \xa0").lower()  # Claude Code draws `⎿` + a no-break space, Vibe `⎣`
         if any(word.startswith(mark) for mark in INTERRUPT_MARKS):
             return INTERRUPTED
     return FAILED if failed else OK

@@ -2,13 +2,14 @@
 
 from rk.core.pane.screen import claude, codex, copilot, gemini, kilo, opencode
 from rk.core.pane.screen import qwen as qwen_screen
+from rk.core.pane.screen import vibe as vibe_screen
 from rk.core.pane.screen.engine import Layout, Screen, classify
 
 #: Every layout rk knows, in the order they are tried when the pane names no agent.
 #: Copilot's is tried before Claude's: both draw a `❯` composer between rules, and only
 #: Copilot's footer words (`/ commands · ? help`, `esc esc interrupt`) tell them apart.
 LAYOUTS: tuple[Layout, ...] = (copilot.LAYOUT, claude.LAYOUT, codex.LAYOUT, gemini.LAYOUT, opencode.LAYOUT)
-LAYOUTS += (kilo.LAYOUT, qwen_screen.LAYOUT)
+LAYOUTS += (kilo.LAYOUT, qwen_screen.LAYOUT, vibe_screen.LAYOUT)
 
 #: The versions of each agent CLI whose screens and hooks rk is tested with: the suite
 #: (`make test-agents`) runs exactly these, and `rk doctor` warns about any other.
@@ -20,6 +21,7 @@ TESTED_VERSIONS: dict[str, tuple[str, ...]] = {
     "copilot": ("1.0.102",),
     "qwen": ("0.24.4",),
     "kilo": ("7.7.7",),
+    "vibe": ("3.0.2",),
 }
 
 __all__ = ["LAYOUTS", "TESTED_VERSIONS", "Layout", "Screen", "classify"]
