@@ -2751,6 +2751,71 @@ MUTANTS = [
         "KEY_GAPS: dict[str, float] = {}",
         ("tests/test_interrupt_keys_tmux.py",),
     ),
+    # -- loop-safe agent-made schedules (rk/core/schedule/lineage.py, rk/cli/chains.py, rk/tmux/lineage.py) ----
+    Mutant(
+        "chain depth: one level past the bound let through",
+        "rk/core/schedule/lineage.py",
+        "    if found.depth > bound:",
+        "    if found.depth > bound + 1:",
+        ("tests/test_lineage.py",),
+    ),
+    Mutant(
+        "chain depth: a gone link's record not followed (a child that removes itself starts a new chain)",
+        "rk/core/schedule/lineage.py",
+        'cur = records[cur].parent if cur in records else ""',
+        'cur = ""',
+        ("tests/test_lineage.py",),
+    ),
+    Mutant(
+        "chain rate: a child may fire up to twice as often as its parent",
+        "rk/core/schedule/lineage.py",
+        "    if least < found.floor:",
+        "    if least < found.floor // 2:",
+        ("tests/test_lineage.py",),
+    ),
+    Mutant(
+        "chain rate: a gone parent's turn may make any schedule",
+        "rk/core/schedule/lineage.py",
+        "depth, ONCE if least is None else least, least is None)",
+        "depth, 0 if least is None else least, least is None)",
+        ("tests/test_lineage.py",),
+    ),
+    Mutant(
+        "chain rate: an edit may speed a child past its parent",
+        "rk/core/schedule/lineage.py",
+        "    if after < before and after < floor:",
+        "    if after < before and after < floor // 2:",
+        ("tests/test_lineage.py",),
+    ),
+    Mutant(
+        "chain parent: a manual send's (or a skipped fire's) turn counts as the entry's",
+        "rk/core/schedule/lineage.py",
+        "if line.target == pane and is_rk_delivery(line)]",
+        "if line.target == pane]",
+        ("tests/test_lineage.py",),
+    ),
+    Mutant(
+        "chain edit: cron_edit over rk mcp not re-checked",
+        "rk/cli/chains.py",
+        "if not over_mcp and not caller_turn(env.environ, env.state_dir()).parent:",
+        "if True:",
+        ("tests/test_chains.py", "-k", "mcp"),
+    ),
+    Mutant(
+        "chain parent: the caller's pane taken from TMUX_PANE",
+        "rk/tmux/lineage.py",
+        "    placed = place(environ)\n",
+        "    placed = place(environ)\n"
+        '    placed = type(placed)(**{**vars(placed), "pane": environ.get("TMUX_PANE", "")})\n',
+        ("tests/test_chains.py", "-k", "proven"),
+    ),
+    Mutant(
+        "chain record: a child leaves no record (removing itself shortens the chain)",
+        "rk/cli/chains.py",
+        "        records_file.append(files.dir, files.slug, made.id, Record(found.parent, found.floor))",
+        "        pass",
+        ("tests/test_chains.py", "-k", "removes_itself"),
+    ),
 ]
 
 
