@@ -48,14 +48,16 @@ def caller_turn(environ: Mapping[str, str], state_dir: Path) -> Turn:
     if not placed.proven:
         return Turn()
     files = ServerFiles(state_dir, os.path.basename(placed.socket))
+    keep = lambda line: line.target == placed.pane and is_rk_delivery(line)  # noqa: E731
+    lines = read_newest(files.log, NEWEST, keep)
+    if not lines:  # no fire ever typed into this pane: no need to read its turns
+        return Turn(placed.pane, files)
     try:
         raw = Server(socket_path=placed.socket, env=environ).display(placed.pane, f"#{{{TURN_END_OPTION}}}")
         turn_end_at = parse_turn_end(raw)[1]
     except TmuxError:
         turn_end_at = 0
     journal = journal_of(str(state_dir), files.slug).get(placed.pane, [])
-    keep = lambda line: line.target == placed.pane and is_rk_delivery(line)  # noqa: E731
-    lines = read_newest(files.log, NEWEST, keep)
     return Turn(placed.pane, files, turn_parent(lines, placed.pane, journal, turn_end_at))
 
 
