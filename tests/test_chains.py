@@ -145,6 +145,8 @@ def test_a_gone_parent_keeps_its_children_and_the_tree_says_it_is_gone(pane):
     gone = next(i for i, line in enumerate(tree) if line.startswith(e1))
     assert "(gone)" in tree[gone] and tree[gone + 1].lstrip().startswith(f"└ {e2}")
     assert any(line.startswith(other) for line in tree)
+    listed = run_rk(["cron", "list", "-L", pane.slug, "--tree", "--json"], pane.env, check=True).stdout
+    assert {rec["id"]: rec["parent"] for rec in json.loads(listed)["result"]} == {e2: e1, other: None}
 
 
 def test_a_child_that_removes_itself_escapes_nothing(pane):

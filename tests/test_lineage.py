@@ -226,3 +226,25 @@ def test_the_tree_shows_each_entry_once_under_its_parent(pairs):
         if node.depth:  # the nearest line above at one level less is its parent
             above = next(n for n in reversed(nodes[:i]) if n.depth == node.depth - 1)
             assert parents.get(node.id) == above.id
+
+
+def test_the_tree_of_list_all_is_made_server_by_server():
+    """Ids are a server's own: a parent on another server is not this one's."""
+    from dataclasses import dataclass
+
+    from rk.cli.tree import GoneParent, indented, tree_order
+    from rk.core.schedule.entry import Entry, Target, TargetKind
+
+    @dataclass(frozen=True)
+    class Row:
+        server: str
+        entry: Entry
+
+    def row(server, entry_id, parent=""):
+        return Row(server, Entry(entry_id, Every(600), Target(TargetKind.PANE, "%1"), parent=parent))
+
+    rows = [row("a", "p1"), row("b", "c1", "p1"), row("a", "c2", "p1")]
+    order = [(r.entry.id if isinstance(r, Row) else f"{r.id}?", depth) for r, depth in tree_order(rows)]
+    assert order == [("p1", 0), ("c2", 1), ("p1?", 0), ("c1", 1)]
+    assert GoneParent("b", "p1").cells(5, True) == ["b", "p1", "(gone)", "-", "-"]
+    assert [indented("x", d) for d in (0, 1, 2)] == ["x", "└ x", "  └ x"]
