@@ -853,6 +853,7 @@ LIST_KEYS = {
     "orphaned_since",
     "expires_at",
     "created_by",
+    "parent",
     "next",
     "last",
     "why_not",

@@ -79,7 +79,8 @@ def entry_tools(tool: Register, runner: Runner) -> None:
 
     def cron_add(**given: Any) -> str:
         """Schedule a prompt (rk cron add): into this pane unless role, session or pane says otherwise.
-        Give one of every, idle_every, backoff, cron, at, in (or wake_on)."""
+        Give one of every, idle_every, backoff, cron, at, in (or wake_on). Made in a turn a scheduled
+        prompt started, it is that entry's child: no more often than it, chains at most max_chain_depth (2) deep."""
         prompt: str = given["prompt"]
         argv = ["cron", "add"] + field_flags(Surface.CRON_ADD, given, skip="prompt")
 

@@ -133,8 +133,8 @@ class Runner:
         except Refusal as exc:
             self.audit(tool, argv, positional, "refused", str(exc))
             raise ToolError(str(exc)) from None
-        except ToolError as exc:
-            self.audit(tool, argv, positional, "failed", str(exc))
+        except ToolError as exc:  # a rule of the command line's own (the chain rules) refuses too
+            self.audit(tool, argv, positional, "refused" if str(exc).startswith("refused:") else "failed", str(exc))
             raise
         self.audit(tool, argv, positional, "ok", "")
         return text

@@ -5,12 +5,14 @@ what the two share besides is in `rk.cli.receipt`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, tzinfo
 from typing import Annotated
 
 import typer
 
+from rk.cli.chains import chained, check_edited
 from rk.cli.entry_flags import EntryFlags, command, id_argument, output, prompt_argument
 from rk.cli.environment import CliError, Environment, environment, moment, not_found, usage
 from rk.cli.flags import (
@@ -171,8 +173,8 @@ def _added_target(env: Environment, flags: EntryFlags, if_absent: IfAbsent) -> t
     return target, argv, session_ref
 
 
-def _store_new(env: Environment, entry: Entry) -> Entry:
-    """`entry` written under a fresh id, as the file reads it back."""
+def _store_new(env: Environment, entry: Entry, keep: Callable[[Entry], None] | None = None) -> Entry:
+    """`entry` written under a fresh id, as the file reads it back (`keep`: told the id first)."""
     files = env.files()
     settings = env.settings()
     try:  # a corrupt or full file is refused before anything is created
@@ -181,6 +183,8 @@ def _store_new(env: Environment, entry: Entry) -> Entry:
         raise CliError(str(exc)) from None
     with editing(env, files) as doc:
         entry = doc.add(entry, settings.max_entries)
+        if keep is not None:  # an agent-made entry's record (`rk.cli.chains`): none, no entry
+            keep(entry)
         try:
             return doc.get(entry.id)  # validates the stored form (e.g. a cron expression that never matches)
         except EntryError as exc:
@@ -232,7 +236,8 @@ def add(ctx: typer.Context, flags: EntryFlags) -> None:
         check_respawn_intent(entry)
     except EntryError as exc:
         raise usage(str(exc)) from None
-    entry = _store_new(env, entry)
+    entry, keep = chained(env, entry)  # a parent, and the chain rules, in a turn a fire started
+    entry = _store_new(env, entry, keep)
     env.result(*receipt(env, entry, f"{entry.id} {entry.name}"))
     for warning in [*rate_warnings(env, entry.schedule), *add_warnings(env, entry, outside_tmux=not caller)]:
         env.notice(f"warning: {warning}")
@@ -358,7 +363,8 @@ def edit(ctx: typer.Context, flags: EntryFlags) -> None:
         raise usage("the prompt must not be empty")
     files = env.files()
     now = env.now()
-    _edited(stored(files, entry_id), c)  # usage errors and unknown ids before any file is touched
+    before = stored(files, entry_id)
+    check_edited(env, before, _edited(before, c), over_mcp=_via(env) == "mcp")  # usage errors, unknown ids, chains
     with editing(env, files) as doc:
         old = get(doc, entry_id)
         new = _edited(old, c)

@@ -64,7 +64,7 @@ class View:
     grammar: Grammar
 
 
-LIST = View("listing", "cmd_list", Grammar(flags={"--all": "every", **FULL, **JSON}, values=SERVER))
+LIST = View("listing", "cmd_list", Grammar(flags={"--all": "every", "--tree": "tree", **FULL, **JSON}, values=SERVER))
 #: (group, command) → the view; the typer tree's own names (`rk.cli.root`).
 VIEWS: Mapping[tuple[str, str], View] = {
     ("cron", "list"): LIST,

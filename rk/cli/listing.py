@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from rk.cli.environment import CliError, Environment, environment, moment, stamp, zone_label
 from rk.cli.store import servers_of
 from rk.cli.table import Column, full_view, layout, terminal_width
+from rk.cli.tree import GoneParent, indented, tree_order
 from rk.core.cost import caps
 from rk.core.durations import format_duration, format_go
 from rk.core.log.delivery import LogView, status_of
@@ -44,7 +45,7 @@ from rk.store.pause import pause_span, paused_until
 if TYPE_CHECKING:  # the declarations only (rk.cli.root.declared): the fast path runs without typer
     import typer
 
-    from rk.cli.options import AllOpt, FullOpt, JsonOpt, ServerOpt
+    from rk.cli.options import AllOpt, FullOpt, JsonOpt, ServerOpt, TreeOpt
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,7 @@ def record(entry: Entry, view: LogView, now: int, zone: tzinfo | None = None) ->
         "orphaned_since": since,
         "expires_at": expires_at(entry, since),
         "created_by": entry.created_by.to_yaml(),
+        "parent": entry.parent or None,  #: the entry whose fire started the turn that made it
     }
     if entry.muted_until > now:
         rec["muted_until"] = entry.muted_until
@@ -358,7 +360,12 @@ def row_record(row: Row, base: dict[str, object], with_server: bool) -> dict[str
 
 
 def cmd_list(
-    ctx: typer.Context, every: AllOpt = False, full: FullOpt = False, as_json: JsonOpt = False, server: ServerOpt = None
+    ctx: typer.Context,
+    every: AllOpt = False,
+    full: FullOpt = False,
+    as_json: JsonOpt = False,
+    server: ServerOpt = None,
+    tree: TreeOpt = False,
 ) -> None:
     """List entries by their next fire, with the last outcome and the target's live state.
 
@@ -385,7 +392,7 @@ def cmd_list(
     for note in notes:
         env.out(note)
     if rows:
-        render_table(env, sorted_rows(rows), now, every, full)
+        render_table(env, sorted_rows(rows), now, every, full, tree)
     elif broken is None:
         env.out("no cron entries" + ("" if every else f" on server {env.server}"))
     if broken is not None:  # the other servers' rows above, then the error
@@ -407,22 +414,28 @@ LIST_COLUMNS = (
 )
 
 
-def render_table(env: Environment, rows: list[Row], now: int, with_server: bool, full: bool = False) -> None:
+def render_table(
+    env: Environment, rows: list[Row], now: int, with_server: bool, full: bool = False, tree: bool = False
+) -> None:
     """The list's table, fitted to the terminal (whole when piped); `--full` on a
     terminal too narrow for the whole table: one record per entry, a field a line.
-    Times in the local zone, named once in the NEXT header."""
+    Times in the local zone, named once in the NEXT header. `tree`: who made what
+    (`rk.cli.tree`)."""
     zone = env.zone()
     width = terminal_width(env.stdout, env.environ, False)
     fitted = width is not None and not full
     columns = [Column("SERVER", shrink_to=8)] if with_server else []
     columns += [Column(f"NEXT ({zone_label(zone)})") if c.header == "NEXT" else c for c in LIST_COLUMNS]
     cells = []
-    for r in rows:
+    for r, depth in tree_order(rows) if tree else [(r, 0) for r in rows]:
+        if isinstance(r, GoneParent):
+            cells.append(r.cells(len(columns), with_server))
+            continue
         last = f"{stamp(r.last_ts, zone)} {status_of(r.last_outcome)}" if r.last_ts else "-"
         cells.append(
             [
                 *((r.server,) if with_server else ()),
-                r.entry.id,
+                indented(r.entry.id, depth),
                 r.entry.name,
                 schedule_cell(r.entry, zone),
                 stamp(r.next, zone) if r.next is not None else "-",

@@ -50,6 +50,9 @@ AllOpt = Annotated[bool, typer.Option("--all", help="Every server that has an en
 FullOpt = Annotated[
     bool, typer.Option("--full", "-l", help="Every column whole, whatever the terminal's width (as when piped).")
 ]
+TreeOpt = Annotated[
+    bool, typer.Option("--tree", help="Who made what: each entry an agent made under the entry that started its turn.")
+]
 AnyProgramOpt = Annotated[
     bool,
     typer.Option(

@@ -257,6 +257,8 @@ def receipt(env: Environment, entry: Entry, said: str) -> tuple[dict[str, object
         "why_not": told.why_not,
     }
     rec |= caps_record(entry, told.left)
+    if entry.parent:  # made in a turn a fire of `parent` started (`rk.cli.chains`)
+        rec["parent"] = entry.parent
     zone = entry_zone(entry, env.zone())
     if told.next is None:
         nxt = f"next: - ({told.why_not or told.note or 'no upcoming fire'})"
@@ -268,4 +270,5 @@ def receipt(env: Environment, entry: Entry, said: str) -> tuple[dict[str, object
         f"{said} [{_said(entry, env)} -> {entry.target.summary}]",
         nxt,
         *([f"caps: {capped}"] if capped else []),
+        *([f"parent: {entry.parent} (its fire started the turn that made this entry)"] if entry.parent else []),
     ]

@@ -96,7 +96,8 @@ def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serv
         *([f"if changed: {_changed_words(entry.only_if_changed)}"] if entry.only_if_changed else []),
         f"types into: {'any program but a shell (any_program)' if entry.any_program else 'agents only'}",
         f"created:    {stamp(entry.created_by.at, zone)}"
-        + (f" from {entry.created_by.pane}" if entry.created_by.pane else ""),
+        + (f" from {entry.created_by.pane}" if entry.created_by.pane else "")
+        + (f" in a turn {entry.parent}'s fire started" if entry.parent else ""),
         f"next:       {stamp(row.next, zone) if row.next is not None else '-'} ({left_cell(row, now)})",
         f"last:       {f'{stamp(row.last_ts, zone)} {row.last_outcome}' if row.last_ts else '-'}",
         f"now:        {target_cell(row)}",

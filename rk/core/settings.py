@@ -28,6 +28,8 @@ class Settings:
     mcp_max_pending: int = 20  #: entries one `rk mcp` caller may have (RK_MCP_MAX_PENDING)
     #: 1: any `rk mcp` caller may change any entry, not only its own (RK_MCP_ANY_OWNER)
     mcp_any_owner: int = 0
+    #: how deep a chain of agent-made entries may grow (RK_MAX_CHAIN_DEPTH; `rk.core.schedule.lineage`)
+    max_chain_depth: int = 2
 
 
 #: The range each number may be set to.
@@ -41,6 +43,7 @@ MINIMUM: dict[str, int] = {
     "lock_wait": 0,
     "mcp_max_pending": 0,
     "mcp_any_owner": 0,
+    "max_chain_depth": 1,
 }
 MAXIMUM: dict[str, int] = {
     "max_entries": MAX_ENTRIES_HARD,
@@ -52,4 +55,5 @@ MAXIMUM: dict[str, int] = {
     "lock_wait": 3600,
     "mcp_max_pending": MAX_ENTRIES_HARD,
     "mcp_any_owner": 1,
+    "max_chain_depth": 16,
 }

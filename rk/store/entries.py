@@ -77,6 +77,7 @@ INTENT_KEYS = (
     "on_timeout",
     "budget",
     "created_by",
+    "parent",
 )
 
 

@@ -35,7 +35,8 @@ CAUSES = (RK, HUMAN)
 _RK_REASONS = frozenset({Reason.SCHEDULE, Reason.WAKE})
 
 
-def _rk_delivery(line: LogLine) -> bool:
+def is_rk_delivery(line: LogLine) -> bool:
+    """Whether `line` is a delivery a fire of an entry made (a turn it starts is rk's)."""
     return bool(line.target) and line.reason in _RK_REASONS and status_of(line.outcome) == Status.DELIVERED
 
 
@@ -43,7 +44,7 @@ def rk_deliveries(lines: Iterable[LogLine]) -> dict[str, list[int]]:
     """Each pane's stamps of the deliveries fires of entries made into it, oldest first."""
     out: dict[str, list[int]] = {}
     for line in lines:
-        if _rk_delivery(line):
+        if is_rk_delivery(line):
             out.setdefault(line.target, []).append(line.ts)
     for stamps in out.values():
         stamps.sort()
@@ -96,7 +97,7 @@ class Causes:
         for line in reversed(self._view.lines):
             if line.ts < since - _SLACK:
                 break
-            if line.target == pane and _rk_delivery(line):
+            if line.target == pane and is_rk_delivery(line):
                 out.append(line.ts)
         return sorted(out)
 

@@ -316,6 +316,7 @@ def decode_entry(raw: object) -> Entry:
         on_timeout=on_timeout,
         budget=decode_budget(raw.get("budget")),
         created_by=created_by,
+        parent=_text(raw.get("parent"), "parent", bounds.MAX_WORD).strip(),
     )
 
 

@@ -320,6 +320,8 @@ class Entry:
     #: tokens per local day its deliveries may spend (the agent's own records say how many they did)
     budget: Budget | None = None
     created_by: CreatedBy = field(default_factory=CreatedBy)
+    #: the entry whose fire started the turn that made this one; rk writes it (`rk.core.schedule.lineage`)
+    parent: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "deliver", Deliver(self.deliver) if self.deliver else None)
@@ -397,4 +399,6 @@ class Entry:
         if self.budget is not None:
             out["budget"] = self.budget.text
         out["created_by"] = self.created_by.to_yaml()
+        if self.parent:
+            out["parent"] = self.parent
         return out
