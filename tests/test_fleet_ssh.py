@@ -65,7 +65,8 @@ def test_another_version_or_no_rk_there_is_said_with_the_fix(world, client, tmp_
     done = rk(["host", "check", "--json"], client)
     assert done.returncode == 1
     problems = {r["host"]: r["problem"] for r in json.loads(done.stdout)["result"]}
-    assert problems["old"] == f"old: runs rk 0.0.1, this host rk {__version__}: install rk {__version__} on old (or this version here)"
+    want = f"old: runs rk 0.0.1, this host rk {__version__}: install rk {__version__} on old (or this version here)"
+    assert problems["old"] == want
     assert problems["bare"].startswith("bare: no rk answered as '/nowhere/rk'")
 
 
