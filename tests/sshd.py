@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
+CHECKOUT = Path(__file__).resolve().parent.parent
 
 
 def free_port() -> int:
@@ -56,6 +57,13 @@ def descendants(pid: int) -> list[int]:
     return out
 
 
+def _comm(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
 class SshHost:
     """One loopback "machine": an sshd and the directories its sessions live in."""
 
@@ -85,6 +93,9 @@ class SshHost:
             "XDG_STATE_HOME": str(self.home / ".local" / "state"),
             "TMUX_TMPDIR": str(self.tmux_dir),
             "PATH": f"{self.world.bin_dir}:/usr/local/bin:/usr/bin:/bin",
+            # the remote rk is this checkout's source (as `python -m rk` in the tests is),
+            # whatever the venv holds: a change under test, or a mutant, runs there too
+            "PYTHONPATH": str(CHECKOUT),
             "LANG": "C.UTF-8",
             "TZ": "UTC",
         }
@@ -137,6 +148,17 @@ class SshHost:
     def drop_connections(self) -> int:
         """Kill every connection this sshd serves (as a dropped link would), keeping it up."""
         pids = self.sessions()
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        return len(pids)
+
+    def drop_links(self) -> int:
+        """Kill this sshd's connection processes only (as a network drop would end them): the
+        commands they ran lose their stdin and stdout but go on."""
+        pids = [p for p in self.sessions() if _comm(p) == "sshd"]
         for pid in pids:
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -203,3 +225,4 @@ class SshWorld:
     def close(self) -> None:
         for h in self.hosts.values():
             h.stop()
+        shutil.rmtree(self.root, ignore_errors=True)

@@ -5,6 +5,13 @@ one JSON object, `{"argv": [...]}`, so no value a user or agent chose ever
 meets a shell. The request runs as this CLI in-process (`rk.cli.root.main`), as
 if typed here, and the answer goes back as one JSON object:
 `{"status": int, "stdout": str, "stderr": str, "version": str}`.
+
+A change carries a request id (`"id"`): its answer is kept (`<state>/remote/<id>.json`,
+a day), and the same id sent again (the client retrying after a dropped
+connection) gets that answer back instead of a second run: a change is applied
+once. A lock per id makes a retry that arrives while the first run still goes
+on wait for it; the first run ignores the hang-up of its lost connection and
+finishes.
 """
 
 from __future__ import annotations
@@ -13,10 +20,15 @@ import contextlib
 import io
 import json
 import os
+import re
+import signal
 import sys
+import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rk.cli.environment import CliError, environment, usage
+from rk.cli.environment import environment, usage
+from rk.core.errors import RkError
 
 if TYPE_CHECKING:
     import typer
@@ -26,10 +38,15 @@ MAX_REQUEST = 1 << 20
 #: Words of a request's argv, and characters of each.
 MAX_WORDS = 256
 MAX_WORD_CHARS = 16_384
+REQUEST_ID = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
+#: Where kept answers live, under the state dir; how long (s); how long a retry waits for the first run.
+REMOTE_DIR = "remote"
+KEEP = 86400
+LOCK_WAIT = 120.0
 
 
-def read_request(data: bytes) -> list[str]:
-    """The argv of a request (a usage error naming what is wrong)."""
+def read_request(data: bytes) -> tuple[list[str], str]:
+    """The argv and request id ("" for none) of a request (a usage error naming what is wrong)."""
     if len(data) > MAX_REQUEST:
         raise usage(f"rk remote: a request of {len(data):,} bytes; at most {MAX_REQUEST:,}")
     try:
@@ -43,7 +60,56 @@ def read_request(data: bytes) -> list[str]:
         raise usage(f"rk remote: at most {MAX_WORDS} words of {MAX_WORD_CHARS:,} characters")
     if argv[:1] == ["remote"]:
         raise usage("rk remote: a request cannot be another rk remote")
-    return argv
+    rid = request.get("id", "")
+    if not isinstance(rid, str) or (rid and not REQUEST_ID.match(rid)):
+        raise usage("rk remote: a request id is 16 to 64 letters, digits, - and _")
+    return argv, rid
+
+
+def run_request(argv: list[str]) -> dict[str, object]:
+    """Run `rk ARGV` here, in-process, and its answer."""
+    from rk import __version__
+    from rk.cli.root import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):  # typer's own echoes too
+        status = main(argv, environ=os.environ, stdout=out, stderr=err)
+    return {"status": status, "stdout": out.getvalue(), "stderr": err.getvalue(), "version": __version__}
+
+
+def run_once(state_dir: Path, rid: str, argv: list[str], now: float) -> dict[str, object]:
+    """The answer of request `rid`: kept from its first run, else run now and kept."""
+    from rk.host import lock, private
+    from rk.host.files import atomic_write, read_nofollow
+
+    directory = Path(private.private_dir(state_dir / REMOTE_DIR))
+    kept = directory / f"{rid}.json"
+    with lock.locked(directory / f"{rid}.lock", retry_every=0.05, retry_for=LOCK_WAIT):
+        try:
+            return dict(json.loads(read_nofollow(kept, MAX_REQUEST * 4)))
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError):
+            pass  # unreadable: the first run was killed before its answer was whole; run it now
+        previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)  # a lost connection must not stop it half-way
+        try:
+            answer = run_request(argv)
+            atomic_write(kept, json.dumps(answer).encode("utf-8"))
+        finally:
+            signal.signal(signal.SIGHUP, previous)
+    _forget_old(directory, now)
+    return answer
+
+
+def _forget_old(directory: Path, now: float) -> None:
+    """Drop the kept answers (and their locks) older than KEEP seconds."""
+    for name in os.listdir(directory):
+        path = directory / name
+        try:
+            if now - path.lstat().st_mtime > KEEP:
+                path.unlink()
+        except OSError:
+            pass
 
 
 def cmd_remote(ctx: typer.Context) -> None:
@@ -52,15 +118,12 @@ def cmd_remote(ctx: typer.Context) -> None:
     """
     env = environment(ctx)
     from rk import __version__
-    from rk.cli.root import main
 
     try:
-        argv = read_request(sys.stdin.buffer.read(MAX_REQUEST + 1))
-    except CliError as exc:
+        argv, rid = read_request(sys.stdin.buffer.read(MAX_REQUEST + 1))
+        answer = run_once(env.state_dir(), rid, argv, time.time()) if rid else run_request(argv)
+    except RkError as exc:  # a bad request, or a first run that held its id too long
         answer = {"status": int(exc.status), "stdout": "", "stderr": f"rk: {exc}\n", "version": __version__}
-    else:
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):  # typer's own echoes too
-            status = main(argv, environ=os.environ, stdout=out, stderr=err)
-        answer = {"status": status, "stdout": out.getvalue(), "stderr": err.getvalue(), "version": __version__}
+    except OSError as exc:
+        answer = {"status": 1, "stdout": "", "stderr": f"rk: remote: {exc}\n", "version": __version__}
     env.stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")  # rk remote itself succeeded

@@ -269,6 +269,12 @@ def main(
         from rk.cli.flags import bare_only_if_changed
 
         args = bare_only_if_changed(args)
+    if any(a == "--host" or a.startswith("--host=") for a in args):
+        from rk.cli.fleet import dispatch
+
+        status = dispatch(args, os.environ if environ is None else environ, stdout or sys.stdout, stderr or sys.stderr)
+        if status is not None:
+            return status
     env = for_args(args, os.environ if environ is None else environ, stdout or sys.stdout, stderr or sys.stderr)
     command = typer.main.get_command(app)
     try:

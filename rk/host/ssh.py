@@ -76,7 +76,12 @@ def argv(destination: str, remote: str, env: Mapping[str, str], control: str) ->
 
 
 def run(
-    destination: str, remote: str, env: Mapping[str, str], control: str, stdin: bytes = b"", timeout: float = 30
+    destination: str,
+    remote: str,
+    env: Mapping[str, str],
+    control: str,
+    stdin: bytes = b"",
+    timeout: float | None = 30,
 ) -> Answer:
     """Run `remote` (fixed words) on `destination`, `stdin` fed to it; never raises for
     a host that is down or slow (the Answer says so)."""
@@ -97,7 +102,7 @@ def run(
             check=False,
         )
     except subprocess.TimeoutExpired:
-        return Answer(SSH_FAILED, b"", f"no answer within {timeout:g} s", timed_out=True)
+        return Answer(SSH_FAILED, b"", f"no answer within {timeout or 0:g} s", timed_out=True)
     except OSError as exc:
         return Answer(SSH_FAILED, b"", f"cannot run ssh: {exc}")
     err = done.stderr.decode("utf-8", "replace").strip()
