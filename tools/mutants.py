@@ -2878,6 +2878,27 @@ MUTANTS = [
         "    return 0\n",
         ("tests/test_fleet_host_flag.py", "-k", "down"),
     ),
+    Mutant(
+        "fleet: a follow resumes from the journal's start, not from the last line mirrored",
+        "rk/engine/follow.py",
+        "        start = resume_mark(self.state_dir, self.host.name, self.slug)\n",
+        "        start = (0, 0, 0)\n",
+        ("tests/test_fleet_follow.py", "-k", "twenty"),
+    ),
+    Mutant(
+        "fleet: a journal file named by its inode alone (a reused inode passes for the old file)",
+        "rk/store/journal_feed.py",
+        "    return (inode, zlib.crc32(head[: end + 1])) if end >= 0 else (0, 0)\n",
+        "    return (inode, 0) if end >= 0 else (0, 0)\n",
+        ("tests/test_fleet_follow.py", "-k", "gap"),
+    ),
+    Mutant(
+        "fleet: a mirror's torn last line left in place (the next line glued to it, lost)",
+        "rk/store/mirror.py",
+        "                os.truncate(self.path, whole)\n",
+        "                pass\n",
+        ("tests/test_fleet_follow.py", "-k", "torn"),
+    ),
 ]
 
 

@@ -24,6 +24,7 @@ import re
 import signal
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,14 +46,27 @@ KEEP = 86400
 LOCK_WAIT = 120.0
 
 
-def read_request(data: bytes) -> tuple[list[str], str]:
-    """The argv and request id ("" for none) of a request (a usage error naming what is wrong)."""
+@dataclass(frozen=True)
+class Request:
+    """A command to run (`argv`, with its request id `rid` when it changes something), or
+    a journal to follow (`follow`: the server's slug, from the mark `start`)."""
+
+    argv: list[str]
+    rid: str = ""
+    follow: str = ""
+    start: tuple[int, int, int] = (0, 0, 0)
+
+
+def read_request(data: bytes) -> Request:
+    """The request (a usage error naming what is wrong)."""
     if len(data) > MAX_REQUEST:
         raise usage(f"rk remote: a request of {len(data):,} bytes; at most {MAX_REQUEST:,}")
     try:
         request = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise usage("rk remote: the request is not one JSON object") from None
+    if isinstance(request, dict) and "follow" in request:
+        return _follow_request(request)
     argv = request.get("argv") if isinstance(request, dict) else None
     if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
         raise usage('rk remote: the request needs "argv", a list of strings')
@@ -63,7 +77,22 @@ def read_request(data: bytes) -> tuple[list[str], str]:
     rid = request.get("id", "")
     if not isinstance(rid, str) or (rid and not REQUEST_ID.match(rid)):
         raise usage("rk remote: a request id is 16 to 64 letters, digits, - and _")
-    return argv, rid
+    return Request(argv, rid)
+
+
+def _follow_request(request: dict[str, object]) -> Request:
+    from rk.store.config import ConfigError, check_slug
+
+    slug, start = request.get("server", "default"), request.get("from") or [0, 0, 0]
+    if request.get("follow") != "journal" or not isinstance(slug, str):
+        raise usage('rk remote: a follow request is {"follow": "journal", "server": SLUG, "from": MARK}')
+    try:
+        check_slug(slug)
+    except ConfigError as exc:
+        raise usage(f"rk remote: {exc}") from None
+    if not (isinstance(start, list) and len(start) == 3 and all(type(n) is int and 0 <= n < 1 << 63 for n in start)):
+        raise usage("rk remote: a follow's from is a mark: [inode, checksum, offset], three whole numbers")
+    return Request([], follow=slug, start=(start[0], start[1], start[2]))
 
 
 def run_request(argv: list[str]) -> dict[str, object]:
@@ -120,8 +149,16 @@ def cmd_remote(ctx: typer.Context) -> None:
     from rk import __version__
 
     try:
-        argv, rid = read_request(sys.stdin.buffer.read(MAX_REQUEST + 1))
-        answer = run_once(env.state_dir(), rid, argv, time.time()) if rid else run_request(argv)
+        request = read_request(sys.stdin.buffer.read(MAX_REQUEST + 1))
+        if request.follow:
+            from rk.channels.journal_follow import serve
+
+            serve(str(env.state_dir()), request.follow, request.start, sys.stdout.buffer, env.environ)
+            return
+        if request.rid:
+            answer = run_once(env.state_dir(), request.rid, request.argv, time.time())
+        else:
+            answer = run_request(request.argv)
     except RkError as exc:  # a bad request, or a first run that held its id too long
         answer = {"status": int(exc.status), "stdout": "", "stderr": f"rk: {exc}\n", "version": __version__}
     except OSError as exc:
