@@ -2907,6 +2907,63 @@ MUTANTS = [
         'line.lstrip("⎿■•◦✕✗×!>-─│ \\xa0")',
         ("tests/test_vibe.py", "-k", "interrupted"),
     ),
+    # -- the fleet: hosts over ssh (rk/core/fleet, rk/host/ssh.py, rk/cli/remote.py, rk/cli/fleet.py) ---------
+    Mutant(
+        "fleet: a destination starting with - accepted (ssh would read it as an option)",
+        "rk/core/fleet/hosts.py",
+        '    if destination.startswith("-"):\n',
+        "    if False:\n",
+        ("tests/test_fleet_hosts.py",),
+    ),
+    Mutant(
+        "fleet: ssh may prompt for a password or a host key",
+        "rk/host/ssh.py",
+        '        "BatchMode=yes",\n',
+        '        "BatchMode=no",\n',
+        ("tests/test_fleet_hosts.py",),
+    ),
+    Mutant(
+        "fleet: a retried change's kept answer not looked up (the change made twice)",
+        "rk/cli/remote.py",
+        "            return dict(json.loads(read_nofollow(kept, MAX_REQUEST * 4)))\n",
+        "            raise FileNotFoundError\n",
+        ("tests/test_fleet_host_flag.py", "-k", "made_once"),
+    ),
+    Mutant(
+        "fleet: each retry of a change a new request id",
+        "rk/cli/fleet.py",
+        "        reply = ask(environ, state_dir, host, argv, CHANGE_TIMEOUT, rid)\n",
+        "        reply = ask(environ, state_dir, host, argv, CHANGE_TIMEOUT, secrets.token_hex(16))\n",
+        ("tests/test_fleet_host_flag.py", "-k", "made_once"),
+    ),
+    Mutant(
+        "fleet: a host down not said in the exit status of a view across hosts",
+        "rk/cli/fleet.py",
+        "    return 0 if all(r.status == 0 and not r.problem for r in replies) else 1\n",
+        "    return 0\n",
+        ("tests/test_fleet_host_flag.py", "-k", "down"),
+    ),
+    Mutant(
+        "fleet: a follow resumes from the journal's start, not from the last line mirrored",
+        "rk/engine/follow.py",
+        "        start = resume_mark(self.state_dir, self.host.name, self.slug)\n",
+        "        start = (0, 0, 0)\n",
+        ("tests/test_fleet_follow.py", "-k", "twenty"),
+    ),
+    Mutant(
+        "fleet: a journal file named by its inode alone (a reused inode passes for the old file)",
+        "rk/store/journal_feed.py",
+        "    return (inode, zlib.crc32(head[: end + 1])) if end >= 0 else (0, 0)\n",
+        "    return (inode, 0) if end >= 0 else (0, 0)\n",
+        ("tests/test_fleet_follow.py", "-k", "gap"),
+    ),
+    Mutant(
+        "fleet: a mirror's torn last line left in place (the next line glued to it, lost)",
+        "rk/store/mirror.py",
+        "                os.truncate(self.path, whole)\n",
+        "                pass\n",
+        ("tests/test_fleet_follow.py", "-k", "torn"),
+    ),
 ]
 
 

@@ -125,6 +125,7 @@ class RootGroup(LazyGroup):
         "operator": Lazy("windows", "cmd_operator"),
         "uninstall": Lazy("uninstalling", "cmd_uninstall"),
         "mcp": Lazy("root", "cmd_mcp"),
+        "remote": Lazy("remote", "cmd_remote", hidden=True),
     }
 
 
@@ -157,6 +158,15 @@ class AgentGroup(LazyGroup):
         "list": Lazy("panes", "cmd_list"),
         "await": Lazy("agent", "cmd_await"),
         "hook": Lazy("agent", "cmd_hook", context="HOOK_CONTEXT"),
+    }
+
+
+class HostGroup(LazyGroup):
+    LAZY: ClassVar[Mapping[str, Lazy]] = {
+        "add": Lazy("hosts", "cmd_host_add"),
+        "list": Lazy("hosts", "cmd_host_list"),
+        "rm": Lazy("hosts", "cmd_host_rm"),
+        "check": Lazy("hosts", "cmd_host_check"),
     }
 
 
@@ -235,7 +245,11 @@ def cmd_mcp(ctx: typer.Context) -> None:
     serve(main)  # the tools run this CLI in-process: handed in, so the server never imports it
 
 
+host_app = typer.Typer(
+    cls=HostGroup, no_args_is_help=True, help="Other machines, reached with your own ssh: add, list, rm, check."
+)
 app.add_typer(agent_app, name="agent")
+app.add_typer(host_app, name="host")
 app.add_typer(notify_app, name="notify")
 
 
@@ -255,6 +269,12 @@ def main(
         from rk.cli.flags import bare_only_if_changed
 
         args = bare_only_if_changed(args)
+    if any(a == "--host" or a.startswith("--host=") for a in args):
+        from rk.cli.fleet import dispatch
+
+        status = dispatch(args, os.environ if environ is None else environ, stdout or sys.stdout, stderr or sys.stderr)
+        if status is not None:
+            return status
     env = for_args(args, os.environ if environ is None else environ, stdout or sys.stdout, stderr or sys.stderr)
     command = typer.main.get_command(app)
     try:

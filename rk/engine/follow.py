@@ -1,0 +1,161 @@
+"""Following another host's state journal over ssh, into a mirror here.
+
+One `Follower` per (host, server) a wake watches: it runs `rk remote` there with a
+follow request from the mirror's resume mark (`rk.store.mirror.resume_mark`),
+stores each line as it comes (`Mirror.append`), and calls `on_lines` (the ticker's
+nudge) so a wake reacts within the second. When the link drops (ssh exits, or
+nothing, not even a heartbeat, came for `SILENCE` seconds) it connects again
+after a pause that doubles up to `MAX_PAUSE`, from the mark of the last line it
+stored: nothing lost, nothing twice. The ssh connection is the shared one
+(`rk.host.ssh`'s ControlMaster), so following costs no handshake per reconnect
+while the master lives.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import threading
+from collections.abc import Callable, Mapping
+
+from rk.core.fleet.hosts import Host, remote_words
+from rk.host import ssh
+from rk.store.mirror import Mirror, resume_mark
+
+FIRST_PAUSE = 0.2
+MAX_PAUSE = 30.0
+#: Seconds without a byte (the far end sends a heartbeat every 5 s) before the link is dropped.
+SILENCE = 15.0
+#: Bytes of one streamed line at most (a journal line is ~100).
+MAX_LINE = 64 * 1024
+
+
+class Follower:
+    """Keeps one host's journal of one server mirrored here until stopped."""
+
+    def __init__(
+        self,
+        host: Host,
+        slug: str,
+        state_dir: str,
+        env: Mapping[str, str],
+        on_lines: Callable[[], None] = lambda: None,
+        on_problem: Callable[[str], None] = lambda _why: None,
+    ) -> None:
+        self.host, self.slug, self.state_dir, self.env = host, slug, state_dir, env
+        self.on_lines, self.on_problem = on_lines, on_problem
+        self.mirror = Mirror(state_dir, host.name, slug)
+        self.stopping = threading.Event()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.connects = 0  #: connections made (a reconnect counts)
+        self.stored = 0  #: lines stored since it started
+        self.ups = 0  #: connections the far end answered on
+        self.thread = threading.Thread(target=self.run, name=f"follow-{host.name}-{slug}", daemon=True)
+
+    def start(self) -> Follower:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.stopping.set()
+        proc = self.proc
+        if proc and proc.poll() is None:
+            proc.kill()
+        self.thread.join(timeout=10)
+
+    def run(self) -> None:
+        pause = FIRST_PAUSE
+        while not self.stopping.is_set():
+            came_up = self.follow_once()
+            if self.stopping.is_set():
+                return
+            pause = FIRST_PAUSE if came_up else min(MAX_PAUSE, pause * 2)
+            self.stopping.wait(pause)
+
+    def follow_once(self) -> bool:
+        """One connection: stream until it ends; whether the far end answered at all."""
+        start = resume_mark(self.state_dir, self.host.name, self.slug)
+        request = json.dumps({"follow": "journal", "server": self.slug, "from": list(start)}).encode()
+        control = ssh.control_dir(self.state_dir)
+        try:
+            from rk.host import private
+
+            private.private_dir(control)
+            child = {k: v for k, v in self.env.items() if k not in ("TMUX", "TMUX_PANE")}
+            argv = ssh.argv(self.host.destination, remote_words(self.host.rk, "remote"), self.env, control)
+            self.proc = proc = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child
+            )
+        except OSError as exc:
+            self.on_problem(f"{self.host.name}: cannot follow: {exc}")
+            return False
+        self.connects += 1
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(request)
+            proc.stdin.close()
+        except OSError:
+            pass
+        came_up = False
+        try:
+            came_up = self._read(proc)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            if proc.stderr is not None:
+                why = ssh.first_line(proc.stderr.read(4096).decode("utf-8", "replace"))
+                proc.stderr.close()
+                if why and not self.stopping.is_set():
+                    self.on_problem(f"{self.host.name}: {why}")
+            proc.stdout.close()
+        return came_up
+
+    def _read(self, proc: subprocess.Popen[bytes]) -> bool:
+        """Store what comes until the stream ends; whether anything came."""
+        assert proc.stdout is not None
+        fd = proc.stdout.fileno()
+        buf, came = b"", False
+        while not self.stopping.is_set():
+            ready, _, _ = select.select([fd], [], [], SILENCE)
+            if not ready:
+                return came  # silent past the heartbeats: a dead link
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return came
+            if not came:
+                came, self.ups = True, self.ups + 1
+            buf += chunk
+            *whole, buf = buf.split(b"\n")
+            if len(buf) > MAX_LINE:
+                self.on_problem(f"{self.host.name}: a streamed line past {MAX_LINE} bytes; reconnecting")
+                return came
+            batch: list[tuple[dict[str, object], tuple[int, int, int]]] = []
+            for raw in whole:
+                message = _message(raw)
+                line, at = message.get("line"), _mark(message.get("at"))
+                if "gap" in message:
+                    self.on_problem(f"{self.host.name}: its journal rotated past the last line seen: some changes lost")
+                if isinstance(line, dict) and at is not None:
+                    batch.append((line, at))
+            if batch:
+                self.stored += self.mirror.append(batch)
+                self.on_lines()
+        return came
+
+
+def _message(raw: bytes) -> dict[str, object]:
+    """One streamed object ({} when the line is not one)."""
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _mark(value: object) -> tuple[int, int, int] | None:
+    if isinstance(value, list) and len(value) == 3 and all(type(n) is int for n in value):
+        return value[0], value[1], value[2]
+    return None

@@ -1,0 +1,115 @@
+"""Running rk on another machine through the user's own OpenSSH.
+
+rk adds no listener and no key: it runs `ssh` as the user would, with their
+keys, agent and `~/.ssh/config` (or `$RK_SSH_CONFIG`, given as `-F`, which is
+how the tests keep away from the user's own). Each call is one argv, never a
+local shell string. `BatchMode` means no password or host-key prompt can wait
+for a human; connection sharing (`ControlMaster`/`ControlPersist`, sockets in
+rk's private state dir) means a view across hosts pays the handshake once.
+The remote command line carries only fixed words (`rk.core.fleet.hosts.remote_words`);
+what varies travels on stdin.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+#: Seconds ssh may take to connect before the host is said to be down.
+CONNECT_TIMEOUT = 5
+#: Seconds a shared connection stays open after its last use.
+CONTROL_PERSIST = 60
+#: Bytes of a remote answer read at most (a view of a big fleet is far smaller).
+MAX_ANSWER = 16 << 20
+#: ssh's own status when it, not the remote command, failed.
+SSH_FAILED = 255
+#: A Unix socket's path is at most 107 bytes; `%C` is 40 hex digits.
+MAX_SOCKET_PATH = 100
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a remote command returned: its status, output and ssh's or its stderr."""
+
+    status: int
+    stdout: bytes
+    stderr: str
+    timed_out: bool = False
+
+    @property
+    def unreachable(self) -> bool:
+        """ssh could not connect or authenticate (its own 255), or gave up in time."""
+        return self.timed_out or self.status == SSH_FAILED
+
+
+def control_dir(state_dir: str) -> str:
+    """Where the shared connections' sockets live: `<state>/ssh`, or a private dir under
+    /tmp when that path is too long for a socket (ssh refuses a long ControlPath)."""
+    directory = os.path.join(state_dir, "ssh")
+    if len(directory) + 42 <= MAX_SOCKET_PATH:
+        return directory
+    import hashlib
+
+    tag = hashlib.sha256(os.path.abspath(state_dir).encode()).hexdigest()[:12]
+    return os.path.join("/tmp", f"rk-ssh-{os.getuid()}-{tag}")  # one per state dir, as <state>/ssh is
+
+
+def argv(destination: str, remote: str, env: Mapping[str, str], control: str) -> list[str]:
+    """The ssh command: options, then `--` so that no destination is read as an option."""
+    options = [
+        "BatchMode=yes",
+        f"ConnectTimeout={CONNECT_TIMEOUT}",
+        "ControlMaster=auto",
+        f"ControlPath={os.path.join(control, 'cm-%C')}",
+        f"ControlPersist={CONTROL_PERSIST}",
+        "ServerAliveInterval=10",
+        "ServerAliveCountMax=3",
+    ]
+    command = ["ssh"]
+    if env.get("RK_SSH_CONFIG"):
+        command += ["-F", env["RK_SSH_CONFIG"]]
+    for option in options:
+        command += ["-o", option]
+    return [*command, "-T", "--", destination, remote]
+
+
+def run(
+    destination: str,
+    remote: str,
+    env: Mapping[str, str],
+    control: str,
+    stdin: bytes = b"",
+    timeout: float | None = 30,
+) -> Answer:
+    """Run `remote` (fixed words) on `destination`, `stdin` fed to it; never raises for
+    a host that is down or slow (the Answer says so)."""
+    from rk.host import private
+
+    try:
+        private.private_dir(control)  # others reaching the socket would reach the connection
+    except OSError as exc:
+        return Answer(SSH_FAILED, b"", f"refusing {control}: {exc}")
+    child = {k: v for k, v in env.items() if k not in ("TMUX", "TMUX_PANE")}
+    try:
+        done = subprocess.run(
+            argv(destination, remote, env, control),
+            input=stdin,
+            capture_output=True,
+            timeout=timeout,
+            env=child,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return Answer(SSH_FAILED, b"", f"no answer within {timeout or 0:g} s", timed_out=True)
+    except OSError as exc:
+        return Answer(SSH_FAILED, b"", f"cannot run ssh: {exc}")
+    err = done.stderr.decode("utf-8", "replace").strip()
+    return Answer(done.returncode, done.stdout[:MAX_ANSWER], err)
+
+
+def first_line(text: str) -> str:
+    """ssh's complaint as one line (its last non-empty one names the cause)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
