@@ -25,6 +25,7 @@ from rk.core.schedule.entry import (
     WakeEvent,
     WakeFrom,
 )
+from rk.core.schedule.retry import DEFAULT_AFTER, MAX_RETRIES
 
 
 class Shape(StrEnum):
@@ -451,6 +452,30 @@ FIELDS: tuple[Field, ...] = (
         default=OnTimeout.NOTIFY,
         complete=tuple(OnTimeout),
     ),
+    # -- retries (rk.core.schedule.retry) --
+    Field(
+        "retry",
+        "--retry",
+        Shape.COUNT,
+        "After a failed delivery (never a skip), try again up to N times, --retry-after apart; a delivery "
+        "ends the retries (edit: 0 removes it).",
+        "retry",
+        mcp="After a failed delivery (never a skip), try again up to this many times.",
+        mcp_edit="Retries of a failed delivery; 0 removes.",
+        low=1,
+        high=MAX_RETRIES,
+        off=("0",),
+        default="no retries",
+    ),
+    Field(
+        "retry_after",
+        "--retry-after",
+        Shape.DURATION,
+        f"With --retry: how long after a failed attempt the next one goes (default {DEFAULT_AFTER // 60}m).",
+        "retry_after",
+        mcp=f"With retry: the wait before each retry, e.g. 2m (default {DEFAULT_AFTER // 60}m).",
+        default=f"{DEFAULT_AFTER // 60}m",
+    ),
 )
 
 BY_KEY: dict[str, Field] = {f.key: f for f in FIELDS}
@@ -463,6 +488,7 @@ SURFACES: dict[Surface, tuple[str, ...]] = {
         *("wake_on", "wake_scope", "wake_from"),
         *("wake_debounce", "catch_up_within", "active_hours", "only_if_changed", "budget", "at", "in"),
         *("max_per_day", "max_total", "turn_timeout", "on_timeout"),
+        *("retry", "retry_after"),
     ),
     Surface.EDIT: (
         *("every", "idle_every", "backoff", "min", "max", "cron", "catch_up", "tz", "name", "deliver"),
@@ -470,6 +496,7 @@ SURFACES: dict[Surface, tuple[str, ...]] = {
         "catch_up_within",
         *("active_hours", "only_if_changed", "max_per_day", "max_total", "budget", "prompt", "turn_timeout"),
         "on_timeout",
+        *("retry", "retry_after"),
     ),
     Surface.SIMULATE: (
         *("every", "idle_every", "backoff", "min", "max", "cron", "catch_up", "tz", "deliver", "wake_on"),
@@ -487,6 +514,7 @@ SURFACES: dict[Surface, tuple[str, ...]] = {
         *("prompt", "every", "idle_every", "backoff", "min", "max", "cron", "tz", "at", "in", "name"),
         *("deliver", "wake_on", "wake_from", "active_hours", "only_if_changed", "max_per_day", "max_total"),
         *("turn_timeout", "on_timeout", "budget", "pinned", "role", "session", "pane", "follow_session"),
+        *("retry", "retry_after"),
     ),
     Surface.CRON_EDIT: (
         *("every", "idle_every", "backoff", "min", "max", "cron", "tz", "name", "prompt", "deliver", "wake_on"),
@@ -500,6 +528,7 @@ SURFACES: dict[Surface, tuple[str, ...]] = {
             "on_timeout",
             "budget",
         ),
+        *("retry", "retry_after"),
     ),
 }
 
