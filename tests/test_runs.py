@@ -22,6 +22,7 @@ from cli_helpers import T0, json_error, make_env, one_line_error, run_in
 from conftest import run_rk
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_mcp import caller  # noqa: F401  (a fixture)
 
 from rk.core.cost.turn_timeout import START_WINDOW, StateLine
 from rk.core.cost.usage import Tokens
@@ -398,3 +399,31 @@ def test_a_tick_retries_a_failed_fire_once_and_a_delivery_ends_it(tmp_path, tmux
     assert len(logfile.read_history(state / f"{slug}.log")) == 2  # a delivery ends the retries
     rows = json.loads(run_rk(["-L", slug, "cron", "runs", "--json"], env).stdout)["result"]
     assert [(r["ended"], (r["retry"] or {}).get("fire")) for r in rows] == [(UNDELIVERED, None), (UNKNOWN, fired)]
+
+
+@pytest.mark.tmux
+@pytest.mark.shell
+def test_mcp_cron_runs_shows_only_the_runs_into_panes_the_caller_may_read(caller):  # noqa: F811
+    from test_mcp import _cli_add, serve
+
+    c = caller
+    env = dict(c["env"], RK_NOW=str(T0 + 600))
+    mine = _cli_add({"env": env}, "--every", "1h", "--pane", c["pane"], "mine")
+    theirs = _cli_add({"env": env}, "--every", "1h", "--pane", c["worker"], "theirs")
+    log = Path(env["RK_STATE_DIR"]) / f"{c['tmux'].name}.log"
+    logfile.append_lines(
+        log,
+        [LogLine(T0, mine, c["pane"], "schedule", "delivered"), LogLine(T0, theirs, c["worker"], "schedule", FAILED)],
+    )
+
+    def body(s):
+        return {
+            "all": s.call("cron_runs"),
+            "theirs": s.call("cron_runs", id=theirs),
+            "mine": s.call("cron_runs", id=mine),
+        }
+
+    got = serve(env, body)
+    assert [(r["entry"], r["target"]) for r in got["all"].result()] == [(mine, c["pane"])]
+    assert [r["entry"] for r in got["mine"].result()] == [mine]
+    assert got["theirs"].error and got["theirs"].text.startswith("refused: ")
