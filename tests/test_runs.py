@@ -89,6 +89,21 @@ def test_a_delivered_or_skipped_attempt_ends_the_retries(outcome):
         assert retry.pending(entry(), LogView(lines)) is None, lines
 
 
+@pytest.mark.parametrize(
+    "outcome",
+    [
+        "failed: submit not confirmed",
+        "failed: submit not confirmed (deadline exceeded)",
+        "failed: interrupted after the paste; Enter did not take",
+        "failed: interrupted after the paste; the pane could not be read",
+        "failed: deadline exceeded before Enter (could not clear composer)",
+    ],
+)
+def test_a_failure_that_may_have_submitted_the_prompt_is_never_retried(outcome):
+    assert retry.pending(entry(), LogView([line(T, outcome)])) is None
+    assert retry.pending(entry(), LogView([line(T, "failed: deadline exceeded before Enter (payload cleared)")]))
+
+
 def test_no_retry_without_the_field_nor_after_a_manual_send_nor_an_absent_target():
     assert retry.pending(entry(retry=0), LogView([line(T, FAILED)])) is None
     assert retry.pending(entry(), LogView([line(T, FAILED, "manual")])) is None

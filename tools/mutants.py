@@ -2759,15 +2759,22 @@ MUTANTS = [
     Mutant(
         "retry: a skip retried as if it failed",
         "rk/core/schedule/retry.py",
-        "status_of(newest.outcome) != Status.FAILED",
-        "status_of(newest.outcome) not in (Status.FAILED, Status.SKIPPED_BUSY)",
+        "return status_of(outcome) == Status.FAILED and not",
+        "return status_of(outcome) in (Status.FAILED, Status.SKIPPED_BUSY) and not",
         RUNS,
     ),
     Mutant(
         "retry: a delivery retried (a prompt doubled)",
         "rk/core/schedule/retry.py",
-        "status_of(newest.outcome) != Status.FAILED",
-        "status_of(newest.outcome) not in (Status.FAILED, Status.DELIVERED)",
+        "return status_of(outcome) == Status.FAILED and not",
+        "return status_of(outcome) in (Status.FAILED, Status.DELIVERED) and not",
+        RUNS,
+    ),
+    Mutant(
+        "retry: a failure that may have submitted the prompt retried",
+        "rk/core/schedule/retry.py",
+        "and not any(word in outcome for word in UNSURE)",
+        "",
         RUNS,
     ),
     Mutant(

@@ -2,7 +2,8 @@
 
 `--retry 2 --retry-after 2m`: after a `failed:` outcome (the paste or the submit
 went wrong; never a skip, which is a decision, not a failure) the entry is due
-again `retry_after` later, up to `retry` times, each logged with its own reason
+again `retry_after` later, up to `retry` times (never after a failure that may have
+submitted the prompt: `UNSURE`), each logged with its own reason
 `retry 1/2 of <fire>` (`<fire>`: the unix second of the fire it retries). A
 `delivered` outcome ends the retries (a retry never doubles a prompt that
 landed), and so does any other outcome (a skip, a hold, an edit); past the
@@ -27,6 +28,11 @@ from rk.core.schedule.entry import Entry
 DEFAULT_AFTER = 120
 #: The most retries of one fire (`--retry`).
 MAX_RETRIES = 10
+
+#: Failures after which the prompt may have landed, or may sit in the composer (Enter pressed
+#: without evidence, a tick killed after the paste, a composer that could not be cleared,
+#: `rk.act.deliver`, `rk.act.intents`): never retried, so a retry never doubles a prompt.
+UNSURE = ("submit not confirmed", "interrupted after the paste", "could not clear composer", "may remain")
 
 #: The reasons of the fires a retry may follow (a manual send is someone's to repeat).
 _RETRIED = frozenset({Reason.SCHEDULE, Reason.WAKE})
@@ -57,6 +63,11 @@ def is_retry(reason: str) -> bool:
     return reason.startswith("retry ") and parse(reason) is not None
 
 
+def retryable(outcome: str) -> bool:
+    """A `failed:` outcome after which nothing of the prompt was submitted, as far as rk knows."""
+    return status_of(outcome) == Status.FAILED and not any(word in outcome for word in UNSURE)
+
+
 def after(entry: Entry) -> int:
     """Seconds from a failed attempt to the next retry."""
     return entry.retry_after or DEFAULT_AFTER
@@ -68,7 +79,7 @@ def pending(entry: Entry, log: LogView) -> Attempt | None:
     if entry.retry <= 0:
         return None
     newest = log.newest(entry.id)
-    if newest is None or status_of(newest.outcome) != Status.FAILED or not newest.target:
+    if newest is None or not retryable(newest.outcome) or not newest.target:
         return None
     done = parse(newest.reason)
     if done is None:
