@@ -442,3 +442,39 @@ def test_mcp_cron_runs_shows_only_the_runs_into_panes_the_caller_may_read(caller
     assert [(r["entry"], r["target"]) for r in got["all"].result()] == [(mine, c["pane"])]
     assert [r["entry"] for r in got["mine"].result()] == [mine]
     assert got["theirs"].error and got["theirs"].text.startswith("refused: ")
+
+
+@pytest.mark.tmux
+@pytest.mark.shell
+def test_a_stand_in_agents_turn_is_the_deliverys_row(caller):  # noqa: F811
+    """The demo's fake agent reports `active` and `idle` with `rk agent state` as hooks do: the
+    tick's delivery gets the turn the journal shows, begun after it, ended (no end word: unknown)."""
+    import time
+
+    from conftest import wait_for
+
+    c = caller
+    env = {k: v for k, v in c["env"].items() if k not in ("TMUX", "TMUX_PANE")}
+    flags = ("-L", c["tmux"].name, "--every", "1h", "--pane", c["worker"], "--any-program", "hi")
+    eid = _cli_add_at(env, int(time.time()) - 3600, *flags)
+    tick = run_rk(["-L", c["tmux"].name, "cron", "tick", "--json"], env)
+    assert tick.returncode == 0, tick.stderr
+    assert json.loads(tick.stdout)["result"]["decisions"][0]["outcome"] == "delivered", (tick.stdout, tick.stderr)
+    wait_for(lambda: "done: handled prompt #1" in c["tmux"].capture(c["worker"]), timeout=30, message="the turn")
+
+    def row():
+        res = run_rk(["-L", c["tmux"].name, "cron", "runs", "--json"], env)
+        rows = json.loads(res.stdout)["result"]
+        return rows[0] if rows and rows[0]["turn"] and rows[0]["turn"]["end"] else None
+
+    got = wait_for(row, timeout=30, interval=0.5, message="the turn's end in the journal")
+    assert (got["entry"], got["reason"], got["target"]) == (eid, "schedule", c["worker"])
+    assert got["at"] <= got["turn"]["start"] <= got["at"] + START_WINDOW
+    assert got["ended"] == UNKNOWN and got["seconds"] == got["turn"]["end"] - got["turn"]["start"]
+    assert got["tokens"] is None and "why" in got
+
+
+def _cli_add_at(env: dict, now: int, *args: str) -> str:
+    res = run_in(["cron", "add", "--json", *args], dict(env, RK_NOW=str(now)))
+    assert res.code == 0, res
+    return res.json()["result"]["id"]
