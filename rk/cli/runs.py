@@ -69,7 +69,7 @@ def cmd_runs(
     context = [line for line in delivered(history, start - 86400) if line.entry in entries]
     tmux = Server(name=env.server, env=env.environ)
     facts = run_facts(tmux, wanted, entries, env.environ, prices or {}, context) if wanted else {}
-    rows = ledger.since(ledger.runs(history, journal, facts), start, entry_id)
+    rows = ledger.since(ledger.runs(history, journal, facts, start), start, entry_id)
     zone = env.zone()
     names = {e.id: e.label for e in entries.values()}
     if env.json:

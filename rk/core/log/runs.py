@@ -19,6 +19,7 @@ Pure.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -127,16 +128,17 @@ def busy_runs(journal: Sequence[StateLine]) -> list[Busy]:
     return out
 
 
-def started(at: int, before: int, found: Sequence[Busy]) -> Busy | None:
+def started(at: int, before: int, found: Sequence[Busy], starts: Sequence[int] | None = None) -> Busy | None:
     """The busy run a delivery at `at` started: the first to begin at or after it, within
     `START_WINDOW` and before `before` (the pane's next delivery; 0: none), with the pane
-    at rest from before the delivery (or nothing known before the run)."""
-    for run in found:
-        if run.start < at:
-            continue
-        in_time = run.start <= at + START_WINDOW and (not before or run.start < before)
-        return run if in_time and run.rest_from <= at else None
-    return None
+    at rest from before the delivery (or nothing known before the run). `starts`: the
+    runs' starts (journal order is time order), to find it by bisection."""
+    i = bisect_left(starts if starts is not None else [r.start for r in found], at)
+    if i >= len(found):
+        return None
+    run = found[i]
+    in_time = run.start <= at + START_WINDOW and (not before or run.start < before)
+    return run if in_time and run.rest_from <= at else None
 
 
 def first_line(text: str) -> str:
@@ -160,9 +162,11 @@ def runs(
     lines: Sequence[LogLine],
     journal: Mapping[str, Sequence[StateLine]],
     facts: Mapping[tuple[str, int], Facts],
+    start: int = 0,
 ) -> list[RunRow]:
-    """Each delivered or failed attempt of a fire in `lines` (every line of the log, oldest
-    first: the other deliveries bound each turn), with its turn; oldest first."""
+    """Each delivered or failed attempt of a fire in `lines` from `start` on (`lines`: every
+    line of the log, oldest first: the other deliveries bound each turn), with its turn;
+    oldest first."""
     next_into: dict[int, int] = {}  #: index of a delivery → the pane's next delivery's instant
     last: dict[str, int] = {}
     for i, line in enumerate(lines):
@@ -172,15 +176,18 @@ def runs(
             last[line.target] = i
     timeouts = _timeouts(lines)
     by_pane = {pane: busy_runs(journal.get(pane, ())) for pane in last}
+    starts = {pane: [r.start for r in found] for pane, found in by_pane.items()}
     out: list[RunRow] = []
     for i, line in enumerate(lines):
+        if line.ts < start:
+            continue
         status = status_of(line.outcome)
         if status == Status.FAILED and line.target:
             out.append(RunRow(line.entry, line.ts, line.target, line.reason, UNDELIVERED, why=line.outcome))
             continue
         if status != Status.DELIVERED or not line.target:
             continue
-        run = started(line.ts, next_into.get(i, 0), by_pane.get(line.target, ()))
+        run = started(line.ts, next_into.get(i, 0), by_pane.get(line.target, ()), starts.get(line.target, ()))
         fact = facts.get((line.entry, line.ts), Facts())
         ended, why = _ended(run, i in timeouts)
         out.append(
