@@ -118,7 +118,7 @@ def test_every_bound_the_schema_offers_is_rks_edge(schemas, cli, tool):
         for value, accepted in ((low, True), (high, True), (low - 1, False), (high + 1, False)):
             assert cli.accepts(tool, key, str(value)) == accepted, f"{tool}.{key} = {value}"
         bounded += 1
-    assert bounded == 2  # max_per_day, max_total
+    assert bounded == 3  # max_per_day, max_total, retry
 
 
 @pytest.mark.parametrize("tool", TOOLS)

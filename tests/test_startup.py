@@ -28,7 +28,7 @@ pytestmark = pytest.mark.shell
 COMMAND_MODULES = {
     f"rk.cli.{m}"
     for m in ("agent", "doctor", "entries", "events", "listing", "notifying", "pausing", "running", "panes")
-    + ("send", "simulate", "status", "usage", "views", "windows", "flags", "timeline", "preview")
+    + ("send", "simulate", "status", "usage", "views", "windows", "flags", "timeline", "preview", "runs")
 }
 SCHEDULE_RULES = {"rk.core.schedule.entry", "rk.core.schedule.due", "rk.core.schedule.forecast"}
 

@@ -68,6 +68,10 @@ AT_MOST_ONCE = ("tests/test_at_most_once.py",)
 #: Claude Code's session registry: the verdict and each check, with real processes (~5 s).
 CLAUDE_SESSIONS = ("tests/test_claude_sessions.py",)
 
+#: Retries and `rk cron runs` (issue 30, item 6): the pure rules (~10 s), and the MCP tool's scope.
+RUNS = ("tests/test_runs.py", *PURE)
+RUNS_MCP = ("tests/test_runs.py", "-k", "mcp")
+
 
 @dataclass(frozen=True)
 class Mutant:
@@ -830,6 +834,126 @@ MUTANTS = [
         "run.rest_from <= line.ts and run.start <= line.ts + START_WINDOW:",
         "run.rest_from <= line.ts:",
         TIMEOUTS,
+    ),
+    # -- retries and runs (issue 30, item 6) --
+    Mutant(
+        "retry: a skip retried as if it failed",
+        "rk/core/schedule/retry.py",
+        "return status_of(outcome) == Status.FAILED and not",
+        "return status_of(outcome) in (Status.FAILED, Status.SKIPPED_BUSY) and not",
+        RUNS,
+    ),
+    Mutant(
+        "retry: a delivery retried (a prompt doubled)",
+        "rk/core/schedule/retry.py",
+        "return status_of(outcome) == Status.FAILED and not",
+        "return status_of(outcome) in (Status.FAILED, Status.DELIVERED) and not",
+        RUNS,
+    ),
+    Mutant(
+        "retry: a failure that may have submitted the prompt retried",
+        "rk/core/schedule/retry.py",
+        "and not any(word in outcome for word in UNSURE)",
+        "",
+        RUNS,
+    ),
+    Mutant(
+        "retry: one more than N",
+        "rk/core/schedule/retry.py",
+        "    if done.number >= entry.retry:",
+        "    if done.number > entry.retry:",
+        RUNS,
+    ),
+    Mutant(
+        "retry: the count starts again at each retry",
+        "rk/core/schedule/retry.py",
+        "return Attempt(done.number + 1, entry.retry, done.fire)",
+        "return Attempt(1, entry.retry, done.fire)",
+        RUNS,
+    ),
+    Mutant(
+        "retry: a second early",
+        "rk/core/schedule/retry.py",
+        "if at is not None and now >= at else None",
+        "if at is not None and now >= at - 1 else None",
+        RUNS,
+    ),
+    Mutant(
+        "retry: typed into an unresolved target",
+        "rk/core/schedule/due.py",
+        "    if attempt is None or not target.resolved or (",
+        "    if attempt is None or (",
+        RUNS,
+    ),
+    Mutant(
+        "retry: the ticker sleeps through it",
+        "rk/core/schedule/next_due.py",
+        "        consider(retry.retry_at(entry, log), floor)",
+        "        pass",
+        RUNS,
+    ),
+    Mutant(
+        "retry: its turn called a human's",
+        "rk/core/log/cause.py",
+        "line.reason in _RK_REASONS or is_retry(line.reason)",
+        "line.reason in _RK_REASONS",
+        RUNS,
+    ),
+    Mutant(
+        "runs: a turn begun long after the delivery called its",
+        "rk/core/log/runs.py",
+        "in_time = run.start <= at + START_WINDOW and (not before or run.start < before)",
+        "in_time = not before or run.start < before",
+        RUNS,
+    ),
+    Mutant(
+        "runs: the next delivery's turn called the earlier one's",
+        "rk/core/log/runs.py",
+        "in_time = run.start <= at + START_WINDOW and (not before or run.start < before)",
+        "in_time = run.start <= at + START_WINDOW",
+        RUNS,
+    ),
+    Mutant(
+        "runs: a prompt into a busy agent given the next turn",
+        "rk/core/log/runs.py",
+        "return run if in_time and run.rest_from <= at else None",
+        "return run if in_time else None",
+        RUNS,
+    ),
+    Mutant(
+        "runs: every ended turn called ok",
+        "rk/core/log/runs.py",
+        'how = line.end if line.end in TURN_ENDS else LIMITED if line.to == LIMITED else ""',
+        'how = "ok"',
+        RUNS,
+    ),
+    Mutant(
+        "runs: a turn-timeout not said",
+        "rk/core/log/runs.py",
+        "elif status == Status.TURN_TIMEOUT and (line.entry, line.target) in newest:",
+        "elif False:",
+        RUNS,
+    ),
+    Mutant(
+        "runs: a failed attempt left out (its retry shows no fire)",
+        "rk/core/log/runs.py",
+        "if status == Status.FAILED and line.target:",
+        "if False:",
+        RUNS,
+    ),
+    Mutant(
+        "runs: the reply shown unmasked",
+        "rk/core/log/runs.py",
+        "first_line(redact(fact.reply))",
+        "first_line(fact.reply)",
+        RUNS,
+    ),
+    Mutant(
+        "runs: MCP cron_runs shows runs into panes the caller may not read",
+        "rk/channels/mcp_cron.py",
+        "return runner.run(argv, [id])\n        return runner.visible_log(argv)\n\n    tool(cron_runs)",
+        "return runner.run(argv, [id])\n        return runner.run(argv)\n\n    tool(cron_runs)",
+        RUNS_MCP,
     ),
     Mutant(
         "only-if-changed: the first fire skipped",

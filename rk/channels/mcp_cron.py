@@ -68,7 +68,7 @@ def typed(fn: Callable[..., str], inputs: list[inspect.Parameter]) -> Callable[.
 
 def schedule_tools(tool: Register, runner: Runner) -> None:
     """cron_add, cron_edit, cron_rm, cron_mute, cron_pin, cron_list, cron_show, cron_next, cron_log,
-    cron_pause and cron_resume."""
+    cron_runs, cron_pause and cron_resume."""
     entry_tools(tool, runner)
     reading_tools(tool, runner)
     server_tools(tool, runner)
@@ -189,6 +189,21 @@ def reading_tools(tool: Register, runner: Runner) -> None:
         return runner.visible_log(argv)
 
     tool(cron_log)
+
+    def cron_runs(
+        id: Annotated[str | None, Field(description="Only this entry's runs.")] = None,
+        since: Annotated[str | None, Field(description="Runs since then: 12h, 7d, or a time (default 1d).")] = None,
+    ) -> str:
+        """Every run on record (rk cron runs): each fire's attempt into a pane you may read, the turn
+        it started, how it ended (ok, failed, interrupted, limited, timeout, running, unknown,
+        undelivered), how long it ran, its tokens and the first line of the reply."""
+        argv = ["cron", "runs"] + flag_argv([("--since", since)])
+        if id:
+            runner.check_visible(id)
+            return runner.run(argv, [id])
+        return runner.visible_log(argv)
+
+    tool(cron_runs)
 
 
 def server_tools(tool: Register, runner: Runner) -> None:

@@ -46,6 +46,8 @@ from rk.cli.receipt import (
     receipt,
     with_server,
 )
+from rk.cli.retrying import given as retry_given
+from rk.cli.retrying import with_retry
 from rk.cli.store import editing, get, stored
 from rk.core import bounds
 from rk.core.cost.usage import Budget
@@ -231,6 +233,7 @@ def add(ctx: typer.Context, flags: EntryFlags) -> None:
         budget=limits.budget,
         created_by=CreatedBy(at=now, session=session_ref, pane=caller, via=_via(env)),
     )
+    entry = with_retry(entry, flags)
     check_catch_up_window(entry)
     try:
         check_respawn_intent(entry)
@@ -353,21 +356,22 @@ def edit(ctx: typer.Context, flags: EntryFlags) -> None:
     check_lengths(flags, Surface.EDIT)
     entry_id = flags.entry_id or ""
     c = _changes(env, flags)
-    if all(v is None for v in vars(c).values()):
+    if all(v is None for v in vars(c).values()) and not retry_given(flags):
         raise usage(
             "nothing to edit — pass a schedule flag, --prompt, --deliver, --name, --if-absent, --respawn, --wake-on, "
             "--active-hours, --only-if-changed, --max-per-day, --max-total, --turn-timeout/--on-timeout, "
-            "--budget, or --any-program/--agents-only"
+            "--budget, --retry/--retry-after, or --any-program/--agents-only"
         )
     if c.prompt is not None and not c.prompt.strip():
         raise usage("the prompt must not be empty")
     files = env.files()
     now = env.now()
     before = stored(files, entry_id)
-    check_edited(env, before, _edited(before, c), over_mcp=_via(env) == "mcp")  # usage errors, unknown ids, chains
+    edited = with_retry(_edited(before, c), flags, editing=True)  # usage errors and unknown ids before any file
+    check_edited(env, before, edited, over_mcp=_via(env) == "mcp")  # the chains' rules
     with editing(env, files) as doc:
         old = get(doc, entry_id)
-        new = _edited(old, c)
+        new = with_retry(_edited(old, c), flags, editing=True)
         doc.replace(new)
         try:
             new = doc.get(entry_id)

@@ -55,6 +55,8 @@ class EntryFlags:
     max_total: int | None = None
     turn_timeout: str | None = None
     on_timeout: str | None = None
+    retry: int | None = None
+    retry_after: str | None = None
     force: bool = False
     as_json: bool = False
     server: str | None = None

@@ -20,6 +20,7 @@ from rk.core.cost import caps
 from rk.core.durations import format_duration, format_go
 from rk.core.log.delivery import LogView, status_of
 from rk.core.pane.facts import PaneFact, TargetFact, resolve_target
+from rk.core.schedule import retry
 from rk.core.schedule.entry import (
     At,
     Backoff,
@@ -163,7 +164,7 @@ def caps_record(entry: Entry, left: int | None, today: int | None = None) -> dic
     if entry.turn_timeout:  # the turn its delivery starts is watched (`rk.core.cost.turn_timeout`)
         rec["turn_timeout"] = format_go(entry.turn_timeout)
         rec["on_timeout"] = str(entry.timeout_policy)
-    return rec
+    return rec | retry.record(entry)  # a failed delivery's retries (`rk.core.schedule.retry`)
 
 
 def caps_text(entry: Entry, left: int | None, today: int | None = None) -> str:

@@ -148,6 +148,7 @@ class CronGroup(LazyGroup):
         "resume": Lazy("pausing", "cmd_resume"),
         "simulate": Lazy("simulate", "cmd_simulate"),
         "usage": Lazy("usage", "cmd_usage"),
+        "runs": Lazy("runs", "cmd_runs"),
     }
 
 

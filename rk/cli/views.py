@@ -35,6 +35,7 @@ from rk.cli.table import GAP, Column, escape_controls, fixed_line, layout, termi
 from rk.core import bounds
 from rk.core.cost.usage import Spent, format_tokens
 from rk.core.log.delivery import LogLine, LogView, Status
+from rk.core.schedule import retry
 from rk.core.schedule.entry import Cron, Deliver, Entry, IfAbsent, TargetKind, WakeEvent, WakeOn
 from rk.store import delivery_log as logfile
 from rk.store.entries import load_entries
@@ -88,6 +89,7 @@ def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serv
         *([f"caps:       {capped}"] if capped else []),
         *([f"turn:       timeout {entry.timeout_summary}"] if entry.turn_timeout else []),
         *([f"budget:     {budget_line}"] if budget_line else []),
+        *([f"retry:      {retry.text(entry)}"] if entry.retry else []),
         f"wake_on:    {wake}",
         f"target:     {entry.target.summary}" + _server_note(entry, zone),
         f"deliver:    {entry.deliver or Deliver.IMMEDIATE}",

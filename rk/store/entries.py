@@ -76,6 +76,7 @@ INTENT_KEYS = (
     "turn_timeout",
     "on_timeout",
     "budget",
+    *("retry", "retry_after"),
     "created_by",
     "parent",
 )

@@ -35,6 +35,7 @@ SCOPED_TOOLS = (
     "cron_show",
     "cron_next",
     "cron_log",
+    "cron_runs",
     "send",
     "agent_list",
     "agent_await",

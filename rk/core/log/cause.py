@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from rk.core.cost.turn_timeout import START_WINDOW, Run, StateLine, runs
 from rk.core.log.delivery import LogLine, LogView, Reason, Status, status_of
 from rk.core.pane.state import BUSY_STATES
+from rk.core.schedule.retry import is_retry
 
 #: A pane's "state" once it vanished (`rk.core.schedule.wake.VANISHED`).
 VANISHED = "gone"
@@ -36,8 +37,10 @@ _RK_REASONS = frozenset({Reason.SCHEDULE, Reason.WAKE})
 
 
 def is_rk_delivery(line: LogLine) -> bool:
-    """Whether `line` is a delivery a fire of an entry made (a turn it starts is rk's)."""
-    return bool(line.target) and line.reason in _RK_REASONS and status_of(line.outcome) == Status.DELIVERED
+    """Whether `line` is a delivery a fire of an entry made (a turn it starts is rk's); a retry
+    is a fire of the entry too."""
+    rk_reason = line.reason in _RK_REASONS or is_retry(line.reason)
+    return bool(line.target) and rk_reason and status_of(line.outcome) == Status.DELIVERED
 
 
 def rk_deliveries(lines: Iterable[LogLine]) -> dict[str, list[int]]:

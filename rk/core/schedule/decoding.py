@@ -42,6 +42,7 @@ from rk.core.schedule.entry import (
 from rk.core.schedule.fields import BY_KEY
 from rk.core.schedule.grace import late_window, late_window_words
 from rk.core.schedule.hours import ActiveHours, HoursError
+from rk.core.schedule.retry import MAX_RETRIES
 
 _ENTRY_ID = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
@@ -315,6 +316,7 @@ def decode_entry(raw: object) -> Entry:
         turn_timeout=timeout,
         on_timeout=on_timeout,
         budget=decode_budget(raw.get("budget")),
+        **decode_retry(raw),
         created_by=created_by,
         parent=_text(raw.get("parent"), "parent", bounds.MAX_WORD).strip(),
     )
@@ -330,6 +332,22 @@ def decode_cap(value: object, what: str) -> int:
         return bounds.cap(value, what)
     except bounds.OutOfRange as exc:
         raise EntryError(str(exc)) from None
+
+
+def decode_retry(raw: Mapping[str, object]) -> dict[str, int]:
+    """`retry` (1…MAX_RETRIES, `rk.core.schedule.retry`) and `retry_after` (a positive
+    duration, only with it): the Entry's keyword arguments."""
+    count, wait = raw.get("retry"), raw.get("retry_after")
+    if count is None:
+        if wait is not None:
+            raise EntryError("retry_after needs retry")
+        return {}
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_RETRIES:
+        raise EntryError(f"retry must be a whole number from 1 to {MAX_RETRIES}")
+    seconds = 0 if wait is None else _duration(wait, "retry_after")
+    if wait is not None and seconds <= 0:
+        raise EntryError("retry_after must be a positive duration")
+    return {"retry": count, "retry_after": seconds}
 
 
 def decode_turn_timeout(raw: Mapping[str, object]) -> tuple[int, OnTimeout | None]:

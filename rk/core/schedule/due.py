@@ -32,6 +32,7 @@ from rk.core.log.delivery import LogLine, LogView, Reason, Status
 from rk.core.log.diagnostics import Diag, Diagnostic
 from rk.core.pane.facts import PaneFact, TargetFact
 from rk.core.pane.state import AgentState
+from rk.core.schedule import retry
 from rk.core.schedule.budget import budget_reopens as budget_reopens  # re-exported: health, forecast
 from rk.core.schedule.budget import budget_stop
 from rk.core.schedule.entry import CATCH_UP_ONCE, At, Cron, Entry, WakeEvent
@@ -310,6 +311,7 @@ def _evaluate(entry: Entry, sweep: _Sweep) -> None:
         return
     wake_due = entry.wake_on is not None and _wake_due(entry, target, sweep)
     if not (verdict.due or wake_due or verdict.missed):
+        _retry(entry, target, sweep)  # a failed delivery owed another try (rk.core.schedule.retry)
         return
     if _capped(entry, target, verdict, wake_due, sweep) or _over_budget(entry, target, verdict, wake_due, sweep):
         return
@@ -477,6 +479,16 @@ def _outside_hours(entry: Entry, target: TargetFact, verdict: ScheduleVerdict, s
 
 
 # -- the fire ----------------------------------------------------------------------------------------
+
+
+def _retry(entry: Entry, target: TargetFact, sweep: _Sweep) -> None:
+    """A retry due now (`retry.due_retry`) fires into a resolved target within its active hours;
+    else it waits (the next regular fire wins over it)."""
+    attempt = retry.due_retry(entry, sweep.log, sweep.now)
+    hours = entry.active_hours
+    if attempt is None or not target.resolved or (hours and not hours.active_at(sweep.now, sweep.zone_of(entry))):
+        return
+    sweep.fires.append(Fire(entry.id, attempt.reason, target.pane, 0, sweep.now, sweep.now, target.refused))
 
 
 def _fire(entry: Entry, target: TargetFact, verdict: ScheduleVerdict, sweep: _Sweep) -> None:

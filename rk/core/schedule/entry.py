@@ -319,6 +319,10 @@ class Entry:
     on_timeout: OnTimeout | None = None
     #: tokens per local day its deliveries may spend (the agent's own records say how many they did)
     budget: Budget | None = None
+    #: a failed delivery is tried again this many times (0: never), `retry_after` seconds apart
+    #: (0: `rk.core.schedule.retry.DEFAULT_AFTER`)
+    retry: int = 0
+    retry_after: int = 0
     created_by: CreatedBy = field(default_factory=CreatedBy)
     #: the entry whose fire started the turn that made this one; rk writes it (`rk.core.schedule.lineage`)
     parent: str = ""
@@ -398,6 +402,10 @@ class Entry:
                 out["on_timeout"] = str(self.on_timeout)
         if self.budget is not None:
             out["budget"] = self.budget.text
+        if self.retry:
+            out["retry"] = self.retry
+            if self.retry_after:
+                out["retry_after"] = format_duration(self.retry_after)
         out["created_by"] = self.created_by.to_yaml()
         if self.parent:
             out["parent"] = self.parent

@@ -25,6 +25,7 @@ from rk.core.schedule.entry import (
     WakeEvent,
     WakeFrom,
 )
+from rk.core.schedule.retry import DEFAULT_AFTER, MAX_RETRIES
 
 
 class Shape(StrEnum):
@@ -107,6 +108,15 @@ class Field:
 _RECURRING = (ScheduleKind.EVERY, ScheduleKind.BACKOFF, ScheduleKind.CRON, ScheduleKind.NONE)
 _ONCE_OR_CRON = (ScheduleKind.CRON, ScheduleKind.AT)
 _CAPS = "(rk.core.cost.caps)"
+
+_AFTER = f"{DEFAULT_AFTER // 60}m"
+_RETRY = (
+    "After a failed delivery (never a skip), try again up to N times, --retry-after apart; a delivery ends the "
+    "retries (edit: 0 removes them).",
+    "After a failed delivery (never a skip), try again up to this many times (edit: 0 removes them).",
+    f"With --retry: how long after a failed attempt the next one goes (default {_AFTER}).",
+    f"With retry: the wait before each retry, e.g. 2m (default {_AFTER}).",
+)
 
 FIELDS: tuple[Field, ...] = (
     Field(
@@ -451,6 +461,9 @@ FIELDS: tuple[Field, ...] = (
         default=OnTimeout.NOTIFY,
         complete=tuple(OnTimeout),
     ),
+    # -- retries (rk.core.schedule.retry) --
+    Field("retry", "--retry", Shape.COUNT, _RETRY[0], "retry", mcp=_RETRY[1], low=1, high=MAX_RETRIES, off=("0",)),
+    Field("retry_after", "--retry-after", Shape.DURATION, _RETRY[2], "retry_after", mcp=_RETRY[3], default=_AFTER),
 )
 
 BY_KEY: dict[str, Field] = {f.key: f for f in FIELDS}
@@ -462,14 +475,14 @@ SURFACES: dict[Surface, tuple[str, ...]] = {
         *("if_absent", "respawn", "pinned", "any_program", "role", "session", "pane", "follow_session"),
         *("wake_on", "wake_scope", "wake_from"),
         *("wake_debounce", "catch_up_within", "active_hours", "only_if_changed", "budget", "at", "in"),
-        *("max_per_day", "max_total", "turn_timeout", "on_timeout"),
+        *("max_per_day", "max_total", "turn_timeout", "on_timeout", "retry", "retry_after"),
     ),
     Surface.EDIT: (
         *("every", "idle_every", "backoff", "min", "max", "cron", "catch_up", "tz", "name", "deliver"),
         *("if_absent", "respawn", "wake_on", "wake_scope", "wake_from", "wake_debounce", "any_program"),
         "catch_up_within",
         *("active_hours", "only_if_changed", "max_per_day", "max_total", "budget", "prompt", "turn_timeout"),
-        "on_timeout",
+        *("on_timeout", "retry", "retry_after"),
     ),
     Surface.SIMULATE: (
         *("every", "idle_every", "backoff", "min", "max", "cron", "catch_up", "tz", "deliver", "wake_on"),
@@ -487,6 +500,7 @@ SURFACES: dict[Surface, tuple[str, ...]] = {
         *("prompt", "every", "idle_every", "backoff", "min", "max", "cron", "tz", "at", "in", "name"),
         *("deliver", "wake_on", "wake_from", "active_hours", "only_if_changed", "max_per_day", "max_total"),
         *("turn_timeout", "on_timeout", "budget", "pinned", "role", "session", "pane", "follow_session"),
+        *("retry", "retry_after"),
     ),
     Surface.CRON_EDIT: (
         *("every", "idle_every", "backoff", "min", "max", "cron", "tz", "name", "prompt", "deliver", "wake_on"),
@@ -500,6 +514,7 @@ SURFACES: dict[Surface, tuple[str, ...]] = {
             "on_timeout",
             "budget",
         ),
+        *("retry", "retry_after"),
     ),
 }
 

@@ -10,6 +10,7 @@ from datetime import UTC, tzinfo
 from rk.core.cost import caps
 from rk.core.log.delivery import LogView
 from rk.core.pane.facts import TargetFact
+from rk.core.schedule import retry
 from rk.core.schedule.budget import budget_reopens
 from rk.core.schedule.cronexpr import CronError, CronExpr
 from rk.core.schedule.entry import At, Backoff, Cron, Entry, Every
@@ -74,6 +75,7 @@ def next_due(
         hours = entry.active_hours
         if not paused and hours is not None and not hours.active_at(now, own):
             consider(hours.next_start(now, own), floor)
+        consider(retry.retry_at(entry, log), floor)  # a failed delivery's next try (rk.core.schedule.retry)
         sched = entry.schedule
         if isinstance(sched, Every):
             consider(anchor_of(entry, log) + sched.interval, floor)
