@@ -76,6 +76,7 @@ INTENT_KEYS = (
     "turn_timeout",
     "on_timeout",
     "budget",
+    "fresh",
     "created_by",
 )
 

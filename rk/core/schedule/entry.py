@@ -20,6 +20,7 @@ from rk.core.cost.usage import Budget
 from rk.core.durations import format_duration
 from rk.core.errors import RkError
 from rk.core.pane.identity import UNKNOWN_SERVER, ServerIdentity
+from rk.core.schedule.fresh import FreshMode
 from rk.core.schedule.hours import ActiveHours
 
 
@@ -319,6 +320,8 @@ class Entry:
     on_timeout: OnTimeout | None = None
     #: tokens per local day its deliveries may spend (the agent's own records say how many they did)
     budget: Budget | None = None
+    #: the CLI's /clear or /compact before each fire's payload (`rk.core.schedule.fresh`); None: none
+    fresh: FreshMode | None = None
     created_by: CreatedBy = field(default_factory=CreatedBy)
 
     def __post_init__(self) -> None:
@@ -326,6 +329,7 @@ class Entry:
         object.__setattr__(self, "if_absent", IfAbsent(self.if_absent) if self.if_absent else None)
         object.__setattr__(self, "respawn", tuple(str(a) for a in self.respawn))
         object.__setattr__(self, "on_timeout", OnTimeout(self.on_timeout) if self.on_timeout else None)
+        object.__setattr__(self, "fresh", FreshMode(self.fresh) if self.fresh else None)
 
     @property
     def policy(self) -> Deliver:
@@ -396,5 +400,7 @@ class Entry:
                 out["on_timeout"] = str(self.on_timeout)
         if self.budget is not None:
             out["budget"] = self.budget.text
+        if self.fresh is not None:
+            out["fresh"] = str(self.fresh)
         out["created_by"] = self.created_by.to_yaml()
         return out

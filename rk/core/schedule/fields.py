@@ -25,6 +25,7 @@ from rk.core.schedule.entry import (
     WakeEvent,
     WakeFrom,
 )
+from rk.core.schedule.fresh import FreshMode
 
 
 class Shape(StrEnum):
@@ -451,6 +452,23 @@ FIELDS: tuple[Field, ...] = (
         default=OnTimeout.NOTIFY,
         complete=tuple(OnTimeout),
     ),
+    # -- a fresh context per fire (rk.core.schedule.fresh)
+    Field(
+        "fresh",
+        "--fresh",
+        Shape.CHOICE,
+        "Before each fire's prompt, send the agent CLI's own command for a fresh context, clear (Claude /clear, "
+        "Codex /new) or compact (/compact; Gemini /compress), and wait until it is done; withheld (the prompt "
+        "still goes) when a human typed in the pane since the last fire, unless clear-always or compact-always. "
+        "Refused for an agent without one (edit: off removes it).",
+        "fresh",
+        mcp="clear | compact | clear-always | compact-always: the agent's /clear or /compact before each "
+        "prompt, withheld after a human's turn unless -always (as --fresh).",
+        mcp_edit="clear | compact | clear-always | compact-always, or off.",
+        choices=tuple(FreshMode),
+        off=("none", "off"),
+        complete=(*FreshMode, "off"),
+    ),
 )
 
 BY_KEY: dict[str, Field] = {f.key: f for f in FIELDS}
@@ -462,14 +480,14 @@ SURFACES: dict[Surface, tuple[str, ...]] = {
         *("if_absent", "respawn", "pinned", "any_program", "role", "session", "pane", "follow_session"),
         *("wake_on", "wake_scope", "wake_from"),
         *("wake_debounce", "catch_up_within", "active_hours", "only_if_changed", "budget", "at", "in"),
-        *("max_per_day", "max_total", "turn_timeout", "on_timeout"),
+        *("max_per_day", "max_total", "turn_timeout", "on_timeout", "fresh"),
     ),
     Surface.EDIT: (
         *("every", "idle_every", "backoff", "min", "max", "cron", "catch_up", "tz", "name", "deliver"),
         *("if_absent", "respawn", "wake_on", "wake_scope", "wake_from", "wake_debounce", "any_program"),
         "catch_up_within",
         *("active_hours", "only_if_changed", "max_per_day", "max_total", "budget", "prompt", "turn_timeout"),
-        "on_timeout",
+        *("on_timeout", "fresh"),
     ),
     Surface.SIMULATE: (
         *("every", "idle_every", "backoff", "min", "max", "cron", "catch_up", "tz", "deliver", "wake_on"),
@@ -487,6 +505,7 @@ SURFACES: dict[Surface, tuple[str, ...]] = {
         *("prompt", "every", "idle_every", "backoff", "min", "max", "cron", "tz", "at", "in", "name"),
         *("deliver", "wake_on", "wake_from", "active_hours", "only_if_changed", "max_per_day", "max_total"),
         *("turn_timeout", "on_timeout", "budget", "pinned", "role", "session", "pane", "follow_session"),
+        "fresh",
     ),
     Surface.CRON_EDIT: (
         *("every", "idle_every", "backoff", "min", "max", "cron", "tz", "name", "prompt", "deliver", "wake_on"),
@@ -499,6 +518,7 @@ SURFACES: dict[Surface, tuple[str, ...]] = {
             "turn_timeout",
             "on_timeout",
             "budget",
+            "fresh",
         ),
     ),
 }
