@@ -187,3 +187,20 @@ def test_a_program_that_is_no_agent_refuses_fresh_and_nothing_is_typed(env, tmux
     )
     assert added.returncode == 2, added.stdout + added.stderr
     assert "--fresh clear: the pane runs no agent rk knows" in added.stderr
+
+
+def test_the_command_line_adds_edits_and_removes_fresh(env, tmux_server):
+    now = str(int(time.time()))
+    rk = {**env, "RK_NOW": now}
+    base = ["-L", tmux_server.name]
+    bad = run_rk(["cron", "add", "status?", "--every", "1h", "--pane", "%0", "--fresh", "wipe", *base], rk)
+    assert bad.returncode == 2 and "--fresh must be one of clear, compact, clear-always, compact-always" in bad.stderr
+    added = run_rk(["cron", "add", "status?", "--every", "1h", "--pane", "%0", "--fresh", "clear-always", *base], rk)
+    assert added.returncode == 0, added.stderr
+    listed = json.loads(run_rk(["cron", "list", "--json", *base], rk, check=True).stdout)["result"]
+    assert [e.get("fresh") for e in listed] == ["clear-always"]
+    entry_id = listed[0]["id"]
+    run_rk(["cron", "edit", entry_id, "--fresh", "compact", *base], rk, check=True)
+    assert json.loads(run_rk(["cron", "list", "--json", *base], rk).stdout)["result"][0]["fresh"] == "compact"
+    run_rk(["cron", "edit", entry_id, "--fresh", "off", *base], rk, check=True)
+    assert "fresh" not in json.loads(run_rk(["cron", "list", "--json", *base], rk).stdout)["result"][0]

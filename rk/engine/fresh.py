@@ -4,8 +4,8 @@
 
 A human typed since the last fire when the pane's state journal shows a turn that
 none of rk's deliveries started after this entry's last delivery (else its
-creation); a journal that cannot be read counts as one (the human's context is
-theirs: when unsure, the command is withheld, never sent).
+creation); a journal with no line of the pane cannot tell, and that withholds the
+command too (the human's context is theirs: when unsure, it is never sent).
 """
 
 from __future__ import annotations
@@ -14,11 +14,14 @@ from typing import TYPE_CHECKING
 
 from rk.core.log.cause import rk_deliveries
 from rk.core.log.delivery import Status, status_of
-from rk.core.schedule.fresh import Plan, Step, human_turn_since, plan
+from rk.core.schedule.fresh import WITHHELD_WHY, Plan, Step, human_turn_since, plan
 
 if TYPE_CHECKING:
     from rk.act.deliver import DeliveryResult, Guard
     from rk.engine.fire import Firing
+
+#: Why the command is withheld where the pane's state journal cannot tell who typed.
+UNTOLD = "the state journal cannot tell whether a human typed"
 
 
 def last_delivery(firing: Firing) -> int:
@@ -30,19 +33,20 @@ def last_delivery(firing: Firing) -> int:
     return entry.created_by.at
 
 
-def human_typed(firing: Firing) -> bool:
-    """Whether a turn rk did not start ran in the target pane since the entry's last delivery."""
+def human_typed(firing: Firing) -> str:
+    """Why the command is withheld ("" when it is not): a turn rk did not start ran in the
+    target pane since the entry's last delivery, or the state journal has no line of the
+    pane at all (no hooks wrote it: nothing tells whether a human typed)."""
     files, pane = firing.out.journal, firing.fire.pane
     if files is None:
-        return True  # a dry run reads no journal: as if a human typed (nothing is typed anyway)
+        return UNTOLD  # a dry run reads no journal (and types nothing anyway)
     from rk.store.pane_history import journal_of
 
-    try:
-        journal = journal_of(str(files.dir), files.slug).get(pane, [])
-    except OSError:
-        return True
+    journal = journal_of(str(files.dir), files.slug).get(pane, [])
+    if not journal:
+        return UNTOLD
     stamps = rk_deliveries(firing.view.lines).get(pane, [])
-    return human_turn_since(journal, stamps, last_delivery(firing))
+    return WITHHELD_WHY if human_turn_since(journal, stamps, last_delivery(firing)) else ""
 
 
 def fresh_plan(firing: Firing) -> Plan:

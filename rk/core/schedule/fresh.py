@@ -111,16 +111,17 @@ class Plan:
 WITHHELD_WHY = "a human typed since the last fire"
 
 
-def plan(mode: FreshMode | None, agent: str, human_typed: bool) -> Plan:
-    """The fresh step of one fire of an entry with `mode` into a pane running `agent`,
-    where `human_typed` says a human's turn ran there since the entry's last delivery."""
+def plan(mode: FreshMode | None, agent: str, human_typed: str) -> Plan:
+    """The fresh step of one fire of an entry with `mode` into a pane running `agent`;
+    `human_typed` says why the human's context may be there ("" when it is not: no
+    human's turn since the entry's last delivery, as far as the journal tells)."""
     if mode is None:
         return Plan(Step.NONE)
     why = refusal(mode, agent)
     if why:
         return Plan(Step.REFUSED, why=why)
     if human_typed and not mode.always:
-        return Plan(Step.WITHHELD, why=WITHHELD_WHY)
+        return Plan(Step.WITHHELD, why=human_typed)
     return Plan(Step.SEND, command_for(mode, agent))
 
 
