@@ -204,3 +204,24 @@ def test_the_command_line_adds_edits_and_removes_fresh(env, tmux_server):
     assert json.loads(run_rk(["cron", "list", "--json", *base], rk).stdout)["result"][0]["fresh"] == "compact"
     run_rk(["cron", "edit", entry_id, "--fresh", "off", *base], rk, check=True)
     assert "fresh" not in json.loads(run_rk(["cron", "list", "--json", *base], rk).stdout)["result"][0]
+
+
+def test_a_busy_agent_gets_no_command_and_the_payload_goes_alone(tmux_server, tmp_path):
+    """An agent mid-turn (Claude Code's busy screen): the command would wait in its queue,
+    so nothing is typed and the fire goes on with the payload alone, saying so."""
+    from test_turn_timeout_tmux import fake_claude
+
+    from rk.act.fresh import BUSY, freshen
+
+    pane, pid, _ = fake_claude(tmux_server, tmp_path, "working_1")
+    now = int(time.time())
+    tmux_server.set_pane_option(pane, "@rk_pane_agent_state", f"active:{now}:{pid}")
+    typed_in: list[str] = []
+
+    def type_in(server, pane, payload, /, *, guard=None):
+        typed_in.append(payload)
+        raise AssertionError("nothing may be typed into a busy agent")
+
+    result = freshen(tmux_server, pane, "/clear", "clear", guard=None, zone=UTC, clock=lambda: now, type_in=type_in)
+    assert result is BUSY
+    assert typed_in == []

@@ -2786,8 +2786,8 @@ MUTANTS = [
     Mutant(
         "fresh: an agent without the command not refused",
         "rk/core/schedule/fresh.py",
-        "    if command_for(mode, agent):\n        return \"\"\n",
-        "    if True:\n        return \"\"\n",
+        '    if command_for(mode, agent):\n        return ""\n',
+        '    if True:\n        return ""\n',
         FRESH,
     ),
     Mutant(
@@ -2805,10 +2805,17 @@ MUTANTS = [
         FRESH_TMUX,
     ),
     Mutant(
+        "fresh: the command typed into a busy agent (its queue would run it later)",
+        "rk/act/fresh.py",
+        "        return BUSY\n",
+        "        pass\n",
+        FRESH_TMUX,
+    ),
+    Mutant(
         "fresh: the fire never sends the command",
         "rk/engine/fire.py",
         "        result, note = fresh_first(firing, guard)",
-        "        result, note = None, \"\"",
+        '        result, note = None, ""',
         FRESH_TMUX,
     ),
     Mutant(

@@ -46,6 +46,11 @@ class Watch:
     within: dict[str, float] | None = None
 
 
+#: What `freshen` returns when the agent is not at rest: the payload goes alone (as the
+#: entry's deliver policy says), the command is withheld for this fire.
+BUSY = DeliveryResult(True, None, "the agent was not at rest")
+
+
 def _failed(why: str) -> DeliveryResult:
     return DeliveryResult(False, Outcome(Status.FAILED, why))
 
@@ -73,14 +78,17 @@ def freshen(
     type_in: Deliverer = deliver,
 ) -> DeliveryResult | None:
     """Type `command` (of `kind`: clear or compact) into `pane` and wait until the agent
-    has finished it: None to go on with the payload; else what the fire does instead
-    (the guard's refusal, or `failed: …`, nothing more typed). `type_in` types it
+    has finished it: None to go on with the payload; `BUSY` when the agent is not at rest
+    (nothing typed: the payload goes alone); else what the fire does instead (the guard's
+    refusal, or `failed: …`, nothing more typed). `type_in` types it
     (`rk.act.deliver.deliver`, or the runtime's stand-in); `clock` is the runtime's."""
     watch = watch or Watch()
     try:
         before = mark_of(look_at(server, pane), kind, clock(), zone, any_program)
     except TmuxError as exc:
         return _failed(str(exc))
+    if not before.at_rest:  # typed into a turn it would wait in a queue (or hit a draft): not now
+        return BUSY
     typed = type_in(server, pane, command, guard=guard)
     if typed.refused is not None:
         return typed

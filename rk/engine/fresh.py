@@ -72,7 +72,7 @@ def fresh_first(firing: Firing, guard: Guard) -> tuple[DeliveryResult | None, st
         return DeliveryResult(False, Outcome(Status.FAILED, f"{step.why}; nothing typed")), ""
     if step.step == Step.WITHHELD:
         return None, step.note
-    from rk.act.fresh import freshen
+    from rk.act.fresh import BUSY, freshen
 
     mode, runtime = firing.entry.fresh, firing.runtime
     assert mode is not None
@@ -87,6 +87,8 @@ def fresh_first(firing: Firing, guard: Guard) -> tuple[DeliveryResult | None, st
         any_program=firing.entry.any_program,
         type_in=runtime.deliver,
     )
+    if instead is BUSY:
+        return None, f"fresh withheld: {BUSY.detail}"
     return instead, step.note
 
 
