@@ -361,7 +361,7 @@ def edit(ctx: typer.Context, flags: EntryFlags) -> None:
         raise usage(
             "nothing to edit — pass a schedule flag, --prompt, --deliver, --name, --if-absent, --respawn, --wake-on, "
             "--active-hours, --only-if-changed, --max-per-day, --max-total, --turn-timeout/--on-timeout, "
-            "--budget, --fresh, or --any-program/--agents-only"
+            "--budget, or --any-program/--agents-only"
         )
     if c.prompt is not None and not c.prompt.strip():
         raise usage("the prompt must not be empty")
