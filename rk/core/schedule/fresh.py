@@ -39,8 +39,10 @@ class FreshMode(StrEnum):
 
 ALWAYS = "-always"
 
-#: Each agent CLI's own command for each kind, as its TUI takes it typed into the composer
-#: (checked on the real CLIs offline, tests/agents/test_real_fresh.py, and their docs).
+#: Each agent CLI's own command for each kind, as its TUI takes it typed into the composer:
+#: Claude Code's and Codex's run offline (tests/agents/test_real_fresh.py), the others' from
+#: their docs (Gemini and Qwen name compaction /compress; Codex, OpenCode and Kilo start a
+#: new session with /new).
 #: An agent not listed, or a kind missing, has none: the fire refuses it.
 COMMANDS: Mapping[str, Mapping[str, str]] = {
     "claude": {"clear": "/clear", "compact": "/compact"},
@@ -50,6 +52,7 @@ COMMANDS: Mapping[str, Mapping[str, str]] = {
     "opencode": {"clear": "/new", "compact": "/compact"},
     "kilo": {"clear": "/new", "compact": "/compact"},
     "copilot": {"clear": "/clear", "compact": "/compact"},
+    "vibe": {"clear": "/clear", "compact": "/compact"},  # Mistral Vibe (its docs; not yet run here)
 }
 
 
