@@ -57,6 +57,9 @@ UNCHANGED = ("tests/test_unchanged.py", *PURE)
 #: The frames the real CLIs draw as a turn ends, and the tick that waits them out (~5 s).
 TURN_ENDS = ("tests/test_only_if_changed_frames.py",)
 BUDGETS = ("tests/test_usage.py", *PURE)
+#: `--fresh`: its pure rules, and the stand-in claude's /clear and /compact on a real tmux server (~30 s).
+FRESH = ("tests/test_fresh.py",)
+FRESH_TMUX = ("tests/test_fresh_tmux.py",)
 #: The pure rules of invisible characters in a prompt.
 INVISIBLE_PURE = ("tests/test_invisible_chars.py", "-m", "not tmux and not shell")
 #: wake_from and who started a turn (the pure tests and the simulated scenario).
@@ -3087,6 +3090,84 @@ MUTANTS = [
         "                os.truncate(self.path, whole)\n",
         "                pass\n",
         ("tests/test_fleet_follow.py", "-k", "torn"),
+    ),
+    # -- a fresh context per fire (--fresh, rk/core/schedule/fresh.py, rk/act/fresh.py, rk/engine/fresh.py) --
+    Mutant(
+        "fresh: a human's turn since the last fire no longer withholds the command",
+        "rk/core/schedule/fresh.py",
+        "    if human_typed and not mode.always:\n",
+        "    if False:\n",
+        FRESH,
+    ),
+    Mutant(
+        "fresh: -always withheld like the plain value",
+        "rk/core/schedule/fresh.py",
+        "    if human_typed and not mode.always:\n",
+        "    if human_typed:\n",
+        FRESH,
+    ),
+    Mutant(
+        "fresh: any turn after one of rk's deliveries called rk's, however late",
+        "rk/core/schedule/fresh.py",
+        "if not any(stamp <= run.start <= stamp + START_WINDOW for stamp in rk_stamps):",
+        "if not any(stamp <= run.start for stamp in rk_stamps):",
+        FRESH,
+    ),
+    Mutant(
+        "fresh: turns before the entry's last delivery counted as a human's",
+        "rk/core/schedule/fresh.py",
+        "        if run.start <= since:\n            continue\n",
+        "",
+        FRESH,
+    ),
+    Mutant(
+        "fresh: an agent without the command not refused",
+        "rk/core/schedule/fresh.py",
+        '    if command_for(mode, agent):\n        return ""\n',
+        '    if True:\n        return ""\n',
+        FRESH,
+    ),
+    Mutant(
+        "fresh: finished while the agent is still busy",
+        "rk/core/schedule/fresh.py",
+        "    if not now.at_rest:\n        return False\n",
+        "",
+        FRESH,
+    ),
+    Mutant(
+        "fresh: the payload typed without waiting for the command to finish",
+        "rk/act/fresh.py",
+        "        if finished(before, mark_of(frame, kind, clock(), zone, any_program), now - still_since):",
+        "        if True:",
+        FRESH_TMUX,
+    ),
+    Mutant(
+        "fresh: the command typed into a busy agent (its queue would run it later)",
+        "rk/act/fresh.py",
+        "        return BUSY\n",
+        "        pass\n",
+        FRESH_TMUX,
+    ),
+    Mutant(
+        "fresh: the fire never sends the command",
+        "rk/engine/fire.py",
+        "        result, note = fresh_first(firing, guard)",
+        '        result, note = None, ""',
+        FRESH_TMUX,
+    ),
+    Mutant(
+        "fresh: a human's turn counted from the entry's creation, not its last delivery",
+        "rk/engine/fresh.py",
+        "            return line.ts\n",
+        "            break\n",
+        FRESH,
+    ),
+    Mutant(
+        "fresh: a pane the state journal knows nothing of lets the command through",
+        "rk/engine/fresh.py",
+        "    if not journal:\n        return UNTOLD\n",
+        "",
+        FRESH,
     ),
 ]
 

@@ -34,6 +34,7 @@ from rk.cli.flags import (
     wake_from_flags,
     with_wake_source,
 )
+from rk.cli.fresh import FRESH_OFF, check_fresh, fresh_from_flag
 from rk.cli.options import IdArg, JsonOpt, ServerOpt
 from rk.cli.receipt import (
     add_warnings,
@@ -69,6 +70,7 @@ from rk.core.schedule.entry import (
     WakeOnly,
 )
 from rk.core.schedule.fields import BY_KEY, POSITIONAL, Surface, check_text, on
+from rk.core.schedule.fresh import FreshMode
 from rk.core.schedule.hours import ActiveHours
 from rk.store import delivery_log as logfile
 from rk.store.entries import EntryDocument, EntryFileError, EntryNotFound
@@ -234,6 +236,9 @@ def add(ctx: typer.Context, flags: EntryFlags) -> None:
         created_by=CreatedBy(at=now, session=session_ref, pane=caller, via=_via(env)),
     )
     entry = with_retry(entry, flags)
+    fresh = fresh_from_flag(flags.fresh, allow_off=False)  # rk.cli.fresh
+    entry = replace(entry, fresh=fresh if isinstance(fresh, FreshMode) else None)
+    check_fresh(env, entry)
     check_catch_up_window(entry)
     try:
         check_respawn_intent(entry)
@@ -269,6 +274,7 @@ class _Changes:
     timeout: int | str | None
     on_timeout: OnTimeout | None
     budget: Budget | str | None
+    fresh: FreshMode | str | None = None  #: rk.cli.fresh (FRESH_OFF removes it)
 
 
 def _changes(env: Environment, flags: EntryFlags) -> _Changes:
@@ -287,6 +293,7 @@ def _changes(env: Environment, flags: EntryFlags) -> _Changes:
         flags.wake_from if flags.wake_on is None else None,
         flags.any_program,
         *(hours, changed, per_day, total, timeout, on_timeout, spend),
+        fresh_from_flag(flags.fresh, allow_off=True),
     )
 
 
@@ -334,6 +341,8 @@ def _edited(old: Entry, c: _Changes) -> Entry:
         new = replace(new, on_timeout=c.on_timeout)
     if c.budget == BUDGET_OFF or isinstance(c.budget, Budget):
         new = replace(new, budget=c.budget if isinstance(c.budget, Budget) else None)
+    if c.fresh is not None:
+        new = replace(new, fresh=None if c.fresh == FRESH_OFF else FreshMode(c.fresh))
     if new.payload != old.payload:  # edit cannot change the payload today; if it ever does, add's rule holds
         check_payload(new.payload)
     check_catch_up_window(new)
@@ -369,6 +378,8 @@ def edit(ctx: typer.Context, flags: EntryFlags) -> None:
     before = stored(files, entry_id)
     edited = with_retry(_edited(before, c), flags, editing=True)  # usage errors and unknown ids before any file
     check_edited(env, before, edited, over_mcp=_via(env) == "mcp")  # the chains' rules
+    if c.fresh is not None:
+        check_fresh(env, edited)
     with editing(env, files) as doc:
         old = get(doc, entry_id)
         new = with_retry(_edited(old, c), flags, editing=True)

@@ -57,6 +57,7 @@ class EntryFlags:
     on_timeout: str | None = None
     retry: int | None = None
     retry_after: str | None = None
+    fresh: str | None = None
     force: bool = False
     as_json: bool = False
     server: str | None = None

@@ -138,6 +138,8 @@ def record(entry: Entry, view: LogView, now: int, zone: tzinfo | None = None) ->
         rec["only_if_changed"] = entry.only_if_changed
     if entry.budget is not None:
         rec["budget"] = entry.budget.text
+    if entry.fresh is not None:  # the CLI's /clear or /compact before each payload (rk.core.schedule.fresh)
+        rec["fresh"] = str(entry.fresh)
     return rec | caps_record(entry, caps.left(entry, view), caps_today(entry, view, now, zone))
 
 

@@ -24,6 +24,7 @@ from rk.core.schedule.dispose import Act, Disposition, Seen, dispose, edge_kept,
 from rk.core.schedule.due import Fire
 from rk.core.schedule.entry import Entry
 from rk.core.schedule.placeholders import typed
+from rk.engine.fresh import fresh_first, noted
 from rk.engine.gate import Gate, Snapshot
 from rk.engine.result import Decision, ServerTick
 from rk.engine.runtime import Runtime
@@ -132,10 +133,11 @@ def _send(firing: Firing) -> str | Disposition:
     text = typed(entry, fire, firing.view, now, runtime.zone)  # placeholders filled; the journal's needle is of it
     guard = last_look(firing, intent)
     with _unlocked(firing):
-        result = runtime.deliver(firing.server, fire.pane, text, guard=guard, intent=intent)
+        result, note = fresh_first(firing, guard)  # `--fresh`: the CLI's /clear or /compact first
+        result = result or runtime.deliver(firing.server, fire.pane, text, guard=guard, intent=intent)
     if result.refused is not None:  # the last look said no: nothing was typed
         return cast(Disposition, result.refused)  # what `last_look` returned
-    return str(result.outcome)
+    return noted(str(result.outcome), note)
 
 
 def _respawn(firing: Firing) -> str:

@@ -77,6 +77,7 @@ INTENT_KEYS = (
     "on_timeout",
     "budget",
     *("retry", "retry_after"),
+    "fresh",
     "created_by",
     "parent",
 )

@@ -60,7 +60,8 @@ Modes (options in brackets):
                  allowed_warning``; OpenAI ``x-codex-primary-used-percent``).
 
 Common options: ``usage`` (the token usage a main request's reply reports:
-``{"input": N, "output": N, "cache_read": N, "cache_write": N}``; side
+``{"input": N, "output": N, "cache_read": N, "cache_write": N}``, or Anthropic's
+``"measured"``: the request's own size, its prefix shared with the last one read from the cache; side
 requests and the default report 10 in, 5 out), ``delay`` (seconds before replying), ``headers`` (extra
 response headers), ``midstream`` (errors: open a 200 SSE stream and send the
 error as an SSE event instead of an HTTP status), ``scope`` (``main``: the
@@ -226,6 +227,20 @@ def _openai_user_texts(req: dict) -> tuple[list[str], bool]:
     return texts, last_is_output
 
 
+def _context_texts(req: dict) -> list[str]:
+    """Every text the request carries of earlier and present turns, user's and assistant's
+    (Anthropic `messages`, OpenAI `input` items): what a fresh context must not hold."""
+    out: list[str] = []
+    for item in (req.get("messages") or []) + (req.get("input") if isinstance(req.get("input"), list) else []):
+        content = item.get("content") if isinstance(item, dict) else None
+        if isinstance(content, str):
+            out.append(content)
+        for part in content if isinstance(content, list) else []:
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                out.append(part["text"])
+    return out
+
+
 def _is_injected(text: str) -> bool:
     """An injected context block (``<system-reminder>``, ``<environment_context>``…)."""
     s = text.lstrip()
@@ -262,13 +277,28 @@ def _pick_prompt_text(texts: list[str]) -> str:
 def mock_usage(spec: dict, main: bool) -> dict:
     """The usage a reply reports: the mode's ``usage`` for a main request, else 10 in, 5 out."""
     want = spec.get("usage") if main else None
-    want = want or {}
+    want = want if isinstance(want, dict) else {}
     return {
         "input": int(want.get("input", 10)),
         "output": int(want.get("output", 5)),
         "cache_read": int(want.get("cache_read", 0)),
         "cache_write": int(want.get("cache_write", 0)),
     }
+
+
+def measured_usage(state: MockState, req: dict) -> dict:
+    """``usage: "measured"``: what the prompt would cost, as the API's prompt cache counts it.
+    The request's system, tools and messages as JSON, a token per 4 characters; the part it
+    shares from the start with the previous measured request is read from the cache, the
+    rest is input (and written to the cache)."""
+    text = json.dumps([req.get("system"), req.get("tools"), req.get("messages")], sort_keys=True)
+    with state.lock:
+        before, state.last_prompt = state.last_prompt, text
+    shared = next(
+        (i for i, (a, b) in enumerate(zip(before, text, strict=False)) if a != b), min(len(before), len(text))
+    )
+    cache_read, total = shared // 4, len(text) // 4
+    return {"input": total - cache_read, "output": 5, "cache_read": cache_read, "cache_write": total - cache_read}
 
 
 @dataclass
@@ -278,6 +308,7 @@ class MockState:
     records: list = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     release_gen: int = 0
+    last_prompt: str = ""  #: the previous measured request (``usage: "measured"``)
 
     def set_mode(self, spec: dict) -> dict:
         spec = dict(spec)
@@ -430,6 +461,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "tool_names": _tool_names(req),
                 "last_user_text": _pick_prompt_text(texts),
                 "user_texts": texts,
+                "context_texts": _context_texts(req),
                 "tool_result": has_result,
                 "tool_results": _tool_results(req),
                 "mode": spec.get("mode"),
@@ -510,7 +542,8 @@ class _Handler(BaseHTTPRequestHandler):
         text = spec.get("text") or DEFAULT_TEXT
         if mode == "tool" and has_result:
             text = spec.get("after_text", "The tool ran. Done.")
-        tokens = mock_usage(spec, main)
+        measured = main and spec.get("usage") == "measured"
+        tokens = measured_usage(self.server.state, req) if measured else mock_usage(spec, main)
         usage = {
             "input_tokens": tokens["input"],
             "output_tokens": tokens["output"],

@@ -40,6 +40,7 @@ from rk.core.schedule.entry import (
     WakeOnly,
 )
 from rk.core.schedule.fields import BY_KEY
+from rk.core.schedule.fresh import FreshMode
 from rk.core.schedule.grace import late_window, late_window_words
 from rk.core.schedule.hours import ActiveHours, HoursError
 from rk.core.schedule.retry import MAX_RETRIES
@@ -317,6 +318,7 @@ def decode_entry(raw: object) -> Entry:
         on_timeout=on_timeout,
         budget=decode_budget(raw.get("budget")),
         **decode_retry(raw),
+        fresh=decode_fresh(raw.get("fresh")),
         created_by=created_by,
         parent=_text(raw.get("parent"), "parent", bounds.MAX_WORD).strip(),
     )
@@ -365,6 +367,16 @@ def decode_turn_timeout(raw: Mapping[str, object]) -> tuple[int, OnTimeout | Non
     if not timeout:
         raise EntryError("on_timeout needs turn_timeout")
     return timeout, OnTimeout(policy)
+
+
+def decode_fresh(value: object) -> FreshMode | None:
+    """`fresh` (`rk.core.schedule.fresh`): clear, compact, clear-always or compact-always."""
+    word = _text(value, "fresh")
+    if not word:
+        return None
+    if word not in BY_KEY["fresh"].choices:
+        raise EntryError(f"fresh must be {_either('fresh')}, not {bounds.quote(word)}")
+    return FreshMode(word)
 
 
 def catch_up_window_problem(schedule: Schedule, policy: Deliver) -> str:

@@ -20,6 +20,7 @@ from rk.core.cost.usage import Budget
 from rk.core.durations import format_duration
 from rk.core.errors import RkError
 from rk.core.pane.identity import UNKNOWN_SERVER, ServerIdentity
+from rk.core.schedule.fresh import FreshMode
 from rk.core.schedule.hours import ActiveHours
 
 
@@ -323,6 +324,8 @@ class Entry:
     #: (0: `rk.core.schedule.retry.DEFAULT_AFTER`)
     retry: int = 0
     retry_after: int = 0
+    #: the CLI's /clear or /compact before each fire's payload (`rk.core.schedule.fresh`); None: none
+    fresh: FreshMode | None = None
     created_by: CreatedBy = field(default_factory=CreatedBy)
     #: the entry whose fire started the turn that made this one; rk writes it (`rk.core.schedule.lineage`)
     parent: str = ""
@@ -332,6 +335,7 @@ class Entry:
         object.__setattr__(self, "if_absent", IfAbsent(self.if_absent) if self.if_absent else None)
         object.__setattr__(self, "respawn", tuple(str(a) for a in self.respawn))
         object.__setattr__(self, "on_timeout", OnTimeout(self.on_timeout) if self.on_timeout else None)
+        object.__setattr__(self, "fresh", FreshMode(self.fresh) if self.fresh else None)
 
     @property
     def policy(self) -> Deliver:
@@ -406,6 +410,8 @@ class Entry:
             out["retry"] = self.retry
             if self.retry_after:
                 out["retry_after"] = format_duration(self.retry_after)
+        if self.fresh is not None:
+            out["fresh"] = str(self.fresh)
         out["created_by"] = self.created_by.to_yaml()
         if self.parent:
             out["parent"] = self.parent

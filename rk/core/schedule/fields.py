@@ -9,11 +9,8 @@ Pure data.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from enum import StrEnum
-
 from rk.core import bounds
-from rk.core.bounds import MAX_ARG, MAX_CAP, MAX_LABEL, MAX_PANE, MAX_PROMPT, MAX_WORD
+from rk.core.bounds import MAX_ARG, MAX_CAP, MAX_LABEL, MAX_PANE, MAX_PROMPT
 from rk.core.cost.unchanged import MODES
 from rk.core.schedule.entry import (
     CATCH_UP_ONCE,
@@ -25,85 +22,14 @@ from rk.core.schedule.entry import (
     WakeEvent,
     WakeFrom,
 )
+from rk.core.schedule.field import EDITING as EDITING  # re-exported: the table's users' one door
+from rk.core.schedule.field import Field as Field
+from rk.core.schedule.field import Shape as Shape
+from rk.core.schedule.field import Surface as Surface
+from rk.core.schedule.field import accepted as accepted
+from rk.core.schedule.field import check_text as check_text
+from rk.core.schedule.fresh import FreshMode
 from rk.core.schedule.retry import DEFAULT_AFTER, MAX_RETRIES
-
-
-class Shape(StrEnum):
-    """How a field's value is written on the command line and in MCP input."""
-
-    TEXT = "text"  #: free text
-    DURATION = "duration"  #: 30s, 5m, 2h, 1d
-    CHOICE = "choice"  #: one of `choices`
-    COUNT = "count"  #: a whole number within the bounds
-    FLAG = "flag"  #: present or not
-    LIST = "list"  #: repeated
-
-
-class Surface(StrEnum):
-    """Where a field is offered: a command, or an MCP tool."""
-
-    ADD = "add"
-    EDIT = "edit"
-    SIMULATE = "simulate"
-    CRON_ADD = "cron_add"
-    CRON_EDIT = "cron_edit"
-
-
-#: The surfaces that change an existing entry: there an `off` word removes a field.
-EDITING = (Surface.EDIT, Surface.SIMULATE, Surface.CRON_EDIT)
-
-
-@dataclass(frozen=True)
-class Field:
-    """One field of an entry as every surface offers it.
-
-    `help` is the command line's text; `mcp` the MCP input's ("" where no tool
-    offers it); `*_edit` override them where editing says it otherwise."""
-
-    key: str  #: the MCP input's and the docs' name
-    flag: str  #: the command line's option
-    shape: Shape
-    help: str
-    yaml: str  #: where the entries file keeps it
-    mcp: str = ""
-    choices: tuple[str, ...] = ()  #: every value rk accepts (CHOICE)
-    off: tuple[str, ...] = ()  #: the words that remove it when editing
-    low: int | None = None  #: COUNT's bounds, inclusive
-    high: int | None = None
-    most: int = MAX_WORD  #: characters a value may have (a LIST's: each element); see `check_text`
-    default: str = ""  #: what an entry has without it
-    schedules: tuple[ScheduleKind, ...] = ()  #: the schedule kinds it applies to (empty: any)
-    param: str = ""  #: the command line function's parameter (when not `key`)
-    complete: tuple[str, ...] = ()  #: shell completion words
-    edit_flag: str = ""
-    edit_help: str = ""
-    mcp_edit: str | None = None
-
-    @property
-    def name(self) -> str:
-        """The command function's parameter name."""
-        return self.param or self.key
-
-    def help_on(self, surface: Surface) -> str:
-        if surface in (Surface.CRON_ADD, Surface.CRON_EDIT):
-            return self.mcp_edit if surface == Surface.CRON_EDIT and self.mcp_edit is not None else self.mcp
-        return self.edit_help if surface == Surface.EDIT and self.edit_help else self.help
-
-    def flag_on(self, surface: Surface) -> str:
-        return self.edit_flag if surface == Surface.EDIT and self.edit_flag else self.flag
-
-    @property
-    def bounded(self) -> bool:
-        """Whether the value is text, so `most` bounds it (a FLAG or COUNT is not)."""
-        return self.shape not in (Shape.FLAG, Shape.COUNT)
-
-    def bounds_on(self, surface: Surface) -> tuple[int | None, int | None]:
-        """COUNT's bounds there: editing also takes the `off` number (0 removes a cap)."""
-        low = self.low
-        if surface in EDITING and low is not None and str(low - 1) in self.off:
-            low -= 1
-        return low, self.high
-
 
 _RECURRING = (ScheduleKind.EVERY, ScheduleKind.BACKOFF, ScheduleKind.CRON, ScheduleKind.NONE)
 _ONCE_OR_CRON = (ScheduleKind.CRON, ScheduleKind.AT)
@@ -464,6 +390,23 @@ FIELDS: tuple[Field, ...] = (
     # -- retries (rk.core.schedule.retry) --
     Field("retry", "--retry", Shape.COUNT, _RETRY[0], "retry", mcp=_RETRY[1], low=1, high=MAX_RETRIES, off=("0",)),
     Field("retry_after", "--retry-after", Shape.DURATION, _RETRY[2], "retry_after", mcp=_RETRY[3], default=_AFTER),
+    # -- a fresh context per fire (rk.core.schedule.fresh)
+    Field(
+        "fresh",
+        "--fresh",
+        Shape.CHOICE,
+        "Before each fire's prompt, send the agent CLI's own command for a fresh context, clear (Claude /clear, "
+        "Codex /new) or compact (/compact; Gemini /compress), and wait until it is done; withheld (the prompt "
+        "still goes) when a human typed in the pane since the last fire, unless clear-always or compact-always. "
+        "Refused for an agent without one (edit: off removes it).",
+        "fresh",
+        mcp="clear | compact | clear-always | compact-always: the agent's /clear or /compact before each "
+        "prompt, withheld after a human's turn unless -always (as --fresh).",
+        mcp_edit="clear | compact | clear-always | compact-always, or off.",
+        choices=tuple(FreshMode),
+        off=("none", "off"),
+        complete=(*FreshMode, "off"),
+    ),
 )
 
 BY_KEY: dict[str, Field] = {f.key: f for f in FIELDS}
@@ -475,14 +418,14 @@ SURFACES: dict[Surface, tuple[str, ...]] = {
         *("if_absent", "respawn", "pinned", "any_program", "role", "session", "pane", "follow_session"),
         *("wake_on", "wake_scope", "wake_from"),
         *("wake_debounce", "catch_up_within", "active_hours", "only_if_changed", "budget", "at", "in"),
-        *("max_per_day", "max_total", "turn_timeout", "on_timeout", "retry", "retry_after"),
+        *("max_per_day", "max_total", "turn_timeout", "on_timeout", "retry", "retry_after", "fresh"),
     ),
     Surface.EDIT: (
         *("every", "idle_every", "backoff", "min", "max", "cron", "catch_up", "tz", "name", "deliver"),
         *("if_absent", "respawn", "wake_on", "wake_scope", "wake_from", "wake_debounce", "any_program"),
         "catch_up_within",
         *("active_hours", "only_if_changed", "max_per_day", "max_total", "budget", "prompt", "turn_timeout"),
-        *("on_timeout", "retry", "retry_after"),
+        *("on_timeout", "retry", "retry_after", "fresh"),
     ),
     Surface.SIMULATE: (
         *("every", "idle_every", "backoff", "min", "max", "cron", "catch_up", "tz", "deliver", "wake_on"),
@@ -500,7 +443,7 @@ SURFACES: dict[Surface, tuple[str, ...]] = {
         *("prompt", "every", "idle_every", "backoff", "min", "max", "cron", "tz", "at", "in", "name"),
         *("deliver", "wake_on", "wake_from", "active_hours", "only_if_changed", "max_per_day", "max_total"),
         *("turn_timeout", "on_timeout", "budget", "pinned", "role", "session", "pane", "follow_session"),
-        *("retry", "retry_after"),
+        *("retry", "retry_after", "fresh"),
     ),
     Surface.CRON_EDIT: (
         *("every", "idle_every", "backoff", "min", "max", "cron", "tz", "name", "prompt", "deliver", "wake_on"),
@@ -513,6 +456,7 @@ SURFACES: dict[Surface, tuple[str, ...]] = {
             "turn_timeout",
             "on_timeout",
             "budget",
+            "fresh",
         ),
         *("retry", "retry_after"),
     ),
@@ -526,27 +470,6 @@ POSITIONAL: dict[Surface, str] = {Surface.ADD: "prompt"}
 def on(surface: Surface) -> tuple[Field, ...]:
     """The fields `surface` offers, in its order."""
     return tuple(BY_KEY[key] for key in SURFACES[surface])
-
-
-def check_text(field: Field, value: object, what: str = "") -> None:
-    """OutOfRange (a usage error quoting a short prefix) when `value`, a text of `field`
-    (or an element of a LIST), has more characters than its `most`, or a LIST more than
-    `MAX_ARGS` elements. The command line and the entries file's decoding both apply it."""
-    what = what or field.flag
-    if not field.bounded or value is None:
-        return
-    if isinstance(value, list | tuple):
-        if len(value) > bounds.MAX_ARGS:
-            raise bounds.OutOfRange(f"{what} has {len(value):,} elements: at most {bounds.MAX_ARGS}")
-        for element in value:
-            check_text(field, element, what)
-    elif isinstance(value, str):
-        bounds.text(value, what, field.most)
-
-
-def accepted(field: Field, surface: Surface) -> tuple[str, ...]:
-    """Every word a CHOICE field takes there: its values, and where editing, its `off` words."""
-    return field.choices + (field.off if surface in EDITING else ())
 
 
 # -- the reference --------------------------------------------------------------------
