@@ -9,7 +9,7 @@ the others answered.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
@@ -159,27 +159,25 @@ def change_once(
     return reply
 
 
-def dispatch(args: Sequence[str], environ: Mapping[str, str], stdout: TextIO, stderr: TextIO) -> int | None:
+#: `rk.cli.root.main`, handed in (this module is imported by it).
+Main = Callable[[list[str], Mapping[str, str], TextIO, TextIO], int]
+
+
+def dispatch(args: Sequence[str], environ: Mapping[str, str], stdout: TextIO, stderr: TextIO, main: Main) -> int | None:
     """Run a command line that names `--host`; None when it names none (the caller runs it here)."""
     flag = take_host_flag(args)
     if flag is None or flag.name == "local":
-        return None if flag is None else _here(flag.argv, environ, stdout, stderr)
+        return None if flag is None else main(list(flag.argv), environ, stdout, stderr)
     from rk.cli.environment import CliError, for_args
 
     env = for_args(list(flag.argv), environ, stdout, stderr)
     try:
-        return _dispatch(flag, env)
+        return _dispatch(flag, env, main)
     except CliError as exc:
         return env.fail(exc)
 
 
-def _here(argv: Sequence[str], environ: Mapping[str, str], stdout: TextIO, stderr: TextIO) -> int:
-    from rk.cli.root import main
-
-    return main(list(argv), environ, stdout, stderr)
-
-
-def _dispatch(flag: HostFlag, env: Environment) -> int:
+def _dispatch(flag: HostFlag, env: Environment, main: Main) -> int:
     from rk.cli.environment import CliError, ExitStatus, usage
     from rk.core.fleet.hosts import HostError, check_name
     from rk.store.hosts import load_hosts
@@ -196,7 +194,7 @@ def _dispatch(flag: HostFlag, env: Environment) -> int:
     if flag.name == "all":
         if flag.command not in VIEWS:
             raise usage(f"--host all is for views; {said} changes one host at a time: --host NAME")
-        return show_all(flag, env, list(hosts.values()))
+        return show_all(flag, env, list(hosts.values()), main)
     try:
         check_name(flag.name)
     except HostError as exc:
@@ -217,12 +215,10 @@ def _dispatch(flag: HostFlag, env: Environment) -> int:
     return reply.status
 
 
-def run_here(argv: Sequence[str], environ: Mapping[str, str]) -> Reply:
+def run_here(argv: Sequence[str], environ: Mapping[str, str], main: Main) -> Reply:
     """`rk ARGV` on this host, in-process, as a Reply named `local`."""
     import contextlib
     import io
-
-    from rk.cli.root import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -230,7 +226,7 @@ def run_here(argv: Sequence[str], environ: Mapping[str, str]) -> Reply:
     return Reply("local", status, out.getvalue(), err.getvalue())
 
 
-def show_all(flag: HostFlag, env: Environment, hosts: list[Host]) -> int:
+def show_all(flag: HostFlag, env: Environment, hosts: list[Host], main: Main) -> int:
     """A view on this host and every other one at once: JSON merged with a `host` field
     on each item; for people, each host's part under its name. Exit 1 when one failed."""
     from concurrent.futures import ThreadPoolExecutor
@@ -238,7 +234,7 @@ def show_all(flag: HostFlag, env: Environment, hosts: list[Host]) -> int:
     state = str(env.state_dir())
     with ThreadPoolExecutor(max_workers=2) as pool:
         others = pool.submit(ask_each, env.environ, state, hosts, flag.argv)
-        replies = [run_here(flag.argv, env.environ), *others.result()]
+        replies = [run_here(flag.argv, env.environ, main), *others.result()]
     if env.json:
         env.out(json.dumps(merged(replies), ensure_ascii=False))
     else:

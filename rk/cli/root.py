@@ -273,7 +273,9 @@ def main(
     if any(a == "--host" or a.startswith("--host=") for a in args):
         from rk.cli.fleet import dispatch
 
-        status = dispatch(args, os.environ if environ is None else environ, stdout or sys.stdout, stderr or sys.stderr)
+        status = dispatch(
+            args, os.environ if environ is None else environ, stdout or sys.stdout, stderr or sys.stderr, main
+        )
         if status is not None:
             return status
     env = for_args(args, os.environ if environ is None else environ, stdout or sys.stdout, stderr or sys.stderr)

@@ -10,50 +10,28 @@ is let go while the fire is carried out (`rk.engine.gate`).
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, cast
 
 from rk.core.environ import IDLE_LINE_OPTION
-from rk.core.log.delivery import LogView
 from rk.core.log.diagnostics import Diag, Diagnostic
-from rk.core.pane.facts import PaneFact
 from rk.core.pane.identity import REPLACED, ServerIdentity, journal_identity
 from rk.core.pane.look import draft_without_layout, seen_before_typing
 from rk.core.pane.recheck import wants_recheck
 from rk.core.schedule.dispose import Act, Disposition, Seen, dispose, edge_kept, held_mode
-from rk.core.schedule.due import Fire
-from rk.core.schedule.entry import Entry
 from rk.core.schedule.placeholders import typed
+from rk.engine.firing import Firing as Firing  # re-exported: its one door before
 from rk.engine.fresh import fresh_first, noted
-from rk.engine.gate import Gate, Snapshot
-from rk.engine.result import Decision, ServerTick
-from rk.engine.runtime import Runtime
+from rk.engine.result import Decision
 from rk.store.config import ensure_private_dir
 from rk.tmux.observe import pane_of_frame, read_screen
-from rk.tmux.server import Server, format_number
+from rk.tmux.server import format_number
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from rk.act.intents import Intent
     from rk.tmux.frame import Frame
-
-
-@dataclass(frozen=True)
-class Firing:
-    """One fire being carried out, with what carrying it out needs."""
-
-    runtime: Runtime
-    server: Server
-    entry: Entry
-    fire: Fire
-    out: ServerTick
-    dry_run: bool
-    view: LogView
-    now: int
-    pane: PaneFact | None = None  #: the target as this tick's enumeration and looks saw it
-    gate: Gate | None = None  #: the server's lock, let go while the fire is carried out
-    still: Snapshot | None = None  #: the entries file as the decision saw it
 
 
 def fire_outcome(firing: Firing, unchanged: bool = False) -> str | None:

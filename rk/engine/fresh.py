@@ -18,7 +18,7 @@ from rk.core.schedule.fresh import WITHHELD_WHY, Plan, Step, human_turn_since, p
 
 if TYPE_CHECKING:
     from rk.act.deliver import DeliveryResult, Guard
-    from rk.engine.fire import Firing
+    from rk.engine.firing import Firing
 
 #: Why the command is withheld where the pane's state journal cannot tell who typed.
 UNTOLD = "the state journal cannot tell whether a human typed"

@@ -42,3 +42,11 @@ class AgentCli:
 
 #: The name rk's MCP server is registered under in every CLI's config.
 MCP_NAME = "rk"
+
+
+def wrapper_command(rk: str, provider: str, token: str) -> str:
+    """The shell command of one hook: nothing outside tmux, never a failure the agent sees."""
+    return (
+        f'/bin/sh -c \'[ -n "$TMUX_PANE" ] || exit 0; "{rk}" agent hook --agent {provider} {token}'
+        f" 2>/dev/null || true'"
+    )

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rk.agent.setup import kilo, opencode, vibe
+from rk.agent.setup.agent_cli import wrapper_command as wrapper_command  # re-exported: its one door before
 from rk.agent.setup.agents import cli_of, config_path
 from rk.agent.setup.plan import JsonDoc, Plan, SetupError, dump_json, load_json, read_config
 
@@ -32,14 +33,6 @@ OWNED: dict[str, Callable[[bytes], bool]] = {"vibe": vibe.has_rk_hooks}
 
 #: A hook handler whose command contains one of these belongs to rk (any generation).
 MARKERS = (" agent hook ", " agent-hook ", "@rk_agent_state")
-
-
-def wrapper_command(rk: str, provider: str, token: str) -> str:
-    """The shell command of one hook: nothing outside tmux, never a failure the agent sees."""
-    return (
-        f'/bin/sh -c \'[ -n "$TMUX_PANE" ] || exit 0; "{rk}" agent hook --agent {provider} {token}'
-        f" 2>/dev/null || true'"
-    )
 
 
 def is_rk_command(command: object) -> bool:

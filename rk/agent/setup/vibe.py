@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from rk.agent.setup import toml_block
-from rk.agent.setup.agent_cli import AgentCli, Hook
+from rk.agent.setup.agent_cli import AgentCli, Hook, wrapper_command
 from rk.agent.setup.plan import Plan, SetupError, as_text
 from rk.core.environ import home
 from rk.core.pane.state import AgentState
@@ -70,8 +70,6 @@ def hook_name(event: str) -> str:
 
 def hooks_block(rk: str) -> str:
     """rk's block: its marker lines around one `[[hooks]]` table per hook."""
-    from rk.agent.setup.hooks import wrapper_command
-
     tables = "".join(
         f"[[hooks]]\nname = {json.dumps(hook_name(event))}\ntype = {json.dumps(event)}\n"
         f"command = {json.dumps(wrapper_command(rk, 'vibe', token))}\ntimeout = {HOOK_TIMEOUT}\n\n"

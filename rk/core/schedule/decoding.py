@@ -28,6 +28,7 @@ from rk.core.schedule.entry import (
     Entry,
     EntryError,
     Every,
+    FreshMode,
     IfAbsent,
     OnTimeout,
     Schedule,
@@ -40,7 +41,6 @@ from rk.core.schedule.entry import (
     WakeOnly,
 )
 from rk.core.schedule.fields import BY_KEY
-from rk.core.schedule.fresh import FreshMode
 from rk.core.schedule.grace import late_window, late_window_words
 from rk.core.schedule.hours import ActiveHours, HoursError
 from rk.core.schedule.retry import MAX_RETRIES

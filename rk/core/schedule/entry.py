@@ -20,7 +20,6 @@ from rk.core.cost.usage import Budget
 from rk.core.durations import format_duration
 from rk.core.errors import RkError
 from rk.core.pane.identity import UNKNOWN_SERVER, ServerIdentity
-from rk.core.schedule.fresh import FreshMode
 from rk.core.schedule.hours import ActiveHours
 
 
@@ -184,6 +183,29 @@ class At:
     def to_yaml(self) -> dict[str, object]:
         out: dict[str, object] = {"kind": str(self.kind), "at": self.at}
         return out | catch_up_fields(self.catch_up, self.catch_up_within, format_duration)
+
+
+class FreshMode(StrEnum):
+    """What an entry's `fresh:` says: which command, and whether a human's turn withholds it."""
+
+    CLEAR = "clear"
+    COMPACT = "compact"
+    CLEAR_ALWAYS = "clear-always"  #: even after a human's turn
+    COMPACT_ALWAYS = "compact-always"
+
+    @property
+    def command(self) -> str:
+        """The kind of command: `clear` or `compact`."""
+        return self.value.removesuffix(ALWAYS)
+
+    @property
+    def always(self) -> bool:
+        """Whether it is sent even when a human typed since the last fire."""
+        return self.value.endswith(ALWAYS)
+
+
+#: The suffix of a fresh mode that is sent even after a human's turn.
+ALWAYS = "-always"
 
 
 @dataclass(frozen=True)

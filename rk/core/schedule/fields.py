@@ -16,6 +16,7 @@ from rk.core.schedule.entry import (
     CATCH_UP_ONCE,
     WAKE_SCOPE,
     Deliver,
+    FreshMode,
     IfAbsent,
     OnTimeout,
     ScheduleKind,
@@ -28,7 +29,6 @@ from rk.core.schedule.field import Shape as Shape
 from rk.core.schedule.field import Surface as Surface
 from rk.core.schedule.field import accepted as accepted
 from rk.core.schedule.field import check_text as check_text
-from rk.core.schedule.fresh import FreshMode
 from rk.core.schedule.retry import DEFAULT_AFTER, MAX_RETRIES
 
 _RECURRING = (ScheduleKind.EVERY, ScheduleKind.BACKOFF, ScheduleKind.CRON, ScheduleKind.NONE)

@@ -16,28 +16,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from rk.core.cost.turn_timeout import START_WINDOW, StateLine, runs
-
-
-class FreshMode(StrEnum):
-    """What an entry's `fresh:` says: which command, and whether a human's turn withholds it."""
-
-    CLEAR = "clear"
-    COMPACT = "compact"
-    CLEAR_ALWAYS = "clear-always"  #: even after a human's turn
-    COMPACT_ALWAYS = "compact-always"
-
-    @property
-    def command(self) -> str:
-        """The kind of command: `clear` or `compact`."""
-        return self.value.removesuffix(ALWAYS)
-
-    @property
-    def always(self) -> bool:
-        """Whether it is sent even when a human typed since the last fire."""
-        return self.value.endswith(ALWAYS)
-
-
-ALWAYS = "-always"
+from rk.core.schedule.entry import ALWAYS as ALWAYS
+from rk.core.schedule.entry import FreshMode as FreshMode
 
 #: Each agent CLI's own command for each kind, as its TUI takes it typed into the composer:
 #: Claude Code's and Codex's run offline (tests/agents/test_real_fresh.py), the others' from
