@@ -218,7 +218,7 @@ def decode_wake_on(raw: object) -> WakeOn | None:
     m = _mapping(raw, "wake_on")
     debounce_raw = m.get("debounce")
     debounce = _duration(debounce_raw, "wake_on debounce") if debounce_raw is not None else 0
-    event = _text(m.get("event"), "wake_on event")
+    event = _field(m, "event", "wake_on", "wake_on event")
     world.check_event(event)  # signal:NAME, file:PATH (rk.core.schedule.world)
     return WakeOn(
         event=event,

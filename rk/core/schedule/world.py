@@ -103,7 +103,6 @@ def event_flag(value: str, cwd: str, home: str) -> str | None:
     arg = source.arg
     if source.kind == FILE and arg and not arg.startswith("/"):
         arg = home + arg[1:] if arg == "~" or arg.startswith("~/") else posixpath.join(cwd, arg)
-        arg = posixpath.normpath(arg)
     check_event(f"{source.kind}:{arg}")
     return f"{source.kind}:{arg}"
 
