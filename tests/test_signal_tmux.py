@@ -88,7 +88,7 @@ def test_a_signal_reaches_the_listener_within_a_second_through_the_running_ticke
     marks = [line.outcome for line in _delivered(env, tmux_server, eid)]
     assert len(marks) == 2 and all("[signal ci-done#" in m for m in marks), marks
     heard = [line for line in _lines(env, tmux_server, "signal:ci-done")]
-    assert len(heard) == 2 and all(line.outcome.startswith(f"signalled: #") and eid in line.outcome for line in heard)
+    assert len(heard) == 2 and all(line.outcome.startswith("signalled: #") and eid in line.outcome for line in heard)
 
 
 def test_a_signal_sent_with_no_ticker_fires_once_at_the_next_tick_and_never_again(env, tmux_server):
@@ -134,7 +134,9 @@ def test_hostile_input_is_refused_in_one_line(env, tmux_server, args, words):
 def test_a_watched_file_fires_when_it_appears_and_when_it_changes(env, tmux_server, tmp_path):
     pane = _pane(tmux_server)
     flag = tmp_path / "build" / "done"
-    eid = _add(env, tmux_server, pane, "file {signal} {signal_data}", "--wake-on", f"file:{flag}", "--wake-debounce", "0")
+    eid = _add(
+        env, tmux_server, pane, "file {signal} {signal_data}", "--wake-on", f"file:{flag}", "--wake-debounce", "0"
+    )
 
     def tick():
         run_rk(["cron", "tick", "-L", tmux_server.name], env, check=True)

@@ -8,6 +8,7 @@ fires when it appears or changes, never for the state it already fired for.
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC
 
 import pytest
@@ -181,7 +182,7 @@ def test_signals_debounced_never_fire_twice_and_none_is_lost(gaps, ticks, deboun
     assert consumed == sorted(set(consumed)), "a signal was consumed twice"
     assert consumed[-1] == signals[-1].id, "the newest signal was never consumed"
     stamps = [line.ts for line in own]
-    assert all(b - a >= debounce for a, b in zip(stamps, stamps[1:], strict=False))
+    assert all(b - a >= debounce for a, b in itertools.pairwise(stamps))
     if debounce and signals[-1].ts - signals[0].ts < debounce and len(own) > 1:
         assert len(own) == 2, "a burst within one window: the first fire and one for the rest"
 
@@ -245,7 +246,12 @@ def test_a_listener_fires_in_due_and_types_its_signal_data():
     check(entry.payload)
     ev = _due([entry], [], T0, World([Signal(7, T0 - 1, "ci-done", "abc123 success")]))
     (fire,) = ev.fires
-    assert (fire.reason, fire.signal, fire.signal_data, fire.mark) == ("wake", "ci-done", "abc123 success", "signal ci-done#7")
+    assert (fire.reason, fire.signal, fire.signal_data, fire.mark) == (
+        "wake",
+        "ci-done",
+        "abc123 success",
+        "signal ci-done#7",
+    )
     assert typed(entry, fire, LogView([]), T0, UTC) == "CI: ci-done abc123 success"
     assert ev.marks == {"s1": "signal ci-done#7"}
 
