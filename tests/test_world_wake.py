@@ -298,3 +298,40 @@ def test_a_rotation_keeps_the_newest_marked_line_of_each_entry():
     lines += [LogLine(T0 + 10 + i, "s1", "%1", "schedule", "delivered") for i in range(5)]
     keep = lines_to_keep(lines, T0 + 10 * 86400, backoff=())
     assert 0 in keep
+
+
+# -- the at-most-once journal carries the mark ---------------------------------------------------
+
+
+def test_a_delivery_in_flight_journals_the_mark_and_its_recovery_logs_it(tmp_path, monkeypatch):
+    """A crash between typing and logging: the recovered line names the signal too, or
+    the next tick would fire the same signal again."""
+    from rk.act import intents
+    from rk.act.deliver import DeliveryResult
+    from rk.core.log.delivery import Outcome
+    from rk.engine import recovery
+    from rk.engine.fire import Firing, fire_outcome
+    from rk.engine.result import ServerTick
+    from rk.engine.runtime import Runtime
+    from rk.store.config import ServerFiles
+    from rk.tmux.server import Server
+
+    records = []
+
+    def deliver(server, pane, payload, guard=None, intent=None):
+        records.append((payload, dict(intent.record)))
+        return DeliveryResult(ok=True, outcome=Outcome.parse("delivered"))
+
+    env = {"RK_STATE_DIR": str(tmp_path / "state"), "HOME": str(tmp_path), "TZ": "UTC"}
+    runtime = Runtime.from_environ(env, deliver=deliver, clock=lambda: T0)
+    entry = decode_entry(_entry("signal:ci-done"))
+    (fire,) = _due([entry], [], T0, World([Signal(7, T0 - 1, "ci-done", "sha ok")])).fires
+    out = ServerTick("s")
+    out.journal = ServerFiles(tmp_path / "state", "s")
+    server = Server(name="s", env=env)
+    assert fire_outcome(Firing(runtime, server, entry, fire, out, False, LogView([]), T0)) == "delivered"
+    ((payload, record),) = records
+    assert payload == "CI: ci-done sha ok" and record["mark"] == "signal ci-done#7"
+    monkeypatch.setattr(intents, "recover", lambda server, record: ("delivered", "seen in the pane"))
+    line = recovery._resolve(server, record, "s1", T0, None, ServerTick("s"))
+    assert line is not None and line.outcome == "delivered [signal ci-done#7]"

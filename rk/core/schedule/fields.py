@@ -325,8 +325,9 @@ FIELDS: tuple[Field, ...] = (
         "signal:NAME: when `rk signal NAME` is sent; file:PATH: when the file appears or changes. "
         "Without a schedule flag the entry fires on the event only (edit: none/off removes it).",
         "wake_on.event",
-        mcp="agent-state-change | limit-reset | signal:NAME | file:PATH: fire on this event too (as --wake-on).",
-        mcp_edit="agent-state-change | limit-reset | signal:NAME | file:PATH | off.",
+        mcp="agent-state-change | limit-reset: fire on this event too (as --wake-on); also signal:NAME (when "
+        "`rk signal NAME` is sent) or file:PATH (an absolute path: when the file appears or changes).",
+        mcp_edit="agent-state-change | limit-reset | off; also signal:NAME or file:PATH.",
         choices=tuple(WakeEvent),
         most=MAX_WATCH_PATH + len("file:"),  # file:PATH (rk.core.schedule.world)
         off=("none", "off"),
