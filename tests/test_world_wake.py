@@ -335,3 +335,11 @@ def test_a_delivery_in_flight_journals_the_mark_and_its_recovery_logs_it(tmp_pat
     monkeypatch.setattr(intents, "recover", lambda server, record: ("delivered", "seen in the pane"))
     line = recovery._resolve(server, record, "s1", T0, None, ServerTick("s"))
     assert line is not None and line.outcome == "delivered [signal ci-done#7]"
+
+
+def test_after_an_edit_to_another_name_the_signals_before_the_last_fire_stay_spent():
+    own = [LogLine(T0, "s1", "%1", "wake", "delivered [signal deploy#9]")]
+    sigs = [Signal(5, T0 - 10, "ci-done"), Signal(12, T0 + 5, "ci-done", "new")]
+    edge = signal_edge("ci-done", sigs, own, 0, 0, T0 + 10)
+    assert edge.verdict == WakeVerdict.FIRE and edge.mark == "signal ci-done#12"
+    assert signal_edge("ci-done", sigs[:1], own, 0, 0, T0 + 10).verdict == WakeVerdict.UNCHANGED

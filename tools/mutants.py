@@ -2771,10 +2771,10 @@ MUTANTS = [
         WORLD,
     ),
     Mutant(
-        "world: a fire's mark of another signal name consumes this one",
+        "world: a fire's line does not consume its signal",
         "rk/core/schedule/world.py",
-        "if mark_name == name and sid.isdigit():",
-        "if sid.isdigit():",
+        "        if sid.isdigit():\n            return int(sid)\n    return 0",
+        "        if sid.isdigit():\n            return 0\n    return 0",
         WORLD,
     ),
     Mutant(

@@ -179,14 +179,13 @@ class WorldEdge:
         return FireFields(signal=self.signal, signal_data=self.data, mark=self.mark)
 
 
-def consumed_signal(own: Sequence[LogLine], name: str) -> int:
-    """The id of the newest signal of `name` the entry's lines consumed (0: none)."""
+def consumed_signal(own: Sequence[LogLine]) -> int:
+    """The id of the newest signal the entry's lines consumed (0: none). Ids grow across
+    names on a server, so after an edit to another name, older signals stay spent."""
     for line in reversed(own):
-        value = mark_of(line.outcome, SIGNAL)
-        if value:
-            mark_name, _, sid = value.rpartition("#")
-            if mark_name == name and sid.isdigit():
-                return int(sid)
+        sid = mark_of(line.outcome, SIGNAL).rpartition("#")[2]
+        if sid.isdigit():
+            return int(sid)
     return 0
 
 
@@ -205,7 +204,7 @@ def signal_edge(
 ) -> WorldEdge:
     """A `signal:NAME` entry's edge: fire for the newest pending signal, or hold it."""
     since = max(created_at, now - max(SIGNAL_TTL, 2 * debounce))
-    pending = pending_signals(signals, name, consumed_signal(own, name), since)
+    pending = pending_signals(signals, name, consumed_signal(own), since)
     if not pending:
         return WorldEdge(WakeVerdict.UNCHANGED)
     if held(own[-1].ts if own else None, debounce, now):
