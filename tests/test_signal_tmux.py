@@ -65,12 +65,13 @@ def test_a_signal_reaches_the_listener_within_a_second_through_the_running_ticke
             sent = time.monotonic()
             proc = run_rk(["signal", "ci-done", "--data", data, "-L", tmux_server.name], env)
             assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+            returned = time.monotonic()
             wait_for(
                 lambda data=data: f"CI says {data} (ci-done)" in _screen(tmux_server, pane),
                 timeout=20,
                 message="the payload with the signal's data",
             )
-            latencies.append(time.monotonic() - sent)
+            latencies.append((time.monotonic() - sent, time.monotonic() - returned))
             if n == 0:  # the next one would be held by the debounce (60 s from this fire's line)
                 wait_for(lambda: _delivered(env, tmux_server, eid), timeout=10)
                 subprocess.run(
@@ -80,8 +81,9 @@ def test_a_signal_reaches_the_listener_within_a_second_through_the_running_ticke
                     check=True,
                     capture_output=True,
                 )
-        print(f"rk signal → typed in the pane: {', '.join(f'{s:.2f} s' for s in latencies)}")
-        assert min(latencies) < 10, "the nudge, not the 600 s poll, brought it"
+        shown = ", ".join(f"{whole:.2f} s ({after:.2f} s after rk signal returned)" for whole, after in latencies)
+        print(f"rk signal started → typed in the pane: {shown}; load average {os.getloadavg()[0]:.1f}")
+        assert min(whole for whole, _ in latencies) < 10, "the nudge, not the 600 s poll, brought it"
     finally:
         ticker.send_signal(signal.SIGTERM)
         ticker.communicate(timeout=20)
@@ -112,6 +114,8 @@ def test_nobody_listening_is_said_and_fails_only_when_asked(env, tmux_server):
     assert len(unheard) == 2 and all(line.outcome.startswith("unheard: #") for line in unheard)
     log = run_rk(["cron", "log", "-L", tmux_server.name], env, check=True).stdout
     assert "signal:nobody" in log and "no entry listens for signal nobody" in log
+    events = run_rk(["events", "-L", tmux_server.name], env, check=True).stdout
+    assert "signal:nobody unheard: #" in events
 
 
 @pytest.mark.parametrize(
