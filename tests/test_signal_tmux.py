@@ -97,7 +97,8 @@ def test_a_signal_sent_with_no_ticker_fires_once_at_the_next_tick_and_never_agai
     pane = _pane(tmux_server)
     eid = _add(env, tmux_server, pane, "deploy {signal_data}", "--wake-on", "signal:deploy", "--wake-debounce", "0")
     for _ in range(3):
-        assert run_rk(["signal", "deploy", "--data", "v1.2", "-L", tmux_server.name], env).returncode == 0
+        proc = run_rk(["signal", "deploy", "--data", "v1.2", "-L", tmux_server.name], env)
+        assert proc.returncode == 0 and "no ticker is running: the listeners fire at the next tick" in proc.stderr
     for _ in range(3):  # each tick is its own process: a restart each time
         run_rk(["cron", "tick", "-L", tmux_server.name], env, check=True)
     wait_for(lambda: "deploy v1.2" in _screen(tmux_server, pane), timeout=10, message="typed")
@@ -160,3 +161,17 @@ def test_a_watched_file_fires_when_it_appears_and_when_it_changes(env, tmux_serv
     flag.unlink()
     tick()
     assert len(_delivered(env, tmux_server, eid)) == 2, "a file that vanishes does not fire"
+
+
+def test_the_signals_file_is_private_and_a_planted_link_is_not_followed(env, tmux_server, tmp_path):
+    state = Path(env["RK_STATE_DIR"])
+    assert run_rk(["signal", "first", "-L", tmux_server.name], env).returncode == 0
+    signals = state / f"{tmux_server.name}.signals"
+    assert signals.stat().st_mode & 0o777 == 0o600 and state.stat().st_mode & 0o777 == 0o700
+    signals.unlink()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_text("")
+    signals.symlink_to(elsewhere)
+    proc = run_rk(["signal", "second", "-L", tmux_server.name], env)
+    assert proc.returncode == 1 and "signal second not recorded" in proc.stderr, proc.stderr
+    assert elsewhere.read_text() == ""

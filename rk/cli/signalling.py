@@ -80,11 +80,13 @@ def cmd_signal(
         logfile.append_lines(files.log, [log_line(signal, heard_by)])
     except (ConfigError, LockHeld, OSError) as exc:
         raise CliError(f"signal {name} not recorded: {exc}") from None
-    if heard_by:
-        nudge.send(files.slug, env.environ)  # the ticker ticks the server now, not at its next poll
-    elif require_listener:
+    if loaded.unreadable:  # the ticker fires nothing from it either; the signal waits for a readable file
+        env.notice(f"warning: {loaded.unreadable}: who listens for signal {name} is unknown")
+    if heard_by and not nudge.send(files.slug, env.environ):  # the ticker ticks the server now, not at its poll
+        env.notice("warning: no ticker is running: the listeners fire at the next tick (rk cron ticker start)")
+    elif not heard_by and require_listener:
         raise CliError(f"signal {name} #{signal.id} recorded, but no entry listens for it on server {files.slug}")
-    elif not env.json:
+    elif not heard_by and not env.json:
         env.err(f"rk: no entry listens for signal {name} on server {files.slug}")
     env.result(
         {"server": files.slug, "signal": name, "id": signal.id, "listeners": heard_by},
