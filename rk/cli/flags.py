@@ -45,7 +45,7 @@ from rk.core.schedule.fields import BY_KEY
 from rk.core.schedule.grace import CRON_GRACE
 from rk.core.schedule.hours import ActiveHours, HoursError
 from rk.core.schedule.ladder import POLL
-from rk.core.schedule.world import event_flag, source_of
+from rk.core.schedule.sources import event_flag, source_of
 from rk.core.suggest import did_you_mean, known_list
 
 if TYPE_CHECKING:

@@ -13,23 +13,16 @@ step does not fail for it) unless `--require-listener` makes it one (exit 1).
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from rk.cli.environment import CliError, environment, usage
 from rk.cli.options import JsonOpt, ServerOpt
-from rk.core.bounds import OutOfRange
-from rk.core.log.delivery import LogLine
-from rk.core.log.wake_mark import SIGNAL
-from rk.core.schedule.entry import EntryError
-from rk.core.schedule.world import Signal, check_name, clean_data
-from rk.host import nudge
-from rk.host.lock import LockHeld
-from rk.store import delivery_log as logfile
-from rk.store.config import ConfigError, ensure_private_dir
-from rk.store.entries import load_entries
-from rk.store.signals import append, listeners
+
+if TYPE_CHECKING:  # the rest is imported when a signal is sent: `rk --help` lists this command cheaply
+    from rk.core.log.delivery import LogLine
+    from rk.core.schedule.world import Signal
 
 #: The delivery log's words for a signal (its entry is `signal:NAME`).
 REASON = "signal"
@@ -38,6 +31,9 @@ HEARD, UNHEARD = "signalled", "unheard"
 
 def log_line(signal: Signal, heard_by: list[str]) -> LogLine:
     """The signal's line in the server's delivery log."""
+    from rk.core.log.delivery import LogLine
+    from rk.core.log.wake_mark import SIGNAL
+
     if heard_by:
         outcome = f"{HEARD}: #{signal.id} for {', '.join(heard_by)}"
     else:
@@ -64,6 +60,16 @@ def cmd_signal(
 
     Example: ssh devbox rk signal ci-done --data "$GITHUB_SHA $JOB_STATUS"
     """
+    from rk.core.bounds import OutOfRange
+    from rk.core.schedule.entry import EntryError
+    from rk.core.schedule.world import check_name, clean_data
+    from rk.host import nudge
+    from rk.host.lock import LockHeld
+    from rk.store import delivery_log as logfile
+    from rk.store.config import ConfigError, ensure_private_dir
+    from rk.store.entries import load_entries
+    from rk.store.signals import append, listeners
+
     env = environment(ctx, server, as_json)
     try:
         check_name(name)

@@ -25,8 +25,6 @@ world (the server's signal lines, each watched file's fingerprint) and now:
 from __future__ import annotations
 
 import json
-import posixpath
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypedDict
@@ -34,83 +32,22 @@ from typing import TypedDict
 from rk.core import bounds
 from rk.core.log.delivery import LogLine
 from rk.core.log.wake_mark import FILE, SIGNAL, mark_of
-from rk.core.pane.payload import sanitize
-from rk.core.schedule.entry import EntryError
+from rk.core.schedule.sources import NAME
+from rk.core.schedule.sources import Source as Source
+from rk.core.schedule.sources import check_event as check_event  # re-exported: the callers' one door
+from rk.core.schedule.sources import check_name as check_name
+from rk.core.schedule.sources import check_path as check_path
+from rk.core.schedule.sources import clean_data as clean_data
+from rk.core.schedule.sources import event_flag as event_flag
+from rk.core.schedule.sources import source_of as source_of
 from rk.core.schedule.wake import Observation, WakeVerdict
 
 #: A signal waits this long at most for its listeners (unless twice their debounce is
 #: longer): an entry muted for a week does not wake for last week's CI run.
 SIGNAL_TTL = 86400
-#: A signal's name: a short word.
-NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
 #: What a watched file is when it is not there (or cannot be looked at).
 ABSENT = "absent"
 APPEARED, CHANGED = "appeared", "changed"
-
-
-@dataclass(frozen=True)
-class Source:
-    """`signal:NAME` or `file:PATH`, read from `wake_on.event`."""
-
-    kind: str
-    arg: str
-
-    @property
-    def event(self) -> str:
-        return f"{self.kind}:{self.arg}"
-
-
-def source_of(event: str) -> Source | None:
-    """The world an event watches; None for any other event (agent-state-change…)."""
-    kind, sep, arg = str(event).partition(":")
-    return Source(kind, arg) if sep and kind in (SIGNAL, FILE) else None
-
-
-def check_name(name: str) -> str:
-    """`name` when it is a signal name (a-z, 0-9, `.`, `_`, `-`; up to 64); EntryError otherwise."""
-    if len(name) > bounds.MAX_SIGNAL_NAME:
-        raise EntryError(f"signal name {bounds.quote(name)} is too long: at most {bounds.MAX_SIGNAL_NAME} characters")
-    if not NAME.fullmatch(name):
-        raise EntryError(f"signal name {bounds.quote(name)} must be a word of a-z, 0-9, '.', '_' and '-'")
-    return name
-
-
-def check_path(path: str) -> str:
-    """`path` when it can name a watched file: absolute, one line, not too long."""
-    if len(path) > bounds.MAX_WATCH_PATH:
-        raise EntryError(f"file:{bounds.quote(path)} is too long: at most {bounds.MAX_WATCH_PATH:,} characters")
-    if not path or any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in path):
-        raise EntryError(f"file:{bounds.quote(path)} must be a path without control characters")
-    if not path.startswith("/"):
-        raise EntryError(f"file:{bounds.quote(path)} must be an absolute path (the ticker runs elsewhere)")
-    return path
-
-
-def check_event(event: str) -> None:
-    """EntryError for a `signal:` or `file:` event that does not read; other events pass."""
-    source = source_of(event)
-    if source is not None:
-        (check_name if source.kind == SIGNAL else check_path)(source.arg)
-
-
-def event_flag(value: str, cwd: str, home: str) -> str | None:
-    """`--wake-on signal:NAME | file:PATH` as stored: a relative or `~/` path made
-    absolute from the caller's `cwd` and `home` (the ticker runs elsewhere); None for
-    any other value; EntryError for one that does not read."""
-    source = source_of(value)
-    if source is None:
-        return None
-    arg = source.arg
-    if source.kind == FILE and arg and not arg.startswith("/"):
-        arg = home + arg[1:] if arg == "~" or arg.startswith("~/") else posixpath.join(cwd, arg)
-    check_event(f"{source.kind}:{arg}")
-    return f"{source.kind}:{arg}"
-
-
-def clean_data(data: str) -> str:
-    """A signal's data as it may be typed: sanitised as a payload is, and bounded."""
-    bounds.text(data, "--data", bounds.MAX_SIGNAL_DATA)
-    return sanitize(data)
 
 
 @dataclass(frozen=True)
