@@ -32,6 +32,7 @@ from rk.core.schedule.due import due
 from rk.core.schedule.placeholders import typed
 from rk.core.schedule.simulate import AgentModel, StateChange, simulate
 from rk.core.schedule.wake import Observation
+from rk.core.schedule.world import Signal, World
 from rk.host.clock import ClockError, parse_instant
 
 SCENARIO_DIR = Path(__file__).resolve().parent.parent / "specs" / "scenarios"
@@ -119,6 +120,16 @@ def _cursor(raw: dict | None) -> dict[str, Observation]:
     }
 
 
+def _world(spec: dict) -> World | None:
+    """A case's `signals` (`{id, ts, name, data}`, oldest first) and watched `files` (path: fingerprint)."""
+    if "signals" not in spec and "files" not in spec:
+        return None
+    signals = [
+        Signal(int(s["id"]), T(s["ts"]), str(s["name"]), str(s.get("data", ""))) for s in spec.get("signals") or []
+    ]
+    return World(signals, {str(k): str(v) for k, v in (spec.get("files") or {}).items()})
+
+
 @dataclass
 class Case:
     file: str
@@ -155,6 +166,9 @@ def _fire_dict(fire) -> dict:
         "wake_pane": fire.wake_pane,
         "wake_state": fire.wake_state,
         "wake_window": fire.wake_window,
+        "signal": fire.signal,
+        "signal_data": fire.signal_data,
+        "mark": fire.mark,
     }
 
 
@@ -201,6 +215,7 @@ def run_case(case: Case) -> list[str]:
         zone=zone,
         max_entries=int(spec.get("max_entries", 50)),
         paused_until=None if paused is None else T(paused),
+        world=_world(spec),
     )
     expect = spec.get("expect") or {}
     got_quiet = [q.entry for q in ev.quiet]
@@ -217,6 +232,10 @@ def run_case(case: Case) -> list[str]:
     got_missed = [m.entry for m in ev.missed]
     if got_missed != list(expect.get("missed") or []):
         problems.append(f"missed: want {expect.get('missed') or []}, got {got_missed}")
+    if "ledger" in expect:  # the lines written before any fire (`Evaluation.ledger`): [entry, outcome]
+        got_ledger = [[line.entry, line.outcome] for line, _ in ev.ledger(now)]
+        if got_ledger != expect["ledger"]:
+            problems.append(f"ledger: want {expect['ledger']}, got {got_ledger}")
     if "typed" in expect:
         by_id = {e.id: e for e in entries}
         got_typed = {f.entry: typed(by_id[f.entry], f, log, f.at, zone) for f in (*ev.fires, *ev.absent)}

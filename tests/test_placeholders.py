@@ -170,6 +170,8 @@ def test_values_of_an_entry_never_delivered():
         "wake_state": "",
         "wake_window": "",
         "wake_by": "",
+        "signal": "",
+        "signal_data": "",
     }
     assert set(got) == set(NAMES)
 

@@ -70,6 +70,10 @@ FASTPATH = ("tests/test_startup_fastpath.py",)
 AT_MOST_ONCE = ("tests/test_at_most_once.py",)
 #: Claude Code's session registry: the verdict and each check, with real processes (~5 s).
 CLAUDE_SESSIONS = ("tests/test_claude_sessions.py",)
+#: Wakes on the world (issue 30 item 4): the pure edges, the journal's mark, the scenarios (~15 s).
+WORLD = ("tests/test_world_wake.py", "tests/test_scenarios.py", "-k", "world or signal")
+#: `rk signal` and the wakes on the world on a private tmux server, with a ticker (~60 s).
+WORLD_TMUX = ("tests/test_signal_tmux.py",)
 
 #: Retries and `rk cron runs` (issue 30, item 6): the pure rules (~10 s), and the MCP tool's scope.
 RUNS = ("tests/test_runs.py", *PURE)
@@ -357,6 +361,154 @@ MUTANTS = [
         ("tests/test_resets.py",),
     ),
     Mutant("WAKE_DEBOUNCE one second longer", "rk/core/schedule/entry.py", "WAKE_DEBOUNCE = 60", "WAKE_DEBOUNCE = 61"),
+    # -- wakes on the world: rk signal, --wake-on signal:NAME | file:PATH (issue 30 item 4) ----------
+    Mutant(
+        "world: a signal's debounce still holds at its end",
+        "rk/core/schedule/world.py",
+        "return newest_own_ts is not None and now - newest_own_ts < debounce",
+        "return newest_own_ts is not None and now - newest_own_ts <= debounce",
+        WORLD,
+    ),
+    Mutant(
+        "world: the signal a fire's line named fires again",
+        "rk/core/schedule/world.py",
+        "return [s for s in signals if s.name == name and s.id > after and s.ts >= since]",
+        "return [s for s in signals if s.name == name and s.id >= after and s.ts >= since]",
+        WORLD,
+    ),
+    Mutant(
+        "world: a fire's line does not consume its signal",
+        "rk/core/schedule/world.py",
+        "        if sid.isdigit():\n            return int(sid)\n    return 0",
+        "        if sid.isdigit():\n            return 0\n    return 0",
+        WORLD,
+    ),
+    Mutant(
+        "world: a signal sent before the entry existed fires it",
+        "rk/core/schedule/world.py",
+        "since = max(created_at, now - max(SIGNAL_TTL, 2 * debounce))",
+        "since = now - max(SIGNAL_TTL, 2 * debounce)",
+        WORLD,
+    ),
+    Mutant(
+        "world: a stale signal still fires",
+        "rk/core/schedule/world.py",
+        "since = max(created_at, now - max(SIGNAL_TTL, 2 * debounce))",
+        "since = created_at",
+        WORLD,
+    ),
+    Mutant(
+        "world: a burst fires for its oldest signal, not its newest",
+        "rk/core/schedule/world.py",
+        "newest = pending[-1]",
+        "newest = pending[0]",
+        WORLD,
+    ),
+    Mutant(
+        "world: a watched file that vanishes fires",
+        "rk/core/schedule/world.py",
+        "if current == ABSENT or current == consumed_file(own):",
+        "if current == consumed_file(own):",
+        WORLD,
+    ),
+    Mutant(
+        "world: a file state a fire already named fires again after a crash",
+        "rk/core/schedule/world.py",
+        "if current == ABSENT or current == consumed_file(own):",
+        "if current == ABSENT:",
+        WORLD,
+    ),
+    Mutant(
+        "world: a file there at the first look fires",
+        "rk/core/schedule/world.py",
+        "        return WorldEdge(WakeVerdict.COLD_START, observed)",
+        "        return WorldEdge(WakeVerdict.FIRE, observed)",
+        WORLD,
+    ),
+    Mutant(
+        "world: a held, capped or quiet wake line does not name its signal",
+        "rk/core/schedule/due.py",
+        'mark = self.marks.get(line.entry, "") if line.reason == Reason.WAKE else ""',
+        'mark = ""',
+        WORLD,
+    ),
+    Mutant(
+        "world: a rotation drops the line naming the signal consumed",
+        "rk/core/log/delivery.py",
+        "keep.update([i for i in idxs if is_marked(lines[i].outcome)][-1:])",
+        "keep.update([])",
+        WORLD,
+    ),
+    Mutant(
+        "world: a signal name may hold capitals and spaces",
+        "rk/core/schedule/sources.py",
+        'NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")',
+        'NAME = re.compile(r"[A-Za-z0-9 ][A-Za-z0-9._ -]*")',
+        WORLD,
+    ),
+    Mutant(
+        "world: a signal's data is not bounded",
+        "rk/core/schedule/sources.py",
+        '    bounds.text(data, "--data", bounds.MAX_SIGNAL_DATA)\n',
+        "",
+        WORLD,
+    ),
+    Mutant(
+        "world: a signal's data is typed unsanitised",
+        "rk/core/schedule/sources.py",
+        "    return sanitize(data)",
+        "    return data",
+        WORLD,
+    ),
+    Mutant(
+        "world: a watched path may hold a newline",
+        "rk/core/schedule/sources.py",
+        "if not path or any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in path):",
+        "if not path:",
+        WORLD,
+    ),
+    Mutant(
+        "world: a delivery in flight does not journal its mark",
+        "rk/engine/fire.py",
+        'record |= {"mark": fire.mark} if fire.mark else {}',
+        "record |= {}",
+        WORLD,
+    ),
+    Mutant(
+        "world: a recovered delivery's line does not name its signal",
+        "rk/engine/recovery.py",
+        'outcome = marked(outcome, str(record.get("mark", "")))',
+        "outcome = outcome",
+        WORLD,
+    ),
+    Mutant(
+        "world: the tick's fire line does not name its signal",
+        "rk/engine/tick.py",
+        "LogLine(now, fire.entry, fire.pane, fire.reason, marked(outcome, fire.mark))",
+        "LogLine(now, fire.entry, fire.pane, fire.reason, outcome)",
+        (*WORLD_TMUX, "-k", "no_ticker"),
+    ),
+    Mutant(
+        "world: rk signal does not nudge the ticker",
+        "rk/cli/signalling.py",
+        "if heard_by and not nudge.send(files.slug, env.environ):",
+        "if heard_by and not True:",
+        (*WORLD_TMUX, "-k", "within_a_second"),
+    ),
+    Mutant(
+        "world: nobody listening is not said to the sender",
+        "rk/cli/signalling.py",
+        '        env.err(f"rk: no entry listens for signal {name} on server {files.slug}")',
+        "        pass",
+        (*WORLD_TMUX, "-k", "nobody"),
+    ),
+    Mutant(
+        "world: a file rewritten in place is not seen to change",
+        "rk/host/filestat.py",
+        'return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"',
+        'return f"{st.st_dev}:{st.st_ino}"',
+        (*WORLD_TMUX, "-k", "watched_file"),
+    ),
     # -- the rate cap -----------------------------------------------------------------------------
     Mutant(
         "rate cap: reached one line late",

@@ -6,6 +6,7 @@ touched.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from dataclasses import replace
@@ -30,6 +31,7 @@ from rk.core.schedule.entry import (
     Backoff,
     Cron,
     Entry,
+    EntryError,
     Every,
     OnTimeout,
     Schedule,
@@ -43,6 +45,7 @@ from rk.core.schedule.fields import BY_KEY
 from rk.core.schedule.grace import CRON_GRACE
 from rk.core.schedule.hours import ActiveHours, HoursError
 from rk.core.schedule.ladder import POLL
+from rk.core.schedule.sources import event_flag, source_of
 from rk.core.suggest import did_you_mean, known_list
 
 if TYPE_CHECKING:
@@ -353,13 +356,23 @@ def wake_from_flags(
         if scope is not None or debounce is not None or source is not None:
             raise usage("--wake-on none cannot take --wake-scope/--wake-debounce/--wake-from")
         return WAKE_OFF
-    if wake_on not in WakeEvent.__members__.values():
-        raise usage(f"--wake-on must be one of {', '.join(WakeEvent)}")
+    wake_on = world_event(wake_on)  # signal:NAME, file:PATH (rk.core.schedule.world)
+    if wake_on not in WakeEvent.__members__.values() and source_of(wake_on) is None:
+        raise usage(f"--wake-on must be one of {', '.join(WakeEvent)}, signal:NAME or file:PATH")
     if scope is not None and scope != WAKE_SCOPE:
         raise usage(f"--wake-scope must be {WAKE_SCOPE}")
     secs = duration("--wake-debounce", debounce, allow_zero=True) if debounce is not None else WAKE_DEBOUNCE
     origin = wake_source_flag(source, wake_on) or WakeFrom.HUMAN
     return WakeOn(event=wake_on, scope=WAKE_SCOPE, debounce=secs, from_=origin)
+
+
+def world_event(value: str) -> str:
+    """`--wake-on signal:NAME | file:PATH` as the file stores it (a path made absolute here);
+    any other value as given."""
+    try:
+        return event_flag(value, os.getcwd(), os.path.expanduser("~")) or value
+    except (EntryError, OSError) as exc:
+        raise usage(f"--wake-on: {exc}") from None
 
 
 def with_wake_source(entry: Entry, value: str | None) -> Entry:

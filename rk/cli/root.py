@@ -118,6 +118,7 @@ class LazyGroup(TyperGroup):
 class RootGroup(LazyGroup):
     LAZY: ClassVar[Mapping[str, Lazy]] = {
         "send": Lazy("send", "cmd_send"),
+        "signal": Lazy("signalling", "cmd_signal"),
         "status": Lazy("status", "cmd_status"),
         "events": Lazy("events", "cmd_events"),
         "doctor": Lazy("doctor", "cmd_doctor"),

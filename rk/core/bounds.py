@@ -97,3 +97,13 @@ def text(value: str, what: str, most: int) -> str:
     if len(value) > most:
         raise OutOfRange(f"{what} {quote(value)} is too long: at most {most:,} characters")
     return value
+
+
+# -- wakes on the world (`rk signal`, `--wake-on signal:NAME | file:PATH`) ---------------
+
+#: Characters of a signal's name (a word of a-z, 0-9, `.`, `_`, `-`).
+MAX_SIGNAL_NAME = 64
+#: Characters of a signal's `--data`: it is typed into an agent's prompt (`{signal_data}`).
+MAX_SIGNAL_DATA = 2000
+#: Characters of a watched file's path (`--wake-on file:PATH`).
+MAX_WATCH_PATH = 1024

@@ -104,6 +104,7 @@ def _send(firing: Firing) -> str | Disposition:
 
         ensure_private_dir(out.journal.intents)
         record: dict[str, object] = {"entry": entry.id, "reason": str(fire.reason), "ts": now, "target": fire.pane}
+        record |= {"mark": fire.mark} if fire.mark else {}  # what a wake on the world consumed: recovery logs it
         if firing.pane is not None:  # which pane it types into (the guard refreshes it from its frame)
             known = firing.pane
             record.update(journal_identity(known.server_started, known.server_pid, known.pane_pid))

@@ -15,6 +15,7 @@ from typing import Any
 
 from rk.core.log.delivery import LogLine, Reason
 from rk.core.log.diagnostics import Diag, Diagnostic
+from rk.core.log.wake_mark import marked
 from rk.core.pane.facts import PaneFact
 from rk.core.pane.identity import JOURNAL_DROPPED, journal_moved
 from rk.engine.result import Decision, ServerTick
@@ -114,6 +115,7 @@ def _resolve(
     out.diagnostics.append(Diagnostic(entry, Diag.INTENT_RECOVERED, f"{outcome or 'nothing logged'}: {detail}"))
     if outcome is None:
         return None
+    outcome = marked(outcome, str(record.get("mark", "")))  # the signal a wake on the world consumed
     return LogLine(ts, entry, str(record.get("target", "")), str(record.get("reason", Reason.SCHEDULE)), outcome)
 
 

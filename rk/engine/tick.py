@@ -27,6 +27,7 @@ from rk.core.cost.unchanged import Mark
 from rk.core.cost.usage import Spent
 from rk.core.log.delivery import LogLine, LogView, Reason, Status, proves_resolution
 from rk.core.log.diagnostics import Diag, Diagnostic, first_line
+from rk.core.log.wake_mark import marked
 from rk.core.pane.facts import PaneFact, TargetFact, panes_concerned, resolve_all
 from rk.core.pane.recheck import watching_dialog
 from rk.core.schedule.due import Evaluation, Fire, due, next_due
@@ -54,6 +55,7 @@ from rk.store.config import ServerFiles, check_private_dir, ensure_private_dir, 
 from rk.store.entries import load_entries
 from rk.store.pane_history import PaneHistory
 from rk.store.pause import pause_span, paused_until
+from rk.store.signals import read_world
 from rk.tmux.observe import learn_idle_lines, look_around, watched
 from rk.tmux.server import Server, TmuxError
 
@@ -191,6 +193,7 @@ def _survey(tick: _Pass, entries: list[Entry]) -> _Scene | None:
         paused_span=pause_span(files.pause),
         spent=_spent(runtime, server, entries, view, now),
         journal=PaneHistory(str(files.dir), files.slug),
+        world=read_world(files, entries, now),  # rk signal, --wake-on file:PATH
     )
     out.diagnostics.extend(ev.diagnostics)
     return _Scene(entries, panes, targets, previous, unlogged, view, paused, now, ev)
@@ -288,7 +291,7 @@ def _fire_all(tick: _Pass, scene: _Scene, claims: Claims, writer: LogWriter, by_
         outcome = fire_outcome(tick.firing(entry, fire, scene, pane, decided), unchanged=quiet)
         if outcome is None:
             continue
-        if writer.line(LogLine(now, fire.entry, fire.pane, fire.reason, outcome)):
+        if writer.line(LogLine(now, fire.entry, fire.pane, fire.reason, marked(outcome, fire.mark))):
             forget_intent(files, fire.entry, tick.dry_run)  # else its journal stays, and recovery logs it
         if proves_resolution(outcome):
             resolved_now.add(fire.entry)

@@ -17,6 +17,7 @@ from enum import StrEnum
 from functools import lru_cache
 
 from rk.core.bounds import MAX_EPOCH
+from rk.core.log.wake_mark import is_marked
 from rk.core.schedule import ladder
 
 #: Window of the per-target rate cap.
@@ -421,6 +422,7 @@ def lines_to_keep(
         if run_start is not None:
             keep.add(idxs[run_start])
         keep.update(_delivered_and_missed_since(lines, idxs))
+        keep.update([i for i in idxs if is_marked(lines[i].outcome)][-1:])  # what a wake on the world consumed
         if entry_id in backoff:
             keep.update(idxs[cut:][-(ladder.WALK_LIMIT + 1) :])
         if counted and counted.get(entry_id):

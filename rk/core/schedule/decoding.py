@@ -17,6 +17,7 @@ from rk.core.durations import DurationError, format_duration, parse_duration
 from rk.core.environ import ClockError, is_pane_id, parse_instant
 from rk.core.pane.identity import ServerIdentity
 from rk.core.pane.payload import hidden
+from rk.core.schedule import sources
 from rk.core.schedule.cronexpr import CronError, CronExpr, zone_for
 from rk.core.schedule.entry import (
     WAKE_SCOPE,
@@ -219,7 +220,8 @@ def decode_wake_on(raw: object) -> WakeOn | None:
     m = _mapping(raw, "wake_on")
     debounce_raw = m.get("debounce")
     debounce = _duration(debounce_raw, "wake_on debounce") if debounce_raw is not None else 0
-    event = _text(m.get("event"), "wake_on event")
+    event = _field(m, "event", "wake_on", "wake_on event")
+    sources.check_event(event)  # signal:NAME, file:PATH (rk.core.schedule.world)
     return WakeOn(
         event=event,
         scope=_text(m.get("scope"), "wake_on scope") or WAKE_SCOPE,

@@ -20,7 +20,7 @@ target-unresolved diagnostic → fire (reason `schedule` wins over `wake`; one f
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, tzinfo
 from typing import TypedDict, Unpack
 
@@ -30,9 +30,10 @@ from rk.core.cost.usage import Spent
 from rk.core.log.cause import Causes
 from rk.core.log.delivery import LogLine, LogView, Reason, Status
 from rk.core.log.diagnostics import Diag, Diagnostic
+from rk.core.log.wake_mark import marked
 from rk.core.pane.facts import PaneFact, TargetFact
 from rk.core.pane.state import AgentState
-from rk.core.schedule import retry
+from rk.core.schedule import retry, world
 from rk.core.schedule.budget import budget_reopens as budget_reopens  # re-exported: health, forecast
 from rk.core.schedule.budget import budget_stop
 from rk.core.schedule.entry import CATCH_UP_ONCE, At, Cron, Entry, WakeEvent
@@ -57,6 +58,7 @@ from rk.core.schedule.wake import (
     trigger,
     wake_edge,
 )
+from rk.core.schedule.world import World, WorldEdge
 from rk.core.settings import Settings
 from rk.core.wallclock import moment
 
@@ -85,6 +87,10 @@ class Fire:
     wake_state: str = ""
     wake_window: str = ""
     wake_by: str = ""
+    #: a wake on the world (`world.WorldEdge.fire`): `{signal}`, `{signal_data}`, its line's mark
+    signal: str = ""
+    signal_data: str = ""
+    mark: str = ""
 
 
 @dataclass(frozen=True)
@@ -124,6 +130,8 @@ class Evaluation:
     capped: tuple[Quiet, ...] = ()
     #: fires of entries whose day's tokens reached their budget: the caller logs `skipped-budget` for each
     budget: tuple[Quiet, ...] = ()
+    #: wakes on the world that fire: the mark each of their `wake` lines carries (`rk.core.log.wake_mark`)
+    marks: Mapping[str, str] = field(default_factory=dict)
 
     def ledger(self, now: int) -> list[tuple[LogLine, int]]:
         """The lines the caller writes at `now` before any fire, in the tick's order, each
@@ -140,7 +148,12 @@ class Evaluation:
         ):
             out += [(LogLine(now, q.entry, q.pane, q.reason, status), now) for q in skips]
         out += [(caps.skipped_line(q.entry, q.pane, q.reason, now), now) for q in self.capped]
-        return out
+        return [(self.marked(line), at) for line, at in out]
+
+    def marked(self, line: LogLine) -> LogLine:
+        """A wake on the world's `wake` line (held, capped, quiet…) names what it consumed."""
+        mark = self.marks.get(line.entry, "") if line.reason == Reason.WAKE else ""
+        return replace(line, outcome=marked(line.outcome, mark)) if mark else line
 
     @property
     def debounced(self) -> tuple[str, ...]:
@@ -184,6 +197,8 @@ class DueOptions(TypedDict, total=False):
     #: each pane's state-journal lines, oldest first: a `wake_from: human` entry reads them to
     #: tell the turns rk started (`rk.core.log.cause`); a pane missing from it: a human's ({})
     journal: Mapping[str, Sequence[StateLine]]
+    #: the server's signals and watched files as the ticker read them (`rk.core.schedule.world`; None: none)
+    world: World | None
 
 
 def due(
@@ -215,6 +230,7 @@ def due(
         Causes(log, options.get("journal") or {}),
         options.get("journal") or {},
         options.get("paused_span"),
+        world=options.get("world") or World(),
     )
     for index, entry in enumerate(entries):
         if index >= max_entries:
@@ -244,6 +260,9 @@ class _Sweep:
     causes: Causes  #: who started each pane's newest turn (`wake_from: human`, `{wake_by}`)
     journal: Mapping[str, Sequence[StateLine]]  #: each pane's state-journal lines (`DueOptions.journal`)
     paused_span: tuple[int, int] | None = None
+    world: World = field(default_factory=World)
+    #: the wakes on the world decided this sweep, by entry
+    worlds: dict[str, WorldEdge] = field(default_factory=dict)
     fires: list[Fire] = field(default_factory=list)
     absent: list[Fire] = field(default_factory=list)
     missed: list[Missed] = field(default_factory=list)
@@ -282,6 +301,7 @@ class _Sweep:
             waiting=tuple(self.waiting),
             capped=tuple(self.capped),
             budget=tuple(self.over),
+            marks={k: e.mark for k, e in self.worlds.items() if e.mark},
         )
 
 
@@ -376,6 +396,8 @@ def _wake_due(entry: Entry, target: TargetFact, sweep: _Sweep) -> bool:
     if entry.wake_on is None:
         return False
     event = entry.wake_on.event
+    if (source := world.source_of(event)) is not None:
+        return _world_due(entry, source, entry.wake_on.debounce, sweep)
     if event not in WakeEvent.__members__.values():
         sweep.diags.append(Diagnostic(entry.id, Diag.UNKNOWN_WAKE_EVENT, f"unknown wake event {event!r}"))
         return False
@@ -401,6 +423,20 @@ def _wake_due(entry: Entry, target: TargetFact, sweep: _Sweep) -> bool:
     if edge != WakeVerdict.UNCHANGED:
         sweep.diags.append(Diagnostic(entry.id, Diag(edge.value), _wake_detail(edge, entry, newest_ts, sweep.now)))
     return False
+
+
+def _world_due(entry: Entry, source: world.Source, debounce: int, sweep: _Sweep) -> bool:
+    """A wake on the world (`rk.core.schedule.world`): a signal, or a watched file."""
+    own = sweep.log.own(entry.id)
+    previous = sweep.cursor.get(entry.id)
+    edge = world.world_edge(source, sweep.world, own, previous, entry.created_by.at, debounce, sweep.now)
+    sweep.worlds[entry.id] = edge
+    if edge.observation is not None:
+        sweep.next_cursor[entry.id] = edge.observation
+    if edge.verdict not in (WakeVerdict.FIRE, WakeVerdict.UNCHANGED):
+        detail = world.detail(edge, source, own[-1].ts if own else None, debounce, sweep.now)
+        sweep.diags.append(Diagnostic(entry.id, Diag(edge.verdict.value), detail))
+    return edge.verdict == WakeVerdict.FIRE
 
 
 def _wake_detail(edge: WakeVerdict, entry: Entry, newest_ts: int | None, now: int) -> str:
@@ -533,6 +569,8 @@ def _wake_fire(entry: Entry, target: TargetFact, previous: Observation | None, s
     under `wake_from: human` not a change it let pass), and who started that turn.
     Only a payload that may read them (`uses_wake_fields`) gets them worked out: for
     a thousand entries that was most of `due()`'s cost."""
+    if (found := sweep.worlds.get(entry.id)) is not None:  # a wake on the world names no pane
+        return replace(Fire(entry.id, Reason.WAKE, target.pane, 0, sweep.now, sweep.now, target.refused), **found.fire)
     pane = state = by = ""
     prints, wake = sweep.prints, entry.wake_on if uses_wake_fields(entry.payload) else None
     if wake is not None and wake.event == WakeEvent.LIMIT_RESET:

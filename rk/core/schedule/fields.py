@@ -10,7 +10,7 @@ Pure data.
 from __future__ import annotations
 
 from rk.core import bounds
-from rk.core.bounds import MAX_ARG, MAX_CAP, MAX_LABEL, MAX_PANE, MAX_PROMPT
+from rk.core.bounds import MAX_ARG, MAX_CAP, MAX_LABEL, MAX_PANE, MAX_PROMPT, MAX_WATCH_PATH
 from rk.core.cost.unchanged import MODES
 from rk.core.schedule.entry import (
     CATCH_UP_ONCE,
@@ -257,12 +257,15 @@ FIELDS: tuple[Field, ...] = (
         "--wake-on",
         Shape.CHOICE,
         "agent-state-change: also fire when another pane goes idle/waiting or vanishes; "
-        "limit-reset: fire when this target's usage limit has reset and it is at rest. "
+        "limit-reset: fire when this target's usage limit has reset and it is at rest; "
+        "signal:NAME: when `rk signal NAME` is sent; file:PATH: when the file appears or changes. "
         "Without a schedule flag the entry fires on the event only (edit: none/off removes it).",
         "wake_on.event",
-        mcp="agent-state-change | limit-reset: fire on this event too (as --wake-on).",
-        mcp_edit="agent-state-change | limit-reset | off.",
+        mcp="agent-state-change | limit-reset: fire on this event too (as --wake-on); also signal:NAME (when "
+        "`rk signal NAME` is sent) or file:PATH (an absolute path: when the file appears or changes).",
+        mcp_edit="agent-state-change | limit-reset | off; also signal:NAME or file:PATH.",
         choices=tuple(WakeEvent),
+        most=MAX_WATCH_PATH + len("file:"),  # file:PATH (rk.core.schedule.world)
         off=("none", "off"),
         complete=(*WakeEvent, "none"),
     ),

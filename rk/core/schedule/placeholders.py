@@ -43,11 +43,14 @@ WAKE_WINDOW = "wake_window"  #: a wake fire: that pane's window name ("" when it
 #: a wake fire: who started the turn whose change fired it: `rk` (a fire of an entry) or `human`
 #: (anyone else, or unknown; `rk.core.log.cause`); "" for limit-reset and any other fire
 WAKE_BY = "wake_by"
+SIGNAL = "signal"  #: a wake on a signal: its name (a watched file: its path); else ""
+SIGNAL_DATA = "signal_data"  #: that signal's --data (a watched file: `appeared` or `changed`); else ""
 
 #: Every name, in the order the help lists them.
 NAMES = (
     *(NOW, LAST_DELIVERED, WINDOW_START, WINDOW_END, MISSED, OCCURRENCES),
     *(WAKE_PANE, WAKE_STATE, WAKE_WINDOW, WAKE_BY),
+    *(SIGNAL, SIGNAL_DATA),
 )
 #: `{last_delivered}` (and a window start) when the entry was never delivered.
 NEVER = "never"
@@ -211,6 +214,8 @@ def values_for(entry: Entry, fire: Fire, view: LogView, now: int, zone: tzinfo) 
         WAKE_STATE: fire.wake_state,
         WAKE_WINDOW: fire.wake_window,
         WAKE_BY: fire.wake_by,
+        SIGNAL: fire.signal,
+        SIGNAL_DATA: fire.signal_data,
     }
 
 
