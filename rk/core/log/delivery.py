@@ -15,11 +15,14 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
+from typing import TypeVar
 
 from rk.core.bounds import MAX_EPOCH
 from rk.core.schedule import ladder
 
 #: Window of the per-target rate cap.
+T = TypeVar("T")
+
 RATE_WINDOW = 3600
 #: An unresolved session/pane entry is removed after this long without a delivery.
 ORPHAN_TTL = 7 * 86400
@@ -215,6 +218,31 @@ def parse_line(text: str | bytes) -> LogLine | None:
     return LogLine(ts, *fields)
 
 
+def _put(index: dict[str, list[T]], key: str, found: list[T]) -> None:
+    """`index[key] = found` when something was found (`LogView.add` makes no empty list)."""
+    if found:
+        index[key] = found
+
+
+class Places:
+    """Where each entry's and each target's lines are in a `LogView` (`LogView.about`)."""
+
+    __slots__ = ("by_entry", "by_target", "seen")
+
+    def __init__(self) -> None:
+        self.by_entry: dict[str, list[int]] = {}
+        self.by_target: dict[str, list[int]] = {}
+        self.seen = 0  #: how many lines are indexed
+
+    def catch_up(self, lines: Sequence[LogLine]) -> Places:
+        """Index the lines added since the last call; this index."""
+        for i in range(self.seen, len(lines)):
+            self.by_entry.setdefault(lines[i].entry, []).append(i)
+            self.by_target.setdefault(lines[i].target, []).append(i)
+        self.seen = len(lines)
+        return self
+
+
 class LogView:
     """An index over log lines for the queries of the core.
 
@@ -222,7 +250,15 @@ class LogView:
     rate-cap check in the same tick sees them. `due()` only reads it.
     """
 
-    __slots__ = ("_aftermath", "_by_entry", "_counted_by_entry", "_counted_by_target", "_delivered_by_entry", "_lines")
+    __slots__ = (
+        "_aftermath",
+        "_by_entry",
+        "_counted_by_entry",
+        "_counted_by_target",
+        "_delivered_by_entry",
+        "_lines",
+        "_places",
+    )
 
     def __init__(self, lines: Iterable[LogLine] = ()) -> None:
         self._lines: list[LogLine] = []
@@ -231,6 +267,7 @@ class LogView:
         self._counted_by_entry: dict[str, list[int]] = {}
         self._delivered_by_entry: dict[str, list[int]] = {}  #: what the caps count (rk.core.cost.caps)
         self._aftermath: dict[str, list[LogLine]] = {}
+        self._places: Places | None = None  #: built by the first `about`
         for line in lines:
             self.add(line)
 
@@ -250,6 +287,46 @@ class LogView:
     @property
     def lines(self) -> Sequence[LogLine]:
         return tuple(self._lines)
+
+    def about(self, entry_id: str, pane: str | None) -> LogView:
+        """The view of the lines of `entry_id` and, with a `pane`, of every line aimed at
+        it: `LogView(line for line in self.lines if line.entry == entry_id or (pane and
+        line.target == pane))`, what a forecast of one entry steps from. Built from this
+        view's indexes (made once), so `rk cron list` reads the log once, not once an entry."""
+        if self._places is None:
+            self._places = Places()
+        places = self._places.catch_up(self._lines)
+        found = places.by_entry.get(entry_id, [])
+        aimed = places.by_target.get(pane, []) if pane else []
+        if aimed:
+            found = sorted(set(found).union(aimed))
+        sub = LogView()
+        sub._lines = [self._lines[i] for i in found]
+        for other in dict.fromkeys(self._lines[i].entry for i in aimed):
+            if other != entry_id:
+                sub._index_entry(other, self._by_entry.get(other, ()), self._aftermath.get(other, ()), pane)
+        sub._index_entry(entry_id, self._by_entry.get(entry_id, ()), self._aftermath.get(entry_id, ()), None)
+        if pane and pane in self._counted_by_target:
+            sub._counted_by_target[pane] = list(self._counted_by_target[pane])
+        return sub
+
+    def _index_entry(
+        self, entry_id: str, own: Iterable[LogLine], aftermath: Iterable[LogLine], pane: str | None
+    ) -> None:
+        """Index the lines of one entry (`about`): all of them, or with `pane` those aimed
+        at it; of the counted ones, those aimed elsewhere than `pane` by target."""
+        if pane:
+            own = [line for line in own if line.target == pane]
+            aftermath = [line for line in aftermath if line.target == pane]
+        counted = [line for line in own if counts_for_rate(line.outcome)]
+        delivered = [line.ts for line in counted if status_of(line.outcome) == Status.DELIVERED]
+        _put(self._by_entry, entry_id, list(own))
+        _put(self._aftermath, entry_id, list(aftermath))
+        _put(self._counted_by_entry, entry_id, [line.ts for line in counted])
+        _put(self._delivered_by_entry, entry_id, delivered)
+        for line in counted:
+            if line.target != pane:
+                self._counted_by_target.setdefault(line.target, []).append(line.ts)
 
     def __len__(self) -> int:
         return len(self._lines)
