@@ -15,14 +15,11 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
-from typing import TypeVar
 
 from rk.core.bounds import MAX_EPOCH
 from rk.core.schedule import ladder
 
 #: Window of the per-target rate cap.
-T = TypeVar("T")
-
 RATE_WINDOW = 3600
 #: An unresolved session/pane entry is removed after this long without a delivery.
 ORPHAN_TTL = 7 * 86400
@@ -218,27 +215,30 @@ def parse_line(text: str | bytes) -> LogLine | None:
     return LogLine(ts, *fields)
 
 
-def _put(index: dict[str, list[T]], key: str, found: list[T]) -> None:
-    """`index[key] = found` when something was found (`LogView.add` makes no empty list)."""
-    if found:
-        index[key] = found
-
-
 class Places:
-    """Where each entry's and each target's lines are in a `LogView` (`LogView.about`)."""
+    """Where each entry's and each target's lines are in a `LogView`, and a view of
+    each (entry, target) pair's lines (`LogView.about`)."""
 
-    __slots__ = ("by_entry", "by_target", "seen")
+    __slots__ = ("at", "by_entry", "by_target", "pairs", "seen")
 
     def __init__(self) -> None:
-        self.by_entry: dict[str, list[int]] = {}
-        self.by_target: dict[str, list[int]] = {}
+        self.by_entry: dict[str, list[int]] = {}  #: entry → the places of its lines
+        self.by_target: dict[str, list[int]] = {}  #: target → the places of the lines aimed at it
+        self.pairs: dict[str, dict[str, LogView]] = {}  #: entry → target → a view of those lines
+        self.at: dict[str, dict[str, None]] = {}  #: target → the entries with lines aimed at it
         self.seen = 0  #: how many lines are indexed
 
     def catch_up(self, lines: Sequence[LogLine]) -> Places:
         """Index the lines added since the last call; this index."""
         for i in range(self.seen, len(lines)):
-            self.by_entry.setdefault(lines[i].entry, []).append(i)
-            self.by_target.setdefault(lines[i].target, []).append(i)
+            line = lines[i]
+            self.by_entry.setdefault(line.entry, []).append(i)
+            self.by_target.setdefault(line.target, []).append(i)
+            views = self.pairs.setdefault(line.entry, {})
+            if line.target not in views:
+                views[line.target] = LogView()
+                self.at.setdefault(line.target, {})[line.entry] = None
+            views[line.target].add(line)
         self.seen = len(lines)
         return self
 
@@ -291,42 +291,39 @@ class LogView:
     def about(self, entry_id: str, pane: str | None) -> LogView:
         """The view of the lines of `entry_id` and, with a `pane`, of every line aimed at
         it: `LogView(line for line in self.lines if line.entry == entry_id or (pane and
-        line.target == pane))`, what a forecast of one entry steps from. Built from this
+        line.target == pane))`, what a forecast of one entry steps from. Copied from this
         view's indexes (made once), so `rk cron list` reads the log once, not once an entry."""
         if self._places is None:
             self._places = Places()
         places = self._places.catch_up(self._lines)
         found = places.by_entry.get(entry_id, [])
-        aimed = places.by_target.get(pane, []) if pane else []
-        if aimed:
-            found = sorted(set(found).union(aimed))
+        if pane and pane in places.by_target:
+            found = sorted(set(found).union(places.by_target[pane]))
         sub = LogView()
         sub._lines = [self._lines[i] for i in found]
-        for other in dict.fromkeys(self._lines[i].entry for i in aimed):
-            if other != entry_id:
-                sub._index_entry(other, self._by_entry.get(other, ()), self._aftermath.get(other, ()), pane)
-        sub._index_entry(entry_id, self._by_entry.get(entry_id, ()), self._aftermath.get(entry_id, ()), None)
-        if pane and pane in self._counted_by_target:
-            sub._counted_by_target[pane] = list(self._counted_by_target[pane])
+        sub._take(entry_id, self)
+        for target, pair in places.pairs.get(entry_id, {}).items():
+            if (not pane or target != pane) and target in pair._counted_by_target:
+                sub._counted_by_target[target] = list(pair._counted_by_target[target])
+        if pane:
+            for other in places.at.get(pane, ()):
+                if other != entry_id:
+                    sub._take(other, places.pairs[other][pane])
+            if pane in self._counted_by_target:
+                sub._counted_by_target[pane] = list(self._counted_by_target[pane])
         return sub
 
-    def _index_entry(
-        self, entry_id: str, own: Iterable[LogLine], aftermath: Iterable[LogLine], pane: str | None
-    ) -> None:
-        """Index the lines of one entry (`about`): all of them, or with `pane` those aimed
-        at it; of the counted ones, those aimed elsewhere than `pane` by target."""
-        if pane:
-            own = [line for line in own if line.target == pane]
-            aftermath = [line for line in aftermath if line.target == pane]
-        counted = [line for line in own if counts_for_rate(line.outcome)]
-        delivered = [line.ts for line in counted if status_of(line.outcome) == Status.DELIVERED]
-        _put(self._by_entry, entry_id, list(own))
-        _put(self._aftermath, entry_id, list(aftermath))
-        _put(self._counted_by_entry, entry_id, [line.ts for line in counted])
-        _put(self._delivered_by_entry, entry_id, delivered)
-        for line in counted:
-            if line.target != pane:
-                self._counted_by_target.setdefault(line.target, []).append(line.ts)
+    def _take(self, entry_id: str, source: LogView) -> None:
+        """Copy the indexes of `entry_id`'s lines in `source` (`about`)."""
+        for mine, theirs in ((self._by_entry, source._by_entry), (self._aftermath, source._aftermath)):
+            if entry_id in theirs:
+                mine[entry_id] = list(theirs[entry_id])
+        for stamps, given in (
+            (self._counted_by_entry, source._counted_by_entry),
+            (self._delivered_by_entry, source._delivered_by_entry),
+        ):
+            if entry_id in given:
+                stamps[entry_id] = list(given[entry_id])
 
     def __len__(self) -> int:
         return len(self._lines)
