@@ -92,12 +92,13 @@ OUTCOMES = ("delivered", "skipped-busy: working", "failed: paste: no such pane",
 
 
 def write_log(rig: Rig, ids: dict[str, str], count: int) -> None:
-    """`count` lines a minute apart, ending now, over the entries in turn (each on
-    its own pane), as the ticker writes them."""
+    """`count` lines a minute apart, ending two hours ago (a failure in the last hour
+    would make `rk status` exit 1), over the entries in turn (each on its own pane),
+    as the ticker writes them."""
     from rk.core.log.delivery import LogLine
 
     order = list(ids)
-    start = int(time.time()) - count * 60
+    start = int(time.time()) - count * 60 - 2 * 3600
     with open(os.path.join(rig.state, "bench.log"), "a", encoding="utf-8") as fh:
         os.fchmod(fh.fileno(), 0o600)
         for i in range(count):

@@ -50,7 +50,7 @@ def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serv
 
     entries, view, now = load_for_listing(env)
     entry = find(entries, entry_id)
-    row = next(r for r in server_view(env, env.files(), entries, view, now).rows if r.entry.id == entry_id)
+    row = next(r for r in server_view(env, env.files(), entries, view, now, entry_id).rows if r.entry.id == entry_id)
     base = record(entry, view, now, env.zone())
     extra, typed_lines = preview.show(entry, view, now, env.zone())
     rec = row_record(row, base, False) | extra

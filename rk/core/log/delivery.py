@@ -216,32 +216,48 @@ def parse_line(text: str | bytes) -> LogLine | None:
     return LogLine(ts, *fields)
 
 
+#: One entry's lines aimed at one target, as a `LogView` indexes them: its fire lines,
+#: its `AFTERMATH` lines, and the stamps of the counted and of the delivered ones.
+Pair = tuple[list[LogLine], list[LogLine], list[int], list[int]]
+
+
 class Places:
-    """Where each entry's and each target's lines are in a `LogView`, and a view of
-    each (entry, target) pair's lines (`LogView.about`)."""
+    """Where each entry's and each target's lines are in a `LogView`, which entries
+    aimed lines at each target, and each (entry, target) pair's lines, made when first
+    asked for (`LogView.about`)."""
 
     __slots__ = ("at", "by_entry", "by_target", "pairs", "seen")
 
     def __init__(self) -> None:
         self.by_entry: dict[str, list[int]] = {}  #: entry → the places of its lines
         self.by_target: dict[str, list[int]] = {}  #: target → the places of the lines aimed at it
-        self.pairs: dict[str, dict[str, LogView]] = {}  #: entry → target → a view of those lines
         self.at: dict[str, dict[str, None]] = {}  #: target → the entries with lines aimed at it
+        self.pairs: dict[tuple[str, str], Pair] = {}
         self.seen = 0  #: how many lines are indexed
 
     def catch_up(self, lines: Sequence[LogLine]) -> Places:
         """Index the lines added since the last call; this index."""
+        if self.seen == len(lines):
+            return self
         for i in range(self.seen, len(lines)):
             line = lines[i]
             self.by_entry.setdefault(line.entry, []).append(i)
             self.by_target.setdefault(line.target, []).append(i)
-            views = self.pairs.setdefault(line.entry, {})
-            if line.target not in views:
-                views[line.target] = LogView()
-                self.at.setdefault(line.target, {})[line.entry] = None
-            views[line.target].add(line)
+            self.at.setdefault(line.target, {})[line.entry] = None
         self.seen = len(lines)
+        self.pairs.clear()
         return self
+
+    def pair(self, view: LogView, entry_id: str, target: str) -> Pair:
+        """`entry_id`'s lines in `view` aimed at `target`, indexed as `LogView.add` would."""
+        key = (entry_id, target)
+        if key not in self.pairs:
+            own = [line for line in view._by_entry.get(entry_id, ()) if line.target == target]
+            aftermath = [line for line in view._aftermath.get(entry_id, ()) if line.target == target]
+            counted = [line for line in own if counts_for_rate(line.outcome)]
+            delivered = [line.ts for line in counted if status_of(line.outcome) == Status.DELIVERED]
+            self.pairs[key] = (own, aftermath, [line.ts for line in counted], delivered)
+        return self.pairs[key]
 
 
 class LogView:
@@ -302,29 +318,35 @@ class LogView:
             found = sorted(set(found).union(places.by_target[pane]))
         sub = LogView()
         sub._lines = [self._lines[i] for i in found]
-        sub._take(entry_id, self)
-        for target, pair in places.pairs.get(entry_id, {}).items():
-            if (not pane or target != pane) and target in pair._counted_by_target:
-                sub._counted_by_target[target] = list(pair._counted_by_target[target])
+        for mine, theirs in ((sub._by_entry, self._by_entry), (sub._aftermath, self._aftermath)):
+            if entry_id in theirs:
+                mine[entry_id] = list(theirs[entry_id])
+        for stamps, given in (
+            (sub._counted_by_entry, self._counted_by_entry),
+            (sub._delivered_by_entry, self._delivered_by_entry),
+        ):
+            if entry_id in given:
+                stamps[entry_id] = list(given[entry_id])
+        for line in self._by_entry.get(entry_id, ()):
+            if (not pane or line.target != pane) and counts_for_rate(line.outcome):
+                sub._counted_by_target.setdefault(line.target, []).append(line.ts)
         if pane:
             for other in places.at.get(pane, ()):
                 if other != entry_id:
-                    sub._take(other, places.pairs[other][pane])
+                    sub._take(other, places.pair(self, other, pane))
             if pane in self._counted_by_target:
                 sub._counted_by_target[pane] = list(self._counted_by_target[pane])
         return sub
 
-    def _take(self, entry_id: str, source: LogView) -> None:
-        """Copy the indexes of `entry_id`'s lines in `source` (`about`)."""
-        for mine, theirs in ((self._by_entry, source._by_entry), (self._aftermath, source._aftermath)):
-            if entry_id in theirs:
-                mine[entry_id] = list(theirs[entry_id])
-        for stamps, given in (
-            (self._counted_by_entry, source._counted_by_entry),
-            (self._delivered_by_entry, source._delivered_by_entry),
-        ):
-            if entry_id in given:
-                stamps[entry_id] = list(given[entry_id])
+    def _take(self, entry_id: str, pair: Pair) -> None:
+        """Index `pair`, the lines of `entry_id` aimed at one target (`about`)."""
+        own, aftermath, counted, delivered = pair
+        for lines, index in ((own, self._by_entry), (aftermath, self._aftermath)):
+            if lines:
+                index[entry_id] = list(lines)
+        for stamps, by_entry in ((counted, self._counted_by_entry), (delivered, self._delivered_by_entry)):
+            if stamps:
+                by_entry[entry_id] = list(stamps)
 
     def __len__(self) -> int:
         return len(self._lines)
