@@ -4,7 +4,8 @@ times them; each module is milliseconds of every start):
 - no view loads what only a writer, a lock or a screen comparison uses: the
   random names of tempfile and secrets, hashlib (OpenSSL's library), shutil;
 - `rk cron log` reads files only: no forecast, no listing, no tmux layer, also
-  inside tmux ($TMUX names the server).
+  inside tmux ($TMUX names the server);
+- `rk --help` loads `send` and `uninstall` without the flags' rules or the setup plans.
 """
 
 from __future__ import annotations
@@ -57,3 +58,12 @@ def test_cron_log_loads_no_forecast_and_no_tmux(tmp_path, tmux):
     assert "rk.cli.views" in modules
     forecast = {"rk.cli.listing", "rk.cli.preview", "rk.core.schedule.forecast", "rk.core.schedule.due"}
     assert not (forecast | {"rk.tmux.server", "rk.core.pane.facts", "subprocess"}) & modules
+
+
+def test_help_loads_no_flags_and_no_setup_plans(tmp_path):
+    """`rk --help` lists `send` and `uninstall` (their modules load for their short
+    help): what they use only when they run stays unloaded."""
+    code, out, modules = loaded(tmp_path, "--help")
+    assert code == 0 and "Usage: rk" in out
+    assert {"rk.cli.send", "rk.cli.uninstalling"} <= modules
+    assert not {"rk.cli.flags", "rk.cli.store", "rk.agent.setup", "rk.agent.setup.plan"} & modules

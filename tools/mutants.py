@@ -2808,6 +2808,13 @@ MUTANTS = [
         "from pathlib import Path\nimport tempfile  # noqa: F401\n",
         ("tests/test_startup_views.py",),
     ),
+    Mutant(
+        "help: rk --help loads the flags' rules with send",
+        "rk/cli/send.py",
+        "from rk.cli.options import AnyProgramOpt, JsonOpt, ServerOpt\n",
+        "from rk.cli.options import AnyProgramOpt, JsonOpt, ServerOpt\nfrom rk.cli import flags  # noqa: F401\n",
+        ("tests/test_startup_views.py",),
+    ),
 ]
 
 
