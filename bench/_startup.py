@@ -96,15 +96,32 @@ class Rig:
         self.close()
 
 
+#: What a sample is: wall milliseconds, or with --cpu the process's own CPU milliseconds
+#: (user + system), which a machine loaded by other work inflates far less.
+CLOCK = {"cpu": False}
+
+
 def run_once(case: Case, tool: str) -> tuple[float, str]:
-    """Wall milliseconds of one process, and its stdout; a failure ends the bench."""
-    with open(case.stdin or os.devnull, "rb") as stdin:
+    """Milliseconds of one process (wall, or CPU with --cpu), and its stdout; a failure
+    ends the bench."""
+    with (
+        open(case.stdin or os.devnull, "rb") as stdin,
+        tempfile.TemporaryFile() as out,
+        tempfile.TemporaryFile() as err,
+    ):
         start = time.perf_counter()
-        proc = subprocess.run(case.argv, env=case.env, stdin=stdin, capture_output=True)
+        proc = subprocess.Popen(case.argv, env=case.env, stdin=stdin, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
         elapsed = (time.perf_counter() - start) * 1000
-    if proc.returncode != 0 or proc.stderr:
-        sys.exit(f"{tool}: {case.argv} failed: {proc.returncode} {proc.stderr.decode(errors='replace')}")
-    return elapsed, proc.stdout.decode("utf-8", "replace").strip()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    if proc.returncode != 0 or stderr:
+        sys.exit(f"{tool}: {case.argv} failed: {proc.returncode} {stderr.decode(errors='replace')}")
+    if CLOCK["cpu"]:
+        elapsed = (usage.ru_utime + usage.ru_stime) * 1000
+    return elapsed, stdout.decode("utf-8", "replace").strip()
 
 
 def floors(scripts: list[str], env: dict[str, str]) -> dict[str, Case]:
@@ -163,13 +180,15 @@ def report(cases: dict[str, Case], samples: dict[str, list[float]], judge=None) 
 
 
 def header(what: str, runs: int, scripts: list[str]) -> None:
-    print(f"{what}: median of {runs} interleaved runs; rk = {', '.join(scripts)}")
+    clock = "CPU (user + system)" if CLOCK["cpu"] else "wall"
+    print(f"{what}: median of {runs} interleaved runs, {clock} ms; rk = {', '.join(scripts)}")
     print("load average: " + " ".join(f"{x:.2f}" for x in os.getloadavg()) + f" on {os.cpu_count()} cpus")
 
 
 def add_arguments(parser, runs: int = 40) -> None:
     parser.add_argument("--runs", type=int, default=runs)
     parser.add_argument("--quick", action="store_true", help="CI's smoke: 5 runs")
+    parser.add_argument("--cpu", action="store_true", help="time each process's CPU (user + system), not the wall")
     parser.add_argument(
         "--baseline",
         metavar="RK",
@@ -180,6 +199,7 @@ def add_arguments(parser, runs: int = 40) -> None:
 def runs_and_scripts(args, tool: str) -> tuple[int, dict[str, str]]:
     """How many runs (5 with --quick) and the rk scripts to time: this checkout's,
     with --baseline's first when one is given (labelled "baseline ")."""
+    CLOCK["cpu"] = bool(getattr(args, "cpu", False))
     scripts = {"": find_rk(tool)}
     if args.baseline:
         scripts = {"baseline ": args.baseline, "": scripts[""]}

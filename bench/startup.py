@@ -2,8 +2,10 @@
 
 Times, as whole processes (median of --runs interleaved runs, after warm-up runs;
 `bench/_startup.py`), bytecode cached as an installed rk has it, inside a
-private state dir and a private throwaway tmux server ($TMUX names it) with
---entries entries on its one pane:
+private state dir and a private throwaway tmux server ($TMUX names it) with a
+realistic state: --panes panes, --entries entries spread over them (every and
+cron), and a live log of --log-lines lines over those entries (what `cron list`
+forecasts each entry from, and `status` reads):
 
 - `python -c pass` with the interpreter the rk script runs on (the floor);
 - that interpreter importing typer and what typer imports to convert an
@@ -18,7 +20,7 @@ interpreter is printed: what a view adds above it is the modules it reads
 with, and its work: the files, one tmux listing).
 With --baseline RK the same cases run with another rk script in the same turns.
 
-Usage: python bench/startup.py [--runs N] [--entries N] [--baseline RK]
+Usage: python bench/startup.py [--runs N] [--entries N] [--panes N] [--log-lines N] [--baseline RK]
 """
 
 from __future__ import annotations
@@ -27,8 +29,19 @@ import argparse
 import os
 import subprocess
 import sys
+import time
 
-from _startup import Case, Rig, add_arguments, floor_for, floors, header, measure, report, runs_and_scripts
+from _startup import (
+    Case,
+    Rig,
+    add_arguments,
+    floor_for,
+    floors,
+    header,
+    measure,
+    report,
+    runs_and_scripts,
+)
 
 TARGET_MS = 100.0
 TOOL = "bench/startup.py"
@@ -59,16 +72,39 @@ def inside(rig: Rig) -> dict[str, str]:
     return {**rig.env, "TMUX_TMPDIR": rig.tmp, "TMUX": f"{link},{os.getpid()},0", "COLUMNS": "100"}
 
 
-def add_entries(rig: Rig, rk: str, count: int) -> str:
-    """`count` entries on the rig's pane (added with `rk` itself); the first one's id."""
-    ids = []
+def add_entries(rig: Rig, rk: str, count: int) -> dict[str, str]:
+    """`count` entries over the rig's panes, every two of three `--every`, the third
+    `--cron` (added with `rk` itself); their ids and panes, in order."""
+    panes = rig.tmux("list-panes", "-s", "-t", "bench", "-F", "#{pane_id}").split()
+    ids = {}
     for n in range(count):
-        argv = [rk, "cron", "add", f"bench prompt {n}", "--every", f"{n + 1}h", "--pane", rig.pane, "--any-program"]
+        when = ["--cron", f"{n % 60} */2 * * *"] if n % 3 == 0 else ["--every", f"{n + 1}h"]
+        argv = [rk, "cron", "add", f"bench prompt {n}", *when, "--pane", panes[n % len(panes)], "--any-program"]
         added = subprocess.run(argv, env=inside(rig), capture_output=True, text=True)
         if added.returncode != 0:
             sys.exit(f"{TOOL}: {argv} failed: {added.returncode} {added.stderr}")
-        ids.append(added.stdout.split()[0])
-    return ids[0]
+        ids[added.stdout.split()[0]] = panes[n % len(panes)]
+    return ids
+
+
+#: The outcomes the bench's log lines take in turn.
+OUTCOMES = ("delivered", "skipped-busy: working", "failed: paste: no such pane", "skipped-quiet", "delivered")
+
+
+def write_log(rig: Rig, ids: dict[str, str], count: int) -> None:
+    """`count` lines a minute apart, ending two hours ago (a failure in the last hour
+    would make `rk status` exit 1), over the entries in turn (each on its own pane),
+    as the ticker writes them."""
+    from rk.core.log.delivery import LogLine
+
+    order = list(ids)
+    start = int(time.time()) - count * 60 - 2 * 3600
+    with open(os.path.join(rig.state, "bench.log"), "a", encoding="utf-8") as fh:
+        os.fchmod(fh.fileno(), 0o600)
+        for i in range(count):
+            entry = order[i % len(order)]
+            line = LogLine(start + i * 60, entry, ids[entry], "schedule", OUTCOMES[i % len(OUTCOMES)])
+            fh.write(line.to_json() + "\n")
 
 
 def cases(rig: Rig, scripts: dict[str, str], entry: str) -> dict[str, Case]:
@@ -93,15 +129,20 @@ def judge(name: str, ms: float, ratio: float) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_arguments(parser, runs=20)
-    parser.add_argument("--entries", type=int, default=5)
+    parser.add_argument("--entries", type=int, default=50)
+    parser.add_argument("--panes", type=int, default=10)
+    parser.add_argument("--log-lines", type=int, default=10_000)
     args = parser.parse_args()
     runs, scripts = runs_and_scripts(args, TOOL)
-    with Rig(TOOL) as rig:
-        entry = add_entries(rig, scripts[""], max(1, args.entries))
+    with Rig(TOOL, panes=max(1, args.panes)) as rig:
+        ids = add_entries(rig, scripts[""], max(1, args.entries))
+        write_log(rig, ids, args.log_lines)
+        entry = next(iter(ids))
         ticker = [scripts[""], "cron", "ticker"]
         subprocess.run([*ticker, "start"], env=inside(rig), capture_output=True, check=True)
         try:  # running: `rk status` exits 0 (no fire is due for an hour)
             header("rk CLI views timing", runs, list(scripts.values()))
+            print(f"state: {len(ids)} entries on {args.panes} panes, a live log of {args.log_lines} lines")
             table = cases(rig, scripts, entry)
             samples, _ = measure(table, runs, TOOL)
         finally:

@@ -3321,6 +3321,70 @@ MUTANTS = [
         "",
         FRESH,
     ),
+    # -- fast views (issue 31 item 7): the forecast's view of one entry, and what a view imports --
+    Mutant(
+        "forecast view: the other lines aimed at the entry's pane left out",
+        "rk/core/log/delivery.py",
+        "            found = sorted(set(found).union(places.by_target[pane]))",
+        "            found = sorted(set(found))",
+        ("tests/test_log_about.py",),
+    ),
+    Mutant(
+        "forecast view: without a pane, the entry's counted lines on the empty target not counted",
+        "rk/core/log/delivery.py",
+        "            if (not pane or line.target != pane) and counts_for_rate(line.outcome):",
+        "            if line.target != pane and counts_for_rate(line.outcome):",
+        ("tests/test_log_about.py",),
+    ),
+    Mutant(
+        "forecast view: a pair indexed before new lines came is kept",
+        "rk/core/log/delivery.py",
+        "        self.pairs.clear()",
+        "        pass",
+        ("tests/test_log_about.py",),
+    ),
+    Mutant(
+        "forecast view: another entry's lines taken whole, not only those aimed at the pane",
+        "rk/core/log/delivery.py",
+        "            own = [line for line in view._by_entry.get(entry_id, ()) if line.target == target]",
+        "            own = list(view._by_entry.get(entry_id, ()))",
+        ("tests/test_log_about.py",),
+    ),
+    Mutant(
+        "views: cron log imports the forecast",
+        "rk/cli/views.py",
+        "from rk.cli.store import find, load_for_listing\n",
+        "from rk.cli.store import find, load_for_listing\nfrom rk.cli import listing  # noqa: F401\n",
+        ("tests/test_startup_views.py",),
+    ),
+    Mutant(
+        "views: the server's name read through the tmux layer",
+        "rk/cli/environment.py",
+        "from rk.core.environ import is_pane_id, socket_from_tmux_env\n",
+        "from rk.core.environ import is_pane_id\nfrom rk.tmux.server import socket_from_tmux_env\n",
+        ("tests/test_startup_views.py",),
+    ),
+    Mutant(
+        "views: every start loads OpenSSL's hashlib for the locks",
+        "rk/host/lock.py",
+        "import fcntl\n",
+        "import fcntl\nimport hashlib  # noqa: F401\n",
+        ("tests/test_startup_views.py",),
+    ),
+    Mutant(
+        "views: every start loads tempfile for atomic writes",
+        "rk/host/files.py",
+        "from pathlib import Path\n",
+        "from pathlib import Path\nimport tempfile  # noqa: F401\n",
+        ("tests/test_startup_views.py",),
+    ),
+    Mutant(
+        "help: rk --help loads the flags' rules with send",
+        "rk/cli/send.py",
+        "from rk.cli.options import AnyProgramOpt, JsonOpt, ServerOpt\n",
+        "from rk.cli.options import AnyProgramOpt, JsonOpt, ServerOpt\nfrom rk.cli import flags  # noqa: F401\n",
+        ("tests/test_startup_views.py",),
+    ),
 ]
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from rk.cli.table import escape_controls
-from rk.core.environ import is_pane_id
+from rk.core.environ import is_pane_id, socket_from_tmux_env
 from rk.core.errors import ErrorCode as ErrorCode  # re-exported, as ExitStatus: what the commands import
 from rk.core.errors import ExitStatus as ExitStatus
 from rk.core.errors import RkError, code_for
@@ -75,8 +75,6 @@ class Environment:
     @property
     def server(self) -> str:
         """-L, else the socket name of $TMUX, else `default` (validated)."""
-        from rk.tmux.server import socket_from_tmux_env
-
         name = self.server_flag or Path(socket_from_tmux_env(self.environ.get("TMUX", ""))).name or "default"
         try:
             return check_slug(name)
@@ -87,13 +85,13 @@ class Environment:
         """This Environment, when -L names a server rk knows (it has an entries file, a log
         or a pause) or tmux runs; else the not-found error naming the servers there are, so that a
         mistyped -L is not read as a server with nothing in it (an empty list, exit 0)."""
-        from rk.tmux.server import Server
-
         if not self.server_flag:
             return self
         files = self.files()
         if any(os.path.lexists(path) for path in (files.entries, files.log, files.pause)):
             return self
+        from rk.tmux.server import Server  # only now: `rk cron log` reads files, never tmux
+
         if Server(name=self.server, env=self.environ).is_live():
             return self
         known = set(known_servers(self.state_dir())) | set(self._live_servers())

@@ -224,14 +224,19 @@ def unreadable_error(views: list[ServerView]) -> CliError | None:
     )
 
 
-def server_view(env: Environment, files: ServerFiles, entries: list[Entry], view: LogView, now: int) -> ServerView:
-    """The rows of one server's `entries`, with one enumeration of its panes."""
+def server_view(
+    env: Environment, files: ServerFiles, entries: list[Entry], view: LogView, now: int, only: str | None = None
+) -> ServerView:
+    """The rows of one server's `entries`, with one enumeration of its panes; with
+    `only`, the row of that entry alone (`cron show`: one forecast, not one an entry)."""
     settings = env.settings()
     paused = paused_until(files.pause, now)
     pause = PauseOptions(paused_until=paused, paused_span=pause_span(files.pause))
     panes = _panes(env, files.slug)
     rows = []
     for index, entry in enumerate(entries):
+        if only is not None and entry.id != only:
+            continue
         target = resolve_target(entry.target, panes, entry.any_program) if panes is not None else None
         told = forecast(entry, view, target, now, zone=env.zone(), settings=settings, index=index, **pause)
         newest = view.newest(entry.id)

@@ -13,9 +13,7 @@ from typing import Annotated
 import typer
 
 from rk.cli.environment import CliError, ErrorCode, ExitStatus, environment, usage
-from rk.cli.flags import target_from_flags
 from rk.cli.options import AnyProgramOpt, JsonOpt, ServerOpt
-from rk.cli.store import waiting_note
 from rk.core.log.delivery import Status, status_of
 from rk.core.schedule.entry import CreatedBy, Deliver, Entry, IfAbsent, WakeOnly
 from rk.store.config import ConfigError, ensure_private_dir
@@ -36,9 +34,11 @@ def cmd_send(
 
     Example: rk send --role operator "worker-2 is done; review its branch"
     """
+    from rk.cli.flags import target_from_flags  # when it runs: `rk --help` lists it without them
     from rk.cli.receipt import absent_role, check_visible
     from rk.cli.receipt import default_target as _default_target
     from rk.cli.running import _runtime
+    from rk.cli.store import waiting_note
     from rk.engine.manual import SEND_ID, fire_now
     from rk.host.lock import LockHeld, locked
 

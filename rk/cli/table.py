@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
@@ -142,6 +141,8 @@ def _terminal_size(stdout: TextIO, environ: Mapping[str, str], name: str) -> int
     try:
         size = os.get_terminal_size(stdout.fileno())
     except (OSError, ValueError, AttributeError):
+        import shutil  # seldom: the views start without it (and its compressors)
+
         size = shutil.get_terminal_size()
     return (size.columns if name == "COLUMNS" else size.lines) or None  # a terminal that reports 0: as if piped
 

@@ -19,17 +19,18 @@ import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, TextIO
+from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 
-from rk.agent.setup.plan import Plan, SetupError, apply
-from rk.agent.setup.removal import removal_plans
 from rk.cli.environment import CliError, Environment, ExitStatus, environment, usage
 from rk.cli.options import JsonOpt, ServerOpt
 from rk.core.environ import home
 from rk.core.tickerconf import user_lines
 from rk.store.config import config_path
+
+if TYPE_CHECKING:  # the setup plans load when uninstall runs, not for `rk --help`
+    from rk.agent.setup.plan import Plan
 
 #: The first line of the unit `rk cron ticker install` writes: only such a unit is removed.
 UNIT_MARK = "# Written by `rk cron ticker install`"
@@ -148,6 +149,8 @@ def _tmux_lines(env: Environment) -> list[str]:
 
 
 def _plan(env: Environment, purge: bool) -> Work:
+    from rk.agent.setup.removal import removal_plans  # when it runs: `rk --help` lists it without them
+
     removal = removal_plans(env.environ, _tmux_socket(env))
     targets, kept = _purge_targets(env) if purge else ([], _kept(env))
     kept += _tmux_lines(env)
@@ -284,6 +287,8 @@ def _purge(work: Work) -> None:
 
 
 def _carry_out(env: Environment, work: Work, purge: bool) -> None:
+    from rk.agent.setup.plan import SetupError, apply
+
     _stop_ticker(env, work)
     for p in work.changes:
         try:

@@ -6,7 +6,8 @@ its panes for the target's facts (a stopped server is never started); their
 NEXT and fire times are `rk.core.schedule.forecast`'s. Tables fit the terminal
 (rk.cli.table); every human view prints times one way, local, with the zone
 named once. `record()` is the
-`list --json` contract.
+`list --json` contract. `log` reads no forecast: show and next import theirs
+(rk.cli.listing, rk.cli.preview) when they run, so `rk cron log` starts sooner.
 """
 
 from __future__ import annotations
@@ -18,18 +19,7 @@ from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
-from rk.cli import preview
 from rk.cli.environment import Environment, environment, moment, rfc3339, stamp, usage, zone_label
-from rk.cli.listing import (
-    caps_text,
-    forecast_of,
-    left_cell,
-    record,
-    row_record,
-    schedule_cell,
-    server_view,
-    target_cell,
-)
 from rk.cli.store import find, load_for_listing
 from rk.cli.table import GAP, Column, escape_controls, fixed_line, layout, terminal_width, wrapped
 from rk.core import bounds
@@ -56,10 +46,12 @@ def cmd_show(ctx: typer.Context, entry_id: IdArg, as_json: JsonOpt = False, serv
     Example: rk cron show 3f2a --json
     """
     env = environment(ctx, server, as_json)
+    from rk.cli import preview  # the forecast and its rules: `log` goes without them
+    from rk.cli.listing import caps_text, left_cell, record, row_record, schedule_cell, server_view, target_cell
 
     entries, view, now = load_for_listing(env)
     entry = find(entries, entry_id)
-    row = next(r for r in server_view(env, env.files(), entries, view, now).rows if r.entry.id == entry_id)
+    row = next(r for r in server_view(env, env.files(), entries, view, now, entry_id).rows if r.entry.id == entry_id)
     base = record(entry, view, now, env.zone())
     extra, typed_lines = preview.show(entry, view, now, env.zone())
     rec = row_record(row, base, False) | extra
@@ -424,6 +416,8 @@ def cmd_next(
     Example: rk cron next 3f2a -n 10
     """
     env = environment(ctx, server, as_json)
+    from rk.cli import preview
+    from rk.cli.listing import forecast_of
     from rk.core.schedule.due import cron_zone
     from rk.core.schedule.implied import dst_note
     from rk.store.pause import paused_until

@@ -82,6 +82,11 @@ def child_env(env: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
+def socket_from_tmux_env(value: str) -> str:
+    """The socket path in `$TMUX` (`<path>,<server pid>,<session>`)."""
+    return value.split(",", 1)[0] if value else ""
+
+
 def is_pane_id(text: str) -> bool:
     """A tmux pane id: `%` and ASCII digits."""
     return len(text) > 1 and text[0] == "%" and text[1:].isascii() and text[1:].isdigit()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from rk.core.errors import RkError
@@ -49,6 +48,8 @@ def read_nofollow(path: Path, limit: int | None = None) -> bytes:
 
 def atomic_write(path: Path, data: bytes, mode: int = 0o600) -> None:
     """Replace `path` with `data` so a reader sees the old or the new file, never a mix."""
+    import tempfile  # only a writer: the views start without it (and random, shutil)
+
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

@@ -15,9 +15,7 @@ otherwise wait for itself.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import os
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -153,6 +151,8 @@ def lock_dir() -> str:
     try:
         why = private.ensure_dir(primary)
     except OSError:
+        import tempfile
+
         fallback = os.path.join(tempfile.gettempdir(), f"rk-locks-{os.getuid()}")
         return private.private_dir(fallback)
     if why:
@@ -181,6 +181,8 @@ def exclusive(key: str, wait: float, poll: float) -> Iterator[None]:
     if not tlock.acquire(timeout=max(wait, 0.0)):
         raise LockTimeout(key)
     try:
+        import hashlib  # only a writer locks: the views start without it (OpenSSL's library)
+
         name = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:24] + ".lock"
         try:
             fd = acquire(os.path.join(lock_dir(), name), poll, max(deadline - time.monotonic(), 0.0))

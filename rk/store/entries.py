@@ -26,7 +26,6 @@ from __future__ import annotations
 import dataclasses
 import io
 import re
-import secrets
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -325,6 +324,8 @@ def _chars(node: object) -> int:
 
 def new_id(taken: Iterable[str]) -> str:
     """A fresh 4-character id in `a-z0-9`, unique in the file."""
+    import secrets  # only a writer makes ids: the views start without it (and hashlib)
+
     taken_set = set(taken)
     for _ in range(ID_ATTEMPTS):
         candidate = "".join(secrets.choice(ID_ALPHABET) for _ in range(ID_LENGTH))

@@ -31,6 +31,7 @@ from rk.core.environ import (
     TURN_END_OPTION,
     UNREAD_OPTION,
 )
+from rk.core.environ import socket_from_tmux_env as socket_from_tmux_env  # re-exported: the views read it without tmux
 from rk.core.errors import RkError
 from rk.core.pane.facts import PaneFact, reconcile
 from rk.core.pane.program import Proc, judge
@@ -274,11 +275,6 @@ def socket_is_live(path: Path | str, timeout: float = 0.5) -> bool:
         return False
     finally:
         sock.close()
-
-
-def socket_from_tmux_env(value: str) -> str:
-    """The socket path in `$TMUX` (`<path>,<server pid>,<session>`)."""
-    return value.split(",", 1)[0] if value else ""
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,6 @@ goes. Only prints equal in every pane skip. Pure: the captures come in.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -70,6 +69,8 @@ def normalised(screen: str) -> str:
 def screen_hash(screen: str, agent: str = "") -> str:
     """A short digest of the normalised screen (the state file keeps no screen text):
     of the part of an `agent`'s frame where news shows (`rk.core.pane.screen.rest`)."""
+    import hashlib  # as the parsers: the views start without it (OpenSSL's library)
+
     from rk.core.pane.screen.rest import compared_lines  # the screen parsers: not for the views, which never compare
 
     text = "\n".join(compared_lines(screen, agent))

@@ -154,7 +154,7 @@ def _run(
     paused_span: tuple[int, int] | None = None,
 ) -> tuple[list[Upcoming], str | None]:
     """Step the tick's rules from `now`; the deliveries, and why there are none (or None)."""
-    view = LogView(line for line in log.lines if line.entry == entry.id or (target.pane and line.target == target.pane))
+    view = log.about(entry.id, target.pane)
     targets = {entry.id: target}
     poll = settings.tick_interval
     fires: list[Upcoming] = []
