@@ -45,12 +45,14 @@ from rk.cli.receipt import (
     with_server,
 )
 from rk.cli.store import editing, get, stored
+from rk.cli.waking import dormant_after_flag
 from rk.core import bounds
 from rk.core.cost.usage import Budget
 from rk.core.schedule.decoding import check_respawn_intent
 from rk.core.schedule.due import entry_zone
 from rk.core.schedule.edits import muted, rescheduled_line, unmuted, with_if_absent
 from rk.core.schedule.entry import (
+    DORMANT_AFTER,
     At,
     CreatedBy,
     Deliver,
@@ -225,6 +227,7 @@ def add(ctx: typer.Context, flags: EntryFlags) -> None:
         turn_timeout=limits.timeout,
         on_timeout=limits.on_timeout,
         budget=limits.budget,
+        dormant_after=DORMANT_AFTER if (after := dormant_after_flag(flags.dormant_after)) is None else after,
         created_by=CreatedBy(at=now, session=session_ref, pane=caller, via=_via(env)),
     )
     check_catch_up_window(entry)
@@ -348,20 +351,21 @@ def edit(ctx: typer.Context, flags: EntryFlags) -> None:
     check_lengths(flags, Surface.EDIT)
     entry_id = flags.entry_id or ""
     c = _changes(env, flags)
-    if all(v is None for v in vars(c).values()):
+    if all(v is None for v in vars(c).values()) and flags.dormant_after is None:
         raise usage(
             "nothing to edit — pass a schedule flag, --prompt, --deliver, --name, --if-absent, --respawn, --wake-on, "
             "--active-hours, --only-if-changed, --max-per-day, --max-total, --turn-timeout/--on-timeout, "
-            "--budget, or --any-program/--agents-only"
+            "--budget, --dormant-after, or --any-program/--agents-only"
         )
     if c.prompt is not None and not c.prompt.strip():
         raise usage("the prompt must not be empty")
     files = env.files()
     now = env.now()
+    after = dormant_after_flag(flags.dormant_after)
     _edited(stored(files, entry_id), c)  # usage errors and unknown ids before any file is touched
     with editing(env, files) as doc:
         old = get(doc, entry_id)
-        new = _edited(old, c)
+        new = _edited(old, c) if after is None else replace(_edited(old, c), dormant_after=after)
         doc.replace(new)
         try:
             new = doc.get(entry_id)

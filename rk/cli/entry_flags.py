@@ -55,6 +55,7 @@ class EntryFlags:
     max_total: int | None = None
     turn_timeout: str | None = None
     on_timeout: str | None = None
+    dormant_after: str | None = None
     force: bool = False
     as_json: bool = False
     server: str | None = None

@@ -76,6 +76,7 @@ INTENT_KEYS = (
     "turn_timeout",
     "on_timeout",
     "budget",
+    "dormant_after",
     "created_by",
 )
 

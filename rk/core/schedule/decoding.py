@@ -18,7 +18,9 @@ from rk.core.environ import ClockError, is_pane_id, parse_instant
 from rk.core.pane.identity import ServerIdentity
 from rk.core.pane.payload import hidden
 from rk.core.schedule.cronexpr import CronError, CronExpr, zone_for
+from rk.core.schedule.dormant import parse_dormant_after
 from rk.core.schedule.entry import (
+    DORMANT_AFTER,
     WAKE_SCOPE,
     At,
     Backoff,
@@ -315,6 +317,7 @@ def decode_entry(raw: object) -> Entry:
         turn_timeout=timeout,
         on_timeout=on_timeout,
         budget=decode_budget(raw.get("budget")),
+        dormant_after=DORMANT_AFTER if raw.get("dormant_after") is None else parse_dormant_after(raw["dormant_after"]),
         created_by=created_by,
     )
 

@@ -8,13 +8,16 @@ give the same outputs, which is what lets a restart lose nothing and lets
 `rk cron simulate` replay a day in a second.
 
 Composition per entry, in order: entry cap → total cap (`max_total` spent: it
-fires no more, the tick retires it) → mute → pause → clock set back → schedule
+fires no more, the tick retires it) → mute → pause → clock set back → dormant
+(`rk.core.schedule.dormant`: held silently once told) → schedule
 predicate (an occurrence a lapsed pause covered, unseen, dropped) → wake
 predicate → day cap (`max_per_day`, `rk.core.cost.caps`: one `skipped-cap` line
 a local day, a capped occurrence never `missed`) → budget (`spent`: a fire of an
 entry whose day's tokens reached its budget is `skipped-budget`, once per local
 day, then silent, missed occurrences included) → missed → active hours →
-target-unresolved diagnostic → fire (reason `schedule` wins over `wake`; one fire per entry per tick).
+dormant (a fire that would type after N unanswered deliveries is the one
+`dormant` line instead) → target-unresolved diagnostic → fire (reason
+`schedule` wins over `wake`; one fire per entry per tick).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from rk.core.pane.facts import PaneFact, TargetFact
 from rk.core.pane.state import AgentState
 from rk.core.schedule.budget import budget_reopens as budget_reopens  # re-exported: health, forecast
 from rk.core.schedule.budget import budget_stop
+from rk.core.schedule.dormant import Dormancy, dormancy, dormant_line
 from rk.core.schedule.entry import CATCH_UP_ONCE, At, Cron, Entry, WakeEvent
 from rk.core.schedule.ladder import POLL
 from rk.core.schedule.next_due import is_paused as is_paused  # re-exported, as next_due: the callers' one door
@@ -123,12 +127,14 @@ class Evaluation:
     capped: tuple[Quiet, ...] = ()
     #: fires of entries whose day's tokens reached their budget: the caller logs `skipped-budget` for each
     budget: tuple[Quiet, ...] = ()
+    #: the `dormant` lines of entries that go dormant now (`rk.core.schedule.dormant`): the caller logs each
+    dormant: tuple[LogLine, ...] = ()
 
     def ledger(self, now: int) -> list[tuple[LogLine, int]]:
         """The lines the caller writes at `now` before any fire, in the tick's order, each
         with the instant it is for (a `missed` line: its occurrence): `clock` `rescheduled`,
         `missed`, `skipped-quiet`, `skipped-paused`, `held-quiet`, `skipped-budget`,
-        `skipped-cap`. The tick, the simulator and the forecast write exactly these."""
+        `skipped-cap`, `dormant`. The tick, the simulator and the forecast write exactly these."""
         out = [(LogLine(now, e, "", Reason.CLOCK, Status.RESCHEDULED), now) for e in self.clock_back]
         out += [(LogLine(now, m.entry, "", Reason.SCHEDULE, Status.MISSED), m.occurrence) for m in self.missed]
         for status, skips in (
@@ -139,6 +145,7 @@ class Evaluation:
         ):
             out += [(LogLine(now, q.entry, q.pane, q.reason, status), now) for q in skips]
         out += [(caps.skipped_line(q.entry, q.pane, q.reason, now), now) for q in self.capped]
+        out += [(line, now) for line in self.dormant]
         return out
 
     @property
@@ -253,6 +260,7 @@ class _Sweep:
     waiting: list[Quiet] = field(default_factory=list)
     capped: list[Quiet] = field(default_factory=list)
     over: list[Quiet] = field(default_factory=list)
+    dormant: list[LogLine] = field(default_factory=list)
     #: the server's states, built for the first wake entry that reads them
     prints: Fingerprints | None = None
     paused: bool = field(init=False)
@@ -281,6 +289,7 @@ class _Sweep:
             waiting=tuple(self.waiting),
             capped=tuple(self.capped),
             budget=tuple(self.over),
+            dormant=tuple(self.dormant),
         )
 
 
@@ -302,6 +311,10 @@ def _evaluate(entry: Entry, sweep: _Sweep) -> None:
         _report_clock_back(entry, sweep)
         return
     target = sweep.targets.get(entry.id, _NO_TARGET)
+    rest = dormancy(entry, log, target)
+    if rest.held:
+        _report_dormant(entry, rest, sweep)
+        return
     verdict = schedule_verdict(entry, log, target, now, sweep.zone, sweep.poll)
     if verdict.diagnostic is not None:
         sweep.diags.append(verdict.diagnostic)
@@ -318,6 +331,10 @@ def _evaluate(entry: Entry, sweep: _Sweep) -> None:
     if not (verdict.due or wake_due):
         return
     if entry.active_hours is not None and _outside_hours(entry, target, verdict, sweep):
+        return
+    if rest.dormant:  # the fire that would type one prompt too many: told, not typed
+        sweep.dormant.append(dormant_line(entry, target.pane, _reason(verdict), now))
+        _report_dormant(entry, rest, sweep)
         return
     _fire(entry, target, verdict, sweep)
 
@@ -347,6 +364,13 @@ def _report_paused(entry: Entry, sweep: _Sweep) -> None:
         verdict = schedule_verdict(entry, sweep.log, target, sweep.now, sweep.zone, sweep.poll)
         if verdict.due or verdict.missed:  # an occurrence inside the pause: dropped, with its line
             sweep.dropped.append(Quiet(entry.id, Reason.SCHEDULE, target.pane))
+
+
+def _report_dormant(entry: Entry, rest: Dormancy, sweep: _Sweep) -> None:
+    """Dormant: its last N deliveries started no turn; it fires again once the pane shows life."""
+    since = moment(rest.since, sweep.zone_of(entry))
+    detail = f"no answer to its last {rest.limit} deliveries (since {since}): silent until the pane shows life"
+    sweep.diags.append(Diagnostic(entry.id, Diag.DORMANT, detail))
 
 
 def _paused_unseen(entry: Entry, verdict: ScheduleVerdict, sweep: _Sweep) -> bool:

@@ -85,6 +85,11 @@ CATCH_UP_ONCE = "once"
 BACKOFF_MIN = 60  #: `--backoff` without `--min`
 BACKOFF_MAX = 30 * 60  #: `--backoff` without `--max`
 WAKE_DEBOUNCE = 60  #: `--wake-on` without `--wake-debounce`
+#: Unanswered deliveries in a row after which an entry goes dormant (`rk.core.schedule.dormant`);
+#: `--dormant-after off` (0) never; written to the file only when it is not this.
+DORMANT_AFTER = 3
+#: The word that turns dormancy off (`dormant_after: off`).
+DORMANT_OFF = "off"
 
 
 class EntryError(RkError, ValueError):
@@ -319,6 +324,8 @@ class Entry:
     on_timeout: OnTimeout | None = None
     #: tokens per local day its deliveries may spend (the agent's own records say how many they did)
     budget: Budget | None = None
+    #: unanswered deliveries in a row before it goes dormant (`rk.core.schedule.dormant`; 0: never)
+    dormant_after: int = DORMANT_AFTER
     created_by: CreatedBy = field(default_factory=CreatedBy)
 
     def __post_init__(self) -> None:
@@ -396,5 +403,7 @@ class Entry:
                 out["on_timeout"] = str(self.on_timeout)
         if self.budget is not None:
             out["budget"] = self.budget.text
+        if self.dormant_after != DORMANT_AFTER:
+            out["dormant_after"] = self.dormant_after or DORMANT_OFF
         out["created_by"] = self.created_by.to_yaml()
         return out
