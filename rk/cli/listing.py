@@ -35,6 +35,7 @@ from rk.core.schedule.entry import (
     catch_up_summary,
 )
 from rk.core.schedule.forecast import Forecast, PauseOptions, forecast
+from rk.core.schedule.health import DORMANT
 from rk.core.schedule.orphan import expires_at, orphaned_since
 from rk.store import delivery_log as logfile
 from rk.store.config import ServerFiles
@@ -352,6 +353,7 @@ def row_record(row: Row, base: dict[str, object], with_server: bool) -> dict[str
     rec["next"] = row.next
     rec["last"] = {"ts": row.last_ts, "outcome": row.last_outcome} if row.last_ts else None
     rec["why_not"] = row.why_not
+    rec["dormant"] = (row.why_not or "").startswith(DORMANT)  # rk.core.schedule.dormant: its agent never answered
     if with_server:
         rec = {"server": row.server, **rec}
     return rec
