@@ -218,3 +218,25 @@ def test_never_more_than_n_unanswered_prompts_between_two_signs_of_life(life, n,
         assert sum(1 for x in inside if x.ts > lo and status_of(x.outcome) == Status.DELIVERED) <= n
         if inside and lo > 0:
             assert status_of(inside[0].outcome) == Status.DELIVERED
+
+
+# -- telling: the notification and the status line -------------------------------------------------------------
+
+
+def test_the_dormant_line_is_one_notification_that_says_how_to_wake_it():
+    from rk.core.channels.notice import DORMANT, EVENTS, Memory, events_of, message
+
+    assert DORMANT in EVENTS  # a channel without `on:` hears of it
+    line = dormant_line(entry(), PANE, Reason.SCHEDULE, 1200)
+    events = events_of("work", [(line.entry, line.target, line.outcome)], [], 1200, Memory())
+    assert [(e.kind, e.entry, e.pane, e.detail) for e in events] == [(DORMANT, "dm01", PANE, "no answer to 3 prompts")]
+    title, body = message(events[0], 1200, UTC)
+    assert "dormant" in title and "no answer to 3 prompts" in body and "rk -L work cron wake dm01" in body
+
+
+def test_the_status_line_counts_dormant_entries():
+    from rk.core.channels.glance import Glance
+
+    seen = Glance.of(ticker=True, next_due=None, now=0, panes=[], dormant=2)
+    assert "💤2" in seen.plain() and seen.to_dict()["dormant"] == 2
+    assert "💤" not in Glance.of(ticker=True, next_due=None, now=0, panes=[]).plain()

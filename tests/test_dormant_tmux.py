@@ -98,3 +98,27 @@ def test_a_deaf_agent_gets_three_prompts_then_silence_until_a_human_prompt_or_wa
     tick(env, tmux_server, T0 + 10 * EVERY)
     wait_for(lambda: submissions(received).count(PROMPT) == 7, message="typed again after rk cron wake")
     assert outcomes(env, entry)[-2:] == ["woken", "delivered"]
+
+
+def test_the_flag_on_add_edit_and_simulate_and_wake_for_an_unknown_id(env, tmux_server, deaf):
+    pane, _ = deaf
+    added = json.loads(rk(env, tmux_server, T0, "cron", "add", PROMPT, "--every", "5m", "--pane", pane, "--json"))
+    entry = added["result"]["id"]
+    bad = run_rk(["cron", "add", PROMPT, "--every", "5m", "--pane", pane, "--dormant-after", "soon"], env)
+    assert bad.returncode == 2 and "--dormant-after must be a whole number" in bad.stderr
+    assert "Traceback" not in bad.stderr
+    rk(env, tmux_server, T0, "cron", "edit", entry, "--dormant-after", "off")
+    entries = (Path(env["RK_STATE_DIR"]) / f"{tmux_server.name}.yaml").read_text()
+    assert "dormant_after: off" in entries
+    rk(env, tmux_server, T0, "cron", "edit", entry, "--dormant-after", "3")  # the default: the key goes
+    assert "dormant_after" not in (Path(env["RK_STATE_DIR"]) / f"{tmux_server.name}.yaml").read_text()
+    missing = run_rk(["cron", "wake", "zzzz", "-L", tmux_server.name], env)
+    assert missing.returncode != 0 and "zzzz" in missing.stderr and "Traceback" not in missing.stderr
+
+    def simulated(*flags: str) -> int:
+        out = rk(env, tmux_server, T0, "cron", "simulate", entry, "--states", "0 idle", "--for", "1d", *flags)
+        return sum(1 for e in json.loads(out)["result"]["events"] if e["outcome"] == "delivered")
+
+    assert simulated("--busy", "0", "--json") == 3  # a deaf agent over a day: 3 prompts
+    assert simulated("--busy", "0", "--dormant-after", "off", "--json") == 287
+    assert simulated("--json") == 287  # an agent that answers each prompt (--busy 20s)
