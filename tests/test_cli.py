@@ -128,7 +128,7 @@ RESPAWN_ONLY = "--respawn only applies with --if-absent respawn"
 NOTHING = (
     "nothing to edit — pass a schedule flag, --prompt, --deliver, --name, --if-absent, --respawn, --wake-on, "
     "--active-hours, --only-if-changed, --max-per-day, --max-total, --turn-timeout/--on-timeout, "
-    "--budget, or --any-program/--agents-only"
+    "--budget, --dormant-after, or --any-program/--agents-only"
 )
 SLUG = "invalid server slug"
 
@@ -856,6 +856,7 @@ LIST_KEYS = {
     "next",
     "last",
     "why_not",
+    "dormant",
 }
 
 
