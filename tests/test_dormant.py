@@ -205,8 +205,8 @@ _LIFE = st.lists(st.integers(min_value=1, max_value=DAY // 4 - 1), max_size=8, u
 @settings(max_examples=60, deadline=None)
 @given(life=_LIFE, n=st.integers(min_value=1, max_value=5), every=st.sampled_from([60, 300, 900]))
 def test_never_more_than_n_unanswered_prompts_between_two_signs_of_life(life, n, every):
-    """Between two state changes of the pane, at most N deliveries; and the first fire due
-    after a change (a sign of life) is a delivery, not a dormant line."""
+    """Between two state changes of the pane, at most N deliveries and one dormant line;
+    and the first fire due after a change (a sign of life) is a delivery, not a dormant line."""
     script = [StateChange(0, PANE, "idle")]
     for i, at in enumerate(sorted(life)):
         script.append(StateChange(at, PANE, "active" if i % 2 == 0 else "idle"))
@@ -216,6 +216,7 @@ def test_never_more_than_n_unanswered_prompts_between_two_signs_of_life(life, n,
     for lo, hi in zip(changes, [*changes[1:], DAY], strict=True):
         inside = [x for x in sim.lines if lo <= x.ts < hi]  # a fire in the change's own tick is answered by it
         assert sum(1 for x in inside if x.ts > lo and status_of(x.outcome) == Status.DELIVERED) <= n
+        assert sum(1 for x in inside if status_of(x.outcome) == Status.DORMANT) <= 1  # told once
         if inside and lo > 0:
             assert status_of(inside[0].outcome) == Status.DELIVERED
 
