@@ -20,6 +20,8 @@ from rk.core.durations import format_duration, format_go
 from rk.core.log.delivery import LogView, status_of
 from rk.core.pane.facts import PaneFact, TargetFact, resolve_target
 from rk.core.schedule.entry import (
+    DORMANT_AFTER,
+    DORMANT_OFF,
     At,
     Backoff,
     Cron,
@@ -136,6 +138,8 @@ def record(entry: Entry, view: LogView, now: int, zone: tzinfo | None = None) ->
         rec["only_if_changed"] = entry.only_if_changed
     if entry.budget is not None:
         rec["budget"] = entry.budget.text
+    if entry.dormant_after != DORMANT_AFTER:
+        rec["dormant_after"] = entry.dormant_after or DORMANT_OFF
     return rec | caps_record(entry, caps.left(entry, view), caps_today(entry, view, now, zone))
 
 
@@ -344,6 +348,8 @@ def flags_cell(entry: Entry) -> str:
         )
     if entry.budget is not None:
         flags.append(f"budget:{entry.budget.text}")
+    if entry.dormant_after != DORMANT_AFTER:  # rk.core.schedule.dormant; the default goes unsaid
+        flags.append(f"dormant-after:{entry.dormant_after or DORMANT_OFF}")
     return ",".join(flags) or "-"
 
 
