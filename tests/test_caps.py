@@ -53,6 +53,7 @@ def entry(**kw) -> Entry:
         "target": Target(TargetKind.PANE, PANE),
         "payload": "go on",
         "created_by": CreatedBy(at=ts("2026-01-01T00:00:00+00:00")),
+        "dormant_after": 0,  # its pane never answers here: only the caps are at stake (dormancy: test_dormant.py)
     }
     return Entry(**(base | kw))
 

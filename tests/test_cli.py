@@ -128,7 +128,7 @@ RESPAWN_ONLY = "--respawn only applies with --if-absent respawn"
 NOTHING = (
     "nothing to edit — pass a schedule flag, --prompt, --deliver, --name, --if-absent, --respawn, --wake-on, "
     "--active-hours, --only-if-changed, --max-per-day, --max-total, --turn-timeout/--on-timeout, "
-    "--budget, --retry/--retry-after, or --any-program/--agents-only"
+    "--budget, --retry/--retry-after, --fresh, --dormant-after, or --any-program/--agents-only"
 )
 SLUG = "invalid server slug"
 
@@ -857,6 +857,7 @@ LIST_KEYS = {
     "next",
     "last",
     "why_not",
+    "dormant",
 }
 
 

@@ -163,6 +163,7 @@ def test_every_tool_against_a_private_server(caller):
         out["next"] = s.call("cron_next", id=eid, n=3).result()
         out["mute"] = s.call("cron_mute", **{"id": eid, "for": "30m"}).result()
         out["pin"] = s.call("cron_pin", id=eid).result()
+        out["wake"] = s.call("cron_wake", id=eid).result()
         _operator(c)  # the worker's pane is in the operator's session: in its scope
         cron = s.call("cron_add", prompt="standup", cron="0 9 * * *", pane=worker).result()["id"]
         out["log"] = s.call("cron_log").result()
@@ -189,6 +190,7 @@ def test_every_tool_against_a_private_server(caller):
     assert out["edit"]["schedule"] == "every 15m"
     assert out["mute"]["muted"] is True and out["mute"]["until"] > 0
     assert out["pin"] == {"id": eid, "pinned": True}
+    assert out["wake"] == {"id": eid, "woken": True, "was_dormant": False}  # never delivered: not dormant
     assert out["next"]["id"] == eid and isinstance(out["next"]["fires"], list)
     assert isinstance(out["log"], list) and isinstance(out["gaps"], (list, dict))
     assert out["resume"] is not None and out["pause"] is not None
@@ -203,7 +205,8 @@ def test_every_tool_against_a_private_server(caller):
     assert eid not in [r["id"] for r in out["after"]]
     # every change is in the log, with its caller
     tools = [a["tool"] for a in _audit(c) if a["outcome"] == "ok"]
-    for tool in ("cron_add", "cron_edit", "cron_mute", "cron_pin", "cron_pause", "cron_resume", "send", "cron_rm"):
+    changes = ("cron_add", "cron_edit", "cron_mute", "cron_pin", "cron_wake", "cron_pause", "cron_resume", "send")
+    for tool in (*changes, "cron_rm"):
         assert tool in tools, tool
     assert {a["pane"] for a in _audit(c)} == {c["pane"]}
 

@@ -24,6 +24,7 @@ def test_there_are_scenarios_for_every_rule_file():
         "caps.yaml",
         "caps-dst.yaml",
         "caps-due.yaml",
+        "dormant.yaml",
     ):
         assert name in files, f"missing scenario file {name}"
 

@@ -1388,6 +1388,7 @@ def test_simulate_json_carries_the_pause_steps_and_the_quiet_events(cenv):
 @pytest.mark.shell
 def test_simulate_without_a_pause_has_no_paused_row_and_hours_off_removes_them(cenv):
     base = ["cron", "simulate", "--every", "30m", "--start", "2026-12-01T08:00:00Z", "--for", "3h", "--busy", "0s"]
+    base += ["--dormant-after", "off"]  # the replayed agent never answers: only the hours are at stake
     res = run_in([*base, "--width", "80", "--active-hours", "09:00-10:00"], cenv)
     assert res.code == 0, res
     assert not [line for line in res.out.splitlines() if line.startswith("paused ")]
@@ -1417,6 +1418,7 @@ def test_simulate_a_stored_entry_uses_its_active_hours_and_catch_up_window(cenv)
             """),
     )
     args = ["cron", "simulate", "s001", "--start", "2026-12-01T08:00:00Z", "--for", "3h", "--busy", "0s", "--json"]
+    args += ["--dormant-after", "off"]  # the replayed agent never answers: only the hours are at stake
     events = json_ok(run_in(args, cenv))["events"]
     assert [(e["at"] - SIM_START) // 60 for e in events if e["outcome"] == "delivered"] == [60, 90]
     events = json_ok(run_in([*args, "--active-hours", "none"], cenv))["events"]

@@ -78,6 +78,8 @@ WORLD_TMUX = ("tests/test_signal_tmux.py",)
 #: Retries and `rk cron runs` (issue 30, item 6): the pure rules (~10 s), and the MCP tool's scope.
 RUNS = ("tests/test_runs.py", *PURE)
 RUNS_MCP = ("tests/test_runs.py", "-k", "mcp")
+#: Dormant entries (rk.core.schedule.dormant): their pure tests and scenarios (specs/scenarios/dormant.yaml).
+DORMANT = ("tests/test_dormant.py", "tests/test_scenarios.py", *PURE)
 
 
 @dataclass(frozen=True)
@@ -427,7 +429,7 @@ MUTANTS = [
     ),
     Mutant(
         "world: a held, capped or quiet wake line does not name its signal",
-        "rk/core/schedule/due.py",
+        "rk/core/schedule/evaluation.py",
         'mark = self.marks.get(line.entry, "") if line.reason == Reason.WAKE else ""',
         'mark = ""',
         WORLD,
@@ -3384,6 +3386,126 @@ MUTANTS = [
         "from rk.cli.options import AnyProgramOpt, JsonOpt, ServerOpt\n",
         "from rk.cli.options import AnyProgramOpt, JsonOpt, ServerOpt\nfrom rk.cli import flags  # noqa: F401\n",
         ("tests/test_startup_views.py",),
+    ),
+    # -- dormant entries (rk/core/schedule/dormant.py) ---------------------------------------------------------
+    Mutant(
+        "dormant: one prompt more than N into a deaf agent",
+        "rk/core/schedule/dormant.py",
+        "        if count == limit:\n",
+        "        if count == limit + 1:\n",
+        DORMANT,
+    ),
+    Mutant(
+        "dormant: a state stamped in the delivery's own second taken for no answer",
+        "rk/core/schedule/dormant.py",
+        "    return target.epoch >= line.ts",
+        "    return target.epoch > line.ts",
+        DORMANT,
+    ),
+    Mutant(
+        "dormant: a sign of life after the prompts does not wake it",
+        "rk/core/schedule/dormant.py",
+        "        if line.target != target.pane or _answered(line, target):",
+        "        if line.target != target.pane:",
+        DORMANT,
+    ),
+    Mutant(
+        "dormant: rk cron wake does not end it",
+        "rk/core/schedule/dormant.py",
+        "        if line.ts <= woken or status == Status.RESCHEDULED:",
+        "        if status == Status.RESCHEDULED:",
+        DORMANT,
+    ),
+    Mutant(
+        "dormant: an edit does not start the count again",
+        "rk/core/schedule/dormant.py",
+        "        if line.ts <= woken or status == Status.RESCHEDULED:",
+        "        if line.ts <= woken:",
+        DORMANT,
+    ),
+    Mutant(
+        "dormant: skipped fires counted as prompts",
+        "rk/core/schedule/dormant.py",
+        "        if status != Status.DELIVERED or line.reason not in _COUNTED:",
+        "        if line.reason not in _COUNTED:",
+        DORMANT,
+    ),
+    Mutant(
+        "dormant: a manual run counted",
+        "rk/core/schedule/dormant.py",
+        "_COUNTED = frozenset({Reason.SCHEDULE, Reason.WAKE})",
+        "_COUNTED = frozenset({Reason.SCHEDULE, Reason.WAKE, Reason.MANUAL})",
+        DORMANT,
+    ),
+    Mutant(
+        "dormant: a pane with no agent state (no turn can be known) made dormant",
+        "rk/core/schedule/dormant.py",
+        "    if limit <= 0 or not target.resolved or not target.state:",
+        "    if limit <= 0 or not target.resolved:",
+        DORMANT,
+    ),
+    Mutant(
+        "dormant: told at every fire, never held silently",
+        "rk/core/schedule/dormant.py",
+        "    said = _cut(aside, Status.DORMANT) >= since",
+        "    said = False",
+        DORMANT,
+    ),
+    Mutant(
+        "dormant: goes silent without its dormant line",
+        "rk/core/schedule/due.py",
+        "        sweep.dormant.append(dormant_line(entry, target.pane, _reason(verdict), now))\n",
+        "",
+        DORMANT,
+    ),
+    Mutant(
+        "dormant: the fire past N unanswered typed anyway",
+        "rk/core/schedule/due.py",
+        "    if rest.dormant:  # the fire that would type one prompt too many: told, not typed",
+        "    if rest.dormant and False:",
+        DORMANT,
+    ),
+    Mutant(
+        "dormant: a told dormancy not held",
+        "rk/core/schedule/due.py",
+        "    if rest.held:\n        _report_dormant(entry, rest, sweep)\n        return\n",
+        "",
+        DORMANT,
+    ),
+    Mutant(
+        "dormant: a rotation drops the dormant line",
+        "rk/core/log/delivery.py",
+        "_KEPT_AFTERMATH = frozenset({Status.TURN_TIMEOUT, Status.DORMANT, Status.WOKEN})",
+        "_KEPT_AFTERMATH = frozenset({Status.TURN_TIMEOUT, Status.WOKEN})",
+        DORMANT,
+    ),
+    Mutant(
+        "dormant: a rotation keeps too few of the deliveries it counts",
+        "rk/core/cost/caps.py",
+        "    return max(entry.max_per_day, entry.max_total, entry.dormant_after)",
+        "    return max(entry.max_per_day, entry.max_total)",
+        DORMANT,
+    ),
+    Mutant(
+        "dormant: not told to the notification channels",
+        "rk/core/channels/notice.py",
+        "    Status.DORMANT: DORMANT,  #: written once when it goes dormant: told once\n",
+        "",
+        DORMANT,
+    ),
+    Mutant(
+        "dormant: the forecast takes every agent for deaf",
+        "rk/core/schedule/forecast.py",
+        "                targets = {entry.id: replace(target, epoch=max(target.epoch, t))}  # answered (assumed)\n",
+        "",
+        DORMANT,
+    ),
+    Mutant(
+        "dormant: list and status do not say it",
+        "rk/core/schedule/health.py",
+        "    if view is not None and (rest := dormancy(entry, view, target)).held:",
+        "    if view is not None and (rest := dormancy(entry, view, target)).held and False:",
+        DORMANT,
     ),
 ]
 

@@ -147,6 +147,12 @@ def entry_tools(tool: Register, runner: Runner) -> None:
 
     tool(cron_pin)
 
+    def cron_wake(id: Id) -> str:
+        """End the dormancy of an entry you created (rk cron wake): it types again at its next due time."""
+        return runner.mutate("cron_wake", ["cron", "wake"], [id], lambda: runner.check_owner(id))
+
+    tool(cron_wake)
+
 
 def reading_tools(tool: Register, runner: Runner) -> None:
     """The tools that read entries and the log."""

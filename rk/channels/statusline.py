@@ -132,6 +132,7 @@ def glance(environ: Mapping[str, str], ticker: tuple[bool, dict[str, object]] | 
         panes=panes,
         paused=_count(status.get("paused")),
         muted=_count(status.get("muted")),
+        dormant=_count(status.get("dormant")),
     )
 
 

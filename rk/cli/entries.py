@@ -50,12 +50,14 @@ from rk.cli.receipt import (
 from rk.cli.retrying import given as retry_given
 from rk.cli.retrying import with_retry
 from rk.cli.store import editing, get, stored
+from rk.cli.waking import dormant_after_flag
 from rk.core import bounds
 from rk.core.cost.usage import Budget
 from rk.core.schedule.decoding import check_respawn_intent
 from rk.core.schedule.due import entry_zone
 from rk.core.schedule.edits import muted, rescheduled_line, unmuted, with_if_absent
 from rk.core.schedule.entry import (
+    DORMANT_AFTER,
     At,
     CreatedBy,
     Deliver,
@@ -233,6 +235,7 @@ def add(ctx: typer.Context, flags: EntryFlags) -> None:
         turn_timeout=limits.timeout,
         on_timeout=limits.on_timeout,
         budget=limits.budget,
+        dormant_after=DORMANT_AFTER if (after := dormant_after_flag(flags.dormant_after)) is None else after,
         created_by=CreatedBy(at=now, session=session_ref, pane=caller, via=_via(env)),
     )
     entry = with_retry(entry, flags)
@@ -365,16 +368,17 @@ def edit(ctx: typer.Context, flags: EntryFlags) -> None:
     check_lengths(flags, Surface.EDIT)
     entry_id = flags.entry_id or ""
     c = _changes(env, flags)
-    if all(v is None for v in vars(c).values()) and not retry_given(flags):
+    if all(v is None for v in vars(c).values()) and not retry_given(flags) and flags.dormant_after is None:
         raise usage(
             "nothing to edit — pass a schedule flag, --prompt, --deliver, --name, --if-absent, --respawn, --wake-on, "
             "--active-hours, --only-if-changed, --max-per-day, --max-total, --turn-timeout/--on-timeout, "
-            "--budget, --retry/--retry-after, or --any-program/--agents-only"
+            "--budget, --retry/--retry-after, --fresh, --dormant-after, or --any-program/--agents-only"
         )
     if c.prompt is not None and not c.prompt.strip():
         raise usage("the prompt must not be empty")
     files = env.files()
     now = env.now()
+    after = dormant_after_flag(flags.dormant_after)
     before = stored(files, entry_id)
     edited = with_retry(_edited(before, c), flags, editing=True)  # usage errors and unknown ids before any file
     check_edited(env, before, edited, over_mcp=_via(env) == "mcp")  # the chains' rules
@@ -383,6 +387,7 @@ def edit(ctx: typer.Context, flags: EntryFlags) -> None:
     with editing(env, files) as doc:
         old = get(doc, entry_id)
         new = with_retry(_edited(old, c), flags, editing=True)
+        new = new if after is None else replace(new, dormant_after=after)
         doc.replace(new)
         try:
             new = doc.get(entry_id)

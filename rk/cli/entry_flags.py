@@ -58,6 +58,7 @@ class EntryFlags:
     retry: int | None = None
     retry_after: str | None = None
     fresh: str | None = None
+    dormant_after: str | None = None
     force: bool = False
     as_json: bool = False
     server: str | None = None

@@ -22,6 +22,8 @@ from rk.core.log.delivery import LogView, status_of
 from rk.core.pane.facts import PaneFact, TargetFact, resolve_target
 from rk.core.schedule import retry
 from rk.core.schedule.entry import (
+    DORMANT_AFTER,
+    DORMANT_OFF,
     At,
     Backoff,
     Cron,
@@ -37,6 +39,7 @@ from rk.core.schedule.entry import (
     catch_up_summary,
 )
 from rk.core.schedule.forecast import Forecast, PauseOptions, forecast
+from rk.core.schedule.health import DORMANT
 from rk.core.schedule.orphan import expires_at, orphaned_since
 from rk.store import delivery_log as logfile
 from rk.store.config import ServerFiles
@@ -140,6 +143,8 @@ def record(entry: Entry, view: LogView, now: int, zone: tzinfo | None = None) ->
         rec["budget"] = entry.budget.text
     if entry.fresh is not None:  # the CLI's /clear or /compact before each payload (rk.core.schedule.fresh)
         rec["fresh"] = str(entry.fresh)
+    if entry.dormant_after != DORMANT_AFTER:
+        rec["dormant_after"] = entry.dormant_after or DORMANT_OFF
     return rec | caps_record(entry, caps.left(entry, view), caps_today(entry, view, now, zone))
 
 
@@ -353,6 +358,8 @@ def flags_cell(entry: Entry) -> str:
         )
     if entry.budget is not None:
         flags.append(f"budget:{entry.budget.text}")
+    if entry.dormant_after != DORMANT_AFTER:  # rk.core.schedule.dormant; the default goes unsaid
+        flags.append(f"dormant-after:{entry.dormant_after or DORMANT_OFF}")
     return ",".join(flags) or "-"
 
 
@@ -362,6 +369,7 @@ def row_record(row: Row, base: dict[str, object], with_server: bool) -> dict[str
     rec["next"] = row.next
     rec["last"] = {"ts": row.last_ts, "outcome": row.last_outcome} if row.last_ts else None
     rec["why_not"] = row.why_not
+    rec["dormant"] = (row.why_not or "").startswith(DORMANT)  # rk.core.schedule.dormant: its agent never answered
     if with_server:
         rec = {"server": row.server, **rec}
     return rec

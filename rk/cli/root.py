@@ -139,6 +139,7 @@ class CronGroup(LazyGroup):
         "show": Lazy("views", "cmd_show"),
         "rm": Lazy("entries", "cmd_rm"),
         "mute": Lazy("entries", "cmd_mute"),
+        "wake": Lazy("waking", "cmd_wake"),
         "pin": Lazy("entries", "cmd_pin"),
         "log": Lazy("views", "cmd_log"),
         "next": Lazy("views", "cmd_next"),

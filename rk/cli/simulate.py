@@ -27,6 +27,7 @@ from rk.cli.flags import (
 from rk.cli.listing import schedule_text
 from rk.cli.options import param
 from rk.cli.store import find, loadable
+from rk.cli.waking import dormant_after_flag
 from rk.core import bounds
 from rk.core.schedule.entry import CreatedBy, Cron, Deliver, Entry, Target, TargetKind, WakeOn, WakeOnly
 from rk.core.schedule.fields import Surface
@@ -155,6 +156,8 @@ def _replayed(env: Environment, flags: EntryFlags) -> tuple[Entry, _Replay]:
     if changed is not None:
         entry = replace(entry, only_if_changed="" if changed == CHANGED_OFF else changed)
     check_only_if_changed(entry.only_if_changed, entry.wake_on is not None)
+    if (after := dormant_after_flag(flags.dormant_after)) is not None:  # a deaf agent (--busy 0) goes dormant
+        entry = replace(entry, dormant_after=after)
     return entry, run
 
 

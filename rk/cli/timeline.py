@@ -58,6 +58,7 @@ EVENT_GLYPH = {
     Status.FAILED: ("!", "bold red", 6),
     Status.SKIPPED_CAP: ("C", "yellow", 4),  # max_per_day (rk.core.cost.caps)
     Status.RETIRED: ("R", "cyan", 4),  # max_total
+    Status.DORMANT: ("z", "magenta", 4),  # no answer to N prompts (rk.core.schedule.dormant)
     "hold": ("h", "blue", 2),
 }
 
@@ -168,7 +169,7 @@ def render(
             f"one column = {format_duration(per)}; ▁ idle █ active ▆ waiting L limited d draft ? dialog "
             "$ shell · unknown; ▲ delivered h held s skipped-busy l skipped-limited a skipped-absent "
             "q skipped-quiet p skipped-paused w held-quiet m missed x held-expired ! failed "
-            "C skipped-cap R retired; ‖ paused",
+            "C skipped-cap R retired z dormant; ‖ paused",
             style="dim",
         )
     )

@@ -49,6 +49,7 @@ class ServerTick:
     recheck: bool = False  #: a hold the screen may lift within a second (`rk.core.pane.recheck`): tick again soon
     paused: bool = False  #: the server is paused (the status line counts it)
     muted: int = 0  #: entries muted now (the status line counts them)
+    dormant: int = 0  #: entries dormant now (`rk.core.schedule.dormant`; the status line counts them)
     unreadable: str = ""  #: why its entries file could not be read ("" when it was): none of them fired
     panes: list[PaneFact] = field(
         default_factory=list

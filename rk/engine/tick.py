@@ -349,6 +349,7 @@ def _plan_next(tick: _Pass, scene: _Scene) -> None:
     """What the status line and the ticker's sleep read: paused, muted, the next due instant."""
     runtime, out, entries, now = tick.runtime, tick.out, scene.entries, scene.now
     out.paused, out.muted = scene.paused is not None, sum(e.is_muted(now) for e in entries)
+    out.dormant = len({d.entry for d in scene.ev.diagnostics if d.reason == Diag.DORMANT})
     out.next_due = next_due(
         entries,
         scene.view,

@@ -43,6 +43,7 @@ from rk.core.environ import NUDGE_SOCKET
 from rk.core.errors import ExitStatus, RkError
 from rk.core.log.diagnostics import Diag, first_line
 from rk.core.pane.recheck import RECHECK_AFTER
+from rk.engine.result import ServerTick
 from rk.engine.runtime import Runtime
 from rk.engine.tick import sweep
 from rk.engine.watch import Watcher
@@ -204,11 +205,7 @@ class Ticker:
         failed = [f"{server}: {d.detail}" for server, d in result.diagnostics if d.reason == Diag.TICK_FAILED]
         if only is None:
             self.glances.clear()
-        self.glances.update(
-            (s.slug, {"next_due": s.next_due, "paused": s.paused, "muted": s.muted, "unreadable": bool(s.unreadable)})
-            for s in result.servers
-            if s.swept
-        )
+        self.glances.update((s.slug, _glance(s)) for s in result.servers if s.swept)
         self._status(started, [s.slug for s in result.servers if s.swept], failed[0] if failed else "", only is None)
         for decision in result.decisions:
             log.info(
@@ -339,6 +336,12 @@ class Ticker:
             raise StateDirLost(lost)
 
 
+def _glance(s: ServerTick) -> dict[str, object]:
+    """What the status line shows of one server's tick (`rk.core.channels.glance`)."""
+    out: dict[str, object] = {"next_due": s.next_due, "paused": s.paused, "muted": s.muted, "dormant": s.dormant}
+    return out | {"unreadable": bool(s.unreadable)}
+
+
 def glance_of(glances: Mapping[str, Mapping[str, object]]) -> dict[str, object]:
     """The status line's share of `ticker.status`: the earliest next due instant,
     servers paused, entries muted (`rk status --format tmux` reads only this file)."""
@@ -347,6 +350,7 @@ def glance_of(glances: Mapping[str, Mapping[str, object]]) -> dict[str, object]:
         "next_due": min(dues) if dues else None,
         "paused": sum(bool(g.get("paused")) for g in glances.values()),
         "muted": sum(muted for g in glances.values() if isinstance(muted := g.get("muted"), int)),
+        "dormant": sum(n for g in glances.values() if isinstance(n := g.get("dormant"), int)),  #: entries dormant
         "unreadable": sum(bool(g.get("unreadable")) for g in glances.values()),  #: servers whose entries it cannot read
     }
 

@@ -77,6 +77,7 @@ INTENT_KEYS = (
     "budget",
     *("retry", "retry_after"),
     "fresh",
+    "dormant_after",
     "created_by",
     "parent",
 )

@@ -66,10 +66,10 @@ def _number(text: str) -> bool:
 
 class Glance:
     """What the segment shows: counts of panes waiting and limited (with the earliest
-    known reset, 0: none known), servers paused, entries muted, and the next fire
+    known reset, 0: none known), servers paused, entries muted and dormant, and the next fire
     (None when the ticker is down: it fires nothing). `to_dict` is the JSON twin."""
 
-    __slots__ = ("limited", "limited_until", "muted", "next_due", "now", "paused", "ticker", "waiting")
+    __slots__ = ("dormant", "limited", "limited_until", "muted", "next_due", "now", "paused", "ticker", "waiting")
 
     def __init__(
         self,
@@ -81,10 +81,11 @@ class Glance:
         limited_until: int = 0,
         paused: int = 0,
         muted: int = 0,
+        dormant: int = 0,
     ) -> None:
         self.ticker, self.next_due, self.now = ticker, next_due, now
         self.waiting, self.limited, self.limited_until = waiting, limited, limited_until
-        self.paused, self.muted = paused, muted
+        self.paused, self.muted, self.dormant = paused, muted, dormant
 
     @classmethod
     def of(
@@ -95,6 +96,7 @@ class Glance:
         panes: Iterable[PaneGlance],
         paused: int = 0,
         muted: int = 0,
+        dormant: int = 0,
     ) -> Glance:
         panes = list(panes)
         resets = [p.reset_at for p in panes if p.state == LIMITED and p.reset_at > now]
@@ -107,6 +109,7 @@ class Glance:
             limited_until=min(resets) if resets else 0,
             paused=paused,
             muted=muted,
+            dormant=dormant,
         )
 
     @property
@@ -128,6 +131,8 @@ class Glance:
             out.append(("held", f"⏸{self.paused}"))
         if self.muted:
             out.append(("held", f"🔇{self.muted}"))
+        if self.dormant:  # entries whose agent never answered (`rk.core.schedule.dormant`)
+            out.append(("held", f"💤{self.dormant}"))
         if self.next_due is not None:
             out.append(("next", f"⏱ {short_wait(self.next_due - self.now)}"))
         return out
@@ -158,6 +163,7 @@ class Glance:
             "limited_until": self.limited_until or None,
             "paused": self.paused,
             "muted": self.muted,
+            "dormant": self.dormant,
         }
 
 

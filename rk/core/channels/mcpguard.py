@@ -31,6 +31,7 @@ SCOPED_TOOLS = (
     "cron_rm",
     "cron_mute",
     "cron_pin",
+    "cron_wake",
     "cron_list",
     "cron_show",
     "cron_next",

@@ -40,7 +40,8 @@ FAILED, ABSENT, WAITING, LIMITED, LIMIT_RESET, EXPIRED, BUDGET = (
 )
 TURN_TIMEOUT = "turn-timeout"  #: a turn an entry's delivery started ran past its turn_timeout
 UNREADABLE = "entries-unreadable"  #: a server's entries file cannot be read: none of its entries fires
-EVENTS = (FAILED, ABSENT, WAITING, LIMITED, LIMIT_RESET, EXPIRED, TURN_TIMEOUT, BUDGET, UNREADABLE)
+DORMANT = "dormant"  #: an entry's last N deliveries started no turn: it types no more (rk.core.schedule.dormant)
+EVENTS = (FAILED, ABSENT, WAITING, LIMITED, LIMIT_RESET, EXPIRED, TURN_TIMEOUT, BUDGET, UNREADABLE, DORMANT)
 #: The outcome statuses a delivery log line turns into an event.
 _FROM_STATUS = {
     Status.FAILED: FAILED,
@@ -49,6 +50,7 @@ _FROM_STATUS = {
     Status.EXPIRED_ORPHAN: EXPIRED,
     Status.TURN_TIMEOUT: TURN_TIMEOUT,
     Status.SKIPPED_BUDGET: BUDGET,  #: written once per entry and local day: told once
+    Status.DORMANT: DORMANT,  #: written once when it goes dormant: told once
 }
 DEFAULT_WAITING_AFTER = 300
 DEFAULT_DEBOUNCE = 600
@@ -407,6 +409,10 @@ def message(event: Event, now: int, zone: tzinfo) -> tuple[str, str]:
         title = f"rk: budget reached ({event.server} {event.entry})"
         what = f"{entry.capitalize()} (typing into {where}) spent its token budget for today: its fires are skipped."
         todo = f"It resumes after local midnight; see the spend: rk -L {event.server} cron usage {event.entry}"
+    elif event.kind == DORMANT:
+        title = f"rk: entry dormant ({event.server} {event.entry})"
+        what = f"{entry.capitalize()} got {event.detail or 'no answer'} from {where}: it types no more."
+        todo = f"It wakes when the pane shows life; look at the agent, or: rk -L {event.server} cron wake {event.entry}"
     else:
         title = f"rk: entry expired ({event.server} {event.entry})"
         what = f"{entry.capitalize()} on tmux server {event.server!r} was removed: its target stayed missing."

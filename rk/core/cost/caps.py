@@ -127,8 +127,9 @@ def skipped_line(entry_id: str, pane: str, reason: str, now: int) -> LogLine:
 
 def kept_deliveries(entry: Entry) -> int:
     """How many of the entry's newest `delivered` lines a rotation must keep so the
-    caps count the same afterwards (a count saturates at its limit)."""
-    return max(entry.max_per_day, entry.max_total)
+    caps count the same afterwards (a count saturates at its limit), and dormancy
+    (`rk.core.schedule.dormant`) counts its unanswered ones the same."""
+    return max(entry.max_per_day, entry.max_total, entry.dormant_after)
 
 
 def capping(entry: Entry, log: LogView, now: int, occurrence: int, zone: tzinfo) -> DayCap | None:

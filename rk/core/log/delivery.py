@@ -64,6 +64,9 @@ class Status(StrEnum):
     TURN_TIMEOUT = "turn-timeout"  #: the turn a delivery started is still busy past the entry's turn_timeout
     INTERRUPTED = "interrupted"  #: its interrupt key was pressed and the turn ended
     INTERRUPT_FAILED = "interrupt-failed"  #: the key was pressed (or could not be) and the turn went on; why follows
+    #: Dormancy (`rk.core.schedule.dormant`): about the entry's past deliveries, not a fire:
+    DORMANT = "dormant"  #: its last N deliveries started no turn: it types no more until the pane shows life
+    WOKEN = "woken"  #: `rk cron wake` ended its dormancy by hand: its unanswered deliveries are forgotten
 
 
 class Reason(StrEnum):
@@ -136,7 +139,10 @@ def counts_for_rate(outcome: str) -> bool:
 #: Lines about a turn an earlier delivery started, not about a fire: they anchor no
 #: schedule, restart no debounce, count for no cap and prove nothing (LogView keeps
 #: them aside, `LogView.aftermath`).
-AFTERMATH = frozenset({Status.TURN_TIMEOUT, Status.INTERRUPTED, Status.INTERRUPT_FAILED})
+AFTERMATH = frozenset({Status.TURN_TIMEOUT, Status.INTERRUPTED, Status.INTERRUPT_FAILED, Status.DORMANT, Status.WOKEN})
+#: The aftermath a rotation keeps the newest of, per entry: deliveries up to a `turn-timeout` stay
+#: handled; a `dormant` line says dormancy was told, a `woken` line where its count starts again.
+_KEPT_AFTERMATH = frozenset({Status.TURN_TIMEOUT, Status.DORMANT, Status.WOKEN})
 
 
 def is_aftermath(outcome: str) -> bool:
@@ -474,24 +480,25 @@ def lines_to_keep(
     last `BUDGET_KEEP` seconds: the tick counts their day's turns from them.
 
     `AFTERMATH` lines play no part in the queries; an entry's newest `turn-timeout`
-    is kept (the deliveries it handled stay handled).
+    is kept (the deliveries it handled stay handled), and its newest `dormant` and
+    `woken` lines (`rk.core.schedule.dormant` reads them).
     """
     keep: set[int] = set()
     floor = now - RATE_WINDOW
     budget_floor = now - BUDGET_KEEP
     by_entry: dict[str, list[int]] = {}
-    timeouts: dict[str, int] = {}
+    timeouts: dict[tuple[str, str], int] = {}
     for i, line in enumerate(lines):
         if line.ts >= floor or (
             line.entry in budgeted and line.ts >= budget_floor and status_of(line.outcome) == Status.DELIVERED
         ):
             keep.add(i)
         if is_aftermath(line.outcome):
-            if status_of(line.outcome) == Status.TURN_TIMEOUT:
-                timeouts[line.entry] = i
+            if status_of(line.outcome) in _KEPT_AFTERMATH:
+                timeouts[(line.entry, status_of(line.outcome))] = i
             continue
         by_entry.setdefault(line.entry, []).append(i)
-    keep.update(i for entry_id, i in timeouts.items() if live is None or entry_id in live)
+    keep.update(i for (entry_id, _), i in timeouts.items() if live is None or entry_id in live)
     for entry_id, idxs in by_entry.items():
         if live is not None and entry_id not in live:
             continue

@@ -46,6 +46,7 @@ class Diag(StrEnum):
     TICK_FAILED = "tick-failed"  #: an unexpected error in one server's tick; the others go on
     CAPPED = "capped"  #: the entry's max_per_day is reached today (rk.core.cost.caps); it fires after midnight
     RETIRED = "retired"  #: the entry had its max_total deliveries: it fires no more and leaves the file
+    DORMANT = "dormant"  #: its last N deliveries started no turn: silent until its pane shows life (rk cron wake)
 
 
 def first_line(exc: BaseException, limit: int = 300) -> str:

@@ -20,6 +20,8 @@ from rk.core.pane.payload import hidden
 from rk.core.schedule import sources
 from rk.core.schedule.cronexpr import CronError, CronExpr, zone_for
 from rk.core.schedule.entry import (
+    DORMANT_AFTER,
+    DORMANT_OFF,
     WAKE_SCOPE,
     At,
     Backoff,
@@ -321,6 +323,7 @@ def decode_entry(raw: object) -> Entry:
         budget=decode_budget(raw.get("budget")),
         **decode_retry(raw),
         fresh=decode_fresh(raw.get("fresh")),
+        dormant_after=DORMANT_AFTER if raw.get("dormant_after") is None else parse_dormant_after(raw["dormant_after"]),
         created_by=created_by,
         parent=_text(raw.get("parent"), "parent", bounds.MAX_WORD).strip(),
     )
@@ -433,3 +436,20 @@ def check_respawn_intent(entry: Entry) -> None:
     """
     if entry.if_absent == IfAbsent.RESPAWN and not entry.respawn and entry.target.kind != TargetKind.SESSION:
         raise EntryError("if_absent respawn requires a respawn command — only session targets have a default (resume)")
+
+
+#: The most unanswered deliveries `dormant_after` may name (`rk.core.schedule.dormant`).
+DORMANT_MOST = 1000
+
+
+def parse_dormant_after(value: object, what: str = "dormant_after") -> int:
+    """`3`, `"3"`, `off` (also `0`, false) → the count (0: never); EntryError otherwise."""
+    if value is False or (isinstance(value, str) and value.strip().lower() == DORMANT_OFF):
+        return 0
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise EntryError(f"{what} must be a whole number or {DORMANT_OFF}")
+    if not 0 <= value <= DORMANT_MOST:
+        raise EntryError(f"{what} must be a whole number between 1 and {DORMANT_MOST}, or {DORMANT_OFF}")
+    return value

@@ -8,13 +8,16 @@ give the same outputs, which is what lets a restart lose nothing and lets
 `rk cron simulate` replay a day in a second.
 
 Composition per entry, in order: entry cap → total cap (`max_total` spent: it
-fires no more, the tick retires it) → mute → pause → clock set back → schedule
+fires no more, the tick retires it) → mute → pause → clock set back → dormant
+(`rk.core.schedule.dormant`: held silently once told) → schedule
 predicate (an occurrence a lapsed pause covered, unseen, dropped) → wake
 predicate → day cap (`max_per_day`, `rk.core.cost.caps`: one `skipped-cap` line
 a local day, a capped occurrence never `missed`) → budget (`spent`: a fire of an
 entry whose day's tokens reached its budget is `skipped-budget`, once per local
 day, then silent, missed occurrences included) → missed → active hours →
-target-unresolved diagnostic → fire (reason `schedule` wins over `wake`; one fire per entry per tick).
+dormant (a fire that would type after N unanswered deliveries is the one
+`dormant` line instead) → target-unresolved diagnostic → fire (reason
+`schedule` wins over `wake`; one fire per entry per tick).
 """
 
 from __future__ import annotations
@@ -30,13 +33,17 @@ from rk.core.cost.usage import Spent
 from rk.core.log.cause import Causes
 from rk.core.log.delivery import LogLine, LogView, Reason, Status
 from rk.core.log.diagnostics import Diag, Diagnostic
-from rk.core.log.wake_mark import marked
 from rk.core.pane.facts import PaneFact, TargetFact
 from rk.core.pane.state import AgentState
 from rk.core.schedule import retry, world
 from rk.core.schedule.budget import budget_reopens as budget_reopens  # re-exported: health, forecast
 from rk.core.schedule.budget import budget_stop
+from rk.core.schedule.dormant import Dormancy, dormancy, dormant_line
 from rk.core.schedule.entry import CATCH_UP_ONCE, At, Cron, Entry, WakeEvent
+from rk.core.schedule.evaluation import Evaluation as Evaluation  # re-exported: due()'s one door
+from rk.core.schedule.evaluation import Fire as Fire
+from rk.core.schedule.evaluation import Missed as Missed
+from rk.core.schedule.evaluation import Quiet as Quiet
 from rk.core.schedule.ladder import POLL
 from rk.core.schedule.next_due import is_paused as is_paused  # re-exported, as next_due: the callers' one door
 from rk.core.schedule.next_due import next_due as next_due
@@ -61,104 +68,6 @@ from rk.core.schedule.wake import (
 from rk.core.schedule.world import World, WorldEdge
 from rk.core.settings import Settings
 from rk.core.wallclock import moment
-
-
-@dataclass(frozen=True)
-class Fire:
-    """A fire: `pane` is "" for an absent fire. `rung` is the backoff rung (0 otherwise).
-    `refused` says why an absent fire's pane, though present, is not typed into.
-
-    `occurrence` is the cron occurrence a schedule fire is for (also for a catch-up
-    fire, whose `due_at` is now; 0 for every other fire). A wake fire names the pane
-    whose change fired it (`wake.trigger`; for `limit-reset`, the target), that pane's
-    new state (`gone` when it vanished), its window's name ("" once the pane is gone)
-    and who started the turn whose change it was (`rk.core.log.cause`: `rk` or `human`;
-    "" for `limit-reset`); all are "" for any other fire. The placeholders read them."""
-
-    entry: str
-    reason: str
-    pane: str
-    rung: int
-    due_at: int
-    at: int
-    refused: str = ""
-    occurrence: int = 0
-    wake_pane: str = ""
-    wake_state: str = ""
-    wake_window: str = ""
-    wake_by: str = ""
-    #: a wake on the world (`world.WorldEdge.fire`): `{signal}`, `{signal_data}`, its line's mark
-    signal: str = ""
-    signal_data: str = ""
-    mark: str = ""
-
-
-@dataclass(frozen=True)
-class Missed:
-    """A cron occurrence seen too late to fire, logged once per gap."""
-
-    entry: str
-    occurrence: int
-
-
-@dataclass(frozen=True)
-class Quiet:
-    """A fire that came due outside the entry's active hours: logged `skipped-quiet`."""
-
-    entry: str
-    reason: str
-    pane: str
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    fires: tuple[Fire, ...]
-    absent: tuple[Fire, ...]
-    missed: tuple[Missed, ...]
-    diagnostics: tuple[Diagnostic, ...]
-    next_cursor: Mapping[str, Observation]
-    #: entries whose anchor lies beyond now: the caller logs `clock` `rescheduled` at now for each
-    clock_back: tuple[str, ...] = ()
-    #: fires due outside their active hours: the caller logs `skipped-quiet` for each
-    quiet: tuple[Quiet, ...] = ()
-    #: occurrences (cron, at) that came due while the server is paused: the caller logs
-    #: `skipped-paused` for each, which drops them (never caught up, never `missed` later)
-    paused: tuple[Quiet, ...] = ()
-    #: cron catch-ups that begin to wait for their active hours: the caller logs `held-quiet` for each
-    waiting: tuple[Quiet, ...] = ()
-    #: the first capped fire of an entry's local day: the caller logs `skipped-cap: day` for each
-    capped: tuple[Quiet, ...] = ()
-    #: fires of entries whose day's tokens reached their budget: the caller logs `skipped-budget` for each
-    budget: tuple[Quiet, ...] = ()
-    #: wakes on the world that fire: the mark each of their `wake` lines carries (`rk.core.log.wake_mark`)
-    marks: Mapping[str, str] = field(default_factory=dict)
-
-    def ledger(self, now: int) -> list[tuple[LogLine, int]]:
-        """The lines the caller writes at `now` before any fire, in the tick's order, each
-        with the instant it is for (a `missed` line: its occurrence): `clock` `rescheduled`,
-        `missed`, `skipped-quiet`, `skipped-paused`, `held-quiet`, `skipped-budget`,
-        `skipped-cap`. The tick, the simulator and the forecast write exactly these."""
-        out = [(LogLine(now, e, "", Reason.CLOCK, Status.RESCHEDULED), now) for e in self.clock_back]
-        out += [(LogLine(now, m.entry, "", Reason.SCHEDULE, Status.MISSED), m.occurrence) for m in self.missed]
-        for status, skips in (
-            (Status.SKIPPED_QUIET, self.quiet),
-            (Status.SKIPPED_PAUSED, self.paused),
-            (Status.HELD_QUIET, self.waiting),
-            (Status.SKIPPED_BUDGET, self.budget),
-        ):
-            out += [(LogLine(now, q.entry, q.pane, q.reason, status), now) for q in skips]
-        out += [(caps.skipped_line(q.entry, q.pane, q.reason, now), now) for q in self.capped]
-        return [(self.marked(line), at) for line, at in out]
-
-    def marked(self, line: LogLine) -> LogLine:
-        """A wake on the world's `wake` line (held, capped, quiet…) names what it consumed."""
-        mark = self.marks.get(line.entry, "") if line.reason == Reason.WAKE else ""
-        return replace(line, outcome=marked(line.outcome, mark)) if mark else line
-
-    @property
-    def debounced(self) -> tuple[str, ...]:
-        """Entries whose wake edge is pending behind its debounce."""
-        return tuple(d.entry for d in self.diagnostics if d.reason == Diag.WAKE_DEBOUNCED)
 
 
 def waits_for_active_hours(entry: Entry) -> bool:
@@ -273,6 +182,7 @@ class _Sweep:
     waiting: list[Quiet] = field(default_factory=list)
     capped: list[Quiet] = field(default_factory=list)
     over: list[Quiet] = field(default_factory=list)
+    dormant: list[LogLine] = field(default_factory=list)
     #: the server's states, built for the first wake entry that reads them
     prints: Fingerprints | None = None
     paused: bool = field(init=False)
@@ -302,6 +212,7 @@ class _Sweep:
             capped=tuple(self.capped),
             budget=tuple(self.over),
             marks={k: e.mark for k, e in self.worlds.items() if e.mark},
+            dormant=tuple(self.dormant),
         )
 
 
@@ -323,6 +234,10 @@ def _evaluate(entry: Entry, sweep: _Sweep) -> None:
         _report_clock_back(entry, sweep)
         return
     target = sweep.targets.get(entry.id, _NO_TARGET)
+    rest = dormancy(entry, log, target)
+    if rest.held:
+        _report_dormant(entry, rest, sweep)
+        return
     verdict = schedule_verdict(entry, log, target, now, sweep.zone, sweep.poll)
     if verdict.diagnostic is not None:
         sweep.diags.append(verdict.diagnostic)
@@ -340,6 +255,10 @@ def _evaluate(entry: Entry, sweep: _Sweep) -> None:
     if not (verdict.due or wake_due):
         return
     if entry.active_hours is not None and _outside_hours(entry, target, verdict, sweep):
+        return
+    if rest.dormant:  # the fire that would type one prompt too many: told, not typed
+        sweep.dormant.append(dormant_line(entry, target.pane, _reason(verdict), now))
+        _report_dormant(entry, rest, sweep)
         return
     _fire(entry, target, verdict, sweep)
 
@@ -369,6 +288,13 @@ def _report_paused(entry: Entry, sweep: _Sweep) -> None:
         verdict = schedule_verdict(entry, sweep.log, target, sweep.now, sweep.zone, sweep.poll)
         if verdict.due or verdict.missed:  # an occurrence inside the pause: dropped, with its line
             sweep.dropped.append(Quiet(entry.id, Reason.SCHEDULE, target.pane))
+
+
+def _report_dormant(entry: Entry, rest: Dormancy, sweep: _Sweep) -> None:
+    """Dormant: its last N deliveries started no turn; it fires again once the pane shows life."""
+    since = moment(rest.since, sweep.zone_of(entry))
+    detail = f"no answer to its last {rest.limit} deliveries (since {since}): silent until the pane shows life"
+    sweep.diags.append(Diagnostic(entry.id, Diag.DORMANT, detail))
 
 
 def _paused_unseen(entry: Entry, verdict: ScheduleVerdict, sweep: _Sweep) -> bool:

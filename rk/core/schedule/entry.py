@@ -85,6 +85,11 @@ CATCH_UP_ONCE = "once"
 BACKOFF_MIN = 60  #: `--backoff` without `--min`
 BACKOFF_MAX = 30 * 60  #: `--backoff` without `--max`
 WAKE_DEBOUNCE = 60  #: `--wake-on` without `--wake-debounce`
+#: Unanswered deliveries in a row after which an entry goes dormant (`rk.core.schedule.dormant`);
+#: `--dormant-after off` (0) never; written to the file only when it is not this.
+DORMANT_AFTER = 3
+#: The word that turns dormancy off (`dormant_after: off`).
+DORMANT_OFF = "off"
 
 
 class EntryError(RkError, ValueError):
@@ -348,6 +353,8 @@ class Entry:
     retry_after: int = 0
     #: the CLI's /clear or /compact before each fire's payload (`rk.core.schedule.fresh`); None: none
     fresh: FreshMode | None = None
+    #: unanswered deliveries in a row before it goes dormant (`rk.core.schedule.dormant`; 0: never)
+    dormant_after: int = DORMANT_AFTER
     created_by: CreatedBy = field(default_factory=CreatedBy)
     #: the entry whose fire started the turn that made this one; rk writes it (`rk.core.schedule.lineage`)
     parent: str = ""
@@ -434,6 +441,8 @@ class Entry:
                 out["retry_after"] = format_duration(self.retry_after)
         if self.fresh is not None:
             out["fresh"] = str(self.fresh)
+        if self.dormant_after != DORMANT_AFTER:
+            out["dormant_after"] = self.dormant_after or DORMANT_OFF
         out["created_by"] = self.created_by.to_yaml()
         if self.parent:
             out["parent"] = self.parent

@@ -14,6 +14,8 @@ from rk.core.bounds import MAX_ARG, MAX_CAP, MAX_LABEL, MAX_PANE, MAX_PROMPT, MA
 from rk.core.cost.unchanged import MODES
 from rk.core.schedule.entry import (
     CATCH_UP_ONCE,
+    DORMANT_AFTER,
+    DORMANT_OFF,
     WAKE_SCOPE,
     Deliver,
     FreshMode,
@@ -410,6 +412,18 @@ FIELDS: tuple[Field, ...] = (
         off=("none", "off"),
         complete=(*FreshMode, "off"),
     ),
+    Field(  # dormancy (rk.core.schedule.dormant)
+        "dormant_after",
+        "--dormant-after",
+        Shape.TEXT,
+        f"Go dormant after N deliveries in a row that started no turn (default {DORMANT_AFTER}): logged dormant, "
+        "told once, it types no more until its pane shows life (a turn, a new agent, a state change) or rk cron "
+        f"wake; {DORMANT_OFF}: never. Only on a pane with an agent state (hooks or a read screen).",
+        "dormant_after",
+        mcp=f"After N unanswered deliveries in a row it stops typing until its pane shows life ({DORMANT_OFF}: never).",
+        default=str(DORMANT_AFTER),
+        complete=(DORMANT_OFF,),
+    ),
 )
 
 BY_KEY: dict[str, Field] = {f.key: f for f in FIELDS}
@@ -421,14 +435,14 @@ SURFACES: dict[Surface, tuple[str, ...]] = {
         *("if_absent", "respawn", "pinned", "any_program", "role", "session", "pane", "follow_session"),
         *("wake_on", "wake_scope", "wake_from"),
         *("wake_debounce", "catch_up_within", "active_hours", "only_if_changed", "budget", "at", "in"),
-        *("max_per_day", "max_total", "turn_timeout", "on_timeout", "retry", "retry_after", "fresh"),
+        *("max_per_day", "max_total", "turn_timeout", "on_timeout", "retry", "retry_after", "fresh", "dormant_after"),
     ),
     Surface.EDIT: (
         *("every", "idle_every", "backoff", "min", "max", "cron", "catch_up", "tz", "name", "deliver"),
         *("if_absent", "respawn", "wake_on", "wake_scope", "wake_from", "wake_debounce", "any_program"),
         "catch_up_within",
         *("active_hours", "only_if_changed", "max_per_day", "max_total", "budget", "prompt", "turn_timeout"),
-        *("on_timeout", "retry", "retry_after", "fresh"),
+        *("on_timeout", "retry", "retry_after", "fresh", "dormant_after"),
     ),
     Surface.SIMULATE: (
         *("every", "idle_every", "backoff", "min", "max", "cron", "catch_up", "tz", "deliver", "wake_on"),
@@ -440,13 +454,14 @@ SURFACES: dict[Surface, tuple[str, ...]] = {
             "only_if_changed",
             "max_per_day",
             "max_total",
+            "dormant_after",
         ),
     ),
     Surface.CRON_ADD: (
         *("prompt", "every", "idle_every", "backoff", "min", "max", "cron", "tz", "at", "in", "name"),
         *("deliver", "wake_on", "wake_from", "active_hours", "only_if_changed", "max_per_day", "max_total"),
         *("turn_timeout", "on_timeout", "budget", "pinned", "role", "session", "pane", "follow_session"),
-        *("retry", "retry_after", "fresh"),
+        *("retry", "retry_after", "fresh", "dormant_after"),
     ),
     Surface.CRON_EDIT: (
         *("every", "idle_every", "backoff", "min", "max", "cron", "tz", "name", "prompt", "deliver", "wake_on"),
@@ -460,6 +475,7 @@ SURFACES: dict[Surface, tuple[str, ...]] = {
             "on_timeout",
             "budget",
             "fresh",
+            "dormant_after",
         ),
         *("retry", "retry_after"),
     ),

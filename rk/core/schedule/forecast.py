@@ -13,7 +13,9 @@ limited, no state) decide the forecast exactly as they decide the tick.
 Assumed, because nothing can know it now: the target's facts stay as they are,
 except that a working agent (`active`, `waiting`) comes to rest (a backoff: it
 stays quiet, so the ladder climbs); no other entry types into the target
-meanwhile; no wake edge comes; each line is written at the instant it is due (a
+meanwhile; no wake edge comes; the agent answers each prompt (so only an entry
+dormant now, or whose unanswered deliveries make it dormant at its next fire, shows
+no further fires: `rk.core.schedule.dormant`); each line is written at the instant it is due (a
 late ticker shifts an `every` chain by as much); a budgeted entry's turns stay
 within its budget (a day whose `skipped-budget` line is written fires again at
 its next midnight); an only-if-changed target changes between fires.
@@ -34,7 +36,7 @@ from rk.core.schedule.cronexpr import CronError, CronExpr
 from rk.core.schedule.dispose import Act, Seen, dispose
 from rk.core.schedule.due import at_done, budget_reopens, due, entry_zone, next_due
 from rk.core.schedule.entry import At, Backoff, Cron, Entry, WakeOnly
-from rk.core.schedule.health import needs_state, why_not
+from rk.core.schedule.health import DORMANT, needs_state, why_not
 from rk.core.settings import Settings
 
 #: How many instants the forecast evaluates before it gives up (an `every 1m` entry
@@ -135,6 +137,8 @@ def forecast(
         return Forecast((), why, note, left)
     if isinstance(entry.schedule, At) and at_done(entry, log):
         return Forecast((), why, note, left)
+    if why is not None and why.startswith(DORMANT):  # silent until its pane shows life: no fire to foresee
+        return Forecast((), why, note, left)
     n, span = options.get("n", 1), options.get("paused_span")
     fires, refusal = _run(entry, log, _at_rest(target), now, zone, settings, paused_until, n, span)
     if not fires and why is None:
@@ -180,11 +184,14 @@ def _run(
             view.add(line)
             last = line.outcome
             written.add(status_of(line.outcome))
+        if ev.dormant:
+            return fires, f"{ev.dormant[0].outcome}: it types no more until its pane shows life (or rk cron wake)"
         for fire in (*ev.fires, *ev.absent):
             disposition = dispose(fire, entry, view, t, settings.rate_per_hour, _seen(target) if fire.pane else None)
             if disposition.act == Act.SEND:
                 fires.append(Upcoming(fire.due_at if t == now else t, fire.rung, fire.occurrence))
                 outcome = str(Status.DELIVERED)
+                targets = {entry.id: replace(target, epoch=max(target.epoch, t))}  # answered (assumed)
             elif disposition.act == Act.HOLD:  # only a limit holds a fire the facts alone decide
                 return fires, f"target limited: its fires are held until the limit resets ({entry.policy})"
             else:

@@ -13,12 +13,15 @@ from rk.core.cost import caps
 from rk.core.log.delivery import LogView
 from rk.core.pane.facts import TargetFact
 from rk.core.schedule.dispose import over_rate_cap
+from rk.core.schedule.dormant import dormancy
 from rk.core.schedule.due import budget_reopens, entry_zone, is_paused
 from rk.core.schedule.entry import Backoff, Entry, TargetKind, WakeEvent
 from rk.core.wallclock import moment
 
 #: Reasons a user chose (a mute, a pause): the entry is silent on purpose, nothing is wrong.
 CHOSEN = ("muted", "server paused", "capped:", "retired:", "budget spent")
+#: The word `why_not` starts with for a dormant entry (`rk.core.schedule.dormant`): its agent never answered.
+DORMANT = "dormant"
 #: A state that passes by itself (`rk.core.schedule.forecast`: a usage limit resets): nothing is wrong either.
 PASSING = ("target limited",)
 
@@ -55,6 +58,10 @@ def why_not(
         return "no state reported (no hooks?)"
     if view is not None and rate_per_hour > 0 and over_rate_cap(view, now, rate_per_hour, target=target.pane):
         return f"rate-capped ({rate_per_hour} deliveries to {target.pane} in the last hour; setting rate_per_hour)"
+    if view is not None and (rest := dormancy(entry, view, target)).held:
+        since = moment(rest.since, entry_zone(entry, zone))
+        wakes = "wakes when the pane shows life, or rk cron wake"
+        return f"{DORMANT}: no answer to {rest.limit} prompts since {since} ({wakes})"
     if view is not None:
         cap = caps.day_cap(entry, view, now, entry_zone(entry, zone))
         if cap is not None and cap.capped:

@@ -24,7 +24,7 @@ from typing import TypedDict, Unpack
 from rk.core.cost import caps
 from rk.core.cost.turn_timeout import StateLine
 from rk.core.cost.unchanged import Mark, Print, Verdict, compared, verdict, wants_mark
-from rk.core.log.delivery import LogLine, LogView, Reason, Status
+from rk.core.log.delivery import LogLine, LogView, Reason, Status, is_aftermath
 from rk.core.pane.facts import PaneFact, PaneKind, TargetFact, resolve_all
 from rk.core.pane.state import BUSY_STATES, AgentState
 from rk.core.schedule.dispose import Act, Seen, dispose, edge_kept
@@ -98,11 +98,13 @@ class Simulation:
     paused: set[int] = field(default_factory=set)
 
     def fires(self, entry: str | None = None) -> list[LogLine]:
-        """Log lines that came from a fire (everything but missed/rescheduled)."""
+        """Log lines that came from a fire (everything but missed/rescheduled and `AFTERMATH`: dormant…)."""
         return [
             line
             for line in self.lines
-            if (entry is None or line.entry == entry) and line.outcome not in (Status.MISSED, Status.RESCHEDULED)
+            if (entry is None or line.entry == entry)
+            and line.outcome not in (Status.MISSED, Status.RESCHEDULED)
+            and not is_aftermath(line.outcome)
         ]
 
 
