@@ -52,6 +52,7 @@ from rk.store import cursor
 from rk.store import delivery_log as logfile
 from rk.store.config import ServerFiles, check_private_dir, ensure_private_dir, known_servers
 from rk.store.entries import load_entries
+from rk.store.mirror import remote_lines
 from rk.store.pane_history import PaneHistory
 from rk.store.pause import pause_span, paused_until
 from rk.tmux.observe import learn_idle_lines, look_around, watched
@@ -191,6 +192,7 @@ def _survey(tick: _Pass, entries: list[Entry]) -> _Scene | None:
         paused_span=pause_span(files.pause),
         spent=_spent(runtime, server, entries, view, now),
         journal=PaneHistory(str(files.dir), files.slug),
+        remote=remote_lines(str(files.dir), (e.wake_on.scope for e in entries if e.wake_on is not None)),
     )
     out.diagnostics.extend(ev.diagnostics)
     return _Scene(entries, panes, targets, previous, unlogged, view, paused, now, ev)
