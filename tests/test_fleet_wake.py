@@ -4,7 +4,6 @@ once per turn end, also when the link is killed in the middle of the turns."""
 
 from __future__ import annotations
 
-import os
 import statistics
 import subprocess
 import sys
