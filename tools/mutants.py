@@ -3507,6 +3507,34 @@ MUTANTS = [
         "    if view is not None and (rest := dormancy(entry, view, target)).held and False:",
         DORMANT,
     ),
+    Mutant(
+        "fleet: a wake on another host judges only the newest line (a turn ended while the link was down is lost)",
+        "rk/core/fleet/watch.py",
+        "    fresh = lines[start:]\n",
+        "    fresh = lines[-1:] if start < len(lines) else []\n",
+        ("tests/test_fleet_watch.py",),
+    ),
+    Mutant(
+        "fleet: a wake on another host fires again on lines it judged",
+        "rk/core/fleet/watch.py",
+        "                return i + 1\n",
+        "                return i\n",
+        ("tests/test_fleet_watch.py",),
+    ),
+    Mutant(
+        "fleet: the debounce of a wake on another host lets its edge go",
+        "rk/core/fleet/watch.py",
+        '        return WakeVerdict.DEBOUNCED, previous, "", ""\n',
+        '        return WakeVerdict.IGNORED, newest, "", ""\n',
+        ("tests/test_fleet_watch.py",),
+    ),
+    Mutant(
+        "fleet: the ticker follows no other host (its wakes never fire)",
+        "rk/engine/ticker.py",
+        "            self._follow_fleet([s.slug for s in result.servers])\n",
+        "            pass\n",
+        ("tests/test_fleet_wake.py",),
+    ),
 ]
 
 

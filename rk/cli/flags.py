@@ -360,10 +360,22 @@ def wake_from_flags(
     if wake_on not in WakeEvent.__members__.values() and source_of(wake_on) is None:
         raise usage(f"--wake-on must be one of {', '.join(WakeEvent)}, signal:NAME or file:PATH")
     if scope is not None and scope != WAKE_SCOPE:
-        raise usage(f"--wake-scope must be {WAKE_SCOPE}")
+        _remote_scope(scope, wake_on)
     secs = duration("--wake-debounce", debounce, allow_zero=True) if debounce is not None else WAKE_DEBOUNCE
     origin = wake_source_flag(source, wake_on) or WakeFrom.HUMAN
-    return WakeOn(event=wake_on, scope=WAKE_SCOPE, debounce=secs, from_=origin)
+    return WakeOn(event=wake_on, scope=scope or WAKE_SCOPE, debounce=secs, from_=origin)
+
+
+def _remote_scope(scope: str, wake_on: str) -> None:
+    """`--wake-scope %N@HOST`: another host's panes, for agent-state-change only."""
+    from rk.core.fleet.watch import ScopeError, parse_scope
+
+    try:
+        parse_scope(scope)
+    except ScopeError as exc:
+        raise usage(f"--wake-scope: {exc}") from None
+    if wake_on != WakeEvent.AGENT_STATE_CHANGE:
+        raise usage(f"--wake-scope {scope} applies to --wake-on {WakeEvent.AGENT_STATE_CHANGE}")
 
 
 def world_event(value: str) -> str:

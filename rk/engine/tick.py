@@ -53,6 +53,7 @@ from rk.store import cursor
 from rk.store import delivery_log as logfile
 from rk.store.config import ServerFiles, check_private_dir, ensure_private_dir, known_servers
 from rk.store.entries import load_entries
+from rk.store.mirror import remote_lines
 from rk.store.pane_history import PaneHistory
 from rk.store.pause import pause_span, paused_until
 from rk.store.signals import read_world
@@ -194,6 +195,7 @@ def _survey(tick: _Pass, entries: list[Entry]) -> _Scene | None:
         spent=_spent(runtime, server, entries, view, now),
         journal=PaneHistory(str(files.dir), files.slug),
         world=read_world(files, entries, now),  # rk signal, --wake-on file:PATH
+        remote=remote_lines(str(files.dir), (e.wake_on.scope for e in entries if e.wake_on is not None)),
     )
     out.diagnostics.extend(ev.diagnostics)
     return _Scene(entries, panes, targets, previous, unlogged, view, paused, now, ev)

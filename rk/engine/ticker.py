@@ -43,6 +43,7 @@ from rk.core.environ import NUDGE_SOCKET
 from rk.core.errors import ExitStatus, RkError
 from rk.core.log.diagnostics import Diag, first_line
 from rk.core.pane.recheck import RECHECK_AFTER
+from rk.engine.fleet import Fleet
 from rk.engine.result import ServerTick
 from rk.engine.runtime import Runtime
 from rk.engine.tick import sweep
@@ -163,6 +164,7 @@ class Ticker:
         #: config.yaml's channels, followed at each tick (when `run` made the notifier: not one given to it)
         self.channels_file: ChannelsFile | None = None
         self.watcher = Watcher(runtime)  #: the active agent panes, glimpsed between the polls
+        self.fleet = Fleet(runtime.state_dir, runtime.environ)  #: other hosts' journals its wakes watch
 
     def stop(self, *_args: object) -> None:
         self._stop = True
@@ -198,6 +200,7 @@ class Ticker:
                 log.error("notify failed: %s: %s", type(exc).__name__, first_line(exc))
         if only is None:
             self.rechecks.clear()
+            self._follow_fleet([s.slug for s in result.servers])
         else:
             self.rechecks.pop(only, None)
         soon = self.clocks.mono() + RECHECK_AFTER
@@ -222,6 +225,12 @@ class Ticker:
             log.log(level, "%s %s %s %s", server, diag.entry or "-", diag.reason, diag.detail)
         due = result.next_due
         return due if due is not None and due > started else None  # a due instant already past is no reason to spin
+
+    def _follow_fleet(self, slugs: list[str]) -> None:
+        try:
+            self.fleet.reconcile(slugs)
+        except Exception as exc:  # the followers stay as they were; the tick goes on
+            log.error("fleet not followed: %s: %s", type(exc).__name__, first_line(exc))
 
     def _follow_channels(self) -> None:
         """Follow an edit of config.yaml's `notify:` before the tick, so this tick's events reach
@@ -325,6 +334,7 @@ class Ticker:
                 listener.close()
             if self.notifier is not None:
                 self.notifier.stop()
+            self.fleet.stop()
             record = read_pid(self.runtime.state_dir)
             if record is not None and record.pid == os.getpid():
                 try:

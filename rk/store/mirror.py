@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 
+from rk.core.fleet.watch import MirrorLine, ScopeError, parse_scope
 from rk.core.log import states as journal
 from rk.host import private
 
@@ -137,3 +139,24 @@ def _read(path: str) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def remote_lines(state_dir: str, scopes: Iterable[str]) -> dict[str, list[MirrorLine]]:
+    """The mirrored lines each other-host scope reads, by `host/server` (`rk.core.fleet.watch`)."""
+    out: dict[str, list[MirrorLine]] = {}
+    for text in scopes:
+        try:
+            scope = parse_scope(text)
+        except ScopeError:
+            continue  # the tick's due() says why
+        if scope is None or scope.source in out:
+            continue
+        lines = []
+        for fields in read_mirror(state_dir, scope.host, scope.server):
+            at = fields.get("at")
+            if isinstance(at, list) and len(at) == 3:
+                lines.append(
+                    MirrorLine(int(str(fields["ts"])), str(fields["pane"]), str(fields["to"]), (at[0], at[1], at[2]))
+                )
+        out[scope.source] = lines
+    return out

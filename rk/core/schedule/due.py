@@ -30,6 +30,7 @@ from typing import TypedDict, Unpack
 from rk.core.cost import caps
 from rk.core.cost.turn_timeout import StateLine
 from rk.core.cost.usage import Spent
+from rk.core.fleet.watch import MIRROR, MirrorLine, ScopeError, parse_scope, remote_edge
 from rk.core.log.cause import Causes
 from rk.core.log.delivery import LogLine, LogView, Reason, Status
 from rk.core.log.diagnostics import Diag, Diagnostic
@@ -39,7 +40,7 @@ from rk.core.schedule import retry, world
 from rk.core.schedule.budget import budget_reopens as budget_reopens  # re-exported: health, forecast
 from rk.core.schedule.budget import budget_stop
 from rk.core.schedule.dormant import Dormancy, dormancy, dormant_line
-from rk.core.schedule.entry import CATCH_UP_ONCE, At, Cron, Entry, WakeEvent
+from rk.core.schedule.entry import CATCH_UP_ONCE, WAKE_SCOPE, At, Cron, Entry, WakeEvent
 from rk.core.schedule.evaluation import Evaluation as Evaluation  # re-exported: due()'s one door
 from rk.core.schedule.evaluation import Fire as Fire
 from rk.core.schedule.evaluation import Missed as Missed
@@ -108,6 +109,9 @@ class DueOptions(TypedDict, total=False):
     journal: Mapping[str, Sequence[StateLine]]
     #: the server's signals and watched files as the ticker read them (`rk.core.schedule.world`; None: none)
     world: World | None
+    #: other hosts' journals as mirrored here, by `host/server`, oldest first: what a wake
+    #: scoped to another host's panes reads (`rk.core.fleet.watch`) ({})
+    remote: Mapping[str, Sequence[MirrorLine]]
 
 
 def due(
@@ -140,6 +144,7 @@ def due(
         options.get("journal") or {},
         options.get("paused_span"),
         world=options.get("world") or World(),
+        remote=options.get("remote") or {},
     )
     for index, entry in enumerate(entries):
         if index >= max_entries:
@@ -172,6 +177,9 @@ class _Sweep:
     world: World = field(default_factory=World)
     #: the wakes on the world decided this sweep, by entry
     worlds: dict[str, WorldEdge] = field(default_factory=dict)
+    remote: Mapping[str, Sequence[MirrorLine]] = field(default_factory=dict)
+    #: entry → the other host's pane (named with its host) and state that fired its wake
+    remote_fired: dict[str, tuple[str, str]] = field(default_factory=dict)
     fires: list[Fire] = field(default_factory=list)
     absent: list[Fire] = field(default_factory=list)
     missed: list[Missed] = field(default_factory=list)
@@ -336,6 +344,8 @@ def _wake_due(entry: Entry, target: TargetFact, sweep: _Sweep) -> bool:
         if previous is not None and previous.fingerprint == RESUMING and state == AgentState.IDLE:
             journaled = journaled_since(sweep.journal.get(target.pane, ()), previous.observed_at)
         edge, observation = limit_edge(previous, state, newest_ts, entry.wake_on.debounce, sweep.now, journaled)
+    elif entry.wake_on.scope not in ("", WAKE_SCOPE):
+        edge, observation = _remote_wake(entry, previous, newest_ts, sweep)
     else:
         prints = sweep.fingerprints()
         current = prints.without(target.pane)
@@ -363,6 +373,24 @@ def _world_due(entry: Entry, source: world.Source, debounce: int, sweep: _Sweep)
         detail = world.detail(edge, source, own[-1].ts if own else None, debounce, sweep.now)
         sweep.diags.append(Diagnostic(entry.id, Diag(edge.verdict.value), detail))
     return edge.verdict == WakeVerdict.FIRE
+
+
+def _remote_wake(
+    entry: Entry, previous: Observation | None, newest_ts: int | None, sweep: _Sweep
+) -> tuple[WakeVerdict, Observation]:
+    """A wake on another host's panes, read from its mirrored journal (`rk.core.fleet.watch`)."""
+    assert entry.wake_on is not None
+    try:
+        scope = parse_scope(entry.wake_on.scope)
+    except ScopeError as exc:
+        sweep.diags.append(Diagnostic(entry.id, Diag.UNKNOWN_WAKE_EVENT, str(exc)))
+        return WakeVerdict.UNCHANGED, previous or Observation(MIRROR, sweep.now)
+    assert scope is not None
+    lines = sweep.remote.get(scope.source, ())
+    edge, observation, pane, state = remote_edge(previous, scope, lines, newest_ts, entry.wake_on.debounce, sweep.now)
+    if pane:
+        sweep.remote_fired[entry.id] = (pane, state)
+    return edge, observation
 
 
 def _wake_detail(edge: WakeVerdict, entry: Entry, newest_ts: int | None, now: int) -> str:
@@ -501,6 +529,8 @@ def _wake_fire(entry: Entry, target: TargetFact, previous: Observation | None, s
     prints, wake = sweep.prints, entry.wake_on if uses_wake_fields(entry.payload) else None
     if wake is not None and wake.event == WakeEvent.LIMIT_RESET:
         pane, state = target.pane, target.state
+    elif entry.id in sweep.remote_fired:
+        pane, state = sweep.remote_fired[entry.id]
     elif wake is not None and previous is not None and prints is not None:
         ignore = rk_turn_ended(sweep.causes.of) if wake.from_human else None
         old, new = prints.parsed(previous.fingerprint), prints.parsed(prints.without(target.pane))

@@ -274,10 +274,11 @@ FIELDS: tuple[Field, ...] = (
     Field(
         "wake_scope",
         "--wake-scope",
-        Shape.CHOICE,
-        "server (the only scope).",
+        Shape.TEXT,
+        "server (default: this server's panes), or another host's (rk host add): %N@HOST for one pane, @HOST "
+        "for all, /SERVER after either for a tmux server there other than default.",
         "wake_on.scope",
-        choices=(WAKE_SCOPE,),
+        most=MAX_LABEL,
         default=WAKE_SCOPE,
     ),
     Field(

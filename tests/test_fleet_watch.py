@@ -1,0 +1,105 @@
+"""The rule of a wake on another host's panes (rk.core.fleet.watch), pure: each mirrored
+line judged once, a turn that ended while the link was down still wakes, the debounce
+holds the lines, a cold start fires nothing."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rk.core.fleet.watch import MirrorLine, RemoteScope, ScopeError, parse_scope, remote_edge
+from rk.core.schedule.wake import Observation, WakeVerdict
+
+B = RemoteScope("b")
+PANE1 = RemoteScope("b", pane="%1")
+
+
+def line(n: int, to: str, pane: str = "%1") -> MirrorLine:
+    return MirrorLine(1000 + n, pane, to, (7, 9, 100 * (n + 1)))
+
+
+@pytest.mark.parametrize(
+    "text, scope",
+    [
+        ("server", None),
+        ("", None),
+        ("%3@buildbox", RemoteScope("buildbox", "default", "%3")),
+        ("@gpu1", RemoteScope("gpu1")),
+        ("@gpu1/work", RemoteScope("gpu1", "work")),
+        ("%12@b/x_y-z", RemoteScope("b", "x_y-z", "%12")),
+    ],
+)
+def test_scopes_read(text, scope):
+    assert parse_scope(text) == scope
+
+
+@pytest.mark.parametrize("text", ["%3", "b", "%x@b", "@", "@B", "@all@x", "%3@b/", "@b/a b", "@b;id", "worker@b"])
+def test_other_scopes_are_refused(text):
+    with pytest.raises(ScopeError):
+        parse_scope(text)
+
+
+def test_a_wake_names_the_pane_with_its_host():
+    assert PANE1.name("%1") == "%1@b"
+    assert RemoteScope("b", "work").name("%2") == "%2@b/work"
+
+
+def test_cold_it_takes_the_newest_mark_and_fires_nothing():
+    verdict, obs, pane, _ = remote_edge(None, B, [line(0, "idle")], None, 0, 5000)
+    assert (verdict, pane) == (WakeVerdict.COLD_START, "")
+    assert remote_edge(obs, B, [line(0, "idle")], None, 0, 5001)[0] == WakeVerdict.UNCHANGED
+
+
+def test_a_turn_that_ended_while_the_link_was_down_wakes_once():
+    _, obs, _, _ = remote_edge(None, B, [line(0, "idle")], None, 0, 5000)
+    lines = [line(0, "idle"), line(1, "active"), line(2, "idle"), line(3, "active")]  # ended, and busy again
+    verdict, obs2, pane, state = remote_edge(obs, B, lines, None, 0, 5010)
+    assert (verdict, pane, state) == (WakeVerdict.FIRE, "%1@b", "idle")
+    assert remote_edge(obs2, B, lines, None, 0, 5011)[0] == WakeVerdict.UNCHANGED  # judged once
+
+
+def test_going_to_work_or_another_pane_is_not_a_wake():
+    _, obs, _, _ = remote_edge(None, PANE1, [], None, 0, 5000)
+    verdict, _, _, _ = remote_edge(obs, PANE1, [line(0, "active"), line(1, "idle", "%2")], None, 0, 5001)
+    assert verdict == WakeVerdict.IGNORED
+
+
+def test_the_debounce_holds_the_lines_until_it_passes():
+    _, obs, _, _ = remote_edge(None, B, [], None, 0, 5000)
+    lines = [line(0, "waiting")]
+    verdict, held, _, _ = remote_edge(obs, B, lines, 4990, 60, 5010)
+    assert verdict == WakeVerdict.DEBOUNCED and held == obs
+    assert remote_edge(held, B, lines, 4990, 60, 5051)[0] == WakeVerdict.FIRE
+
+
+def test_a_mark_no_longer_mirrored_falls_back_to_the_lines_since_it_looked():
+    obs = Observation("mirror:1.2.3", 1001)  # a line rotated out of the mirror
+    lines = [line(0, "idle"), line(1, "idle"), line(5, "idle")]  # ts 1000, 1001, 1005
+    verdict, _, _, _ = remote_edge(obs, B, lines, None, 0, 5000)
+    assert verdict == WakeVerdict.FIRE
+    assert remote_edge(obs, B, lines[:2], None, 0, 5000)[0] == WakeVerdict.UNCHANGED
+
+
+STATES = st.sampled_from(["active", "idle", "waiting", "limited"])
+
+
+@given(st.lists(STATES, min_size=1, max_size=30), st.lists(st.integers(1, 5), min_size=1, max_size=30))
+def test_every_batch_with_an_end_fires_once_and_every_line_is_judged_once(states, cuts):
+    """However the lines arrive (in batches of any size, a tick between batches), a
+    batch fires exactly when it holds a line going anywhere but active; then nothing
+    fires again on the same lines."""
+    lines = [line(i, s) for i, s in enumerate(states)]
+    _, obs, _, _ = remote_edge(None, B, [], None, 0, 5000)
+    seen, fires, expected = 0, 0, 0
+    for cut in cuts * 30:
+        if seen >= len(lines):
+            break
+        upto = min(len(lines), seen + cut)
+        batch = lines[seen:upto]
+        verdict, obs, _, _ = remote_edge(obs, B, lines[:upto], None, 0, 5000 + upto)
+        fires += verdict == WakeVerdict.FIRE
+        expected += any(x.to != "active" for x in batch)
+        assert remote_edge(obs, B, lines[:upto], None, 0, 5000 + upto)[0] == WakeVerdict.UNCHANGED
+        seen = upto
+    assert fires == expected
