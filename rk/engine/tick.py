@@ -36,6 +36,7 @@ from rk.core.schedule.wake import Observation
 from rk.engine.fire import Firing, fire_outcome
 from rk.engine.gate import Claims, Gate, Snapshot
 from rk.engine.recovery import forget_intent, recover_intents
+from rk.engine.replace import fire_lines
 from rk.engine.result import Decision, ServerTick, SweepResult
 from rk.engine.runtime import Runtime
 from rk.engine.upkeep import (
@@ -288,7 +289,10 @@ def _fire_all(tick: _Pass, scene: _Scene, claims: Claims, writer: LogWriter, by_
         outcome = fire_outcome(tick.firing(entry, fire, scene, pane, decided), unchanged=quiet)
         if outcome is None:
             continue
-        if writer.line(LogLine(now, fire.entry, fire.pane, fire.reason, outcome)):
+        *aside, line = fire_lines(out, fire, now, outcome)  # a replace's `interrupted` line first
+        for before in aside:
+            writer.line(before)
+        if writer.line(line):
             forget_intent(files, fire.entry, tick.dry_run)  # else its journal stays, and recovery logs it
         if proves_resolution(outcome):
             resolved_now.add(fire.entry)

@@ -53,6 +53,8 @@ class Deliver(StrEnum):
     IMMEDIATE = "immediate"  #: send anyway; the state is not read
     WHEN_IDLE = "when-idle"  #: hold (unlogged) until idle; expire after 2 h as held-expired
     SKIP_IF_BUSY = "skip-if-busy"  #: drop the fire and log skipped-busy
+    #: interrupt this entry's own running turn, then send; else hold as when-idle (rk.core.schedule.replace)
+    REPLACE = "replace"
 
 
 class IfAbsent(StrEnum):

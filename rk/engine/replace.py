@@ -1,0 +1,81 @@
+"""`deliver: replace` on a tmux server: whose turn runs, and interrupting it before the send.
+
+The decision is `rk.core.schedule.replace`'s. Before the fire is disposed of, a
+`replace` entry whose pane is busy reads that pane's turn end (one tmux call)
+and the state journal, to tell whether the running turn is its own (`ours`).
+When it is, the turn is interrupted as `--on-timeout interrupt` does it
+(`rk.act.interrupt.interrupt`: the pane's delivery lock, the last look, the
+agent's key, then the hooks and the screen watched for up to `VERIFY_FOR`);
+once the agent rests the payload is typed through the delivery's own guard,
+which looks again (a dialog, a draft or a human's new turn that came meanwhile
+holds it). The key pressed and the turn going on: `failed: replace: agent did
+not stop`, nothing typed. The fire's line is stamped when the interrupted turn
+was seen to end, so the turn it starts is seen as this delivery's.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rk.core.environ import TURN_END_OPTION
+from rk.core.log.delivery import LogLine, Outcome, Status
+from rk.core.pane.facts import BUSY_STATES
+from rk.core.pane.turn import parse_turn_end
+from rk.core.schedule.entry import Deliver
+from rk.core.schedule.replace import DID_NOT_STOP, turn_is_ours
+from rk.store.pane_history import journal_of
+from rk.tmux.server import TmuxError
+
+if TYPE_CHECKING:
+    from rk.core.schedule.due import Fire
+    from rk.engine.fire import Firing
+    from rk.engine.result import ServerTick
+
+
+def ours(firing: Firing) -> bool:
+    """Whether the turn running in the fire's pane is this entry's own (only asked of a
+    `replace` entry whose pane is busy; a read that fails says no: the fire waits)."""
+    pane = firing.pane
+    if firing.entry.policy != Deliver.REPLACE or pane is None or pane.state not in BUSY_STATES:
+        return False
+    try:
+        _, end_at = parse_turn_end(firing.server.display(pane.pane_id, f"#{{{TURN_END_OPTION}}}"))
+        journal = journal_of(str(firing.runtime.state_dir), firing.server.name).get(pane.pane_id, [])
+    except (TmuxError, OSError):
+        return False
+    return turn_is_ours(firing.entry.id, firing.view, pane.pane_id, journal, end_at)
+
+
+def interrupt_turn(firing: Firing) -> str | None:
+    """Interrupt the entry's running turn; None once the agent rests (then the payload
+    is typed), else the fire's outcome (nothing typed)."""
+    from rk.act.interrupt import interrupt
+
+    pane = firing.pane
+    if pane is None:
+        return f"failed: replace: {firing.fire.pane} not seen"
+    pressed = interrupt(firing.server, pane, firing.runtime.clock, firing.runtime.zone)
+    outcome = pressed.outcome
+    if outcome.status == Status.INTERRUPTED:
+        said = str(Outcome(Status.INTERRUPTED, f"replace: {outcome.detail}"))
+        firing.out.replaced[firing.fire.entry] = (firing.runtime.clock(), said)
+        return None
+    if outcome.detail.startswith("still "):
+        return str(Outcome(Status.FAILED, DID_NOT_STOP))
+    if outcome.detail.startswith("not pressed: ") and "interrupt key" not in outcome.detail:
+        # a turn that ended by itself, a dialog, a draft, a mode: the guard's look decides
+        firing.out.replaced[firing.fire.entry] = (firing.runtime.clock(), "")
+        return None
+    return str(Outcome(Status.FAILED, f"replace: {outcome.detail}"))
+
+
+def fire_lines(out: ServerTick, fire: Fire, now: int, outcome: str) -> list[LogLine]:
+    """The lines a fire's outcome is logged as, oldest first: after a replace, the
+    `interrupted: replace: …` line (aftermath: it anchors nothing), then the outcome,
+    both stamped when the interrupted turn was seen to end; else the outcome at `now`."""
+    replaced = out.replaced.pop(fire.entry, None)
+    if replaced is None:
+        return [LogLine(now, fire.entry, fire.pane, fire.reason, outcome)]
+    ts, interrupted = replaced
+    aside = [LogLine(ts, fire.entry, fire.pane, fire.reason, interrupted)] if interrupted else []
+    return [*aside, LogLine(max(ts, now), fire.entry, fire.pane, fire.reason, outcome)]
