@@ -57,6 +57,8 @@ def test_another_entrys_turn_is_not_ours():
 def test_only_the_newest_delivery_counts_and_only_into_this_pane():
     # the newest went to another pane: nothing of ours runs in this one
     assert not turn_is_ours("e1", view((T, "e1", P, "delivered"), (T + 2, "e1", "%2", "delivered")), P, OURS, 0)
+    # retargeted: its newest went to %2, though it would fit the run of %1 (a human's there)
+    assert not turn_is_ours("e1", view((T, "e1", "%2", "delivered")), P, OURS, 0)
     # a failure after the delivery does not hide it (only `delivered` lines count)
     assert turn_is_ours("e1", view((T, "e1", P, "delivered"), (T + 2, "e1", P, "failed: echo not seen")), P, OURS, 0)
     # a delivery typed into the running turn started nothing: the newest is not the turn's cause
@@ -194,3 +196,20 @@ def test_a_turn_its_newest_delivery_started_at_rest_is_interrupted(h: History):
     if h.cause != "me" or newest is None or newest.ts != h.started_by or h.turn_end > newest.ts:
         return
     assert replace_action(ME, LogView(h.lines), P, "active", h.journal, h.turn_end) == Replace.INTERRUPT
+
+
+def test_the_fire_after_an_interrupt_is_logged_when_the_turn_ended_after_its_interrupted_line():
+    """The tick's `now` is from before the interrupt; the lines are stamped when the
+    interrupted turn was seen to end, so the turn the new prompt starts is this delivery's."""
+    from rk.engine.replace import fire_lines
+    from rk.engine.result import ServerTick
+
+    out = ServerTick("s")
+    fire = Fire("e1", "schedule", P, 0, T, T)
+    assert fire_lines(out, fire, T, "delivered") == [LogLine(T, "e1", P, "schedule", "delivered")]
+    out.replaced["e1"] = (T + 7, "interrupted: replace: the screen shows the turn ended 1.0s after Escape")
+    got = fire_lines(out, fire, T, "delivered")
+    assert [(line.ts, line.outcome.split(":")[0]) for line in got] == [(T + 7, "interrupted"), (T + 7, "delivered")]
+    assert not out.replaced  # used once
+    out.replaced["e1"] = (T + 3, "")  # the turn had ended by itself: no interrupted line
+    assert fire_lines(out, fire, T, "held") == [LogLine(T + 3, "e1", P, "schedule", "held")]
