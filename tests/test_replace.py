@@ -206,10 +206,15 @@ def test_the_fire_after_an_interrupt_is_logged_when_the_turn_ended_after_its_int
 
     out = ServerTick("s")
     fire = Fire("e1", "schedule", P, 0, T, T)
-    assert fire_lines(out, fire, T, "delivered") == [LogLine(T, "e1", P, "schedule", "delivered")]
+    assert fire_lines(out, fire, T, "delivered") == ([], LogLine(T, "e1", P, "schedule", "delivered"))
     out.replaced["e1"] = (T + 7, "interrupted: replace: the screen shows the turn ended 1.0s after Escape")
-    got = fire_lines(out, fire, T, "delivered")
-    assert [(line.ts, line.outcome.split(":")[0]) for line in got] == [(T + 7, "interrupted"), (T + 7, "delivered")]
+    aside, line = fire_lines(out, fire, T, "delivered")
+    assert [(x.ts, x.outcome.split(":")[0]) for x in aside] == [(T + 7, "interrupted")]
+    assert line == LogLine(T + 7, "e1", P, "schedule", "delivered")
     assert not out.replaced  # used once
     out.replaced["e1"] = (T + 3, "")  # the turn had ended by itself: no interrupted line
-    assert fire_lines(out, fire, T, "held") == [LogLine(T + 3, "e1", P, "schedule", "held")]
+    assert fire_lines(out, fire, T, "failed: x") == ([], LogLine(T + 3, "e1", P, "schedule", "failed: x"))
+    # interrupted, then the guard held the fire (a draft came back): the interrupt is still on record
+    out.replaced["e1"] = (T + 2, "interrupted: replace: the agent is idle 0.5s after Escape")
+    aside, line = fire_lines(out, fire, T, None)
+    assert line is None and [x.outcome.split(":")[0] for x in aside] == ["interrupted"]

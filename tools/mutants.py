@@ -2821,8 +2821,8 @@ MUTANTS = [
     Mutant(
         "replace (tmux): the fire's line stamped at the tick's start, before the interrupted turn ended",
         "rk/engine/replace.py",
-        "    return [*aside, LogLine(max(ts, now), fire.entry, fire.pane, fire.reason, outcome)]",
-        "    return [*aside, LogLine(now, fire.entry, fire.pane, fire.reason, outcome)]",
+        "    line = None if outcome is None else LogLine(max(ts, now), fire.entry, fire.pane, fire.reason, outcome)",
+        "    line = None if outcome is None else LogLine(now, fire.entry, fire.pane, fire.reason, outcome)",
         REPLACE_PURE,
     ),
 ]

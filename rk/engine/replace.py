@@ -69,13 +69,12 @@ def interrupt_turn(firing: Firing) -> str | None:
     return str(Outcome(Status.FAILED, f"replace: {outcome.detail}"))
 
 
-def fire_lines(out: ServerTick, fire: Fire, now: int, outcome: str) -> list[LogLine]:
-    """The lines a fire's outcome is logged as, oldest first: after a replace, the
-    `interrupted: replace: …` line (aftermath: it anchors nothing), then the outcome,
-    both stamped when the interrupted turn was seen to end; else the outcome at `now`."""
-    replaced = out.replaced.pop(fire.entry, None)
-    if replaced is None:
-        return [LogLine(now, fire.entry, fire.pane, fire.reason, outcome)]
-    ts, interrupted = replaced
+def fire_lines(out: ServerTick, fire: Fire, now: int, outcome: str | None) -> tuple[list[LogLine], LogLine | None]:
+    """The lines a fire is logged as: after a replace, the `interrupted: replace: …` line
+    aside (aftermath: it anchors nothing; written even when the guard then held the fire),
+    and the outcome's line (None for a hold), both stamped when the interrupted turn was
+    seen to end; else only the outcome's line, at `now`."""
+    ts, interrupted = out.replaced.pop(fire.entry, (now, ""))
     aside = [LogLine(ts, fire.entry, fire.pane, fire.reason, interrupted)] if interrupted else []
-    return [*aside, LogLine(max(ts, now), fire.entry, fire.pane, fire.reason, outcome)]
+    line = None if outcome is None else LogLine(max(ts, now), fire.entry, fire.pane, fire.reason, outcome)
+    return aside, line

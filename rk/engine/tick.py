@@ -287,11 +287,11 @@ def _fire_all(tick: _Pass, scene: _Scene, claims: Claims, writer: LogWriter, by_
         quiet = marks is not None and fire.pane != "" and _unchanged(tick, scene, entry, fire, marks)
         pane = by_pane.get(fire.pane)
         outcome = fire_outcome(tick.firing(entry, fire, scene, pane, decided), unchanged=quiet)
-        if outcome is None:
-            continue
-        *aside, line = fire_lines(out, fire, now, outcome)  # a replace's `interrupted` line first
+        aside, line = fire_lines(out, fire, now, outcome)  # a replace's `interrupted` line first, even before a hold
         for before in aside:
             writer.line(before)
+        if line is None or outcome is None:
+            continue
         if writer.line(line):
             forget_intent(files, fire.entry, tick.dry_run)  # else its journal stays, and recovery logs it
         if proves_resolution(outcome):
