@@ -15,7 +15,15 @@ from rk.core.schedule.dispose import Act, Seen, deliver_policy, dispose
 from rk.core.schedule.due import Fire
 from rk.core.schedule.entry import CreatedBy, Deliver, Entry, Every, Target
 from rk.core.schedule.grace import HOLD_WINDOW, late_window
-from rk.core.schedule.replace import NOT_OURS, Replace, action, replace_action, turn_is_ours, waits_when_busy
+from rk.core.schedule.replace import (
+    NOT_OURS,
+    Replace,
+    action,
+    replace_action,
+    restored_prompt,
+    turn_is_ours,
+    waits_when_busy,
+)
 
 P = "%1"
 T = 10_000
@@ -218,3 +226,12 @@ def test_the_fire_after_an_interrupt_is_logged_when_the_turn_ended_after_its_int
     out.replaced["e1"] = (T + 2, "interrupted: replace: the agent is idle 0.5s after Escape")
     aside, line = fire_lines(out, fire, T, None)
     assert line is None and [x.outcome.split(":")[0] for x in aside] == ["interrupted"]
+
+
+def test_only_its_own_prompt_put_back_in_the_composer_is_cleared():
+    assert restored_prompt("check the build", "check the build")
+    assert restored_prompt("check the\nbuild", "check the build")  # wrapped by the composer
+    assert not restored_prompt("", "check the build")
+    assert not restored_prompt("check the build, and also", "check the build")  # a human added to it
+    assert not restored_prompt("my own words", "check the build")  # a human's draft: held, never cleared
+    assert not restored_prompt("   ", "   ")

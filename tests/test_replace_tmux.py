@@ -33,11 +33,13 @@ SCREENS = FIXTURES / "screens" / "claude"
 EVERY = 4
 
 
-def stand_in(env, server, tmp_path: Path, turn: int = 120) -> str:
+def stand_in(env, server, tmp_path: Path, turn: int = 120, put_back: bool = False) -> str:
     """A pane running the stand-in `claude` with rk's hooks, each turn `turn` seconds long unless Esc'd."""
     run_rk(["agent", "setup", "claude", "--yes"], env, check=True)
     flags = [f"HOME={env['HOME']}", f"RK_STATE_DIR={env['RK_STATE_DIR']}", f"FAKE_CLAUDE_TURN={turn}"]
     flags.append(f"FAKE_CLAUDE_LOG={tmp_path / 'prompts'}")
+    if put_back:
+        flags.append("FAKE_CLAUDE_PUT_BACK=1")
     pane = server.run(
         "new-window",
         "-d",
@@ -86,8 +88,11 @@ def state_of(server, pane: str) -> str:
     return server.display(pane, "#{@rk_pane_agent_state}").split(":")[0]
 
 
-def test_its_own_running_turn_is_interrupted_and_the_new_prompt_lands(env, tmux_server, tmp_path):
-    pane = stand_in(env, tmux_server, tmp_path)
+@pytest.mark.parametrize("put_back", [False, True], ids=["composer-empty", "prompt-put-back"])
+def test_its_own_running_turn_is_interrupted_and_the_new_prompt_lands(env, tmux_server, tmp_path, put_back):
+    """With `put_back`, the agent puts the stopped prompt back in the composer (Claude does
+    before its reply began): rk's own text, cleared; the new prompt is not glued to it."""
+    pane = stand_in(env, tmux_server, tmp_path, put_back=put_back)
     runtime, log = rig(env, tmux_server, pane, int(time.time()) - EVERY)
     tick_server(runtime, tmux_server.name)
     assert [line.outcome for line in logfile.read_live(log)] == ["delivered"]
@@ -100,6 +105,7 @@ def test_its_own_running_turn_is_interrupted_and_the_new_prompt_lands(env, tmux_
     lines = logfile.read_live(log)
     assert [line.outcome.split(":")[0] for line in lines] == ["delivered", "interrupted", "delivered"], lines
     assert lines[1].outcome.startswith("interrupted: replace: ")
+    assert ("put back in the composer cleared" in lines[1].outcome) == put_back
     assert prompts(tmp_path) == ["latest?", "latest?"]
     assert [d.outcome for d in result.decisions][-1] == "delivered"
     wait_for(lambda: state_of(tmux_server, pane) == "active", timeout=10, message="the new turn")

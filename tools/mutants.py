@@ -2805,6 +2805,20 @@ MUTANTS = [
         REPLACE_PURE,
     ),
     Mutant(
+        "replace: any text in the composer after the interrupt taken for its own prompt (a human's cleared)",
+        "rk/core/schedule/replace.py",
+        "    return bool(normalise(draft)) and normalise(draft) == normalise(payload)",
+        "    return bool(normalise(draft))",
+        REPLACE_PURE,
+    ),
+    Mutant(
+        "replace (tmux): the prompt the agent put back left in the composer (the new one glued to it)",
+        "rk/engine/replace.py",
+        "            if not restored_prompt(_draft(firing, pane_id), own):",
+        "            if True:",
+        REPLACE_TMUX,
+    ),
+    Mutant(
         "replace (tmux): the shell calls every busy turn the entry's own",
         "rk/engine/replace.py",
         "    return turn_is_ours(firing.entry.id, firing.view, pane.pane_id, journal, end_at)",

@@ -15,16 +15,22 @@ was seen to end, so the turn it starts is seen as this delivery's.
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from rk.core.environ import TURN_END_OPTION
 from rk.core.log.delivery import LogLine, Outcome, Status
 from rk.core.pane.facts import BUSY_STATES
+from rk.core.pane.payload import sanitize
 from rk.core.pane.turn import parse_turn_end
 from rk.core.schedule.entry import Deliver
-from rk.core.schedule.replace import DID_NOT_STOP, turn_is_ours
+from rk.core.schedule.placeholders import typed
+from rk.core.schedule.replace import DID_NOT_STOP, restored_prompt, turn_is_ours
 from rk.store.pane_history import journal_of
-from rk.tmux.server import TmuxError
+from rk.tmux.server import Command, TmuxError, in_mode_of
+
+#: Seconds the composer is watched for the cleared prompt to go (a redraw under load).
+CLEAR_WAIT = 3.0
 
 if TYPE_CHECKING:
     from rk.core.schedule.due import Fire
@@ -58,6 +64,8 @@ def interrupt_turn(firing: Firing) -> str | None:
     outcome = pressed.outcome
     if outcome.status == Status.INTERRUPTED:
         said = str(Outcome(Status.INTERRUPTED, f"replace: {outcome.detail}"))
+        if _prompt_put_back(firing, pane.pane_id):
+            said += "; the prompt it put back in the composer cleared"
         firing.out.replaced[firing.fire.entry] = (firing.runtime.clock(), said)
         return None
     if outcome.detail.startswith("still "):
@@ -67,6 +75,44 @@ def interrupt_turn(firing: Firing) -> str | None:
         firing.out.replaced[firing.fire.entry] = (firing.runtime.clock(), "")
         return None
     return str(Outcome(Status.FAILED, f"replace: {outcome.detail}"))
+
+
+def _prompt_put_back(firing: Firing, pane_id: str) -> bool:
+    """Clear the entry's own prompt when the agent put it back in the composer (Claude
+    Code does for a turn stopped before its reply began), and wait for the composer to
+    show it gone. Under the pane's delivery lock, compared with the text this fire types:
+    anything else (a human's text, placeholders that render differently now) is left
+    to hold the fire as a draft. A clear not seen within `CLEAR_WAIT` leaves the pending
+    marker, so the delivery clears the line again before it types."""
+    from rk.act.intents import mark_pending, pending_path
+    from rk.act.keys import pane_lock
+
+    now, zone = firing.runtime.clock(), firing.runtime.zone
+    own = sanitize(typed(firing.entry, firing.fire, firing.view, now, zone))
+    try:
+        with pane_lock(firing.server, pane_id):
+            if not restored_prompt(_draft(firing, pane_id), own):
+                return False
+            mark_pending(pending_path(firing.server, pane_id))
+            clear = [Command.send_keys(pane_id, "C-u"), Command.send_keys(pane_id, "C-u")]
+            if in_mode_of(firing.server.run(*Command.unless_mode(pane_id, *clear))) is not None:
+                return True  # a mode came up: nothing sent; the marker stays for the delivery
+            deadline = time.monotonic() + CLEAR_WAIT
+            while _draft(firing, pane_id) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            return True
+    except (TimeoutError, TmuxError, OSError):
+        return False
+
+
+def _draft(firing: Firing, pane_id: str) -> str:
+    """The composer's text as the pane's layout reads it now."""
+    from rk.act.keys import look_at
+    from rk.tmux.observe import pane_of_frame, read_screen
+
+    frame = look_at(firing.server, pane_id)
+    fact = pane_of_frame(frame)
+    return read_screen(fact, frame.styled, frame.field("pane_title"), firing.runtime.clock(), firing.runtime.zone).draft
 
 
 def fire_lines(out: ServerTick, fire: Fire, now: int, outcome: str | None) -> tuple[list[LogLine], LogLine | None]:

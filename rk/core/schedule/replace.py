@@ -20,6 +20,7 @@ from enum import StrEnum
 
 from rk.core.cost.turn_timeout import StateLine, started_by
 from rk.core.log.delivery import LogView
+from rk.core.pane.payload import normalise
 from rk.core.pane.state import AgentState
 from rk.core.schedule.entry import Deliver
 
@@ -36,6 +37,14 @@ class Replace(StrEnum):
 NOT_OURS = "replace: turn not ours, waiting for idle"
 #: The fire's outcome when the interrupt was pressed and the turn went on: nothing is typed.
 DID_NOT_STOP = "replace: agent did not stop"
+
+
+def restored_prompt(draft: str, payload: str) -> bool:
+    """Whether the composer, right after the interrupt, holds exactly the entry's own
+    prompt: the agent put it back (Claude Code does so for a turn stopped before its
+    reply began). It is rk's own text, cleared before the new payload is typed; any
+    other text is a human's draft, and holds the fire as a draft does."""
+    return bool(normalise(draft)) and normalise(draft) == normalise(payload)
 
 
 def waits_when_busy(policy: Deliver) -> bool:
