@@ -16,7 +16,7 @@ was seen to end, so the turn it starts is seen as this delivery's.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from rk.core.environ import TURN_END_OPTION
 from rk.core.log.delivery import LogLine, Outcome, Status
@@ -33,9 +33,32 @@ from rk.tmux.server import Command, TmuxError, in_mode_of
 CLEAR_WAIT = 3.0
 
 if TYPE_CHECKING:
+    from rk.core.log.delivery import LogView
+    from rk.core.pane.facts import PaneFact
     from rk.core.schedule.due import Fire
-    from rk.engine.fire import Firing
+    from rk.core.schedule.entry import Entry
     from rk.engine.result import ServerTick
+    from rk.engine.runtime import Runtime
+    from rk.tmux.server import Server
+
+
+class Firing(Protocol):
+    """What of a fire (`rk.engine.fire.Firing`, which calls in here) these steps read."""
+
+    @property
+    def runtime(self) -> Runtime: ...
+    @property
+    def server(self) -> Server: ...
+    @property
+    def entry(self) -> Entry: ...
+    @property
+    def fire(self) -> Fire: ...
+    @property
+    def out(self) -> ServerTick: ...
+    @property
+    def view(self) -> LogView: ...
+    @property
+    def pane(self) -> PaneFact | None: ...
 
 
 def ours(firing: Firing) -> bool:
