@@ -20,6 +20,7 @@ def test_there_are_scenarios_for_every_rule_file():
         "wake-from.yaml",
         "compose.yaml",
         "deliver.yaml",
+        "replace.yaml",
         "placeholders.yaml",
         "caps.yaml",
         "caps-dst.yaml",

@@ -68,6 +68,9 @@ WAKE_FROM = ("tests/test_wake_from.py", "-m", "not tmux and not shell and not sl
 FASTPATH = ("tests/test_startup_fastpath.py",)
 #: A tick killed at each moment of a delivery, into an agent-like app (~30 s).
 AT_MOST_ONCE = ("tests/test_at_most_once.py",)
+#: deliver: replace, pure (the rules, the property, the scenario file) and on a tmux server (~40 s).
+REPLACE_PURE = ("tests/test_replace.py", "tests/test_scenarios.py", "-k", "replace or interrupt")
+REPLACE_TMUX = ("tests/test_replace_tmux.py",)
 #: Claude Code's session registry: the verdict and each check, with real processes (~5 s).
 CLAUDE_SESSIONS = ("tests/test_claude_sessions.py",)
 #: Wakes on the world (issue 30 item 4): the pure edges, the journal's mark, the scenarios (~15 s).
@@ -486,8 +489,8 @@ MUTANTS = [
     Mutant(
         "world: the tick's fire line does not name its signal",
         "rk/engine/tick.py",
-        "LogLine(now, fire.entry, fire.pane, fire.reason, marked(outcome, fire.mark))",
-        "LogLine(now, fire.entry, fire.pane, fire.reason, outcome)",
+        "        said = None if outcome is None else marked(outcome, fire.mark)",
+        "        said = outcome",
         (*WORLD_TMUX, "-k", "no_ticker"),
     ),
     Mutant(
@@ -3534,6 +3537,91 @@ MUTANTS = [
         "            self._follow_fleet([s.slug for s in result.servers])\n",
         "            pass\n",
         ("tests/test_fleet_wake.py",),
+    ),
+    # --- deliver: replace (rk/core/schedule/replace.py, rk/engine/replace.py) ---
+    Mutant(
+        "replace: a working turn interrupted whoever started it",
+        "rk/core/schedule/replace.py",
+        "    if blocker == AgentState.ACTIVE and ours:",
+        "    if blocker == AgentState.ACTIVE:",
+        REPLACE_PURE,
+    ),
+    Mutant(
+        "replace: a dialog in its own turn interrupted (Esc would deny the human's decision)",
+        "rk/core/schedule/replace.py",
+        "    if blocker == AgentState.ACTIVE and ours:",
+        "    if blocker in (AgentState.ACTIVE, AgentState.WAITING) and ours:",
+        REPLACE_PURE,
+    ),
+    Mutant(
+        "replace: its newest delivery into another pane still calls this pane's turn its own",
+        "rk/core/schedule/replace.py",
+        "    if last is None or last.target != pane_id:",
+        "    if last is None:",
+        REPLACE_PURE,
+    ),
+    Mutant(
+        "replace: any delivery of the entry, not its newest, calls the turn its own",
+        "rk/core/schedule/replace.py",
+        "    return started_by([last], journal, turn_end_at) is not None",
+        "    return started_by(list(reversed(view.own(entry_id))), journal, turn_end_at) is not None",
+        REPLACE_PURE,
+    ),
+    Mutant(
+        "replace: a turn not its own held without saying so",
+        "rk/core/schedule/dispose.py",
+        "        return Disposition(Act.HOLD, held_by=blocker, said=NOT_OURS)",
+        "        return Disposition(Act.HOLD, held_by=blocker)",
+        REPLACE_PURE,
+    ),
+    Mutant(
+        "replace: a cron replace fire given cron's 2-minute grace, not the hold's",
+        "rk/core/schedule/entry.py",
+        "    return policy in (Deliver.WHEN_IDLE, Deliver.REPLACE)",
+        "    return policy == Deliver.WHEN_IDLE",
+        REPLACE_PURE,
+    ),
+    Mutant(
+        "replace: the simulator leaves the model's answer to the interrupted prompt pending",
+        "rk/core/schedule/simulate.py",
+        "        self.queue = [q for q in self.queue if not (q[2] == fire.pane and q[1] in self.answers)]",
+        "        self.queue = list(self.queue)",
+        REPLACE_PURE,
+    ),
+    Mutant(
+        "replace: any text in the composer after the interrupt taken for its own prompt (a human's cleared)",
+        "rk/core/schedule/replace.py",
+        "    return bool(normalise(draft)) and normalise(draft) == normalise(payload)",
+        "    return bool(normalise(draft))",
+        REPLACE_PURE,
+    ),
+    Mutant(
+        "replace (tmux): the prompt the agent put back left in the composer (the new one glued to it)",
+        "rk/engine/replace.py",
+        "            if not restored_prompt(_draft(firing, pane_id), own):",
+        "            if True:",
+        REPLACE_TMUX,
+    ),
+    Mutant(
+        "replace (tmux): the shell calls every busy turn the entry's own",
+        "rk/engine/replace.py",
+        "    return turn_is_ours(firing.entry.id, firing.view, pane.pane_id, journal, end_at)",
+        "    return True",
+        REPLACE_TMUX,
+    ),
+    Mutant(
+        "replace (tmux): an agent that did not stop is typed into",
+        "rk/engine/replace.py",
+        '    if outcome.detail.startswith("still "):',
+        '    if outcome.detail.startswith("still ") and False:',
+        REPLACE_TMUX,
+    ),
+    Mutant(
+        "replace (tmux): the fire's line stamped at the tick's start, before the interrupted turn ended",
+        "rk/engine/replace.py",
+        "    line = None if outcome is None else LogLine(max(ts, now), fire.entry, fire.pane, fire.reason, outcome)",
+        "    line = None if outcome is None else LogLine(now, fire.entry, fire.pane, fire.reason, outcome)",
+        REPLACE_PURE,
     ),
 ]
 

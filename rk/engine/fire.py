@@ -22,6 +22,7 @@ from rk.core.schedule.dispose import Act, Disposition, Seen, dispose, edge_kept,
 from rk.core.schedule.placeholders import typed
 from rk.engine.firing import Firing as Firing  # re-exported: its one door before
 from rk.engine.fresh import fresh_first, noted
+from rk.engine.replace import interrupt_turn, ours
 from rk.engine.result import Decision
 from rk.store.config import ensure_private_dir
 from rk.tmux.observe import pane_of_frame, read_screen
@@ -45,7 +46,7 @@ def fire_outcome(firing: Firing, unchanged: bool = False) -> str | None:
     seen = Seen()
     if pane is not None:  # a pane mode (copy-mode, …) is the human's: held like a draft, never cancelled
         seen = replace(seen_before_typing(pane, None, now, entry.any_program), mode=held_mode(pane.in_mode, pane.mode))
-    seen = replace(seen, unchanged=unchanged)
+    seen = replace(seen, unchanged=unchanged, ours=ours(firing))  # ours: `deliver: replace` only
     rate = firing.runtime.settings.rate_per_hour
     disposition = dispose(fire, entry, firing.view, now, rate, seen if fire.pane else None)
     return execute(firing, disposition)
@@ -88,6 +89,8 @@ def _act(firing: Firing, disposition: Disposition) -> str | Disposition | None:
         return disposition.text
     if act == Act.SEND:
         return "would-deliver" if firing.dry_run else _send(firing)
+    if act == Act.REPLACE:
+        return "would-replace" if firing.dry_run else _replace(firing)
     if act == Act.RESPAWN:
         return "would-respawn" if firing.dry_run else _respawn(firing)
     if firing.dry_run:
@@ -117,6 +120,13 @@ def _send(firing: Firing) -> str | Disposition:
     if result.refused is not None:  # the last look said no: nothing was typed
         return cast(Disposition, result.refused)  # what `last_look` returned
     return noted(str(result.outcome), note)
+
+
+def _replace(firing: Firing) -> str | Disposition:
+    """Interrupt the entry's own running turn (the lock let go), then type as a send does."""
+    with _unlocked(firing):
+        stopped = interrupt_turn(firing)
+    return _send(firing) if stopped is None else stopped
 
 
 def _respawn(firing: Firing) -> str:

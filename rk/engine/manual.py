@@ -17,6 +17,7 @@ from rk.core.schedule.entry import Entry
 from rk.engine.fire import Firing, fire_outcome
 from rk.engine.gate import Claims
 from rk.engine.recovery import forget_intent, recover_intents
+from rk.engine.replace import fire_lines
 from rk.engine.result import ServerTick
 from rk.engine.runtime import Runtime
 from rk.store import delivery_log as logfile
@@ -110,8 +111,10 @@ def _fire(
     fire = Fire(entry.id, Reason.MANUAL, target.pane, 0, now, now, target.refused)
     pane = next((p for p in panes if p.pane_id == target.pane), None)
     logged = fire_outcome(Firing(runtime, server, entry, fire, sink, False, view, now, pane))
-    if logged is None:
+    aside, line = fire_lines(sink, fire, now, logged)  # a replace's `interrupted` line first, even before a hold
+    if logged is None or line is None:
+        logfile.append_lines(files.log, aside)
         return RunReport(entry.id, target.pane, sink.decisions[-1].outcome, held=True)
-    logfile.append_lines(files.log, [LogLine(now, entry.id, target.pane, Reason.MANUAL, logged)])
+    logfile.append_lines(files.log, [*aside, line])
     forget_intent(files, entry.id)
     return RunReport(entry.id, target.pane, logged)

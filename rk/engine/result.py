@@ -46,6 +46,9 @@ class ServerTick:
     journal: ServerFiles | None = None  #: where deliveries record their intent (None: dry run)
     looks: LookReport = field(default_factory=LookReport)  #: captures taken and corrections made
     kept_edges: set[str] = field(default_factory=set)  #: entries whose wake edge a fire left pending
+    #: `deliver: replace`: per entry, when its interrupted turn was seen to end and the
+    #: `interrupted: replace: …` line ("" if none), to log before its outcome (`rk.engine.replace.fire_lines`)
+    replaced: dict[str, tuple[int, str]] = field(default_factory=dict)
     recheck: bool = False  #: a hold the screen may lift within a second (`rk.core.pane.recheck`): tick again soon
     paused: bool = False  #: the server is paused (the status line counts it)
     muted: int = 0  #: entries muted now (the status line counts them)

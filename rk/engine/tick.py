@@ -37,6 +37,7 @@ from rk.core.schedule.wake import Observation
 from rk.engine.fire import Firing, fire_outcome
 from rk.engine.gate import Claims, Gate, Snapshot
 from rk.engine.recovery import forget_intent, recover_intents
+from rk.engine.replace import fire_lines
 from rk.engine.result import Decision, ServerTick, SweepResult
 from rk.engine.runtime import Runtime
 from rk.engine.upkeep import (
@@ -291,9 +292,13 @@ def _fire_all(tick: _Pass, scene: _Scene, claims: Claims, writer: LogWriter, by_
         quiet = marks is not None and fire.pane != "" and _unchanged(tick, scene, entry, fire, marks)
         pane = by_pane.get(fire.pane)
         outcome = fire_outcome(tick.firing(entry, fire, scene, pane, decided), unchanged=quiet)
-        if outcome is None:
+        said = None if outcome is None else marked(outcome, fire.mark)  # a wake on the world names its signal
+        aside, line = fire_lines(out, fire, now, said)  # a replace's `interrupted` line first, even before a hold
+        for before in aside:
+            writer.line(before)
+        if line is None or outcome is None:
             continue
-        if writer.line(LogLine(now, fire.entry, fire.pane, fire.reason, marked(outcome, fire.mark))):
+        if writer.line(line):
             forget_intent(files, fire.entry, tick.dry_run)  # else its journal stays, and recovery logs it
         if proves_resolution(outcome):
             resolved_now.add(fire.entry)

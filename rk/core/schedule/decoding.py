@@ -42,6 +42,7 @@ from rk.core.schedule.entry import (
     WakeFrom,
     WakeOn,
     WakeOnly,
+    waits_when_busy,
 )
 from rk.core.schedule.fields import BY_KEY
 from rk.core.schedule.grace import late_window, late_window_words
@@ -388,7 +389,7 @@ def catch_up_window_problem(schedule: Schedule, policy: Deliver) -> str:
     """Why a catch-up window does nothing ("" when it does something): one no longer
     than the grace (when-idle's hold) lets through only fires that fire anyway."""
     within = getattr(schedule, "catch_up_within", 0)
-    when_idle = policy == Deliver.WHEN_IDLE
+    when_idle = waits_when_busy(policy)  # when-idle, and replace for a turn not its own
     if not within or within > late_window(when_idle):
         return ""
     return f"{format_duration(within)} is within {late_window_words(when_idle)}, so it would do nothing"

@@ -28,6 +28,8 @@ from rk.core.pane.state import AgentState
 from rk.core.schedule.due import Fire
 from rk.core.schedule.entry import Deliver, Entry, IfAbsent, TargetKind, WakeEvent
 from rk.core.schedule.grace import HOLD_WINDOW
+from rk.core.schedule.replace import NOT_OURS, Replace
+from rk.core.schedule.replace import action as replace_step
 
 
 class Act(StrEnum):
@@ -38,6 +40,7 @@ class Act(StrEnum):
     LOG = "log"  #: write `outcome` without sending
     RESPAWN = "respawn"  #: run the entry's respawn argv; its result is the outcome
     NOTIFY = "notify"  #: tell the server's clients; log notified-absent
+    REPLACE = "replace"  #: interrupt this entry's running turn, wait for rest, then type (`deliver: replace`)
 
 
 @dataclass(frozen=True)
@@ -49,12 +52,14 @@ class Disposition:
     held_by: str = ""
     #: A diagnostic the executor reports with it (respawn-uncommanded).
     note: Diagnostic | None = None
+    #: HOLD: what the hold says beside its blocker (`replace: turn not ours, waiting for idle`).
+    said: str = ""
 
     @property
     def text(self) -> str:
-        """The outcome's wire form, or for a hold `held-busy: <what holds it>`."""
+        """The outcome's wire form, or for a hold `held-busy: <what holds it>[; <said>]`."""
         if self.act == Act.HOLD:
-            return f"held-busy: {self.held_by}"
+            return f"held-busy: {self.held_by}" + (f"; {self.said}" if self.said else "")
         return str(self.outcome) if self.outcome is not None else ""
 
 
@@ -75,6 +80,9 @@ class Seen:
     mode: str = ""
     #: only_if_changed: the compared panes show nothing new since the last answer (`rk.core.cost.unchanged`)
     unchanged: bool = False
+    #: `deliver: replace`: the running turn was started by this entry's newest delivery
+    #: (`rk.core.schedule.replace.turn_is_ours`); False when not asked or not known
+    ours: bool = False
 
     @property
     def blocker(self) -> str:
@@ -140,13 +148,16 @@ def deliver_policy(policy: Deliver, seen: Seen, due_at: int, now: int) -> Dispos
     when-idle. A screen rk should read but cannot (`unreadable`) is treated
     as a draft: nothing is typed blind. A working agent (`active`, or `waiting` by its hooks alone) is
     sent to by `immediate`, held by `when-idle`, skipped by `skip-if-busy`.
-    Idle and unknown states deliver under every policy.
+    Idle and unknown states deliver under every policy. `replace` interrupts a
+    working turn of its own (`seen.ours`) and holds anything else as when-idle does.
     """
     if seen.error and policy != Deliver.IMMEDIATE:
         return _log(Status.FAILED, f"agent-state read: {seen.error}")
     blocker = seen.blocker
     if not blocker:
         return Disposition(Act.SEND)
+    if policy == Deliver.REPLACE:
+        return _replace(seen, due_at, now)
     if blocker == LIMITED and policy != Deliver.WHEN_IDLE:
         return _log(Status.SKIPPED_LIMITED, f"resets {_utc(seen.reset_at)}" if seen.reset_at else "")
     if policy == Deliver.SKIP_IF_BUSY:
@@ -160,6 +171,18 @@ def deliver_policy(policy: Deliver, seen: Seen, due_at: int, now: int) -> Dispos
             return _hold("draft" if seen.draft else "unreadable", due_at, now)
         return Disposition(Act.SEND)  # a working agent queues it; the hooks' waiting alone shows no dialog to answer
     return _hold(blocker, max(due_at, seen.reset_at) if blocker == LIMITED else due_at, now)
+
+
+def _replace(seen: Seen, due_at: int, now: int) -> Disposition:
+    """`replace` with something in the way: its own working turn is interrupted;
+    anything else waits as when-idle does (a turn not its own says so)."""
+    blocker = seen.blocker
+    if replace_step(blocker, seen.ours) == Replace.INTERRUPT:
+        return Disposition(Act.REPLACE)
+    held = _hold(blocker, max(due_at, seen.reset_at) if blocker == LIMITED else due_at, now)
+    if held.act == Act.HOLD and blocker == AgentState.ACTIVE:
+        return Disposition(Act.HOLD, held_by=blocker, said=NOT_OURS)
+    return held
 
 
 def absent_disposition(entry: Entry, refused: str = "") -> Disposition:

@@ -53,6 +53,14 @@ class Deliver(StrEnum):
     IMMEDIATE = "immediate"  #: send anyway; the state is not read
     WHEN_IDLE = "when-idle"  #: hold (unlogged) until idle; expire after 2 h as held-expired
     SKIP_IF_BUSY = "skip-if-busy"  #: drop the fire and log skipped-busy
+    #: interrupt this entry's own running turn, then send; else hold as when-idle (rk.core.schedule.replace)
+    REPLACE = "replace"
+
+
+def waits_when_busy(policy: Deliver) -> bool:
+    """Whether the policy holds a fire for a busy pane (its cron grace is the 2-hour hold):
+    `when-idle`, and `replace` (for a turn that is not its own)."""
+    return policy in (Deliver.WHEN_IDLE, Deliver.REPLACE)
 
 
 class IfAbsent(StrEnum):

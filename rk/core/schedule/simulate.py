@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, tzinfo
 from typing import TypedDict, Unpack
 
@@ -29,8 +29,9 @@ from rk.core.pane.facts import PaneFact, PaneKind, TargetFact, resolve_all
 from rk.core.pane.state import BUSY_STATES, AgentState
 from rk.core.schedule.dispose import Act, Seen, dispose, edge_kept
 from rk.core.schedule.due import Fire, due
-from rk.core.schedule.entry import Entry, WakeEvent
+from rk.core.schedule.entry import Deliver, Entry, WakeEvent
 from rk.core.schedule.placeholders import has_placeholders, typed
+from rk.core.schedule.replace import turn_is_ours
 from rk.core.schedule.wake import Observation
 from rk.core.settings import Settings
 
@@ -49,6 +50,7 @@ _SCREEN_STATES = {SHELL: "", DRAFT: AgentState.IDLE, DIALOG: AgentState.WAITING}
 #: succeeds); a log or a notification logs the disposition's own outcome.
 _SIMULATED = {
     Act.SEND: Status.DELIVERED,
+    Act.REPLACE: Status.DELIVERED,  #: its own turn interrupted at once (`deliver: replace`)
     Act.RESPAWN: Status.RESPAWNED,
 }
 
@@ -203,6 +205,7 @@ class _Replay:
         self.marks: dict[str, Mark] = {}
         self.paused = False
         self.journal: dict[str, list[StateLine]] = {}  #: as the hooks would write it (`rk.core.log.cause`)
+        self.answers: set[int] = set()  #: the queue's sequence numbers of the models' answers (turn ends)
 
     def push(self, at: int, pane: str, state: str) -> None:
         heapq.heappush(self.queue, (at, self.seq, pane, state))
@@ -274,6 +277,9 @@ class _Replay:
         entry = self.by_id[fire.entry]
         current = self.panes.get(fire.pane)
         seen = _seen(current) if fire.pane and current is not None else None
+        if current is not None and seen is not None and entry.policy == Deliver.REPLACE:
+            ours = turn_is_ours(entry.id, self.view, fire.pane, self.journal.get(fire.pane, ()), current.turn_end)
+            seen = replace(seen, ours=ours)
         disposition = dispose(fire, entry, self.view, t, self.rate_per_hour, seen)
         if edge_kept(entry, fire, disposition) and fire.entry in self.obs:
             kept[fire.entry] = self.obs[fire.entry]
@@ -283,6 +289,8 @@ class _Replay:
             )
             return
         outcome = disposition.text if disposition.act in (Act.LOG, Act.NOTIFY) else str(_SIMULATED[disposition.act])
+        if disposition.act == Act.REPLACE:
+            self._interrupt(fire, t)
         sent = disposition.act == Act.SEND and has_placeholders(entry.payload)
         maybe = disposition.act == Act.SEND and _no_new_turn(entry, fire, self.view, self.panes, self.marks, self.poll)
         self.emit(
@@ -293,10 +301,21 @@ class _Replay:
             maybe=maybe,
         )
         model = self.agents.get(fire.pane)
-        if disposition.act == Act.SEND and model is not None:
+        if disposition.act in (Act.SEND, Act.REPLACE) and model is not None:
             self.panes[fire.pane] = _Pane(state=AgentState.ACTIVE, epoch=t)
             self.record(t, fire.pane, AgentState.ACTIVE)
             self.push(t + max(1, model.busy_for), fire.pane, AgentState.IDLE)
+            self.answers.add(self.seq - 1)
+
+    def _interrupt(self, fire: Fire, t: int) -> None:
+        """`deliver: replace` interrupting its own turn: the pane rests at once (an
+        `interrupted` aftermath line), and the model's pending answer to the old prompt is dropped."""
+        self.emit(LogLine(t, fire.entry, fire.pane, fire.reason, f"{Status.INTERRUPTED}: replace: simulated"))
+        self.queue = [q for q in self.queue if not (q[2] == fire.pane and q[1] in self.answers)]
+        heapq.heapify(self.queue)
+        ended = self.panes.get(fire.pane, _Pane())
+        self.panes[fire.pane] = replace(ended, state=AgentState.IDLE, epoch=t, turn_end=t)
+        self.record(t, fire.pane, AgentState.IDLE)
 
 
 def _prints(entry: Entry, target: str, panes: Mapping[str, _Pane]) -> dict[str, Print]:

@@ -17,9 +17,10 @@ from rk.core.pane.facts import TargetFact
 from rk.core.pane.state import AgentState
 from rk.core.schedule import ladder
 from rk.core.schedule.cronexpr import CronError, CronExpr, zone_for
-from rk.core.schedule.entry import CATCH_UP_ONCE, At, Backoff, Cron, Deliver, Entry, Every
+from rk.core.schedule.entry import CATCH_UP_ONCE, At, Backoff, Cron, Entry, Every
 from rk.core.schedule.grace import late_window
 from rk.core.schedule.ladder import POLL
+from rk.core.schedule.replace import waits_when_busy
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ def cron_verdict(entry: Entry, sched: Cron, log: LogView, now: int, local_zone: 
     occurrence = expr.latest_in(anchor_of(entry, log), now, zone)
     if occurrence is None:
         return ScheduleVerdict()
-    window = late_window(entry.policy == Deliver.WHEN_IDLE)
+    window = late_window(waits_when_busy(entry.policy))
     if now - occurrence <= window:
         return ScheduleVerdict(due=True, due_at=occurrence, occurrence=occurrence)
     if sched.catch_up == CATCH_UP_ONCE and (not sched.catch_up_within or now - occurrence <= sched.catch_up_within):
@@ -98,7 +99,7 @@ def at_verdict(entry: Entry, sched: At, log: LogView, now: int) -> ScheduleVerdi
     if now < sched.at:
         return ScheduleVerdict(due_at=sched.at)
     late = now - sched.at
-    window = late_window(entry.policy == Deliver.WHEN_IDLE)
+    window = late_window(waits_when_busy(entry.policy))
     if late <= window:
         return ScheduleVerdict(due=True, due_at=sched.at, occurrence=sched.at)
     if sched.catch_up == CATCH_UP_ONCE and (not sched.catch_up_within or late <= sched.catch_up_within):
