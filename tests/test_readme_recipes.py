@@ -24,7 +24,7 @@ pytestmark = pytest.mark.shell
 RECIPES = readme_recipes()
 
 
-def test_the_readme_has_the_six_recipes_the_first_hour_needs():
+def test_the_readme_has_the_recipes_the_first_hour_needs_and_the_long_run_ones():
     assert list(RECIPES) == [
         "A heartbeat after quiet",
         "Wake the operator when a worker finishes",
@@ -32,6 +32,8 @@ def test_the_readme_has_the_six_recipes_the_first_hour_needs():
         "Quiet heartbeats that cost nothing",
         "An operator that schedules its own follow-ups",
         "Resume after a usage limit",
+        "Heartbeats that stop when nobody answers",
+        "Wake on CI, a push or a file",
     ]
     assert all(recipe.get("sh") for recipe in RECIPES.values())
 
@@ -42,7 +44,7 @@ class Desk:
     def __init__(self, tmp_path: Path, server, env: dict[str, str]) -> None:
         self.server = server
         self.prompts = tmp_path / "prompts"
-        bin_dir = stand_in_claude(tmp_path / "agent-bin")
+        bin_dir = self.bin_dir = stand_in_claude(tmp_path / "agent-bin")
         self.env = {**env, "PATH": f"{bin_dir}:{env['PATH']}", "FAKE_CLAUDE_LOG": str(self.prompts)}
         server.run("set-environment", "-g", "FAKE_CLAUDE_LOG", str(self.prompts))  # for the agents tmux starts
         while "%3" not in server.run("list-panes", "-a", "-F", "#{pane_id}"):
@@ -145,3 +147,38 @@ def test_an_operator_that_schedules_its_own_follow_ups(desk):
     for line in lines[1:]:
         desk.run(line)
     assert desk.server.run("list-windows", "-a", "-F", "#{window_name}").split().count("operator") == 1
+
+
+def worker_runs_claude(desk: Desk) -> None:
+    """The worker %3 runs the stand-in Claude Code, at rest (as after its first turn)."""
+    desk.server.run("respawn-pane", "-k", "-t", desk.worker, str(desk.bin_dir / "claude"))
+    screen = lambda: desk.server.run("capture-pane", "-p", "-t", desk.worker)  # noqa: E731
+    wait_for(lambda: "? for shortcuts" in screen(), 20, message="the worker's composer")
+    desk.run("rk agent state idle")
+
+
+def test_heartbeats_that_stop_when_nobody_answers(desk):
+    worker_runs_claude(desk)
+    lines = RECIPES["Heartbeats that stop when nobody answers"]["sh"]
+    before = {e["id"] for e in desk.entries()}
+    desk.run(lines[0])
+    (entry,) = [e for e in desk.entries() if e["id"] not in before]
+    assert entry["fresh"] == "clear" and entry["schedule_summary"] == "every 5m" and entry["dormant"] is False
+    assert lines[1].split("#")[0].split() == ["rk", "cron", "runs", "--since", "1d"]
+    runs = desk.run("rk cron runs --since 1d --json")
+    assert json.loads(runs.stdout)["result"] == []  # no fire yet: no run
+
+
+def test_wake_on_ci_a_push_or_a_file(desk):
+    worker_runs_claude(desk)
+    add_signal, send, add_file = RECIPES["Wake on CI, a push or a file"]["sh"]
+    desk.run(add_signal)
+    sent = desk.run(send)
+    assert "no entry listens" not in sent.stderr
+    desk.run("rk cron tick")
+    wait_for(lambda: desk.prompts.exists() and desk.prompts.read_text(), 20, message="the worker's prompt")
+    assert desk.prompts.read_text().startswith("CI finished: abc123 failure. Read the failures"), desk.prompts.read_text()
+    desk.run(add_file)
+    (watch,) = [e for e in desk.entries() if str(e["wake_on"] and e["wake_on"]["event"]).startswith("file:")]
+    assert watch["wake_on"]["event"] == "file:" + str(Path(desk.env["HOME"]) / "spec.md")
+
