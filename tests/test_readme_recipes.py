@@ -177,8 +177,9 @@ def test_wake_on_ci_a_push_or_a_file(desk):
     assert "no entry listens" not in sent.stderr
     desk.run("rk cron tick")
     wait_for(lambda: desk.prompts.exists() and desk.prompts.read_text(), 20, message="the worker's prompt")
-    assert desk.prompts.read_text().startswith("CI finished: abc123 failure. Read the failures"), desk.prompts.read_text()
+    assert desk.prompts.read_text().startswith("CI finished: abc123 failure. Read the failures"), (
+        desk.prompts.read_text()
+    )
     desk.run(add_file)
     (watch,) = [e for e in desk.entries() if str(e["wake_on"] and e["wake_on"]["event"]).startswith("file:")]
     assert watch["wake_on"]["event"] == "file:" + str(Path(desk.env["HOME"]) / "spec.md")
-
