@@ -258,7 +258,8 @@ def merged(replies: Sequence[Reply]) -> dict[str, object]:
                 items += _items(reply)
             except ValueError:
                 problem = f"{reply.host}: {(reply.stderr or reply.stdout).strip()[:200] or 'no JSON answer'}"
-        outcomes.append({"host": reply.host, "ok": not problem and reply.status == 0, "problem": problem})
+        ok = not problem and reply.status == 0
+        outcomes.append({"host": reply.host, "ok": ok, "status": reply.status, "problem": problem})
     return {"ok": all(o["ok"] for o in outcomes), "result": items, "hosts": outcomes}
 
 
