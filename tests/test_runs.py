@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -164,11 +165,11 @@ OUTCOMES = st.sampled_from([FAILED, "delivered", "skipped-busy: active", "skippe
 )
 def test_retries_follow_only_failures_at_most_n_per_fire_never_after_a_delivery_or_skip(outcomes, n, wait):
     """Drive `due()` a minute at a time; each fire's attempt gets the next outcome."""
-    e = entry(retry=n, retry_after=wait, schedule=Every(1800))
+    e = replace(entry(retry=n, retry_after=wait, schedule=Every(1800)), dormant_after=0)  # the agent never answers
     lines: list[LogLine] = []
     it = iter(outcomes)
     now = T
-    while True:
+    for _ in range(100_000):  # bounded: a rule that stops firing fails the test, never hangs it
         fires = _fires(e, lines, now)
         if fires:
             outcome = next(it, None)
@@ -176,6 +177,8 @@ def test_retries_follow_only_failures_at_most_n_per_fire_never_after_a_delivery_
                 break
             lines.append(line(now, outcome, fires[0].reason))
         now += 60
+    else:
+        raise AssertionError(f"the entry stopped firing after {len(lines)} attempts")
     for before, after in itertools.pairwise(lines):
         attempt = retry.parse(after.reason)
         if attempt is None:

@@ -25,13 +25,13 @@ from dataclasses import dataclass
 from rk.core.bounds import quote
 from rk.core.errors import ExitStatus, RkError
 from rk.core.fleet.hosts import NAME as HOST_NAME
+from rk.core.pane.state import AgentState
 from rk.core.schedule.wake import Observation, WakeVerdict
 
 WAKE_SCOPE_SERVER = "server"
 #: `[%N]@HOST[/SERVER]`
 _SCOPE = re.compile(r"^(%[0-9]{1,9})?@([^/\s]+)(?:/([A-Za-z0-9_-]{1,64}))?$")
 MIRROR = "mirror:"
-ACTIVE = "active"
 
 
 class ScopeError(RkError, ValueError, status=ExitStatus.USAGE):
@@ -105,7 +105,7 @@ def remote_edge(
     fresh = lines[start:]
     if not fresh:
         return WakeVerdict.UNCHANGED, previous, "", ""
-    trigger = next((line for line in fresh if scope.covers(line.pane) and line.to != ACTIVE), None)
+    trigger = next((line for line in fresh if scope.covers(line.pane) and line.to != AgentState.ACTIVE), None)
     if trigger is None:
         return WakeVerdict.IGNORED, newest, "", ""
     if newest_own_ts is not None and now - newest_own_ts < debounce:
