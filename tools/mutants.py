@@ -2842,6 +2842,14 @@ MUTANTS = [
         'line.lstrip("⎿■•◦✕✗×!>-─│ \\xa0")',
         ("tests/test_vibe.py", "-k", "interrupted"),
     ),
+    # -- the real-agent suite on parallel workers (issue 31: CI under 30 minutes) -----------------------------
+    Mutant(
+        "agents: two workers install into one cache at once",
+        "tests/agents/harness.py",
+        "fcntl.flock(f, fcntl.LOCK_EX)",
+        "fcntl.flock(f, fcntl.LOCK_SH)",
+        ("tests/test_agents_install_lock.py",),
+    ),
 ]
 
 
