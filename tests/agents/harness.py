@@ -525,6 +525,7 @@ class AgentRun:
             d.mkdir(parents=True, exist_ok=True)
         self.mock: mocks.MockHandle | None = None
         self.tmux: Tmux | None = None
+        self.sockdir: Path | None = None
         self.pane = ""
         self.pane_pid: int | None = None
         self.agent_pid: int | None = None
@@ -650,7 +651,10 @@ class AgentRun:
 
     def _start_tmux(self) -> None:
         env = self.agent_env()
-        self.tmux = Tmux(self.root / "tmux", env=env)
+        # not under root: a pytest-xdist worker's tmp_path (popen-gw1/<test>/…) can push
+        # <sockdir>/tmux-<uid>/<name> past the 107 bytes a unix socket's path may have
+        self.sockdir = Path(tempfile.mkdtemp(prefix="rk-tmux-", dir="/tmp"))
+        self.tmux = Tmux(self.sockdir, env=env)
         first = ["bash", "--norc", "--noprofile"]  # direct mode respawns the pane in launch()
         self.tmux.run(
             "new-session",
@@ -939,6 +943,8 @@ class AgentRun:
             _kill_pids(_wait_gone(daemons, 2), signal.SIGKILL)
         if self.mock is not None:
             self.mock.stop()
+        if self.sockdir is not None:
+            shutil.rmtree(self.sockdir, ignore_errors=True)
         if not self.keep:
             shutil.rmtree(self.root, ignore_errors=True)
 
