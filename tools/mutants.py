@@ -2850,6 +2850,20 @@ MUTANTS = [
         "fcntl.flock(f, fcntl.LOCK_SH)",
         ("tests/test_agents_install_lock.py",),
     ),
+    Mutant(
+        "agents: a rig's state dir under pytest's own tmp_path (a worker's is too long for a socket)",
+        "tests/agents/conftest.py",
+        "@pytest.fixture\ndef tmp_path() -> Iterator[Path]:",
+        "@pytest.fixture\ndef tmp_path_short() -> Iterator[Path]:",
+        ("-m", "agents", "tests/agents/test_worker_paths.py"),
+    ),
+    Mutant(
+        "agents: a run's tmux socket under its root",
+        "tests/agents/harness.py",
+        'self.sockdir = Path(tempfile.mkdtemp(prefix="rk-tmux-", dir="/tmp"))',
+        'self.sockdir = self.root / "tmux"',
+        ("-m", "agents", "tests/agents/test_worker_paths.py"),
+    ),
 ]
 
 
