@@ -63,13 +63,13 @@ test-fast: $(STAMP)
 # into ~/.cache/rk-test-agents, under a lock; an install that fails fails the run, it never skips).
 # A test mostly waits (on an agent's start, its turns, the ticks it checks): its CPU is a fifth
 # to a third of its time, so AGENT_WORKERS processes share 2 cores; each test has its own tmux
-# server, mock port, HOME and state dir. The dozen that assert a latency of a second or two share
-# one group (tests/agents/conftest.py: one worker, one at a time). `AGENT_WORKERS=0`: one by one.
+# server, mock port, HOME, state dir and a short tmp_path (rk's sockets live below it).
+# `make test-agents AGENT_WORKERS=0` runs them one by one.
 AGENT_WORKERS ?= 3
 
 test-agents: $(STAMP)
 	@echo "make test-agents: ~140 tests of the real agent CLIs on $(AGENT_WORKERS) workers: ~20 min on 2 cores (longer on a busy machine)"
-	$(BIN)/python -m pytest -q -m agents -n $(AGENT_WORKERS) --dist loadgroup tests/agents $(ARGS)
+	$(BIN)/python -m pytest -q -m agents -n $(AGENT_WORKERS) --dist load tests/agents $(ARGS)
 
 # The README's figures; `make bench ARGS=--quick` is CI's short round (a few seconds each).
 bench: $(STAMP)

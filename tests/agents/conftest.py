@@ -30,25 +30,6 @@ from agents.rkclient import ClientRig, RkClient, wait_option_state  # noqa: E402
 REPO = HERE.parent.parent
 
 
-#: Tests that assert a latency of a second or two (Esc to `rk agent await`'s answer, a screen
-#: drawn): under `make test-agents`' parallel workers they share one group (`--dist loadgroup`),
-#: so they run one at a time on one worker and never share the CPU with each other.
-LATENCY = (
-    "test_real_esc.py::",
-    "test_real_copilot.py::test_a_turn_a_dialog_an_error_and_esc",
-    "test_real_kilo.py::test_a_fire_a_dialog_esc_and_a_limit_through_rks_plugin",
-    "test_real_qwen.py::test_esc_is_seen_from_the_idle_prompt_hook_with_no_ticker",
-    "test_real_registry.py::test_the_registry_says_busy_in_a_turn_and_idle_right_after_an_esc",
-    "test_real_vibe.py::test_esc_is_seen_by_rk_agent_await_with_no_ticker",
-)
-
-
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if item.nodeid.removeprefix("tests/agents/").startswith(LATENCY):
-            item.add_marker(pytest.mark.xdist_group("latency"))
-
-
 @pytest.fixture
 def tmp_path() -> Iterator[Path]:
     """A short directory of the test's own, removed afterwards. Under pytest-xdist pytest's
