@@ -68,7 +68,7 @@ test-fast: $(STAMP)
 AGENT_WORKERS ?= 3
 
 test-agents: $(STAMP)
-	@echo "make test-agents: ~140 tests of the real agent CLIs on $(AGENT_WORKERS) workers: ~20 min on 2 cores (longer on a busy machine)"
+	@echo "make test-agents: ~140 tests of the real agent CLIs on $(AGENT_WORKERS) workers: 20-25 min on 2 cores (longer on a busy machine)"
 	$(BIN)/python -m pytest -q -m agents -n $(AGENT_WORKERS) --dist load tests/agents $(ARGS)
 
 # The README's figures; `make bench ARGS=--quick` is CI's short round (a few seconds each).
