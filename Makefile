@@ -49,7 +49,7 @@ lint: $(STAMP)
 TEST_WORKERS ?= $(shell nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 
 test: $(STAMP)
-	@echo "make test: lint, then ~4800 tests on $(TEST_WORKERS) workers: 9-10 min on 2 cores (longer on a busy machine)"
+	@echo "make test: lint, then ~5400 tests on $(TEST_WORKERS) workers: about 10 min on 2 quiet cores (longer on a busy machine)"
 	@$(MAKE) --no-print-directory lint
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal $(ARGS)
 
@@ -58,11 +58,18 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -m 'not tmux and not shell and not slow and not agents' $(ARGS)
 
-# The real Claude Code, Codex, Gemini CLI and OpenCode, offline against local mocks of their
-# model APIs (installed by npm into ~/.cache/rk-test-agents; an install that
-# fails fails the run, it never skips).
+# The real agent CLIs (Claude Code, Codex, Gemini CLI, OpenCode, Copilot CLI, Qwen Code, Kilo
+# Code, Mistral Vibe), offline against local mocks of their model APIs (installed by npm and pip
+# into ~/.cache/rk-test-agents, under a lock; an install that fails fails the run, it never skips).
+# A test mostly waits (on an agent's start, its turns, the ticks it checks): its CPU is a fifth
+# to a third of its time, so AGENT_WORKERS processes share 2 cores; each test has its own tmux
+# server, mock port, HOME, state dir and a short tmp_path (rk's sockets live below it).
+# `make test-agents AGENT_WORKERS=0` runs them one by one.
+AGENT_WORKERS ?= 3
+
 test-agents: $(STAMP)
-	$(BIN)/python -m pytest -q -m agents tests/agents $(ARGS)
+	@echo "make test-agents: ~140 tests of the real agent CLIs on $(AGENT_WORKERS) workers: 20-25 min on 2 cores (longer on a busy machine)"
+	$(BIN)/python -m pytest -q -m agents -n $(AGENT_WORKERS) --dist load tests/agents $(ARGS)
 
 # The README's figures; `make bench ARGS=--quick` is CI's short round (a few seconds each).
 bench: $(STAMP)

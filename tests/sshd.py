@@ -183,6 +183,8 @@ class SshWorld:
     """The hosts of one test, and the client's ssh config that reaches them."""
 
     def __init__(self, root: Path) -> None:
+        if not os.access(SSHD, os.X_OK) or not shutil.which("ssh"):
+            raise RuntimeError("the fleet's tests need OpenSSH's sshd and ssh: apt-get install openssh-server")
         self.root = root
         self.key = root / "client_key"
         _keygen(self.key)

@@ -3623,6 +3623,28 @@ MUTANTS = [
         "    line = None if outcome is None else LogLine(now, fire.entry, fire.pane, fire.reason, outcome)",
         REPLACE_PURE,
     ),
+    # -- the real-agent suite on parallel workers (issue 31: CI under 30 minutes) -----------------------------
+    Mutant(
+        "agents: two workers install into one cache at once",
+        "tests/agents/harness.py",
+        "fcntl.flock(f, fcntl.LOCK_EX)",
+        "fcntl.flock(f, fcntl.LOCK_SH)",
+        ("tests/test_agents_install_lock.py",),
+    ),
+    Mutant(
+        "agents: a rig's state dir under pytest's own tmp_path (a worker's is too long for a socket)",
+        "tests/agents/conftest.py",
+        "@pytest.fixture\ndef tmp_path() -> Iterator[Path]:",
+        "@pytest.fixture\ndef tmp_path_short() -> Iterator[Path]:",
+        ("-m", "agents", "tests/agents/test_worker_paths.py"),
+    ),
+    Mutant(
+        "agents: a run's tmux socket under its root",
+        "tests/agents/harness.py",
+        'self.sockdir = Path(tempfile.mkdtemp(prefix="rk-tmux-", dir="/tmp"))',
+        'self.sockdir = self.root / "tmux"',
+        ("-m", "agents", "tests/agents/test_worker_paths.py"),
+    ),
 ]
 
 

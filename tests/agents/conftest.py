@@ -11,8 +11,11 @@ directory.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,6 +28,16 @@ import harness  # noqa: E402
 from agents.rkclient import ClientRig, RkClient, wait_option_state  # noqa: E402
 
 REPO = HERE.parent.parent
+
+
+@pytest.fixture
+def tmp_path() -> Iterator[Path]:
+    """A short directory of the test's own, removed afterwards. Under pytest-xdist pytest's
+    is <basetemp>/popen-gw<N>/<test name>, and rk's unix sockets in a state dir below it
+    (`ticker.sock`, an await's socket) would pass the 107 bytes a socket's path may have."""
+    path = Path(tempfile.mkdtemp(prefix="rka-", dir="/tmp"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

