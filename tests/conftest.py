@@ -27,6 +27,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from sshd import client as client  # the fleet's fixtures: hosts on loopback sshd (tests/sshd.py)
+from sshd import world as world
+
 from rk.tmux.server import Server, child_env
 
 _counter = itertools.count()

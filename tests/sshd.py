@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import pytest
+
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 CHECKOUT = Path(__file__).resolve().parent.parent
 
@@ -55,6 +57,16 @@ def descendants(pid: int) -> list[int]:
             out.append(child)
             todo.append(child)
     return out
+
+
+def _kill(pids: list[int]) -> int:
+    """SIGKILL each of `pids` (one already gone is fine); how many there were."""
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return len(pids)
 
 
 def _comm(pid: int) -> str:
@@ -146,25 +158,13 @@ class SshHost:
         return descendants(self.proc.pid) if self.proc else []
 
     def drop_connections(self) -> int:
-        """Kill every connection this sshd serves (as a dropped link would), keeping it up."""
-        pids = self.sessions()
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        return len(pids)
+        """Kill every connection this sshd serves and what they run, keeping it up."""
+        return _kill(self.sessions())
 
     def drop_links(self) -> int:
         """Kill this sshd's connection processes only (as a network drop would end them): the
         commands they ran lose their stdin and stdout but go on."""
-        pids = [p for p in self.sessions() if _comm(p) == "sshd"]
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        return len(pids)
+        return _kill([p for p in self.sessions() if _comm(p) == "sshd"])
 
     def stop(self) -> None:
         """The host goes down: its sshd and every session it serves."""
@@ -228,3 +228,21 @@ class SshWorld:
         for h in self.hosts.values():
             h.stop()
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+@pytest.fixture
+def world():
+    """The hosts of one test (a short root under /tmp: sockets stay well inside their length)."""
+    w = SshWorld(Path(tempfile.mkdtemp(prefix="rkssh-", dir="/tmp")))
+    try:
+        yield w
+    finally:
+        w.close()
+
+
+@pytest.fixture
+def client(world, tmp_path):
+    """This host's rk environment: its own config and state, the world's ssh config."""
+    env = world.client_env(dict(os.environ))
+    env.update(RK_CONFIG=str(tmp_path / "config.yaml"), RK_STATE_DIR=str(tmp_path / "state"), TZ="UTC")
+    return env

@@ -4,14 +4,12 @@ over real ssh with its link killed again and again (nothing lost, nothing twice)
 from __future__ import annotations
 
 import os
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 import pytest
 from conftest import wait_for
-from sshd import SshWorld
 
 from rk.core.fleet.hosts import Host
 from rk.core.log import states
@@ -74,15 +72,6 @@ def test_the_mirror_resumes_from_its_newest_whole_line_and_cuts_a_torn_one(tmp_p
         (3, [5, 9, 300]),
     ]
     assert oct(os.stat(path).st_mode & 0o777) == "0o600"
-
-
-@pytest.fixture
-def world():
-    w = SshWorld(Path(tempfile.mkdtemp(prefix="rkssh-", dir="/tmp")))
-    try:
-        yield w
-    finally:
-        w.close()
 
 
 @pytest.mark.shell

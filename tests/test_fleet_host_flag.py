@@ -8,30 +8,13 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 from conftest import run_rk, wait_for
-from sshd import SshWorld, descendants
+from sshd import descendants
 
 pytestmark = pytest.mark.shell
-
-
-@pytest.fixture
-def world():
-    w = SshWorld(Path(tempfile.mkdtemp(prefix="rkssh-", dir="/tmp")))
-    try:
-        yield w
-    finally:
-        w.close()
-
-
-@pytest.fixture
-def client(world, tmp_path):
-    env = world.client_env(dict(os.environ))
-    env.update(RK_CONFIG=str(tmp_path / "config.yaml"), RK_STATE_DIR=str(tmp_path / "state"), TZ="UTC")
-    return env
 
 
 def rk(args, env, timeout=90):

@@ -5,38 +5,18 @@ $RK_SSH_CONFIG, so neither the machine's sshd nor the user's ~/.ssh is used."""
 from __future__ import annotations
 
 import json
-import os
 import stat
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
 from conftest import run_rk
-from sshd import SshWorld
 
 from rk import __version__
 from rk.cli.fleet import ask, ask_each
 from rk.core.fleet.hosts import Host
 
 pytestmark = pytest.mark.shell
-
-
-@pytest.fixture
-def world():
-    # a short root: ssh's control socket and sshd's files stay well inside a socket path's length
-    w = SshWorld(Path(tempfile.mkdtemp(prefix="rkssh-", dir="/tmp")))
-    try:
-        yield w
-    finally:
-        w.close()
-
-
-@pytest.fixture
-def client(world, tmp_path):
-    env = world.client_env(dict(os.environ))
-    env.update(RK_CONFIG=str(tmp_path / "config.yaml"), RK_STATE_DIR=str(tmp_path / "state"), TZ="UTC")
-    return env
 
 
 def rk(args, env, timeout=60):

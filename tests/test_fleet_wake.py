@@ -7,13 +7,11 @@ from __future__ import annotations
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
 from conftest import run_rk, wait_for
-from sshd import SshWorld
 
 from rk.store import state_journal
 from rk.store.mirror import read_mirror
@@ -21,15 +19,6 @@ from rk.store.mirror import read_mirror
 pytestmark = pytest.mark.shell
 
 TURNS = 20
-
-
-@pytest.fixture
-def world():
-    w = SshWorld(Path(tempfile.mkdtemp(prefix="rkssh-", dir="/tmp")))
-    try:
-        yield w
-    finally:
-        w.close()
 
 
 def turn(host_state: Path, pane: str = "%1") -> float:

@@ -13,10 +13,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
+from pathlib import Path
 
 from rk.core.fleet.watch import MirrorLine, ScopeError, parse_scope
 from rk.core.log import states as journal
 from rk.host import private
+from rk.host.files import read_nofollow
 
 CAP = 256 * 1024
 HOSTS_DIR = "hosts"
@@ -119,7 +121,7 @@ def read_mirror(state_dir: str, host: str, slug: str) -> list[dict[str, object]]
     path = mirror_path(state_dir, host, slug)
     for name in (path + ".1", path):
         try:
-            data = _read(name)
+            data = read_nofollow(Path(name))
         except OSError:
             continue
         for raw in data.split(b"\n"):
@@ -128,17 +130,6 @@ def read_mirror(state_dir: str, host: str, slug: str) -> list[dict[str, object]]
                 fields["at"] = json.loads(raw).get("at")
                 out.append(fields)
     return out
-
-
-def _read(path: str) -> bytes:
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    try:
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
 
 
 def remote_lines(state_dir: str, scopes: Iterable[str]) -> dict[str, list[MirrorLine]]:
