@@ -26,6 +26,7 @@ import pytest
 
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 CHECKOUT = Path(__file__).resolve().parent.parent
+SLOWLINK = Path(__file__).resolve().parent / "slowlink.py"
 
 
 def free_port() -> int:
@@ -79,9 +80,12 @@ def _comm(pid: int) -> str:
 class SshHost:
     """One loopback "machine": an sshd and the directories its sessions live in."""
 
-    def __init__(self, world: SshWorld, name: str) -> None:
+    def __init__(self, world: SshWorld, name: str, link: str = "") -> None:
         self.world = world
         self.name = name
+        #: "" a plain loopback link; a number: each chunk held that many seconds each way;
+        #: `stalled`: the link opens and then passes nothing (tests/slowlink.py)
+        self.link = link
         self.root = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=world.root))
         self.home = self.root / "home"
         self.state = self.root / "state"
@@ -195,8 +199,8 @@ class SshWorld:
         self.bin_dir = str(Path(sys.executable).parent)
         self.hosts: dict[str, SshHost] = {}
 
-    def host(self, name: str) -> SshHost:
-        h = self.hosts[name] = SshHost(self, name).start()
+    def host(self, name: str, link: str = "") -> SshHost:
+        h = self.hosts[name] = SshHost(self, name, link).start()
         self.write_client_config()
         return h
 
@@ -204,7 +208,8 @@ class SshWorld:
         self.known_hosts.write_text("".join(h.known_line() + "\n" for h in self.hosts.values()))
         blocks = []
         for h in self.hosts.values():
-            blocks.append(f"Host {h.name}\n  HostName 127.0.0.1\n  Port {h.port}\n  User {getpass.getuser()}\n")
+            proxy = f"  ProxyCommand {sys.executable} {SLOWLINK} %h %p {h.link}\n" if h.link else ""
+            blocks.append(f"Host {h.name}\n  HostName 127.0.0.1\n  Port {h.port}\n  User {getpass.getuser()}\n{proxy}")
         blocks.append(
             "Host *\n"
             f"  IdentityFile {self.key}\n"

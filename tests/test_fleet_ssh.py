@@ -108,3 +108,24 @@ def test_hosts_are_asked_in_parallel_and_one_down_is_said_beside_the_others(worl
         ("b", 1, "b: unreachable:"),
         ("c", 0, ""),
     ]
+
+
+def test_a_slow_link_answers_slower_and_a_stalled_one_is_said_within_its_bound(world, client):
+    """A link that holds each chunk 0.2 s each way still answers (a view, a check); a
+    link that opens and then passes nothing is said unreachable within ssh's connect
+    bound (5 s), beside the others' answers."""
+    world.host("slow", link="0.2")
+    world.host("stalled", link="stalled")
+    world.host("fine")
+    for name in ("slow", "stalled", "fine"):
+        rk(["host", "add", name, name], client)
+    started = time.monotonic()
+    done = rk(["host", "check", "--json"], client, timeout=60)
+    took = time.monotonic() - started
+    got = {r["host"]: r for r in json.loads(done.stdout)["result"]}
+    assert done.returncode == 1
+    assert got["slow"]["problem"] == "" and got["fine"]["problem"] == ""
+    assert got["stalled"]["problem"].startswith("stalled: unreachable: "), got["stalled"]
+    assert took < 30, took  # the stalled host costs its connect bound, not the others' time
+    listed = rk(["cron", "list", "--host", "slow", "--json"], client, timeout=60)
+    assert listed.returncode == 0 and json.loads(listed.stdout)["result"] == []
