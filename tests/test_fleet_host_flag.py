@@ -58,8 +58,11 @@ def test_all_hosts_answer_one_view_and_a_host_down_is_said_beside_the_others(wor
     assert sorted((e["host"], e["name"]) for e in doc["result"]) == [("a", "on a"), ("local", "here")]
     assert [(h["host"], h["ok"]) for h in doc["hosts"]] == [("local", True), ("a", True), ("b", False)]
     assert doc["hosts"][2]["problem"].startswith("b: unreachable: ")
-    human = rk(["cron", "list", "--host", "all"], client)
-    assert "== a" in human.stdout and "on a" in human.stdout and "== b\nb: unreachable: " in human.stdout
+    human = rk(["cron", "list", "--host", "all"], client).stdout.splitlines()
+    assert human[0].split()[:3] == ["HOST", "ID", "NAME"]  # one table, the host first
+    assert sorted(line.split()[0] for line in human[1:3]) == ["a", "local"]
+    assert [line.split()[1] for line in human[1:3]] == [e["id"] for e in doc["result"]]
+    assert human[3].startswith("b: unreachable: ") and len(human) == 4
 
 
 def test_host_words_refused_with_the_reason(world, client):

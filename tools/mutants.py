@@ -3221,6 +3221,13 @@ MUTANTS = [
         ("tests/test_fleet_host_flag.py", "-k", "made_once"),
     ),
     Mutant(
+        "fleet: --host all draws each host's table apart (no HOST column)",
+        "rk/cli/fleet.py",
+        "    elif not (tables and one_table(env, replies)):\n",
+        "    elif True:\n",
+        ("tests/test_fleet_host_flag.py", "-k", "down"),
+    ),
+    Mutant(
         "fleet: a host down not said in the exit status of a view across hosts",
         "rk/cli/fleet.py",
         "    return 0 if all(r.status == 0 and not r.problem for r in replies) else 1\n",

@@ -18,6 +18,7 @@ from rk.core.fleet.hosts import Host, remote_words
 
 if TYPE_CHECKING:
     from rk.cli.environment import Environment
+    from rk.cli.table import Captured
 
 #: Hosts asked at once.
 MAX_PARALLEL = 16
@@ -35,6 +36,8 @@ class Reply:
     stderr: str = ""
     version: str = ""
     problem: str = ""  #: "" when the host answered
+    #: the view's tables, when asked for them (`rk.cli.table.captured_tables`): (columns, rows)
+    tables: tuple[Captured, ...] = ()
 
 
 def ask(
@@ -44,11 +47,18 @@ def ask(
     argv: Sequence[str],
     timeout: float | None = VIEW_TIMEOUT,
     request_id: str = "",
+    tables: bool = False,
 ) -> Reply:
-    """Run `rk ARGV` on `host` and return its answer (`request_id`: see `rk.cli.remote`)."""
+    """Run `rk ARGV` on `host` and return its answer (`request_id`: see `rk.cli.remote`;
+    `tables`: the view's tables as rows, not drawn)."""
     from rk.host import ssh
 
-    request = json.dumps({"argv": list(argv), **({"id": request_id} if request_id else {})}).encode("utf-8")
+    asked: dict[str, object] = {"argv": list(argv)}
+    if request_id:
+        asked["id"] = request_id
+    if tables:
+        asked["tables"] = True
+    request = json.dumps(asked).encode("utf-8")
     answer = ssh.run(
         host.destination, remote_words(host.rk, "remote"), environ, ssh.control_dir(state_dir), request, timeout
     )
@@ -64,7 +74,24 @@ def ask(
     except (UnicodeDecodeError, ValueError, KeyError):
         why = ssh.first_line(answer.stderr) or f"exit status {answer.status}"
         return Reply(host.name, 1, problem=f"{host.name}: no rk remote answered ({why}): rk host check {host.name}")
-    return Reply(host.name, status, out, err, str(version))
+    return Reply(host.name, status, out, err, str(version), tables=_tables(got.get("tables")))
+
+
+def _tables(raw: object) -> tuple[Captured, ...]:
+    """The tables of an answer (none when it has none, or not in their shape)."""
+    from rk.cli.table import Column
+
+    out: list[Captured] = []
+    for table in raw if isinstance(raw, list) else []:
+        try:
+            columns = [Column(str(h), int(p), None if s is None else int(s)) for h, p, s in table["columns"]]
+            rows = [[str(cell) for cell in row] for row in table["rows"]]
+        except (TypeError, ValueError, KeyError):
+            return ()
+        if any(len(row) != len(columns) for row in rows):
+            return ()
+        out.append((columns, rows))
+    return tuple(out)
 
 
 def ask_each(
@@ -73,12 +100,13 @@ def ask_each(
     hosts: Sequence[Host],
     argv: Sequence[str],
     timeout: float = VIEW_TIMEOUT,
+    tables: bool = False,
 ) -> list[Reply]:
     """`ask` every host at once; the replies in the hosts' order."""
     if not hosts:
         return []
     with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL, len(hosts))) as pool:
-        return list(pool.map(lambda h: ask(environ, state_dir, h, argv, timeout), hosts))
+        return list(pool.map(lambda h: ask(environ, state_dir, h, argv, timeout, tables=tables), hosts))
 
 
 # -- `--host`: a command run on another host, or on all of them -----------------------------
@@ -215,15 +243,21 @@ def _dispatch(flag: HostFlag, env: Environment, main: Main) -> int:
     return reply.status
 
 
-def run_here(argv: Sequence[str], environ: Mapping[str, str], main: Main) -> Reply:
-    """`rk ARGV` on this host, in-process, as a Reply named `local`."""
+def run_here(argv: Sequence[str], environ: Mapping[str, str], main: Main, tables: bool = False) -> Reply:
+    """`rk ARGV` on this host, in-process, as a Reply named `local` (`tables`: as `ask`)."""
     import contextlib
     import io
 
+    from rk.cli.table import captured_tables
+
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = main(list(argv), environ, out, err)
-    return Reply("local", status, out.getvalue(), err.getvalue())
+        if tables:
+            with captured_tables() as kept:
+                status = main(list(argv), environ, out, err)
+        else:
+            kept, status = [], main(list(argv), environ, out, err)
+    return Reply("local", status, out.getvalue(), err.getvalue(), tables=tuple(kept))
 
 
 def show_all(flag: HostFlag, env: Environment, hosts: list[Host], main: Main) -> int:
@@ -231,19 +265,44 @@ def show_all(flag: HostFlag, env: Environment, hosts: list[Host], main: Main) ->
     on each item; for people, each host's part under its name. Exit 1 when one failed."""
     from concurrent.futures import ThreadPoolExecutor
 
-    state = str(env.state_dir())
+    state, tables = str(env.state_dir()), not env.json and flag.command in ONE_TABLE
     with ThreadPoolExecutor(max_workers=2) as pool:
-        others = pool.submit(ask_each, env.environ, state, hosts, flag.argv)
-        replies = [run_here(flag.argv, env.environ, main), *others.result()]
+        others = pool.submit(lambda: ask_each(env.environ, state, hosts, flag.argv, VIEW_TIMEOUT, tables))
+        replies = [run_here(flag.argv, env.environ, main, tables), *others.result()]
     if env.json:
         env.out(json.dumps(merged(replies), ensure_ascii=False))
-    else:
+    elif not (tables and one_table(env, replies)):
         for reply in replies:
             env.out(f"== {reply.host}")
             text = reply.problem or (reply.stdout + reply.stderr).rstrip("\n")
             if text:
                 env.out(text)
     return 0 if all(r.status == 0 and not r.problem for r in replies) else 1
+
+
+#: The views that draw one table: across hosts, one table with a HOST column.
+ONE_TABLE = frozenset({("cron", "list"), ("agent", "list"), ("cron", "log")})
+
+
+def one_table(env: Environment, replies: Sequence[Reply]) -> bool:
+    """Every host's rows in one table, HOST first, fitted to the terminal; then, per host,
+    what else it said (a problem, a warning). False (nothing drawn) when the hosts'
+    tables do not have the same columns (another rk version): each host's part then."""
+    from rk.cli.table import Column, layout, terminal_width
+
+    shapes = {len(r.tables[0][0]) for r in replies if len(r.tables) == 1}
+    if len(shapes) != 1 or any(len(r.tables) > 1 for r in replies):
+        return False
+    columns = next(r.tables[0][0] for r in replies if r.tables)
+    rows = [[r.host, *row] for r in replies if r.tables for row in r.tables[0][1]]
+    if rows:
+        for line in layout([Column("HOST"), *columns], rows, terminal_width(env.stdout, env.environ, False)):
+            env.out(line)
+    for reply in replies:
+        said = reply.problem or (reply.stdout + reply.stderr).strip()
+        for line in said.splitlines():
+            env.out(line if reply.problem else f"{reply.host}: {line}")
+    return True
 
 
 def merged(replies: Sequence[Reply]) -> dict[str, object]:

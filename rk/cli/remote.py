@@ -53,6 +53,7 @@ class Request:
 
     argv: list[str]
     rid: str = ""
+    tables: bool = False  #: hand over the view's tables, not drawn (`rk.cli.table.captured_tables`)
     follow: str = ""
     start: tuple[int, int, int] = (0, 0, 0)
 
@@ -77,7 +78,7 @@ def read_request(data: bytes) -> Request:
     rid = request.get("id", "")
     if not isinstance(rid, str) or (rid and not REQUEST_ID.match(rid)):
         raise usage("rk remote: a request id is 16 to 64 letters, digits, - and _")
-    return Request(argv, rid)
+    return Request(argv, rid, tables=request.get("tables") is True)
 
 
 def _follow_request(request: dict[str, object]) -> Request:
@@ -95,15 +96,26 @@ def _follow_request(request: dict[str, object]) -> Request:
     return Request([], follow=slug, start=(start[0], start[1], start[2]))
 
 
-def run_request(argv: list[str]) -> dict[str, object]:
-    """Run `rk ARGV` here, in-process, and its answer."""
+def run_request(argv: list[str], tables: bool = False) -> dict[str, object]:
+    """Run `rk ARGV` here, in-process, and its answer; with `tables`, the view's tables
+    as rows (`{"columns": [[header, priority, shrink_to], ...], "rows": [[cell, ...], ...]}`)."""
     from rk import __version__
     from rk.cli.root import main
+    from rk.cli.table import captured_tables
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):  # typer's own echoes too
-        status = main(argv, environ=os.environ, stdout=out, stderr=err)
-    return {"status": status, "stdout": out.getvalue(), "stderr": err.getvalue(), "version": __version__}
+        if tables:
+            with captured_tables() as kept:
+                status = main(argv, environ=os.environ, stdout=out, stderr=err)
+        else:
+            kept, status = [], main(argv, environ=os.environ, stdout=out, stderr=err)
+    answer: dict[str, object] = {"status": status, "stdout": out.getvalue(), "stderr": err.getvalue()}
+    if tables:
+        answer["tables"] = [
+            {"columns": [[c.header, c.priority, c.shrink_to] for c in cols], "rows": rows} for cols, rows in kept
+        ]
+    return {**answer, "version": __version__}
 
 
 def run_once(state_dir: Path, rid: str, argv: list[str], now: float) -> dict[str, object]:
@@ -158,7 +170,7 @@ def cmd_remote(ctx: typer.Context) -> None:
         if request.rid:
             answer = run_once(env.state_dir(), request.rid, request.argv, time.time())
         else:
-            answer = run_request(request.argv)
+            answer = run_request(request.argv, request.tables)
     except RkError as exc:  # a bad request, or a first run that held its id too long
         answer = {"status": int(exc.status), "stdout": "", "stderr": f"rk: {exc}\n", "version": __version__}
     except OSError as exc:

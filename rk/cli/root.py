@@ -272,15 +272,16 @@ def main(
         from rk.cli.flags import bare_only_if_changed
 
         args = bare_only_if_changed(args)
+    env = for_args(args, os.environ if environ is None else environ, stdout or sys.stdout, stderr or sys.stderr)
     if any(a == "--host" or a.startswith("--host=") for a in args):
         from rk.cli.fleet import dispatch
 
-        status = dispatch(
-            args, os.environ if environ is None else environ, stdout or sys.stdout, stderr or sys.stderr, main
-        )
+        try:
+            status = dispatch(args, env.environ, env.stdout, env.stderr, main)
+        except Exception as exc:
+            return failed(env, exc)
         if status is not None:
             return status
-    env = for_args(args, os.environ if environ is None else environ, stdout or sys.stdout, stderr or sys.stderr)
     command = typer.main.get_command(app)
     try:
         status = command.main(args=args, prog_name="rk", standalone_mode=False, obj=env)

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TextIO
 
@@ -89,9 +90,31 @@ def _shrunk(columns: Sequence[Column], natural: list[int], keep: list[int], widt
     return [widths[i] for i in keep]
 
 
+#: A table as `captured_tables` keeps it: its columns and its rows.
+Captured = tuple[list[Column], list[list[str]]]
+_CAPTURE: list[Captured] | None = None
+
+
+@contextmanager
+def captured_tables() -> Iterator[list[Captured]]:
+    """While it lasts, `layout` keeps each table it is given and draws none (no line):
+    a view run for another host's `--host all` hands over its rows, so that one table
+    of every host's rows, with a HOST column, is drawn there."""
+    global _CAPTURE
+    kept: list[Captured] = []
+    before, _CAPTURE = _CAPTURE, kept
+    try:
+        yield kept
+    finally:
+        _CAPTURE = before
+
+
 def layout(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int | None) -> list[str]:
     """The table's lines (header first) in `width` columns (None: unlimited); control
     characters in the cells are escaped before they are measured."""
+    if _CAPTURE is not None:
+        _CAPTURE.append((list(columns), [list(r) for r in rows]))
+        return []
     rows = [[escape_controls(cell) for cell in row] for row in rows]
     natural = _natural(columns, rows)
     keep = list(range(len(columns)))
