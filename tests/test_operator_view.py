@@ -547,7 +547,7 @@ def test_completion_offers_entry_ids_and_enum_values(tmp_path):
         for name in ("one", "two")
     )
     assert sorted(_complete(env, "rk cron show ")) == ids
-    assert _complete(env, "rk cron add x --deliver ") == ["immediate", "when-idle", "skip-if-busy"]
+    assert _complete(env, "rk cron add x --deliver ") == ["immediate", "when-idle", "skip-if-busy", "replace"]
     assert _complete(env, "rk cron add x --wake-on l") == ["limit-reset"]
 
 
