@@ -216,6 +216,8 @@ def _dispatch(flag: HostFlag, env: Environment, main: Main) -> int:
             f"{said} does not take --host (it works with status, cron list|log|add|edit|mute|pin|rm|"
             "pause|resume, agent list|await, events, send)"
         )
+    if flag.command == ("events",) and {"-f", "--follow"} & set(flag.argv):
+        raise usage("events --follow does not take --host yet: on that host, ssh HOST rk events -f")
     hosts, problems = load_hosts(env.environ)
     for problem in problems:
         env.notice(problem)
