@@ -6,6 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Annotated
 
 from rk.cli.environment import CliError, Environment, ExitStatus, environment
+from rk.cli.fleet import MAX_PARALLEL
 from rk.core.fleet.hosts import DEFAULT_RK, Host, HostError, host, parse_version, remote_words, version_problem
 from rk.store.config import ConfigError
 
@@ -14,8 +15,6 @@ if TYPE_CHECKING:
 
     from rk.cli.options import FullOpt, JsonOpt
 
-#: Hosts asked at once.
-MAX_PARALLEL = 16
 #: Seconds `rk host check` waits for one host.
 CHECK_TIMEOUT = 15.0
 

@@ -20,6 +20,7 @@ import subprocess
 import threading
 from collections.abc import Callable, Mapping
 
+from rk.core.environ import child_env
 from rk.core.fleet.hosts import Host, remote_words
 from rk.host import ssh
 from rk.store.mirror import Mirror, resume_mark
@@ -83,10 +84,9 @@ class Follower:
             from rk.host import private
 
             private.private_dir(control)
-            child = {k: v for k, v in self.env.items() if k not in ("TMUX", "TMUX_PANE")}
             argv = ssh.argv(self.host.destination, remote_words(self.host.rk, "remote"), self.env, control)
             self.proc = proc = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env(self.env)
             )
         except OSError as exc:
             self.on_problem(f"{self.host.name}: cannot follow: {exc}")

@@ -17,6 +17,8 @@ import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from rk.core.environ import child_env
+
 #: Seconds ssh may take to connect before the host is said to be down.
 CONNECT_TIMEOUT = 5
 #: Seconds a shared connection stays open after its last use.
@@ -91,14 +93,13 @@ def run(
         private.private_dir(control)  # others reaching the socket would reach the connection
     except OSError as exc:
         return Answer(SSH_FAILED, b"", f"refusing {control}: {exc}")
-    child = {k: v for k, v in env.items() if k not in ("TMUX", "TMUX_PANE")}
     try:
         done = subprocess.run(
             argv(destination, remote, env, control),
             input=stdin,
             capture_output=True,
             timeout=timeout,
-            env=child,
+            env=child_env(env),  # no $TMUX of the caller's: the far end is another machine
             check=False,
         )
     except subprocess.TimeoutExpired:
