@@ -53,7 +53,9 @@ def fires(rig, fresh: str, count: int, turn_timeout: float = 60.0, reply: str = 
     ticked a minute after the last, each turn waited out; the tokens of each. `reply`: what
     the model answers each time (the mock's one line when "")."""
     rig.run.mock.set_mode("ok", usage="measured", **({"text": reply} if reply else {}))
-    flags = ["--every", "1m", *(["--fresh", fresh] if fresh else [])]
+    # dormancy off: the ticks run a minute a fire ahead of the wall clock the agent's hooks
+    # stamp its answers with, so each answer would read as older than the prompt it answers
+    flags = ["--every", "1m", "--dormant-after", "off", *(["--fresh", fresh] if fresh else [])]
     entry = rig.add(PAYLOAD, *flags)
     start = int(time.time())
     for i in range(count):
