@@ -1082,7 +1082,7 @@ MUTANTS = [
     ),
     Mutant(
         "runs: every ended turn called ok",
-        "rk/core/log/runs.py",
+        "rk/core/cost/turn_timeout.py",
         'how = line.end if line.end in TURN_ENDS else LIMITED if line.to == LIMITED else ""',
         'how = "ok"',
         RUNS,

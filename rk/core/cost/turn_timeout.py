@@ -27,6 +27,7 @@ from rk.core.durations import format_duration
 from rk.core.log.delivery import LogLine, LogView, Status, status_of
 from rk.core.pane.facts import BUSY_STATES, PaneFact
 from rk.core.pane.state import AgentState
+from rk.core.pane.state_words import LIMITED, TURN_ENDS
 
 #: A delivery starts a turn only if the turn begins this soon after it (the
 #: submit hook fires within a second; a loaded machine, a slow redraw).
@@ -75,6 +76,8 @@ class Run:
     start: int
     end: int = 0
     rest_from: int = 0
+    #: how it ended: its rest line's turn end, or `limited` for a rest at a limit ("" unknown)
+    how: str = ""
 
 
 def runs(journal: Sequence[StateLine]) -> list[Run]:
@@ -87,7 +90,8 @@ def runs(journal: Sequence[StateLine]) -> list[Run]:
             if not busy:
                 busy, start = True, line.ts
         elif busy:
-            out.append(Run(start, line.ts, rest))
+            how = line.end if line.end in TURN_ENDS else LIMITED if line.to == LIMITED else ""
+            out.append(Run(start, line.ts, rest, how))
             busy, rest = False, line.ts
         elif not rest:
             rest = line.ts

@@ -24,10 +24,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rk.core.cost.turn_timeout import START_WINDOW, StateLine
+from rk.core.cost.turn_timeout import Run as Busy  # a busy stretch, with how it ended: the turn timeout's own
+from rk.core.cost.turn_timeout import runs as busy_runs
 from rk.core.cost.usage import Tokens
 from rk.core.log.delivery import LogLine, Status, status_of
-from rk.core.pane.state import BUSY_STATES
-from rk.core.pane.state_words import LIMITED, TURN_ENDS
+from rk.core.pane.state_words import TURN_ENDS
 from rk.core.redact import redact
 from rk.core.schedule import retry
 
@@ -50,17 +51,6 @@ class Facts:
     cost: float | None = None
     reply: str = ""
     why: str = ""
-
-
-@dataclass(frozen=True)
-class Busy:
-    """A busy stretch of a pane's journal: begun, ended (0: goes on), how (its rest line's
-    `end`, or `limited` for a rest at a limit), and when the rest before it began (0: unknown)."""
-
-    start: int
-    end: int = 0
-    how: str = ""
-    rest_from: int = 0
 
 
 @dataclass(frozen=True)
@@ -106,26 +96,6 @@ class RunRow:
             "reply": self.reply,
             "why": self.why,
         }
-
-
-def busy_runs(journal: Sequence[StateLine]) -> list[Busy]:
-    """The pane's busy stretches, oldest first, each with how it ended."""
-    out: list[Busy] = []
-    start = rest = 0
-    busy = False
-    for line in journal:
-        if line.to in BUSY_STATES:
-            if not busy:
-                busy, start = True, line.ts
-        elif busy:
-            how = line.end if line.end in TURN_ENDS else LIMITED if line.to == LIMITED else ""
-            out.append(Busy(start, line.ts, how, rest))
-            busy, rest = False, line.ts
-        elif not rest:
-            rest = line.ts
-    if busy:
-        out.append(Busy(start, 0, "", rest))
-    return out
 
 
 def started(at: int, before: int, found: Sequence[Busy], starts: Sequence[int] | None = None) -> Busy | None:
