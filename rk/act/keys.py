@@ -54,8 +54,9 @@ class Timing:
     #: paste still being drawn, on a loaded machine), up to this much longer.
     probe_drawing: float = 3.0
     #: ...stopping once the screen stood still this long (a loaded machine draws a
-    #: 20 KB paste in bursts, two captures 80 ms apart can be equal mid-paste).
-    probe_still: float = 0.3
+    #: 20 KB paste in bursts, two captures 80 ms apart can be equal mid-paste; a
+    #: starved TUI such as OpenCode's may not redraw at all for most of a second).
+    probe_still: float = 1.0
     #: Observation after Enter: capture at these offsets from the Enter, up to
     #: the first change. run-kit's ladder stops at 0.64 s; rk's goes on to 5 s
     #: before it calls an Enter lost, because an agent may take that long to

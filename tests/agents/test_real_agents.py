@@ -254,6 +254,10 @@ def test_a_workers_stop_wakes_the_operator_through_the_ticker(rig):
         log = json.loads(operator.rk("cron", "log", woke, "--json").stdout)["result"]
         assert [(line["reason"], line["outcome"]) for line in log] == [("wake", "delivered")]
         print(f"\nworker Stop → operator prompt: {prompted['t'] - stopped:.2f} s")
+        # the hook runs before Claude's request leaves: the mock sees the prompt a moment later
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and "a worker finished: check it" not in operator.prompts():
+            time.sleep(0.1)
         assert "a worker finished: check it" in operator.prompts()
     finally:
         operator.rk("cron", "ticker", "stop", check=False)

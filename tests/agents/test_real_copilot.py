@@ -23,6 +23,7 @@ from agents.copilot_launch import CopilotRun, at_rest
 from agents.rkclient import ClientRig, RkClient, listed, wait_option_state
 from agents.test_real_agents import PAYLOADS
 from rk.agent.setup import find_rk
+from rk.agent.setup.copilot import HOOKS as COPILOT_HOOKS
 from rk.agent.setup.hooks import install_hooks
 from rk.core.pane.screen.resets import MINUTE, RESET_MARGIN
 
@@ -58,6 +59,25 @@ class CopilotRig(ClientRig):
     def prompts(self) -> list[str]:
         """What Copilot's userPromptSubmitted hook was given, in order."""
         return [r["payload"]["prompt"] for r in self.cp.hook_events() if r["event"] == "userPromptSubmitted"]
+
+    def settle(self, after: float, timeout: float = 30.0) -> None:
+        """Wait until rk's own hook runs for Copilot's hooks since `after` have written
+        their journal lines: the recorder's line says Copilot fired a hook, not that rk's
+        process for it (a Python start-up, seconds on a loaded machine) is done. A late
+        sessionStart stamp would otherwise write `idle` over what a tick read after it."""
+        hooked = {event for event, matcher, _ in COPILOT_HOOKS if matcher is None}
+        journal = next(self.state_dir.glob("*.events"), None)
+        deadline = time.monotonic() + timeout
+        while True:
+            fired = sum(1 for r in self.cp.hook_events() if r["event"] in hooked and r["t"] >= after)
+            lines = journal.read_text().splitlines() if journal else []
+            written = sum(1 for line in lines if '"source":"hook"' in line and json.loads(line)["ts"] >= int(after))
+            if written >= fired:
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"rk's hooks wrote {written} of {fired} lines since {after}")
+            time.sleep(0.05)
+            journal = journal or next(self.state_dir.glob("*.events"), None)
 
     def fire_after_look(self) -> str:
         """A due entry ticked 30 s on (the stored `active` is stale, so rk reads the pane's
@@ -125,6 +145,7 @@ def test_a_turn_a_dialog_an_error_and_esc(copilot):
     t = copilot.cp.send_prompt("fail please mock:status=400")
     copilot.cp.wait_hook("errorOccurred", after=t)
     copilot.cp.wait_screen(lambda s: "✗ 400 mock error 400" in s and at_rest(s), timeout=15)
+    copilot.settle(t)
     assert copilot.state() == "active"  # no hook ended it
     assert copilot.fire_after_look() == "delivered"
     copilot.wait_state("idle", timeout=30)
@@ -148,6 +169,7 @@ def test_a_limit_is_read_from_the_screen_with_its_reset(copilot):
     t = copilot.cp.send_prompt("limit please mock:limit=400")
     copilot.cp.wait_hook("errorOccurred", after=t)
     copilot.cp.wait_screen(lambda s: "try again in 2 hours" in s and at_rest(s), timeout=15)
+    copilot.settle(t)
     ping = copilot.add("status?")
     now = int(time.time()) + 30
     outcome = copilot.tick(now=now)[ping]

@@ -126,7 +126,7 @@ def test_esc_with_no_ticker_ends_an_await_within_a_second_gemini(tmp_path, agent
 
 def test_esc_esc_with_no_ticker_ends_an_await_within_a_second_opencode(tmp_path, agent_bin):
     from agents.test_real_opencode import OpenCodeRig
-    from agents.test_real_opencode_turns import press_esc_twice
+    from agents.test_real_opencode_turns import press_until_aborted
 
     oc = OpenCodeRig(tmp_path, agent_bin)
     try:
@@ -146,8 +146,7 @@ def test_esc_esc_with_no_ticker_ends_an_await_within_a_second_opencode(tmp_path,
             oc.oc.wait_screen(lambda s: "esc interrupt" in s, timeout=15)  # where Esc Esc aborts
             proc = start_await(client.env(), client.server, oc.pane, oc.state_dir)
             try:
-                pressed = time.time()
-                press_esc_twice(oc)  # OpenCode aborts on Esc Esc
+                pressed = press_until_aborted(oc, "opencode", started)
                 took.append(awaited(proc, pressed))
             finally:
                 proc.kill()

@@ -20,12 +20,9 @@ import pytest
 from agents.kilo_launch import KiloRun, classify
 from agents.rkclient import listed
 from agents.test_real_opencode import OpenCodeRig
-from agents.test_real_opencode_turns import journal, wait_turn_end
-from rk.act.interrupt import press_commands
+from agents.test_real_opencode_turns import journal, press_until_aborted, wait_turn_end
 from rk.agent.setup import find_rk
 from rk.agent.setup.kilo import kilo_plugin
-from rk.core.cost.turn_timeout import INTERRUPT_KEYS
-from rk.tmux.server import chain
 
 pytestmark = pytest.mark.agents
 
@@ -95,6 +92,7 @@ def test_a_fire_a_dialog_esc_and_a_limit_through_rks_plugin(kilo):
     started, before = deliver(k, "read it mock:read=/etc/hostname")
     k.oc.wait_event("permission.asked", after=started, timeout=60)
     k.wait_state("waiting", timeout=5)
+    k.oc.wait_screen(lambda s: classify(s) == "dialog", timeout=15)  # the event comes before the frame
     k.oc.send_keys("Enter")  # the human allows it once
     k.oc.wait_event("permission.replied", after=started, timeout=15)
     wait_turn_end(k, "ok", before, timeout=60)
@@ -119,7 +117,7 @@ def test_a_fire_a_dialog_esc_and_a_limit_through_rks_plugin(kilo):
     # a margin for the waiter to start under load (nothing to poll: --after-active makes it
     # wait for an end only once it has seen the turn running, so a late start fails, never passes)
     time.sleep(3.0)
-    k.oc._tmux(*chain(*press_commands(k.pane, INTERRUPT_KEYS["kilo"])))
+    press_until_aborted(k, "kilo", started)
     err = k.oc.wait_event("session.error", after=started, timeout=15)
     assert err["p"]["error"]["name"] == "MessageAbortedError"
     out, errs = waiter.communicate(timeout=70)

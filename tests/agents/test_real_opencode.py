@@ -98,6 +98,7 @@ def test_a_turn_a_limited_turn_and_a_permission_through_rks_plugin(opencode):
     oc.oc.wait_event("permission.asked", timeout=60)
     oc.wait_state("waiting", timeout=5)
     oc.rk("cron", "rm", asking)
+    oc.oc.wait_screen(lambda s: classify(s) == "dialog", timeout=15)  # the event comes before the frame
     oc.oc.send_keys("Enter")  # the human allows it once
     oc.oc.wait_event("permission.replied", timeout=15)
     oc.wait_state("idle", timeout=60)
