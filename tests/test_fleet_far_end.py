@@ -81,11 +81,12 @@ def test_who_started_a_turn_is_read_from_this_hosts_deliveries():
     assert len(turns.panes["%1"]) == 3  # the same state again is no change
 
 
-def test_a_humans_line_of_a_turn_just_begun_waits_for_the_log():
+def test_a_humans_line_of_a_turn_just_begun_waits_for_the_log_while_a_delivery_is_in_flight():
     turns = Turns([line(90, "%1", "idle"), line(100, "%1", "active"), line(100, "%1", "idle", "ok")])
-    assert not turns.settled("%1", "human", 100 + LOG_LAG)
-    assert turns.settled("%1", "human", 101 + LOG_LAG)
-    assert turns.settled("%1", "rk", 100)
+    assert not turns.settled("%1", "human", 100 + LOG_LAG, in_flight=True)
+    assert turns.settled("%1", "human", 101 + LOG_LAG, in_flight=True)
+    assert turns.settled("%1", "human", 100, in_flight=False)  # nothing typed into it: the log is whole
+    assert turns.settled("%1", "rk", 100, in_flight=True)
 
 
 def test_the_lines_before_a_mark_are_the_feeds_memory(tmp_path):
@@ -98,7 +99,15 @@ def test_the_lines_before_a_mark_are_the_feeds_memory(tmp_path):
     assert before(str(tmp_path), "default", (1, 2, 3)) == []
 
 
-def test_each_streamed_line_is_stamped_and_a_fresh_humans_end_waits(tmp_path):
+def in_flight(state: Path, pane: str) -> Path:
+    """An intent journal of a delivery typing into `pane` (`rk.act.intents`)."""
+    (state / "default.intents").mkdir(mode=0o700, exist_ok=True)
+    path = state / "default.intents" / "e1.json"
+    path.write_text(f'{{"entry": "e1", "reason": "schedule", "target": "{pane}", "ts": 300}}')
+    return path
+
+
+def test_each_streamed_line_is_stamped_and_a_humans_end_waits_for_a_delivery_in_flight(tmp_path):
     env = {"RK_STATE_DIR": str(tmp_path), "TMUX_TMPDIR": str(tmp_path / "no-tmux")}
     delivery_log.append_lines(tmp_path / "default.log", [LogLine(99, "e1", "%1", "schedule", "delivered")])
     far = FarEnd(str(tmp_path), "default", (0, 0, 0), env)
@@ -110,13 +119,19 @@ def test_each_streamed_line_is_stamped_and_a_fresh_humans_end_waits(tmp_path):
     assert sent[2][0]["role"] == "worker" and sent[2][0]["window"] == "w1"
     theirs = [(line(300, "%1", "active"), (1, 1, 4)), (line(301, "%1", "idle", "ok"), (1, 1, 5))]
     later = [(line(302, "%1", "active"), (1, 1, 6))]
+    intent = in_flight(tmp_path, "%1")
     assert [at for _, at in far.stamp(theirs, 301)] == [(1, 1, 4)]  # the end waits: its delivery may come
     assert far.holding
     assert far.stamp(later, 302) == []  # and the lines after it wait behind it
     delivery_log.append_lines(tmp_path / "default.log", [LogLine(300, "e1", "%1", "schedule", "delivered")])
+    intent.unlink()
     sent = far.stamp([], 302)
     assert [(x.get("by"), at) for x, at in sent] == [("rk", (1, 1, 5)), (None, (1, 1, 6))]
     assert not far.holding
     question = [(line(399, "%1", "idle"), (1, 1, 7)), (line(400, "%1", "active"), (1, 1, 8))]
+    in_flight(tmp_path, "%1")
     assert len(far.stamp([*question, (line(401, "%1", "waiting"), (1, 1, 9))], 401)) == 2
     assert [x["by"] for x, _ in far.stamp([], 401 + LOG_LAG)] == ["human"]  # no delivery came: a human's
+    in_flight(tmp_path, "%2")  # a delivery into another pane holds nothing
+    sent = far.stamp([(line(500, "%1", "active"), (1, 1, 10)), (line(500, "%1", "idle"), (1, 1, 11))], 500)
+    assert [x.get("by") for x, _ in sent] == [None, "human"]

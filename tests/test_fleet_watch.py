@@ -78,14 +78,22 @@ def test_a_turn_that_ended_while_the_link_was_down_wakes_once():
     assert remote_edge(obs2, B, lines, None, 0, 5011)[0] == WakeVerdict.UNCHANGED  # judged once
 
 
+def test_a_hosts_journal_before_the_entry_looked_wakes_nothing():
+    _, obs, *_ = remote_edge(None, B, [], None, 0, 1001)  # cold, and nothing mirrored yet
+    history = [line(0, "idle"), line(1, "active")]  # the first follow brings the journal so far
+    assert remote_edge(obs, B, history, None, 0, 1002).verdict == WakeVerdict.IGNORED
+    fired = remote_edge(obs, B, [*history, line(2, "idle")], None, 0, 1003)
+    assert (fired.verdict, fired.state) == (WakeVerdict.FIRE, "idle")
+
+
 def test_going_to_work_or_another_pane_is_not_a_wake():
-    _, obs, *_ = remote_edge(None, PANE1, [], None, 0, 5000)
+    _, obs, *_ = remote_edge(None, PANE1, [], None, 0, 1000)
     verdict, *_ = remote_edge(obs, PANE1, [line(0, "active"), line(1, "idle", "%2")], None, 0, 5001)
     assert verdict == WakeVerdict.IGNORED
 
 
 def test_the_debounce_holds_the_lines_until_it_passes():
-    _, obs, *_ = remote_edge(None, B, [], None, 0, 5000)
+    _, obs, *_ = remote_edge(None, B, [], None, 0, 1000)
     lines = [line(0, "waiting")]
     verdict, held, *_ = remote_edge(obs, B, lines, 4990, 60, 5010)
     assert verdict == WakeVerdict.DEBOUNCED and held == obs
@@ -102,7 +110,7 @@ def test_a_mark_no_longer_mirrored_falls_back_to_the_lines_since_it_looked():
 
 def test_a_role_scope_wakes_on_the_panes_whose_window_carried_the_role_when_streamed():
     worker = RemoteScope("b", role="worker")
-    _, obs, *_ = remote_edge(None, worker, [], None, 0, 5000)
+    _, obs, *_ = remote_edge(None, worker, [], None, 0, 1000)
     other = [line(0, "idle", "%1", role="reviewer"), line(1, "idle", "%2")]
     verdict, obs, *_ = remote_edge(obs, worker, other, None, 0, 5001)
     assert verdict == WakeVerdict.IGNORED
@@ -112,7 +120,7 @@ def test_a_role_scope_wakes_on_the_panes_whose_window_carried_the_role_when_stre
 
 
 def test_wake_from_human_lets_pass_the_end_of_a_turn_rk_started_there():
-    _, obs, *_ = remote_edge(None, B, [], None, 0, 5000)
+    _, obs, *_ = remote_edge(None, B, [], None, 0, 1000)
     ours = [line(0, "active", by=""), line(1, "idle", by="rk")]
     verdict, obs2, *_ = remote_edge(obs, B, ours, None, 0, 5001, from_human=True)
     assert verdict == WakeVerdict.FROM_RK and obs2.fingerprint == "mirror:7.9.200"  # consumed, not held
@@ -124,7 +132,7 @@ def test_wake_from_human_lets_pass_the_end_of_a_turn_rk_started_there():
 
 @pytest.mark.parametrize("to, by", [("waiting", "rk"), ("gone", "rk"), ("limited", "rk"), ("idle", "")])
 def test_a_question_a_limit_a_vanish_or_a_turn_nobody_can_tell_wakes_a_human(to, by):
-    _, obs, *_ = remote_edge(None, B, [], None, 0, 5000)
+    _, obs, *_ = remote_edge(None, B, [], None, 0, 1000)
     fired = remote_edge(obs, B, [line(0, "active"), line(1, to, by=by)], None, 0, 5001, from_human=True)
     assert (fired.verdict, fired.state, fired.by) == (WakeVerdict.FIRE, to, by or "human")
 
@@ -138,7 +146,7 @@ def test_every_batch_with_an_end_fires_once_and_every_line_is_judged_once(states
     batch fires exactly when it holds a line going anywhere but active; then nothing
     fires again on the same lines."""
     lines = [line(i, s) for i, s in enumerate(states)]
-    _, obs, *_ = remote_edge(None, B, [], None, 0, 5000)
+    _, obs, *_ = remote_edge(None, B, [], None, 0, 1000)
     seen, fires, expected = 0, 0, 0
     for cut in cuts * 30:
         if seen >= len(lines):

@@ -9,13 +9,14 @@ line ends, and the role of the pane's window. `FarEnd` gives each:
   and then streams like any line, with its mark;
 - `stamp()`: each line with `by` (`rk.core.fleet.turns`, over this host's delivery
   log), and `role` and `window` as the newest look saw them (a vanished pane: the
-  role it had). A line that would be a human's, of a turn begun a moment ago,
-  waits (keeping the order of the lines after it) until its delivery may be
-  logged: `holding` says so.
+  role it had). A line that would be a human's while a delivery into its pane is
+  in flight waits (keeping the order of the lines after it) until that delivery
+  is logged, or `LOG_LAG` after its turn began: `holding` says so.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -23,9 +24,11 @@ from pathlib import Path
 from rk.core.environ import ROLE_OPTION, STATE_OPTION
 from rk.core.fleet.roster import Roster, Seen
 from rk.core.fleet.turns import Turns
-from rk.core.log.cause import rk_deliveries
+from rk.core.log.cause import HUMAN, rk_deliveries
 from rk.core.pane.facts import parse_state_option
 from rk.core.pane.state import AgentState
+from rk.host import private
+from rk.host.files import read_nofollow
 from rk.host.lock import LockHeld
 from rk.store import delivery_log
 from rk.store.config import ServerFiles
@@ -35,6 +38,8 @@ from rk.tmux.server import Server, TmuxError
 
 #: What a look lists of each pane (`pid` and `start_time`: which server's life the ids belong to).
 FIELDS = ("pane_id", ROLE_OPTION, STATE_OPTION, "window_name", "pid", "start_time")
+#: Bytes of an intent journal read at most (one is a few hundred).
+MAX_INTENT = 64 * 1024
 #: Seconds between two looks at most (a busy agent's hooks turn the loop many times a second).
 LOOK_EVERY = 0.25
 
@@ -63,7 +68,8 @@ class FarEnd:
     def __init__(self, state_dir: str, slug: str, start: tuple[int, int, int], env: Mapping[str, str]) -> None:
         self.state_dir, self.slug, self.env = state_dir, slug, env
         self.server = Server(name=slug, env=env)
-        self.log = ServerFiles(Path(state_dir), slug).log
+        self.files = ServerFiles(Path(state_dir), slug)
+        self.log = self.files.log
         self.logs = delivery_log.LiveLogCache()
         self.turns = Turns(before(state_dir, slug, start))
         self.roster = Roster()
@@ -74,6 +80,19 @@ class FarEnd:
     @property
     def holding(self) -> bool:
         return bool(self.waiting)
+
+    def in_flight(self) -> set[str]:
+        """The panes a delivery of this server types into now (its intent journaled, its
+        outcome not yet logged: `rk.act.intents`)."""
+        out = set()
+        for name in _names(self.files.intents):
+            try:
+                record = json.loads(read_nofollow(self.files.intents / name, MAX_INTENT))
+            except (OSError, ValueError):
+                continue
+            if isinstance(record, dict) and isinstance(record.get("target"), str):
+                out.add(record["target"])
+        return out
 
     def look(self, now: int) -> None:
         """Look at the panes (unless one was taken a moment ago); journal the known ones
@@ -103,7 +122,7 @@ class FarEnd:
             if to != AgentState.ACTIVE:
                 stamps = stamps if stamps is not None else rk_deliveries(self.logs.read(self.log))
                 by = self.turns.by(pane, to, stamps)
-                if not self.turns.settled(pane, by, now):
+                if by == HUMAN and not self.turns.settled(pane, by, now, pane in self.in_flight()):
                     break
             role, window = self.roster.stamp(pane)
             extra = {"by": by, "role": role, "window": window}
@@ -111,3 +130,10 @@ class FarEnd:
         del self.waiting[: len(ready)]
         self.taken -= len(ready)
         return ready
+
+
+def _names(directory: Path) -> list[str]:
+    try:
+        return [n for n in private.listdir(directory) if n.endswith(".json")]
+    except (OSError, ValueError):
+        return []

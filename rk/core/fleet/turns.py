@@ -11,8 +11,9 @@ then tells an answer to a heartbeat from other ends (`rk.core.fleet.watch`).
 
 A turn that rk started is logged when the delivery is seen to take, a moment after
 the turn began: a turn shorter than that would be called a human's. So a line
-that would be a human's, of a turn begun less than `LOG_LAG` ago, is worth
-waiting for the log (`settled`). Pure.
+that would be a human's, while a delivery into its pane is in flight (its intent
+journaled, `rk.act.intents`, and not yet logged) and its turn began less than
+`LOG_LAG` ago, waits for the log (`settled`). Pure.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from rk.core.pane.state import BUSY_STATES, AgentState
 
 #: Lines kept per pane (each a change of state): a turn is a few.
 KEEP = 64
-#: Seconds a delivery may be logged after the turn it started began.
-LOG_LAG = 2
+#: Seconds a delivery in flight may be logged after the turn it started began, at most.
+LOG_LAG = 10
 
 
 class Turns:
@@ -55,8 +56,10 @@ class Turns:
         at_rest = to not in BUSY_STATES and to != VANISHED
         return turn_cause(self.panes.get(pane, ()), stamps.get(pane, ()), at_rest)
 
-    def settled(self, pane: str, by: str, now: int) -> bool:
-        """Whether a line stamped `by` may go: a human's of a turn begun `LOG_LAG` or less
-        ago may yet be rk's, once its delivery is logged."""
+    def settled(self, pane: str, by: str, now: int, in_flight: bool) -> bool:
+        """Whether a line stamped `by` may go: a human's, while a delivery into the pane is
+        `in_flight`, of a turn begun `LOG_LAG` or less ago, may yet be rk's once logged."""
+        if by != HUMAN or not in_flight:
+            return True
         found = runs(self.panes.get(pane, ()))
-        return by != HUMAN or not found or now - found[-1].start > LOG_LAG
+        return not found or now - found[-1].start > LOG_LAG

@@ -167,12 +167,13 @@ def remote_edge(
 
 def _after(fingerprint: str, lines: Sequence[MirrorLine], observed_at: int) -> int:
     """The index of the first line after the one the observation marks. A mark no longer
-    mirrored (rotated out here) or not a mirror mark (the scope changed): the lines
-    written since the observation was made."""
+    mirrored (rotated out here), not a mirror mark (the scope changed) or none (nothing
+    was mirrored yet: a host's journal before the entry was made wakes nothing): the
+    lines written since the observation was made, by the far end's clock."""
     if fingerprint.startswith(MIRROR) and fingerprint != MIRROR:
         for i in range(len(lines) - 1, -1, -1):
             if _mark_text(lines[i].at) == fingerprint:
                 return i + 1
-    if fingerprint == MIRROR:
-        return 0  # nothing was mirrored when it looked: every line is new
+    if fingerprint == MIRROR:  # nothing was mirrored when it looked: the lines written since (history is not news)
+        return next((i for i, line in enumerate(lines) if line.ts >= observed_at), len(lines))
     return next((i for i, line in enumerate(lines) if line.ts > observed_at), len(lines))
