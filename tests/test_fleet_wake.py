@@ -36,8 +36,8 @@ def woken(got: Path) -> int:
     return got.read_text().splitlines().count("W %1@b idle") if got.exists() else 0
 
 
-def test_each_turn_end_on_another_host_wakes_here_once_even_across_killed_links(world, tmux_server, env, tmp_path):
-    b = world.host("b")
+def test_each_turn_end_on_another_host_wakes_here_once_even_across_killed_links(far, world, tmux_server, env, tmp_path):
+    b = far  # with its own tmux server, whose panes the far end looks at as it streams
     got = tmp_path / "got"
     pane = tmux_server.run("new-window", "-d", "-P", "-F", "#{pane_id}", f"exec cat > {got}").strip()
     env = {**world.client_env(env), "RK_RATE_PER_HOUR": "1000"}  # forty wakes in a minute: past the default cap

@@ -3605,8 +3605,8 @@ MUTANTS = [
     Mutant(
         "fleet: the debounce of a wake on another host lets its edge go",
         "rk/core/fleet/watch.py",
-        '        return WakeVerdict.DEBOUNCED, previous, "", ""\n',
-        '        return WakeVerdict.IGNORED, newest, "", ""\n',
+        "        return RemoteEdge(WakeVerdict.DEBOUNCED, previous)\n",
+        "        return RemoteEdge(WakeVerdict.IGNORED, newest)\n",
         ("tests/test_fleet_watch.py",),
     ),
     Mutant(

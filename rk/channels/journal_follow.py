@@ -47,11 +47,12 @@ def serve(state_dir: str, slug: str, start: Mark, out: BinaryIO, env: Mapping[st
         last_write = time.monotonic()
         if feed.gap:
             _write(out, {"gap": True})
+        far.look(int(time.time()))  # the panes as they are: the first lines' roles
         while True:
-            far.look(int(time.time()))  # a pane gone since the last look: journaled, read just below
             lines = far.stamp(feed.poll_marked(), int(time.time()))
             for fields, at in lines:
                 _write(out, {"line": fields, "at": list(at)})
+            far.look(int(time.time()))  # after the lines (out of their way): a pane gone is journaled, and read next
             now = time.monotonic()
             if lines:
                 last_write = now
