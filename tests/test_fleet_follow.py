@@ -16,7 +16,7 @@ from rk.core.log import states
 from rk.engine.follow import Follower
 from rk.store import state_journal
 from rk.store.journal_feed import feed_of
-from rk.store.mirror import Mirror, mirror_path, read_mirror, resume_mark
+from rk.store.mirror import Mirror, mirror_path, read_mirror, remote_lines, resume_mark
 
 
 def write(state: Path, n: int, cap: int = state_journal.JOURNAL_CAP, first: int = 0) -> None:
@@ -72,6 +72,21 @@ def test_the_mirror_resumes_from_its_newest_whole_line_and_cuts_a_torn_one(tmp_p
         (3, [5, 9, 300]),
     ]
     assert oct(os.stat(path).st_mode & 0o777) == "0o600"
+
+
+def test_the_far_ends_stamps_are_mirrored_with_each_line(tmp_path):
+    m = Mirror(str(tmp_path), "b", "default")
+    line = {"ts": 1, "pane": "%1", "to": "idle", "end": "ok", "source": "hook", "agent": "claude"}
+    odd = 'a "quoted"\nrole'
+    m.append(
+        [({**line, "by": "rk", "role": "worker", "window": "w 1"}, (5, 9, 100)), ({**line, "role": odd}, (5, 9, 200))]
+    )
+    got = remote_lines(str(tmp_path), ["role:worker@b"])["b/default"]
+    assert [(x.by, x.role, x.window, x.at) for x in got] == [
+        ("rk", "worker", "w 1", (5, 9, 100)),
+        ("", 'a "quoted" role', "", (5, 9, 200)),  # one line, whatever the name holds
+    ]
+    assert resume_mark(str(tmp_path), "b", "default") == (5, 9, 200)
 
 
 @pytest.mark.shell

@@ -3255,6 +3255,77 @@ MUTANTS = [
         "                pass\n",
         ("tests/test_fleet_follow.py", "-k", "torn"),
     ),
+    # -- cross-host wakes: a vanish, who started the turn, a role (rk/core/fleet, rk/channels/far_end.py) -------
+    Mutant(
+        "fleet wake: a known pane no longer listed there is not called vanished",
+        "rk/core/fleet/roster.py",
+        "    out = [p for p, seen in old.panes.items() if seen.known and not (same and p in look.panes)]\n",
+        "    out = [p for p, seen in old.panes.items() if seen.known and not p in look.panes]\n",
+        ("tests/test_fleet_far_end.py", "-k", "vanished"),
+    ),
+    Mutant(
+        "fleet wake: a vanish journaled again after a far end died between the journal and the roster",
+        "rk/store/roster.py",
+        "        journaled = [p for p in gone if p not in said]\n",
+        "        journaled = gone\n",
+        ("tests/test_fleet_far_end.py", "-k", "once"),
+    ),
+    Mutant(
+        "fleet wake: a role scope wakes on every pane there",
+        "rk/core/fleet/watch.py",
+        "        return not self.role or line.role == self.role\n",
+        "        return True\n",
+        ("tests/test_fleet_watch.py", "-k", "role"),
+    ),
+    Mutant(
+        "fleet wake: wake_from human wakes on the answer to rk's own fire there",
+        "rk/core/fleet/watch.py",
+        "    trigger = next((line for line in ends if not (from_human and rk_ended(line))), None)\n",
+        "    trigger = next((line for line in ends), None)\n",
+        ("tests/test_fleet_watch.py", "-k", "wake_from"),
+    ),
+    Mutant(
+        "fleet wake: a question or a vanish in a turn rk started there let pass like its end",
+        "rk/core/fleet/watch.py",
+        "    return line.to == AgentState.IDLE and line.by == RK\n",
+        "    return line.by == RK\n",
+        ("tests/test_fleet_watch.py", "-k", "question"),
+    ),
+    Mutant(
+        "fleet wake: a host's journal before the entry looked wakes it",
+        "rk/core/fleet/watch.py",
+        "        return next((i for i, line in enumerate(lines) if line.ts >= observed_at), len(lines))\n",
+        "        return 0\n",
+        ("tests/test_fleet_watch.py", "-k", "before_the_entry"),
+    ),
+    Mutant(
+        "fleet wake: the far end stamps no cause (every end there a human's)",
+        "rk/channels/far_end.py",
+        "                by = self.turns.by(pane, to, stamps)\n",
+        '                by = "human"\n',
+        ("tests/test_fleet_far_end.py", "-k", "stamped"),
+    ),
+    Mutant(
+        "fleet wake: the end of a turn whose delivery is not yet logged goes out as a human's",
+        "rk/channels/far_end.py",
+        "                if by == HUMAN and not self.turns.settled(pane, by, now, pane in self.in_flight()):\n",
+        "                if False:\n",
+        ("tests/test_fleet_far_end.py", "-k", "stamped"),
+    ),
+    Mutant(
+        "fleet wake: the far end stamps no role",
+        "rk/channels/far_end.py",
+        "            role, window = self.roster.stamp(pane)\n",
+        '            role, window = "", ""\n',
+        ("tests/test_fleet_far_end.py", "-k", "stamped"),
+    ),
+    Mutant(
+        "fleet wake: the stamps not kept in the mirror",
+        "rk/store/mirror.py",
+        '    extra = "".join(f\',"{k}":{json.dumps(_text(fields.get(k)))}\' for k in STAMPS if fields.get(k))\n',
+        '    extra = ""\n',
+        ("tests/test_fleet_follow.py", "-k", "stamps"),
+    ),
     # -- a fresh context per fire (--fresh, rk/core/schedule/fresh.py, rk/act/fresh.py, rk/engine/fresh.py) --
     Mutant(
         "fresh: a human's turn since the last fire no longer withholds the command",
@@ -3534,8 +3605,8 @@ MUTANTS = [
     Mutant(
         "fleet: the debounce of a wake on another host lets its edge go",
         "rk/core/fleet/watch.py",
-        '        return WakeVerdict.DEBOUNCED, previous, "", ""\n',
-        '        return WakeVerdict.IGNORED, newest, "", ""\n',
+        "        return RemoteEdge(WakeVerdict.DEBOUNCED, previous)\n",
+        "        return RemoteEdge(WakeVerdict.IGNORED, newest)\n",
         ("tests/test_fleet_watch.py",),
     ),
     Mutant(

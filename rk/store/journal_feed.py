@@ -99,6 +99,34 @@ class MarkedTail:
         return out
 
 
+def before(directory: str, slug: str, start: Mark) -> list[dict[str, object]]:
+    """The journal's lines before the mark `start` (the archive's, then the live file's
+    up to it; [] when the mark names neither): the turns under way when a feed begins."""
+    path = journal_path(directory, slug)
+    marked = (start[0], start[1])
+    if marked == (0, 0):
+        return []
+    if marked == file_id(path):
+        return _whole_lines(path + ".1", None) + _whole_lines(path, start[2])
+    if marked == file_id(path + ".1"):
+        return _whole_lines(path + ".1", start[2])
+    return []
+
+
+def _whole_lines(path: str, upto: int | None) -> list[dict[str, object]]:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return []
+    try:
+        size = os.fstat(fd).st_size if upto is None else upto
+        data = os.pread(fd, size, 0)
+    finally:
+        os.close(fd)
+    fields = (journal.parse(raw) for raw in data.split(b"\n") if raw.strip())
+    return [f for f in fields if f is not None]
+
+
 def feed_of(directory: str, slug: str, start: Mark = (0, 0, 0)) -> MarkedTail:
     """The feed of server `slug`'s journal from `start` (none: the live journal's first line)."""
     return MarkedTail(directory, slug, start)

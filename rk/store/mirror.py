@@ -21,6 +21,10 @@ from rk.host import private
 from rk.host.files import read_nofollow
 
 CAP = 256 * 1024
+#: What the far end adds to a journal line (`rk.core.fleet.watch.MirrorLine`): who started
+#: the turn, the role and name of the pane's window; each kept to `MAX_STAMP` characters.
+STAMPS = ("by", "role", "window")
+MAX_STAMP = 200
 HOSTS_DIR = "hosts"
 #: Bytes read from a mirror's end to find its newest whole line.
 TAIL = 8192
@@ -112,7 +116,13 @@ def _render(fields: dict[str, object], at: tuple[int, int, int]) -> bytes:
     )
     if not line:
         return b""  # a value outside the journal's alphabet: not ours to store
-    return line[:-2] + f',"at":[{int(at[0])},{int(at[1])},{int(at[2])}]}}\n'.encode()
+    extra = "".join(f',"{k}":{json.dumps(_text(fields.get(k)))}' for k in STAMPS if fields.get(k))
+    return line[:-2] + f'{extra},"at":[{int(at[0])},{int(at[1])},{int(at[2])}]}}\n'.encode()
+
+
+def _text(value: object) -> str:
+    """A stamp as stored: text, one line, at most `MAX_STAMP` characters."""
+    return " ".join(str(value).split())[:MAX_STAMP]
 
 
 def read_mirror(state_dir: str, host: str, slug: str) -> list[dict[str, object]]:
@@ -127,7 +137,9 @@ def read_mirror(state_dir: str, host: str, slug: str) -> list[dict[str, object]]
         for raw in data.split(b"\n"):
             fields = journal.parse(raw) if raw.strip() else None
             if fields is not None:
-                fields["at"] = json.loads(raw).get("at")
+                whole = json.loads(raw)
+                fields["at"] = whole.get("at")
+                fields.update({k: whole[k] for k in STAMPS if isinstance(whole.get(k), str)})
                 out.append(fields)
     return out
 
@@ -146,8 +158,8 @@ def remote_lines(state_dir: str, scopes: Iterable[str]) -> dict[str, list[Mirror
         for fields in read_mirror(state_dir, scope.host, scope.server):
             at = fields.get("at")
             if isinstance(at, list) and len(at) == 3:
-                lines.append(
-                    MirrorLine(int(str(fields["ts"])), str(fields["pane"]), str(fields["to"]), (at[0], at[1], at[2]))
-                )
+                stamps = {k: str(fields.get(k, "")) for k in STAMPS}
+                ts, pane, to = int(str(fields["ts"])), str(fields["pane"]), str(fields["to"])
+                lines.append(MirrorLine(ts, pane, to, (at[0], at[1], at[2]), **stamps))
         out[scope.source] = lines
     return out

@@ -30,7 +30,7 @@ from typing import TypedDict, Unpack
 from rk.core.cost import caps
 from rk.core.cost.turn_timeout import StateLine
 from rk.core.cost.usage import Spent
-from rk.core.fleet.watch import MIRROR, MirrorLine, ScopeError, parse_scope, remote_edge
+from rk.core.fleet.watch import MIRROR, MirrorLine, RemoteEdge, ScopeError, parse_scope, remote_edge
 from rk.core.log.cause import Causes
 from rk.core.log.delivery import LogLine, LogView, Reason, Status
 from rk.core.log.diagnostics import Diag, Diagnostic
@@ -178,8 +178,8 @@ class _Sweep:
     #: the wakes on the world decided this sweep, by entry
     worlds: dict[str, WorldEdge] = field(default_factory=dict)
     remote: Mapping[str, Sequence[MirrorLine]] = field(default_factory=dict)
-    #: entry → the other host's pane (named with its host) and state that fired its wake
-    remote_fired: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: entry → the other host's edge that fired its wake (its pane named with its host)
+    remote_fired: dict[str, RemoteEdge] = field(default_factory=dict)
     fires: list[Fire] = field(default_factory=list)
     absent: list[Fire] = field(default_factory=list)
     missed: list[Missed] = field(default_factory=list)
@@ -387,10 +387,10 @@ def _remote_wake(
         return WakeVerdict.UNCHANGED, previous or Observation(MIRROR, sweep.now)
     assert scope is not None
     lines = sweep.remote.get(scope.source, ())
-    edge, observation, pane, state = remote_edge(previous, scope, lines, newest_ts, entry.wake_on.debounce, sweep.now)
-    if pane:
-        sweep.remote_fired[entry.id] = (pane, state)
-    return edge, observation
+    found = remote_edge(previous, scope, lines, newest_ts, entry.wake_on.debounce, sweep.now, entry.wake_on.from_human)
+    if found.pane:
+        sweep.remote_fired[entry.id] = found
+    return found.verdict, found.observation
 
 
 def _wake_detail(edge: WakeVerdict, entry: Entry, newest_ts: int | None, now: int) -> str:
@@ -525,12 +525,12 @@ def _wake_fire(entry: Entry, target: TargetFact, previous: Observation | None, s
     a thousand entries that was most of `due()`'s cost."""
     if (found := sweep.worlds.get(entry.id)) is not None:  # a wake on the world names no pane
         return replace(Fire(entry.id, Reason.WAKE, target.pane, 0, sweep.now, sweep.now, target.refused), **found.fire)
+    if (far := sweep.remote_fired.get(entry.id)) is not None:  # another host's pane: as its far end said
+        return replace(Fire(entry.id, Reason.WAKE, target.pane, 0, sweep.now, sweep.now, target.refused), **far.fire())
     pane = state = by = ""
     prints, wake = sweep.prints, entry.wake_on if uses_wake_fields(entry.payload) else None
     if wake is not None and wake.event == WakeEvent.LIMIT_RESET:
         pane, state = target.pane, target.state
-    elif entry.id in sweep.remote_fired:
-        pane, state = sweep.remote_fired[entry.id]
     elif wake is not None and previous is not None and prints is not None:
         ignore = rk_turn_ended(sweep.causes.of) if wake.from_human else None
         old, new = prints.parsed(previous.fingerprint), prints.parsed(prints.without(target.pane))

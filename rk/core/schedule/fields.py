@@ -275,8 +275,9 @@ FIELDS: tuple[Field, ...] = (
         "wake_scope",
         "--wake-scope",
         Shape.TEXT,
-        "server (default: this server's panes), or another host's (rk host add): %N@HOST for one pane, @HOST "
-        "for all, /SERVER after either for a tmux server there other than default.",
+        "server (default: this server's panes), or another host's (rk host add): %N@HOST for one pane, "
+        "role:NAME@HOST for the panes of the windows carrying that role there, @HOST for all, /SERVER after "
+        "any of them for a tmux server there other than default.",
         "wake_on.scope",
         most=MAX_LABEL,
         default=WAKE_SCOPE,
