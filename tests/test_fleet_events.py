@@ -101,6 +101,50 @@ def test_a_streamed_event_is_shown_only_in_its_shape():
     assert not valid({**ev(NOW), "ts": "1"}) and not valid({**ev(NOW), "kind": "x"}) and not valid({**ev(NOW), "to": 3})
 
 
+def test_the_far_end_streams_history_then_live_with_heartbeats_and_ends_when_the_reader_goes(tmp_path, monkeypatch):
+    import os
+
+    from rk.channels import events_follow
+
+    monkeypatch.setattr(events_follow, "HEARTBEAT", 0.2)
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    change(state, "%1", "active")
+    r, w = os.pipe()
+    out = os.fdopen(w, "wb")
+    server = threading.Thread(target=events_follow.serve, args=(str(state), EventsQuery(), out), daemon=True)
+    server.start()
+    reader = Lines(r)
+    first = [reader.next() for _ in range(2)]
+    assert "alive" in first[0] and first[1]["event"]["to"] == "active"
+    change(state, "%1", "idle")
+    later = [reader.next() for _ in range(3)]
+    assert any(m.get("event", {}).get("to") == "idle" for m in later)
+    assert any("alive" in m for m in later)  # quiet: a heartbeat
+    os.close(r)
+    server.join(timeout=10)
+    assert not server.is_alive()  # the write that failed ended it
+
+
+class Lines:
+    """JSON lines read from a descriptor, each within a bound (a silent end fails, never hangs)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.buf = fd, b""
+
+    def next(self, timeout: float = 10.0) -> dict:
+        import os
+        import select
+
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buf:
+            ready, _, _ = select.select([self.fd], [], [], max(0.0, deadline - time.monotonic()))
+            assert ready, f"no line within {timeout} s"
+            self.buf += os.read(self.fd, 65536)
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line)
+
+
 # -- over real ssh
 
 
