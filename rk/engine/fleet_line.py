@@ -33,8 +33,10 @@ from rk.store.mirror import HOSTS_DIR
 
 log = logging.getLogger("rk.fleet")
 
-#: Seconds between two looks at the config file and the clock.
+#: Seconds between two looks at the config file and the clock (and the mirrors), when on.
 STEP = 1.0
+#: The same, when off: turning it on is seen within this.
+IDLE_STEP = 5.0
 #: Hosts asked at once.
 MAX_PARALLEL = 16
 #: What each host is asked.
@@ -92,7 +94,7 @@ class FleetLine:
                 self.step(time.time())
             except Exception as exc:  # the record stays as it was (and turns stale); the ticker goes on
                 log.error("fleet line: %s: %s", type(exc).__name__, str(exc).splitlines()[0] if str(exc) else "")
-            self.stopping.wait(STEP)
+            self.stopping.wait(STEP if self._config[1] else IDLE_STEP)
 
     def settings(self) -> tuple[int, dict[str, Host]]:
         """The cadence and the hosts, read again only when the config file changed."""
