@@ -201,7 +201,7 @@ def test_a_hosts_events_come_labelled_within_a_bound_and_a_killed_link_resumes(w
         for i in range(3):
             assert b.drop_links() >= 1
             wait_for(lambda: stream.said("b: link lost"), timeout=30, message="the drop said")
-            wait_for(lambda i=i: sum("following again" in e for e in stream.err) == i + 1, timeout=60, message="back")
+            wait_for(lambda i=i: sum("following again" in e for e in stream.err) >= i + 1, timeout=60, message="back")
             change(b.state, f"%{i + 2}", "waiting")
             wait_for(
                 lambda i=i: stream.has(f"%{i + 2} state - -> waiting"), timeout=30, message=f"line {i} after a kill"
