@@ -215,6 +215,42 @@ def test_a_hosts_events_come_labelled_within_a_bound_and_a_killed_link_resumes(w
 
 
 @pytest.mark.shell
+def test_lines_written_all_along_while_links_are_killed_are_each_shown_once(world, client):
+    b = world.host("b")
+    assert run_rk(["host", "add", "b", "b"], client).returncode == 0
+    stream = Stream(["events", "-f", "--host", "b", "--json"], client)
+    done, written = threading.Event(), []
+
+    def writer() -> None:
+        while not done.is_set():
+            pane = f"%{1000 + len(written)}"  # a pane of its own: each line an event, told apart
+            state_journal.record({"RK_STATE_DIR": str(b.state)}, "default", int(time.time()), pane, "idle", "ok")
+            written.append(pane)
+            time.sleep(0.02)
+
+    thread = threading.Thread(target=writer)
+    try:
+        thread.start()
+        for k in range(10):
+            wait_for(
+                lambda k=k: len(stream.out) > 0 and sum("following again" in e for e in stream.err) >= k, timeout=60
+            )
+            time.sleep(0.2)  # some lines on this connection
+            assert b.drop_links() >= 1
+        wait_for(lambda: sum("following again" in e for e in stream.err) >= 10, timeout=60, message="the last link")
+        done.set()
+        thread.join()
+        wait_for(lambda: len(stream.out) >= len(written), timeout=60, message="every line shown")
+        time.sleep(1)  # nothing more may come (a double would show here)
+    finally:
+        done.set()
+        stream.close()
+    shown = [json.loads(line)["pane"] for line in stream.out]
+    assert sorted(shown) == sorted(written) and len(shown) == len(set(shown)), (len(written), len(shown))
+    assert len(written) > 100
+
+
+@pytest.mark.shell
 def test_all_hosts_and_this_one_interleaved_with_the_host_in_json(world, client):
     a, b = world.host("a"), world.host("b")
     for name in ("a", "b"):
