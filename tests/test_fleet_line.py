@@ -117,8 +117,11 @@ def test_the_keeper_writes_its_record_privately_and_removes_it_when_turned_off(t
     state = tmp_path / "state"
     state.mkdir(mode=0o700)
     asked: list[str] = []
+    during: list[str] = []  # what the line shows of a host while its first look runs
 
     def look(host: Host, _state: str, _env) -> tuple[dict[str, int] | None, str]:
+        if not asked:
+            during.append(fg.plain(fg.hosts_of(json.loads((state / fg.RECORD).read_text()), int(time.time()))))
         asked.append(host.name)
         return (
             ({"active": 1, "waiting": 0, "limited": 0, "idle": 2}, "") if host.name == "a" else (None, "unreachable: x")
@@ -129,6 +132,7 @@ def test_the_keeper_writes_its_record_privately_and_removes_it_when_turned_off(t
     path = state / fg.RECORD
     got = json.loads(path.read_text())
     assert oct(path.stat().st_mode & 0o777) == "0o600"
+    assert during == ["⇄ a? b?"]  # not known yet, never counts
     assert got["stale_after"] == 75 and got["hosts"]["a"]["counts"]["idle"] == 2
     assert got["hosts"]["b"]["problem"] == "unreachable: x" and got["hosts"]["b"]["at"] == 0
     keeper.step(time.time())

@@ -135,13 +135,21 @@ class FleetLine:
             for h in hosts.values()
             if due(now, _number(self.hosts.get(h.name, {}).get("tried")), every, moved[h.name])
         ]
+        new = [h.name for h in wanted if h.name not in self.hosts]
+        for name in new:  # shown as not known yet (stale) while its first look runs
+            self.hosts[name] = {"at": 0, "tried": 0, "problem": "", "counts": {}}
+        if new:
+            self._write(every)
         if wanted:
             self._look(wanted)
             if self.stopping.is_set():
                 return
         if wanted or changed or not self.path.exists():
-            record = {"stale_after": stale_after(every), "hosts": self.hosts}
-            atomic_write(self.path, (json.dumps(record, sort_keys=True) + "\n").encode("utf-8"))
+            self._write(every)
+
+    def _write(self, every: int) -> None:
+        record = {"stale_after": stale_after(every), "hosts": self.hosts}
+        atomic_write(self.path, (json.dumps(record, sort_keys=True) + "\n").encode("utf-8"))
 
     def _look(self, hosts: list[Host]) -> None:
         state = str(self.state_dir)
