@@ -278,7 +278,7 @@ def test_a_host_down_is_said_and_tried_again_and_ctrl_c_ends_it(world, client):
     b.stop()
     stream = Stream(["events", "-f", "--host", "b"], client)
     try:
-        wait_for(lambda: sum("b: link lost" in e for e in stream.err) >= 2, timeout=60, message="two tries said")
+        wait_for(lambda: sum("b: link lost" in e for e in stream.err) >= 2, timeout=30, message="two tries said")
         assert "trying again in" in stream.err[0] and stream.proc.poll() is None
         b.start()
         change(b.state, "%1", "idle")
