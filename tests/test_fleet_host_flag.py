@@ -73,7 +73,8 @@ def test_host_words_refused_with_the_reason(world, client):
         ("cron", "list", "--host", "nope"): (1, "no host 'nope'"),
         ("cron", "simulate", "--host", "b", "--every", "5m"): (2, "does not take --host"),
         ("cron", "list", "--host", "-oProxyCommand=x"): (2, "invalid host name"),
-        ("events", "-f", "--host", "b"): (2, "does not take --host yet"),
+        ("events", "-f", "--host", "b", "--bogus"): (2, "no option"),
+        ("events", "-f", "--host", "nope"): (1, "no host 'nope'"),
     }
     for args, (status, words) in cases.items():
         done = rk(list(args), client)

@@ -4,8 +4,10 @@ A status bar runs this every `status-interval`, so `rk.__main__` dispatches it
 before typer is imported, and it reads only: the ticker's pid file (is it up:
 pid and start time, as `rk.engine.ticker` records them), `ticker.status` (the next due
 instant, paused servers, muted entries, servers whose entries file the tick could not
-read, written by every tick) and one
-`list-panes` per live tmux server (the state options the hooks write). No entries
+read, written by every tick), one
+`list-panes` per live tmux server (the state options the hooks write) and, when the
+ticker keeps one, `fleet.status` (other hosts' agents, `rk.engine.fleet_line`: never
+ssh from here). No entries
 file, no log, no lock: a redraw never contends with a tick. Target: < 20 ms
 (bench/statusline.py), so it imports what the agent hook imports and no more:
 no `subprocess` (tmux is spawned with `os.posix_spawnp`, reaped with the hook's
@@ -23,6 +25,7 @@ from _collections_abc import Mapping
 from rk.agent.hook_event import BAD as _BAD
 from rk.agent.hook_event import decode as _decode
 from rk.agent.hook_tmux import tmux_output
+from rk.core.channels import fleet_glance
 from rk.core.channels.glance import Glance, PaneGlance, parse_pane
 from rk.core.environ import SOURCE_OPTION, STATE_OPTION, ClockError, fixed_now, state_dir
 
@@ -145,9 +148,16 @@ def _count(value: object) -> int:
 UNREADABLE = "rk⚠{}"
 
 
+def fleet(directory: str, now: int) -> list[fleet_glance.HostGlance]:
+    """Other hosts as the ticker last saw them ([] when it keeps no record: off)."""
+    return fleet_glance.hosts_of(_read_json(os.path.join(directory, fleet_glance.RECORD)), now)
+
+
 def render(fmt: str, environ: Mapping[str, str]) -> str:
-    ticker = _ticker(state_dir(environ))
+    directory = state_dir(environ)
+    ticker = _ticker(directory)
     seen = glance(environ, ticker)
+    hosts = fleet(directory, seen.now)
     unreadable = _count(ticker[1].get("unreadable"))
     clock = time.strftime("%H:%M", time.localtime(seen.limited_until)) if seen.limited_until else ""
     if fmt == "json":
@@ -159,10 +169,14 @@ def render(fmt: str, environ: Mapping[str, str]) -> str:
             record["text"] = record["tooltip"] = f"{warning} {record['text']}".strip()
             record["class"] = "unreadable"
         record["unreadable"] = unreadable
+        if hosts:
+            record["text"] = record["tooltip"] = f"{record['text']} {fleet_glance.plain(hosts)}".strip()
+            record["hosts"] = fleet_glance.to_list(hosts)
         return json.dumps(record, ensure_ascii=False)
+    text = seen.tmux(clock)
     if unreadable:
-        return f"#[fg=red]{UNREADABLE.format(unreadable)}#[default] {seen.tmux(clock)}".rstrip()
-    return seen.tmux(clock)
+        text = f"#[fg=red]{UNREADABLE.format(unreadable)}#[default] {text}".rstrip()
+    return f"{text} {fleet_glance.tmux(hosts)}".strip() if hosts else text
 
 
 def format_of(args: list[str]) -> str | None:

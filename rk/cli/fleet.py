@@ -207,6 +207,8 @@ def dispatch(args: Sequence[str], environ: Mapping[str, str], stdout: TextIO, st
 
 def _dispatch(flag: HostFlag, env: Environment, main: Main) -> int:
     from rk.cli.environment import CliError, ExitStatus, usage
+    from rk.cli.events_hosts import follows
+    from rk.cli.events_hosts import run as follow_events
     from rk.core.fleet.hosts import HostError, check_name
     from rk.store.hosts import load_hosts
 
@@ -216,8 +218,8 @@ def _dispatch(flag: HostFlag, env: Environment, main: Main) -> int:
             f"{said} does not take --host (it works with status, cron list|log|add|edit|mute|pin|rm|"
             "pause|resume, agent list|await, events, send)"
         )
-    if flag.command == ("events",) and {"-f", "--follow"} & set(flag.argv):
-        raise usage("events --follow does not take --host yet: on that host, ssh HOST rk events -f")
+    if flag.command == ("events",) and follows(flag.argv):
+        return follow_events(env, flag.name, flag.argv)  # a stream, not one answer: rk.cli.events_hosts
     hosts, problems = load_hosts(env.environ)
     for problem in problems:
         env.notice(problem)

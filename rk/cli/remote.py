@@ -34,6 +34,8 @@ from rk.core.errors import RkError
 if TYPE_CHECKING:
     import typer
 
+    from rk.channels.events_follow import EventsQuery
+
 #: Bytes of a request read at most.
 MAX_REQUEST = 1 << 20
 #: Words of a request's argv, and characters of each.
@@ -56,6 +58,7 @@ class Request:
     tables: bool = False  #: hand over the view's tables, not drawn (`rk.cli.table.captured_tables`)
     follow: str = ""
     start: tuple[int, int, int] = (0, 0, 0)
+    events: EventsQuery | None = None  #: events to stream (`rk.channels.events_follow`)
 
 
 def read_request(data: bytes) -> Request:
@@ -66,6 +69,10 @@ def read_request(data: bytes) -> Request:
         request = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise usage("rk remote: the request is not one JSON object") from None
+    if isinstance(request, dict) and request.get("follow") == "events":
+        from rk.channels.events_follow import query_of
+
+        return Request([], events=query_of(request))
     if isinstance(request, dict) and "follow" in request:
         return _follow_request(request)
     argv = request.get("argv") if isinstance(request, dict) else None
@@ -162,6 +169,11 @@ def cmd_remote(ctx: typer.Context) -> None:
 
     try:
         request = read_request(sys.stdin.buffer.read(MAX_REQUEST + 1))
+        if request.events is not None:
+            from rk.channels.events_follow import serve as serve_events
+
+            serve_events(str(env.state_dir()), request.events, sys.stdout.buffer)
+            return
         if request.follow:
             from rk.channels.journal_follow import serve
 

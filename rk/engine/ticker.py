@@ -44,6 +44,7 @@ from rk.core.errors import ExitStatus, RkError
 from rk.core.log.diagnostics import Diag, first_line
 from rk.core.pane.recheck import RECHECK_AFTER
 from rk.engine.fleet import Fleet
+from rk.engine.fleet_line import FleetLine
 from rk.engine.result import ServerTick
 from rk.engine.runtime import Runtime
 from rk.engine.tick import sweep
@@ -165,6 +166,7 @@ class Ticker:
         self.channels_file: ChannelsFile | None = None
         self.watcher = Watcher(runtime)  #: the active agent panes, glimpsed between the polls
         self.fleet = Fleet(runtime.state_dir, runtime.environ)  #: other hosts' journals its wakes watch
+        self.fleet_line = FleetLine(runtime.state_dir, runtime.environ)  #: other hosts' agents, for the status line
 
     def stop(self, *_args: object) -> None:
         self._stop = True
@@ -281,6 +283,7 @@ class Ticker:
             if self.notifier is None:
                 self.channels_file = ChannelsFile(self.runtime.environ)
             self._follow_channels()  # at the start: what an earlier run left is told now
+            self.fleet_line.start()
             try:
                 listener = nudge.Listener(str(self.runtime.state_dir / NUDGE_SOCKET))
             except OSError as exc:
@@ -335,6 +338,7 @@ class Ticker:
             if self.notifier is not None:
                 self.notifier.stop()
             self.fleet.stop()
+            self.fleet_line.stop()
             record = read_pid(self.runtime.state_dir)
             if record is not None and record.pid == os.getpid():
                 try:
