@@ -6,7 +6,6 @@ state reads the registry, looks, and corrects the state; the screen still decide
 from __future__ import annotations
 
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -14,39 +13,22 @@ import pytest
 from conftest import run_rk, wait_for
 
 from rk.store.claude_sessions import Sessions, config_home
+from tests.standin import option, stand_in_window
 
 pytestmark = [pytest.mark.tmux, pytest.mark.shell]
 
-FAKE_CLAUDE = Path(__file__).resolve().parent / "fixtures" / "fake_claude.py"
 
-
-def stand_in(env, server, tmp_path: Path, registry: bool) -> tuple[str, int]:
+def stand_in(env, server, registry: bool) -> tuple[str, int]:
     """A pane whose process is the stand-in `claude`, mid-turn (a minute long); (pane, pid)."""
-    flags = ["-e", f"HOME={env['HOME']}", "-e", "FAKE_CLAUDE_TURN=60"]
+    environ = {"HOME": env["HOME"], "FAKE_CLAUDE_TURN": "60"}
     if registry:
-        flags += ["-e", "FAKE_CLAUDE_REGISTRY=1"]
-    pane = server.run(
-        "new-window",
-        "-d",
-        "-t",
-        "main:",
-        "-P",
-        "-F",
-        "#{pane_id}",
-        *flags,
-        f"exec -a claude {sys.executable} {FAKE_CLAUDE}",
-    ).strip()
-    wait_for(lambda: server.display(pane, "#{pane_current_command}") == "claude", message="the stand-in in front")
-    wait_for(lambda: "? for shortcuts" in server.capture(pane), message="its composer")
+        environ["FAKE_CLAUDE_REGISTRY"] = "1"
+    pane = stand_in_window(server, environ)
     pid = int(server.display(pane, "#{pane_pid}"))
     server.run("send-keys", "-t", pane, "-l", "hello")
     server.run("send-keys", "-t", pane, "Enter")
     wait_for(lambda: "esc to interrupt" in server.capture(pane), message="its turn running")
     return pane, pid
-
-
-def option(server, pane: str, name: str) -> str:
-    return server.run("show-options", "-pqv", "-t", pane, name).strip()
 
 
 def watch(env, server, pane: str, now: int) -> None:
@@ -64,7 +46,7 @@ def registry_status(env, pane: str, pid: int) -> str:
 
 
 def test_an_esc_the_registry_saw_is_corrected_by_the_next_tick(env, tmux_server, tmp_path):
-    pane, pid = stand_in(env, tmux_server, tmp_path, registry=True)
+    pane, pid = stand_in(env, tmux_server, registry=True)
     now = int(time.time())
     tmux_server.set_pane_option(pane, "@rk_pane_agent_state", f"active:{now}:{pid}")
     watch(env, tmux_server, pane, now)
@@ -79,7 +61,7 @@ def test_an_esc_the_registry_saw_is_corrected_by_the_next_tick(env, tmux_server,
 
 def test_without_a_registry_the_fresh_state_waits_for_staleness(env, tmux_server, tmp_path):
     """The control: the same Esc with no registry file is not seen by that tick."""
-    pane, pid = stand_in(env, tmux_server, tmp_path, registry=False)
+    pane, pid = stand_in(env, tmux_server, registry=False)
     now = int(time.time())
     tmux_server.set_pane_option(pane, "@rk_pane_agent_state", f"active:{now}:{pid}")
     watch(env, tmux_server, pane, now)
@@ -90,7 +72,7 @@ def test_without_a_registry_the_fresh_state_waits_for_staleness(env, tmux_server
 
 
 def test_the_registry_alone_never_ends_a_turn_the_screen_shows_running(env, tmux_server, tmp_path):
-    pane, pid = stand_in(env, tmux_server, tmp_path, registry=True)
+    pane, pid = stand_in(env, tmux_server, registry=True)
     now = int(time.time())
     tmux_server.set_pane_option(pane, "@rk_pane_agent_state", f"active:{now}:{pid}")
     watch(env, tmux_server, pane, now)

@@ -8,8 +8,6 @@ a program that is no agent refuses it, nothing typed."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from datetime import UTC
 from pathlib import Path
@@ -17,62 +15,29 @@ from pathlib import Path
 import pytest
 from conftest import run_rk, wait_for
 
-from rk.core.schedule.entry import At, CreatedBy, Entry, Target
+from rk.core.schedule.entry import At
 from rk.core.schedule.fresh import FreshMode
 from rk.engine.runtime import Runtime
 from rk.engine.tick import tick_server
 from rk.store import delivery_log as logfile
 from rk.store.config import Settings
+from tests.standin import option, stand_in_window, write_entry
 
 pytestmark = [pytest.mark.tmux, pytest.mark.shell]
 
-FAKE_CLAUDE = Path(__file__).resolve().parent / "fixtures" / "fake_claude.py"
-
 
 def setup_hooks(env) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "rk", "agent", "setup", "claude", "--yes"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
-    assert done.returncode == 0, done.stderr
+    run_rk(["agent", "setup", "claude", "--yes"], env, check=True)
 
 
 def stand_in(env, server, tmp_path: Path, name: str = "claude", **extra: str) -> tuple[str, Path]:
     """A pane running the stand-in as `name`, at rest, rk's hooks loaded; (pane, its prompts log)."""
     prompts = tmp_path / f"prompts-{name}"
-    flags = []
-    for key, value in {
-        "HOME": env["HOME"],
-        "RK_STATE_DIR": env["RK_STATE_DIR"],
-        "FAKE_CLAUDE_LOG": str(prompts),
-    }.items():
-        flags += ["-e", f"{key}={value}"]
-    for key, value in extra.items():
-        flags += ["-e", f"{key}={value}"]
-    pane = server.run(
-        "new-window",
-        "-d",
-        "-t",
-        "main:",
-        "-P",
-        "-F",
-        "#{pane_id}",
-        *flags,
-        f"exec -a {name} {sys.executable} {FAKE_CLAUDE}",
-    ).strip()
-    wait_for(lambda: server.display(pane, "#{pane_current_command}") == name, message="the stand-in in front")
-    wait_for(lambda: "? for shortcuts" in server.capture(pane), message="its composer")
+    environ = {"HOME": env["HOME"], "RK_STATE_DIR": env["RK_STATE_DIR"], "FAKE_CLAUDE_LOG": str(prompts), **extra}
+    pane = stand_in_window(server, environ, name)
     if name == "claude":
         wait_for(lambda: option(server, pane, "@rk_pane_agent_state").startswith("idle:"), message="its first stamp")
     return pane, prompts
-
-
-def option(server, pane: str, name: str) -> str:
-    return server.run("show-options", "-pqv", "-t", pane, name).strip()
 
 
 def human_types(server, pane: str, prompts: Path, text: str) -> None:
@@ -87,18 +52,9 @@ def human_types(server, pane: str, prompts: Path, text: str) -> None:
 def fire_once(env, server, pane: str, fresh: FreshMode, created: int, any_program: bool = False) -> str:
     """One due --at entry with `fresh`, made at `created`, ticked: its log line's outcome."""
     state = Path(env["RK_STATE_DIR"])
-    state.mkdir(mode=0o700, exist_ok=True)
     now = int(time.time())
-    entry = Entry(
-        id="e1",
-        schedule=At(at=now - 1),
-        target=Target("pane", pane),
-        payload="status?",
-        fresh=fresh,
-        any_program=any_program,
-        created_by=CreatedBy(at=created),
-    )
-    (state / f"{server.name}.yaml").write_text(json.dumps({"entries": [entry.to_yaml()]}))
+    fields = {"schedule": At(at=now - 1), "payload": "status?", "fresh": fresh, "any_program": any_program}
+    write_entry(state, server.name, pane, created, **fields)
     runtime = Runtime(state_dir=state, settings=Settings(), environ=env, zone=UTC, clock=lambda: int(time.time()))
     log = state / f"{server.name}.log"
     before = len(logfile.read_live(log)) if log.exists() else 0

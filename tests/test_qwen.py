@@ -5,9 +5,7 @@ version line."""
 
 from __future__ import annotations
 
-import io
 import json
-import sys
 from datetime import UTC
 from pathlib import Path
 
@@ -20,10 +18,10 @@ from rk.agent.setup import qwen
 from rk.cli.doctor import PACKAGES, cli_version
 from rk.core.pane.program import PaneKind, Proc, judge
 from rk.core.pane.screen import LAYOUTS, TESTED_VERSIONS, classify
+from tests.test_agent_setup import run
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "screens-qwen" / "0.24.4"
 NOW = 1796567000
-RK = str(Path(sys.executable).parent / "rk")
 IDLE, ACTIVE, WAITING, LIMITED = "idle", "active", "waiting", "limited"
 DRAFT = "a draft a human typed but did not send"
 
@@ -98,22 +96,6 @@ def test_an_error_that_names_no_limit_is_no_limit():
 
 
 # -- rk agent setup qwen ----------------------------------------------------------------------
-
-
-def run(tmp_path, *agents, env=None, **flags):
-    env = {"HOME": str(tmp_path / "home"), "PATH": str(tmp_path / "bin"), **(env or {})}
-    out, err = io.StringIO(), io.StringIO()
-    code = setup.run_setup(
-        agents,
-        setup.SetupOptions(**flags),
-        env=env,
-        stdin=io.StringIO(),
-        stdout=out,
-        stderr=err,
-        argv0="",
-        executable=sys.executable,
-    )
-    return code, out.getvalue(), err.getvalue()
 
 
 def groups(doc):

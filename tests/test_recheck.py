@@ -13,8 +13,6 @@ ticker, whose poll is an hour, must deliver within a few seconds of the redraw.
 
 from __future__ import annotations
 
-import json
-import sys
 import textwrap
 import threading
 import time
@@ -28,12 +26,13 @@ from rk.core.pane.facts import PaneFact
 from rk.core.pane.look import needs_look
 from rk.core.pane.recheck import DIALOG_WATCH, RECHECK_WINDOW, wants_recheck, watching_dialog
 from rk.core.schedule.dispose import Act, Disposition
-from rk.core.schedule.entry import CreatedBy, Deliver, Entry, Every, Target
+from rk.core.schedule.entry import Deliver, Every
 from rk.engine.runtime import Runtime
 from rk.engine.ticker import Clocks, Ticker
 from rk.host import nudge
 from rk.store.config import Settings
 from rk.store.delivery_log import read_live
+from tests.standin import program_window, write_entry
 
 SCREENS = Path(__file__).resolve().parent / "fixtures" / "screens" / "claude"
 
@@ -59,25 +58,14 @@ def _fake_agent(tmux_server, tmp_path, first: str, then: str) -> tuple[str, int,
     fake, go, received = tmp_path / "fake.py", tmp_path / "go", tmp_path / "received"
     fake.write_text(FAKE)
     args = f"{fake} {SCREENS / (first + '.ansi')} {SCREENS / (then + '.ansi')} {go} {received}"
-    pane = tmux_server.run(
-        "new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}", f"exec -a claude {sys.executable} {args}"
-    ).strip()
-    wait_for(lambda: tmux_server.display(pane, "#{pane_current_command}") == "claude", message="the fake agent")
+    pane = program_window(tmux_server, args)
     return pane, int(tmux_server.display(pane, "#{pane_pid}")), go
 
 
 def _ticker_for(tmux_server, state: Path, pane: str, *, interval: int, created: int) -> tuple[Ticker, threading.Thread]:
     """A running ticker (its own poll an hour) over one when-idle entry on `pane`."""
-    state.mkdir(mode=0o700)
-    entry = Entry(
-        id="e1",
-        schedule=Every(interval=interval),
-        target=Target("pane", pane),
-        payload="status?",
-        deliver=Deliver.WHEN_IDLE,
-        created_by=CreatedBy(at=created),
-    )
-    (state / f"{tmux_server.name}.yaml").write_text(json.dumps({"entries": [entry.to_yaml()]}))
+    fields = {"schedule": Every(interval=interval), "payload": "status?", "deliver": Deliver.WHEN_IDLE}
+    write_entry(state, tmux_server.name, pane, created, **fields)
     runtime = Runtime(state_dir=state, settings=Settings(), environ=dict(tmux_server.env), zone=UTC, clock=lambda: 0)
     loop = Ticker(runtime, interval=3600, clocks=Clocks(wall=time.time, mono=time.monotonic))
     thread = threading.Thread(target=loop.run, daemon=True)

@@ -6,8 +6,6 @@ does not stop gets nothing typed."""
 
 from __future__ import annotations
 
-import json
-import sys
 import time
 from datetime import UTC
 from pathlib import Path
@@ -17,7 +15,7 @@ from conftest import run_rk, wait_for
 
 from rk.core.log.delivery import LogLine
 from rk.core.log.states import render
-from rk.core.schedule.entry import CreatedBy, Deliver, Entry, Every, Target
+from rk.core.schedule.entry import Deliver, Every
 from rk.core.schedule.replace import turn_is_ours
 from rk.engine.runtime import Runtime
 from rk.engine.tick import tick_server
@@ -25,6 +23,7 @@ from rk.store import delivery_log as logfile
 from rk.store import state_journal as statejournal
 from rk.store.config import Settings
 from rk.store.pane_history import journal_of
+from tests.standin import program_window, stand_in_window, write_entry
 
 pytestmark = [pytest.mark.tmux, pytest.mark.shell]
 
@@ -36,23 +35,11 @@ EVERY = 4
 def stand_in(env, server, tmp_path: Path, turn: int = 120, put_back: bool = False) -> str:
     """A pane running the stand-in `claude` with rk's hooks, each turn `turn` seconds long unless Esc'd."""
     run_rk(["agent", "setup", "claude", "--yes"], env, check=True)
-    flags = [f"HOME={env['HOME']}", f"RK_STATE_DIR={env['RK_STATE_DIR']}", f"FAKE_CLAUDE_TURN={turn}"]
-    flags.append(f"FAKE_CLAUDE_LOG={tmp_path / 'prompts'}")
+    environ = {"HOME": env["HOME"], "RK_STATE_DIR": env["RK_STATE_DIR"], "FAKE_CLAUDE_TURN": str(turn)}
+    environ["FAKE_CLAUDE_LOG"] = str(tmp_path / "prompts")
     if put_back:
-        flags.append("FAKE_CLAUDE_PUT_BACK=1")
-    pane = server.run(
-        "new-window",
-        "-d",
-        "-t",
-        "main:",
-        "-P",
-        "-F",
-        "#{pane_id}",
-        *(x for f in flags for x in ("-e", f)),
-        f"exec -a claude {sys.executable} {FIXTURES / 'fake_claude.py'}",
-    ).strip()
-    wait_for(lambda: "? for shortcuts" in server.capture(pane), timeout=20, message="its composer")
-    return pane
+        environ["FAKE_CLAUDE_PUT_BACK"] = "1"
+    return stand_in_window(server, environ)
 
 
 def prompts(tmp_path: Path) -> list[str]:
@@ -63,16 +50,8 @@ def prompts(tmp_path: Path) -> list[str]:
 def rig(env, server, pane: str, created: int) -> tuple[Runtime, Path]:
     """A `replace` entry on the pane, every EVERY s, due at once; the tick's runtime."""
     state = Path(env["RK_STATE_DIR"])
-    state.mkdir(mode=0o700, exist_ok=True)
-    entry = Entry(
-        id="e1",
-        schedule=Every(interval=EVERY),
-        target=Target("pane", pane),
-        payload="latest?",
-        deliver=Deliver.REPLACE,
-        created_by=CreatedBy(at=created),
-    )
-    (state / f"{server.name}.yaml").write_text(json.dumps({"entries": [entry.to_yaml()]}))
+    fields = {"schedule": Every(interval=EVERY), "payload": "latest?", "deliver": Deliver.REPLACE}
+    write_entry(state, server.name, pane, created, **fields)
     runtime = Runtime(
         state_dir=state,
         settings=Settings(),
@@ -158,10 +137,7 @@ def test_an_agent_that_does_not_stop_gets_nothing_typed(env, tmux_server, tmp_pa
     keys = tmp_path / "keys"
     busy = SCREENS / "working_1.ansi"
     argv = f"{FIXTURES / 'esc_agent.py'} {keys} 0 {busy} {busy}"
-    pane = tmux_server.run(
-        "new-window", "-d", "-t", "main:", "-P", "-F", "#{pane_id}", f"exec -a claude {sys.executable} {argv}"
-    ).strip()
-    wait_for(lambda: tmux_server.display(pane, "#{pane_current_command}") == "claude", message="the stand-in")
+    pane = program_window(tmux_server, argv)
     wait_for(lambda: "─────" in tmux_server.capture(pane), message="its busy screen")
     pid = int(tmux_server.display(pane, "#{pane_pid}"))
     t = int(time.time()) - 20

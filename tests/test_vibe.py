@@ -4,9 +4,7 @@ hook's subagent events, `rk doctor`'s checks and version line."""
 
 from __future__ import annotations
 
-import io
 import os
-import sys
 import tomllib
 from dataclasses import replace
 from pathlib import Path
@@ -27,25 +25,9 @@ from rk.core.pane.program import PaneKind, Proc, judge
 from rk.core.pane.screen import TESTED_VERSIONS
 from rk.core.pane.turn import screen_turn_end
 from tests.test_agent_hook import hook_env, option, pane_of, run_hook
+from tests.test_agent_setup import RK, run
 
-RK = str(Path(sys.executable).parent / "rk")
 MINE = '[[hooks]]\nname = "lint"\ntype = "post_agent"\ncommand = "make lint"\n'
-
-
-def run(tmp_path, *agents, env=None, **flags):
-    env = {"HOME": str(tmp_path / "home"), "PATH": str(tmp_path / "bin"), **(env or {})}
-    out, err = io.StringIO(), io.StringIO()
-    code = setup.run_setup(
-        agents,
-        setup.SetupOptions(**flags),
-        env=env,
-        stdin=io.StringIO(),
-        stdout=out,
-        stderr=err,
-        argv0="",
-        executable=sys.executable,
-    )
-    return code, out.getvalue(), err.getvalue()
 
 
 def hooks_file(tmp_path: Path) -> Path:

@@ -12,7 +12,6 @@ directory.
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -26,8 +25,7 @@ sys.path.append(str(HERE))  # harness and mocks import each other plainly
 import harness  # noqa: E402
 
 from agents.rkclient import ClientRig, RkClient, wait_option_state  # noqa: E402
-
-REPO = HERE.parent.parent
+from agents.session_rig import agent_setup  # noqa: E402
 
 
 @pytest.fixture
@@ -70,16 +68,7 @@ class Rig(ClientRig):
             if agent == "codex" and paste_burst:  # Codex as users run it: paste-burst detection on
                 config = self.run.home / ".codex" / "config.toml"
                 config.write_text(config.read_text().replace("disable_paste_burst = true\n", ""))
-            setup = subprocess.run(
-                [sys.executable, "-m", "rk", "agent", "setup", agent, "--yes"],
-                env={**self._env(), "HOME": str(self.run.home)},
-                capture_output=True,
-                text=True,
-                timeout=60,
-                cwd=REPO,
-                stdin=subprocess.DEVNULL,
-            )
-            assert setup.returncode == 0, setup.stderr
+            agent_setup(agent, {**self._env(), "HOME": str(self.run.home)})
             if mcp:  # `rk mcp` registered by the real `rk agent setup --mcp`, its tools allowed
                 self._register_mcp()
             if allow:  # Claude Code permission rules (`Bash(sleep:*)`): those tools run with no dialog
@@ -90,17 +79,7 @@ class Rig(ClientRig):
             raise
 
     def _register_mcp(self) -> None:
-
-        setup = subprocess.run(
-            [sys.executable, "-m", "rk", "agent", "setup", self.agent, "--mcp", "--yes"],
-            env={**self._env(), "HOME": str(self.run.home)},
-            capture_output=True,
-            text=True,
-            timeout=60,
-            cwd=REPO,
-            stdin=subprocess.DEVNULL,
-        )
-        assert setup.returncode == 0, setup.stderr
+        agent_setup(self.agent, {**self._env(), "HOME": str(self.run.home)}, "--mcp")
         # the allow rules are setup's own (rk's scoped tools run unasked; pause and resume ask)
         if self.agent == "codex":
             path = self.run.home / ".codex" / "config.toml"

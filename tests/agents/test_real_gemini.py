@@ -8,9 +8,6 @@ pid rk's hook records vouches for the pane.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -18,49 +15,25 @@ import pytest
 
 from agents.gemini_launch import GeminiSession
 from agents.mock_gemini import MockGemini
-from agents.rkclient import ClientRig, RkClient, wait_option_state
+from agents.session_rig import SessionRig
 
 pytestmark = pytest.mark.agents
 
-REPO = Path(__file__).resolve().parent.parent.parent
 
-
-class GeminiRig(ClientRig):
-    add_flags = ("--every", "1m")  # created a minute ago: due now
-
+class GeminiRig(SessionRig):
     def __init__(self, root: Path, bin_dir: Path, settings_extra: dict | None = None) -> None:
         self.state_dir = root / "rk-state"
         self.mock = MockGemini(mode="ok", delay=3)
         self.mock.start()
-        self.g = GeminiSession(
+        self.g = self.session = GeminiSession(
             self.mock.base_url,
             root=root / "gemini",
             env={"RK_STATE_DIR": str(self.state_dir)},
             binary=str(bin_dir / "gemini"),
             settings_extra=settings_extra,
         )
-        setup = subprocess.run(
-            [sys.executable, "-m", "rk", "agent", "setup", "gemini", "--yes"],
-            env={**os.environ, "HOME": self.g.env["HOME"]},
-            capture_output=True,
-            text=True,
-            timeout=60,
-            cwd=REPO,
-            stdin=subprocess.DEVNULL,
-        )
-        assert setup.returncode == 0, setup.stderr
-        self.g.start()
-        self.g.wait_ready(timeout=60)
+        self.launch("gemini", {"HOME": self.g.env["HOME"]}, lambda: self.g.wait_ready(timeout=60))
         self.pane = self.g.tmux("display", "-p", "-t", "g", "#{pane_id}").strip()
-
-    def client(self) -> RkClient:
-        return RkClient(self.g.socket, self.pane, self.state_dir)
-
-    def state(self) -> str:
-        return self.g.tmux("show-options", "-pqv", "-t", self.pane, "@rk_pane_agent_state").strip()
-
-    def wait_state(self, state: str, timeout: float = 20.0) -> str:
-        return wait_option_state(self.state, state, timeout, self.g.capture)
 
     def prompts(self) -> list[str]:
         """What arrived as the user's prompt (Gemini puts a <session_context> block before the first one)."""
@@ -96,11 +69,7 @@ def test_a_delivered_turn_goes_active_then_idle(gemini):
 def test_a_humans_draft_is_left_alone(gemini):
     gemini.wait_state("idle", timeout=20)
     draft = "a draft a human typed but did not send"
-    gemini.g.type(draft)
-    gemini.g.wait_composer_text(draft)
-    now = gemini.add("status?")
-    skip = gemini.add("status?", "--deliver", "skip-if-busy")
-    assert gemini.tick() == {now: "held-busy: draft", skip: "skipped-busy: draft"}
+    gemini.fire_at_a_draft(draft)
     assert draft in gemini.g.capture()
     assert gemini.prompts() == []
 

@@ -10,68 +10,35 @@ hook, with no ticker and no look at the screen. A 429 ends the turn with StopFai
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from agents.qwen_launch import BUSY_RE, QWEN_VERSION, QwenSession, composer, ensure_qwen
-from agents.rkclient import ClientRig, RkClient, listed, wait_option_state
+from agents.rkclient import listed
+from agents.session_rig import SessionRig
 
 pytestmark = pytest.mark.agents
 
-REPO = Path(__file__).resolve().parent.parent.parent
 DRAFT = "a draft a human typed but did not send"
 
 
-class QwenRig(ClientRig):
+class QwenRig(SessionRig):
     """The real Qwen Code with rk's hooks (the real `rk agent setup qwen`) beside a logging hook
     for every event, and rk pointed at its tmux server."""
 
-    add_flags = ("--every", "1m")  # created a minute ago: due now
-
     def __init__(self, root: Path, bin_dir: Path) -> None:
         self.state_dir = root / "rk-state"
-        self.q = QwenSession(root=root / "qwen", env={"RK_STATE_DIR": str(self.state_dir)}, bin_dir=bin_dir)
-        try:
-            setup = subprocess.run(
-                [sys.executable, "-m", "rk", "agent", "setup", "qwen", "--yes"],
-                env={**os.environ, "HOME": str(self.q.home)},
-                capture_output=True,
-                text=True,
-                timeout=60,
-                cwd=REPO,
-                stdin=subprocess.DEVNULL,
-            )
-            assert setup.returncode == 0, setup.stderr
-            self.q.start()
-            self.q.wait_ready()
-        except BaseException:
-            self.q.stop()
-            raise
+        self.q = self.session = QwenSession(
+            root=root / "qwen", env={"RK_STATE_DIR": str(self.state_dir)}, bin_dir=bin_dir
+        )
+        self.launch("qwen", {"HOME": str(self.q.home)}, self.q.wait_ready)
         self.pane = self.q.pane
         self.mock = self.q.mock
 
-    def client(self) -> RkClient:
-        return RkClient(self.q.socket, self.pane, self.state_dir)
-
-    def state(self) -> str:
-        return self.q.tmux("show-options", "-pqv", "-t", self.pane, "@rk_pane_agent_state").strip()
-
-    def wait_state(self, state: str, timeout: float = 20.0) -> str:
-        return wait_option_state(self.state, state, timeout, self.q.capture)
-
-    def turn_end(self) -> str:
-        return self.q.tmux("show-options", "-pqv", "-t", self.pane, "@rk_pane_turn_end").strip().split(":")[0]
-
     def prompts(self) -> list[str]:
         return self.mock.prompts()
-
-    def close(self) -> None:
-        self.q.stop()
 
 
 @pytest.fixture(scope="session")
@@ -159,26 +126,8 @@ def test_esc_is_seen_from_the_idle_prompt_hook_with_no_ticker(qwen):
         qwen.wait_state("active", timeout=10)
         qwen.q.wait_for(BUSY_RE.search, 15)
         qwen.rk("cron", "rm", entry)
-        waiter = subprocess.Popen(
-            [sys.executable, "-m", "rk", "-L", qwen.q.socket, "agent", "await", "--pane", qwen.pane]
-            + ["--until", "idle", "--timeout", "30s", "--json"],
-            env=qwen.client().env(),
-            cwd=REPO,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            deadline = time.monotonic() + 20
-            while not any((qwen.state_dir / "await").glob("*.sock")) and time.monotonic() < deadline:
-                time.sleep(0.05)
-            pressed = qwen.q.esc()
-            out, _ = waiter.communicate(timeout=30)
-            returned = time.time()
-        finally:
-            waiter.kill()
-        assert waiter.returncode == 0, out
-        assert json.loads(out)["result"], out
-        latencies.append(returned - pressed)
+        pressed, latency = qwen.await_idle_after(qwen.q.esc)
+        latencies.append(latency)
         assert not [h for h in qwen.q.hooks(pressed) if h["event"] in ("Stop", "StopFailure")]
         assert qwen.turn_end() == "interrupted"  # the idle notice found the turn still active
         qwen.q.wait_for(lambda s: composer(s) is not None and not BUSY_RE.search(s), 10)
@@ -190,11 +139,7 @@ def test_esc_is_seen_from_the_idle_prompt_hook_with_no_ticker(qwen):
 
 def test_a_draft_in_the_composer_is_left_alone(qwen):
     qwen.wait_state("idle", timeout=20)
-    qwen.q.type(DRAFT)
-    qwen.q.wait_composer_text(DRAFT)
-    now = qwen.add("status?")
-    skip = qwen.add("status?", "--deliver", "skip-if-busy")
-    assert qwen.tick() == {now: "held-busy: draft", skip: "skipped-busy: draft"}
+    qwen.fire_at_a_draft(DRAFT)
     assert composer(qwen.q.capture()) == DRAFT
     assert qwen.prompts() == []
 
@@ -235,11 +180,7 @@ def test_quit_ends_the_session(qwen):
 
 
 def test_doctor_names_the_tested_version(qwen, qwen_bin):
-    env = {**qwen.client().env(), "PATH": f"{qwen_bin}:{os.environ.get('PATH', '')}", "HOME": str(qwen.q.home)}
-    out = subprocess.run(
-        [sys.executable, "-m", "rk", "doctor", "--json"], env=env, cwd=REPO, capture_output=True, text=True, timeout=60
-    )
-    checks = {c["name"]: c for c in json.loads(out.stdout)["result"]}
+    checks = qwen.doctor_checks(qwen_bin, HOME=str(qwen.q.home))
     assert checks["qwen version"]["level"] == "ok", checks["qwen version"]
     assert checks["qwen version"]["detail"].startswith(QWEN_VERSION)
 

@@ -10,71 +10,37 @@ Vibe pane, and the watch of `rk agent await` at an active one. `pane_current_com
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from agents.rkclient import ClientRig, RkClient, listed, wait_option_state
+from agents.rkclient import listed
+from agents.session_rig import SessionRig
 from agents.vibe_launch import BUSY_RE, VIBE_VERSION, VibeSession, composer, ensure_vibe
 
 pytestmark = pytest.mark.agents
 
-REPO = Path(__file__).resolve().parent.parent.parent
 DRAFT = "a draft a human typed but did not send"
 
 
-class VibeRig(ClientRig):
+class VibeRig(SessionRig):
     """The real Vibe with rk's hooks (the real `rk agent setup vibe`, beside a logging hook for
     each event), and rk pointed at its tmux server."""
 
-    add_flags = ("--every", "1m")  # created a minute ago: due now
-
     def __init__(self, root: Path, bin_dir: Path) -> None:
         self.state_dir = root / "rk-state"
-        self.v = VibeSession(root=root / "vibe", env={"RK_STATE_DIR": str(self.state_dir)}, bin_dir=bin_dir)
-        try:
-            setup = subprocess.run(
-                [sys.executable, "-m", "rk", "agent", "setup", "vibe", "--yes"],
-                env={**os.environ, "HOME": str(self.v.home), "VIBE_HOME": str(self.v.vibe_home)},
-                capture_output=True,
-                text=True,
-                timeout=60,
-                cwd=REPO,
-                stdin=subprocess.DEVNULL,
-            )
-            assert setup.returncode == 0, setup.stderr
-            self.v.start()
-            self.v.wait_ready()
-        except BaseException:
-            self.v.stop()
-            raise
+        self.v = self.session = VibeSession(
+            root=root / "vibe", env={"RK_STATE_DIR": str(self.state_dir)}, bin_dir=bin_dir
+        )
+        self.launch("vibe", {"HOME": str(self.v.home), "VIBE_HOME": str(self.v.vibe_home)}, self.v.wait_ready)
         self.pane = self.v.pane
-
-    def client(self) -> RkClient:
-        return RkClient(self.v.socket, self.pane, self.state_dir)
-
-    def state(self) -> str:
-        return self.v.tmux("show-options", "-pqv", "-t", self.pane, "@rk_pane_agent_state").strip()
-
-    def wait_state(self, state: str, timeout: float = 20.0) -> str:
-        return wait_option_state(self.state, state, timeout, self.v.capture)
-
-    def turn_end(self) -> str:
-        return self.v.tmux("show-options", "-pqv", "-t", self.pane, "@rk_pane_turn_end").strip().split(":")[0]
 
     def prompts(self) -> list[str]:
         """The prompts the model was asked (one per turn; a tool's result is no prompt, and
         Vibe's side request that titles the session quotes the turn as `user: …`)."""
         asked = (r["prompt"] for r in self.v.requests() if r.get("kind") in ("reply", "tool", "error"))
         return [p for p in asked if not p.startswith("user: ")]
-
-    def close(self) -> None:
-        self.v.stop()
 
 
 @pytest.fixture(scope="session")
@@ -144,27 +110,8 @@ def test_esc_is_seen_by_rk_agent_await_with_no_ticker(vibe):
         v.v.wait_for(BUSY_RE.search, 20)
         look_until(v, "active")
         v.rk("cron", "rm", entry)
-        waiter = subprocess.Popen(
-            [sys.executable, "-m", "rk", "-L", v.v.socket, "agent", "await", "--pane", v.pane]
-            + ["--until", "idle", "--timeout", "30s", "--json"],
-            env=v.client().env(),
-            cwd=REPO,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            deadline = time.monotonic() + 20
-            while not any((v.state_dir / "await").glob("*.sock")) and time.monotonic() < deadline:
-                time.sleep(0.05)
-            time.sleep(2.5)  # the watch starts on an `active` at least WATCH_AFTER seconds old
-            pressed = v.v.esc()
-            out, _ = waiter.communicate(timeout=30)
-            returned = time.time()
-        finally:
-            waiter.kill()
-        assert waiter.returncode == 0, out
-        assert json.loads(out)["result"], out
-        latencies.append(returned - pressed)
+        # the watch starts on an `active` at least WATCH_AFTER seconds old
+        latencies.append(v.await_idle_after(v.v.esc, watch_after=2.5)[1])
         v.v.wait_for(lambda s: at_rest(s) and "Interrupted" in s, 10)
     print(f"\nVibe Esc -> rk agent await returned: {', '.join(f'{x:.2f}' for x in latencies)} s")
     assert max(latencies) < 1.5, latencies
@@ -172,11 +119,7 @@ def test_esc_is_seen_by_rk_agent_await_with_no_ticker(vibe):
 
 def test_a_draft_in_the_composer_is_left_alone(vibe):
     v = vibe
-    v.v.type(DRAFT)
-    v.v.wait_composer_text(DRAFT)
-    now = v.add("status?")
-    skip = v.add("status?", "--deliver", "skip-if-busy")
-    assert v.tick() == {now: "held-busy: draft", skip: "skipped-busy: draft"}
+    v.fire_at_a_draft(DRAFT)
     assert composer(v.v.capture()) == DRAFT
     assert v.prompts() == []
 
@@ -216,12 +159,7 @@ def test_exit_ends_the_session(vibe):
 
 
 def test_doctor_names_the_tested_version(vibe, vibe_bin):
-    env = {**vibe.client().env(), "PATH": f"{vibe_bin}:{os.environ.get('PATH', '')}", "HOME": str(vibe.v.home)}
-    env["VIBE_HOME"] = str(vibe.v.vibe_home)
-    out = subprocess.run(
-        [sys.executable, "-m", "rk", "doctor", "--json"], env=env, cwd=REPO, capture_output=True, text=True, timeout=60
-    )
-    checks = {c["name"]: c for c in json.loads(out.stdout)["result"]}
+    checks = vibe.doctor_checks(vibe_bin, HOME=str(vibe.v.home), VIBE_HOME=str(vibe.v.vibe_home))
     assert checks["vibe version"]["level"] == "ok", checks["vibe version"]
     assert checks["vibe version"]["detail"].startswith(VIBE_VERSION)
     assert checks["vibe hooks"]["level"] == "ok", checks["vibe hooks"]

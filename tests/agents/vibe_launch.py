@@ -30,20 +30,16 @@ Typical use::
 from __future__ import annotations
 
 import glob
-import itertools
 import json
 import os
 import re
-import shlex
 import shutil
 import subprocess
-import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
-from harness import HOOK_SH, AgentInstallError, cache_dir, clean_env, install_lock, read_hooks
+from harness import AgentInstallError, cache_dir, install_lock
 from mock_opencode import start_mock
+from tui_launch import TuiSession
 
 VIBE_DIST, VIBE_VERSION = "mistral-vibe", "3.0.2"
 #: The hook types of Vibe 3.0 (vibe/core/hooks/models.py HookType).
@@ -55,8 +51,6 @@ PYTHON_NAMES = ("python3.12", "python3.13", "python3.14")
 BUSY_RE = re.compile(r"Esc/Ctrl\+C to interrupt\)")
 #: The live composer's line: `>` at the margin between two rules.
 COMPOSER_RE = re.compile(r"^> ?(.*)$")
-
-_counter = itertools.count(1)
 
 
 def vibe_root() -> Path:
@@ -141,167 +135,6 @@ def logging_hooks(hook_sh: Path, events=ALL_EVENTS) -> str:
     )
 
 
-class VibeSession:
-    """The real Mistral Vibe in a private tmux server (window `v`), with its own mock."""
-
-    def __init__(
-        self,
-        root: str | Path | None = None,
-        cols: int = 120,
-        rows: int = 40,
-        log_events=ALL_EVENTS,
-        env: dict | None = None,
-        bin_dir: Path | None = None,
-    ):
-        self.root = Path(root) if root else Path(tempfile.mkdtemp(prefix="rk-vibe-"))
-        self._own_root = root is None
-        self.root.mkdir(parents=True, exist_ok=True)
-        self.cols, self.rows = cols, rows
-        self.bin_dir = Path(bin_dir) if bin_dir else ensure_vibe()
-        self.home, self.work = self.root / "home", self.root / "work"
-        self.vibe_home = self.home / ".vibe"
-        for d in (self.vibe_home, self.work):
-            d.mkdir(parents=True, exist_ok=True)
-        self.hook_log, self.hook_jsonl = self.root / "hooks.log", self.root / "hooks.jsonl"
-        hook_sh = self.root / "hook.sh"
-        hook_sh.write_text(HOOK_SH.replace("@LOG@", str(self.hook_log)).replace("@JSONL@", str(self.hook_jsonl)))
-        hook_sh.chmod(0o755)
-        self.mock_log = self.root / "mock.jsonl"
-        self.mock = start_mock(0, str(self.mock_log))
-        (self.vibe_home / "config.toml").write_text(base_config(self.mock.base_url))
-        self.hooks_path = self.vibe_home / "hooks.toml"
-        self.hooks_path.write_text(logging_hooks(hook_sh, log_events))
-        self.socket = f"rk-vibe-{os.getpid()}-{next(_counter)}"
-        self.env = {
-            "HOME": str(self.home),
-            "VIBE_HOME": str(self.vibe_home),
-            "PATH": f"{self.bin_dir}:/usr/local/bin:/usr/bin:/bin",
-            "TERM": "tmux-256color",
-            "COLORTERM": "truecolor",
-            "LANG": "C.UTF-8",
-            **(env or {}),
-        }
-        self.pane = ""
-        self.pane_pid = 0
-        self.t_launch = 0.0
-
-    # -- tmux ------------------------------------------------------------------------------
-    def tmux(self, *a: str, check: bool = True) -> str:
-        r = subprocess.run(
-            ["tmux", "-L", self.socket, "-f", "/dev/null", *a],
-            capture_output=True,
-            text=True,
-            env=clean_env(),
-            timeout=20,
-        )
-        if check and r.returncode:
-            raise RuntimeError(f"tmux {a!r}: {r.stderr.strip()}")
-        return r.stdout
-
-    def start(self, args: tuple[str, ...] = ()) -> VibeSession:
-        """`exec env … vibe` as the pane's process (it execs `vibe-rs`)."""
-        env_args = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env.items())
-        cmd = f"exec env {env_args} vibe {' '.join(map(shlex.quote, args))}"
-        size = ("-x", str(self.cols), "-y", str(self.rows))
-        self.tmux("new-session", "-d", "-s", "v", *size, "-c", str(self.work), "sleep 86400")
-        self.tmux("set-option", "-g", "default-terminal", "tmux-256color")
-        self.tmux("set-option", "-g", "remain-on-exit", "on")
-        self.tmux("set-option", "-g", "history-limit", "5000")
-        self.t_launch = time.time()
-        self.tmux("respawn-pane", "-k", "-t", "v", "-c", str(self.work), cmd)
-        info = self.tmux("display", "-p", "-t", "v", "#{pane_id} #{pane_pid}").split()
-        self.pane, self.pane_pid = info[0], int(info[1])
-        return self
-
-    def stop(self) -> None:
-        self.tmux("kill-server", check=False)
-        deadline = time.monotonic() + 5  # the app server writes its session files as it dies
-        while self.pane_pid and Path(f"/proc/{self.pane_pid}").exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        self.mock.shutdown()
-        self.mock.server_close()
-        if self._own_root:
-            shutil.rmtree(self.root, ignore_errors=True)
-
-    def __enter__(self) -> VibeSession:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
-    def capture(self, ansi: bool = False) -> str:
-        return self.tmux("capture-pane", "-p", "-J", *(["-e"] if ansi else []), "-t", "v")
-
-    def info(self) -> dict:
-        fmt = "#{pane_current_command}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_title}"
-        cc, dead, status, title = self.tmux("display", "-p", "-t", "v", fmt).rstrip("\n").split("\t")
-        return {"pane_current_command": cc, "dead": dead == "1", "dead_status": status, "title": title}
-
-    # -- waiting ---------------------------------------------------------------------------
-    def wait_for(self, pred: Callable[[str], object] | str, timeout: float = 15.0, interval: float = 0.05) -> str:
-        end = time.monotonic() + timeout
-        while True:
-            s = self.capture()
-            if pred(s) if callable(pred) else re.search(pred, s, re.M):
-                return s
-            if time.monotonic() > end:
-                raise TimeoutError(f"screen did not match within {timeout}s:\n{s}")
-            time.sleep(interval)
-
-    def wait_ready(self, timeout: float = 90.0) -> str:
-        """The composer drawn, the app server up, no turn running."""
-        return self.wait_for(
-            lambda s: composer(s) is not None and not BUSY_RE.search(s) and "Starting" not in s, timeout
-        )
-
-    def wait_composer_text(self, text: str, timeout: float = 10.0) -> str:
-        return self.wait_for(lambda s: (composer(s) or "").startswith(text), timeout)
-
-    def hooks(self, since: float | None = None) -> list[dict]:
-        evs = read_hooks(self.hook_jsonl)
-        return evs if since is None else [e for e in evs if e.get("t") is not None and e["t"] >= since - 0.0005]
-
-    def wait_hook(self, event: str, since: float | None = None, timeout: float = 30.0) -> dict:
-        """The first `event` hook at/after `since`."""
-        end = time.monotonic() + timeout
-        while True:
-            for e in self.hooks(since):
-                if e["event"] == event:
-                    return e
-            if time.monotonic() > end:
-                raise TimeoutError(f"no {event} hook within {timeout}s; got {[e['event'] for e in self.hooks()]}")
-            time.sleep(0.02)
-
-    def requests(self) -> list[dict]:
-        """The mock's log: one record per request."""
-        try:
-            return [json.loads(line) for line in self.mock_log.read_text().splitlines() if line.strip()]
-        except OSError:
-            return []
-
-    # -- input -----------------------------------------------------------------------------
-    def type(self, text: str) -> float:
-        self.tmux("send-keys", "-t", "v", "-l", "--", text)
-        return time.time()
-
-    def keys(self, *keys: str) -> float:
-        self.tmux("send-keys", "-t", "v", *keys)
-        return time.time()
-
-    def enter(self) -> float:
-        return self.keys("Enter")
-
-    def esc(self) -> float:
-        return self.keys("Escape")
-
-    def submit(self, text: str) -> float:
-        """Type `text`, wait for its echo in the composer, press Enter; the Enter's time."""
-        self.type(text)
-        self.wait_composer_text(text)
-        time.sleep(0.1)
-        return self.enter()
-
-
 def composer(screen: str) -> str | None:
     """The live composer's first line ("" when empty), or None when none shows: the last
     `>` line at the margin right below a rule."""
@@ -311,3 +144,40 @@ def composer(screen: str) -> str | None:
         if m and lines[i - 1].lstrip().startswith("─"):
             return m.group(1).strip()
     return None
+
+
+class VibeSession(TuiSession):
+    """The real Mistral Vibe in a private tmux server (window `v`; `vibe` execs `vibe-rs`), with its own mock."""
+
+    program, window = "vibe", "v"
+    hook_timeout = 30.0
+    all_events = ALL_EVENTS
+    ensure = staticmethod(ensure_vibe)
+    read_composer = staticmethod(composer)
+
+    def configure(self, log_events: tuple[str, ...]) -> dict[str, str]:
+        self.vibe_home = self.home / ".vibe"
+        self.vibe_home.mkdir(parents=True, exist_ok=True)
+        self.mock_log = self.root / "mock.jsonl"
+        self.mock = start_mock(0, str(self.mock_log))
+        (self.vibe_home / "config.toml").write_text(base_config(self.mock.base_url))
+        self.hooks_path = self.vibe_home / "hooks.toml"
+        self.hooks_path.write_text(logging_hooks(self.hook_sh, log_events))
+        return {"VIBE_HOME": str(self.vibe_home)}
+
+    def stop_mock(self) -> None:
+        self.mock.shutdown()
+        self.mock.server_close()
+
+    def wait_ready(self, timeout: float = 90.0) -> str:
+        """The composer drawn, the app server up, no turn running."""
+        return self.wait_for(
+            lambda s: composer(s) is not None and not BUSY_RE.search(s) and "Starting" not in s, timeout
+        )
+
+    def requests(self) -> list[dict]:
+        """The mock's log: one record per request."""
+        try:
+            return [json.loads(line) for line in self.mock_log.read_text().splitlines() if line.strip()]
+        except OSError:
+            return []
