@@ -131,6 +131,8 @@ def agent_tools(tool: Register, runner: Runner) -> None:
         """Block until the target is in one of the `until` conditions (rk agent await). A target
         whose pane closes, is replaced or whose tmux server dies ends the wait at once: gone."""
         mcpguard.check_placed(runner.caller())
+        if runner.host:  # awaiting is free here only: there, a grant for each pane awaited
+            runner.check_reach(Action.AWAIT, runner.targets(pane, role, session))
         waited = seconds(timeout)
         if waited is not None and waited > 3600:
             raise ToolError("refused: timeout is at most 1h")
