@@ -46,8 +46,11 @@ HostInput = Annotated[
         max_length=64,
     ),
 ]
-#: The host of the call under way ("" this one), set around each tool call.
+#: The host of the call under way ("" this one), set around each tool call, and where its
+#: panes are once asked (one ssh round trip per call, however many checks read it).
 _HOST: contextvars.ContextVar[str] = contextvars.ContextVar("rk_mcp_host", default="")
+Places = tuple[dict[str, Spot], dict[str, str]]
+_PLACES: contextvars.ContextVar[list[Places] | None] = contextvars.ContextVar("rk_mcp_places", default=None)
 #: The ledger of entries made on other hosts, under the state dir; bytes read of it at most.
 LEDGER = "mcp-hosts.log"
 MAX_LEDGER = 8 << 20
@@ -62,10 +65,11 @@ def current() -> str:
 
 @contextmanager
 def on_host(name: str) -> Iterator[None]:
-    token = _HOST.set(name)
+    token, asked = _HOST.set(name), _PLACES.set([])
     try:
         yield
     finally:
+        _PLACES.reset(asked)
         _HOST.reset(token)
 
 
@@ -116,10 +120,20 @@ def places_document(environ: Mapping[str, str], server: str) -> str:
     return json.dumps({"ok": True, "result": result}, ensure_ascii=False)
 
 
-def ask_places(environ: Mapping[str, str], state_dir: str, name: str) -> tuple[dict[str, Spot], dict[str, str]]:
+def ask_places(environ: Mapping[str, str], state_dir: str, name: str) -> Places:
     """Where host `name`'s panes are (`Spot`s carrying the host) and the agent session each
-    carries; a refusal when the host cannot say (down, another rk, a malformed answer):
-    what rk mcp cannot place, it does not act on."""
+    carries, asked once per tool call; a refusal when the host cannot say (down, another rk,
+    a malformed answer): what rk mcp cannot place, it does not act on."""
+    kept = _PLACES.get()
+    if kept:
+        return kept[0]
+    places = _ask_places(environ, state_dir, name)
+    if kept is not None:
+        kept.append(places)
+    return places
+
+
+def _ask_places(environ: Mapping[str, str], state_dir: str, name: str) -> Places:
     from rk.core.fleet.hosts import HostError, remote_words
     from rk.host import ssh
     from rk.store.hosts import load_hosts
