@@ -91,6 +91,7 @@ def entry_tools(tool: Register, runner: Runner) -> None:
             limits = runner.limits()
             mcpguard.check_payload("prompt", prompt, limits)
             check_intervals(limits, every=given.get("every"), idle_every=given.get("idle_every"), min=given.get("min"))
+            runner.prefetch()
             targets = runner.targets(given.get("pane"), given.get("role"), given.get("session"))
             runner.check_reach(Action.SCHEDULE, targets)
             caller, entries = runner.caller(), runner.entries()

@@ -14,10 +14,12 @@ from __future__ import annotations
 import contextvars
 import inspect
 import json
+import threading
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import Field
 
@@ -46,11 +48,13 @@ HostInput = Annotated[
         max_length=64,
     ),
 ]
-#: The host of the call under way ("" this one), set around each tool call, and where its
-#: panes are once asked (one ssh round trip per call, however many checks read it).
+#: The host of the call under way ("" this one), set around each tool call, and what has been
+#: asked of it in this call (where its panes are, its entries): one ssh round trip each,
+#: however many checks read them, and the two asked at once where a tool needs both.
 _HOST: contextvars.ContextVar[str] = contextvars.ContextVar("rk_mcp_host", default="")
+_ASKED: contextvars.ContextVar[dict[str, Future[Any]] | None] = contextvars.ContextVar("rk_mcp_asked", default=None)
 Places = tuple[dict[str, Spot], dict[str, str]]
-_PLACES: contextvars.ContextVar[list[Places] | None] = contextvars.ContextVar("rk_mcp_places", default=None)
+T = TypeVar("T")
 #: The ledger of entries made on other hosts, under the state dir; bytes read of it at most.
 LEDGER = "mcp-hosts.log"
 MAX_LEDGER = 8 << 20
@@ -65,12 +69,47 @@ def current() -> str:
 
 @contextmanager
 def on_host(name: str) -> Iterator[None]:
-    token, asked = _HOST.set(name), _PLACES.set([])
+    token, asked = _HOST.set(name), _ASKED.set({})
     try:
         yield
     finally:
-        _PLACES.reset(asked)
+        _ASKED.reset(asked)
         _HOST.reset(token)
+
+
+def once(key: str, fetch: Callable[[], T]) -> T:
+    """`fetch()`, asked once in this tool call (again outside one)."""
+    asked = _ASKED.get()
+    if asked is None:
+        return fetch()
+    if key not in asked:
+        asked[key] = _settled(fetch)
+    result: T = asked[key].result()
+    return result
+
+
+def early(key: str, fetch: Callable[[], object]) -> None:
+    """Start `fetch()` beside what the call does next; `once(key, …)` then waits for it."""
+    asked = _ASKED.get()
+    if asked is None or key in asked:
+        return
+    future: Future[Any] = Future()
+    asked[key] = future
+    context = contextvars.copy_context()  # the call's host, in the thread too
+    threading.Thread(target=lambda: _settle(future, lambda: context.run(fetch)), daemon=True).start()
+
+
+def _settled(fetch: Callable[[], object]) -> Future[Any]:
+    future: Future[Any] = Future()
+    _settle(future, fetch)
+    return future
+
+
+def _settle(future: Future[Any], fetch: Callable[[], object]) -> None:
+    try:
+        future.set_result(fetch())
+    except BaseException as exc:  # raised again where the result is read
+        future.set_exception(exc)
 
 
 def resolve(name: str | None, environ: Mapping[str, str]) -> str:
@@ -99,38 +138,12 @@ def with_host(fn: Callable[..., Any]) -> inspect.Signature:
 
 # -- where a host's panes are --------------------------------------------------------------
 
-#: The fields `places` lists of each pane.
-PLACE_FIELDS = ("pane_id", "session_name")
-
-
-def places_document(environ: Mapping[str, str], server: str) -> str:
-    """`rk mcp --places` (what a far end answers): this host's panes on `server` with their
-    tmux session, window role and agent session, as one JSON document."""
-    from rk.core.environ import ROLE_OPTION, SESSION_OPTION
-    from rk.tmux.server import Server, TmuxError
-
-    try:
-        rows = Server(name=server, env=environ).listing("list-panes", (*PLACE_FIELDS, ROLE_OPTION, SESSION_OPTION))
-    except TmuxError as exc:
-        return json.dumps({"ok": False, "error": {"code": "tmux", "message": f"server {server}: {exc}"}})
-    result = [
-        {"pane": r["pane_id"], "session": r["session_name"], "role": r[ROLE_OPTION], "agent_session": r[SESSION_OPTION]}
-        for r in rows
-    ]
-    return json.dumps({"ok": True, "result": result}, ensure_ascii=False)
-
 
 def ask_places(environ: Mapping[str, str], state_dir: str, name: str) -> Places:
     """Where host `name`'s panes are (`Spot`s carrying the host) and the agent session each
     carries, asked once per tool call; a refusal when the host cannot say (down, another rk,
     a malformed answer): what rk mcp cannot place, it does not act on."""
-    kept = _PLACES.get()
-    if kept:
-        return kept[0]
-    places = _ask_places(environ, state_dir, name)
-    if kept is not None:
-        kept.append(places)
-    return places
+    return once("places", lambda: _ask_places(environ, state_dir, name))
 
 
 def _ask_places(environ: Mapping[str, str], state_dir: str, name: str) -> Places:

@@ -157,6 +157,7 @@ class Runner:
 
     def visible_entries(self) -> str:
         """`cron list`'s document with only the entries the caller may read."""
+        self.prefetch()
         caller, grants, known = self.caller(), self.grants(), self.panes()
         mcpguard.check_placed(caller)
         records = [r for r in self.entries() if self._sees(caller, grants, known, r)]
@@ -312,6 +313,15 @@ class Runner:
         return result
 
     def entries(self) -> list[dict[str, Any]]:
+        """cron list's records (on another host: asked once per tool call)."""
+        return mcp_hosts.once("entries", self._entries) if self.host else self._entries()
+
+    def prefetch(self) -> None:
+        """On another host, ask for its entries now, beside where its panes are (two round trips at once)."""
+        if self.host:
+            mcp_hosts.early("entries", self._entries)
+
+    def _entries(self) -> list[dict[str, Any]]:
         _, doc = self.call(["cron", "list"])
         if not doc.get("ok"):
             raise ToolError(doc.get("error", {}).get("message") or "error")
@@ -333,6 +343,7 @@ class Runner:
         """Change `entry_id` only if the caller created it or may change the pane it types into."""
         caller = self.caller()
         mcpguard.check_placed(caller)
+        self.prefetch()
         record = self.entry(entry_id)
         known = self.panes()
         panes = known.of_target(str(record.get("target", "")))

@@ -248,8 +248,8 @@ def cmd_mcp(
     Example: claude mcp add rk -- rk mcp
     """
     env = environment(ctx)
-    if places:  # what another host's rk mcp asks before it acts here (rk.channels.mcp_hosts)
-        from rk.channels.mcp_hosts import places_document
+    if places:  # what another host's rk mcp asks before it acts here (rk.channels.mcp_places)
+        from rk.channels.mcp_places import places_document
 
         env.out(places_document(env.environ, env.server))
         return
