@@ -156,14 +156,18 @@ def test_await_and_changes_there_need_the_grant_for_that_pane(fleet):
     def body(s: Session):
         added = s.call("cron_add", prompt="status?", every="10m", pane=fleet.worker, host="b").result()["id"]
         muted = s.call("cron_mute", id=added, host="b")
+        edited = s.call("cron_edit", id=added, every="20m", host="b")
+        logged = s.call("cron_log", host="b")
         waited = s.call("agent_await", until=["idle"], pane=fleet.worker, timeout="20s", host="b")
         beyond = s.call("agent_await", until=["idle"], pane=fleet.reviewer, timeout="5s", host="b")
         sent = s.call("send", prompt="hello from a", pane=fleet.worker, host="b")
         removed = s.call("cron_rm", id=added, host="b")
-        return muted, waited, beyond, sent, removed
+        return muted, edited, logged, waited, beyond, sent, removed
 
-    muted, waited, beyond, sent, removed = fleet.serve(body)
+    muted, edited, logged, waited, beyond, sent, removed = fleet.serve(body)
     assert not muted.error and not removed.error, (muted, removed)
+    assert edited.result()["schedule"] == "every 20m", edited
+    assert logged.result() == [], logged  # b's log: nothing fired yet
     assert waited.result()["condition"] == "idle", waited
     assert beyond.error and beyond.text.startswith(f"refused: await in pane {fleet.reviewer} on host 'b'"), beyond
     assert not sent.error, sent
