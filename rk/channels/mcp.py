@@ -52,7 +52,8 @@ INSTRUCTIONS = (
     "limited, failed, interrupted or gone; pane_read shows a pane's screen; send types a prompt now. "
     "You act only within your scope: a worker in its own pane (and it may await any pane); a window with "
     "the role operator in the panes of its tmux session; more only by a grant in rk's config. "
-    "You may change or remove entries you created, or that type into a pane in your scope."
+    "You may change or remove entries you created, or that type into a pane in your scope. "
+    "A tool with a host input acts on another machine of rk's hosts, only where a grant names that host."
 )
 
 
