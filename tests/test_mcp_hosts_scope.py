@@ -37,6 +37,19 @@ def test_no_grant_without_a_host_ever_allows_a_remote_action(caller, target, act
         mcpguard.check_host(caller, target.host, grants)
 
 
+@pytest.mark.parametrize("action", list(Action))
+def test_grants_written_before_hosts_reach_no_other_host(action):
+    wide = [
+        Grant(Match(), Match()),
+        Grant(Match(role="operator"), Match(role="worker")),
+        Grant(Match(), Match(pane="*")),
+    ]
+    assert all(g.allows(OPERATOR, Spot("%3", "work", "worker"), action) for g in wide)  # here: anything
+    assert not in_scope(OPERATOR, ON_B, action, wide)  # there: nothing
+    with pytest.raises(Refusal):
+        mcpguard.check_host(OPERATOR, "b", wide)
+
+
 @given(callers, remote_spots, st.sampled_from(list(Action)))
 def test_a_remote_pane_is_in_no_default_scope_even_with_the_callers_own_id_or_session(caller, target, action):
     twin = Spot(caller.pane, caller.session, caller.role, host=target.host)  # `%0` there is not `%0` here
