@@ -84,6 +84,10 @@ RUNS_MCP = ("tests/test_runs.py", "-k", "mcp")
 #: Dormant entries (rk.core.schedule.dormant): their pure tests and scenarios (specs/scenarios/dormant.yaml).
 DORMANT = ("tests/test_dormant.py", "tests/test_scenarios.py", *PURE)
 
+#: rk mcp on other hosts: the pure grant rules (~5 s), and over real ssh (tests/sshd.py, ~10 s a test).
+MCP_HOSTS_PURE = ("tests/test_mcp_hosts_scope.py",)
+MCP_HOSTS = ("tests/test_fleet_mcp.py",)
+
 
 @dataclass(frozen=True)
 class Mutant:
@@ -3801,6 +3805,70 @@ MUTANTS = [
         'self.sockdir = Path(tempfile.mkdtemp(prefix="rk-tmux-", dir="/tmp"))',
         'self.sockdir = self.root / "tmux"',
         ("-m", "agents", "tests/agents/test_worker_paths.py"),
+    ),
+    # -- rk mcp on other hosts (rk/core/channels/mcpguard.py, rk/channels/mcp_hosts.py, mcp_runner.py) ----------
+    Mutant(
+        "mcp hosts: a pane on another host in the caller's own scope (its own id there, or an await)",
+        "rk/core/channels/mcpguard.py",
+        "    if target.host:\n        return any(g.allows(caller, target, action) for g in grants)\n",
+        "",
+        MCP_HOSTS_PURE,
+    ),
+    Mutant(
+        "mcp hosts: a grant's where without host reaches every host",
+        "rk/core/channels/mcpguard.py",
+        "        if not fnmatch.fnmatchcase(spot.host or LOCAL, self.host or LOCAL):",
+        "        if self.host and not fnmatch.fnmatchcase(spot.host or LOCAL, self.host):",
+        MCP_HOSTS_PURE,
+    ),
+    Mutant(
+        "mcp hosts: any grant of the caller's lets a call go to any host",
+        "rk/core/channels/mcpguard.py",
+        "if any(g.who.matches(me) and fnmatch.fnmatchcase(host, g.where.host or LOCAL) for g in grants):",
+        "if any(g.who.matches(me) for g in grants):",
+        MCP_HOSTS_PURE,
+    ),
+    Mutant(
+        "mcp hosts: the host gate not asked before the host is",
+        "rk/channels/mcp_runner.py",
+        "                    runner.check_host()  # before the host is asked anything",
+        "                    pass",
+        (*MCP_HOSTS, "-k", "without_a_grant"),
+    ),
+    Mutant(
+        "mcp hosts: a call naming a host runs here",
+        "rk/channels/mcp_runner.py",
+        'host = ["--host", self.host] if self.host else []',
+        "host = []",
+        (*MCP_HOSTS, "-k", "allows_its_panes"),
+    ),
+    Mutant(
+        "mcp hosts: a host name not checked (an ssh option, a reserved word)",
+        "rk/channels/mcp_hosts.py",
+        "        check_name(name)\n",
+        "        pass\n",
+        (*MCP_HOSTS, "-k", "hostile"),
+    ),
+    Mutant(
+        "mcp hosts: the pending cap blind to the caller's entries on the host",
+        "rk/channels/mcp_runner.py",
+        'return bool(caller.pane) and str(record.get("id", "")) in made',
+        "return False",
+        (*MCP_HOSTS, "-k", "pending_cap"),
+    ),
+    Mutant(
+        "mcp hosts: a turn a fire started makes a repeating entry on another host",
+        "rk/channels/mcp_runner.py",
+        "        if not one_shot:\n",
+        "        if False:\n",
+        (*MCP_HOSTS, "-k", "one_shot"),
+    ),
+    Mutant(
+        "mcp hosts: awaiting a pane on another host free",
+        "rk/channels/mcp.py",
+        "        if runner.host:  # awaiting is free here only",
+        "        if False:  # awaiting is free here only",
+        (*MCP_HOSTS, "-k", "await_and_changes"),
     ),
 ]
 

@@ -52,7 +52,8 @@ INSTRUCTIONS = (
     "limited, failed, interrupted or gone; pane_read shows a pane's screen; send types a prompt now. "
     "You act only within your scope: a worker in its own pane (and it may await any pane); a window with "
     "the role operator in the panes of its tmux session; more only by a grant in rk's config. "
-    "You may change or remove entries you created, or that type into a pane in your scope."
+    "You may change or remove entries you created, or that type into a pane in your scope. "
+    "A tool with a host input acts on another machine of rk's hosts, only where a grant names that host."
 )
 
 
@@ -131,6 +132,8 @@ def agent_tools(tool: Register, runner: Runner) -> None:
         """Block until the target is in one of the `until` conditions (rk agent await). A target
         whose pane closes, is replaced or whose tmux server dies ends the wait at once: gone."""
         mcpguard.check_placed(runner.caller())
+        if runner.host:  # awaiting is free here only: there, a grant for each pane awaited
+            runner.check_reach(Action.AWAIT, runner.targets(pane, role, session))
         waited = seconds(timeout)
         if waited is not None and waited > 3600:
             raise ToolError("refused: timeout is at most 1h")

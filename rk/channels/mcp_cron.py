@@ -24,6 +24,9 @@ Register = Callable[[Callable[..., str]], Callable[..., str]]
 
 Id = Annotated[str, Field(description="The entry id (as cron_list shows it).")]
 
+#: cron_edit's inputs that change how often an entry fires (a chain's floor bounds them).
+_TIMING = ("every", "idle_every", "backoff", "min", "max", "cron", "at", "in_", "wake_on", "wake_debounce")
+
 #: Inputs that are Python keywords: the parameter is named with `_` (`rk.channels.mcp_runner.aliased`).
 _PARAMETERS = {"in": "in_"}
 
@@ -88,12 +91,14 @@ def entry_tools(tool: Register, runner: Runner) -> None:
             limits = runner.limits()
             mcpguard.check_payload("prompt", prompt, limits)
             check_intervals(limits, every=given.get("every"), idle_every=given.get("idle_every"), min=given.get("min"))
+            runner.prefetch()
             targets = runner.targets(given.get("pane"), given.get("role"), given.get("session"))
             runner.check_reach(Action.SCHEDULE, targets)
             caller, entries = runner.caller(), runner.entries()
             most = runner.settings().max_entries
             mcpguard.check_room(caller, runner.pending(caller, entries), len(entries), most, limits)
             runner.check_one_shot(given.get("at"), given.get("in_"), targets, entries)
+            runner.check_remote_child(bool(given.get("at") or given.get("in_")) and not given.get("wake_on"))
 
         return runner.mutate("cron_add", argv, [prompt], check, serial=True)
 
@@ -111,6 +116,11 @@ def entry_tools(tool: Register, runner: Runner) -> None:
                 mcpguard.check_payload("prompt", prompt, limits)
             check_intervals(limits, every=given.get("every"), idle_every=given.get("idle_every"), min=given.get("min"))
             runner.check_owner(id)
+            if runner.host and runner.entry(id).get("parent") and any(given.get(k) for k in _TIMING):
+                raise Refusal(
+                    f"refused: entry {id} on host {runner.host!r} was made in a turn a fire started there; "
+                    "how often it may fire is known on that host only: change its timing there"
+                )
             if given.get("pane") or given.get("role") or given.get("session"):
                 targets = runner.targets(given.get("pane"), given.get("role"), given.get("session"))
                 runner.check_reach(Action.SCHEDULE, targets)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
 
+from rk.channels import mcp_hosts
 from rk.core.channels import mcpguard
 from rk.core.channels.mcpguard import Action, Caller, Grant, Limits, Refusal, Spot
 
@@ -40,10 +41,11 @@ class Panes:
 
     spots: dict[str, Spot]
     agent_sessions: dict[str, str]
+    host: str = ""  #: "" this host's; else the host they are on
 
     def spot(self, pane: str) -> Spot:
         """Where `pane` is (a pane not there: only its id, which no session scope matches)."""
-        return self.spots.get(pane, Spot(pane))
+        return self.spots.get(pane, Spot(pane, host=self.host))
 
     def matching(self, pane: str | None, role: str | None, session: str | None) -> list[str]:
         """The panes a `pane`/`role`/`session` selector names now (all of them: a role's window
@@ -83,11 +85,17 @@ class Runner:
         self.pane = self.placed.pane
         self.kind = "worker" if self.placed.proven else "unknown"  #: as the last check saw it, for mcp.log
 
+    @property
+    def host(self) -> str:
+        """The host of the call under way ("" this one): a tool's `host` input (`rk.channels.mcp_hosts`)."""
+        return mcp_hosts.current()
+
     # -- the command line ------------------------------------------------------
 
     def call(self, argv: list[str], positional: list[str] | None = None) -> tuple[int, dict[str, Any]]:
-        """`rk ARGV --json -- POSITIONAL`: the exit status and the JSON document."""
-        args = [*argv, "--json", *(["--", *positional] if positional else [])]
+        """`rk ARGV --json -- POSITIONAL` (on the call's host): the exit status and the JSON document."""
+        host = ["--host", self.host] if self.host else []
+        args = [*argv, "--json", *host, *(["--", *positional] if positional else [])]
         out, err = io.StringIO(), io.StringIO()
         code = self.cli(args, environ=self.environ, stdout=out, stderr=err)
         lines = [line for line in out.getvalue().splitlines() if line.strip()]
@@ -123,10 +131,16 @@ class Runner:
         from rk.host.lock import LockTimeout, exclusive
 
         try:
-            with exclusive(f"mcp-change:{self.socket()}", wait=30.0, poll=0.02) if serial else nullcontext():
+            with (
+                exclusive(f"mcp-change:{self.socket()}:{self.host}", wait=30.0, poll=0.02) if serial else nullcontext()
+            ):
                 if check is not None:
                     check()
                 text = self.run(argv, positional)
+                if self.host and tool == "cron_add":  # the far end records no creator: kept here
+                    made = str(json.loads(text).get("result", {}).get("id", ""))
+                    state = self.state_dir()
+                    mcp_hosts.remember(state, self.socket(), self.pane, self.host, made, int(time.time()))
         except LockTimeout:
             self.audit(tool, argv, positional, "failed", "busy")
             raise ToolError("busy: another rk mcp change held this server for 30s; try again") from None
@@ -143,6 +157,7 @@ class Runner:
 
     def visible_entries(self) -> str:
         """`cron list`'s document with only the entries the caller may read."""
+        self.prefetch()
         caller, grants, known = self.caller(), self.grants(), self.panes()
         mcpguard.check_placed(caller)
         records = [r for r in self.entries() if self._sees(caller, grants, known, r)]
@@ -171,9 +186,8 @@ class Runner:
         ]
         return json.dumps({"ok": True, "result": lines}, ensure_ascii=False)
 
-    @staticmethod
-    def _sees(caller: Caller, grants: list[Grant], known: Panes, record: Mapping[str, Any]) -> bool:
-        if mcpguard.owns(caller, record.get("created_by") or {}):
+    def _sees(self, caller: Caller, grants: list[Grant], known: Panes, record: Mapping[str, Any]) -> bool:
+        if self.owns(caller, record):
             return True
         panes = known.of_target(str(record.get("target", "")))
         return bool(panes) and all(mcpguard.in_scope(caller, known.spot(p), Action.READ, grants) for p in panes)
@@ -219,10 +233,13 @@ class Runner:
         return load_grants(self.environ)[0]
 
     def panes(self) -> Panes:
-        """Every pane of the caller's server: where it is, and the agent session it carries."""
+        """Every pane of the caller's server (or of the call's host, as it says, or a refusal):
+        where it is, and the agent session it carries."""
         from rk.core.environ import ROLE_OPTION, SESSION_OPTION
         from rk.tmux.server import TmuxError
 
+        if self.host:
+            return Panes(*mcp_hosts.ask_places(self.environ, self.state_dir(), self.host), host=self.host)
         try:
             rows = self.tmux().listing("list-panes", ("pane_id", "session_name", ROLE_OPTION, SESSION_OPTION))
         except TmuxError:
@@ -233,6 +250,8 @@ class Runner:
     def targets(self, pane: str | None, role: str | None, session: str | None) -> list[str]:
         """The panes a send or an add would type into now (none given: the caller's own); a role
         or session that names none is refused (what rk mcp cannot place, it does not type into)."""
+        if not (pane or role or session) and self.host:
+            raise Refusal(f"refused: on host {self.host!r}, name the pane, role or session (this pane is not there)")
         if not (pane or role or session):
             panes = [self.pane] if self.pane else []
         else:
@@ -263,7 +282,7 @@ class Runner:
         others = [
             int(rec["schedule"]["at"])
             for rec in entries
-            if mcpguard.owns(caller, rec.get("created_by") or {})
+            if self.owns(caller, rec)
             and rec.get("schedule", {}).get("kind") == "at"
             and set(known.of_target(str(rec.get("target", "")))) & set(targets)
         ]
@@ -282,6 +301,11 @@ class Runner:
             mcpguard.check_reach(caller, known.spot(pane), action, grants)
 
     def entry(self, entry_id: str) -> dict[str, Any]:
+        if self.host:  # `cron show` has no --host: the record from the host's list
+            found = [rec for rec in self.entries() if rec.get("id") == entry_id]
+            if not found:
+                raise ToolError(f"no entry {entry_id[:40]} on host {self.host}")
+            return found[0]
         _, doc = self.call(["cron", "show"], [entry_id])
         if not doc.get("ok"):
             raise ToolError(doc.get("error", {}).get("message") or "error")
@@ -289,26 +313,86 @@ class Runner:
         return result
 
     def entries(self) -> list[dict[str, Any]]:
+        """cron list's records (on another host: asked once per tool call)."""
+        return mcp_hosts.once("entries", self._entries) if self.host else self._entries()
+
+    def prefetch(self) -> None:
+        """On another host, ask for its entries now, beside where its panes are (two round trips at once)."""
+        if self.host:
+            mcp_hosts.early("entries", self._entries)
+
+    def _entries(self) -> list[dict[str, Any]]:
         _, doc = self.call(["cron", "list"])
         if not doc.get("ok"):
             raise ToolError(doc.get("error", {}).get("message") or "error")
         return list(doc["result"])
 
-    @staticmethod
-    def pending(caller: Caller, entries: list[dict[str, Any]]) -> int:
+    def pending(self, caller: Caller, entries: list[dict[str, Any]]) -> int:
         """Of `entries` (cron list's records), those `caller` created through rk mcp."""
-        return sum(1 for rec in entries if mcpguard.owns(caller, rec.get("created_by") or {}))
+        return sum(1 for rec in entries if self.owns(caller, rec))
+
+    def owns(self, caller: Caller, record: Mapping[str, Any]) -> bool:
+        """Whether `caller` created `record` through rk mcp: its `created_by` says so here; on
+        another host, this host's ledger of what each pane made there does."""
+        if not self.host:
+            return mcpguard.owns(caller, record.get("created_by") or {})
+        made = mcp_hosts.remembered(self.state_dir(), self.socket(), caller.pane, self.host)
+        return bool(caller.pane) and str(record.get("id", "")) in made
 
     def check_owner(self, entry_id: str) -> None:
         """Change `entry_id` only if the caller created it or may change the pane it types into."""
         caller = self.caller()
         mcpguard.check_placed(caller)
+        self.prefetch()
         record = self.entry(entry_id)
         known = self.panes()
         panes = known.of_target(str(record.get("target", "")))
+        if self.host:  # there, only a grant for the pane it types into: no owner's or any_owner's right
+            if not panes:
+                raise Refusal(f"refused: entry {entry_id} types into no pane host {self.host!r} has now")
+            for pane in panes:
+                mcpguard.check_reach(caller, known.spot(pane), Action.CHANGE, self.grants())
+            return
         target = known.spots.get(panes[0]) if len(panes) == 1 else None
         created_by = record.get("created_by") or {}
         mcpguard.check_change(caller, entry_id, created_by, target, self.limits(), self.grants())
+
+    def check_host(self) -> None:
+        """On another host, a grant naming it for this caller, before the host is asked anything."""
+        if self.host:
+            mcpguard.check_host(self.caller(), self.host, self.grants())
+
+    def check_remote_child(self, one_shot: bool) -> None:
+        """The chain rules for an entry made on another host in a turn a fire here started:
+        the far end cannot record a parent on this host, so only a one-shot (which fires
+        once, never more often than its parent) within the depth bound."""
+        if not self.host:
+            return
+        from pathlib import Path
+
+        from rk.core.schedule.lineage import ONCE, ChainRefused, check_child
+        from rk.tmux.lineage import caller_turn, turn_lineage
+
+        try:
+            found = turn_lineage(caller_turn(self.environ, Path(self.state_dir())))
+        except OSError as exc:
+            raise Refusal(f"refused: cannot read the chain records ({exc})") from None
+        if found is None:
+            return
+        try:
+            check_child(found, ONCE, self.settings().max_chain_depth)
+        except ChainRefused as exc:
+            raise Refusal(str(exc)) from None
+        if not one_shot:
+            raise Refusal(
+                f"refused: this turn was started by a fire of {found.parent}; an entry it makes on another host "
+                "may only be a one-shot (at or in): that host cannot record its parent here to bound how often it fires"
+            )
+
+    def state_dir(self) -> str:
+        from rk.store.config import state_dir
+
+        return str(state_dir(self.environ))
 
     def audit(self, tool: str, argv: list[str], positional: list[str] | None, outcome: str, message: str) -> None:
         """One line per change or refusal in `<state dir>/mcp.log` (best effort: a full disk
@@ -316,7 +400,7 @@ class Runner:
         from rk.host.private import append_line
         from rk.store.config import state_dir
 
-        record = {
+        record: dict[str, object] = {
             "ts": int(time.time()),
             "pane": self.pane,
             "caller": self.kind,
@@ -324,6 +408,8 @@ class Runner:
             "argv": argv + (["--", *positional] if positional else []),
             "outcome": outcome,
         }
+        if self.host:
+            record["host"] = self.host
         if self.placed.note:
             record["note"] = self.placed.note
         if message:
@@ -382,18 +468,29 @@ def aliased(fn: Callable[..., Any], runner: Runner | None = None) -> Callable[..
     its signature (and so the schema) stays `fn`'s. A guardrail's refusal outside a change (a read
     beyond the caller's scope) is logged like a change's and returned as the tool error."""
 
+    hosted = fn.__name__ in mcp_hosts.HOSTED and runner is not None
+
     @functools.wraps(fn)
     def call(**arguments: Any) -> Any:
+        named = arguments.pop("host", None) if hosted else None
+        said = "" if named in (None, mcpguard.LOCAL) else str(named)  # the host as given, for mcp.log
         try:
-            return fn(**{_KEYWORDS.get(k, k): v for k, v in arguments.items()})
+            host = mcp_hosts.resolve(named, runner.environ) if runner is not None and hosted else ""
+            with mcp_hosts.on_host(host):
+                if runner is not None:
+                    runner.check_host()  # before the host is asked anything
+                return fn(**{_KEYWORDS.get(k, k): v for k, v in arguments.items()})
         except Refusal as exc:
             if runner is not None:
                 given = [f"{k}={str(v)[:80]}" for k, v in sorted(arguments.items())]
-                runner.audit(fn.__name__, given, None, "refused", str(exc))
+                with mcp_hosts.on_host(said):
+                    runner.audit(fn.__name__, given, None, "refused", str(exc))
             return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
         except ToolError as exc:  # the message as is (the SDK would prefix "Error executing tool …")
             return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
 
+    if hosted:
+        call.__signature__ = mcp_hosts.with_host(fn)  # type: ignore[attr-defined]
     return call
 
 

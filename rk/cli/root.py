@@ -232,7 +232,12 @@ def _root(
     _root_json(ctx, server, as_json)
 
 
-def cmd_mcp(ctx: typer.Context) -> None:
+def cmd_mcp(
+    ctx: typer.Context,
+    places: Annotated[
+        bool, typer.Option("--places", hidden=True, help="Where this host's panes are, as JSON.")
+    ] = False,
+) -> None:
     """Serve rk's tools over MCP on stdin/stdout (for an agent CLI to start; see `rk agent setup --mcp`).
 
     The caller is the pane of the inherited $TMUX_PANE: it may change only the
@@ -242,7 +247,12 @@ def cmd_mcp(ctx: typer.Context) -> None:
 
     Example: claude mcp add rk -- rk mcp
     """
-    environment(ctx)
+    env = environment(ctx)
+    if places:  # what another host's rk mcp asks before it acts here (rk.channels.mcp_places)
+        from rk.channels.mcp_places import places_document
+
+        env.out(places_document(env.environ, env.server))
+        return
     from rk.channels.mcp import serve
 
     serve(main)  # the tools run this CLI in-process: handed in, so the server never imports it

@@ -98,35 +98,48 @@ class Caller:
         return f"its own pane {self.pane}"
 
 
+#: The name a grant's `where: {host: …}` gives this host (a `where` without `host` means it alone).
+LOCAL = "local"
+
+
 @dataclass(frozen=True)
 class Spot:
-    """Where a pane is: its id, its tmux session, its window's role."""
+    """Where a pane is: its id, its tmux session, its window's role, and its host
+    ("" this one; else a name of config.yaml's `hosts:`)."""
 
     pane: str
     session: str = ""
     role: str = ""
+    host: str = ""
 
     def describe(self) -> str:
-        """`pane %3 (session 'main', role 'worker')`."""
+        """`pane %3 (session 'main', role 'worker')`, `pane %3 on host 'b' (…)`."""
         parts = ([f"session {self.session!r}"] if self.session else []) + ([f"role {self.role!r}"] if self.role else [])
-        return f"pane {self.pane}" + (f" ({', '.join(parts)})" if parts else "")
+        where = f" on host {self.host!r}" if self.host else ""
+        return f"pane {self.pane}{where}" + (f" ({', '.join(parts)})" if parts else "")
 
 
 @dataclass(frozen=True)
 class Match:
     """A pattern on a pane's place (fnmatch; "" matches anything). A grant's `who`
-    matches the caller's pane, `where` the target's."""
+    matches the caller's pane, `where` the target's. `host` is the one key whose ""
+    is not "anything": it means this host alone, so no grant written before hosts
+    existed, and no `where` that does not name a host, reaches another machine."""
 
     pane: str = ""
     session: str = ""
     role: str = ""
+    host: str = ""
 
     def matches(self, spot: Spot) -> bool:
+        if not fnmatch.fnmatchcase(spot.host or LOCAL, self.host or LOCAL):
+            return False
         pairs = ((self.pane, spot.pane), (self.session, spot.session), (self.role, spot.role))
         return all(not pattern or fnmatch.fnmatchcase(value, pattern) for pattern, value in pairs)
 
     def describe(self) -> str:
-        parts = [f"{k}: {v!r}" for k, v in (("role", self.role), ("session", self.session), ("pane", self.pane)) if v]
+        keys = (("host", self.host), ("role", self.role), ("session", self.session), ("pane", self.pane))
+        parts = [f"{k}: {v!r}" for k, v in keys if v]
         return "{" + ", ".join(parts) + "}" if parts else "{}"
 
 
@@ -150,9 +163,13 @@ class Grant:
 
 def in_scope(caller: Caller, target: Spot, action: Action, grants: Sequence[Grant] = ()) -> bool:
     """Whether `caller` may do `action` in `target`: its own pane; any pane to await it;
-    an operator, its own tmux session; beyond that, what a grant says."""
+    an operator, its own tmux session; beyond that, what a grant says. A pane on another
+    host is in no caller's own scope (its pane and its session are this host's notions;
+    `%3` there is not `%3` here), awaiting it included: only a grant naming the host allows."""
     if not caller.pane:
         return False
+    if target.host:
+        return any(g.allows(caller, target, action) for g in grants)
     if target.pane == caller.pane or action == Action.AWAIT:
         return True
     if caller.operator and caller.session and target.session == caller.session:
@@ -175,9 +192,23 @@ def check_reach(caller: Caller, target: Spot, action: Action, grants: Sequence[G
     check_placed(caller)
     if in_scope(caller, target, action, grants):
         return
+    scope = caller.scope() + ("; another host is in no caller's scope" if target.host else "")
     raise Refusal(
-        f"refused: {action} in {target.describe()} is beyond this {caller.kind}'s scope ({caller.scope()}); "
+        f"refused: {action} in {target.describe()} is beyond this {caller.kind}'s scope ({scope}); "
         f"a grant in config.yaml would allow it: {suggest(caller, target, action)}"
+    )
+
+
+def check_host(caller: Caller, host: str, grants: Sequence[Grant] = ()) -> None:
+    """Refuse any call on `host` (another machine) unless a grant names it for this caller:
+    checked before anything is asked of the host, so an ungranted caller costs it nothing."""
+    check_placed(caller)
+    me = Spot(caller.pane, caller.session, caller.role)
+    if any(g.who.matches(me) and fnmatch.fnmatchcase(host, g.where.host or LOCAL) for g in grants):
+        return
+    raise Refusal(
+        f"refused: host {host!r} is in no grant of this {caller.kind}'s (another host is in no caller's scope); "
+        f"a grant in config.yaml would allow it: {suggest(caller, Spot('', host=host), Action.READ)}"
     )
 
 
@@ -185,7 +216,12 @@ def suggest(caller: Caller, target: Spot, action: Action) -> str:
     """The `mcp: grants:` item that would allow `action`: by the caller's role (or session)
     and the target's session, never by pane ids, which a restart renumbers."""
     who = Match(role=caller.role) if caller.role else Match(session=caller.session)
-    where = Match(session=target.session) if target.session else Match(pane=target.pane)
+    if target.session:
+        where = Match(session=target.session, host=target.host)
+    elif target.host and target.role:  # a remote pane's id is that host's alone: its role lasts longer
+        where = Match(role=target.role, host=target.host)
+    else:
+        where = Match(pane=target.pane, host=target.host)
     return f"mcp: {{grants: [{{who: {who.describe()}, where: {where.describe()}, may: [{action}]}}]}}"
 
 
@@ -266,14 +302,16 @@ def check_rate(target: str, counted: int, cap: int) -> None:
         )
 
 
-#: The keys of a grant's `who:` and `where:`.
+#: The keys of a grant's `who:` (the caller is always on this host) and `where:`.
 _MATCH_KEYS = ("role", "session", "pane")
+_WHERE_KEYS = (*_MATCH_KEYS, "host")
 
 
 def parse_grants(raw: object, source: str) -> tuple[list[Grant], list[str]]:
     """`mcp: grants:` → the grants, and one line per item that cannot be used (left out:
     a bad grant grants nothing). Each item: `who:` and `where:` (patterns on role, session,
-    pane; both required, `{}` for anyone), `may:` (actions; default all of them)."""
+    pane, and for `where` host; both required, `{}` for anyone on this host), `may:`
+    (actions; default all of them)."""
     if raw is None:
         return [], []
     if not isinstance(raw, list):
@@ -303,21 +341,28 @@ def _grant(item: object) -> Grant:
     bad = sorted(words - {str(a) for a in ALL_ACTIONS})
     if bad:
         raise ValueError(f"unknown action {bad[0][:40]!r} (use {', '.join(a.value for a in Action)})")
-    return Grant(_match(item, "who"), _match(item, "where"), frozenset(Action(a) for a in words))
+    return Grant(
+        _match(item, "who", _MATCH_KEYS), _match(item, "where", _WHERE_KEYS), frozenset(Action(a) for a in words)
+    )
 
 
-def _match(item: dict[object, object], key: str) -> Match:
+def _match(item: dict[object, object], key: str, keys: tuple[str, ...]) -> Match:
     raw = item.get(key)
     if not isinstance(raw, dict):
         raise ValueError(f"{key} is missing or not a mapping (use {{}} for any)")
-    unknown = sorted(str(k) for k in raw if k not in _MATCH_KEYS)
+    unknown = sorted(str(k) for k in raw if k not in keys)
     if unknown:
-        raise ValueError(f"{key}: unknown key {unknown[0][:40]!r} (use role, session, pane)")
-    values = {k: raw.get(k, "") for k in _MATCH_KEYS}
+        raise ValueError(f"{key}: unknown key {unknown[0][:40]!r} (use {', '.join(keys)})")
+    values = {k: raw.get(k, "") for k in keys}
     for k, v in values.items():
         if not isinstance(v, str) or len(v) > 200:
             raise ValueError(f"{key}.{k} is not a pattern of at most 200 characters")
-    return Match(pane=str(values["pane"]), session=str(values["session"]), role=str(values["role"]))
+    return Match(
+        pane=str(values["pane"]),
+        session=str(values["session"]),
+        role=str(values["role"]),
+        host=str(values.get("host", "")),
+    )
 
 
 def check_one_shot(when: int, now: int, others: Sequence[int], limits: Limits) -> None:
