@@ -3211,6 +3211,13 @@ MUTANTS = [
         ("tests/test_fleet_hosts.py",),
     ),
     Mutant(
+        "fleet: ssh's temporary suffix on the control socket not counted (a usual state dir's sockets too long)",
+        "rk/host/ssh.py",
+        'CONTROL_SUFFIX = len("/cm-") + 40 + 17\n',
+        'CONTROL_SUFFIX = len("/cm-") + 40\n',
+        ("tests/test_fleet_hosts.py", "-k", "socket"),
+    ),
+    Mutant(
         "fleet: a retried change's kept answer not looked up (the change made twice)",
         "rk/cli/remote.py",
         "            return dict(json.loads(read_nofollow(kept, MAX_REQUEST * 4)))\n",

@@ -27,8 +27,11 @@ CONTROL_PERSIST = 60
 MAX_ANSWER = 16 << 20
 #: ssh's own status when it, not the remote command, failed.
 SSH_FAILED = 255
-#: A Unix socket's path is at most 107 bytes; `%C` is 40 hex digits.
-MAX_SOCKET_PATH = 100
+#: A Unix socket's path is at most 107 bytes.
+MAX_SOCKET_PATH = 107
+#: What ssh adds to the control directory: `/cm-`, `%C` (40 hex digits), and while the
+#: master binds, a temporary suffix (`.` and 16 random characters).
+CONTROL_SUFFIX = len("/cm-") + 40 + 17
 
 
 @dataclass(frozen=True)
@@ -50,7 +53,7 @@ def control_dir(state_dir: str) -> str:
     """Where the shared connections' sockets live: `<state>/ssh`, or a private dir under
     /tmp when that path is too long for a socket (ssh refuses a long ControlPath)."""
     directory = os.path.join(state_dir, "ssh")
-    if len(directory) + 42 <= MAX_SOCKET_PATH:
+    if len(directory) + CONTROL_SUFFIX <= MAX_SOCKET_PATH:
         return directory
     import hashlib
 
