@@ -157,8 +157,9 @@ def test_a_refused_word_is_refused(cli):
 
 
 def test_the_tools_take_the_fields_in_the_tables_order(schemas):
-    assert list(schemas["cron_add"]) == list(SURFACES[Surface.CRON_ADD])
-    assert list(schemas["cron_edit"]) == ["id", *SURFACES[Surface.CRON_EDIT]]
+    """An entry's fields, in the table's order; then where the call runs (`host`: not a field)."""
+    assert list(schemas["cron_add"]) == [*SURFACES[Surface.CRON_ADD], "host"]
+    assert list(schemas["cron_edit"]) == ["id", *SURFACES[Surface.CRON_EDIT], "host"]
 
 
 def test_every_surface_names_known_fields_once():
