@@ -6,7 +6,7 @@ modules that must still be unloaded after a view has run.
 - importing the CLI's tree loads no command's module (`rk.cli.root`'s lazy groups);
 - the views with plain arguments load no typer, click, pydantic or rich (`rk.cli.fastpath`);
 - `rk cron list` loads no other command's module, no MCP SDK or rich, and no
-  screen parser;
+  screen parser; without --tree, no lineage;
 - `rk --help` loads the root's commands but not the listing, the schedule's
   forecast or the tmux layer (each command imports those when it runs);
 - `rk agent list` loads no schedule rules (the pane facts import them only to
@@ -80,6 +80,32 @@ def test_cron_list_loads_only_the_listing(tmp_path):
     assert not {"mcp", "rich", "rk.channels.mcp", "rk.engine.tick"} & modules
     assert not {"typer", "click", "pydantic", "rk.cli.root"} & modules  # the fast path
     assert "rk.core.pane.screen" not in modules  # the screen parsers: a view compares no screens
+
+
+#: An entries file as `rk cron add` writes it (the server is not running: no target state).
+WRITTEN = """entries:
+  - id: 84y8
+    name: review
+    schedule: {kind: cron, expr: '0 */2 * * *'}
+    target: {kind: pane, pane: '%1', server_started: 1796593003, server_pid: 22497}
+    payload: review the open PRs
+    deliver: immediate
+    if_absent: skip
+    created_by: {at: 1796593004}
+"""
+
+
+@pytest.mark.parametrize("args", [["cron", "list"], ["cron", "list", "--json"], ["cron", "show", "84y8"]])
+def test_views_read_entries_without_the_lineage(tmp_path, args):
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    (state / "default.yaml").write_text(WRITTEN)
+    (state / "default.yaml").chmod(0o600)
+    code, out, modules = loaded(tmp_path, *args)
+    assert code == 0 and "84y8" in out
+    assert not {"rk.cli.tree", "rk.core.schedule.lineage"} & modules  # only --tree draws who made what
+    _, tree, modules = loaded(tmp_path, "cron", "list", "--tree")
+    assert "84y8" in tree and "rk.core.schedule.lineage" in modules
 
 
 @pytest.mark.parametrize(

@@ -3005,6 +3005,13 @@ MUTANTS = [
         'GROUPS: Mapping[str, Grammar] = {"cron": GROUP, "agent": GROUP}',
         FASTPATH,
     ),
+    Mutant(
+        "views: cron list loads the lineage without --tree",
+        "rk/cli/listing.py",
+        "    if not tree:\n        return [(r, 0) for r in rows]\n",
+        "",
+        ("tests/test_startup.py", "-k", "without_the_lineage"),
+    ),
     # -- every turn end within a second, no tick needed (rk/core/pane/watch.py, rk/tmux/watch.py, rk/engine/watch.py)
     Mutant(
         "watch: a pane whose frame moved is not captured again",

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from rk.cli.environment import CliError, Environment, environment, moment, stamp, zone_label
 from rk.cli.store import servers_of
 from rk.cli.table import Column, full_view, layout, terminal_width
-from rk.cli.tree import GoneParent, indented, tree_order
 from rk.core.cost import caps
 from rk.core.durations import format_duration, format_go
 from rk.core.log.delivery import LogView, status_of
@@ -50,6 +49,7 @@ if TYPE_CHECKING:  # the declarations only (rk.cli.root.declared): the fast path
     import typer
 
     from rk.cli.options import AllOpt, FullOpt, JsonOpt, ServerOpt, TreeOpt
+    from rk.cli.tree import GoneParent
 
 
 @dataclass(frozen=True)
@@ -443,15 +443,15 @@ def render_table(
     columns = [Column("SERVER", shrink_to=8)] if with_server else []
     columns += [Column(f"NEXT ({zone_label(zone)})") if c.header == "NEXT" else c for c in LIST_COLUMNS]
     cells = []
-    for r, depth in tree_order(rows) if tree else [(r, 0) for r in rows]:
-        if isinstance(r, GoneParent):
+    for r, depth in _in_order(rows, tree):
+        if not isinstance(r, Row):  # a parent no longer in the file (--tree)
             cells.append(r.cells(len(columns), with_server))
             continue
         last = f"{stamp(r.last_ts, zone)} {status_of(r.last_outcome)}" if r.last_ts else "-"
         cells.append(
             [
                 *((r.server,) if with_server else ()),
-                indented(r.entry.id, depth),
+                _id_cell(r.entry.id, depth),
                 r.entry.name,
                 schedule_cell(r.entry, zone),
                 stamp(r.next, zone) if r.next is not None else "-",
@@ -465,3 +465,21 @@ def render_table(
     lines = layout(columns, cells, width) if fitted else full_view(columns, cells, width, title)
     for line in lines:
         env.out(line)
+
+
+def _in_order(rows: list[Row], tree: bool) -> list[tuple[Row | GoneParent, int]]:
+    """The rows with their depths: as they are, or with --tree who made what (only
+    then is `rk.cli.tree` and the lineage loaded)."""
+    if not tree:
+        return [(r, 0) for r in rows]
+    from rk.cli.tree import tree_order
+
+    return tree_order(rows)
+
+
+def _id_cell(entry_id: str, depth: int) -> str:
+    if depth == 0:
+        return entry_id
+    from rk.cli.tree import indented
+
+    return indented(entry_id, depth)
