@@ -3012,6 +3012,13 @@ MUTANTS = [
         "",
         ("tests/test_startup.py", "-k", "without_the_lineage"),
     ),
+    Mutant(
+        "views: a live log with one line not UTF-8 read as nothing",
+        "rk/store/delivery_log.py",
+        '        raws = data.split(b"\\n")',
+        "        raws = []",
+        ("tests/test_log_chunk.py",),
+    ),
     # -- every turn end within a second, no tick needed (rk/core/pane/watch.py, rk/tmux/watch.py, rk/engine/watch.py)
     Mutant(
         "watch: a pane whose frame moved is not captured again",

@@ -47,8 +47,13 @@ def append_lines(path: Path, lines: Sequence[LogLine]) -> None:
 
 def _parse_chunk(data: bytes, bad: list[int] | None = None) -> list[LogLine]:
     """The lines that parse; with `bad`, how many did not is added to `bad[0]`."""
+    raws: list[str] | list[bytes]
+    try:  # decoded at once (a line feed is never inside a UTF-8 character): ~15% of the parse
+        raws = data.decode("utf-8").split("\n")
+    except UnicodeDecodeError:  # a line that is not UTF-8 is skipped, the others read
+        raws = data.split(b"\n")
     out = []
-    for raw in data.split(b"\n"):
+    for raw in raws:
         if raw:
             line = parse_line(raw)
             if line is not None:
