@@ -60,6 +60,13 @@ PINNED = {
 # GitHub Copilot CLI: an npm loader that runs the native @github/copilot-linux-x64 (copilot_launch.py).
 COPILOT_PKG, COPILOT_VERSION = "@github/copilot", "1.0.102"
 PINNED[COPILOT_PKG] = COPILOT_VERSION
+#: The bound a real-CLI test puts on rk's seeing a turn end by itself (its watch, a hook, an
+#: await): well under a tick (30 s) and under the reply left streaming (a minute or more),
+#: so a pass proves the end was seen without a tick and before the turn ended of itself.
+#: How fast is printed, not asserted: a loaded machine stretches every figure (the
+#: quiet-machine figures are in the README and docs/clis.md).
+SEEN_WITHOUT_A_TICK = 10.0
+
 #: Kilo Code CLI: the newest whose native package (@kilocode/cli-linux-x64) is on the registry
 #: (7.8.1's launcher is, its native binaries stop at 7.7.9; 7.7.9's launcher is not).
 KILO_PKG, KILO_VERSION = "@kilocode/cli", "7.7.7"

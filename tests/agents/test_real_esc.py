@@ -35,11 +35,8 @@ import pytest
 pytestmark = pytest.mark.agents
 
 RUNS = 3
-#: The bound the issue asks for, with room for a loaded 2-core machine.
-WITHIN = 1.5
-
-#: OpenCode's own session.error comes late after Esc Esc on a loaded machine (1.58 s once).
-OPENCODE_WITHIN = 2.5
+#: The bound asserted (how fast is printed): `harness.SEEN_WITHOUT_A_TICK`.
+WITHIN = harness.SEEN_WITHOUT_A_TICK
 
 AGENTS = [pytest.param("claude", v, id=f"claude-{v}") for v in harness.CLAUDE_VERSIONS] + [
     pytest.param("codex", "", id="codex")
@@ -157,7 +154,7 @@ def test_esc_esc_with_no_ticker_ends_an_await_within_a_second_opencode(tmp_path,
         f"\nopencode {harness.OPENCODE_VERSION}: Esc Esc → rk agent await returned: "
         + " ".join(f"{t:.2f}" for t in took)
     )
-    assert max(took) < OPENCODE_WITHIN, took
+    assert max(took) < WITHIN, took
 
 
 def test_esc_esc_and_a_failed_turn_with_no_ticker_end_an_await_within_a_second_copilot(tmp_path, agent_bin):

@@ -124,7 +124,7 @@ def test_gemini_a_fire_held_through_a_turn_goes_out_after_after_agent(gemini):
         return [h for h in g.hooks() if h.event == "AfterAgent" and h.t >= after]
 
     gemini.wait_state("idle", timeout=20)
-    gemini.mock.set_mode("slow", delay=8)
+    gemini.mock.set_mode("slow", delay=20)  # long enough for an add and a tick on a loaded machine
     task = "a long task"
     sent = g.submit(task)
     wait_for(lambda: streamed(task), 30, "the turn's model request")
@@ -165,7 +165,7 @@ def test_opencode_a_fire_held_through_a_turn_goes_out_after_session_idle(opencod
     def turn_ended(after: float) -> list[dict]:
         return [e for e in oc.events(noisy=True) if e.get("type") == "session.idle" and e["t"] >= after]
 
-    task = "a long task mock:slow=8"
+    task = "a long task mock:slow=20"  # long enough for an add and a tick on a loaded machine
     sent = oc.send_prompt(task)
     wait_for(lambda: replies(task), 60, "the turn's model request")
     opencode.wait_state("active", timeout=30)
