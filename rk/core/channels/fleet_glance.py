@@ -24,7 +24,7 @@ RECORD = "fleet.status"
 #: Each state's mark, in the order shown.
 MARKS = ((ACTIVE, "●"), (WAITING, "✋"), (LIMITED, "⛔"), (IDLE, "○"))
 #: The colour of a state's count (tmux style names; the rest in the bar's own colour).
-STATE_COLOURS = {WAITING: COLOURS["waiting"], LIMITED: COLOURS["limited"]}
+STATE_COLOURS = {WAITING: COLOURS[WAITING], LIMITED: COLOURS[LIMITED]}
 LIVE, DOWN, STALE = "live", "down", "stale"
 #: Seconds after which a host's counts are stale when the record does not say.
 STALE_AFTER = 90
