@@ -87,6 +87,7 @@ DORMANT = ("tests/test_dormant.py", "tests/test_scenarios.py", *PURE)
 #: rk mcp on other hosts: the pure grant rules (~5 s), and over real ssh (tests/sshd.py, ~10 s a test).
 MCP_HOSTS_PURE = ("tests/test_mcp_hosts_scope.py",)
 MCP_HOSTS = ("tests/test_fleet_mcp.py",)
+MCP_HOST_VIEWS = ("tests/test_fleet_mcp_views.py",)
 
 
 @dataclass(frozen=True)
@@ -3890,6 +3891,64 @@ MUTANTS = [
         "        if runner.host:  # awaiting is free here only",
         "        if False:  # awaiting is free here only",
         (*MCP_HOSTS, "-k", "await_and_changes"),
+    ),
+    # -- rk mcp's reading tools and cron_wake on other hosts (rk/channels/mcp_hosts.py, rk/cli/fleet.py) -------
+    Mutant(
+        "mcp hosts: cron_show, cron_next, cron_runs, cron_wake and pane_read take no host",
+        "rk/channels/mcp_hosts.py",
+        '        "cron_show",\n        "cron_next",\n        "cron_runs",\n        "cron_wake",\n'
+        '        "pane_read",\n',
+        "",
+        (*MCP_HOST_VIEWS, "-k", "reads_its_panes"),
+    ),
+    Mutant(
+        "mcp hosts: events with a host reads this host's",
+        "rk/channels/mcp.py",
+        '("--pane", pane), ("--host", runner.host or None)]',
+        '("--pane", pane)]',
+        (*MCP_HOST_VIEWS, "-k", "reads_its_panes"),
+    ),
+    Mutant(
+        "mcp hosts: an entry there shown beyond the caller's read grant",
+        "rk/channels/mcp_cron.py",
+        '        runner.check_visible(id)\n        return runner.run(["cron", "show"], [id])',
+        '        return runner.run(["cron", "show"], [id])',
+        (*MCP_HOST_VIEWS, "-k", "reads_its_panes"),
+    ),
+    Mutant(
+        "mcp hosts: a pane there read beyond the caller's read grant",
+        "rk/channels/mcp.py",
+        "        runner.check_reach(Action.READ, [pane])\n",
+        "",
+        (*MCP_HOST_VIEWS, "-k", "reads_its_panes"),
+    ),
+    Mutant(
+        "mcp hosts: an entry there woken without the grant's change",
+        "rk/channels/mcp_cron.py",
+        'return runner.mutate("cron_wake", ["cron", "wake"], [id], lambda: runner.check_owner(id))',
+        'return runner.mutate("cron_wake", ["cron", "wake"], [id], lambda: None)',
+        (*MCP_HOST_VIEWS, "-k", "wake"),
+    ),
+    Mutant(
+        "fleet: cron wake --host asked once as a view (no request id: a lost answer fails, a retry wakes twice)",
+        "rk/cli/fleet.py",
+        "    if flag.command in CHANGES:\n        reply = change_once(",
+        '    if flag.command in CHANGES - {("cron", "wake")}:\n        reply = change_once(',
+        ("tests/test_fleet_host_views.py", "-k", "made_once"),
+    ),
+    Mutant(
+        "fleet: --host all for a view of one host's entry or pane (an id is one host's)",
+        "rk/cli/fleet.py",
+        "        if flag.command in ONE_HOST_VIEWS:\n",
+        "        if False:\n",
+        ("tests/test_fleet_host_views.py", "-k", "refuse_all"),
+    ),
+    Mutant(
+        "fleet: a pane's screen read with its escapes (a colour, a title, a bell reach the reader)",
+        "rk/core/pane/readout.py",
+        '    rows = [_CONTROL.sub("", row).rstrip() for row in captured.split("\\n")]',
+        '    rows = [row.rstrip() for row in captured.split("\\n")]',
+        ("tests/test_readout.py",),
     ),
 ]
 

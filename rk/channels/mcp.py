@@ -23,7 +23,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import re
 from collections.abc import Callable, Mapping
 from typing import Annotated
 
@@ -43,7 +42,6 @@ from rk.core.schedule.fields import BY_KEY
 MAX_READ_LINES = 200
 #: `events`: the most events one call returns (the newest are kept).
 MAX_EVENTS = 500
-_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b.|[\x00-\x08\x0b-\x1f\x7f]")
 
 INSTRUCTIONS = (
     "rk schedules prompts into the tmux panes where AI coding agents run. "
@@ -158,21 +156,13 @@ def screen_tools(tool: Register, runner: Runner) -> None:
         pane: Annotated[str, Field(description="A pane id like %3.")],
         lines: Annotated[int, Field(ge=1, le=MAX_READ_LINES, description="How many of the last lines.")] = 40,
     ) -> str:
-        """The last lines of a pane's screen, escapes and control characters removed."""
+        """The last lines of a pane's screen, escapes and control characters removed (rk agent read)."""
         from rk.core.environ import is_pane_id
-        from rk.tmux.server import TmuxError
 
         if not is_pane_id(pane):
             raise ToolError(f"bad pane {pane[:40]!r}: use a pane id like %3")
         runner.check_reach(Action.READ, [pane])
-        try:
-            text = runner.tmux().capture(pane, lines)
-        except TmuxError as exc:
-            raise ToolError(f"pane_read: {exc}") from None
-        rows = [_CONTROL.sub("", row).rstrip() for row in text.split("\n")]
-        while rows and not rows[-1]:
-            rows.pop()
-        return json.dumps({"ok": True, "result": {"pane": pane, "lines": rows[-lines:]}}, ensure_ascii=False)
+        return runner.run(["agent", "read", "--pane", pane, "-n", str(lines)])
 
     tool(pane_read)
 
@@ -183,7 +173,7 @@ def screen_tools(tool: Register, runner: Runner) -> None:
     ) -> str:
         """State changes and log outcomes, oldest first (rk events --json), as one list."""
         mcpguard.check_placed(runner.caller())
-        args = ["events", "--json"] + flag_argv([("--since", since), ("--pane", pane)])
+        args = ["events", "--json"] + flag_argv([("--since", since), ("--pane", pane), ("--host", runner.host or None)])
         out, err = io.StringIO(), io.StringIO()
         code = runner.cli(args, environ=runner.environ, stdout=out, stderr=err)
         docs = [json.loads(line) for line in out.getvalue().splitlines() if line.strip()]

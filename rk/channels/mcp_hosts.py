@@ -38,6 +38,12 @@ HOSTED = frozenset(
         "send",
         "agent_list",
         "agent_await",
+        "cron_show",
+        "cron_next",
+        "cron_runs",
+        "cron_wake",
+        "pane_read",
+        "events",
     }
 )
 HostInput = Annotated[

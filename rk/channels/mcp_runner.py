@@ -167,6 +167,7 @@ class Runner:
         """Refuse to show an entry the caller may not read."""
         caller = self.caller()
         mcpguard.check_placed(caller)
+        self.prefetch()
         grants, known, record = self.grants(), self.panes(), self.entry(entry_id)
         if not self._sees(caller, grants, known, record):
             panes = known.of_target(str(record.get("target", "")))
@@ -301,7 +302,7 @@ class Runner:
             mcpguard.check_reach(caller, known.spot(pane), action, grants)
 
     def entry(self, entry_id: str) -> dict[str, Any]:
-        if self.host:  # `cron show` has no --host: the record from the host's list
+        if self.host:  # the record from the host's list, asked beside its places (one round trip, not two)
             found = [rec for rec in self.entries() if rec.get("id") == entry_id]
             if not found:
                 raise ToolError(f"no entry {entry_id[:40]} on host {self.host}")

@@ -112,8 +112,15 @@ def ask_each(
 # -- `--host`: a command run on another host, or on all of them -----------------------------
 
 #: The commands `--host` serves: views (any host, or all) and changes (one host at a time).
-VIEWS = frozenset({("status",), ("cron", "list"), ("agent", "list"), ("cron", "log"), ("events",)})
-CHANGES = frozenset({("cron", verb) for verb in ("add", "edit", "mute", "pin", "rm", "pause", "resume")} | {("send",)})
+VIEWS = frozenset(
+    {("status",), ("cron", "list"), ("agent", "list"), ("cron", "log"), ("events",), ("cron", "runs")}
+    | {("cron", "show"), ("cron", "next"), ("agent", "read")}
+)
+#: Views of one entry or pane: its id is one host's, so never `--host all`.
+ONE_HOST_VIEWS = frozenset({("cron", "show"), ("cron", "next"), ("agent", "read")})
+CHANGES = frozenset(
+    {("cron", verb) for verb in ("add", "edit", "mute", "pin", "rm", "pause", "resume", "wake")} | {("send",)}
+)
 WAITS = frozenset({("agent", "await")})
 #: Root options that take a value (skipped to find the command's words).
 _VALUED = frozenset({"-L", "--server"})
@@ -215,8 +222,8 @@ def _dispatch(flag: HostFlag, env: Environment, main: Main) -> int:
     said = " ".join(flag.command) or "this command"
     if flag.command not in VIEWS | CHANGES | WAITS:
         raise usage(
-            f"{said} does not take --host (it works with status, cron list|log|add|edit|mute|pin|rm|"
-            "pause|resume, agent list|await, events, send)"
+            f"{said} does not take --host (it works with status, cron list|log|runs|show|next|add|edit|mute|"
+            "pin|rm|pause|resume|wake, agent list|await|read, events, send)"
         )
     if flag.command == ("events",) and follows(flag.argv):
         return follow_events(env, flag.name, flag.argv)  # a stream, not one answer: rk.cli.events_hosts
@@ -226,6 +233,8 @@ def _dispatch(flag: HostFlag, env: Environment, main: Main) -> int:
     if flag.name == "all":
         if flag.command not in VIEWS:
             raise usage(f"--host all is for views; {said} changes one host at a time: --host NAME")
+        if flag.command in ONE_HOST_VIEWS:
+            raise usage(f"--host all is for views of every host; {said} names one host's entry or pane: --host NAME")
         return show_all(flag, env, list(hosts.values()), main)
     try:
         check_name(flag.name)
@@ -285,7 +294,7 @@ def show_all(flag: HostFlag, env: Environment, hosts: list[Host], main: Main) ->
 
 
 #: The views that draw one table: across hosts, one table with a HOST column.
-ONE_TABLE = frozenset({("cron", "list"), ("agent", "list"), ("cron", "log")})
+ONE_TABLE = frozenset({("cron", "list"), ("agent", "list"), ("cron", "log"), ("cron", "runs")})
 
 
 def one_table(env: Environment, replies: Sequence[Reply]) -> bool:

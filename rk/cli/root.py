@@ -160,6 +160,7 @@ class AgentGroup(LazyGroup):
         "setup": Lazy("agent", "cmd_setup"),
         "list": Lazy("panes", "cmd_list"),
         "await": Lazy("agent", "cmd_await"),
+        "read": Lazy("reading", "cmd_read"),
         "hook": Lazy("agent", "cmd_hook", context="HOOK_CONTEXT"),
     }
 
