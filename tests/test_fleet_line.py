@@ -132,7 +132,7 @@ def test_the_keeper_writes_its_record_privately_and_removes_it_when_turned_off(t
     path = state / fg.RECORD
     got = json.loads(path.read_text())
     assert oct(path.stat().st_mode & 0o777) == "0o600"
-    assert during == ["⇄ a? b?"]  # not known yet, never counts
+    assert during and set(during) == {"⇄ a? b?"}  # not known yet, never counts (both looks may run at once)
     assert got["stale_after"] == 75 and got["hosts"]["a"]["counts"]["idle"] == 2
     assert got["hosts"]["b"]["problem"] == "unreachable: x" and got["hosts"]["b"]["at"] == 0
     keeper.step(time.time())
