@@ -49,7 +49,7 @@ lint: $(STAMP)
 TEST_WORKERS ?= $(shell nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 
 test: $(STAMP)
-	@echo "make test: lint, then ~5400 tests on $(TEST_WORKERS) workers: about 10 min on 2 quiet cores (longer on a busy machine)"
+	@echo "make test: lint, then ~5600 tests on $(TEST_WORKERS) workers: about 10 min on 2 quiet cores (longer on a busy machine)"
 	@$(MAKE) --no-print-directory lint
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal $(ARGS)
 
