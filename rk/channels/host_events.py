@@ -21,7 +21,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from rk.channels.events_follow import EventsQuery
-from rk.core.environ import child_env
 from rk.core.fleet.hosts import Host, remote_words
 from rk.core.fleet.resume import Seen
 from rk.host import ssh
@@ -91,23 +90,14 @@ class HostEvents:
         ended, and whether that is final (the host cannot stream its events)."""
         since = self.seen.connect()
         request = EventsQuery(self.query.server, since, self.query.panes).request()
-        control = ssh.control_dir(self.state_dir)
+        remote = remote_words(self.host.rk, "remote")
         try:
-            from rk.host import private
-
-            private.private_dir(control)
-            argv = ssh.argv(self.host.destination, remote_words(self.host.rk, "remote"), self.env, control)
-            self.proc = proc = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env(self.env)
+            self.proc = proc = ssh.stream(
+                self.host.destination, remote, self.env, ssh.control_dir(self.state_dir), json.dumps(request).encode()
             )
         except OSError as exc:
             return False, f"cannot run ssh: {exc}", False
-        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-        try:
-            proc.stdin.write(json.dumps(request).encode())
-            proc.stdin.close()
-        except OSError:
-            pass
+        assert proc.stdout is not None and proc.stderr is not None
         try:
             came_up, why, final = self._read(proc, was_down)
         finally:

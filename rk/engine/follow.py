@@ -20,7 +20,6 @@ import subprocess
 import threading
 from collections.abc import Callable, Mapping
 
-from rk.core.environ import child_env
 from rk.core.fleet.hosts import Host, remote_words
 from rk.host import ssh
 from rk.store.mirror import Mirror, resume_mark
@@ -79,25 +78,16 @@ class Follower:
         """One connection: stream until it ends; whether the far end answered at all."""
         start = resume_mark(self.state_dir, self.host.name, self.slug)
         request = json.dumps({"follow": "journal", "server": self.slug, "from": list(start)}).encode()
-        control = ssh.control_dir(self.state_dir)
+        remote = remote_words(self.host.rk, "remote")
         try:
-            from rk.host import private
-
-            private.private_dir(control)
-            argv = ssh.argv(self.host.destination, remote_words(self.host.rk, "remote"), self.env, control)
-            self.proc = proc = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env(self.env)
+            self.proc = proc = ssh.stream(
+                self.host.destination, remote, self.env, ssh.control_dir(self.state_dir), request
             )
         except OSError as exc:
             self.on_problem(f"{self.host.name}: cannot follow: {exc}")
             return False
         self.connects += 1
-        assert proc.stdin is not None and proc.stdout is not None
-        try:
-            proc.stdin.write(request)
-            proc.stdin.close()
-        except OSError:
-            pass
+        assert proc.stdout is not None
         came_up = False
         try:
             came_up = self._read(proc)

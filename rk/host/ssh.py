@@ -113,6 +113,31 @@ def run(
     return Answer(done.returncode, done.stdout[:MAX_ANSWER], err)
 
 
+def stream(
+    destination: str, remote: str, env: Mapping[str, str], control: str, request: bytes
+) -> subprocess.Popen[bytes]:
+    """Start `remote` (fixed words) on `destination` for a long answer read as it comes
+    (a follow): `request` written to it and its stdin closed; stdout and stderr are pipes
+    (stderr holds ssh's reason when the link fails). OSError when ssh cannot start."""
+    from rk.host import private
+
+    private.private_dir(control)  # others reaching the socket would reach the connection
+    proc = subprocess.Popen(
+        argv(destination, remote, env, control),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=child_env(env),
+    )
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(request)
+        proc.stdin.close()
+    except OSError:
+        pass  # the far end went at once: its reason is on stderr, the reader sees the end
+    return proc
+
+
 def first_line(text: str) -> str:
     """ssh's complaint as one line (its last non-empty one names the cause)."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
