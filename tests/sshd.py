@@ -60,6 +60,19 @@ def descendants(pid: int) -> list[int]:
     return out
 
 
+def remote_rks(host) -> list[int]:
+    """The processes under `host`'s sshd running `rk remote` (its shell too), none of sshd's."""
+    found = []
+    for pid in descendants(host.proc.pid):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"remote" in cmdline and b"sshd" not in cmdline:
+            found.append(pid)
+    return found
+
+
 def _kill(pids: list[int]) -> int:
     """SIGKILL each of `pids` (one already gone is fine); how many there were."""
     for pid in pids:

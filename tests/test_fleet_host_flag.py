@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_rk, wait_for
-from sshd import descendants
+from sshd import remote_rks
 
 pytestmark = pytest.mark.shell
 
@@ -99,7 +99,7 @@ def test_a_change_whose_answer_is_lost_is_retried_and_made_once(world, client):
         text=True,
     )
     try:
-        wait_for(lambda: _remote_rk_running(b), timeout=30, message="the remote rk waiting on the lock")
+        wait_for(lambda: remote_rks(b), timeout=30, message="the remote rk waiting on the lock")
         assert b.drop_links() >= 1
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
@@ -108,14 +108,3 @@ def test_a_change_whose_answer_is_lost_is_retried_and_made_once(world, client):
     assert proc.returncode == 0, err
     assert [e["payload"] for e in entries_of(b.state)] == ["once"]
     assert "once" in out
-
-
-def _remote_rk_running(host) -> bool:
-    for pid in descendants(host.proc.pid):
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if b"remote" in cmdline and b"sshd" not in cmdline:
-            return True
-    return False

@@ -10,11 +10,10 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from conftest import run_rk
-from sshd import descendants
+from sshd import remote_rks
 
 from rk.store.delivery_log import read_live
 
@@ -71,19 +70,6 @@ def test_one_hosts_views_refuse_all_and_name_why(world, client):
         assert (done.returncode, words in done.stderr) == (status, True), (args, done.stderr)
 
 
-def _remote_rks(host) -> list[int]:
-    """The processes on `host` running `rk remote` (its shell too), none of sshd's."""
-    found = []
-    for pid in descendants(host.proc.pid):
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if b"remote" in cmdline and b"sshd" not in cmdline:
-            found.append(pid)
-    return found
-
-
 def _signal(pids: list[int], sig: int) -> None:
     for pid in pids:
         try:
@@ -117,7 +103,7 @@ def test_a_wake_whose_answer_is_lost_is_retried_and_made_once(world, client):
     try:
         deadline = time.monotonic() + 60
         while not stopped and time.monotonic() < deadline:
-            stopped = _remote_rks(b)
+            stopped = remote_rks(b)
             _signal(stopped, signal.SIGSTOP)
         assert stopped, "the remote rk never started"
         assert woken() == 0  # stopped before it woke anything: the answer to come is lost
