@@ -115,6 +115,18 @@ def test_an_error_turn_is_reported_at_once(qwen, mode, options, state, end):
     assert len([h for h in qwen.q.hooks() if h["event"] == "UserPromptSubmit"]) == 1  # typed once
 
 
+def screen_ends(qwen: QwenRig, since: float) -> list[str]:
+    """The turn ends rk's screen reads journaled since `since` for the pane (a hook's have
+    source `hook`; the idle notice's guarded write journals nothing)."""
+    path = qwen.state_dir / f"{qwen.q.socket}.events"
+    lines = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    return [
+        line["end"]
+        for line in lines
+        if line["pane"] == qwen.pane and line["source"] == "screen" and line["ts"] >= int(since) and line["end"]
+    ]
+
+
 def test_esc_is_seen_from_the_idle_prompt_hook_with_no_ticker(qwen):
     """`rk agent await` returns within a second of an Esc: no Stop, but idle_prompt at once,
     which records the turn it finds still active as interrupted."""
@@ -130,7 +142,13 @@ def test_esc_is_seen_from_the_idle_prompt_hook_with_no_ticker(qwen):
         pressed, latency = qwen.await_idle_after(qwen.q.esc)
         latencies.append(latency)
         assert not [h for h in qwen.q.hooks(pressed) if h["event"] in ("Stop", "StopFailure")]
-        assert qwen.turn_end() == "interrupted"  # the idle notice found the turn still active
+        ends = screen_ends(qwen, pressed)
+        if ends:  # the await's own watch read the screen at rest before Qwen's idle notice came:
+            # a known limit (the screen shows no mark of an Esc), said in the note, so the end is `ok`
+            assert ends == ["ok"] and qwen.turn_end() == "ok", ends
+            print(f"\nattempt {attempt}: the watch saw the end first (recorded ok)")
+        else:
+            assert qwen.turn_end() == "interrupted"  # the idle notice found the turn still active
         qwen.q.wait_for(lambda s: composer(s) is not None and not BUSY_RE.search(s), 10)
         qwen.q.keys("C-u")  # Esc before the reply puts the prompt back into the composer
         qwen.q.wait_for(lambda s: composer(s) == "", 10)
