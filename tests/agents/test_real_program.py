@@ -99,6 +99,9 @@ def _relaunch(r, command: str) -> None:
     exit_claude(r)
     r.run.keys_literal(f"clear; {command}")  # cleared: the composer waited for is the new Claude's
     r.run.enter()
+    # the old Claude's last frame stays on screen until the shell runs `clear`: wait for the
+    # command to start (the clear is done by then), or a loaded shell shows the old composer
+    assert _poll(lambda: r.run.pane_info()["pane_current_command"] != "bash", 30), r.run.capture()
     r.run.wait_ready(timeout=30)
 
 
