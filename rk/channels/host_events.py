@@ -16,7 +16,6 @@ import json
 import os
 import select
 import subprocess
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -47,7 +46,7 @@ class Item:
     pause: float = 0.0
 
 
-class HostEvents:
+class HostEvents(ssh.Link):
     """Streams one host's events to `put` until stopped."""
 
     def __init__(
@@ -55,21 +54,7 @@ class HostEvents:
     ) -> None:
         self.host, self.query, self.state_dir, self.env, self.put = host, query, state_dir, env, put
         self.seen = Seen(query.since)
-        self.stopping = threading.Event()
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.ups = 0  #: connections the far end answered on
-        self.thread = threading.Thread(target=self.run, name=f"events-{host.name}", daemon=True)
-
-    def start(self) -> HostEvents:
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.stopping.set()
-        proc = self.proc
-        if proc is not None and proc.poll() is None:
-            proc.kill()
-        self.thread.join(timeout=5)
+        super().__init__(f"events-{host.name}", join_timeout=5)
 
     def run(self) -> None:
         pause, down = FIRST_PAUSE, False

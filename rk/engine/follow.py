@@ -17,7 +17,6 @@ import json
 import os
 import select
 import subprocess
-import threading
 from collections.abc import Callable, Mapping
 
 from rk.core.fleet.hosts import Host, remote_words
@@ -32,7 +31,7 @@ SILENCE = 15.0
 MAX_LINE = 64 * 1024
 
 
-class Follower:
+class Follower(ssh.Link):
     """Keeps one host's journal of one server mirrored here until stopped."""
 
     def __init__(
@@ -47,23 +46,9 @@ class Follower:
         self.host, self.slug, self.state_dir, self.env = host, slug, state_dir, env
         self.on_lines, self.on_problem = on_lines, on_problem
         self.mirror = Mirror(state_dir, host.name, slug)
-        self.stopping = threading.Event()
-        self.proc: subprocess.Popen[bytes] | None = None
         self.connects = 0  #: connections made (a reconnect counts)
         self.stored = 0  #: lines stored since it started
-        self.ups = 0  #: connections the far end answered on
-        self.thread = threading.Thread(target=self.run, name=f"follow-{host.name}-{slug}", daemon=True)
-
-    def start(self) -> Follower:
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.stopping.set()
-        proc = self.proc
-        if proc and proc.poll() is None:
-            proc.kill()
-        self.thread.join(timeout=10)
+        super().__init__(f"follow-{host.name}-{slug}", join_timeout=10)
 
     def run(self) -> None:
         pause = FIRST_PAUSE

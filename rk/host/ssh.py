@@ -16,6 +16,7 @@ import os
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Self
 
 from rk.core.environ import child_env
 
@@ -136,6 +137,35 @@ def stream(
     except OSError:
         pass  # the far end went at once: its reason is on stderr, the reader sees the end
     return proc
+
+
+class Link:
+    """A thread that keeps one streamed `rk remote` (`stream`) going until stopped: what a
+    follower of another host shares (its `run` loops until `stopping`; `proc` is the live one)."""
+
+    def __init__(self, name: str, join_timeout: float) -> None:
+        import threading
+
+        self.stopping = threading.Event()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.ups = 0  #: connections the far end answered on
+        self.join_timeout = join_timeout
+        self.thread = threading.Thread(target=self.run, name=name, daemon=True)
+
+    def run(self) -> None:
+        raise NotImplementedError
+
+    def start(self) -> Self:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop: the live connection killed (the thread's read ends), the thread joined."""
+        self.stopping.set()
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+        self.thread.join(timeout=self.join_timeout)
 
 
 def first_line(text: str) -> str:
