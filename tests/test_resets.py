@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import zoneinfo
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -55,12 +56,32 @@ def at(hms: str) -> int:
         ("try again in 38 minutes", "02:38:00", True),  # from `since`, 02:00:00
         ("retry after 50s", "02:00:50", False),
         ("try again in 1 hour 2 minutes 3 seconds", "03:02:03", False),
+        # Codex, for a reset on another day (seen at 23:41 for a reset an hour on)
+        ("or try again at Dec 6th, 2026 2:38 AM.", "02:38:00", True),
+        ("usage to purchase more credits or try again at Dec 6th 2:38 AM.", "02:38:00", True),
     ],
 )
 def test_a_reset_is_read_with_its_precision(text, printed, to_minute):
     reset = read_reset(text, at("02:00:00"), UTC)
     assert reset == Reset(at(printed), to_minute=to_minute)
     assert reset_instant(text, at("02:00:00"), UTC) == reset.over
+
+
+def test_a_reset_on_another_day_is_read_with_its_date():
+    """Codex names the day when the reset is not today: past midnight, or a weekly limit.
+    Read as a bare clock time it was no reset at all (`skipped-limited`, no `resets …`)."""
+    since = at("23:41:00")
+    midnight = read_reset("or try again at Dec 7th, 2026 12:41 AM.", since, UTC)
+    assert midnight == Reset(since + 3600, to_minute=True)
+    week = read_reset("try again at Dec 13th, 2026 3:05 PM.", since, UTC)
+    assert week == Reset(int(datetime(2026, 12, 13, 15, 5, tzinfo=UTC).timestamp()), to_minute=True)
+    new_year = read_reset("try again at Jan 2nd 9:00 AM", since, UTC)  # no year: the next Jan 2nd
+    assert new_year == Reset(int(datetime(2027, 1, 2, 9, 0, tzinfo=UTC).timestamp()), to_minute=True)
+    tokyo = zoneinfo.ZoneInfo("Asia/Tokyo")  # the zone it names wins over the local one
+    weekly = read_reset("You've hit your weekly limit · resets Dec 9 at 5pm (UTC)", since, tokyo)
+    assert weekly == Reset(int(datetime(2026, 12, 9, 17, 0, tzinfo=UTC).timestamp()), to_minute=True)
+    assert read_reset("try again at Feb 30th, 2027 9:00 AM", since, UTC) is None  # no such day
+    assert read_reset("try again at Foo 3rd, 2027 9:00 AM", since, UTC) is None
 
 
 def test_a_minute_is_over_at_its_end_plus_the_margin_a_second_at_itself_plus_the_margin():

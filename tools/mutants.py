@@ -1319,8 +1319,8 @@ MUTANTS = [
     Mutant(
         "limit reset: the zone a screen prints ignored",
         "rk/core/pane/screen/resets.py",
-        'zone = _zone(m.group("zone"), local)',
-        "zone = local",
+        'zone = _zone(m.group("zone"), local)\n        ref = since or now',
+        "zone = local\n        ref = since or now",
         ("tests/test_seams_limit_screens.py", "-k", "claude"),
     ),
     Mutant(
@@ -3209,6 +3209,21 @@ MUTANTS = [
         'line.lstrip("⎿⎣■•◦✕✗×!>-─│ \\xa0")',
         'line.lstrip("⎿■•◦✕✗×!>-─│ \\xa0")',
         ("tests/test_vibe.py", "-k", "interrupted"),
+    ),
+    # -- a reset on another day, with its date (rk/core/pane/screen/resets.py) --
+    Mutant(
+        "resets: a dated reset (Codex's `try again at Dec 7th, 2026 12:41 AM`) not read",
+        "rk/core/pane/screen/resets.py",
+        "    dated = _dated(m, since or now, local) if m else None\n",
+        "    dated = None\n",
+        ("tests/test_resets.py", "-k", "another_day"),
+    ),
+    Mutant(
+        "resets: the zone a dated reset names ignored",
+        "rk/core/pane/screen/resets.py",
+        '    zone = _zone(m.group("zone"), local)\n    start = ',
+        "    zone = local\n    start = ",
+        ("tests/test_resets.py", "-k", "another_day"),
     ),
     # -- the fleet: hosts over ssh (rk/core/fleet, rk/host/ssh.py, rk/cli/remote.py, rk/cli/fleet.py) ---------
     Mutant(

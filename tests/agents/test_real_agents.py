@@ -188,9 +188,12 @@ def test_a_limited_agent_is_not_prompted_and_resumes_after_its_reset(rig, agent)
     r.wait_state("limited", timeout=30)
     # Both agents put a dialog over the limit (Claude: what to do about it; Codex:
     # switch to a cheaper model?). rk never answers it; here a human dismisses it.
-    r.run.wait_screen("What do you want to do" if agent == "claude" else "Approaching rate limits", timeout=10)
+    dialog = "What do you want to do" if agent == "claude" else "Approaching rate limits"
+    r.run.wait_screen(dialog, timeout=10)
     r.run.esc()
-    r.run.wait_screen(r"hit your .*limit", timeout=10)
+    # the banner shows above the dialog too: wait for the dialog to be gone (an Esc a loaded
+    # CLI has not taken yet leaves it up, and a limit under a dialog tells no reset)
+    r.run.wait_screen(lambda s: re.search(r"hit your .*limit", s) and dialog not in s, timeout=10)
     resume = r.add("continue", "--wake-on", "limit-reset", "--wake-debounce", "0s")
     r.rk("cron", "rm", first)
     ping = r.add("status?", "--every", "1m")

@@ -2,8 +2,9 @@
 
 Agents print the reset in several forms: a clock time (`resets 2:57pm (UTC)`,
 `Your limit resets at 14:56 UTC`, `Access resets at 12:34 PM PST`), a delay
-(`try again in 2 hours 5 minutes`, `resets in 4h 59m`), an ISO instant, or
-an epoch after a bar (`usage limit reached|1751800000`). A clock time is the
+(`try again in 2 hours 5 minutes`, `resets in 4h 59m`), a date and a clock
+time (Codex, for a reset on another day: `try again at Dec 7th, 2026 12:41 AM`),
+an ISO instant, or an epoch after a bar (`usage limit reached|1751800000`). A clock time is the
 first such wall time after `since` (when the limit was first seen, so a
 banner read again after the reset is not pushed to the next day) in the zone
 it names, else the local zone.
@@ -95,6 +96,14 @@ _CLOCK = re.compile(
     r"(?:\s*\(?\s*(?P<zone>[A-Za-z]+(?:/[A-Za-z_+-]+)+|UTC|GMT|[A-Z]{2,4})\s*\)?)?",
     re.IGNORECASE,
 )
+_DATED = re.compile(
+    r"\b(?:resets?|reset\s+at|again\s+at|available\s+(?:again\s+)?at|until)\s+(?:at\s+|on\s+)?"
+    r"(?P<month>[A-Za-z]{3,9})\.?\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?,?\s+(?:(?P<year>\d{4}),?\s+)?"
+    r"(?:at\s+)?(?P<h>\d{1,2})(?::(?P<m>\d{2}))?\s*(?P<ampm>[ap]\.?m\.?)?"
+    r"(?:\s*\(?\s*(?P<zone>[A-Za-z]+(?:/[A-Za-z_+-]+)+|UTC|GMT|[A-Z]{2,4})\s*\)?)?",
+    re.IGNORECASE,
+)
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _ISO = re.compile(r"\b(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2}))\b")
 _ISO_SECONDS = re.compile(r"\d{2}:\d{2}:\d{2}")
 _EPOCH = re.compile(r"\|\s*(\d{10})\b")
@@ -120,6 +129,32 @@ def _delay_seconds(text: str) -> tuple[int, bool]:
         total += int(amount) * _UNITS.get(key, 0)
         to_minute = to_minute and key != "s"
     return total, to_minute
+
+
+def _dated(m: re.Match[str], ref: int, local: tzinfo) -> Reset | None:
+    """A date and a clock time (what Codex prints for a reset on another day; Claude's weekly
+    limit names its day too), in the zone it names, else the local zone; without a year,
+    the first such date at or after `ref`'s day."""
+    month = m.group("month")[:3].lower()
+    if month not in _MONTHS or not (m.group("m") or m.group("ampm")):
+        return None  # "resets Dec 7" names no time
+    hour, minute = int(m.group("h")), int(m.group("m") or 0)
+    ampm = (m.group("ampm") or "").lower().replace(".", "")
+    if ampm:
+        if not 1 <= hour <= 12:
+            return None
+        hour = hour % 12 + (12 if ampm == "pm" else 0)
+    zone = _zone(m.group("zone"), local)
+    start = datetime.fromtimestamp(ref, zone)
+    years = [int(m.group("year"))] if m.group("year") else [start.year, start.year + 1]
+    for year in years:
+        try:
+            at = datetime(year, _MONTHS.index(month) + 1, int(m.group("day")), hour, minute, tzinfo=zone)
+        except ValueError:
+            return None  # no such day or time
+        if m.group("year") or at.date() >= start.date():
+            return Reset(int(at.timestamp()), to_minute=True)
+    return None
 
 
 def reset_instant(text: str, since: int, local: tzinfo, *, now: int = 0) -> int:
@@ -154,6 +189,10 @@ def read_reset(text: str, since: int, local: tzinfo, *, now: int = 0) -> Reset |
         seconds, to_minute = _delay_seconds(m.group(1))
         if seconds > 0:
             return Reset((since or now) + seconds, to_minute)
+    m = _DATED.search(text)
+    dated = _dated(m, since or now, local) if m else None
+    if dated is not None:
+        return dated
     m = _CLOCK.search(text)
     if m:
         hour, minute = int(m.group("h")), int(m.group("m") or 0)
