@@ -78,7 +78,7 @@ def test_a_reset_on_another_day_is_read_with_its_date():
     new_year = read_reset("try again at Jan 2nd 9:00 AM", since, UTC)  # no year: the next Jan 2nd
     assert new_year == Reset(int(datetime(2027, 1, 2, 9, 0, tzinfo=UTC).timestamp()), to_minute=True)
     tokyo = zoneinfo.ZoneInfo("Asia/Tokyo")  # the zone it names wins over the local one
-    weekly = read_reset("You've hit your weekly limit · resets Dec 9 at 5pm (UTC)", since, tokyo)
+    weekly = read_reset("limit reached · resets Dec 9 at 5pm (UTC)", since, tokyo)
     assert weekly == Reset(int(datetime(2026, 12, 9, 17, 0, tzinfo=UTC).timestamp()), to_minute=True)
     assert read_reset("try again at Feb 30th, 2027 9:00 AM", since, UTC) is None  # no such day
     assert read_reset("try again at Foo 3rd, 2027 9:00 AM", since, UTC) is None

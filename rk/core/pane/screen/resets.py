@@ -132,9 +132,9 @@ def _delay_seconds(text: str) -> tuple[int, bool]:
 
 
 def _dated(m: re.Match[str], ref: int, local: tzinfo) -> Reset | None:
-    """A date and a clock time (what Codex prints for a reset on another day; Claude's weekly
-    limit names its day too), in the zone it names, else the local zone; without a year,
-    the first such date at or after `ref`'s day."""
+    """A date and a clock time (what Codex prints for a reset on another day), in the zone
+    it names, else the local zone; without a year, the first such date at or after `ref`'s
+    day."""
     month = m.group("month")[:3].lower()
     if month not in _MONTHS or not (m.group("m") or m.group("ampm")):
         return None  # "resets Dec 7" names no time
