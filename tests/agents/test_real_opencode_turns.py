@@ -87,11 +87,11 @@ def press_until_aborted(oc, program: str, started: float, tries: int = 3) -> flo
     for _ in range(tries):
         pressed = time.time()
         oc.oc._tmux(*chain(*press_commands(oc.pane, INTERRUPT_KEYS[program])))
-        try:
-            oc.oc.wait_event("session.error", after=started, timeout=5)
-            return pressed
-        except TimeoutError:
-            continue
+        deadline = time.monotonic() + 8  # an abort: session.error (MessageAbortedError), or the turn's end
+        while time.monotonic() < deadline:
+            if any(e.get("type") in ("session.error", "session.idle") and e["t"] >= started for e in oc.oc.events()):
+                return pressed
+            time.sleep(0.1)
     raise AssertionError(f"OpenCode did not abort after {tries} Esc Esc presses")
 
 
