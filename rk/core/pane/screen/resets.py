@@ -131,6 +131,18 @@ def _delay_seconds(text: str) -> tuple[int, bool]:
     return total, to_minute
 
 
+def _hour(m: re.Match[str]) -> int:
+    """The match's hour on a 24-hour clock (`h`, with its `ampm`), or -1 for an hour a
+    12-hour clock does not have (`13pm`)."""
+    hour = int(m.group("h"))
+    ampm = (m.group("ampm") or "").lower().replace(".", "")
+    if not ampm:
+        return hour
+    if not 1 <= hour <= 12:
+        return -1
+    return hour % 12 + (12 if ampm == "pm" else 0)
+
+
 def _dated(m: re.Match[str], ref: int, local: tzinfo) -> Reset | None:
     """A date and a clock time (what Codex prints for a reset on another day), in the zone
     it names, else the local zone; without a year, the first such date at or after `ref`'s
@@ -138,12 +150,9 @@ def _dated(m: re.Match[str], ref: int, local: tzinfo) -> Reset | None:
     month = m.group("month")[:3].lower()
     if month not in _MONTHS or not (m.group("m") or m.group("ampm")):
         return None  # "resets Dec 7" names no time
-    hour, minute = int(m.group("h")), int(m.group("m") or 0)
-    ampm = (m.group("ampm") or "").lower().replace(".", "")
-    if ampm:
-        if not 1 <= hour <= 12:
-            return None
-        hour = hour % 12 + (12 if ampm == "pm" else 0)
+    hour, minute = _hour(m), int(m.group("m") or 0)
+    if hour < 0:
+        return None
     zone = _zone(m.group("zone"), local)
     start = datetime.fromtimestamp(ref, zone)
     years = [int(m.group("year"))] if m.group("year") else [start.year, start.year + 1]
@@ -195,12 +204,9 @@ def read_reset(text: str, since: int, local: tzinfo, *, now: int = 0) -> Reset |
         return dated
     m = _CLOCK.search(text)
     if m:
-        hour, minute = int(m.group("h")), int(m.group("m") or 0)
-        ampm = (m.group("ampm") or "").lower().replace(".", "")
-        if ampm:
-            if not 1 <= hour <= 12:
-                return None
-            hour = hour % 12 + (12 if ampm == "pm" else 0)
+        hour, minute, ampm = _hour(m), int(m.group("m") or 0), m.group("ampm")
+        if hour < 0:
+            return None
         if hour > 23 or minute > 59 or (not ampm and not m.group("m") and not m.group("zone")):
             return None  # a bare number ("resets 5") is not a time
         zone = _zone(m.group("zone"), local)
