@@ -13,8 +13,6 @@ host is left.
 from __future__ import annotations
 
 import json
-import os
-import select
 import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -26,8 +24,6 @@ from rk.host import ssh
 
 FIRST_PAUSE = 0.5
 MAX_PAUSE = 30.0
-#: Seconds without a byte (the far end sends a heartbeat every 5 s) before the link is dropped.
-SILENCE = 15.0
 #: Bytes of one streamed line at most.
 MAX_LINE = 256 * 1024
 
@@ -97,22 +93,9 @@ class HostEvents(ssh.Link):
         return came_up, why, final
 
     def _read(self, proc: subprocess.Popen[bytes], was_down: bool) -> tuple[bool, str, bool]:
-        assert proc.stdout is not None
-        fd = proc.stdout.fileno()
-        buf, came = b"", False
-        while not self.stopping.is_set():
-            ready, _, _ = select.select([fd], [], [], SILENCE)
-            if not ready:
-                return came, f"nothing came for {SILENCE:g} s", False
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                return came, "", False
-            buf += chunk
-            *whole, buf = buf.split(b"\n")
-            if len(buf) > MAX_LINE:
-                return came, f"a streamed line past {MAX_LINE} bytes", False
-            for raw in whole:
-                message = _message(raw)
+        came = False
+        for batch in self.batches(proc, MAX_LINE):
+            for message in batch:
                 if not came and message:
                     came, self.ups = True, self.ups + 1
                     if was_down:
@@ -120,7 +103,7 @@ class HostEvents(ssh.Link):
                 final = self._take(message)
                 if final:
                     return came, final, True
-        return came, "", False
+        return came, self.ended, False
 
     def _take(self, message: dict[str, object]) -> str:
         """Hand on what one streamed object says; why the host is left ("" when it is not)."""
@@ -147,11 +130,3 @@ def valid(event: dict[str, object]) -> bool:
     if type(event.get("ts")) is not int or event.get("kind") not in ("state", "log"):
         return False
     return all(value is None or isinstance(value, str) for name, value in event.items() if name != "ts")
-
-
-def _message(raw: bytes) -> dict[str, object]:
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}

@@ -4,7 +4,7 @@ One `Follower` per (host, server) a wake watches: it runs `rk remote` there with
 follow request from the mirror's resume mark (`rk.store.mirror.resume_mark`),
 stores each line as it comes (`Mirror.append`), and calls `on_lines` (the ticker's
 nudge) so a wake reacts within the second. When the link drops (ssh exits, or
-nothing, not even a heartbeat, came for `SILENCE` seconds) it connects again
+nothing, not even a heartbeat, came for `rk.host.ssh.SILENCE` seconds) it connects again
 after a pause that doubles up to `MAX_PAUSE`, from the mark of the last line it
 stored: nothing lost, nothing twice. The ssh connection is the shared one
 (`rk.host.ssh`'s ControlMaster), so following costs no handshake per reconnect
@@ -14,8 +14,6 @@ while the master lives.
 from __future__ import annotations
 
 import json
-import os
-import select
 import subprocess
 from collections.abc import Callable, Mapping
 
@@ -25,8 +23,6 @@ from rk.store.mirror import Mirror, resume_mark
 
 FIRST_PAUSE = 0.2
 MAX_PAUSE = 30.0
-#: Seconds without a byte (the far end sends a heartbeat every 5 s) before the link is dropped.
-SILENCE = 15.0
 #: Bytes of one streamed line at most (a journal line is ~100).
 MAX_LINE = 64 * 1024
 
@@ -90,26 +86,12 @@ class Follower(ssh.Link):
 
     def _read(self, proc: subprocess.Popen[bytes]) -> bool:
         """Store what comes until the stream ends; whether anything came."""
-        assert proc.stdout is not None
-        fd = proc.stdout.fileno()
-        buf, came = b"", False
-        while not self.stopping.is_set():
-            ready, _, _ = select.select([fd], [], [], SILENCE)
-            if not ready:
-                return came  # silent past the heartbeats: a dead link
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                return came
+        came = False
+        for messages in self.batches(proc, MAX_LINE):
             if not came:
                 came, self.ups = True, self.ups + 1
-            buf += chunk
-            *whole, buf = buf.split(b"\n")
-            if len(buf) > MAX_LINE:
-                self.on_problem(f"{self.host.name}: a streamed line past {MAX_LINE} bytes; reconnecting")
-                return came
             batch: list[tuple[dict[str, object], tuple[int, int, int]]] = []
-            for raw in whole:
-                message = _message(raw)
+            for message in messages:
                 line, at = message.get("line"), _mark(message.get("at"))
                 if "gap" in message:
                     self.on_problem(f"{self.host.name}: its journal rotated past the last line seen: some changes lost")
@@ -118,16 +100,9 @@ class Follower(ssh.Link):
             if batch:
                 self.stored += self.mirror.append(batch)
                 self.on_lines()
+        if self.ended.startswith("a streamed line"):
+            self.on_problem(f"{self.host.name}: {self.ended}; reconnecting")
         return came
-
-
-def _message(raw: bytes) -> dict[str, object]:
-    """One streamed object ({} when the line is not one)."""
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def _mark(value: object) -> tuple[int, int, int] | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Self
 
@@ -26,6 +26,8 @@ CONNECT_TIMEOUT = 5
 CONTROL_PERSIST = 60
 #: Bytes of a remote answer read at most (a view of a big fleet is far smaller).
 MAX_ANSWER = 16 << 20
+#: Seconds without a byte on a streamed link (its far end sends a heartbeat every 5 s) before it is dropped.
+SILENCE = 15.0
 #: ssh's own status when it, not the remote command, failed.
 SSH_FAILED = 255
 #: A Unix socket's path is at most 107 bytes.
@@ -149,11 +151,37 @@ class Link:
         self.stopping = threading.Event()
         self.proc: subprocess.Popen[bytes] | None = None
         self.ups = 0  #: connections the far end answered on
+        self.ended = ""  #: why the last stream read ended ("" for its own end or a stop)
         self.join_timeout = join_timeout
         self.thread = threading.Thread(target=self.run, name=name, daemon=True)
 
     def run(self) -> None:
         raise NotImplementedError
+
+    def batches(self, proc: subprocess.Popen[bytes], max_line: int) -> Iterator[list[dict[str, object]]]:
+        """The streamed objects of `proc`'s stdout, one batch per read (a line that is no
+        object is `{}`), until the stream ends, goes silent past `SILENCE` (the far end's
+        heartbeats stopped: a dead link), holds a line past `max_line`, or the link is
+        stopped. Why it ended is left in `ended` ("" for the stream's own end or a stop)."""
+        import select
+
+        assert proc.stdout is not None
+        fd, buf = proc.stdout.fileno(), b""
+        self.ended = ""
+        while not self.stopping.is_set():
+            ready, _, _ = select.select([fd], [], [], SILENCE)
+            if not ready:
+                self.ended = f"nothing came for {SILENCE:g} s"
+                return
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return
+            buf += chunk
+            *whole, buf = buf.split(b"\n")
+            if len(buf) > max_line:
+                self.ended = f"a streamed line past {max_line} bytes"
+                return
+            yield [_object(raw) for raw in whole]
 
     def start(self) -> Self:
         self.thread.start()
@@ -166,6 +194,17 @@ class Link:
         if proc is not None and proc.poll() is None:
             proc.kill()
         self.thread.join(timeout=self.join_timeout)
+
+
+def _object(raw: bytes) -> dict[str, object]:
+    """One streamed object ({} when the line is not one)."""
+    import json
+
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def first_line(text: str) -> str:
