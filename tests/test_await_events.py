@@ -326,34 +326,57 @@ def test_agent_list_shows_the_turn_end(tmux_server, tmp_path, env):
     assert "TURN END" in human and "failed 20" in human
 
 
-def test_a_screen_correction_records_the_turn_end_and_journals_it(tmp_path):
+def _correct(server, state_dir: Path, pane: str, read_epoch: int) -> bool:
+    """A screen look's correction of `pane` (read `active` at `read_epoch`) to idle at 9,
+    over a screen that says the turn was interrupted."""
     from rk.core.pane.facts import PaneFact
     from rk.core.pane.look import Correction
     from rk.tmux import observe
+    from rk.tmux.server import Server
 
-    class FakeServer:
-        path = Path("/nowhere/srv")
+    looker = Server(socket_path=str(server.path), env={**os.environ, "RK_STATE_DIR": str(state_dir)})
+    screen = "  ⎿  Interrupted · What should Claude do instead?\n"
+    read = PaneFact(pane, state="active", epoch=read_epoch)
+    return observe._record_turn(looker, read, Correction("idle", 9, 0), screen)
 
-        def __init__(self):
-            self.env = {"RK_STATE_DIR": str(tmp_path)}
-            self.options = {}
 
-        def set_pane_option(self, pane, name, value):
-            self.options[(pane, name)] = value
-
-    server = FakeServer()
-    pane = PaneFact("%4", state="active", epoch=5)
-    observe._record_turn(server, pane, Correction("idle", 9, 0), "  ⎿  Interrupted · What should Claude do instead?\n")
-    assert server.options == {("%4", "@rk_pane_turn_end"): "interrupted:9"}
-    (line,) = (tmp_path / "srv.events").read_text().splitlines()
+def test_a_screen_correction_records_the_turn_end_and_journals_it(tmux_server, tmp_path):
+    pane = pane_of(tmux_server)
+    tmux_server.run("set-option", "-p", "-t", pane, "@rk_pane_agent_state", "active:5:77")
+    assert _correct(tmux_server, tmp_path, pane, read_epoch=5)
+    assert option(tmux_server, pane, "@rk_pane_turn_end") == "interrupted:9"
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == "idle:9"
+    assert option(tmux_server, pane, "@rk_pane_agent_source") == "screen:9"
+    (line,) = (tmp_path / f"{tmux_server.name}.events").read_text().splitlines()
     assert json.loads(line) == {
         "ts": 9,
-        "pane": "%4",
+        "pane": pane,
         "to": "idle",
         "end": "interrupted",
         "source": "screen",
         "agent": "",
     }
+
+
+def test_a_state_read_from_the_older_option_alone_is_corrected(tmux_server, tmp_path):
+    pane = pane_of(tmux_server)
+    tmux_server.run("set-option", "-p", "-t", pane, "@rk_agent_state", "active:5")
+    assert _correct(tmux_server, tmp_path, pane, read_epoch=5)
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == option(tmux_server, pane, "@rk_agent_state") == "idle:9"
+
+
+@pytest.mark.parametrize("hooked", ["idle:6", "active:50", "active:55:77"])
+def test_a_hook_that_wrote_after_the_look_read_the_pane_is_not_overwritten(tmux_server, tmp_path, hooked):
+    """The race a real Kilo showed: the watch read the pane active, the Esc's hook then wrote
+    idle with `interrupted`, and the look's settled screen wrote `ok` over it."""
+    pane = pane_of(tmux_server)
+    tmux_server.run("set-option", "-p", "-t", pane, "@rk_pane_agent_state", hooked)
+    tmux_server.run("set-option", "-p", "-t", pane, "@rk_pane_turn_end", "interrupted:6")
+    assert not _correct(tmux_server, tmp_path, pane, read_epoch=5)
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == hooked
+    assert option(tmux_server, pane, "@rk_pane_turn_end") == "interrupted:6"
+    assert option(tmux_server, pane, "@rk_pane_agent_source") == ""
+    assert not (tmp_path / f"{tmux_server.name}.events").exists()
 
 
 # -- tmux: rk agent await ----------------------------------------------------------------

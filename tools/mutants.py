@@ -1644,6 +1644,27 @@ MUTANTS = [
         ("tests/test_seams_capture_faults.py", "-k", "stale_state"),
     ),
     Mutant(
+        "look: a screen correction overwrites a hook that wrote after the look read the pane",
+        "rk/tmux/observe.py",
+        'read = f"{pane.state}:{pane.epoch}" if pane.state else ""',
+        'read = ""',
+        ("tests/test_await_events.py", "-k", "not_overwritten"),
+    ),
+    Mutant(
+        "look: a state with a pid after its epoch counts as moved",
+        "rk/tmux/server.py",
+        "#{{m:{read}:*,{option}}}",
+        "#{{m:{read}:,{option}}}",
+        ("tests/test_await_events.py", "-k", "screen_correction"),
+    ),
+    Mutant(
+        "look: a state in the older option alone is never corrected",
+        "rk/tmux/server.py",
+        "#{{==:{option},}}}}",
+        "0}}",
+        ("tests/test_await_events.py", "-k", "older_option"),
+    ),
+    Mutant(
         "DST: a fixed-time job fires in both passes of a repeated hour",
         "rk/core/schedule/cronexpr.py",
         "return wall_instants(naive, zone)[:1]  # a gap",

@@ -216,6 +216,18 @@ def in_mode_of(out: str) -> str | None:
     return None
 
 
+#: What `Server.write_state` prints when the pane's state moved since it was read.
+MOVED = "[rk: state moved]"
+
+
+def state_still(read: str) -> str:
+    """A tmux format true while the pane's state option holds `read` (`state:epoch`,
+    with or without a pid after it) or nothing (a state read from the older option).
+    `read` is [a-z0-9:]: nothing in it a format could read otherwise."""
+    option = f"#{{{STATE_OPTION}}}"
+    return f"#{{||:#{{||:#{{==:{option},{read}}},#{{m:{read}:*,{option}}}}},#{{==:{option},}}}}"
+
+
 def literal(text: str) -> str:
     """`text` as a tmux format that expands to exactly `text`: `#` doubled, so
     `#(`, `#{` and `#[` arrive as text (tmux draws `##[` as `#[`)."""
@@ -395,15 +407,28 @@ class Server:
             raise TmuxError(f"can't find pane: {pane}")
         return head[STATE_OPTION], f"{head['cursor_x']},{head['cursor_y']}", rows
 
-    def write_state(self, pane: str, value: str, note: str) -> None:
-        """Set the pane's agent state (both names) and its source note, in one process."""
-        self.run(
-            *chain(
-                Command.set_option("-p", pane, STATE_OPTION, value),
-                Command.set_option("-p", pane, LEGACY_STATE_OPTION, value),
-                Command.set_option("-p", pane, SOURCE_OPTION, note),
-            )
-        )
+    def write_state(self, pane: str, value: str, note: str, turn_end: str = "", read: str = "") -> bool:
+        """Set the pane's agent state (both names), its source note and, when given, its
+        turn end (`@rk_pane_turn_end` value), in one process; whether it was written.
+
+        `read` is the state the writer saw (`state:epoch`, "" for none): the write is
+        then made only while the pane's state option still holds it, decided inside
+        tmux (`state_still`). A hook that wrote between the look and this write is
+        fresher than the screen it corrects, and its turn end (an Esc's
+        `interrupted`) must not be overwritten by the look's `ok`."""
+        writes = [
+            Command.set_option("-p", pane, STATE_OPTION, value),
+            Command.set_option("-p", pane, LEGACY_STATE_OPTION, value),
+            Command.set_option("-p", pane, SOURCE_OPTION, note),
+        ]
+        if turn_end:
+            writes.append(Command.set_option("-p", pane, TURN_END_OPTION, turn_end))
+        if not read:
+            self.run(*chain(*writes))
+            return True
+        moved = ["display-message", "-p", "-t", pane, MOVED]
+        out = self.run("if-shell", "-F", "-t", pane, state_still(read), tmux_words(*writes), tmux_words(moved))
+        return MOVED not in out
 
     def capture(self, pane: str, lines: int = 0) -> str:
         """The visible screen of `pane` (plus `lines` of history), joined wrapped lines."""

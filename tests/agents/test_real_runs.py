@@ -1,8 +1,8 @@
 """`rk cron runs` against the real Claude Code and Codex offline (`make test-agents`):
 three fires of an entry, each answered by the mock with known usage, a human's turn
 between the second and the third; `rk cron runs --json` has one row per fire, and each row matches its turn in the agent's own
-session record: the count, the turn's start to the second (the journal's busy line
-against the record's prompt), how it ended, its tokens and the reply's first line."""
+session record: the count, the turn's start (the journal's busy line against the
+record's prompt, within `TAKEN`), how it ended, its tokens and the reply's first line."""
 
 from __future__ import annotations
 
@@ -19,6 +19,9 @@ pytestmark = pytest.mark.agents
 
 PROMPT = "rk runs probe"
 REPLY = "Hello from the mock API."
+#: Seconds from the journal's busy line (its second) to the agent's record of the prompt, at most:
+#: well under the 5 s between fires, so a row still matches its own turn alone.
+TAKEN = 3
 
 
 @pytest.mark.parametrize("agent", ("claude", "codex"))
@@ -44,7 +47,9 @@ def test_each_fire_is_a_row_that_matches_its_turn_in_the_agents_record(rig, agen
     assert len(rows) == len(turns) == 3, (rows, turns)
     for row, turn in zip(rows, turns, strict=True):
         assert (row["entry"], row["reason"], row["ended"]) == (entry, "schedule", "ok"), row
-        assert row["turn"] is not None and abs(row["turn"]["start"] - turn.prompt.ts) <= 1, (row, turn.prompt.ts)
+        # the journal's busy line is to the second; the agent records the prompt when it takes
+        # it, which a loaded machine delays (a Codex 1.002 s after): the same second, or soon after
+        assert row["turn"] is not None and -1 <= turn.prompt.ts - row["turn"]["start"] < TAKEN, (row, turn.prompt.ts)
         assert row["at"] <= row["turn"]["start"] <= row["turn"]["end"]
         assert row["seconds"] == row["turn"]["end"] - row["turn"]["start"]
         assert row["tokens"] == turn.tokens.to_dict(), (row["tokens"], turn.tokens)
