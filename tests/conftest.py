@@ -159,6 +159,15 @@ def tmux_server(tmp_path, monkeypatch):
         _remove_with_its_servers(sockdir)
 
 
+def default_sigint() -> None:
+    """A Popen `preexec_fn`: SIGINT does its default in the child. A suite started with
+    SIGINT ignored (a non-interactive shell's `&`, `nohup`) passes that on, and a child
+    that a test stops with SIGINT (Ctrl-C) would never stop."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run_rk(args, env, check: bool = False, timeout: float = 60) -> subprocess.CompletedProcess:
     """`python -m rk ARGS` as a real process; with `check`, a failure fails the test."""
     proc = subprocess.run([sys.executable, "-m", "rk", *args], env=env, capture_output=True, text=True, timeout=timeout)

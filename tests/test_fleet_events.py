@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run_rk, wait_for
+from conftest import default_sigint, run_rk, wait_for
 
 from rk.channels.events_follow import EventsQuery, RequestError, query_of
 from rk.channels.host_events import valid
@@ -153,7 +153,12 @@ class Stream:
 
     def __init__(self, args: list[str], env: dict) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "rk", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            [sys.executable, "-m", "rk", *args],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=default_sigint,
         )
         self.out: list[str] = []
         self.err: list[str] = []

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import make_env, run_in, run_in_pty, write_private
-from conftest import run_rk, wait_for
+from conftest import default_sigint, run_rk, wait_for
 
 from rk import __version__
 from rk.core.log.delivery import LogLine
@@ -134,13 +134,6 @@ def test_log_has_a_header_names_and_filters(tmp_path):
     assert run_in(["cron", "log", "-L", "s", "-f", "--json"], env).code == 2
 
 
-def _default_sigint() -> None:
-    """In the child: SIGINT does its default (a run started with SIGINT ignored, as
-    from a non-interactive shell's `&`, would pass that on, and the child would
-    never stop on the test's SIGINT)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 @pytest.fixture
 def long_running():
     """Start `rk ARGS` that runs until stopped (`log -f`, `status --watch`); whatever the
@@ -149,7 +142,7 @@ def long_running():
 
     def start(args: list[str], env: dict[str, str], **kw) -> subprocess.Popen:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "rk", *args], env=env, preexec_fn=_default_sigint, text=True, **kw
+            [sys.executable, "-m", "rk", *args], env=env, preexec_fn=default_sigint, text=True, **kw
         )
         started.append(proc)
         return proc
