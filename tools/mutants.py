@@ -3678,8 +3678,8 @@ MUTANTS = [
     Mutant(
         "entries cache: a dry-run tick writes it",
         "rk/engine/tick.py",
-        "keep=not tick.dry_run)",
-        "keep=True)",
+        "write_cache=not tick.dry_run)",
+        "write_cache=True)",
         ("tests/test_entries_cache.py", "-k", "dry_run"),
     ),
     # -- dormant entries (rk/core/schedule/dormant.py) ---------------------------------------------------------

@@ -196,13 +196,13 @@ def entries_from_data(data: object) -> LoadResult:
 _CACHE: dict[str, tuple[tuple[int, int, int], LoadResult]] = {}
 
 
-def load_entries(path: Path, *, cache: bool = False, keep: bool = True) -> LoadResult:
+def load_entries(path: Path, *, cache: bool = False, write_cache: bool = True) -> LoadResult:
     """Tolerant load. Absent file → nothing; unreadable → `entry-file-unreadable`.
 
     With `cache`, a file unchanged since the last load (same inode, size and
     mtime) is not parsed again: the long-running ticker pays for YAML once.
     Every process reads the parsed data from `rk.store.entries_cache` when it
-    holds for this state of the file; with `keep` (not in a dry run, which
+    holds for this state of the file; with `write_cache` (not in a dry run, which
     writes nothing) a parse leaves it there when it may.
     """
     path = Path(path)
@@ -229,16 +229,16 @@ def load_entries(path: Path, *, cache: bool = False, keep: bool = True) -> LoadR
         return LoadResult(diagnostics=[Diagnostic("", Diag.ENTRY_FILE_CORRUPT, f"{path}: not UTF-8 text")])
     except OSError as exc:
         return LoadResult(diagnostics=[Diagnostic("", Diag.ENTRY_FILE_UNREADABLE, f"{path}: {exc.strerror or exc}")])
-    result = _parse_cached(path, state, raw, text, keep=keep)
+    result = _parse_cached(path, state, raw, text, write_cache=write_cache)
     if cache:
         _CACHE[str(path)] = (key, LoadResult(list(result.entries), list(result.diagnostics)))
     return result
 
 
-def _parse_cached(path: Path, key: entries_cache.Key | None, raw: bytes, text: str, *, keep: bool) -> LoadResult:
+def _parse_cached(path: Path, key: entries_cache.Key | None, raw: bytes, text: str, *, write_cache: bool) -> LoadResult:
     """The text's entries, from the on-disk cache of its parsed data when that holds
     for this state of the file (no YAML parser imported), else parsed (and with
-    `keep`, cached)."""
+    `write_cache`, cached)."""
     found = entries_cache.lookup(path, key, raw)
     if found.hit:
         return entries_from_data(found.data)
@@ -246,7 +246,7 @@ def _parse_cached(path: Path, key: entries_cache.Key | None, raw: bytes, text: s
         data = safe_load(text)
     except Exception as exc:
         return _unparsed(exc)
-    if keep:
+    if write_cache:
         entries_cache.store(path, key, raw, data)
     return entries_from_data(data)
 
