@@ -6,7 +6,7 @@ modules that must still be unloaded after a view has run.
 - importing the CLI's tree loads no command's module (`rk.cli.root`'s lazy groups);
 - the views with plain arguments load no typer, click, pydantic or rich (`rk.cli.fastpath`);
 - `rk cron list` loads no other command's module, no MCP SDK or rich, and no
-  screen parser; without --tree, no lineage;
+  screen parser; without --tree, no lineage; with the entries cache warm, no YAML parser;
 - `rk --help` loads the root's commands but not the listing, the schedule's
   forecast or the tmux layer (each command imports those when it runs);
 - `rk agent list` loads no schedule rules (the pane facts import them only to
@@ -106,6 +106,30 @@ def test_views_read_entries_without_the_lineage(tmp_path, args):
     assert not {"rk.cli.tree", "rk.core.schedule.lineage"} & modules  # only --tree draws who made what
     _, tree, modules = loaded(tmp_path, "cron", "list", "--tree")
     assert "84y8" in tree and "rk.core.schedule.lineage" in modules
+
+
+def test_views_with_a_warm_entries_cache_load_no_yaml_parser(tmp_path, monkeypatch):
+    """An entries file unchanged since a load wrote its parsed data to
+    `<slug>.entries.json` (rk.store.entries_cache) is read without ruamel.yaml."""
+    import time
+
+    from rk.store import entries_cache
+    from rk.store.entries import load_entries
+
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    path = state / "default.yaml"
+    path.write_text(WRITTEN)
+    path.chmod(0o600)
+    _, out, modules = loaded(tmp_path, "cron", "list")
+    assert "84y8" in out and "ruamel.yaml" in modules  # just written: parsed, and not cached
+    real = time.time_ns
+    monkeypatch.setattr(entries_cache, "time_ns", lambda: real() + 3_000_000_000)  # as if 3 s later
+    load_entries(path)
+    for args in (["cron", "list"], ["cron", "list", "--json"], ["cron", "show", "84y8"], ["cron", "next", "84y8"]):
+        _, out, modules = loaded(tmp_path, *args)
+        assert "84y8" in out or "TIME" in out, args
+        assert not {m for m in modules if m.split(".")[0] in ("ruamel", "_ruamel_yaml")}, args
 
 
 @pytest.mark.parametrize(

@@ -88,6 +88,8 @@ DORMANT = ("tests/test_dormant.py", "tests/test_scenarios.py", *PURE)
 MCP_HOSTS_PURE = ("tests/test_mcp_hosts_scope.py",)
 MCP_HOSTS = ("tests/test_fleet_mcp.py",)
 MCP_HOST_VIEWS = ("tests/test_fleet_mcp_views.py",)
+#: The on-disk cache of the entries file's parsed data (rk.store.entries_cache, ~10 s).
+ENTRIES_CACHE = ("tests/test_entries_cache.py", "-m", "not slow and not tmux")
 
 
 @dataclass(frozen=True)
@@ -3608,6 +3610,77 @@ MUTANTS = [
         "from rk.cli.options import AnyProgramOpt, JsonOpt, ServerOpt\n",
         "from rk.cli.options import AnyProgramOpt, JsonOpt, ServerOpt\nfrom rk.cli import flags  # noqa: F401\n",
         ("tests/test_startup_views.py",),
+    ),
+    # -- the entries cache (rk/store/entries_cache.py) ----------------------------------------------------------
+    Mutant(
+        "entries cache: a file changed within the racy window is cached",
+        "rk/store/entries_cache.py",
+        "    return ctime_ns <= now_ns - RACY_NS",
+        "    return ctime_ns <= now_ns",
+        ENTRIES_CACHE,
+    ),
+    Mutant(
+        "entries cache: the file's key is not compared",
+        "rk/store/entries_cache.py",
+        '        and doc.get("key") == list(key)\n',
+        '        and "key" in doc\n',
+        ENTRIES_CACHE,
+    ),
+    Mutant(
+        "entries cache: the key leaves out the ctime",
+        "rk/store/entries_cache.py",
+        "    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)",
+        "    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, 0)",
+        ENTRIES_CACHE,
+    ),
+    Mutant(
+        "entries cache: the bytes read are not checked",
+        "rk/store/entries_cache.py",
+        '        and doc.get("crc") == binascii.crc32(raw)\n',
+        '        and "crc" in doc\n',
+        ENTRIES_CACHE,
+    ),
+    Mutant(
+        "entries cache: the walk lets a key that is not text through (JSON makes it text)",
+        "rk/store/entries_cache.py",
+        "                if type(k) is not str or not _json_text(k):",
+        "                if not _json_text(str(k)):",
+        ENTRIES_CACHE,
+    ),
+    Mutant(
+        "entries cache: the walk takes a subclass of str",
+        "rk/store/entries_cache.py",
+        "        if type(node) is str:",
+        "        if isinstance(node, str):",
+        ENTRIES_CACHE,
+    ),
+    Mutant(
+        "entries cache: the walk has no weight bound (aliases expand without end)",
+        "rk/store/entries_cache.py",
+        "        if depth > MAX_DEPTH or weight > MAX_WEIGHT:",
+        "        if depth > MAX_DEPTH:",
+        ENTRIES_CACHE,
+    ),
+    Mutant(
+        "entries cache: a cache others may read or write is believed",
+        "rk/store/entries_cache.py",
+        "        if st.st_uid != os.geteuid() or st.st_mode & private.OTHERS:",
+        "        if st.st_uid != os.geteuid():",
+        ENTRIES_CACHE,
+    ),
+    Mutant(
+        "entries cache: written into a directory others may write",
+        "rk/store/entries_cache.py",
+        "        if not cacheable(data) or private.refusal(entries.parent):",
+        "        if not cacheable(data):",
+        ENTRIES_CACHE,
+    ),
+    Mutant(
+        "entries cache: a dry-run tick writes it",
+        "rk/engine/tick.py",
+        "write_cache=not tick.dry_run)",
+        "write_cache=True)",
+        ("tests/test_entries_cache.py", "-k", "dry_run"),
     ),
     # -- dormant entries (rk/core/schedule/dormant.py) ---------------------------------------------------------
     Mutant(

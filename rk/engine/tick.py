@@ -143,7 +143,7 @@ class _Scene:
 
 def _pipeline(tick: _Pass) -> None:
     """Survey the server, decide and act with the entries claimed, then rotate the log."""
-    loaded = load_entries(tick.files.entries, cache=tick.runtime.cache_entries)
+    loaded = load_entries(tick.files.entries, cache=tick.runtime.cache_entries, write_cache=not tick.dry_run)
     tick.out.diagnostics.extend(loaded.diagnostics)
     tick.out.unreadable = loaded.unreadable
     scene = _survey(tick, loaded.entries)

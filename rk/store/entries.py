@@ -41,6 +41,7 @@ from rk.core.schedule.entry import Entry, EntryError, TargetKind
 from rk.host.files import TooLarge, atomic_write, read_nofollow
 from rk.host.lock import LockHeld, holds, locked
 from rk.host.yamlguard import safe_load, too_deep
+from rk.store import entries_cache
 from rk.store.yaml_comments import put_following_lines, put_lines_before_first, take_following_lines
 
 if TYPE_CHECKING:
@@ -154,9 +155,18 @@ def parse_entries_text(text: str) -> LoadResult:
     try:
         data = safe_load(text)
     except Exception as exc:
-        return LoadResult(
-            diagnostics=[Diagnostic("", Diag.ENTRY_FILE_CORRUPT, f"entry file does not parse: {first_line(exc)}")]
-        )
+        return _unparsed(exc)
+    return entries_from_data(data)
+
+
+def _unparsed(exc: Exception) -> LoadResult:
+    return LoadResult(
+        diagnostics=[Diagnostic("", Diag.ENTRY_FILE_CORRUPT, f"entry file does not parse: {first_line(exc)}")]
+    )
+
+
+def entries_from_data(data: object) -> LoadResult:
+    """Tolerant decoding of the file's parsed data (`safe_load`'s, or the cache's copy of it)."""
     if data is None:
         return LoadResult()
     if not isinstance(data, dict):
@@ -186,11 +196,14 @@ def parse_entries_text(text: str) -> LoadResult:
 _CACHE: dict[str, tuple[tuple[int, int, int], LoadResult]] = {}
 
 
-def load_entries(path: Path, *, cache: bool = False) -> LoadResult:
+def load_entries(path: Path, *, cache: bool = False, write_cache: bool = True) -> LoadResult:
     """Tolerant load. Absent file → nothing; unreadable → `entry-file-unreadable`.
 
     With `cache`, a file unchanged since the last load (same inode, size and
     mtime) is not parsed again: the long-running ticker pays for YAML once.
+    Every process reads the parsed data from `rk.store.entries_cache` when it
+    holds for this state of the file; with `write_cache` (not in a dry run, which
+    writes nothing) a parse leaves it there when it may.
     """
     path = Path(path)
     try:
@@ -204,8 +217,10 @@ def load_entries(path: Path, *, cache: bool = False) -> LoadResult:
         hit = _CACHE.get(str(path))
         if hit and hit[0] == key:
             return LoadResult(list(hit[1].entries), list(hit[1].diagnostics))
+    state = entries_cache.file_key(path)  # before the read: the cache is written only if it still holds after
     try:
-        text = read_nofollow(path, MAX_ENTRIES_FILE_BYTES).decode("utf-8")
+        raw = read_nofollow(path, MAX_ENTRIES_FILE_BYTES)
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         return LoadResult()
     except TooLarge as exc:
@@ -214,10 +229,26 @@ def load_entries(path: Path, *, cache: bool = False) -> LoadResult:
         return LoadResult(diagnostics=[Diagnostic("", Diag.ENTRY_FILE_CORRUPT, f"{path}: not UTF-8 text")])
     except OSError as exc:
         return LoadResult(diagnostics=[Diagnostic("", Diag.ENTRY_FILE_UNREADABLE, f"{path}: {exc.strerror or exc}")])
-    result = parse_entries_text(text)
+    result = _parse_cached(path, state, raw, text, write_cache=write_cache)
     if cache:
         _CACHE[str(path)] = (key, LoadResult(list(result.entries), list(result.diagnostics)))
     return result
+
+
+def _parse_cached(path: Path, key: entries_cache.Key | None, raw: bytes, text: str, *, write_cache: bool) -> LoadResult:
+    """The text's entries, from the on-disk cache of its parsed data when that holds
+    for this state of the file (no YAML parser imported), else parsed (and with
+    `write_cache`, cached)."""
+    found = entries_cache.lookup(path, key, raw)
+    if found.hit:
+        return entries_from_data(found.data)
+    try:
+        data = safe_load(text)
+    except Exception as exc:
+        return _unparsed(exc)
+    if write_cache:
+        entries_cache.store(path, key, raw, data)
+    return entries_from_data(data)
 
 
 # --------------------------------------------------------------------------- strict, round-trip
