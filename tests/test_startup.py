@@ -11,6 +11,8 @@ modules that must still be unloaded after a view has run.
   forecast or the tmux layer (each command imports those when it runs);
 - `rk agent list` loads no schedule rules (the pane facts import them only to
   resolve an entry's target);
+- no view loads the token counting (`rk.core.cost.usage`): an entry's budget
+  and what it spent today are `rk.core.cost.budget`'s;
 - every command the lazy tables name exists.
 """
 
@@ -124,6 +126,7 @@ def test_views_run_without_typer(tmp_path, args):
     _, _, modules = loaded(tmp_path, *args)
     assert not {"typer", "click", "pydantic", "rich", "rk.cli.root"} & modules
     assert not {"rk.engine.ticker", "rk.engine.tick", "rk.channels.notify"} & modules  # status reads the records only
+    assert "rk.core.cost.usage" not in modules  # a budget is read without the records' token counting
 
 
 def test_help_loads_no_view_machinery(tmp_path):

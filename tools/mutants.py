@@ -1199,7 +1199,7 @@ MUTANTS = [
     ),
     Mutant(
         "budget reached one token late",
-        "rk/core/cost/usage.py",
+        "rk/core/cost/budget.py",
         "return spent.tokens is not None and spent.tokens >= budget.tokens",
         "return spent.tokens is not None and spent.tokens > budget.tokens",
         BUDGETS,
@@ -1239,7 +1239,7 @@ MUTANTS = [
     ),
     Mutant(
         "MAX_BUDGET refused at its edge",
-        "rk/core/cost/usage.py",
+        "rk/core/cost/budget.py",
         "if not 0 < tokens <= MAX_BUDGET:",
         "if not 0 < tokens < MAX_BUDGET:",
     ),
@@ -3608,6 +3608,14 @@ MUTANTS = [
         "from rk.cli.options import AnyProgramOpt, JsonOpt, ServerOpt\n",
         "from rk.cli.options import AnyProgramOpt, JsonOpt, ServerOpt\nfrom rk.cli import flags  # noqa: F401\n",
         ("tests/test_startup_views.py",),
+    ),
+    # -- views import less and build fewer classes (issue 31 item 7: rk/cli/*, rk/core/cost/budget.py) -------
+    Mutant(
+        "views: an entry's budget read through the token counting",
+        "rk/core/schedule/entry.py",
+        "from rk.core.cost.budget import Budget\n",
+        "from rk.core.cost.usage import Budget\n",
+        ("tests/test_startup.py", "-k", "without_typer"),
     ),
     # -- dormant entries (rk/core/schedule/dormant.py) ---------------------------------------------------------
     Mutant(

@@ -28,8 +28,8 @@ from datetime import UTC, tzinfo
 from typing import TypedDict, Unpack
 
 from rk.core.cost import caps
+from rk.core.cost.budget import Spent
 from rk.core.cost.turn_timeout import StateLine
-from rk.core.cost.usage import Spent
 from rk.core.fleet.watch import MIRROR, MirrorLine, RemoteEdge, ScopeError, parse_scope, remote_edge
 from rk.core.log.cause import Causes
 from rk.core.log.delivery import LogLine, LogView, Reason, Status

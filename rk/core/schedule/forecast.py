@@ -28,7 +28,7 @@ from datetime import tzinfo
 from typing import TypedDict, Unpack
 
 from rk.core.cost import caps
-from rk.core.cost.usage import Spent
+from rk.core.cost.budget import Spent
 from rk.core.log.delivery import LogLine, LogView, Status, status_of
 from rk.core.pane.facts import BUSY_STATES, LIMITED, TargetFact
 from rk.core.pane.state import AgentState
