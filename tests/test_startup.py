@@ -12,7 +12,9 @@ modules that must still be unloaded after a view has run.
 - `rk agent list` loads no schedule rules (the pane facts import them only to
   resolve an entry's target);
 - no view loads the token counting (`rk.core.cost.usage`): an entry's budget
-  and what it spent today are `rk.core.cost.budget`'s;
+  and what it spent today are `rk.core.cost.budget`'s; nor the rules of a wake
+  on another host's panes (`rk.core.fleet.watch`), which `due()` imports when
+  it judges one;
 - every command the lazy tables name exists.
 """
 
@@ -127,6 +129,7 @@ def test_views_run_without_typer(tmp_path, args):
     assert not {"typer", "click", "pydantic", "rich", "rk.cli.root"} & modules
     assert not {"rk.engine.ticker", "rk.engine.tick", "rk.channels.notify"} & modules  # status reads the records only
     assert "rk.core.cost.usage" not in modules  # a budget is read without the records' token counting
+    assert not {"rk.core.fleet.watch", "rk.core.fleet.hosts"} & modules  # judged only for a wake on another host
 
 
 def test_help_loads_no_view_machinery(tmp_path):

@@ -680,16 +680,16 @@ MUTANTS = [
     Mutant(
         "ESC reaches the pane",
         "rk/core/pane/payload.py",
-        r'_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")',
-        r'_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f-\x9f\ud800-\udfff]")',
+        r'    return re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")',
+        r'    return re.compile(r"[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f-\x9f\ud800-\udfff]")',
         ("tests/test_delivery.py", "tests/test_delivery_evidence.py", "-m", "not tmux and not slow"),
     ),
     # -- invisible characters in a prompt (tests/test_invisible_chars.py) ---------------------------
     Mutant(
         "echo: invisible characters compared as written",
         "rk/core/pane/payload.py",
-        r'_NOISE = re.compile(f"[\\s\u2500-\u259f{INVISIBLE}]+")',
-        r'_NOISE = re.compile(f"[\\s\u2500-\u259f]+")',
+        r'    noise = re.compile(f"[\\s\u2500-\u259f{INVISIBLE}]+")',
+        r'    noise = re.compile(f"[\\s\u2500-\u259f]+")',
         INVISIBLE_PURE,
     ),
     Mutant(
@@ -716,8 +716,8 @@ MUTANTS = [
     Mutant(
         "a bidi control is typed",
         "rk/core/pane/payload.py",
-        '    text = _unhidden(_CONTROL.sub("", text))',
-        '    text = _CONTROL.sub("", text)',
+        '    text = _unhidden(_control().sub("", text))',
+        '    text = _control().sub("", text)',
         INVISIBLE_PURE,
     ),
     Mutant(
@@ -3615,6 +3615,13 @@ MUTANTS = [
         "rk/core/schedule/entry.py",
         "from rk.core.cost.budget import Budget\n",
         "from rk.core.cost.usage import Budget\n",
+        ("tests/test_startup.py", "-k", "without_typer"),
+    ),
+    Mutant(
+        "views: due() loads the rules of a wake on another host with its module",
+        "rk/core/schedule/due.py",
+        "from rk.core.wallclock import moment\n",
+        "from rk.core.wallclock import moment\nfrom rk.core.fleet import watch  # noqa: F401\n",
         ("tests/test_startup.py", "-k", "without_typer"),
     ),
     # -- dormant entries (rk/core/schedule/dormant.py) ---------------------------------------------------------
