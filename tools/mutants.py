@@ -3615,14 +3615,14 @@ MUTANTS = [
         "rk/core/schedule/entry.py",
         "from rk.core.cost.budget import Budget\n",
         "from rk.core.cost.usage import Budget\n",
-        ("tests/test_startup.py", "-k", "without_typer"),
+        ("tests/test_startup.py", "-k", "each_view"),
     ),
     Mutant(
         "views: due() loads the rules of a wake on another host with its module",
         "rk/core/schedule/due.py",
         "from rk.core.wallclock import moment\n",
         "from rk.core.wallclock import moment\nfrom rk.core.fleet import watch  # noqa: F401\n",
-        ("tests/test_startup.py", "-k", "without_typer"),
+        ("tests/test_startup.py", "-k", "each_view"),
     ),
     # -- dormant entries (rk/core/schedule/dormant.py) ---------------------------------------------------------
     Mutant(
