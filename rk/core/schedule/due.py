@@ -158,7 +158,7 @@ def due(
     return sweep.evaluation()
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class _Sweep:
     """One `due()` call: its inputs, and what it found so far, in the order found
     (each list becomes one field of the `Evaluation`)."""
