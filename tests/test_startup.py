@@ -131,9 +131,15 @@ def test_views_run_without_typer(tmp_path, args):
 
 
 #: What each view leaves unloaded beyond the fast path's rule above: the token counting (an
-#: entry's budget is `rk.core.cost.budget`'s), a wake on another host's rules, the screen
-#: parsers, and what only another view draws.
-NOT_FOR_VIEWS = {"rk.core.cost.usage", "rk.store.transcripts", "rk.core.fleet.watch", "rk.core.fleet.hosts"}
+#: entry's budget is `rk.core.cost.budget`'s), a wake on another host's rules, the screens
+#: only_if_changed compares, and what only another view draws.
+NOT_FOR_VIEWS = {
+    "rk.core.cost.usage",
+    "rk.store.transcripts",
+    "rk.core.fleet.watch",
+    "rk.core.fleet.hosts",
+    "rk.core.cost.unchanged",  # the screens only_if_changed compares: a view reads the key's values only
+}
 NOT_LOADED = {
     ("cron", "list"): NOT_FOR_VIEWS | {"rk.cli.views", "rk.cli.preview", "rk.core.schedule.gaps"},
     ("cron", "show", "84y8"): NOT_FOR_VIEWS | {"rk.core.schedule.lineage", "rk.cli.flags"},

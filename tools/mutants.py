@@ -3624,6 +3624,13 @@ MUTANTS = [
         "from rk.core.wallclock import moment\nfrom rk.core.fleet import watch  # noqa: F401\n",
         ("tests/test_startup.py", "-k", "each_view"),
     ),
+    Mutant(
+        "views: an entry's only_if_changed read through the screens' rule",
+        "rk/core/schedule/decoding.py",
+        "from rk.core.cost.only_if_changed import PANE, SCOPE\n",
+        "from rk.core.cost.unchanged import PANE, SCOPE\n",
+        ("tests/test_startup.py", "-k", "each_view"),
+    ),
     # -- dormant entries (rk/core/schedule/dormant.py) ---------------------------------------------------------
     Mutant(
         "dormant: one prompt more than N into a deaf agent",
