@@ -145,7 +145,7 @@ NOT_LOADED = {
     ("cron", "show", "84y8"): NOT_FOR_VIEWS | {"rk.core.schedule.lineage", "rk.cli.flags"},
     ("cron", "next", "84y8"): NOT_FOR_VIEWS | {"rk.core.schedule.lineage", "rk.cli.flags"},
     ("cron", "log"): NOT_FOR_VIEWS | {"rk.core.schedule.forecast", "rk.core.pane.facts", "rk.tmux.server"},
-    ("status",): NOT_FOR_VIEWS | {"rk.cli.views", "rk.cli.preview", "rk.core.pane.screen"},
+    ("status",): NOT_FOR_VIEWS | {"rk.cli.views", "rk.cli.preview", "rk.core.pane.screen", "rk.core.channels.mcpguard"},
     ("agent", "list"): NOT_FOR_VIEWS | {"rk.store.entries", "ruamel.yaml", "rk.core.log.delivery"},
 }
 

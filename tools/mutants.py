@@ -3631,6 +3631,13 @@ MUTANTS = [
         "from rk.core.cost.unchanged import PANE, SCOPE\n",
         ("tests/test_startup.py", "-k", "each_view"),
     ),
+    Mutant(
+        "views: rk status loads the MCP grants' rules with no grant to read",
+        "rk/store/grants.py",
+        "from rk.store.config import config_section\n",
+        "from rk.store.config import config_section\nfrom rk.core.channels import mcpguard  # noqa: F401\n",
+        ("tests/test_startup.py", "-k", "each_view"),
+    ),
     # -- dormant entries (rk/core/schedule/dormant.py) ---------------------------------------------------------
     Mutant(
         "dormant: one prompt more than N into a deaf agent",
