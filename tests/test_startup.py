@@ -11,6 +11,10 @@ modules that must still be unloaded after a view has run.
   forecast or the tmux layer (each command imports those when it runs);
 - `rk agent list` loads no schedule rules (the pane facts import them only to
   resolve an entry's target);
+- each view loads only what it draws (`NOT_LOADED`): none loads the token
+  counting (`rk.core.cost.usage`: an entry's budget and what it spent today are
+  `rk.core.cost.budget`'s) nor the rules of a wake on another host's panes
+  (`rk.core.fleet.watch`, which `due()` imports when it judges one);
 - every command the lazy tables name exists.
 """
 
@@ -148,6 +152,37 @@ def test_views_run_without_typer(tmp_path, args):
     _, _, modules = loaded(tmp_path, *args)
     assert not {"typer", "click", "pydantic", "rich", "rk.cli.root"} & modules
     assert not {"rk.engine.ticker", "rk.engine.tick", "rk.channels.notify"} & modules  # status reads the records only
+
+
+#: What each view leaves unloaded beyond the fast path's rule above: the token counting (an
+#: entry's budget is `rk.core.cost.budget`'s), a wake on another host's rules, the screens
+#: only_if_changed compares, and what only another view draws.
+NOT_FOR_VIEWS = {
+    "rk.core.cost.usage",
+    "rk.store.transcripts",
+    "rk.core.fleet.watch",
+    "rk.core.fleet.hosts",
+    "rk.core.cost.unchanged",  # the screens only_if_changed compares: a view reads the key's values only
+}
+NOT_LOADED = {
+    ("cron", "list"): NOT_FOR_VIEWS | {"rk.cli.views", "rk.cli.preview", "rk.core.schedule.gaps"},
+    ("cron", "show", "84y8"): NOT_FOR_VIEWS | {"rk.core.schedule.lineage", "rk.cli.flags"},
+    ("cron", "next", "84y8"): NOT_FOR_VIEWS | {"rk.core.schedule.lineage", "rk.cli.flags"},
+    ("cron", "log"): NOT_FOR_VIEWS | {"rk.core.schedule.forecast", "rk.core.pane.facts", "rk.tmux.server"},
+    ("status",): NOT_FOR_VIEWS | {"rk.cli.views", "rk.cli.preview", "rk.core.pane.screen", "rk.core.channels.mcpguard"},
+    ("agent", "list"): NOT_FOR_VIEWS | {"rk.store.entries", "ruamel.yaml", "rk.core.log.delivery"},
+}
+
+
+@pytest.mark.parametrize("args", sorted(NOT_LOADED))
+def test_each_view_loads_only_what_it_draws(tmp_path, args):
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    (state / "default.yaml").write_text(WRITTEN)
+    (state / "default.yaml").chmod(0o600)
+    _, _, modules = loaded(tmp_path, *args)
+    assert "rk.cli.fastpath" in modules  # the view ran (the fast path imports its module)
+    assert not NOT_LOADED[args] & modules
 
 
 def test_help_loads_no_view_machinery(tmp_path):

@@ -682,16 +682,16 @@ MUTANTS = [
     Mutant(
         "ESC reaches the pane",
         "rk/core/pane/payload.py",
-        r'_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")',
-        r'_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f-\x9f\ud800-\udfff]")',
+        r'    return re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")',
+        r'    return re.compile(r"[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f-\x9f\ud800-\udfff]")',
         ("tests/test_delivery.py", "tests/test_delivery_evidence.py", "-m", "not tmux and not slow"),
     ),
     # -- invisible characters in a prompt (tests/test_invisible_chars.py) ---------------------------
     Mutant(
         "echo: invisible characters compared as written",
         "rk/core/pane/payload.py",
-        r'_NOISE = re.compile(f"[\\s\u2500-\u259f{INVISIBLE}]+")',
-        r'_NOISE = re.compile(f"[\\s\u2500-\u259f]+")',
+        r'    noise = re.compile(f"[\\s\u2500-\u259f{INVISIBLE}]+")',
+        r'    noise = re.compile(f"[\\s\u2500-\u259f]+")',
         INVISIBLE_PURE,
     ),
     Mutant(
@@ -718,8 +718,8 @@ MUTANTS = [
     Mutant(
         "a bidi control is typed",
         "rk/core/pane/payload.py",
-        '    text = _unhidden(_CONTROL.sub("", text))',
-        '    text = _CONTROL.sub("", text)',
+        '    text = _unhidden(_control().sub("", text))',
+        '    text = _control().sub("", text)',
         INVISIBLE_PURE,
     ),
     Mutant(
@@ -1201,7 +1201,7 @@ MUTANTS = [
     ),
     Mutant(
         "budget reached one token late",
-        "rk/core/cost/usage.py",
+        "rk/core/cost/budget.py",
         "return spent.tokens is not None and spent.tokens >= budget.tokens",
         "return spent.tokens is not None and spent.tokens > budget.tokens",
         BUDGETS,
@@ -1241,7 +1241,7 @@ MUTANTS = [
     ),
     Mutant(
         "MAX_BUDGET refused at its edge",
-        "rk/core/cost/usage.py",
+        "rk/core/cost/budget.py",
         "if not 0 < tokens <= MAX_BUDGET:",
         "if not 0 < tokens < MAX_BUDGET:",
     ),
@@ -3681,6 +3681,35 @@ MUTANTS = [
         "write_cache=not tick.dry_run)",
         "write_cache=True)",
         ("tests/test_entries_cache.py", "-k", "dry_run"),
+    ),
+    # -- views import less and build fewer classes (issue 31 item 7: rk/cli/*, rk/core/cost/budget.py) -------
+    Mutant(
+        "views: an entry's budget read through the token counting",
+        "rk/core/schedule/entry.py",
+        "from rk.core.cost.budget import Budget\n",
+        "from rk.core.cost.usage import Budget\n",
+        ("tests/test_startup.py", "-k", "each_view"),
+    ),
+    Mutant(
+        "views: due() loads the rules of a wake on another host with its module",
+        "rk/core/schedule/due.py",
+        "from rk.core.wallclock import moment\n",
+        "from rk.core.wallclock import moment\nfrom rk.core.fleet import watch  # noqa: F401\n",
+        ("tests/test_startup.py", "-k", "each_view"),
+    ),
+    Mutant(
+        "views: an entry's only_if_changed read through the screens' rule",
+        "rk/core/schedule/decoding.py",
+        "from rk.core.cost.only_if_changed import PANE, SCOPE\n",
+        "from rk.core.cost.unchanged import PANE, SCOPE\n",
+        ("tests/test_startup.py", "-k", "each_view"),
+    ),
+    Mutant(
+        "views: rk status loads the MCP grants' rules with no grant to read",
+        "rk/store/grants.py",
+        "from rk.store.config import config_section\n",
+        "from rk.store.config import config_section\nfrom rk.core.channels import mcpguard  # noqa: F401\n",
+        ("tests/test_startup.py", "-k", "each_view"),
     ),
     # -- dormant entries (rk/core/schedule/dormant.py) ---------------------------------------------------------
     Mutant(

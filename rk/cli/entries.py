@@ -52,7 +52,7 @@ from rk.cli.retrying import with_retry
 from rk.cli.store import editing, get, stored
 from rk.cli.waking import dormant_after_flag
 from rk.core import bounds
-from rk.core.cost.usage import Budget
+from rk.core.cost.budget import Budget
 from rk.core.schedule.decoding import check_respawn_intent
 from rk.core.schedule.due import entry_zone
 from rk.core.schedule.edits import muted, rescheduled_line, unmuted, with_if_absent

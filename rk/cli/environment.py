@@ -60,7 +60,7 @@ def not_found(entry_id: str) -> CliError:
     return CliError(f"no entry {entry_id}", ExitStatus.OPERATIONAL, ErrorCode.NOT_FOUND)
 
 
-@dataclass
+@dataclass(eq=False)
 class Environment:
     """Everything the commands read from the outside world; tests replace it."""
 

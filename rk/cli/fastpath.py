@@ -28,7 +28,7 @@ from rk.cli.environment import CliError, Environment, failed, for_args, group_op
 from rk.core.errors import RkError
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Grammar:
     """The options and arguments of one level of the command line, by parameter name."""
 
@@ -55,7 +55,7 @@ GROUP = Grammar(flags=JSON, values=SERVER)
 GROUPS: Mapping[str, Grammar] = {"cron": GROUP, "agent": Grammar()}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class View:
     """A view's command: its function (`rk.cli.<module>.<function>`) and its grammar."""
 
@@ -96,7 +96,7 @@ VIEWS: Mapping[tuple[str, str], View] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Call:
     """A parsed command line: each group level's -L and --json, the view and its parameters."""
 
@@ -195,7 +195,7 @@ def _value(text: str, number: bool) -> str | int:
     return int(text)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Invocation:
     """What a command reads of its context (`rk.cli.environment.Invocation`): the Environment."""
 

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 from rk.cli.environment import usage
 from rk.core.bounds import quote
-from rk.core.cost.unchanged import SCOPE
-from rk.core.cost.usage import Budget, BudgetError
+from rk.core.cost.budget import Budget, BudgetError
+from rk.core.cost.only_if_changed import SCOPE
 from rk.core.durations import DurationError, missing_unit, parse_duration
 from rk.core.environ import is_pane_id
 from rk.core.schedule.cronexpr import CronError, CronExpr, wall_instants, zone_for

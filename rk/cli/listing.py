@@ -52,7 +52,7 @@ if TYPE_CHECKING:  # the declarations only (rk.cli.root.declared): the fast path
     from rk.cli.tree import GoneParent
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Row:
     """One entry as the operator sees it."""
 
@@ -184,7 +184,7 @@ def caps_text(entry: Entry, left: int | None, today: int | None = None) -> str:
     return ", ".join(parts)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ServerView:
     """One server as `list`, `show` and `status` show it, read once: its rows, its live
     log, its panes (None when the server's panes could not be read), its pause."""

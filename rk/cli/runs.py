@@ -17,7 +17,7 @@ from rk.cli.environment import environment, not_found
 from rk.cli.flags import since_instant
 from rk.cli.options import JsonOpt, ServerOpt
 from rk.cli.table import Column, layout, terminal_width
-from rk.core.cost.usage import format_tokens
+from rk.core.cost.budget import format_tokens
 from rk.core.durations import format_duration
 from rk.core.log import runs as ledger
 from rk.core.log.runs import RunRow

@@ -35,7 +35,7 @@ def escape_controls(text: str, keep: str = "") -> str:
     return _CONTROL.sub(lambda m: m.group() if m.group() in keep else m.group().encode("unicode_escape").decode(), text)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Column:
     """One column: its header, its priority (0 is kept whatever the width), and the
     width it may shrink to (None: it never shrinks)."""

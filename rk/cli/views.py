@@ -23,7 +23,7 @@ from rk.cli.environment import Environment, environment, moment, rfc3339, stamp,
 from rk.cli.store import find, load_for_listing
 from rk.cli.table import GAP, Column, escape_controls, fixed_line, layout, terminal_width, wrapped
 from rk.core import bounds
-from rk.core.cost.usage import Spent, format_tokens
+from rk.core.cost.budget import Spent, format_tokens
 from rk.core.log.delivery import LogLine, LogView, Status
 from rk.core.schedule import retry
 from rk.core.schedule.entry import Cron, Deliver, Entry, IfAbsent, TargetKind, WakeEvent, WakeOn

@@ -4,9 +4,12 @@ their own scope (`rk.core.channels.mcpguard.Grant`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from rk.core.channels.mcpguard import Grant, parse_grants
 from rk.store.config import config_section
+
+if TYPE_CHECKING:  # the rules are imported when there are grants to read: `rk status` most often has none
+    from rk.core.channels.mcpguard import Grant
 
 
 def load_grants(env: Mapping[str, str] | None = None) -> tuple[list[Grant], list[str]]:
@@ -19,4 +22,6 @@ def load_grants(env: Mapping[str, str] | None = None) -> tuple[list[Grant], list
         return [], []
     if not isinstance(section, dict):
         return [], [f"{path}: mcp is not a mapping; no grant is used"]
+    from rk.core.channels.mcpguard import parse_grants
+
     return parse_grants(section.get("grants"), path)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import tzinfo
 
 from rk.core.cost import caps
-from rk.core.cost.usage import Spent, format_tokens, over_budget
+from rk.core.cost.budget import Spent, format_tokens, over_budget
 from rk.core.log.delivery import LogView, Status, status_of
 from rk.core.log.diagnostics import Diag, Diagnostic
 from rk.core.schedule.entry import Entry

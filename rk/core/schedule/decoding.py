@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from rk.core import bounds
-from rk.core.cost.unchanged import PANE, SCOPE
-from rk.core.cost.usage import Budget, BudgetError
+from rk.core.cost.budget import Budget, BudgetError
+from rk.core.cost.only_if_changed import PANE, SCOPE
 from rk.core.durations import DurationError, format_duration, parse_duration
 from rk.core.environ import ClockError, is_pane_id, parse_instant
 from rk.core.pane.identity import ServerIdentity

@@ -63,7 +63,7 @@ class Disposition:
         return str(self.outcome) if self.outcome is not None else ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Seen:
     """The target pane as read right before typing: its state (the hooks', as the
     screen corrected it) and what its screen shows."""

@@ -25,12 +25,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, tzinfo
-from typing import TypedDict, Unpack
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from rk.core.cost import caps
+from rk.core.cost.budget import Spent
 from rk.core.cost.turn_timeout import StateLine
-from rk.core.cost.usage import Spent
-from rk.core.fleet.watch import MIRROR, MirrorLine, RemoteEdge, ScopeError, parse_scope, remote_edge
 from rk.core.log.cause import Causes
 from rk.core.log.delivery import LogLine, LogView, Reason, Status
 from rk.core.log.diagnostics import Diag, Diagnostic
@@ -69,6 +68,9 @@ from rk.core.schedule.wake import (
 from rk.core.schedule.world import World, WorldEdge
 from rk.core.settings import Settings
 from rk.core.wallclock import moment
+
+if TYPE_CHECKING:  # a wake on another host's panes imports its rules when one is judged: the views go without
+    from rk.core.fleet.watch import MirrorLine, RemoteEdge
 
 
 def waits_for_active_hours(entry: Entry) -> bool:
@@ -156,7 +158,7 @@ def due(
     return sweep.evaluation()
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class _Sweep:
     """One `due()` call: its inputs, and what it found so far, in the order found
     (each list becomes one field of the `Evaluation`)."""
@@ -379,6 +381,8 @@ def _remote_wake(
     entry: Entry, previous: Observation | None, newest_ts: int | None, sweep: _Sweep
 ) -> tuple[WakeVerdict, Observation]:
     """A wake on another host's panes, read from its mirrored journal (`rk.core.fleet.watch`)."""
+    from rk.core.fleet.watch import MIRROR, ScopeError, parse_scope, remote_edge
+
     assert entry.wake_on is not None
     try:
         scope = parse_scope(entry.wake_on.scope)

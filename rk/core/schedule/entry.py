@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import ClassVar
 
-from rk.core.cost.usage import Budget
+from rk.core.cost.budget import Budget
 from rk.core.durations import format_duration
 from rk.core.errors import RkError
 from rk.core.pane.identity import UNKNOWN_SERVER, ServerIdentity

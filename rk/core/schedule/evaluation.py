@@ -64,7 +64,7 @@ class Quiet:
     pane: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Evaluation:
     fires: tuple[Fire, ...]
     absent: tuple[Fire, ...]

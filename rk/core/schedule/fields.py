@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from rk.core import bounds
 from rk.core.bounds import MAX_ARG, MAX_CAP, MAX_LABEL, MAX_PANE, MAX_PROMPT, MAX_WATCH_PATH
-from rk.core.cost.unchanged import MODES
+from rk.core.cost.only_if_changed import MODES
 from rk.core.schedule.entry import (
     CATCH_UP_ONCE,
     DORMANT_AFTER,

@@ -28,7 +28,7 @@ from datetime import tzinfo
 from typing import TypedDict, Unpack
 
 from rk.core.cost import caps
-from rk.core.cost.usage import Spent
+from rk.core.cost.budget import Spent
 from rk.core.log.delivery import LogLine, LogView, Status, status_of
 from rk.core.pane.facts import BUSY_STATES, LIMITED, TargetFact
 from rk.core.pane.state import AgentState
@@ -50,7 +50,7 @@ HORIZON = 4 * 366 * 86400
 PASSING = frozenset({Status.RATE_CAPPED, Status.SKIPPED_QUIET, Status.SKIPPED_PAUSED, Status.HELD_QUIET})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Upcoming:
     """One delivery the tick would make: at `ts` (for one due already, its due time)."""
 
@@ -59,7 +59,7 @@ class Upcoming:
     occurrence: int = 0  #: cron: the occurrence it is for (a catch-up fires after it)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Forecast:
     """`fires`: the deliveries the tick would make, oldest first (the first one is at or
     before now when the entry is due now: it fires on the next tick); `why_not`: what

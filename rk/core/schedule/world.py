@@ -84,7 +84,7 @@ def parse_signal(text: str | bytes) -> Signal | None:
     return Signal(sid, ts, name, data[: bounds.MAX_SIGNAL_DATA])
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class World:
     """What the ticker read of the world: the server's recent signals (oldest first)
     and each watched file's fingerprint (`ABSENT` when it is not there)."""
@@ -99,7 +99,7 @@ class FireFields(TypedDict):
     mark: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class WorldEdge:
     """One entry's wake on the world: the verdict, the observation to store (a file;
     None: keep none), and what a fire types and marks its line with."""
