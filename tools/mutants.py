@@ -3711,6 +3711,35 @@ MUTANTS = [
         "from rk.store.config import config_section\nfrom rk.core.channels import mcpguard  # noqa: F401\n",
         ("tests/test_startup.py", "-k", "each_view"),
     ),
+    # -- how a process ends (rk/__main__.py) -------------------------------------------------------------------
+    Mutant(
+        "process: a view that follows runs without the cyclic collector",
+        "rk/cli/fastpath.py",
+        'if call.params.get("follow") or call.params.get("watch"):',
+        'if call.params.get("watch"):',
+        ("tests/test_process_exit.py", "-k", "until_stopped"),
+    ),
+    Mutant(
+        "process: the CLI's commands (the ticker, the MCP server) run without the cyclic collector",
+        "rk/__main__.py",
+        "    gc.enable()  # a command may run for hours",
+        "    gc.isenabled()  # a command may run for hours",
+        ("tests/test_process_exit.py", "-k", "without_the_collector_and"),
+    ),
+    Mutant(
+        "process: a view whose reader went away exits 0",
+        "rk/__main__.py",
+        "code = 1 if view and not code else code",
+        "code = code",
+        ("tests/test_process_exit.py", "-k", "reader_went_away"),
+    ),
+    Mutant(
+        "process: the hook exits 1 when its stdout is gone",
+        "rk/__main__.py",
+        "code = 1 if view and not code else code",
+        "code = 1 if not code else code",
+        ("tests/test_process_exit.py", "-k", "reader_went_away"),
+    ),
     # -- dormant entries (rk/core/schedule/dormant.py) ---------------------------------------------------------
     Mutant(
         "dormant: one prompt more than N into a deaf agent",

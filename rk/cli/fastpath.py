@@ -218,6 +218,10 @@ def run(
     if call is None:
         return None
     env = for_args(args, os.environ if environ is None else environ, stdout or sys.stdout, stderr or sys.stderr)
+    if call.params.get("follow") or call.params.get("watch"):
+        import gc
+
+        gc.enable()  # it runs until stopped: its cycles must be collected (`rk/__main__.py`)
     return _guarded(env, call)
 
 
