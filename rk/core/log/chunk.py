@@ -1,0 +1,58 @@
+"""A chunk of the delivery log parsed at once: what `rk cron list` reads before it answers.
+
+The lines rk writes are all in one form (`LogLine.to_json`), so one scan of the
+decoded chunk finds them all; only a line not in that form (torn, hand-written with
+another key order or an escape, not UTF-8) goes through `parse_line` alone. Both
+ways read exactly what `parse_line` reads line by line, and count the same lines bad.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rk.core.bounds import MAX_EPOCH
+from rk.core.log.delivery import LogLine, parse_line
+
+#: A field's character: not a quote, a backslash (an escape: `parse_line` decodes it), a line
+#: feed, or a surrogate (a byte that is not UTF-8, as `surrogateescape` decodes it).
+_FIELD = r'[^"\\\n\ud800-\udfff]'
+#: One whole line in the form rk writes, trailing white space allowed (`parse_line`'s `_CANONICAL`).
+_LINE = re.compile(
+    rf'^\{{"ts":(-?[0-9]{{1,19}}),"entry":"({_FIELD}+)","target":"({_FIELD}*)",'
+    rf'"reason":"({_FIELD}*)","outcome":"({_FIELD}*)"\}}[^\S\n]*$',
+    re.MULTILINE,
+)
+
+
+def parse_chunk(data: bytes) -> tuple[list[LogLine], int]:
+    """The lines of `data` that parse, in order, and how many non-blank lines did not."""
+    text = data.decode("utf-8", "surrogateescape")  # a line feed is never inside a character
+    out: list[LogLine] = []
+    bad = pos = 0
+    for m in _LINE.finditer(text):
+        if m.start() != pos:  # lines not in rk's form between the previous one and this one
+            bad += _one_by_one(text[pos : m.start()], out)
+        ts, entry, target, reason, outcome = m.groups()
+        stamp = int(ts)
+        if 0 <= stamp <= MAX_EPOCH:
+            out.append(LogLine(stamp, entry, target, reason, outcome))
+        else:
+            bad += 1
+        pos = m.end() + 1
+    if pos < len(text):
+        bad += _one_by_one(text[pos:], out)
+    return out, bad
+
+
+def _one_by_one(text: str, out: list[LogLine]) -> int:
+    """Parse each line of `text` as `parse_line` does, from its own bytes, into `out`;
+    how many non-blank lines did not parse."""
+    bad = 0
+    for raw in text.split("\n"):
+        if raw:
+            line = parse_line(raw.encode("utf-8", "surrogateescape"))
+            if line is None:
+                bad += 1
+            else:
+                out.append(line)
+    return bad
