@@ -13,7 +13,9 @@ Three speed-ups, each held to the slower form it replaced, kept here as the orac
 from __future__ import annotations
 
 import json
+from dataclasses import FrozenInstanceError, fields
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -155,6 +157,18 @@ def test_each_kind_of_line_is_read_or_counted():
     assert lines[4].outcome == 'a "quoted" word'
     assert bad == 5
     assert (lines, bad) == line_by_line(data)
+
+
+def test_a_line_made_by_the_scan_is_the_line_its_class_makes():
+    """The scan sets a `LogLine`'s slots itself (no `__init__`): that holds only while the
+    class has these five fields and nothing of its own to run when made."""
+    assert [f.name for f in fields(LogLine)] == ["ts", "entry", "target", "reason", "outcome"]
+    assert not hasattr(LogLine, "__post_init__")
+    made = LogLine(5, "e", "%1", "schedule", "delivered")
+    (got,), bad = parse_chunk(made.to_json().encode())
+    assert (got, hash(got), repr(got), bad) == (made, hash(made), repr(made), 0)
+    with pytest.raises(FrozenInstanceError):
+        got.ts = 6  # type: ignore[misc]
 
 
 # -- the view's indexes -------------------------------------------------------------------------

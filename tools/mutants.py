@@ -3597,6 +3597,13 @@ MUTANTS = [
         ("tests/test_log_index.py", "tests/test_log_about.py", "tests/test_log_chunk.py"),
     ),
     Mutant(
+        "log chunk: a line's reason made from its target by the scan",
+        "rk/core/log/chunk.py",
+        "            set_reason(line, reason)",
+        "            set_reason(line, target)",
+        ("tests/test_log_index.py", "tests/test_log_about.py", "tests/test_log_chunk.py"),
+    ),
+    Mutant(
         "log view: a counted line not counted for its target when indexed in one pass",
         "rk/core/log/delivery.py",
         "for stamps, key in ((by_target, line.target), (counted, line.entry)):",
