@@ -3578,8 +3578,15 @@ MUTANTS = [
     Mutant(
         "log chunk: the lines not in rk's form between two that are skipped",
         "rk/core/log/chunk.py",
-        "        if m.start() != pos:",
-        "        if False:",
+        "            bad += _one_by_one(text[pos:start], out)",
+        "            pass",
+        ("tests/test_log_index.py", "tests/test_log_about.py", "tests/test_log_chunk.py"),
+    ),
+    Mutant(
+        "log chunk: a line that ends in rk's form read as if it were in it",
+        "rk/core/log/chunk.py",
+        'if start and text[start - 1] != "\\n":',
+        "if False:",
         ("tests/test_log_index.py", "tests/test_log_about.py", "tests/test_log_chunk.py"),
     ),
     Mutant(

@@ -17,13 +17,14 @@ from rk.core.log.delivery import LogLine, parse_line
 #: A field's character: not a quote, a backslash (an escape: `parse_line` decodes it), a line
 #: feed, or a surrogate (a byte that is not UTF-8, as `surrogateescape` decodes it).
 _FIELD = r'[^"\\\n\ud800-\udfff]'
-#: One whole line in the form rk writes, trailing white space allowed (`parse_line`'s `_CANONICAL`).
+#: A line in the form rk writes, trailing white space allowed (`parse_line`'s `_CANONICAL`), up
+#: to its end. Not tied to a line's start by `^`: starting with a literal, it is found by a
+#: fast scan for that literal, not tried at every character of the lines that are not in it.
 _LINE = re.compile(
-    rf'^\{{"ts":(-?[0-9]{{1,19}}),"entry":"({_FIELD}+)","target":"({_FIELD}*)",'
+    rf'\{{"ts":(-?[0-9]{{1,19}}),"entry":"({_FIELD}+)","target":"({_FIELD}*)",'
     rf'"reason":"({_FIELD}*)","outcome":"({_FIELD}*)"\}}[^\S\n]*$',
     re.MULTILINE,
 )
-
 #: The slots of a `LogLine`, set as its `__init__` sets them but without the five
 #: `object.__setattr__` calls a frozen dataclass makes: a fifth of the parse. `LogLine`
 #: has no `__post_init__` to skip (tests/test_log_index.py checks).
@@ -37,8 +38,11 @@ def parse_chunk(data: bytes) -> tuple[list[LogLine], int]:
     bad = pos = 0
     new, (set_ts, set_entry, set_target, set_reason, set_outcome) = object.__new__, _SETTERS
     for m in _LINE.finditer(text):
-        if m.start() != pos:  # lines not in rk's form between the previous one and this one
-            bad += _one_by_one(text[pos : m.start()], out)
+        start = m.start()
+        if start != pos:
+            if start and text[start - 1] != "\n":  # the end of a line that is not in rk's form
+                continue
+            bad += _one_by_one(text[pos:start], out)  # the lines not in rk's form before this one
         ts, entry, target, reason, outcome = m.groups()
         stamp = int(ts)
         if 0 <= stamp <= MAX_EPOCH:  # LogLine(stamp, entry, target, reason, outcome), made faster
@@ -63,7 +67,7 @@ def _one_by_one(text: str, out: list[LogLine]) -> int:
     bad = 0
     for raw in text.split("\n"):
         if raw:
-            line = parse_line(raw.encode("utf-8", "surrogateescape"))
+            line = parse_line(raw if raw.isascii() else raw.encode("utf-8", "surrogateescape"))
             if line is None:
                 bad += 1
             else:
