@@ -275,8 +275,9 @@ class LogView:
         self._index((line,))
 
     def _index(self, lines: Iterable[LogLine]) -> None:
-        """Append `lines` and index them, in one pass: 10,000 lines a `rk cron list`, so
-        each outcome is classified once and each index reached at its list at once."""
+        """Append `lines` and index them as `add` says, in one pass: `rk cron list` reads
+        10,000 lines, so each outcome is classified once (`_kind`), and a list is appended
+        to without the empty list a `setdefault` would make for each line."""
         kinds: dict[str, int] = {}  #: each outcome's `_kind`
         everything, by_entry, aftermath = self._lines, self._by_entry, self._aftermath
         by_target, counted, delivered = self._counted_by_target, self._counted_by_entry, self._delivered_by_entry
