@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from rk.core.log.delivery import LogLine, LogView
 
-SLOTS = ("_lines", "_by_entry", "_aftermath", "_counted_by_target", "_counted_by_entry", "_delivered_by_entry")
+SLOTS = ("_by_entry", "_aftermath", "_counted_by_target", "_counted_by_entry", "_delivered_by_entry")
 OUTCOMES = (
     "delivered",
     "failed: paste: no such pane",
@@ -41,7 +41,8 @@ def filtered(view: LogView, entry: str, pane: str | None) -> LogView:
 
 
 def state(view: LogView) -> dict[str, object]:
-    return {slot: getattr(view, slot) for slot in SLOTS}
+    """Its indexes, and its lines (a cut view reads those only when asked)."""
+    return {"lines": view.lines} | {slot: getattr(view, slot) for slot in SLOTS}
 
 
 @settings(max_examples=150, deadline=None)

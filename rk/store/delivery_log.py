@@ -23,6 +23,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
+from rk.core.log.chunk import parse_chunk
 from rk.core.log.delivery import LogLine, lines_to_keep, parse_line
 from rk.host.files import atomic_write, read_nofollow
 
@@ -47,20 +48,10 @@ def append_lines(path: Path, lines: Sequence[LogLine]) -> None:
 
 def _parse_chunk(data: bytes, bad: list[int] | None = None) -> list[LogLine]:
     """The lines that parse; with `bad`, how many did not is added to `bad[0]`."""
-    raws: list[str] | list[bytes]
-    try:  # decoded at once (a line feed is never inside a UTF-8 character): ~15% of the parse
-        raws = data.decode("utf-8").split("\n")
-    except UnicodeDecodeError:  # a line that is not UTF-8 is skipped, the others read
-        raws = data.split(b"\n")
-    out = []
-    for raw in raws:
-        if raw:
-            line = parse_line(raw)
-            if line is not None:
-                out.append(line)
-            elif bad is not None:
-                bad[0] += 1
-    return out
+    lines, skipped = parse_chunk(data)
+    if bad is not None:
+        bad[0] += skipped
+    return lines
 
 
 def read_live(path: Path, bad: list[int] | None = None) -> list[LogLine]:

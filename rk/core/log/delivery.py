@@ -15,10 +15,14 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from rk.core.bounds import MAX_EPOCH
 from rk.core.log.wake_mark import is_marked
 from rk.core.schedule import ladder
+
+if TYPE_CHECKING:
+    from rk.core.log.about import Places
 
 #: Window of the per-target rate cap.
 RATE_WINDOW = 3600
@@ -223,48 +227,17 @@ def parse_line(text: str | bytes) -> LogLine | None:
     return LogLine(ts, *fields)
 
 
-#: One entry's lines aimed at one target, as a `LogView` indexes them: its fire lines,
-#: its `AFTERMATH` lines, and the stamps of the counted and of the delivered ones.
-Pair = tuple[list[LogLine], list[LogLine], list[int], list[int]]
+#: What a line is to a view's indexes, by its outcome (`_kind`).
+_AFTER, _FIRE, _COUNTED, _DELIVERED = range(4)
 
 
-class Places:
-    """Where each entry's and each target's lines are in a `LogView`, which entries
-    aimed lines at each target, and each (entry, target) pair's lines, made when first
-    asked for (`LogView.about`)."""
-
-    __slots__ = ("at", "by_entry", "by_target", "pairs", "seen")
-
-    def __init__(self) -> None:
-        self.by_entry: dict[str, list[int]] = {}  #: entry → the places of its lines
-        self.by_target: dict[str, list[int]] = {}  #: target → the places of the lines aimed at it
-        self.at: dict[str, dict[str, None]] = {}  #: target → the entries with lines aimed at it
-        self.pairs: dict[tuple[str, str], Pair] = {}
-        self.seen = 0  #: how many lines are indexed
-
-    def catch_up(self, lines: Sequence[LogLine]) -> Places:
-        """Index the lines added since the last call; this index."""
-        if self.seen == len(lines):
-            return self
-        for i in range(self.seen, len(lines)):
-            line = lines[i]
-            self.by_entry.setdefault(line.entry, []).append(i)
-            self.by_target.setdefault(line.target, []).append(i)
-            self.at.setdefault(line.target, {})[line.entry] = None
-        self.seen = len(lines)
-        self.pairs.clear()
-        return self
-
-    def pair(self, view: LogView, entry_id: str, target: str) -> Pair:
-        """`entry_id`'s lines in `view` aimed at `target`, indexed as `LogView.add` would."""
-        key = (entry_id, target)
-        if key not in self.pairs:
-            own = [line for line in view._by_entry.get(entry_id, ()) if line.target == target]
-            aftermath = [line for line in view._aftermath.get(entry_id, ()) if line.target == target]
-            counted = [line for line in own if counts_for_rate(line.outcome)]
-            delivered = [line.ts for line in counted if status_of(line.outcome) == Status.DELIVERED]
-            self.pairs[key] = (own, aftermath, [line.ts for line in counted], delivered)
-        return self.pairs[key]
+def _kind(outcome: str) -> int:
+    """`_AFTER` for an `AFTERMATH` line, else `_DELIVERED`, `_COUNTED` (for the rate) or `_FIRE`."""
+    if is_aftermath(outcome):
+        return _AFTER
+    if not counts_for_rate(outcome):
+        return _FIRE
+    return _DELIVERED if status_of(outcome) == Status.DELIVERED else _COUNTED
 
 
 class LogView:
@@ -282,6 +255,7 @@ class LogView:
         "_delivered_by_entry",
         "_lines",
         "_places",
+        "_source",
     )
 
     def __init__(self, lines: Iterable[LogLine] = ()) -> None:
@@ -292,71 +266,68 @@ class LogView:
         self._delivered_by_entry: dict[str, list[int]] = {}  #: what the caps count (rk.core.cost.caps)
         self._aftermath: dict[str, list[LogLine]] = {}
         self._places: Places | None = None  #: built by the first `about`
-        for line in lines:
-            self.add(line)
+        #: a view cut by `about`: the view, entry, pane and line count its older lines are read from
+        self._source: tuple[LogView, str, str | None, int] | None = None
+        self._index(lines)
 
     def add(self, line: LogLine) -> None:
         """Mirror one appended line into the indexes."""
-        self._lines.append(line)
-        if is_aftermath(line.outcome):  # about an earlier turn, not a fire: no query below sees it
-            self._aftermath.setdefault(line.entry, []).append(line)
-            return
-        self._by_entry.setdefault(line.entry, []).append(line)
-        if counts_for_rate(line.outcome):
-            self._counted_by_target.setdefault(line.target, []).append(line.ts)
-            self._counted_by_entry.setdefault(line.entry, []).append(line.ts)
-            if status_of(line.outcome) == Status.DELIVERED:
-                self._delivered_by_entry.setdefault(line.entry, []).append(line.ts)
+        self._index((line,))
+
+    def _index(self, lines: Iterable[LogLine]) -> None:
+        """Append `lines` and index them as `add` says, in one pass: `rk cron list` reads
+        10,000 lines, so each outcome is classified once (`_kind`), and a list is appended
+        to without the empty list a `setdefault` would make for each line."""
+        kinds: dict[str, int] = {}  #: each outcome's `_kind`
+        everything, by_entry, aftermath = self._lines, self._by_entry, self._aftermath
+        by_target, counted, delivered = self._counted_by_target, self._counted_by_entry, self._delivered_by_entry
+        for line in lines:
+            everything.append(line)
+            kind = kinds.get(line.outcome)
+            if kind is None:
+                kind = kinds[line.outcome] = _kind(line.outcome)
+            index = aftermath if kind == _AFTER else by_entry  # aftermath: about an earlier turn, not a fire
+            try:
+                index[line.entry].append(line)
+            except KeyError:
+                index[line.entry] = [line]
+            if kind < _COUNTED:  # no query below sees it
+                continue
+            for stamps, key in ((by_target, line.target), (counted, line.entry)):
+                try:
+                    stamps[key].append(line.ts)
+                except KeyError:
+                    stamps[key] = [line.ts]
+            if kind == _DELIVERED:
+                try:
+                    delivered[line.entry].append(line.ts)
+                except KeyError:
+                    delivered[line.entry] = [line.ts]
+
+    def _all(self) -> list[LogLine]:
+        """Every line; a view cut by `about` reads its older lines from its source when first asked."""
+        if self._source is not None:
+            source, entry_id, pane, n = self._source
+            self._source = None
+            self._lines[:0] = [
+                line for line in source._lines[:n] if line.entry == entry_id or (pane and line.target == pane)
+            ]
+        return self._lines
 
     @property
     def lines(self) -> Sequence[LogLine]:
-        return tuple(self._lines)
+        return tuple(self._all())
 
     def about(self, entry_id: str, pane: str | None) -> LogView:
         """The view of the lines of `entry_id` and, with a `pane`, of every line aimed at
         it: `LogView(line for line in self.lines if line.entry == entry_id or (pane and
-        line.target == pane))`, what a forecast of one entry steps from. Copied from this
-        view's indexes (made once), so `rk cron list` reads the log once, not once an entry."""
-        if self._places is None:
-            self._places = Places()
-        places = self._places.catch_up(self._lines)
-        found = places.by_entry.get(entry_id, [])
-        if pane and pane in places.by_target:
-            found = sorted(set(found).union(places.by_target[pane]))
-        sub = LogView()
-        sub._lines = [self._lines[i] for i in found]
-        for mine, theirs in ((sub._by_entry, self._by_entry), (sub._aftermath, self._aftermath)):
-            if entry_id in theirs:
-                mine[entry_id] = list(theirs[entry_id])
-        for stamps, given in (
-            (sub._counted_by_entry, self._counted_by_entry),
-            (sub._delivered_by_entry, self._delivered_by_entry),
-        ):
-            if entry_id in given:
-                stamps[entry_id] = list(given[entry_id])
-        for line in self._by_entry.get(entry_id, ()):
-            if (not pane or line.target != pane) and counts_for_rate(line.outcome):
-                sub._counted_by_target.setdefault(line.target, []).append(line.ts)
-        if pane:
-            for other in places.at.get(pane, ()):
-                if other != entry_id:
-                    sub._take(other, places.pair(self, other, pane))
-            if pane in self._counted_by_target:
-                sub._counted_by_target[pane] = list(self._counted_by_target[pane])
-        return sub
+        line.target == pane))`, what a forecast of one entry steps from (`rk.core.log.about`)."""
+        from rk.core.log.about import cut
 
-    def _take(self, entry_id: str, pair: Pair) -> None:
-        """Index `pair`, the lines of `entry_id` aimed at one target (`about`)."""
-        own, aftermath, counted, delivered = pair
-        for lines, index in ((own, self._by_entry), (aftermath, self._aftermath)):
-            if lines:
-                index[entry_id] = list(lines)
-        for stamps, by_entry in ((counted, self._counted_by_entry), (delivered, self._delivered_by_entry)):
-            if stamps:
-                by_entry[entry_id] = list(stamps)
+        return cut(self, entry_id, pane)
 
     def __len__(self) -> int:
-        return len(self._lines)
+        return len(self._all())
 
     def own(self, entry_id: str) -> Sequence[LogLine]:
         """Every fire line of `entry_id` (no `AFTERMATH`), oldest first."""
