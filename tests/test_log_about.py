@@ -1,4 +1,4 @@
-"""`LogView.about` is the view a forecast of one entry steps from: built from the
+"""`rk.core.log.about.cut` is the view a forecast of one entry steps from: built from the
 whole log's indexes, it must answer every query as a view of the filtered lines would
 (`rk cron list` forecasts each entry from it, once an entry)."""
 
@@ -7,6 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rk.core.log.about import cut
 from rk.core.log.delivery import LogLine, LogView
 
 SLOTS = ("_by_entry", "_aftermath", "_counted_by_target", "_counted_by_entry", "_delivered_by_entry")
@@ -55,12 +56,12 @@ def test_about_is_the_view_of_the_filtered_lines(before, after):
                 view.add(line)
         for entry in ("a", "b", "z"):
             for pane in (None, "", "%0", "%1", "%9"):
-                assert state(view.about(entry, pane)) == state(filtered(view, entry, pane)), (entry, pane)
+                assert state(cut(view, entry, pane)) == state(filtered(view, entry, pane)), (entry, pane)
 
 
 def test_about_is_a_view_of_its_own():
     view = LogView([LogLine(1, "a", "%0", "schedule", "delivered"), LogLine(2, "b", "%0", "schedule", "delivered")])
-    sub = view.about("a", "%0")
+    sub = cut(view, "a", "%0")
     sub.add(LogLine(3, "a", "%0", "schedule", "delivered"))
     assert len(view) == 2 and view.rate_count(3, target="%0") == 2
     assert len(sub) == 3 and sub.rate_count(3, target="%0") == 3

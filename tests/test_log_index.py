@@ -6,7 +6,7 @@ Three speed-ups, each held to the slower form it replaced, kept here as the orac
   and the same count of bad ones as `parse_line` on each line;
 - a view indexes its lines in one pass (`LogView._index`): the same indexes as the
   old `LogView.add` line after line;
-- `LogView.about(entry, pane)` answers every query as the view of the filtered lines
+- `cut(view, entry, pane)` (`rk.core.log.about`) answers every query as the view of the filtered lines
   does, also after lines are added to it (a forecast's steps) or to the whole view.
 """
 
@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rk.core.bounds import MAX_EPOCH
+from rk.core.log.about import cut
 from rk.core.log.chunk import parse_chunk
 from rk.core.log.delivery import LogLine, LogView, Status, counts_for_rate, is_aftermath, parse_line, status_of
 from rk.store.delivery_log import _parse_chunk
@@ -269,7 +270,7 @@ def test_about_answers_as_the_view_of_the_filtered_lines(before, steps, later):
     for stage in ("cut", "grown"):
         for entry in ENTRIES:
             for pane in (None, *TARGETS):
-                sub = view.about(entry, pane)
+                sub = cut(view, entry, pane)
                 ref = filtered(view.lines, entry, pane)
                 assert answers(sub) == answers(ref), (stage, entry, pane)
                 for line in steps:
@@ -285,7 +286,7 @@ def test_about_answers_as_the_view_of_the_filtered_lines(before, steps, later):
 def test_a_cut_keeps_the_lines_it_was_cut_from(before, later):
     """Its lines are read only when asked for: still those of the view when it was cut."""
     view = LogView(before)
-    subs = {(entry, pane): view.about(entry, pane) for entry in ENTRIES for pane in (None, *TARGETS)}
+    subs = {(entry, pane): cut(view, entry, pane) for entry in ENTRIES for pane in (None, *TARGETS)}
     for line in later:
         view.add(line)
     for (entry, pane), sub in subs.items():
@@ -295,7 +296,7 @@ def test_a_cut_keeps_the_lines_it_was_cut_from(before, later):
 
 def test_a_cut_of_a_cut():
     view = LogView([LogLine(1, "a", "%0", "schedule", "delivered"), LogLine(2, "b", "%0", "schedule", "failed: x")])
-    sub = view.about("a", "%0")
+    sub = cut(view, "a", "%0")
     sub.add(LogLine(3, "c", "%1", "wake", "delivered"))
-    assert answers(sub.about("c", "%1")) == answers(filtered(sub.lines, "c", "%1"))
-    assert answers(sub.about("b", None)) == answers(filtered(sub.lines, "b", None))
+    assert answers(cut(sub, "c", "%1")) == answers(filtered(sub.lines, "c", "%1"))
+    assert answers(cut(sub, "b", None)) == answers(filtered(sub.lines, "b", None))

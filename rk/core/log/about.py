@@ -1,5 +1,5 @@
-"""One entry's view cut from the view of a whole log (`LogView.about`): what a forecast
-of one entry steps from.
+"""One entry's view cut from the view of a whole log (`cut`): what a forecast of one
+entry steps from.
 
 `rk cron list` forecasts each of its entries from the one view of the log, and each
 forecast steps (adds lines) in a view of its own. That view answers every query as
@@ -70,7 +70,7 @@ class Places:
 def cut(view: LogView, entry_id: str, pane: str | None) -> LogView:
     """The view of `entry_id` and of the lines aimed at `pane` (see the module)."""
     lines = view._all()
-    if view._places is None:
+    if not isinstance(view._places, Places):
         view._places = Places()
     places = view._places.catch_up(lines)
     sub = LogView()

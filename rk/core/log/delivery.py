@@ -15,14 +15,10 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 from rk.core.bounds import MAX_EPOCH
 from rk.core.log.wake_mark import is_marked
 from rk.core.schedule import ladder
-
-if TYPE_CHECKING:
-    from rk.core.log.about import Places
 
 #: Window of the per-target rate cap.
 RATE_WINDOW = 3600
@@ -265,8 +261,8 @@ class LogView:
         self._counted_by_entry: dict[str, list[int]] = {}
         self._delivered_by_entry: dict[str, list[int]] = {}  #: what the caps count (rk.core.cost.caps)
         self._aftermath: dict[str, list[LogLine]] = {}
-        self._places: Places | None = None  #: built by the first `about`
-        #: a view cut by `about`: the view, entry, pane and line count its older lines are read from
+        self._places: object = None  #: `rk.core.log.about.Places`, built by the first cut
+        #: a view cut by `rk.core.log.about.cut`: the view, entry, pane and line count its older lines are read from
         self._source: tuple[LogView, str, str | None, int] | None = None
         self._index(lines)
 
@@ -305,7 +301,7 @@ class LogView:
                     delivered[line.entry] = [line.ts]
 
     def _all(self) -> list[LogLine]:
-        """Every line; a view cut by `about` reads its older lines from its source when first asked."""
+        """Every line; a view cut by `rk.core.log.about.cut` reads its older lines from its source when first asked."""
         if self._source is not None:
             source, entry_id, pane, n = self._source
             self._source = None
@@ -317,14 +313,6 @@ class LogView:
     @property
     def lines(self) -> Sequence[LogLine]:
         return tuple(self._all())
-
-    def about(self, entry_id: str, pane: str | None) -> LogView:
-        """The view of the lines of `entry_id` and, with a `pane`, of every line aimed at
-        it: `LogView(line for line in self.lines if line.entry == entry_id or (pane and
-        line.target == pane))`, what a forecast of one entry steps from (`rk.core.log.about`)."""
-        from rk.core.log.about import cut
-
-        return cut(self, entry_id, pane)
 
     def __len__(self) -> int:
         return len(self._all())

@@ -29,6 +29,7 @@ from typing import TypedDict, Unpack
 
 from rk.core.cost import caps
 from rk.core.cost.budget import Spent
+from rk.core.log.about import cut
 from rk.core.log.delivery import LogLine, LogView, Status, status_of
 from rk.core.pane.facts import BUSY_STATES, LIMITED, TargetFact
 from rk.core.pane.state import AgentState
@@ -158,7 +159,7 @@ def _run(
     paused_span: tuple[int, int] | None = None,
 ) -> tuple[list[Upcoming], str | None]:
     """Step the tick's rules from `now`; the deliveries, and why there are none (or None)."""
-    view = log.about(entry.id, target.pane)
+    view = cut(log, entry.id, target.pane)
     targets = {entry.id: target}
     poll = settings.tick_interval
     fires: list[Upcoming] = []
