@@ -3,7 +3,8 @@
 State: `$RK_STATE_DIR`, else `$XDG_STATE_HOME/rk/cron`, else
 `~/.local/state/rk/cron` (dir 0700, files 0600, no symbolic link followed in it:
 `rk.host.private`). Per tmux server `<slug>`:
-`<slug>.yaml` (entries), `<slug>.log` (+ archives `<slug>.log.1`, …),
+`<slug>.yaml` (entries; `<slug>.entries.json` caches its parsed data,
+`rk.store.entries_cache`), `<slug>.log` (+ archives `<slug>.log.1`, …),
 `<slug>.cursor.yaml` and `<slug>.lock`.
 
 Settings come from `$XDG_CONFIG_HOME/rk/config.yaml` (or `$RK_CONFIG`) and
