@@ -50,30 +50,25 @@ def _env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE", "PYTHONUNBUFFERED")}
 
 
+def as_rk(stand_ins: str, *args: str) -> str:
+    """A program that runs `rk ARGS` as the process does (`rk.__main__.main()`, argv from
+    sys.argv), with some of rk's functions replaced first (`stand_ins`)."""
+    run = "from rk.__main__ import main\nsys.exit(main())\n"
+    return f"import gc, sys\n{stand_ins}\nsys.argv = ['rk', *{list(args)!r}]\n{run}"
+
+
 def test_a_process_runs_a_view_without_the_collector_and_a_command_with_it():
-    probe = (
-        "import gc, sys\n"
-        "import rk.cli.fastpath as f\n"
-        "f.run = lambda args: print('view', gc.isenabled()) or 0\n"
-        "from rk.__main__ import main\n"
-        "sys.exit(main())\n"
+    view = as_rk("import rk.cli.fastpath as f\nf.run = lambda args: print('view', gc.isenabled()) or 0", "cron", "list")
+    done = subprocess.run([sys.executable, "-c", view], capture_output=True, text=True, timeout=60, env=_env())
+    assert (done.returncode, done.stdout) == (0, "view False\n"), done.stderr
+    command = as_rk(
+        "import rk.cli.fastpath as f, rk.cli as c\nf.run = lambda args: None\n"
+        "c.main = lambda args: print('command', gc.isenabled()) or 0",
+        "cron",
+        "ticker",
     )
-    view = subprocess.run(
-        [sys.executable, "-c", probe, "cron", "list"], capture_output=True, text=True, timeout=60, env=_env()
-    )
-    assert (view.returncode, view.stdout) == (0, "view False\n"), view.stderr
-    command = (
-        "import gc, sys\n"
-        "import rk.cli.fastpath as f, rk.cli as c\n"
-        "f.run = lambda args: None\n"
-        "c.main = lambda args: print('command', gc.isenabled()) or 0\n"
-        "from rk.__main__ import main\n"
-        "sys.exit(main())\n"
-    )
-    ran = subprocess.run(
-        [sys.executable, "-c", command, "cron", "ticker"], capture_output=True, text=True, timeout=60, env=_env()
-    )
-    assert (ran.returncode, ran.stdout) == (0, "command True\n"), ran.stderr
+    done = subprocess.run([sys.executable, "-c", command], capture_output=True, text=True, timeout=60, env=_env())
+    assert (done.returncode, done.stdout) == (0, "command True\n"), done.stderr
 
 
 def test_in_process_calls_leave_the_collector_alone(monkeypatch):
@@ -98,23 +93,11 @@ def _closed_reader(code: str) -> subprocess.CompletedProcess[bytes]:
 
 
 def test_a_view_whose_reader_went_away_exits_1_quietly_and_the_hook_0():
-    view = (
-        "import sys\n"
-        "import rk.cli.fastpath as f\n"
-        "f.run = lambda args: sys.stdout.write('row\\n') and 0\n"
-        "from rk.__main__ import main\n"
-        "sys.argv = ['rk', 'cron', 'list']\n"
-        "sys.exit(main())\n"
-    )
+    view = as_rk("import rk.cli.fastpath as f\nf.run = lambda args: sys.stdout.write('row\\n') and 0", "cron", "list")
     done = _closed_reader(view)
     assert (done.returncode, done.stderr) == (1, b"")
-    hook = (
-        "import sys\n"
-        "import rk.agent.hook as h\n"
-        "h.main = lambda args: sys.stdout.write('x\\n') and 0\n"
-        "from rk.__main__ import main\n"
-        "sys.argv = ['rk', 'agent', 'hook', 'idle']\n"
-        "sys.exit(main())\n"
+    hook = as_rk(
+        "import rk.agent.hook as h\nh.main = lambda args: sys.stdout.write('x\\n') and 0", "agent", "hook", "idle"
     )
     done = _closed_reader(hook)
     assert (done.returncode, done.stderr) == (0, b"")

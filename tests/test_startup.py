@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -99,12 +100,19 @@ WRITTEN = """entries:
 """
 
 
-@pytest.mark.parametrize("args", [["cron", "list"], ["cron", "list", "--json"], ["cron", "show", "84y8"]])
-def test_views_read_entries_without_the_lineage(tmp_path, args):
+def written(tmp_path: Path) -> Path:
+    """The state dir under `tmp_path` with `WRITTEN` as server default's entries file."""
     state = tmp_path / "state"
     state.mkdir(mode=0o700)
-    (state / "default.yaml").write_text(WRITTEN)
-    (state / "default.yaml").chmod(0o600)
+    path = state / "default.yaml"
+    path.write_text(WRITTEN)
+    path.chmod(0o600)
+    return path
+
+
+@pytest.mark.parametrize("args", [["cron", "list"], ["cron", "list", "--json"], ["cron", "show", "84y8"]])
+def test_views_read_entries_without_the_lineage(tmp_path, args):
+    written(tmp_path)
     code, out, modules = loaded(tmp_path, *args)
     assert code == 0 and "84y8" in out
     assert not {"rk.cli.tree", "rk.core.schedule.lineage"} & modules  # only --tree draws who made what
@@ -120,11 +128,7 @@ def test_views_with_a_warm_entries_cache_load_no_yaml_parser(tmp_path, monkeypat
     from rk.store import entries_cache
     from rk.store.entries import load_entries
 
-    state = tmp_path / "state"
-    state.mkdir(mode=0o700)
-    path = state / "default.yaml"
-    path.write_text(WRITTEN)
-    path.chmod(0o600)
+    path = written(tmp_path)
     _, out, modules = loaded(tmp_path, "cron", "list")
     assert "84y8" in out and "ruamel.yaml" in modules  # just written: parsed, and not cached
     real = time.time_ns
@@ -176,10 +180,7 @@ NOT_LOADED = {
 
 @pytest.mark.parametrize("args", sorted(NOT_LOADED))
 def test_each_view_loads_only_what_it_draws(tmp_path, args):
-    state = tmp_path / "state"
-    state.mkdir(mode=0o700)
-    (state / "default.yaml").write_text(WRITTEN)
-    (state / "default.yaml").chmod(0o600)
+    written(tmp_path)
     _, _, modules = loaded(tmp_path, *args)
     assert "rk.cli.fastpath" in modules  # the view ran (the fast path imports its module)
     assert not NOT_LOADED[args] & modules

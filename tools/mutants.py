@@ -1646,11 +1646,18 @@ MUTANTS = [
         ("tests/test_seams_capture_faults.py", "-k", "stale_state"),
     ),
     Mutant(
-        "look: a screen correction overwrites a hook that wrote after the look read the pane",
+        "look: a screen correction overwrites the turn end of a hook that wrote after the look read the pane",
         "rk/tmux/observe.py",
         'read = f"{pane.state}:{pane.epoch}" if pane.state else ""',
         'read = ""',
-        ("tests/test_await_events.py", "-k", "not_overwritten"),
+        ("tests/test_await_events.py", "-k", "stands"),
+    ),
+    Mutant(
+        "look: a correction that lost the race journals its guessed turn end",
+        "rk/tmux/observe.py",
+        'end = ""  # the hook\'s line in the journal said how the turn ended',
+        "pass",
+        ("tests/test_await_events.py", "-k", "stands"),
     ),
     Mutant(
         "look: a state with a pid after its epoch counts as moved",
@@ -1660,7 +1667,7 @@ MUTANTS = [
         ("tests/test_await_events.py", "-k", "screen_correction"),
     ),
     Mutant(
-        "look: a state in the older option alone is never corrected",
+        "look: a turn end over a state in the older option alone is never written",
         "rk/tmux/server.py",
         "#{{==:{option},}}}}",
         "0}}",

@@ -230,22 +230,23 @@ def _look(
             if again == screen and _plain(styled2) == _plain(styled):
                 fix = correction(pane, screen, now, settled=True)
         if fix is not None:
-            if not write or _record_turn(server, pane, fix, styled, screen.failed):
-                report.corrections.append((pane.pane_id, fix))
+            if write:
+                _record_turn(server, pane, fix, styled, screen.failed)
+            report.corrections.append((pane.pane_id, fix))
         return corrected(pane, fix), screen
     except TmuxError as exc:
         report.errors.append(f"{pane.pane_id}: {exc}")
         return pane, None
 
 
-def _record_turn(server: Server, pane: PaneFact, fix: Correction, styled: str, failed: bool = False) -> bool:
-    """Write a correction with how the turn ended, if it did (`@rk_pane_turn_end`), unless
-    a hook wrote the pane's state since it was read, and journal the change (which wakes
-    any waiting `rk agent await`); whether it was written."""
+def _record_turn(server: Server, pane: PaneFact, fix: Correction, styled: str, failed: bool = False) -> None:
+    """Write a correction with how the turn ended, if it did (`@rk_pane_turn_end`; not
+    when a hook wrote the pane's state since the look read it: that hook's end stands),
+    and journal the change (which wakes any waiting `rk agent await`)."""
     end = screen_turn_end(pane.state, fix.state, _ESC.sub("", styled), failed)
     read = f"{pane.state}:{pane.epoch}" if pane.state else ""
     if not server.write_state(pane.pane_id, fix.value, fix.note, turn_end_value(end, fix.epoch) if end else "", read):
-        return False
+        end = ""  # the hook's line in the journal said how the turn ended
     if fix.state != pane.state:
         statejournal.record(
             os.environ if server.env is None else server.env,
@@ -256,7 +257,6 @@ def _record_turn(server: Server, pane: PaneFact, fix: Correction, styled: str, f
             end,
             "screen",
         )
-    return True
 
 
 def _would_rest(pane: PaneFact, screen: Screen, now: int) -> bool:

@@ -215,7 +215,7 @@ def in_mode_of(out: str) -> str | None:
     return None
 
 
-#: What `Server.write_state` prints when the pane's state moved since it was read.
+#: What `Server.write_state` prints when the pane's state moved since it was read (no turn end written).
 MOVED = "[rk: state moved]"
 
 
@@ -410,26 +410,30 @@ class Server:
 
     def write_state(self, pane: str, value: str, note: str, turn_end: str = "", read: str = "") -> bool:
         """Set the pane's agent state (both names), its source note and, when given, its
-        turn end (`@rk_pane_turn_end` value), in one process; whether it was written.
+        turn end (`@rk_pane_turn_end` value), in one process; whether the turn end was
+        written (True when none was given).
 
-        `read` is the state the writer saw (`state:epoch`, "" for none): the write is
-        then made only while the pane's state option still holds it, decided inside
-        tmux (`state_still`). A hook that wrote between the look and this write is
-        fresher than the screen it corrects, and its turn end (an Esc's
-        `interrupted`) must not be overwritten by the look's `ok`."""
+        With `read`, the state the writer saw (`state:epoch`, "" for none), the turn end
+        is written only while the pane's state option still holds it, decided inside
+        tmux before the state is set (`state_still`): a hook that wrote after the look
+        read the pane told how that turn ended (an Esc's `interrupted`), which the look
+        only guesses from the screen (`ok`). The state itself is the screen's, as before:
+        what hooks cannot tell (a limit on the screen) must not be lost to a late `idle`."""
         writes = [
             Command.set_option("-p", pane, STATE_OPTION, value),
             Command.set_option("-p", pane, LEGACY_STATE_OPTION, value),
             Command.set_option("-p", pane, SOURCE_OPTION, note),
         ]
-        if turn_end:
-            writes.append(Command.set_option("-p", pane, TURN_END_OPTION, turn_end))
-        if not read:
+        end = Command.set_option("-p", pane, TURN_END_OPTION, turn_end)
+        if not turn_end:
             self.run(*chain(*writes))
             return True
+        if not read:
+            self.run(*chain(*writes, end))
+            return True
         moved = ["display-message", "-p", "-t", pane, MOVED]
-        out = self.run("if-shell", "-F", "-t", pane, state_still(read), tmux_words(*writes), tmux_words(moved))
-        return MOVED not in out
+        guarded = ["if-shell", "-F", "-t", pane, state_still(read), tmux_words(end), tmux_words(moved)]
+        return MOVED not in self.run(*chain(guarded, *writes))
 
     def capture(self, pane: str, lines: int = 0) -> str:
         """The visible screen of `pane` (plus `lines` of history), joined wrapped lines."""

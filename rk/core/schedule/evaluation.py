@@ -64,7 +64,7 @@ class Quiet:
     pane: str
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True)
 class Evaluation:
     fires: tuple[Fire, ...]
     absent: tuple[Fire, ...]
