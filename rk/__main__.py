@@ -9,9 +9,10 @@ command goes to the CLI declared in `rk.cli` (which imports a command's module o
 when it runs). Run as the process (the console
 script), the hook and the status line also skip the interpreter's teardown: it
 costs ~2 ms (freeing every module), a sixth of what the whole hook costs, and
-they leave nothing to clean up; so do the views, which also run without the cyclic
-garbage collector (`_short_lived`): a view's objects are freed at exit, and its
-imports alone set the collector off some sixty times (the two: ~3.5 % of the
+they leave nothing to clean up. The views keep the teardown (a view that is a pane's
+only process and exits at once can lose the tail of what it wrote to tmux), but run
+without the cyclic garbage collector (`_short_lived`): a view's objects are freed at
+exit, and its imports alone set the collector off some sixty times (~2.4 % of the
 instructions of `rk cron list`).
 """
 
@@ -41,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
 
     status = run(args)
     if status is not None:
-        return _finish(status, argv is None, view=True)
+        return _flushed(status) if argv is None else status
     import gc
 
     gc.enable()  # a command may run for hours (the ticker, the MCP server)
@@ -72,11 +73,26 @@ def _short_lived() -> None:
     gc.disable()
 
 
-def _finish(code: int, process: bool, view: bool = False) -> int:
+def _flushed(code: int) -> int:
+    """A view's `code` once its output is flushed; a reader that went away (`rk cron
+    list | head -1`) makes it 1, quietly, as click does on the typer path (stdout then
+    goes to /dev/null, so the interpreter's own flush at exit finds nothing to report)."""
+    import os  # loaded by the interpreter's start already
+
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return code or 1
+    return code
+
+
+def _finish(code: int, process: bool) -> int:
     """`code`; when this is the process's own run (`argv` not passed), exit at once
     with it: the output flushed, no atexit handler registered, every child reaped
-    and every file closed by then, so the teardown would only free memory. A view
-    whose output no one reads any more (`rk cron list | head -1`) exits 1, as click does."""
+    and every file closed by then, so the teardown would only free memory."""
     if not process:
         return code
     import os  # loaded by the interpreter's start already
@@ -84,8 +100,6 @@ def _finish(code: int, process: bool, view: bool = False) -> int:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except BrokenPipeError:
-            code = 1 if view and not code else code
         except Exception:
             pass  # the hook exits 0 whatever happens; a bar shows what it got
     os._exit(code)

@@ -1,6 +1,6 @@
-"""How an rk process ends and what it collects: a view exits at once after its output
-(no teardown) and without the cyclic collector; what may run long keeps it; a view whose
-reader went away exits 1 as click does, and the hook still exits 0."""
+"""How an rk process ends and what it collects: a view runs without the cyclic collector
+and ends with the interpreter's teardown; what may run long keeps the collector; a view
+whose reader went away exits 1 as click does, and the hook still exits 0."""
 
 from __future__ import annotations
 
@@ -101,3 +101,16 @@ def test_a_view_whose_reader_went_away_exits_1_quietly_and_the_hook_0():
     )
     done = _closed_reader(hook)
     assert (done.returncode, done.stderr) == (0, b"")
+
+
+def test_a_view_keeps_the_teardown():
+    """A view that is a pane's only process and ends at once can lose the tail of its
+    output to tmux (`tests/test_views_80x24.py` lost 10 of 33 rows so): it exits as a
+    Python program does, its atexit handlers run."""
+    view = as_rk(
+        "import atexit, rk.cli.fastpath as f\nf.run = lambda args: atexit.register(print, 'torn down') and 0",
+        "cron",
+        "list",
+    )
+    done = subprocess.run([sys.executable, "-c", view], capture_output=True, text=True, timeout=60, env=_env())
+    assert (done.returncode, done.stdout) == (0, "torn down\n"), done.stderr

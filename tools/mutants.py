@@ -3800,16 +3800,16 @@ MUTANTS = [
     Mutant(
         "process: a view whose reader went away exits 0",
         "rk/__main__.py",
-        "code = 1 if view and not code else code",
-        "code = code",
+        "        return code or 1\n",
+        "        return code\n",
         ("tests/test_process_exit.py", "-k", "reader_went_away"),
     ),
     Mutant(
-        "process: the hook exits 1 when its stdout is gone",
+        "process: a view ends without the teardown (a pane's tail can be lost)",
         "rk/__main__.py",
-        "code = 1 if view and not code else code",
-        "code = 1 if not code else code",
-        ("tests/test_process_exit.py", "-k", "reader_went_away"),
+        "return _flushed(status) if argv is None else status",
+        "return _finish(status, argv is None)",
+        ("tests/test_process_exit.py", "-k", "teardown"),
     ),
     # -- dormant entries (rk/core/schedule/dormant.py) ---------------------------------------------------------
     Mutant(
