@@ -127,6 +127,14 @@ def private_dir(path: str | os.PathLike[str]) -> str:
     return os.fspath(path)
 
 
+def read_to_end(fd: int) -> bytes:
+    """Everything left to read from `fd`, in 1 MiB reads (the caller closes it)."""
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def open_file(path: str | os.PathLike[str], flags: int, mode: int = 0o600) -> int:
     """`os.open` that never follows a symbolic link in the last component (ELOOP)
     and never blocks on a FIFO; anything but a regular file is refused (OSError).

@@ -171,9 +171,6 @@ def _read_private(path: Path) -> bytes:
             raise PermissionError(f"{path} is not private")
         if st.st_size > MAX_CACHE_BYTES:
             raise OSError(f"{path} is too large")
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
+        return private.read_to_end(fd)
     finally:
         os.close(fd)

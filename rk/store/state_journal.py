@@ -145,10 +145,7 @@ def _read(path: str) -> bytes:
     except OSError:
         return b""
     try:
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
+        return private.read_to_end(fd)
     finally:
         os.close(fd)
 
