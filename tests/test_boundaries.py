@@ -12,7 +12,7 @@ import pytest
 from rk.core import bounds
 from rk.core.bounds import MAX_EPOCH
 from rk.core.cost import unchanged
-from rk.core.cost.usage import MAX_BUDGET, Budget, BudgetError
+from rk.core.cost.budget import MAX_BUDGET, Budget, BudgetError
 from rk.core.environ import is_pane_id
 from rk.core.log.delivery import BUDGET_KEEP, MISSED_CAP, ORPHAN_TTL, RATE_WINDOW, LogLine, LogView, lines_to_keep
 from rk.core.pane.facts import LIMITED as LIMITED_STATE

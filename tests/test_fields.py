@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import make_env, run_in
 
-from rk.core.cost.unchanged import MODES
+from rk.core.cost.only_if_changed import MODES
 from rk.core.schedule import fields
 from rk.core.schedule.entry import Deliver, OnTimeout, WakeEvent
 from rk.core.schedule.fields import BY_KEY, SURFACES, Shape, Surface

@@ -25,7 +25,8 @@ from conftest import run_rk
 from rk.agent import hook_event, hook_tmux
 from rk.core.channels.notice import BUDGET, Memory, events_of
 from rk.core.cost import caps, usage
-from rk.core.cost.usage import Budget, BudgetError, Delivery, Price, Spent, Tokens
+from rk.core.cost.budget import Budget, BudgetError, Spent, over_budget
+from rk.core.cost.usage import Delivery, Price, Tokens
 from rk.core.log.delivery import LogLine, LogView, Status
 from rk.core.log.diagnostics import Diag
 from rk.core.pane.facts import TargetFact
@@ -192,7 +193,7 @@ def test_unknown_usage_is_never_zero():
     assert usage.day_spent([None, None], "no record") == Spent(None, 2, "no record")
     assert usage.day_spent([FIRST, None], "x") == Spent(FIRST.total, 1, "x")
     assert usage.day_spent([]) == Spent(0)
-    assert not usage.over_budget(Budget(1), Spent(None, 3))
+    assert not over_budget(Budget(1), Spent(None, 3))
 
 
 def test_prices_cost_each_model_and_a_model_without_one_is_unknown():

@@ -3758,7 +3758,7 @@ MUTANTS = [
         "views: an entry's budget read through the token counting",
         "rk/core/schedule/entry.py",
         "from rk.core.cost.budget import Budget\n",
-        "from rk.core.cost.usage import Budget\n",
+        "from rk.core.cost.budget import Budget\nfrom rk.core.cost import usage  # noqa: F401\n",
         ("tests/test_startup.py", "-k", "each_view"),
     ),
     Mutant(
@@ -3772,7 +3772,7 @@ MUTANTS = [
         "views: an entry's only_if_changed read through the screens' rule",
         "rk/core/schedule/decoding.py",
         "from rk.core.cost.only_if_changed import PANE, SCOPE\n",
-        "from rk.core.cost.unchanged import PANE, SCOPE\n",
+        "from rk.core.cost.only_if_changed import PANE, SCOPE\nfrom rk.core.cost import unchanged  # noqa: F401\n",
         ("tests/test_startup.py", "-k", "each_view"),
     ),
     Mutant(

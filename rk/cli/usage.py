@@ -17,7 +17,8 @@ from rk.cli.environment import environment, not_found, zone_label
 from rk.cli.flags import since_instant
 from rk.cli.options import JsonOpt, ServerOpt
 from rk.cli.table import Column, layout, terminal_width
-from rk.core.cost.usage import DayUsage, format_tokens, per_day
+from rk.core.cost.budget import format_tokens
+from rk.core.cost.usage import DayUsage, per_day
 from rk.core.schedule.due import entry_zone
 from rk.store import delivery_log as logfile
 from rk.store.config import load_prices

@@ -23,8 +23,8 @@ import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from rk.core.cost.budget import Spent
 from rk.core.cost.unchanged import Mark
-from rk.core.cost.usage import Spent
 from rk.core.log.delivery import LogLine, LogView, Reason, Status, proves_resolution
 from rk.core.log.diagnostics import Diag, Diagnostic, first_line
 from rk.core.log.wake_mark import marked

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Protocol
 
 from rk.core.cost import caps, usage
-from rk.core.cost.usage import Attributed, Delivery, Record, Spent, Turn
+from rk.core.cost.budget import Spent
+from rk.core.cost.usage import Attributed, Delivery, Record, Turn
 from rk.core.environ import SESSION_OPTION, TRANSCRIPT_OPTION
 from rk.core.log.delivery import LogLine, Status, status_of
 from rk.core.schedule.due import entry_zone

@@ -27,9 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
-from rk.core.cost.only_if_changed import MODES as MODES  # re-exported: the entry key's values
-from rk.core.cost.only_if_changed import PANE as PANE
-from rk.core.cost.only_if_changed import SCOPE as SCOPE
+from rk.core.cost.only_if_changed import SCOPE
 from rk.core.pane.state import BUSY_STATES, AgentState
 
 _ANSI = re.compile(r"\x1b\[[0-9;:?]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]")

@@ -7,8 +7,9 @@ totals). This module turns already-read, already-decoded lines of those files
 (and Gemini CLI's session JSONL, `tokens` on each reply) into records (a
 genuine user prompt, or some tokens spent), attributes the
 tokens of each turn a delivery started to that delivery's entry, sums them per
-local day in the entry's zone, prices them with the config's table, and holds
-the budget rule (read in rk.core.cost.budget). Pure: the shell (`rk.store.transcripts`) finds and reads the files.
+local day in the entry's zone, prices them with the config's table, and says
+what a day spent (`day_spent`; the budget rule is `rk.core.cost.budget`). Pure:
+the shell (`rk.store.transcripts`) finds and reads the files.
 
 Attribution (specs/usage.md): a turn starts at a genuine user prompt (not a
 tool result, not text the CLI injects) and runs until the next one. A turn is
@@ -26,12 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, tzinfo
 
-from rk.core.cost.budget import MAX_BUDGET as MAX_BUDGET  # re-exported: the budget is read in rk.core.cost.budget
-from rk.core.cost.budget import Budget as Budget
-from rk.core.cost.budget import BudgetError as BudgetError
-from rk.core.cost.budget import Spent as Spent
-from rk.core.cost.budget import format_tokens as format_tokens
-from rk.core.cost.budget import over_budget as over_budget
+from rk.core.cost.budget import Spent
 
 #: Seconds a prompt's record may predate its `delivered` line (the line is written at the tick's now,
 #: before the typing, so a prompt is normally later; this covers two clocks rounding differently).
