@@ -68,6 +68,10 @@ WAKE_FROM = ("tests/test_wake_from.py", "-m", "not tmux and not shell and not sl
 FASTPATH = ("tests/test_startup_fastpath.py",)
 #: A tick killed at each moment of a delivery, into an agent-like app (~30 s).
 AT_MOST_ONCE = ("tests/test_at_most_once.py",)
+#: A screen still drawing is captured again (`rk.tmux.observe.SETTLE_TRIES`).
+SETTLE = ("tests/test_look_settle.py", "tests/test_look.py")
+#: One prompt per agent pane per tick (`Seen.typed`).
+TYPED = ("tests/test_typed_this_tick.py",)
 #: deliver: replace, pure (the rules, the property, the scenario file) and on a tmux server (~40 s).
 REPLACE_PURE = ("tests/test_replace.py", "tests/test_scenarios.py", "-k", "replace or interrupt")
 REPLACE_TMUX = ("tests/test_replace_tmux.py",)
@@ -102,6 +106,86 @@ class Mutant:
 
 
 MUTANTS = [
+    # -- the look's settle (rk/tmux/observe.py) -------------------------------------------------------------
+    Mutant("settle: one comparison only", "rk/tmux/observe.py", "SETTLE_TRIES = 3", "SETTLE_TRIES = 1", SETTLE),
+    Mutant(
+        "settle: a changed screen is compared with the first, not the newest",
+        "rk/tmux/observe.py",
+        "                styled, screen = styled2, again",
+        "                pass",
+        SETTLE,
+    ),
+    Mutant(
+        "settle: a screen that would not end the turn is captured again too",
+        "rk/tmux/observe.py",
+        "while fix is None and tries < SETTLE_TRIES and _would_rest(pane, screen, now):",
+        "while fix is None and tries < SETTLE_TRIES:",
+        SETTLE,
+    ),
+    Mutant(
+        "settle: a changed screen ends the turn",
+        "rk/tmux/observe.py",
+        "            if again == screen and _plain(styled2) == _plain(styled):\n                fix",
+        "            if True:\n                fix",
+        SETTLE,
+    ),
+    # -- one prompt per agent pane per tick (rk/core/schedule/dispose.py, rk/engine/tick.py) ----------------
+    Mutant(
+        "typed: a pane typed into this tick is not busy",
+        "rk/core/schedule/dispose.py",
+        "        if self.typed and self.state not in BUSY_STATES:\n            return AgentState.ACTIVE\n",
+        "",
+        TYPED,
+    ),
+    Mutant(
+        "typed: immediate sends into a pane typed into this tick",
+        "rk/core/schedule/dispose.py",
+        "        if seen.typed:\n            return _hold(AgentState.ACTIVE, due_at, now)\n",
+        "",
+        TYPED,
+    ),
+    Mutant(
+        "typed: replace interrupts a turn with a prompt typed this tick behind it",
+        "rk/core/schedule/dispose.py",
+        "replace_step(blocker, seen.ours and not seen.typed)",
+        "replace_step(blocker, seen.ours)",
+        TYPED,
+    ),
+    Mutant(
+        "typed: the tick forgets the panes it typed into",
+        "rk/engine/tick.py",
+        "            typed_into.add(fire.pane)",
+        "            pass",
+        TYPED,
+    ),
+    Mutant(
+        "typed: the tick keeps a plain program's pane too",
+        "rk/engine/tick.py",
+        "if pane is not None and pane.kind == PaneKind.AGENT and outcome is not None and typed_into_pane(outcome):",
+        "if pane is not None and outcome is not None and typed_into_pane(outcome):",
+        TYPED,
+    ),
+    Mutant(
+        "typed: a hold behind a typed prompt asks for a recheck",
+        "rk/core/pane/recheck.py",
+        "if pane is None or typed or disposition.act",
+        "if pane is None or disposition.act",
+        TYPED,
+    ),
+    Mutant(
+        "typed: an unsure failure does not count as typed",
+        "rk/core/schedule/retry.py",
+        "return status == Status.DELIVERED or (status == Status.FAILED and not retryable(outcome))",
+        "return status == Status.DELIVERED",
+        TYPED,
+    ),
+    Mutant(
+        "typed: the simulator forgets the panes it typed into",
+        "rk/core/schedule/simulate.py",
+        "            typed_into.add(fire.pane)  # a scripted pane",
+        "            pass  # a scripted pane",
+        TYPED,
+    ),
     # -- at most once: the journal and the recovery (rk/act/intents.py, rk/engine/recovery.py) ---------------
     Mutant(
         "recovery switched off",

@@ -46,7 +46,7 @@ def fire_outcome(firing: Firing, unchanged: bool = False) -> str | None:
     seen = Seen()
     if pane is not None:  # a pane mode (copy-mode, …) is the human's: held like a draft, never cancelled
         seen = replace(seen_before_typing(pane, None, now, entry.any_program), mode=held_mode(pane.in_mode, pane.mode))
-    seen = replace(seen, unchanged=unchanged, ours=ours(firing))  # ours: `deliver: replace` only
+    seen = replace(seen, unchanged=unchanged, ours=ours(firing), typed=firing.typed)  # ours: `deliver: replace` only
     rate = firing.runtime.settings.rate_per_hour
     disposition = dispose(fire, entry, firing.view, now, rate, seen if fire.pane else None)
     return execute(firing, disposition)
@@ -58,7 +58,7 @@ def execute(firing: Firing, disposition: Disposition) -> str | None:
     fire = firing.fire
     if edge_kept(firing.entry, fire, final):
         firing.out.kept_edges.add(fire.entry)
-    if wants_recheck(firing.pane, final, firing.now):
+    if wants_recheck(firing.pane, final, firing.now, firing.typed):
         firing.out.recheck = True
     firing.out.decisions.append(Decision(firing.server.name, fire.entry, fire.reason, fire.pane, outcome or final.text))
     return outcome
@@ -177,7 +177,7 @@ def last_look(firing: Firing, intent: Intent | None = None) -> Callable[[Frame],
         else:
             screen = read_screen(pane, frame.styled, frame.field("pane_title"), now, runtime.zone)
             seen = seen_before_typing(pane, screen, now, entry.any_program)
-            seen = replace(seen, mode=held_mode(frame.in_mode, frame.field("pane_mode")))
+            seen = replace(seen, mode=held_mode(frame.in_mode, frame.field("pane_mode")), typed=firing.typed)
             idle = frame.field(IDLE_LINE_OPTION)
             if not seen.draft and draft_without_layout(pane, screen, idle, frame.cursor_line()):
                 seen = replace(seen, draft=True)  # no layout reads it: the cursor's line is not the idle one

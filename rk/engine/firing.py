@@ -31,3 +31,4 @@ class Firing:
     pane: PaneFact | None = None  #: the target as this tick's enumeration and looks saw it
     gate: Gate | None = None  #: the server's lock, let go while the fire is carried out
     still: Snapshot | None = None  #: the entries file as the decision saw it
+    typed: bool = False  #: this tick already typed a prompt into the target (`Seen.typed`)

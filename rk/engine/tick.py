@@ -28,11 +28,12 @@ from rk.core.cost.unchanged import Mark
 from rk.core.log.delivery import LogLine, LogView, Reason, Status, proves_resolution
 from rk.core.log.diagnostics import Diag, Diagnostic, first_line
 from rk.core.log.wake_mark import marked
-from rk.core.pane.facts import PaneFact, TargetFact, panes_concerned, resolve_all
+from rk.core.pane.facts import PaneFact, PaneKind, TargetFact, panes_concerned, resolve_all
 from rk.core.pane.recheck import watching_dialog
 from rk.core.schedule.due import Evaluation, Fire, due, next_due
 from rk.core.schedule.entry import Entry
 from rk.core.schedule.orphan import orphaned_since
+from rk.core.schedule.retry import may_have_typed
 from rk.core.schedule.wake import Observation
 from rk.engine.fire import Firing, fire_outcome
 from rk.engine.gate import Claims, Gate, Snapshot
@@ -120,10 +121,15 @@ class _Pass:
     dry_run: bool
     gate: Gate
 
-    def firing(self, entry: Entry, fire: Fire, scene: _Scene, pane: PaneFact | None, still: Snapshot) -> Firing:
-        """One of its fires, to be carried out with the lock let go (`still`: the file as decided on)."""
+    def firing(
+        self, entry: Entry, fire: Fire, scene: _Scene, pane: PaneFact | None, still: Snapshot, typed: bool
+    ) -> Firing:
+        """One of its fires, to be carried out with the lock let go (`still`: the file as decided on;
+        `typed`: an earlier fire of this tick typed into its pane)."""
         view, now = scene.view, scene.now
-        return Firing(self.runtime, self.server, entry, fire, self.out, self.dry_run, view, now, pane, self.gate, still)
+        return Firing(
+            self.runtime, self.server, entry, fire, self.out, self.dry_run, view, now, pane, self.gate, still, typed
+        )
 
 
 @dataclass(frozen=True)
@@ -281,6 +287,7 @@ def _fire_all(tick: _Pass, scene: _Scene, claims: Claims, writer: LogWriter, by_
     resolved_now: set[str] = set()
     decided = Snapshot.of(files, now, scene.paused)
     by_pane = {p.pane_id: p for p in scene.panes}
+    typed_into: set[str] = set()  # agent panes a fire of this tick typed a prompt into
     fires = [f for f in (*scene.ev.fires, *scene.ev.absent) if f.entry in by_id]
     fires = [f for f in fires if claims.take(f.entry)]  # all claimed before the first is typed
     for fire in fires:
@@ -291,7 +298,10 @@ def _fire_all(tick: _Pass, scene: _Scene, claims: Claims, writer: LogWriter, by_
             continue
         quiet = marks is not None and fire.pane != "" and _unchanged(tick, scene, entry, fire, marks)
         pane = by_pane.get(fire.pane)
-        outcome = fire_outcome(tick.firing(entry, fire, scene, pane, decided), unchanged=quiet)
+        firing = tick.firing(entry, fire, scene, pane, decided, typed=fire.pane in typed_into)
+        outcome = fire_outcome(firing, unchanged=quiet)
+        if pane is not None and pane.kind == PaneKind.AGENT and outcome is not None and typed_into_pane(outcome):
+            typed_into.add(fire.pane)  # the agent takes it as a turn: no second prompt this tick
         said = None if outcome is None else marked(outcome, fire.mark)  # a wake on the world names its signal
         aside, line = fire_lines(out, fire, now, said)  # a replace's `interrupted` line first, even before a hold
         for before in aside:
@@ -303,6 +313,11 @@ def _fire_all(tick: _Pass, scene: _Scene, claims: Claims, writer: LogWriter, by_
         if proves_resolution(outcome):
             resolved_now.add(fire.entry)
     return resolved_now
+
+
+def typed_into_pane(outcome: str) -> bool:
+    """Whether a fire's outcome means its prompt went into the composer (or would have, in a dry run)."""
+    return outcome in ("would-deliver", "would-replace") or may_have_typed(outcome)
 
 
 def _marks(tick: _Pass, scene: _Scene) -> dict[str, Mark] | None:

@@ -29,10 +29,13 @@ DIALOG_WATCH = 300
 RECHECK_WINDOW = 20
 
 
-def wants_recheck(pane: PaneFact | None, disposition: Disposition, now: int) -> bool:
+def wants_recheck(pane: PaneFact | None, disposition: Disposition, now: int, typed: bool = False) -> bool:
     """A fire held as `active` although the pane's hook said `idle` a moment ago:
-    the screen is behind the hook, and will catch up within a second or two."""
-    if pane is None or disposition.act != Act.HOLD or disposition.held_by != AgentState.ACTIVE:
+    the screen is behind the hook, and will catch up within a second or two. Not
+    when it is held behind a prompt this tick typed (`typed`): that turn is what
+    the hook and the screen do not show yet, and a look half a second later could
+    still miss it; the agent's own hook nudges the ticker when it reports it."""
+    if pane is None or typed or disposition.act != Act.HOLD or disposition.held_by != AgentState.ACTIVE:
         return False
     return pane.state == AgentState.IDLE and 0 <= now - pane.epoch <= RECHECK_WINDOW
 

@@ -83,12 +83,15 @@ class Seen:
     #: `deliver: replace`: the running turn was started by this entry's newest delivery
     #: (`rk.core.schedule.replace.turn_is_ours`); False when not asked or not known
     ours: bool = False
+    #: this tick already typed a prompt into the pane: its agent is taking it (`active`),
+    #: though neither its hooks nor its screen may show that yet
+    typed: bool = False
 
     @property
     def blocker(self) -> str:
         """What stands between the payload and the agent, most binding first:
         `limited`, `waiting` (a dialog, or the hooks say so), a pane mode,
-        `draft`, `active`; "" if nothing."""
+        `draft`, `active` (by its state, or by the prompt this tick typed); "" if nothing."""
         if self.state == LIMITED:
             return LIMITED
         if self.dialog or self.state == AgentState.WAITING:
@@ -99,6 +102,8 @@ class Seen:
             return "draft"
         if self.unreadable:
             return "unreadable"
+        if self.typed and self.state not in BUSY_STATES:
+            return AgentState.ACTIVE
         return self.state if self.state in BUSY_STATES else ""
 
 
@@ -147,7 +152,11 @@ def deliver_policy(policy: Deliver, seen: Seen, due_at: int, now: int) -> Dispos
     limit); `immediate` logs a limit and holds a dialog, a mode or a draft like
     when-idle. A screen rk should read but cannot (`unreadable`) is treated
     as a draft: nothing is typed blind. A working agent (`active`, or `waiting` by its hooks alone) is
-    sent to by `immediate`, held by `when-idle`, skipped by `skip-if-busy`.
+    sent to by `immediate`, held by `when-idle`, skipped by `skip-if-busy`; but a
+    pane this tick already typed a prompt into (`seen.typed`) is held by `immediate`
+    too: its agent is taking that prompt, and a second one typed now would meet a
+    turn that neither its hooks nor its screen show yet, where no Enter can be
+    confirmed (the agent's hook nudges the ticker when it reports that turn).
     Idle and unknown states deliver under every policy. `replace` interrupts a
     working turn of its own (`seen.ours`) and holds anything else as when-idle does.
     """
@@ -169,6 +178,8 @@ def deliver_policy(policy: Deliver, seen: Seen, due_at: int, now: int) -> Dispos
             return _hold(seen.mode, due_at, now)
         if seen.draft or seen.unreadable:
             return _hold("draft" if seen.draft else "unreadable", due_at, now)
+        if seen.typed:
+            return _hold(AgentState.ACTIVE, due_at, now)
         return Disposition(Act.SEND)  # a working agent queues it; the hooks' waiting alone shows no dialog to answer
     return _hold(blocker, max(due_at, seen.reset_at) if blocker == LIMITED else due_at, now)
 
@@ -177,7 +188,8 @@ def _replace(seen: Seen, due_at: int, now: int) -> Disposition:
     """`replace` with something in the way: its own working turn is interrupted;
     anything else waits as when-idle does (a turn not its own says so)."""
     blocker = seen.blocker
-    if replace_step(blocker, seen.ours) == Replace.INTERRUPT:
+    # a prompt typed this tick waits behind the running turn: an interrupt now could cancel it too
+    if replace_step(blocker, seen.ours and not seen.typed) == Replace.INTERRUPT:
         return Disposition(Act.REPLACE)
     held = _hold(blocker, max(due_at, seen.reset_at) if blocker == LIMITED else due_at, now)
     if held.act == Act.HOLD and blocker == AgentState.ACTIVE:

@@ -68,6 +68,13 @@ def retryable(outcome: str) -> bool:
     return status_of(outcome) == Status.FAILED and not any(word in outcome for word in UNSURE)
 
 
+def may_have_typed(outcome: str) -> bool:
+    """Whether the prompt went into the composer, as far as rk knows: delivered, or a
+    failure after which it may have landed (`UNSURE`)."""
+    status = status_of(outcome)
+    return status == Status.DELIVERED or (status == Status.FAILED and not retryable(outcome))
+
+
 def after(entry: Entry) -> int:
     """Seconds from a failed attempt to the next retry."""
     return entry.retry_after or DEFAULT_AFTER

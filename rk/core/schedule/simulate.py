@@ -262,8 +262,9 @@ class _Replay:
             self.emit(line, due_at=due_at)
         _take_marks(self.entries, self.view, panes, targets, self.marks, t)
         kept: dict[str, Observation] = {}
+        typed_into: set[str] = set()  # agents' panes a fire of this instant typed into, as the tick keeps them
         for fire in (*ev.fires, *ev.absent):
-            self._fire(fire, t, kept)
+            self._fire(fire, t, kept, typed_into)
         for spent in caps.retiring(self.entries, self.view):  # its max_total made: it leaves, as the tick retires it
             self.emit(caps.retired_line(spent, t))
             self.entries = [e for e in self.entries if e.id != spent.id]
@@ -272,11 +273,13 @@ class _Replay:
                 self.result.events.append(Event(t, d.entry, "diag", d.reason, d.detail))
         self.obs = {**ev.next_cursor, **kept}
 
-    def _fire(self, fire: Fire, t: int, kept: dict[str, Observation]) -> None:
+    def _fire(self, fire: Fire, t: int, kept: dict[str, Observation], typed_into: set[str]) -> None:
         """One fire through the deliver policy, as the tick would dispose of it."""
         entry = self.by_id[fire.entry]
         current = self.panes.get(fire.pane)
         seen = _seen(current) if fire.pane and current is not None else None
+        if seen is not None and fire.pane in typed_into:
+            seen = replace(seen, typed=True)
         if current is not None and seen is not None and entry.policy == Deliver.REPLACE:
             ours = turn_is_ours(entry.id, self.view, fire.pane, self.journal.get(fire.pane, ()), current.turn_end)
             seen = replace(seen, ours=ours)
@@ -300,6 +303,8 @@ class _Replay:
             text=typed(entry, fire, self.view, t, self.zone) if sent else "",
             maybe=maybe,
         )
+        if disposition.act in (Act.SEND, Act.REPLACE) and fire.pane:
+            typed_into.add(fire.pane)  # a scripted pane is an agent's (a shell's refuses before this)
         model = self.agents.get(fire.pane)
         if disposition.act in (Act.SEND, Act.REPLACE) and model is not None:
             self.panes[fire.pane] = _Pane(state=AgentState.ACTIVE, epoch=t)

@@ -1,0 +1,192 @@
+"""One prompt per agent pane per tick: once a fire of a tick has typed into an agent's
+pane, the tick's other fires for that pane meet the turn it started (`Seen.typed`),
+though neither the agent's hooks nor its screen may show that turn yet.
+
+Seen in CI with the real Claude Code: two held fires went out in one tick; the second's
+look still read the pane idle, its Enter met the first prompt's turn starting, and the
+first prompt's late hook made it `failed: submit not confirmed`. Here: the pure rule for
+every policy, and one tick on a private tmux server with the stand-in Claude Code (rk's
+hooks installed) and a plain program beside it, which has no turns and takes both.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import UTC
+from pathlib import Path
+
+import pytest
+from conftest import run_rk, wait_for
+
+from rk.core.schedule.dispose import Seen, deliver_policy
+from rk.core.schedule.entry import CreatedBy, Deliver, Entry, Every, Target
+from rk.core.schedule.retry import may_have_typed
+from rk.core.schedule.simulate import AgentModel, StateChange, simulate
+from rk.engine.runtime import Runtime
+from rk.engine.tick import tick_server, typed_into_pane
+from rk.store import delivery_log as logfile
+from rk.store.config import Settings
+from tests.standin import program_window, stand_in_window
+
+T0 = 1_796_000_000
+
+
+@pytest.mark.parametrize(
+    "seen, policy, want",
+    [
+        (Seen("idle", typed=True), Deliver.WHEN_IDLE, "held-busy: active"),
+        (Seen("idle", typed=True), Deliver.IMMEDIATE, "held-busy: active"),  # immediate sends to active, not here
+        (Seen("", typed=True), Deliver.IMMEDIATE, "held-busy: active"),
+        (Seen("idle", typed=True), Deliver.SKIP_IF_BUSY, "skipped-busy: active"),
+        (Seen("active", typed=True), Deliver.IMMEDIATE, "held-busy: active"),
+        (
+            Seen("active", typed=True, ours=True),
+            Deliver.REPLACE,
+            "held-busy: active; replace: turn not ours, waiting for idle",
+        ),
+        (Seen("idle", typed=True, dialog=True), Deliver.SKIP_IF_BUSY, "skipped-busy: waiting"),  # more binding first
+        (Seen("idle", typed=True, draft=True), Deliver.WHEN_IDLE, "held-busy: draft"),
+        (Seen("limited", typed=True), Deliver.SKIP_IF_BUSY, "skipped-limited"),
+    ],
+)
+def test_a_pane_typed_into_this_tick_is_busy_under_every_policy(seen, policy, want):
+    assert deliver_policy(policy, seen, T0, T0 + 60).text == want
+
+
+@pytest.mark.parametrize("policy", list(Deliver))
+def test_without_it_an_idle_pane_takes_the_prompt(policy):
+    assert deliver_policy(policy, Seen("idle"), T0, T0 + 60).text == ""  # a send: no outcome of its own
+
+
+def test_its_own_running_turn_is_still_interrupted_when_nothing_was_typed_this_tick():
+    assert deliver_policy(Deliver.REPLACE, Seen("active", ours=True), T0, T0 + 60).act == "replace"
+
+
+@pytest.mark.parametrize(
+    "outcome, typed",
+    [
+        ("delivered", True),
+        ("delivered (after one recovery)", True),
+        ("failed: submit not confirmed", True),
+        ("failed: echo not seen (could not clear composer)", True),
+        ("failed: pane busy: another delivery into it did not finish", False),
+        ("failed: can't find pane: %9", False),
+        ("skipped-busy: active", False),
+        ("would-deliver", True),
+        ("would-replace", True),
+        ("would-notify", False),
+    ],
+)
+def test_which_outcomes_count_as_typed(outcome, typed):
+    assert typed_into_pane(outcome) is typed
+    if not outcome.startswith("would-"):
+        assert may_have_typed(outcome) is typed
+
+
+#: A program with a composer and no turns (Enter submits; each submission one line in a file).
+COMPOSER = Path(__file__).resolve().parent / "fixtures" / "composer_app.py"
+
+
+def _entries(state: Path, server_name: str, agent: str, plain: str, created: int) -> dict[str, str]:
+    """Three entries on the agent's pane (one per policy) and two on the plain program's."""
+    state.mkdir(mode=0o700, exist_ok=True)
+    wanted = {
+        "a-imm": (agent, Deliver.IMMEDIATE),
+        "a-idle": (agent, Deliver.WHEN_IDLE),
+        "a-skip": (agent, Deliver.SKIP_IF_BUSY),
+        "p-one": (plain, Deliver.IMMEDIATE),
+        "p-two": (plain, Deliver.WHEN_IDLE),
+    }
+    docs = [
+        Entry(
+            id=key,
+            target=Target("pane", pane),
+            created_by=CreatedBy(at=created),
+            schedule=Every(interval=3600),
+            payload=f"from {key}",
+            deliver=policy,
+            any_program=pane == plain,
+        ).to_yaml()
+        for key, (pane, policy) in wanted.items()
+    ]
+    (state / f"{server_name}.yaml").write_text(json.dumps({"entries": docs}))
+    return {key: pane for key, (pane, _) in wanted.items()}
+
+
+@pytest.mark.tmux
+@pytest.mark.shell
+def test_one_tick_types_one_prompt_into_an_agent_and_every_prompt_into_a_plain_program(env, tmux_server, tmp_path):
+    run_rk(["agent", "setup", "claude", "--yes"], env, check=True)
+    prompts = tmp_path / "prompts"
+    environ = {
+        "HOME": env["HOME"],
+        "RK_STATE_DIR": env["RK_STATE_DIR"],
+        "FAKE_CLAUDE_TURN": "1",
+        "FAKE_CLAUDE_LAG": "2",  # the taken prompt's turn not yet on the screen nor in a hook
+        "FAKE_CLAUDE_LOG": str(prompts),
+    }
+    agent = stand_in_window(tmux_server, environ)
+    taken = tmp_path / "taken"
+    plain = program_window(tmux_server, f"{COMPOSER} {taken}", name="composer")
+    state = Path(env["RK_STATE_DIR"])
+    _entries(state, tmux_server.name, agent, plain, int(time.time()) - 3600)
+    runtime = Runtime(
+        state_dir=state,
+        settings=Settings(),
+        environ=dict(tmux_server.env) | {"RK_STATE_DIR": str(state)},
+        zone=UTC,
+        clock=lambda: int(time.time()),
+        notify=lambda *a: "",
+    )
+    log = state / f"{tmux_server.name}.log"
+
+    first = tick_server(runtime, tmux_server.name)
+    said = {d.entry: d.outcome for d in first.decisions}
+    agent_said = {k: v for k, v in said.items() if k.startswith("a-")}
+    assert sorted(agent_said.values()) == ["delivered", "held-busy: active", "skipped-busy: active"], said
+    assert agent_said["a-imm"] == "delivered"  # the file's first: the one typed
+    assert said["p-one"] == said["p-two"] == "delivered", said  # a plain program has no turn to wait for
+    assert not first.recheck  # no look half a second later (the turn may still not show); the hook nudges
+    wait_for(lambda: prompts.exists() and prompts.read_text().splitlines() == ["from a-imm"], timeout=10)
+    wait_for(lambda: taken.exists() and sorted(taken.read_text().splitlines()) == ["from p-one", "from p-two"])
+    assert [line.entry for line in logfile.read_live(log)] == ["a-imm", "a-skip", "p-one", "p-two"]
+
+    def rested() -> bool:  # its turn shown, run and over (the state alone is idle until the lag is over)
+        done = "Brewed for" in tmux_server.capture(agent)
+        return done and tmux_server.display(agent, "#{@rk_pane_agent_state}").startswith("idle:")
+
+    wait_for(rested, timeout=20, message="the stand-in's turn over")
+    second = tick_server(runtime, tmux_server.name)
+    assert {d.entry: d.outcome for d in second.decisions} == {"a-idle": "delivered"}
+    wait_for(lambda: prompts.read_text().splitlines() == ["from a-imm", "from a-idle"], timeout=10)
+
+
+@pytest.mark.parametrize("model", [None, AgentModel(busy_for=40)], ids=["scripted", "modelled"])
+def test_the_simulator_holds_the_second_prompt_of_an_instant_as_the_tick_does(model):
+    """Two `immediate` entries due at the same instant on one idle agent pane: the first is
+    typed, the second waits for the next tick (sent then: `immediate` sends to a working agent)."""
+    entries = [
+        Entry(
+            id=key,
+            target=Target("pane", "%1"),
+            created_by=CreatedBy(at=T0 - 3600),
+            schedule=Every(interval=3600),
+            payload=key,
+            deliver=Deliver.IMMEDIATE,
+        )
+        for key in ("one", "two")
+    ]
+    sim = simulate(
+        entries,
+        start=T0,
+        end=T0 + 60,
+        tick=30,
+        script=[StateChange(T0 - 60, "%1", "idle")],
+        agents={"%1": model} if model else None,
+    )
+    assert [(e.at, e.entry, e.kind, e.outcome) for e in sim.events] == [
+        (T0, "one", "line", "delivered"),
+        (T0, "two", "hold", "held-busy: active"),
+        (T0 + 30, "two", "line", "delivered"),
+    ]
