@@ -43,6 +43,10 @@ from rk.tmux.server import Server, TmuxError, format_number
 
 #: Seconds between the two captures that show a screen has settled.
 SETTLE_DELAY = 0.3
+#: Captures after the first, at most, while a screen that would end a turn is still
+#: changing (under load a CLI draws an Esc's aftermath over a second or more): a tick
+#: that missed it waited for the next poll, though Claude's registry had said idle.
+SETTLE_TRIES = 3
 _ESC = re.compile(r"\x1b\[[0-9;:?]*[@-~]")
 
 
@@ -222,13 +226,17 @@ def _look(
         report.captures += 1
         screen = read_screen(pane, styled, title, now, zone)
         fix = correction(pane, screen, now, settled=False)
-        if fix is None and _would_rest(pane, screen, now):
+        tries = 0
+        while fix is None and tries < SETTLE_TRIES and _would_rest(pane, screen, now):
+            tries += 1
             sleep(SETTLE_DELAY)
             title2, styled2 = server.look(pane.pane_id)
             report.captures += 1
             again = read_screen(pane, styled2, title2, now, zone)
             if again == screen and _plain(styled2) == _plain(styled):
                 fix = correction(pane, screen, now, settled=True)
+            else:  # still drawing (an Esc's aftermath: the prompt put back a moment later): compare the next one
+                styled, screen = styled2, again
         if fix is not None:
             if write:
                 _record_turn(server, pane, fix, styled, screen.failed)

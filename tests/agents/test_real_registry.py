@@ -133,7 +133,7 @@ def test_a_tick_inside_the_staleness_bound_corrects_an_esc(rig):
     )
     assert out.returncode == 0, out.stderr
     value = r.option("@rk_pane_agent_state")
-    assert value.startswith("idle:"), (value, r.run.capture())
+    assert value.startswith("idle:"), (value, out.stdout, r.run.capture())
     assert r.option("@rk_pane_agent_source").startswith("screen:")
     assert at - int(value.split(":")[1]) < 5 and at - int(sent) < 20, "corrected before the state went stale"
     print(
