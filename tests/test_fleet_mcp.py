@@ -139,7 +139,7 @@ def test_a_grant_allows_its_panes_there_and_no_others(fleet):
     assert fleet.entries_here() == []  # nothing of it here
     assert {e["id"] for e in listed.result()} == set(on_b)
     rows = {r["pane"]: r for r in agents.result()}
-    assert "--seed" in rows[fleet.worker]["process"]  # readable by the grant: the full command line
+    assert "fake_agent.py worker" in rows[fleet.worker]["process"]  # readable by the grant: its command line
     assert rows[fleet.reviewer]["process"] == "cat"
     log = [(a["tool"], a.get("host"), a["outcome"]) for a in fleet.audit()]
     assert log == [
