@@ -117,8 +117,9 @@ class Rig(ClientRig):
     def state(self, pane: str | None = None) -> str:
         return self.option("@rk_pane_agent_state", pane).split(":")[0]
 
-    def wait_state(self, state: str, timeout: float = 15.0, pane: str | None = None) -> str:
-        return wait_option_state(lambda: self.option("@rk_pane_agent_state", pane), state, timeout, self.run.capture)
+    def wait_state(self, state: str, timeout: float = 15.0, pane: str | None = None, since: int = 0) -> str:
+        read = lambda: self.option("@rk_pane_agent_state", pane)  # noqa: E731
+        return wait_option_state(read, state, timeout, self.run.capture, since)
 
     def prompts(self) -> list[str]:
         return self.run.mock.prompts()

@@ -79,15 +79,17 @@ class ClientRig:
         return self.client().tick(now)
 
 
-def wait_option_state(read, state: str, timeout: float, screen=lambda: "") -> str:
-    """Poll `read()` (an `@rk_pane_agent_state` value) until its state is `state`."""
+def wait_option_state(read, state: str, timeout: float, screen=lambda: "", since: int = 0) -> str:
+    """Poll `read()` (an `@rk_pane_agent_state` value) until its state is `state`, written
+    at `since` (unix seconds) or later: a turn rk just typed may not be stamped yet."""
     deadline = time.monotonic() + timeout
     seen: list[str] = []
     while time.monotonic() < deadline:
         value = read()
         if not seen or seen[-1] != value:
             seen.append(value)
-        if value.split(":")[0] == state:
+        parts = value.split(":")
+        if parts[0] == state and (not since or (len(parts) > 1 and parts[1].isdigit() and int(parts[1]) >= since)):
             return value
         time.sleep(0.02)
     raise AssertionError(f"state {state!r} not reached in {timeout}s; seen {seen}; screen:\n{screen()}")
