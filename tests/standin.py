@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import json
 import sys
+import time
+from datetime import UTC
 from pathlib import Path
 
 from conftest import wait_for
 
 from rk.core.schedule.entry import CreatedBy, Entry, Target
+from rk.engine.runtime import Runtime
+from rk.store.config import Settings
 
 FAKE_CLAUDE = Path(__file__).resolve().parent / "fixtures" / "fake_claude.py"
 
@@ -45,3 +49,15 @@ def write_entry(state: Path, server_name: str, pane: str, created: int, **fields
     entry = Entry(id="e1", target=Target("pane", pane), created_by=CreatedBy(at=created), **fields)
     (state / f"{server_name}.yaml").write_text(json.dumps({"entries": [entry.to_yaml()]}))  # JSON is YAML
     return entry
+
+
+def tick_runtime(server, state: Path) -> Runtime:
+    """A tick's runtime on `server` with its state in `state`, on the wall clock (UTC), notifying no one."""
+    return Runtime(
+        state_dir=state,
+        settings=Settings(),
+        environ=dict(server.env) | {"RK_STATE_DIR": str(state)},
+        zone=UTC,
+        clock=lambda: int(time.time()),
+        notify=lambda *a: "",
+    )

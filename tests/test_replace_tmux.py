@@ -7,7 +7,6 @@ does not stop gets nothing typed."""
 from __future__ import annotations
 
 import time
-from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -21,9 +20,8 @@ from rk.engine.runtime import Runtime
 from rk.engine.tick import tick_server
 from rk.store import delivery_log as logfile
 from rk.store import state_journal as statejournal
-from rk.store.config import Settings
 from rk.store.pane_history import journal_of
-from tests.standin import program_window, stand_in_window, write_entry
+from tests.standin import program_window, stand_in_window, tick_runtime, write_entry
 
 pytestmark = [pytest.mark.tmux, pytest.mark.shell]
 
@@ -52,15 +50,7 @@ def rig(env, server, pane: str, created: int) -> tuple[Runtime, Path]:
     state = Path(env["RK_STATE_DIR"])
     fields = {"schedule": Every(interval=EVERY), "payload": "latest?", "deliver": Deliver.REPLACE}
     write_entry(state, server.name, pane, created, **fields)
-    runtime = Runtime(
-        state_dir=state,
-        settings=Settings(),
-        environ=dict(server.env) | {"RK_STATE_DIR": str(state)},
-        zone=UTC,
-        clock=lambda: int(time.time()),
-        notify=lambda *a: "",
-    )
-    return runtime, state / f"{server.name}.log"
+    return tick_runtime(server, state), state / f"{server.name}.log"
 
 
 def state_of(server, pane: str) -> str:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -23,11 +22,9 @@ from rk.core.schedule.dispose import Seen, deliver_policy
 from rk.core.schedule.entry import CreatedBy, Deliver, Entry, Every, Target
 from rk.core.schedule.retry import may_have_typed
 from rk.core.schedule.simulate import AgentModel, StateChange, simulate
-from rk.engine.runtime import Runtime
 from rk.engine.tick import tick_server, typed_into_pane
 from rk.store import delivery_log as logfile
-from rk.store.config import Settings
-from tests.standin import program_window, stand_in_window
+from tests.standin import program_window, stand_in_window, tick_runtime
 
 T0 = 1_796_000_000
 
@@ -131,14 +128,7 @@ def test_one_tick_types_one_prompt_into_an_agent_and_every_prompt_into_a_plain_p
     plain = program_window(tmux_server, f"{COMPOSER} {taken}", name="composer")
     state = Path(env["RK_STATE_DIR"])
     _entries(state, tmux_server.name, agent, plain, int(time.time()) - 3600)
-    runtime = Runtime(
-        state_dir=state,
-        settings=Settings(),
-        environ=dict(tmux_server.env) | {"RK_STATE_DIR": str(state)},
-        zone=UTC,
-        clock=lambda: int(time.time()),
-        notify=lambda *a: "",
-    )
+    runtime = tick_runtime(tmux_server, state)
     log = state / f"{tmux_server.name}.log"
 
     first = tick_server(runtime, tmux_server.name)
