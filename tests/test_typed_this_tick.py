@@ -18,8 +18,20 @@ from pathlib import Path
 import pytest
 from conftest import run_rk, wait_for
 
-from rk.core.schedule.dispose import Seen, deliver_policy
-from rk.core.schedule.entry import CreatedBy, Deliver, Entry, Every, Target
+from rk.core.log.delivery import Reason
+from rk.core.schedule.dispose import Seen, deliver_policy, edge_kept
+from rk.core.schedule.due import Fire
+from rk.core.schedule.entry import (
+    CreatedBy,
+    Deliver,
+    Entry,
+    Every,
+    Target,
+    WakeEvent,
+    WakeFrom,
+    WakeOn,
+    WakeOnly,
+)
 from rk.core.schedule.retry import may_have_typed
 from rk.core.schedule.simulate import AgentModel, StateChange, simulate
 from rk.engine.tick import tick_server, typed_into_pane
@@ -111,11 +123,10 @@ def _entries(state: Path, server_name: str, agent: str, plain: str, created: int
     return {key: pane for key, (pane, _) in wanted.items()}
 
 
-@pytest.mark.tmux
-@pytest.mark.shell
-def test_one_tick_types_one_prompt_into_an_agent_and_every_prompt_into_a_plain_program(env, tmux_server, tmp_path):
+def _stand_in(env, tmux_server, prompts: Path) -> str:
+    """The stand-in Claude Code with rk's hooks, its turns a second long, each shown (and hooked)
+    two seconds after it took the prompt: the pane of an agent that is slow to show a turn."""
     run_rk(["agent", "setup", "claude", "--yes"], env, check=True)
-    prompts = tmp_path / "prompts"
     environ = {
         "HOME": env["HOME"],
         "RK_STATE_DIR": env["RK_STATE_DIR"],
@@ -123,7 +134,20 @@ def test_one_tick_types_one_prompt_into_an_agent_and_every_prompt_into_a_plain_p
         "FAKE_CLAUDE_LAG": "2",  # the taken prompt's turn not yet on the screen nor in a hook
         "FAKE_CLAUDE_LOG": str(prompts),
     }
-    agent = stand_in_window(tmux_server, environ)
+    return stand_in_window(tmux_server, environ)
+
+
+def _rested(tmux_server, agent: str) -> bool:
+    """The stand-in's turn shown, run and over (its state alone is idle until the lag is over)."""
+    done = "Brewed for" in tmux_server.capture(agent)
+    return done and tmux_server.display(agent, "#{@rk_pane_agent_state}").startswith("idle:")
+
+
+@pytest.mark.tmux
+@pytest.mark.shell
+def test_one_tick_types_one_prompt_into_an_agent_and_every_prompt_into_a_plain_program(env, tmux_server, tmp_path):
+    prompts = tmp_path / "prompts"
+    agent = _stand_in(env, tmux_server, prompts)
     taken = tmp_path / "taken"
     plain = program_window(tmux_server, f"{COMPOSER} {taken}", name="composer")
     state = Path(env["RK_STATE_DIR"])
@@ -142,11 +166,7 @@ def test_one_tick_types_one_prompt_into_an_agent_and_every_prompt_into_a_plain_p
     wait_for(lambda: taken.exists() and sorted(taken.read_text().splitlines()) == ["from p-one", "from p-two"])
     assert [line.entry for line in logfile.read_live(log)] == ["a-imm", "a-skip", "p-one", "p-two"]
 
-    def rested() -> bool:  # its turn shown, run and over (the state alone is idle until the lag is over)
-        done = "Brewed for" in tmux_server.capture(agent)
-        return done and tmux_server.display(agent, "#{@rk_pane_agent_state}").startswith("idle:")
-
-    wait_for(rested, timeout=20, message="the stand-in's turn over")
+    wait_for(lambda: _rested(tmux_server, agent), timeout=20, message="the stand-in's turn over")
     second = tick_server(runtime, tmux_server.name)
     assert {d.entry: d.outcome for d in second.decisions} == {"a-idle": "delivered"}
     wait_for(lambda: prompts.read_text().splitlines() == ["from a-imm", "from a-idle"], timeout=10)
@@ -180,3 +200,101 @@ def test_the_simulator_holds_the_second_prompt_of_an_instant_as_the_tick_does(mo
         (T0, "two", "hold", "held-busy: active"),
         (T0 + 30, "two", "line", "delivered"),
     ]
+
+
+@pytest.mark.parametrize("typed", [True, False])
+def test_a_hold_behind_a_typed_prompt_keeps_a_wake_edge_and_other_holds_use_it_up(typed):
+    wake = Entry(
+        id="w",
+        schedule=WakeOnly(),
+        target=Target("pane", "%1"),
+        created_by=CreatedBy(at=T0 - 3600),
+        payload="a worker is done",
+        wake_on=WakeOn(event=WakeEvent.AGENT_STATE_CHANGE, from_=WakeFrom.ANY),
+    )
+    fire = Fire(entry="w", reason=Reason.WAKE, pane="%1", due_at=T0, rung=0, at=T0)
+    held = deliver_policy(Deliver.IMMEDIATE, Seen("idle", typed=typed, draft=not typed), T0, T0)
+    assert held.act == "hold"
+    assert edge_kept(wake, fire, held, typed=typed) is typed  # a draft's hold uses the edge up, as in the Go original
+    assert not edge_kept(wake, fire, deliver_policy(Deliver.IMMEDIATE, Seen("idle"), T0, T0), typed=typed)
+
+
+def test_a_wake_that_meets_a_prompt_typed_in_its_instant_goes_at_the_next_tick():
+    """An operator's heartbeat and its wake on a worker's idle, due together: the heartbeat is
+    typed, the wake held behind it, and (its edge kept) typed at the next tick, not lost."""
+    beat = Entry(
+        id="beat",
+        target=Target("pane", "%1"),
+        created_by=CreatedBy(at=T0 - 3600),
+        schedule=Every(interval=3600),
+        payload="status?",
+    )
+    wake = Entry(
+        id="wake",
+        schedule=WakeOnly(),
+        target=Target("pane", "%1"),
+        created_by=CreatedBy(at=T0 - 3600),
+        payload="a worker is done",
+        wake_on=WakeOn(event=WakeEvent.AGENT_STATE_CHANGE, from_=WakeFrom.ANY),
+    )
+    sim = simulate(
+        [beat, wake],
+        start=T0 - 30,
+        end=T0 + 60,
+        tick=30,
+        script=[
+            StateChange(T0 - 600, "%1", "idle"),
+            StateChange(T0 - 600, "%2", "active"),
+            StateChange(T0 - 5, "%2", "idle"),
+        ],
+        agents={"%1": AgentModel(busy_for=40)},
+    )
+    fired = [(e.at - T0, e.entry, e.kind, e.outcome) for e in sim.events if e.entry in ("beat", "wake")]
+    assert fired == [
+        (0, "beat", "line", "delivered"),
+        (0, "wake", "hold", "held-busy: active"),
+        (30, "wake", "line", "delivered"),  # immediate sends to the working agent: it queues it
+    ]
+
+
+@pytest.mark.tmux
+@pytest.mark.shell
+def test_a_wake_held_behind_a_typed_prompt_goes_at_the_next_tick(env, tmux_server, tmp_path):
+    """The operator's heartbeat and its wake on a worker going idle, due in one tick: the wake is
+    held behind the heartbeat, its edge kept (a held wake otherwise uses its edge up), and it is
+    typed at the next tick."""
+    prompts = tmp_path / "prompts"
+    agent = _stand_in(env, tmux_server, prompts)
+    worker = program_window(tmux_server, f"{COMPOSER} {tmp_path / 'worker'}", name="worker")
+    created = int(time.time()) - 3600
+    tmux_server.set_pane_option(worker, "@rk_pane_agent_state", f"active:{created}")
+    state = Path(env["RK_STATE_DIR"])
+    state.mkdir(mode=0o700, exist_ok=True)
+    wake = Entry(
+        id="wake",
+        schedule=WakeOnly(),
+        target=Target("pane", agent),
+        created_by=CreatedBy(at=created),
+        payload="a worker is done",
+        wake_on=WakeOn(event=WakeEvent.AGENT_STATE_CHANGE, from_=WakeFrom.ANY),
+    )
+    beat = Entry(
+        id="beat",
+        target=Target("pane", agent),
+        created_by=CreatedBy(at=created),
+        schedule=Every(interval=3600),
+        payload="status?",
+    )
+    entries = state / f"{tmux_server.name}.yaml"
+    runtime = tick_runtime(tmux_server, state)
+    entries.write_text(json.dumps({"entries": [wake.to_yaml()]}))
+    assert tick_server(runtime, tmux_server.name).decisions == []  # the wake's first look: its observation
+    entries.write_text(json.dumps({"entries": [beat.to_yaml(), wake.to_yaml()]}))
+    tmux_server.set_pane_option(worker, "@rk_pane_agent_state", f"idle:{int(time.time())}")
+
+    first = tick_server(runtime, tmux_server.name)
+    assert {d.entry: d.outcome for d in first.decisions} == {"beat": "delivered", "wake": "held-busy: active"}
+    wait_for(lambda: _rested(tmux_server, agent), timeout=20, message="the stand-in's turn over")
+    second = tick_server(runtime, tmux_server.name)
+    assert {d.entry: d.outcome for d in second.decisions} == {"wake": "delivered"}
+    wait_for(lambda: prompts.read_text().splitlines() == ["status?", "a worker is done"], timeout=10)

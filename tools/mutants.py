@@ -180,6 +180,27 @@ MUTANTS = [
         TYPED,
     ),
     Mutant(
+        "typed: a wake held behind a typed prompt uses its edge up",
+        "rk/core/schedule/dispose.py",
+        "    return typed or (disposition.held_by == LIMITED and waits_for_reset(entry, fire))",
+        "    return disposition.held_by == LIMITED and waits_for_reset(entry, fire)",
+        TYPED,
+    ),
+    Mutant(
+        "typed: the tick does not keep the wake edge of a fire held behind a typed prompt",
+        "rk/engine/fire.py",
+        "edge_kept(firing.entry, fire, final, firing.typed)",
+        "edge_kept(firing.entry, fire, final)",
+        TYPED,
+    ),
+    Mutant(
+        "typed: the simulator does not keep the wake edge of a fire held behind a typed prompt",
+        "rk/core/schedule/simulate.py",
+        "edge_kept(entry, fire, disposition, fire.pane in typed_into)",
+        "edge_kept(entry, fire, disposition)",
+        TYPED,
+    ),
+    Mutant(
         "typed: the simulator forgets the panes it typed into",
         "rk/core/schedule/simulate.py",
         "            typed_into.add(fire.pane)  # a scripted pane",

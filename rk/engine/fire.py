@@ -56,7 +56,7 @@ def execute(firing: Firing, disposition: Disposition) -> str | None:
     """Carry out one disposition: the outcome to log, or None for a hold."""
     outcome, final = _carry_out(firing, disposition)
     fire = firing.fire
-    if edge_kept(firing.entry, fire, final):
+    if edge_kept(firing.entry, fire, final, firing.typed):
         firing.out.kept_edges.add(fire.entry)
     if wants_recheck(firing.pane, final, firing.now, firing.typed):
         firing.out.recheck = True

@@ -253,9 +253,13 @@ def waits_for_reset(entry: Entry, fire: Fire) -> bool:
     return fire.reason == Reason.WAKE and entry.wake_on is not None and entry.wake_on.event == WakeEvent.LIMIT_RESET
 
 
-def edge_kept(entry: Entry, fire: Fire, disposition: Disposition) -> bool:
+def edge_kept(entry: Entry, fire: Fire, disposition: Disposition, typed: bool = False) -> bool:
     """Whether this fire leaves its wake edge pending: a `limit-reset` fire that
-    met a limit is not used up, so the agent is resumed once, after the reset.
+    met a limit is not used up, so the agent is resumed once, after the reset; nor
+    is a fire held behind a prompt this tick typed into its pane (`typed`: rk's own
+    doing, not the pane's state), so it goes at the next tick as it would have now.
     (Any other wake fire consumes its edge whatever happens to it, as in the Go
     original: the cursor is computed before delivery.)"""
-    return disposition.act == Act.HOLD and disposition.held_by == LIMITED and waits_for_reset(entry, fire)
+    if disposition.act != Act.HOLD:
+        return False
+    return typed or (disposition.held_by == LIMITED and waits_for_reset(entry, fire))

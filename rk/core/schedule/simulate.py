@@ -284,7 +284,7 @@ class _Replay:
             ours = turn_is_ours(entry.id, self.view, fire.pane, self.journal.get(fire.pane, ()), current.turn_end)
             seen = replace(seen, ours=ours)
         disposition = dispose(fire, entry, self.view, t, self.rate_per_hour, seen)
-        if edge_kept(entry, fire, disposition) and fire.entry in self.obs:
+        if edge_kept(entry, fire, disposition, fire.pane in typed_into) and fire.entry in self.obs:
             kept[fire.entry] = self.obs[fire.entry]
         if disposition.act == Act.HOLD:
             self.result.events.append(
