@@ -285,3 +285,20 @@ def test_the_held_name_of_a_mode():
     assert held_mode(True, "copy-mode") == "copy-mode"
     assert held_mode(True, "") == "pane-mode"
     assert held_mode(False, "copy-mode") == ""
+
+
+@pytest.mark.tmux
+@pytest.mark.shell
+def test_two_entries_due_every_poll_into_one_agent_take_turns(env, tmux_server, tmp_path):
+    """One prompt per agent pane per tick; the fire held behind the other's is the longest-waiting
+    at the next tick and goes first (`Evaluation.in_typing_order`): neither entry starves."""
+    pane, received = agent_cat(tmux_server, tmp_path)
+    first = add(env, tmux_server, "from a", "--every", "30s", "--pane", pane)
+    second = add(env, tmux_server, "from b", "--every", "30s", "--pane", pane)
+    went = []
+    for at in (T0 + 30, T0 + 60, T0 + 90):
+        said = tick(env, tmux_server, at)
+        assert sorted(said.values()) == ["delivered", "held-busy: active"], said
+        went += [entry for entry, outcome in said.items() if outcome == "delivered"]
+    assert went == [first, second, first]
+    wait_for(lambda: received.read_text().splitlines() == ["from a", "from b", "from a"], message="in turn")

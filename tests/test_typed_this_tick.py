@@ -298,3 +298,30 @@ def test_a_wake_held_behind_a_typed_prompt_goes_at_the_next_tick(env, tmux_serve
     second = tick_server(runtime, tmux_server.name)
     assert {d.entry: d.outcome for d in second.decisions} == {"wake": "delivered"}
     wait_for(lambda: prompts.read_text().splitlines() == ["status?", "a worker is done"], timeout=10)
+
+
+@pytest.mark.parametrize("policy", [Deliver.IMMEDIATE, Deliver.WHEN_IDLE])
+def test_two_entries_due_every_poll_into_one_pane_take_turns_and_neither_starves(policy):
+    """The fire held behind the other's prompt is the longest-waiting at the next tick, and
+    goes first (`Evaluation.in_typing_order`); in `due()`'s order alone `b` never went."""
+    entries = [
+        Entry(
+            id=key,
+            target=Target("pane", "%1"),
+            created_by=CreatedBy(at=T0 - 3600),
+            schedule=Every(interval=30),
+            payload=key,
+            deliver=policy,
+        )
+        for key in ("a", "b")
+    ]
+    sim = simulate(
+        entries,
+        start=T0,
+        end=T0 + 150,
+        tick=30,
+        script=[StateChange(T0 - 600, "%1", "idle")],
+        agents={"%1": AgentModel(busy_for=5)},
+    )
+    delivered = [(e.at - T0, e.entry) for e in sim.events if e.kind == "line" and e.outcome == "delivered"]
+    assert delivered == [(0, "a"), (30, "b"), (60, "a"), (90, "b"), (120, "a")]

@@ -201,6 +201,20 @@ MUTANTS = [
         TYPED,
     ),
     Mutant(
+        "typed: the fires are typed in due()'s order, not the longest-waiting first",
+        "rk/core/schedule/evaluation.py",
+        "return (*sorted(self.fires, key=lambda fire: fire.due_at), *self.absent)",
+        "return (*self.fires, *self.absent)",
+        TYPED,
+    ),
+    Mutant(
+        "typed: the tick types its fires in due()'s order, not the longest-waiting first",
+        "rk/engine/tick.py",
+        "fires = [f for f in scene.ev.in_typing_order if f.entry in by_id]",
+        "fires = [f for f in (*scene.ev.fires, *scene.ev.absent) if f.entry in by_id]",
+        ("tests/test_delivery_modes.py", "-k", "take_turns"),
+    ),
+    Mutant(
         "typed: the simulator forgets the panes it typed into",
         "rk/core/schedule/simulate.py",
         "            typed_into.add(fire.pane)  # a scripted pane",

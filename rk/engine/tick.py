@@ -288,7 +288,7 @@ def _fire_all(tick: _Pass, scene: _Scene, claims: Claims, writer: LogWriter, by_
     decided = Snapshot.of(files, now, scene.paused)
     by_pane = {p.pane_id: p for p in scene.panes}
     typed_into: set[str] = set()  # agent panes a fire of this tick typed a prompt into
-    fires = [f for f in (*scene.ev.fires, *scene.ev.absent) if f.entry in by_id]
+    fires = [f for f in scene.ev.in_typing_order if f.entry in by_id]
     fires = [f for f in fires if claims.take(f.entry)]  # all claimed before the first is typed
     for fire in fires:
         entry = by_id[fire.entry]

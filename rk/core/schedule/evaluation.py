@@ -113,6 +113,15 @@ class Evaluation:
         return replace(line, outcome=marked(line.outcome, mark)) if mark else line
 
     @property
+    def in_typing_order(self) -> tuple[Fire, ...]:
+        """The resolved fires in the order they are carried out, then the absent ones: the
+        longest-waiting first (by `due_at`; ties in `due()`'s order). A tick types one
+        prompt per agent pane (`rk.core.schedule.dispose.Seen.typed`), so a fire held
+        behind another's goes before the next fresh one instead of losing to it each tick
+        (two entries due every poll into one pane alternate, neither starves)."""
+        return (*sorted(self.fires, key=lambda fire: fire.due_at), *self.absent)
+
+    @property
     def debounced(self) -> tuple[str, ...]:
         """Entries whose wake edge is pending behind its debounce."""
         return tuple(d.entry for d in self.diagnostics if d.reason == Diag.WAKE_DEBOUNCED)

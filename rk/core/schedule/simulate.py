@@ -263,7 +263,7 @@ class _Replay:
         _take_marks(self.entries, self.view, panes, targets, self.marks, t)
         kept: dict[str, Observation] = {}
         typed_into: set[str] = set()  # agents' panes a fire of this instant typed into, as the tick keeps them
-        for fire in (*ev.fires, *ev.absent):
+        for fire in ev.in_typing_order:
             self._fire(fire, t, kept, typed_into)
         for spent in caps.retiring(self.entries, self.view):  # its max_total made: it leaves, as the tick retires it
             self.emit(caps.retired_line(spent, t))
