@@ -41,6 +41,34 @@ from tests.standin import program_window, stand_in_window, tick_runtime
 T0 = 1_796_000_000
 
 
+def every(key: str, pane: str = "%1", interval: int = 3600, created: int = T0 - 3600, **fields) -> Entry:
+    """An entry `key` on `pane` every `interval` s since `created`; its payload its key unless given."""
+    fields.setdefault("payload", key)
+    return Entry(
+        id=key, target=Target("pane", pane), created_by=CreatedBy(at=created), schedule=Every(interval), **fields
+    )
+
+
+def wake(key: str, pane: str = "%1", created: int = T0 - 3600) -> Entry:
+    """An entry `key` on `pane` that fires when any other pane's agent ends a turn (rk's or a human's)."""
+    return Entry(
+        id=key,
+        schedule=WakeOnly(),
+        target=Target("pane", pane),
+        created_by=CreatedBy(at=created),
+        payload="a worker is done",
+        wake_on=WakeOn(event=WakeEvent.AGENT_STATE_CHANGE, from_=WakeFrom.ANY),
+    )
+
+
+def on_idle_pane(entries: list[Entry], seconds: int, agent: AgentModel | None) -> list[tuple[int, str, str, str]]:
+    """The simulator's events for `entries` on pane %1, idle from before T0, ticked every 30 s for
+    `seconds` from T0 (its agent answering as `agent` does): (seconds after T0, entry, kind, outcome)."""
+    script = [StateChange(T0 - 600, "%1", "idle")]
+    sim = simulate(entries, start=T0, end=T0 + seconds, tick=30, script=script, agents={"%1": agent} if agent else None)
+    return [(e.at - T0, e.entry, e.kind, e.outcome) for e in sim.events]
+
+
 @pytest.mark.parametrize(
     "seen, policy, want",
     [
@@ -108,15 +136,7 @@ def _entries(state: Path, server_name: str, agent: str, plain: str, created: int
         "p-two": (plain, Deliver.WHEN_IDLE),
     }
     docs = [
-        Entry(
-            id=key,
-            target=Target("pane", pane),
-            created_by=CreatedBy(at=created),
-            schedule=Every(interval=3600),
-            payload=f"from {key}",
-            deliver=policy,
-            any_program=pane == plain,
-        ).to_yaml()
+        every(key, pane, created=created, payload=f"from {key}", deliver=policy, any_program=pane == plain).to_yaml()
         for key, (pane, policy) in wanted.items()
     ]
     (state / f"{server_name}.yaml").write_text(json.dumps({"entries": docs}))
@@ -176,69 +196,29 @@ def test_one_tick_types_one_prompt_into_an_agent_and_every_prompt_into_a_plain_p
 def test_the_simulator_holds_the_second_prompt_of_an_instant_as_the_tick_does(model):
     """Two `immediate` entries due at the same instant on one idle agent pane: the first is
     typed, the second waits for the next tick (sent then: `immediate` sends to a working agent)."""
-    entries = [
-        Entry(
-            id=key,
-            target=Target("pane", "%1"),
-            created_by=CreatedBy(at=T0 - 3600),
-            schedule=Every(interval=3600),
-            payload=key,
-            deliver=Deliver.IMMEDIATE,
-        )
-        for key in ("one", "two")
-    ]
-    sim = simulate(
-        entries,
-        start=T0,
-        end=T0 + 60,
-        tick=30,
-        script=[StateChange(T0 - 60, "%1", "idle")],
-        agents={"%1": model} if model else None,
-    )
-    assert [(e.at, e.entry, e.kind, e.outcome) for e in sim.events] == [
-        (T0, "one", "line", "delivered"),
-        (T0, "two", "hold", "held-busy: active"),
-        (T0 + 30, "two", "line", "delivered"),
+    entries = [every(key, deliver=Deliver.IMMEDIATE) for key in ("one", "two")]
+    assert on_idle_pane(entries, 60, model) == [
+        (0, "one", "line", "delivered"),
+        (0, "two", "hold", "held-busy: active"),
+        (30, "two", "line", "delivered"),
     ]
 
 
 @pytest.mark.parametrize("typed", [True, False])
 def test_a_hold_behind_a_typed_prompt_keeps_a_wake_edge_and_other_holds_use_it_up(typed):
-    wake = Entry(
-        id="w",
-        schedule=WakeOnly(),
-        target=Target("pane", "%1"),
-        created_by=CreatedBy(at=T0 - 3600),
-        payload="a worker is done",
-        wake_on=WakeOn(event=WakeEvent.AGENT_STATE_CHANGE, from_=WakeFrom.ANY),
-    )
+    woken = wake("w")
     fire = Fire(entry="w", reason=Reason.WAKE, pane="%1", due_at=T0, rung=0, at=T0)
     held = deliver_policy(Deliver.IMMEDIATE, Seen("idle", typed=typed, draft=not typed), T0, T0)
     assert held.act == "hold"
-    assert edge_kept(wake, fire, held, typed=typed) is typed  # a draft's hold uses the edge up, as in the Go original
-    assert not edge_kept(wake, fire, deliver_policy(Deliver.IMMEDIATE, Seen("idle"), T0, T0), typed=typed)
+    assert edge_kept(woken, fire, held, typed=typed) is typed  # a draft's hold uses the edge up, as in the Go original
+    assert not edge_kept(woken, fire, deliver_policy(Deliver.IMMEDIATE, Seen("idle"), T0, T0), typed=typed)
 
 
 def test_a_wake_that_meets_a_prompt_typed_in_its_instant_goes_at_the_next_tick():
     """An operator's heartbeat and its wake on a worker's idle, due together: the heartbeat is
     typed, the wake held behind it, and (its edge kept) typed at the next tick, not lost."""
-    beat = Entry(
-        id="beat",
-        target=Target("pane", "%1"),
-        created_by=CreatedBy(at=T0 - 3600),
-        schedule=Every(interval=3600),
-        payload="status?",
-    )
-    wake = Entry(
-        id="wake",
-        schedule=WakeOnly(),
-        target=Target("pane", "%1"),
-        created_by=CreatedBy(at=T0 - 3600),
-        payload="a worker is done",
-        wake_on=WakeOn(event=WakeEvent.AGENT_STATE_CHANGE, from_=WakeFrom.ANY),
-    )
     sim = simulate(
-        [beat, wake],
+        [every("beat", payload="status?"), wake("wake")],
         start=T0 - 30,
         end=T0 + 60,
         tick=30,
@@ -270,26 +250,12 @@ def test_a_wake_held_behind_a_typed_prompt_goes_at_the_next_tick(env, tmux_serve
     tmux_server.set_pane_option(worker, "@rk_pane_agent_state", f"active:{created}")
     state = Path(env["RK_STATE_DIR"])
     state.mkdir(mode=0o700, exist_ok=True)
-    wake = Entry(
-        id="wake",
-        schedule=WakeOnly(),
-        target=Target("pane", agent),
-        created_by=CreatedBy(at=created),
-        payload="a worker is done",
-        wake_on=WakeOn(event=WakeEvent.AGENT_STATE_CHANGE, from_=WakeFrom.ANY),
-    )
-    beat = Entry(
-        id="beat",
-        target=Target("pane", agent),
-        created_by=CreatedBy(at=created),
-        schedule=Every(interval=3600),
-        payload="status?",
-    )
+    woken, beat = wake("wake", agent, created), every("beat", agent, created=created, payload="status?")
     entries = state / f"{tmux_server.name}.yaml"
     runtime = tick_runtime(tmux_server, state)
-    entries.write_text(json.dumps({"entries": [wake.to_yaml()]}))
+    entries.write_text(json.dumps({"entries": [woken.to_yaml()]}))
     assert tick_server(runtime, tmux_server.name).decisions == []  # the wake's first look: its observation
-    entries.write_text(json.dumps({"entries": [beat.to_yaml(), wake.to_yaml()]}))
+    entries.write_text(json.dumps({"entries": [beat.to_yaml(), woken.to_yaml()]}))
     tmux_server.set_pane_option(worker, "@rk_pane_agent_state", f"idle:{int(time.time())}")
 
     first = tick_server(runtime, tmux_server.name)
@@ -304,24 +270,7 @@ def test_a_wake_held_behind_a_typed_prompt_goes_at_the_next_tick(env, tmux_serve
 def test_two_entries_due_every_poll_into_one_pane_take_turns_and_neither_starves(policy):
     """The fire held behind the other's prompt is the longest-waiting at the next tick, and
     goes first (`Evaluation.in_typing_order`); in `due()`'s order alone `b` never went."""
-    entries = [
-        Entry(
-            id=key,
-            target=Target("pane", "%1"),
-            created_by=CreatedBy(at=T0 - 3600),
-            schedule=Every(interval=30),
-            payload=key,
-            deliver=policy,
-        )
-        for key in ("a", "b")
-    ]
-    sim = simulate(
-        entries,
-        start=T0,
-        end=T0 + 150,
-        tick=30,
-        script=[StateChange(T0 - 600, "%1", "idle")],
-        agents={"%1": AgentModel(busy_for=5)},
-    )
-    delivered = [(e.at - T0, e.entry) for e in sim.events if e.kind == "line" and e.outcome == "delivered"]
+    entries = [every(key, interval=30, deliver=policy) for key in ("a", "b")]
+    events = on_idle_pane(entries, 150, AgentModel(busy_for=5))
+    delivered = [(at, entry) for at, entry, kind, outcome in events if kind == "line" and outcome == "delivered"]
     assert delivered == [(0, "a"), (30, "b"), (60, "a"), (90, "b"), (120, "a")]
