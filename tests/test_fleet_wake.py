@@ -206,7 +206,9 @@ def test_wake_from_human_there_lets_pass_the_answer_to_rks_own_fire_also_across_
     from rk.core.log.delivery import LogLine
     from rk.store.delivery_log import append_lines
 
-    state_journal.record({"RK_STATE_DIR": str(far.state)}, "default", int(time.time()), "%1", "idle")  # at rest
+    # at rest since before the wake entry's first look: a line of that look's very second would be news
+    # to it (`rk.core.fleet.watch._after`: within a second, a doubt wakes), and woke it in one CI run
+    state_journal.record({"RK_STATE_DIR": str(far.state)}, "default", int(time.time()) - 2, "%1", "idle")
     watch = Watch(world, tmux_server, env, tmp_path, "%1@b", "W {wake_pane} {wake_state} {wake_by}")
     log = far.state / "default.log"
 
