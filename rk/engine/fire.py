@@ -35,6 +35,10 @@ if TYPE_CHECKING:
     from rk.tmux.frame import Frame
 
 
+#: What a dry run says for a fire it would type (a send, or a replace's interrupt then send).
+WOULD_DELIVER, WOULD_REPLACE = "would-deliver", "would-replace"
+
+
 def fire_outcome(firing: Firing, unchanged: bool = False) -> str | None:
     """Dispose of one fire and execute the disposition; the outcome to log, or
     None for an (unlogged) hold. `firing.pane` is the target as this tick's
@@ -88,9 +92,9 @@ def _act(firing: Firing, disposition: Disposition) -> str | Disposition | None:
     if act == Act.LOG:
         return disposition.text
     if act == Act.SEND:
-        return "would-deliver" if firing.dry_run else _send(firing)
+        return WOULD_DELIVER if firing.dry_run else _send(firing)
     if act == Act.REPLACE:
-        return "would-replace" if firing.dry_run else _replace(firing)
+        return WOULD_REPLACE if firing.dry_run else _replace(firing)
     if act == Act.RESPAWN:
         return "would-respawn" if firing.dry_run else _respawn(firing)
     if firing.dry_run:

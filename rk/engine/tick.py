@@ -35,7 +35,7 @@ from rk.core.schedule.entry import Entry
 from rk.core.schedule.orphan import orphaned_since
 from rk.core.schedule.retry import may_have_typed
 from rk.core.schedule.wake import Observation
-from rk.engine.fire import Firing, fire_outcome
+from rk.engine.fire import WOULD_DELIVER, WOULD_REPLACE, Firing, fire_outcome
 from rk.engine.gate import Claims, Gate, Snapshot
 from rk.engine.recovery import forget_intent, recover_intents
 from rk.engine.replace import fire_lines
@@ -317,7 +317,7 @@ def _fire_all(tick: _Pass, scene: _Scene, claims: Claims, writer: LogWriter, by_
 
 def typed_into_pane(outcome: str) -> bool:
     """Whether a fire's outcome means its prompt went into the composer (or would have, in a dry run)."""
-    return outcome in ("would-deliver", "would-replace") or may_have_typed(outcome)
+    return outcome in (WOULD_DELIVER, WOULD_REPLACE) or may_have_typed(outcome)
 
 
 def _marks(tick: _Pass, scene: _Scene) -> dict[str, Mark] | None:
