@@ -84,7 +84,7 @@ def test_two_ticks_started_together_deliver_each_fire_once(env, tmux_server):
     outs = [p.communicate(timeout=60) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
     delivered = [line for line in log_lines(env) if line.outcome == "delivered"]
-    assert len(delivered) == 1
+    assert len(delivered) == 1, (log_lines(env), outs)
     wait_for(lambda: submitted_lines(tmux_server, pane, "only once") == 2, message="one submission")
     # a later tick at the same instant finds nothing due
     rk(["cron", "tick", "-L", tmux_server.name], run_env, check=True)
@@ -445,4 +445,32 @@ def test_a_journal_write_cut_short_is_swept_and_an_intent_already_logged_is_not_
     out = rk(["cron", "tick", "-L", tmux_server.name, "--json"], dict(env, RK_NOW=str(T0 + 60)), check=True)
     assert json.loads(out.stdout)["result"]["decisions"] == []
     assert [line.outcome for line in log_lines(env)] == ["delivered"]
+    assert list(intents.iterdir()) == []
+
+
+def test_a_journal_being_written_by_a_live_tick_is_left_to_it(env, tmux_server):
+    """A tick typing with the lock let go writes its entry's journal through a temporary
+    file; another tick's recovery, under the lock meanwhile, leaves it alone while the
+    entry is claimed (removing it made the writer's rename fail: `failed: [Errno 2]`,
+    nothing typed), and sweeps one whose entry nobody claims."""
+    from rk.host.lock import claim, release_claim
+
+    pane = first_pane(tmux_server)
+    busy = add(env, tmux_server, "being typed", "--every", "1h", "--pane", pane)
+    idle = add(env, tmux_server, "cut short", "--every", "1h", "--pane", pane)
+    state = Path(env["RK_STATE_DIR"])
+    intents, claims = state / f"{tmux_server.name}.intents", state / f"{tmux_server.name}.claims"
+    intents.mkdir(mode=0o700)
+    claims.mkdir(mode=0o700)
+    writing, cut = intents / f".{busy}.json.a1b2.tmp", intents / f".{idle}.json.c3d4.tmp"
+    for path in (writing, cut):
+        path.write_text("{")
+    held = claim(claims / f"{busy}.lock")
+    assert held is not None
+    try:
+        rk(["cron", "tick", "-L", tmux_server.name], dict(env, RK_NOW=str(T0 + 60)), check=True)
+        assert sorted(p.name for p in intents.iterdir()) == [writing.name]
+    finally:
+        release_claim(held)
+    rk(["cron", "tick", "-L", tmux_server.name], dict(env, RK_NOW=str(T0 + 61)), check=True)
     assert list(intents.iterdir()) == []

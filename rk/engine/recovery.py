@@ -47,8 +47,9 @@ def recover_intents(
         logged[old.entry] = max(logged.get(old.entry, old.ts), old.ts)
     for name in names:
         path = files.intents / name
-        if name.startswith(".") or not name.endswith(".json"):  # a journal write a kill cut short
-            _remove(path)
+        if name.startswith(".") or not name.endswith(".json"):  # a journal being written, or one a kill cut short
+            if not claimed(files.claim(_written_for(name))):  # a live tick's write in progress is its own
+                _remove(path)
             continue
         read = _read_journal(path, out)
         if read is None:
@@ -71,6 +72,13 @@ def recover_intents(
             out.decisions.append(Decision(files.slug, entry, line.reason, line.target, line.outcome))
         _remove(path)
     return kept
+
+
+def _written_for(name: str) -> str:
+    """The entry a journal's temporary file is written for (`.<entry>.json.<random>.tmp`,
+    `rk.host.files.atomic_write`); "" for any other name."""
+    head, sep, _ = name.removeprefix(".").partition(".json.")
+    return head if sep and name.startswith(".") else ""
 
 
 def _journal_names(files: ServerFiles, out: ServerTick) -> list[str]:
