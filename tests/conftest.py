@@ -105,12 +105,23 @@ def _remove_with_its_servers(directory: Path) -> None:
 def pytest_collection_modifyitems(config, items):
     """Every test that uses a tmux server (the fixture, directly or through another
     fixture) carries the `tmux` marker, and every hypothesis test the `slow` one, so
-    `-m 'not tmux and not slow'` (`make test-fast`) is the pure suite in seconds."""
+    `-m 'not tmux and not slow'` (`make test-fast`) is the pure suite in seconds.
+    The `long` tests go first: xdist hands tests out in this order, and one of them
+    started last keeps the run going minutes after the other workers are done."""
     for item in items:
         if "tmux_server" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.tmux)
         if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
             item.add_marker(pytest.mark.slow)
+    items.sort(key=_expected_seconds, reverse=True)  # stable: the rest keep their order
+
+
+def _expected_seconds(item) -> float:
+    """A `long` test's expected wall time (`@pytest.mark.long(240)`; a minute when unsaid), 0 for the rest."""
+    marker = item.get_closest_marker("long")
+    if marker is None:
+        return 0.0
+    return float(marker.args[0]) if marker.args else 60.0
 
 
 def wait_for(predicate, timeout: float = 5.0, interval: float = 0.02, message: str = "condition"):

@@ -65,6 +65,7 @@ def test_a_prompt_into_the_shell_or_a_kind_that_never_delivered_fails_its_scene(
 
 @pytest.mark.tmux
 @pytest.mark.slow
+@pytest.mark.long(50)
 def test_the_demo_passes_with_every_scene_shown(tmp_path):
     """The demo itself, as fast as its scripted human allows (it sends the draft at 30 s)."""
     env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE", "RK_NOW")}

@@ -65,6 +65,7 @@ def _user_server(tmux: list[str], env: dict[str, str]) -> str:
 @pytest.mark.tmux
 @pytest.mark.slow
 @pytest.mark.shell
+@pytest.mark.long(50)
 def test_a_run_inside_the_users_tmux_leaves_the_users_pane_and_state_alone(tmp_path):
     user = tmp_path / "user"
     home, state, tmpdir = user / "home", user / "state", user / "tmux"

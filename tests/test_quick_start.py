@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from newcomer import Newcomer, readme_blocks
 
-pytestmark = pytest.mark.shell
+pytestmark = [pytest.mark.shell, pytest.mark.long(135)]  # `make install` and two minutes of quiet, on the real clock
 
 FAKE_CLAUDE = Path(__file__).resolve().parent / "fixtures" / "fake_claude.py"
 

@@ -74,6 +74,7 @@ def main_requests(r) -> list[dict]:
 
 
 @pytest.mark.slow  # about two minutes on the real clock
+@pytest.mark.long(160)
 @pytest.mark.parametrize("version", VERSIONS)
 def test_limit_reset_resumes_an_api_key_claude_once_after_the_reset_it_printed(rig, version):
     r = rig("claude", version=version)

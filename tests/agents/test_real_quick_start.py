@@ -15,7 +15,7 @@ import pytest
 from newcomer import Newcomer
 from test_quick_start import quick_start_and_the_first_delivery
 
-pytestmark = pytest.mark.agents
+pytestmark = [pytest.mark.agents, pytest.mark.long(130)]  # the README's two minutes of quiet, on the real clock
 
 
 def test_the_quick_start_delivers_its_first_prompt_to_the_real_claude_code(tmp_path, agent_bin):

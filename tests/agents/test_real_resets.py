@@ -23,7 +23,7 @@ import pytest
 
 from rk.core.pane.screen.resets import MINUTE, RESET_MARGIN
 
-pytestmark = [pytest.mark.agents, pytest.mark.slow]  # about two minutes each on the real clock
+pytestmark = [pytest.mark.agents, pytest.mark.slow, pytest.mark.long(120)]  # about two minutes each on the real clock
 
 #: The printed minute starts at least this far after the run begins: the first turn is
 #: refused and the limit read before the minute comes.
@@ -87,6 +87,7 @@ def test_a_reset_printed_to_the_minute_is_resumed_once_after_the_real_reset(rig,
 @pytest.mark.parametrize(
     "version", [harness.CLAUDE_LATEST_VERSION, harness.CLAUDE_VERSION], ids=lambda v: f"claude-{v}"
 )
+@pytest.mark.long(240)  # two resets
 def test_a_refused_resume_is_retried_at_the_next_reset_the_new_banner_names(rig, version):
     """The limit outlasts the reset first printed (hit again): rk's resume is refused with a
     banner naming a later reset, and typed again after that one; it is never lost."""
