@@ -288,6 +288,20 @@ MUTANTS = [
         ),
     ),
     Mutant(
+        "recovery: a live tick's journal being written is swept",
+        "rk/engine/recovery.py",
+        "            if not claimed(files.claim(_written_for(name))):",
+        "            if True:",
+        ("tests/test_tick.py::test_a_journal_being_written_by_a_live_tick_is_left_to_it",),
+    ),
+    Mutant(
+        "recovery: a temporary journal names no entry",
+        "rk/engine/recovery.py",
+        '    head, sep, _ = name.removeprefix(".").partition(".json.")',
+        '    head, sep, _ = name.partition(".json.")',
+        ("tests/test_tick.py::test_a_journal_being_written_by_a_live_tick_is_left_to_it",),
+    ),
+    Mutant(
         "recovery: the done outcome ignored",
         "rk/act/intents.py",
         'if phase == "done":\n        return',
