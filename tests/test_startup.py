@@ -8,7 +8,8 @@ modules that must still be unloaded after a view has run.
 - `rk cron list` loads no other command's module, no MCP SDK or rich, and no
   screen parser; without --tree, no lineage; with the entries cache warm, no YAML parser;
 - `rk --help` loads the root's commands but not the listing, the schedule's
-  forecast or the tmux layer (each command imports those when it runs);
+  forecast or the tmux layer (each command imports those when it runs), and a
+  help or usage error prints without rich's markdown and traceback modules;
 - `rk agent list` loads no schedule rules (the pane facts import them only to
   resolve an entry's target);
 - each view loads only what it draws (`NOT_LOADED`): none loads the token
@@ -40,21 +41,22 @@ SCHEDULE_RULES = {"rk.core.schedule.entry", "rk.core.schedule.due", "rk.core.sch
 RUN = """
 import contextlib, io, json, sys
 from rk.__main__ import main
-out = io.StringIO()
-with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+out, err = io.StringIO(), io.StringIO()
+with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
     code = main(sys.argv[1:])
-print(json.dumps({"code": code, "out": out.getvalue(), "modules": sorted(sys.modules)}))
+print(json.dumps({"code": code, "out": out.getvalue(), "err": err.getvalue(), "modules": sorted(sys.modules)}))
 """
 
 
-def loaded(tmp_path, *args: str) -> tuple[int, str, set[str]]:
-    """Run `rk ARGS` in a fresh interpreter (outside tmux, a private state dir):
-    its exit status, stdout, and the modules loaded by the end."""
+def loaded(tmp_path, *args: str, stderr: bool = False, before: str = "") -> tuple[int, str, set[str]]:
+    """Run `rk ARGS` in a fresh interpreter (outside tmux, a private state dir), after
+    the statement `before`: its exit status, stdout (and stderr), and the modules loaded by the end."""
     env = {"PATH": "/usr/bin:/bin", "RK_STATE_DIR": str(tmp_path / "state"), "TMUX_TMPDIR": str(tmp_path)}
-    proc = subprocess.run([sys.executable, "-c", RUN, *args], env=env, capture_output=True, text=True, timeout=60)
+    script = f"{before}\n{RUN}"
+    proc = subprocess.run([sys.executable, "-c", script, *args], env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout.splitlines()[-1])
-    return result["code"], result["out"], set(result["modules"])
+    return result["code"], result["out"] + (result["err"] if stderr else ""), set(result["modules"])
 
 
 def test_version_is_answered_before_typer(tmp_path):
@@ -192,6 +194,43 @@ def test_help_loads_no_view_machinery(tmp_path):
     assert {"rk.cli.status", "rk.cli.events", "rk.cli.windows"} <= modules  # listed, so loaded
     view = {"rk.cli.listing", "rk.cli.panes", "rk.core.schedule.forecast", "rk.core.schedule.due"}
     assert not (view | {"rk.tmux.server", "rk.core.pane.facts"}) & modules
+
+
+@pytest.mark.parametrize("args", [("--help",), ("cron", "add", "--help"), ("cron", "add"), ("--bogus",)])
+def test_help_and_usage_errors_print_the_same_without_markdown_and_pygments(tmp_path, args):
+    """typer's rich help imports rich.markdown and rich.traceback, which rk never uses
+    (`rk.cli.rich_deferred` stands in for them): the same text and exit status as
+    with the real modules loaded first, and neither markdown-it nor pygments loaded."""
+    code, out, modules = loaded(tmp_path, *args, stderr=True)
+    assert not {m for m in modules if m.split(".")[0] in ("markdown_it", "pygments")}
+    real = loaded(tmp_path, *args, stderr=True, before="import rich.markdown, rich.traceback")
+    assert {"markdown_it", "pygments"} <= real[2]
+    assert (code, out) == real[:2] and out.strip()
+
+
+def test_a_deferred_rich_module_is_the_real_one_once_used():
+    script = """
+import sys
+from rk.cli.rich_deferred import defer
+defer()
+from rich.markdown import Markdown
+from rich.traceback import Traceback
+assert "markdown_it" not in sys.modules
+md = Markdown("# title")
+import rich.markdown
+assert type(md) is rich.markdown.Markdown and sys.modules["rich.markdown"] is rich.markdown
+assert "markdown_it" in sys.modules
+try:
+    raise ValueError("x")
+except ValueError as exc:
+    tb = Traceback.from_exception(type(exc), exc, exc.__traceback__)
+assert type(tb).__module__ == "rich.traceback" and type(tb).__name__ == "Traceback"
+defer()  # the real modules stay
+assert sys.modules["rich.markdown"] is rich.markdown and hasattr(sys.modules["rich.traceback"], "install")
+print("ok")
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == "ok", proc.stderr
 
 
 def test_agent_list_loads_no_schedule_rules(tmp_path):

@@ -33,6 +33,7 @@ except ImportError:  # pragma: no cover - typer on top of click
 
 from rk.cli.environment import CliError, ExitStatus, environment, failed, for_args, group_options, usage
 from rk.cli.options import ServerOpt
+from rk.cli.rich_deferred import defer
 
 #: `rk.cli.flags.ONLY_IF_CHANGED`, the one flag `main` rewrites (named here so that
 #: the flags, and the schedule rules they import, load only when it is given).
@@ -293,6 +294,7 @@ def main(
             return failed(env, exc)
         if status is not None:
             return status
+    defer()  # a help or a usage error prints without markdown-it and pygments
     command = typer.main.get_command(app)
     try:
         status = command.main(args=args, prog_name="rk", standalone_mode=False, obj=env)
