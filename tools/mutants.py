@@ -70,6 +70,8 @@ FASTPATH = ("tests/test_startup_fastpath.py",)
 AT_MOST_ONCE = ("tests/test_at_most_once.py",)
 #: A screen still drawing is captured again (`rk.tmux.observe.SETTLE_TRIES`).
 SETTLE = ("tests/test_look_settle.py", "tests/test_look.py")
+#: The last look takes another frame of a screen no layout read (`LookAgain`).
+LOOK_AGAIN = ("tests/test_look_again.py",)
 #: One prompt per agent pane per tick (`Seen.typed`).
 TYPED = ("tests/test_typed_this_tick.py",)
 #: deliver: replace, pure (the rules, the property, the scenario file) and on a tmux server (~40 s).
@@ -128,6 +130,30 @@ MUTANTS = [
         "            if again == screen and _plain(styled2) == _plain(styled):\n                fix",
         "            if True:\n                fix",
         SETTLE,
+    ),
+    # -- the last look takes another frame of a screen no layout read (rk/act/deliver.py, rk/engine/fire.py) --
+    Mutant("look again: never", "rk/act/keys.py", "look_again_tries: int = 3", "look_again_tries: int = 0", LOOK_AGAIN),
+    Mutant(
+        "look again: the guard never asks",
+        "rk/engine/fire.py",
+        "return LookAgain(disposition) if seen.blocker == UNREADABLE else disposition",
+        "return disposition",
+        LOOK_AGAIN,
+    ),
+    Mutant(
+        "look again: the first frame judged again",
+        "rk/act/deliver.py",
+        "                run.sleep(run.timing.look_again)\n"
+        "                baseline = self.baseline = run.frame(pane, styled=True, rows=True)",
+        "                run.sleep(run.timing.look_again)",
+        LOOK_AGAIN,
+    ),
+    Mutant(
+        "look again: a screen never read is typed into",
+        "rk/act/deliver.py",
+        "                refused = refused.refused",
+        "                refused = None",
+        LOOK_AGAIN,
     ),
     # -- one prompt per agent pane per tick (rk/core/schedule/dispose.py, rk/engine/tick.py) ----------------
     Mutant(

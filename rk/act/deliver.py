@@ -85,8 +85,19 @@ def _failed(why: str, detail: str = "") -> DeliveryResult:
 
 
 #: A guard sees the baseline frame (taken under the pane lock, right before
-#: the paste) and returns None to go on, or anything else to type nothing.
+#: the paste) and returns None to go on, `LookAgain` to be shown a new frame,
+#: or anything else to type nothing.
 Guard = Callable[[Frame], object]
+
+
+@dataclass(frozen=True)
+class LookAgain:
+    """A guard's answer when the frame cannot be judged yet (an agent's screen caught
+    mid-redraw matches none of its layouts): the delivery takes another frame
+    `Timing.look_again` s later, up to `Timing.look_again_tries` times, and when none
+    can be judged either, nothing is typed and `refused` is what the guard said."""
+
+    refused: object
 
 
 def deliver(
@@ -216,6 +227,16 @@ class _Sequence:
             return _failed(f"pane {pane} is dead")
         if guard is not None:
             refused = guard(baseline)
+            for _ in range(run.timing.look_again_tries):
+                if not isinstance(refused, LookAgain):
+                    break
+                run.sleep(run.timing.look_again)
+                baseline = self.baseline = run.frame(pane, styled=True, rows=True)
+                if baseline.pane_id != pane or baseline.dead:
+                    return _failed(f"can't find pane: {pane}" if baseline.pane_id != pane else f"pane {pane} is dead")
+                refused = guard(baseline)
+            if isinstance(refused, LookAgain):
+                refused = refused.refused
             if refused is not None:
                 return DeliveryResult(False, None, "refused before typing", refused)
         if baseline.in_mode:  # the human's: never cancelled (a guard holds it; without one, it fails)

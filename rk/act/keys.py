@@ -75,6 +75,10 @@ class Timing:
     clear_captures: int = 3
     #: Polling step while waiting for a lock held by someone else.
     lock_poll: float = 0.02
+    #: A guard that cannot judge the frame yet (`rk.act.deliver.LookAgain`: a TUI caught
+    #: mid-redraw reads as no layout) is shown a new one this much later, up to this many times.
+    look_again: float = 0.3
+    look_again_tries: int = 3
 
 
 def server_key(server: Server) -> str:

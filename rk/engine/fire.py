@@ -18,7 +18,7 @@ from rk.core.log.diagnostics import Diag, Diagnostic
 from rk.core.pane.identity import REPLACED, ServerIdentity, journal_identity
 from rk.core.pane.look import draft_without_layout, seen_before_typing
 from rk.core.pane.recheck import wants_recheck
-from rk.core.schedule.dispose import Act, Disposition, Seen, dispose, edge_kept, held_mode
+from rk.core.schedule.dispose import UNREADABLE, Act, Disposition, Seen, dispose, edge_kept, held_mode
 from rk.core.schedule.placeholders import typed
 from rk.engine.firing import Firing as Firing  # re-exported: its one door before
 from rk.engine.fresh import fresh_first, noted
@@ -31,6 +31,7 @@ from rk.tmux.server import format_number
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from rk.act.deliver import LookAgain
     from rk.act.intents import Intent
     from rk.tmux.frame import Frame
 
@@ -151,13 +152,16 @@ def _notify(firing: Firing, disposition: Disposition) -> str:
     return disposition.text
 
 
-def last_look(firing: Firing, intent: Intent | None = None) -> Callable[[Frame], Disposition | None]:
+def last_look(firing: Firing, intent: Intent | None = None) -> Callable[[Frame], Disposition | LookAgain | None]:
     """The last look before typing: the entry as the file holds it now (`firing.still`),
     and the pane's facts and screen in the baseline frame decide again; anything
     but a send is returned instead of typing.
     The server the enumeration saw (`firing.pane`'s): a frame from another (the
     server restarted in between, the id reused) is `pane replaced`. The
-    journal (`intent`) takes the identity of the pane as this frame saw it."""
+    journal (`intent`) takes the identity of the pane as this frame saw it.
+    An agent's screen that matches none of its layouts is looked at again
+    (`LookAgain`) before it holds the fire: a TUI caught mid-redraw reads so."""
+    from rk.act.deliver import LookAgain
     from rk.tmux.frame import frame_server
 
     runtime, entry, fire, view, now, still = (
@@ -170,7 +174,7 @@ def last_look(firing: Firing, intent: Intent | None = None) -> Callable[[Frame],
     )
     expected: ServerIdentity | None = firing.pane.server if firing.pane is not None else None
 
-    def guard(frame: Frame) -> Disposition | None:
+    def guard(frame: Frame) -> Disposition | LookAgain | None:
         why = still.changed(entry) if still is not None else ""
         if why:  # a change that landed before the paste wins
             return Disposition(Act.HOLD, held_by=why)
@@ -189,7 +193,9 @@ def last_look(firing: Firing, intent: Intent | None = None) -> Callable[[Frame],
             pane_pid = frame.field("pane_pid")
             intent.record.update(journal_identity(server_now.started, server_now.pid, format_number(pane_pid)))
         disposition = dispose(fire, entry, view, now, runtime.settings.rate_per_hour, seen)
-        return None if disposition.act == Act.SEND else disposition
+        if disposition.act == Act.SEND:
+            return None
+        return LookAgain(disposition) if seen.blocker == UNREADABLE else disposition  # maybe a redraw
 
     return guard
 

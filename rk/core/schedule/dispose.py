@@ -31,6 +31,10 @@ from rk.core.schedule.grace import HOLD_WINDOW
 from rk.core.schedule.replace import NOT_OURS, Replace
 from rk.core.schedule.replace import action as replace_step
 
+#: The blocker of an agent's screen that matched none of its layouts (a TUI caught
+#: mid-redraw reads so for a moment: the last look takes another frame, `rk.act.deliver.LookAgain`).
+UNREADABLE = "unreadable"
+
 
 class Act(StrEnum):
     """What the executor does with one fire."""
@@ -101,7 +105,7 @@ class Seen:
         if self.draft:
             return "draft"
         if self.unreadable:
-            return "unreadable"
+            return UNREADABLE
         if self.typed and self.state not in BUSY_STATES:
             return AgentState.ACTIVE
         return self.state if self.state in BUSY_STATES else ""
@@ -177,7 +181,7 @@ def deliver_policy(policy: Deliver, seen: Seen, due_at: int, now: int) -> Dispos
         if seen.mode:
             return _hold(seen.mode, due_at, now)
         if seen.draft or seen.unreadable:
-            return _hold("draft" if seen.draft else "unreadable", due_at, now)
+            return _hold("draft" if seen.draft else UNREADABLE, due_at, now)
         if seen.typed:
             return _hold(AgentState.ACTIVE, due_at, now)
         return Disposition(Act.SEND)  # a working agent queues it; the hooks' waiting alone shows no dialog to answer
