@@ -286,6 +286,23 @@ def test_a_file_that_does_not_parse_is_not_cached(tmp_path, settled_clock):
     assert not cache_path(path).exists()
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- just a list\n",
+        "entries: {not: a list}\n",
+        "entries:\n" + "".join(f"  - {{id: e{i:05d}, payload: p}}\n" for i in range(1001)),
+    ],
+    ids=["not-a-mapping", "entries-not-a-list", "past-the-hard-cap"],
+)
+def test_a_file_refused_as_a_whole_is_not_cached(tmp_path, settled_clock, text):
+    """A command that refuses the file writes nothing, the cache included (found when the
+    suite ran slow enough for the hard-cap file to be 2 s old at a refused `cron list`)."""
+    path = write(tmp_path / "state" / "default.yaml", text)
+    assert load_entries(path).unreadable
+    assert not cache_path(path).exists()
+
+
 # --------------------------------------------------------------------------- a bad cache is no cache
 
 

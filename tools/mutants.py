@@ -3843,6 +3843,13 @@ MUTANTS = [
     ),
     # -- the entries cache (rk/store/entries_cache.py) ----------------------------------------------------------
     Mutant(
+        "entries cache: a file refused as a whole is cached",
+        "rk/store/entries.py",
+        "    if write_cache and not refused(result):",
+        "    if write_cache:",
+        ENTRIES_CACHE,
+    ),
+    Mutant(
         "entries cache: a file changed within the racy window is cached",
         "rk/store/entries_cache.py",
         "    return ctime_ns <= now_ns - RACY_NS",

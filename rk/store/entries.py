@@ -246,9 +246,15 @@ def _parse_cached(path: Path, key: entries_cache.Key | None, raw: bytes, text: s
         data = safe_load(text)
     except Exception as exc:
         return _unparsed(exc)
-    if write_cache:
+    result = entries_from_data(data)
+    if write_cache and not refused(result):  # a command that refuses the file writes nothing
         entries_cache.store(path, key, raw, data)
-    return entries_from_data(data)
+    return result
+
+
+def refused(result: LoadResult) -> bool:
+    """Whether the file as a whole was refused (not a mapping, past the hard cap, …)."""
+    return any(d.entry == "" and d.reason == Diag.ENTRY_FILE_CORRUPT for d in result.diagnostics)
 
 
 # --------------------------------------------------------------------------- strict, round-trip
