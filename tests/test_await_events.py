@@ -326,8 +326,8 @@ def test_agent_list_shows_the_turn_end(tmux_server, tmp_path, env):
     assert "TURN END" in human and "failed 20" in human
 
 
-def _correct(server, state_dir: Path, pane: str, read_epoch: int) -> None:
-    """A screen look's correction of `pane` (read `active` at `read_epoch`) to idle at 9,
+def _correct(server, state_dir: Path, pane: str, read_epoch: int, to: str = "idle") -> None:
+    """A screen look's correction of `pane` (read `active` at `read_epoch`) to `to` at 9,
     over a screen that says the turn was interrupted."""
     from rk.core.pane.facts import PaneFact
     from rk.core.pane.look import Correction
@@ -337,7 +337,7 @@ def _correct(server, state_dir: Path, pane: str, read_epoch: int) -> None:
     looker = Server(socket_path=str(server.path), env={**os.environ, "RK_STATE_DIR": str(state_dir)})
     screen = "  ⎿  Interrupted · What should Claude do instead?\n"
     read = PaneFact(pane, state="active", epoch=read_epoch)
-    observe._record_turn(looker, read, Correction("idle", 9, 0), screen)
+    observe._record_turn(looker, read, Correction(to, 9, 0), screen)
 
 
 def _journal(state_dir: Path, server) -> list[dict]:
@@ -364,19 +364,34 @@ def test_a_state_read_from_the_older_option_alone_is_corrected(tmux_server, tmp_
 
 
 @pytest.mark.parametrize("hooked", ["idle:6", "active:50", "active:55:77"])
-def test_a_hooks_turn_end_written_after_the_look_read_the_pane_stands(tmux_server, tmp_path, hooked):
-    """The race a real Kilo showed: the watch read the pane active, the Esc's hook then wrote
-    idle with `interrupted`, and the look's settled screen wrote `ok` over that end. The
-    look's state is still written (a limit the screen shows must not be lost to a late idle),
-    and journaled without an end of its own."""
+@pytest.mark.parametrize("to", ["idle", "active"])
+def test_a_hooks_state_and_turn_end_written_after_the_look_read_the_pane_stand(tmux_server, tmp_path, hooked, to):
+    """Two races the real CLIs showed: the watch read Kilo's pane active, the Esc's hook then
+    wrote idle with `interrupted`, and the look's settled screen wrote `ok` over that end; and
+    a tick captured Vibe's busy frame just before its `post_agent` hook wrote idle, then wrote
+    `active` over it (nothing looked again without a ticker). A hook that wrote after the look
+    read the pane is newer than the look's frame: its state and end stand, and the look
+    journals nothing."""
     pane = pane_of(tmux_server)
     tmux_server.run("set-option", "-p", "-t", pane, "@rk_pane_agent_state", hooked)
     tmux_server.run("set-option", "-p", "-t", pane, "@rk_pane_turn_end", "ok:6")
-    _correct(tmux_server, tmp_path, pane, read_epoch=5)
+    _correct(tmux_server, tmp_path, pane, read_epoch=5, to=to)
     assert option(tmux_server, pane, "@rk_pane_turn_end") == "ok:6"
-    assert option(tmux_server, pane, "@rk_pane_agent_state") == "idle:9"
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == hooked
+    assert not (tmp_path / f"{tmux_server.name}.events").exists()
+
+
+def test_a_limit_the_look_read_is_written_over_a_later_hook_without_its_end(tmux_server, tmp_path):
+    """No hook tells a limit (Copilot's late `agentStop` wrote idle while a look read its
+    limit banner): the limit is written all the same, journaled without an end of its own."""
+    pane = pane_of(tmux_server)
+    tmux_server.run("set-option", "-p", "-t", pane, "@rk_pane_agent_state", "idle:6")
+    tmux_server.run("set-option", "-p", "-t", pane, "@rk_pane_turn_end", "ok:6")
+    _correct(tmux_server, tmp_path, pane, read_epoch=5, to="limited")
+    assert option(tmux_server, pane, "@rk_pane_agent_state") == "limited:9"
+    assert option(tmux_server, pane, "@rk_pane_turn_end") == "ok:6"
     (line,) = _journal(tmp_path, tmux_server)
-    assert (line["to"], line["end"], line["source"]) == ("idle", "", "screen")
+    assert (line["to"], line["end"], line["source"]) == ("limited", "", "screen")
 
 
 # -- tmux: rk agent await ----------------------------------------------------------------

@@ -248,12 +248,19 @@ def _look(
 
 
 def _record_turn(server: Server, pane: PaneFact, fix: Correction, styled: str, failed: bool = False) -> None:
-    """Write a correction with how the turn ended, if it did (`@rk_pane_turn_end`; not
-    when a hook wrote the pane's state since the look read it: that hook's end stands),
-    and journal the change (which wakes any waiting `rk agent await`)."""
+    """Write a correction with how the turn ended, if it did (`@rk_pane_turn_end`), and
+    journal the change (which wakes any waiting `rk agent await`). When a hook wrote the
+    pane's state since the look read it, the hook's state and end stand (`Server.write_state`):
+    the look's frame may be older than the hook's event. A limit is written all the same:
+    no hook tells one."""
     end = screen_turn_end(pane.state, fix.state, _ESC.sub("", styled), failed)
     read = f"{pane.state}:{pane.epoch}" if pane.state else ""
-    if not server.write_state(pane.pane_id, fix.value, fix.note, turn_end_value(end, fix.epoch) if end else "", read):
+    ended = turn_end_value(end, fix.epoch) if end else ""
+    limit = fix.state == AgentState.LIMITED
+    wrote, wrote_end = server.write_state(pane.pane_id, fix.value, fix.note, ended, read, screen_only=limit)
+    if not wrote:
+        return  # the hook's own line is in the journal
+    if not wrote_end:
         end = ""  # the hook's line in the journal said how the turn ended
     if fix.state != pane.state:
         statejournal.record(

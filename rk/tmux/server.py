@@ -408,32 +408,41 @@ class Server:
             raise TmuxError(f"can't find pane: {pane}")
         return head[STATE_OPTION], f"{head['cursor_x']},{head['cursor_y']}", rows
 
-    def write_state(self, pane: str, value: str, note: str, turn_end: str = "", read: str = "") -> bool:
+    def write_state(
+        self, pane: str, value: str, note: str, turn_end: str = "", read: str = "", screen_only: bool = False
+    ) -> tuple[bool, bool]:
         """Set the pane's agent state (both names), its source note and, when given, its
-        turn end (`@rk_pane_turn_end` value), in one process; whether the turn end was
-        written (True when none was given).
+        turn end (`@rk_pane_turn_end` value), in one process; whether the state and
+        whether the turn end were written (True for a turn end not given).
 
-        With `read`, the state the writer saw (`state:epoch`, "" for none), the turn end
-        is written only while the pane's state option still holds it, decided inside
-        tmux before the state is set (`state_still`): a hook that wrote after the look
-        read the pane told how that turn ended (an Esc's `interrupted`), which the look
-        only guesses from the screen (`ok`). The state itself is the screen's, as before:
-        what hooks cannot tell (a limit on the screen) must not be lost to a late `idle`."""
+        With `read`, the state the writer saw (`state:epoch`, "" for none), both are
+        written only while the pane's state option still holds it, decided inside tmux
+        (`state_still`): a hook that wrote after the look read the pane is newer than
+        the look's guess, of the state (a turn end's `idle` over a busy frame the look
+        captured just before) and of how the turn ended (an Esc's `interrupted`, which
+        the look only guesses as `ok`). With `screen_only` (a limit: no hook tells one)
+        the state is written all the same and only the turn end is guarded: a late
+        `idle` must not lose what only the screen shows."""
         writes = [
             Command.set_option("-p", pane, STATE_OPTION, value),
             Command.set_option("-p", pane, LEGACY_STATE_OPTION, value),
             Command.set_option("-p", pane, SOURCE_OPTION, note),
         ]
-        end = Command.set_option("-p", pane, TURN_END_OPTION, turn_end)
-        if not turn_end:
-            self.run(*chain(*writes))
-            return True
+        end = [Command.set_option("-p", pane, TURN_END_OPTION, turn_end)] if turn_end else []
         if not read:
-            self.run(*chain(*writes, end))
-            return True
+            self.run(*chain(*writes, *end))
+            return True, True
+        if screen_only and not end:
+            self.run(*chain(*writes))
+            return True, True
         moved = ["display-message", "-p", "-t", pane, MOVED]
-        guarded = ["if-shell", "-F", "-t", pane, state_still(read), tmux_words(end), tmux_words(moved)]
-        return MOVED not in self.run(*chain(guarded, *writes))
+        if screen_only:
+            guarded = ["if-shell", "-F", "-t", pane, state_still(read), tmux_words(*end), tmux_words(moved)]
+            return True, MOVED not in self.run(*chain(guarded, *writes))
+        both = tmux_words(*end, *writes)
+        guarded = ["if-shell", "-F", "-t", pane, state_still(read), both, tmux_words(moved)]
+        written = MOVED not in self.run(*guarded)
+        return written, written
 
     def capture(self, pane: str, lines: int = 0) -> str:
         """The visible screen of `pane` (plus `lines` of history), joined wrapped lines."""
