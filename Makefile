@@ -71,7 +71,7 @@ test-fast: $(STAMP)
 AGENT_WORKERS ?= 2
 
 test-agents: $(STAMP)
-	@echo "make test-agents: ~160 tests of the real agent CLIs on $(AGENT_WORKERS) workers: 30-40 min on 2 cores (longer on a busy machine)"
+	@echo "make test-agents: ~155 tests of the real agent CLIs on $(AGENT_WORKERS) workers: 25-35 min on 2 cores (longer on a busy machine)"
 	$(BIN)/python -m pytest -q -m agents -n $(AGENT_WORKERS) --dist load tests/agents $(ARGS)
 
 # The README's figures; `make bench ARGS=--quick` is CI's short round (a few seconds each).
