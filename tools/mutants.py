@@ -72,6 +72,7 @@ AT_MOST_ONCE = ("tests/test_at_most_once.py",)
 SETTLE = ("tests/test_look_settle.py", "tests/test_look.py")
 #: The last look takes another frame of a screen no layout read (`LookAgain`).
 LOOK_AGAIN = ("tests/test_look_again.py",)
+UNREAD = ("tests/test_look_unread.py",)
 #: One prompt per agent pane per tick (`Seen.typed`).
 TYPED = ("tests/test_typed_this_tick.py",)
 #: deliver: replace, pure (the rules, the property, the scenario file) and on a tmux server (~40 s).
@@ -130,6 +131,42 @@ MUTANTS = [
         "            if again == screen and _plain(styled2) == _plain(styled):\n                fix",
         "            if True:\n                fix",
         SETTLE,
+    ),
+    # -- a tick's look at a screen no layout reads, and the memo of it (rk/tmux/observe.py) ------------------
+    Mutant(
+        "unread: one frame no layout reads is remembered",
+        "rk/tmux/observe.py",
+        "LOOK_AGAIN_TRIES = 3",
+        "LOOK_AGAIN_TRIES = 0",
+        UNREAD,
+    ),
+    Mutant(
+        "unread: looked at again without a pause",
+        "rk/tmux/observe.py",
+        "        sleep(LOOK_AGAIN_DELAY)\n",
+        "",
+        UNREAD,
+    ),
+    Mutant(
+        "unread: the memo never lapses",
+        "rk/tmux/observe.py",
+        "0 <= now - int(since) < UNREAD_HOLDS",
+        "0 <= now - int(since)",
+        UNREAD,
+    ),
+    Mutant(
+        "unread: the memo outlives a change of state",
+        "rk/tmux/observe.py",
+        "return key == _unread_key(pane) and since",
+        "return since",
+        UNREAD,
+    ),
+    Mutant(
+        "unread: a clock set back holds the memo",
+        "rk/tmux/observe.py",
+        "0 <= now - int(since) < UNREAD_HOLDS",
+        "now - int(since) < UNREAD_HOLDS",
+        UNREAD,
     ),
     # -- the last look takes another frame of a screen no layout read (rk/act/deliver.py, rk/engine/fire.py) --
     Mutant("look again: never", "rk/act/keys.py", "look_again_tries: int = 3", "look_again_tries: int = 0", LOOK_AGAIN),

@@ -76,7 +76,8 @@ class Timing:
     #: Polling step while waiting for a lock held by someone else.
     lock_poll: float = 0.02
     #: A guard that cannot judge the frame yet (`rk.act.deliver.LookAgain`: a TUI caught
-    #: mid-redraw reads as no layout) is shown a new one this much later, up to this many times.
+    #: mid-redraw reads as no layout) is shown a new one this much later, up to this many times
+    #: (as a tick's look is: `rk.tmux.observe.LOOK_AGAIN_DELAY`).
     look_again: float = 0.3
     look_again_tries: int = 3
 

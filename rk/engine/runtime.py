@@ -76,7 +76,7 @@ class Runtime:
     cache_entries: bool = False
     log_cache: logfile.LiveLogCache | None = None
     #: per server, panes whose screen no layout read, and the state they had (the ticker)
-    unreadable: dict[str, dict[str, tuple[str, int, int, str]]] | None = None
+    unreadable: dict[str, dict[str, str]] | None = None
     #: the notice events the ticker's channels hear (`rk.channels.notify`): those need no tmux message
     heard: frozenset[str] = frozenset()
     #: the agents' session records read so far, by offset (the ticker; `rk.store.transcripts`)

@@ -47,6 +47,14 @@ SETTLE_DELAY = 0.3
 #: changing (under load a CLI draws an Esc's aftermath over a second or more): a tick
 #: that missed it waited for the next poll, though Claude's registry had said idle.
 SETTLE_TRIES = 3
+#: Seconds between looks at a screen no layout reads, and how many more looks it gets
+#: before it is taken as unreadable: a TUI caught mid-redraw (CI's real Vibe, a band of
+#: half-drawn rows) is one frame, and a memo of it would blind the ticks to the pane.
+LOOK_AGAIN_DELAY = 0.3
+LOOK_AGAIN_TRIES = 3
+#: Seconds an unreadable screen's memo holds while the pane's state stays the same: a
+#: pane whose state no hook moves (a Vibe before its first turn end) is looked at again after it.
+UNREAD_HOLDS = 120
 _ESC = re.compile(r"\x1b\[[0-9;:?]*[@-~]")
 
 
@@ -99,39 +107,60 @@ def look_around(
     sleep: Callable[[float], None] = time.sleep,
     report: LookReport | None = None,
     write: bool = True,
-    unreadable: dict[str, tuple[str, int, int, str]] | None = None,
+    unreadable: dict[str, str] | None = None,
 ) -> list[PaneFact]:
     """The panes with every looked-at one corrected by its screen (written back
     to the pane's options unless `write` is off, as in a dry run).
 
-    `unreadable` (the long-running ticker keeps one per server) remembers the
-    panes whose screen no layout read, with the state they had then; such a
-    pane is not looked at again until its state changes, so a program with a
-    hand-written busy state costs one capture, not one per tick."""
+    A screen no layout reads is looked at again (`LOOK_AGAIN_TRIES`) before it is
+    taken as unreadable, and then remembered, in `unreadable` (the long-running
+    ticker keeps one per server) and on the pane (`UNREAD_OPTION`), with the state
+    it had: such a pane is not looked at again until its state changes or
+    `UNREAD_HOLDS` seconds pass, so a program with a hand-written busy state costs a
+    few captures, not some on every tick."""
     report = report if report is not None else LookReport()
     ids = watched(entries, panes)
     out = []
     for pane in panes:
-        key = (pane.state, pane.epoch, pane.pid, pane.command)
         if pane.pane_id in ids and needs_look(pane, now, _registry(server, pane, now)):
-            if (unreadable is not None and unreadable.get(pane.pane_id) == key) or pane.unread == unread_key(pane):
+            memo = unreadable.get(pane.pane_id, "") if unreadable is not None else ""
+            if unread_holds(memo, pane, now) or unread_holds(pane.unread, pane, now):
                 out.append(pane)
                 continue
-            looked, screen = _look(server, pane, now, zone, sleep, report, write)
+            looked, screen = _look_until_read(server, pane, now, zone, sleep, report, write)
             unread = screen is not None and not screen.agent
             if unreadable is not None:
                 if unread:
-                    unreadable[pane.pane_id] = key
+                    unreadable[pane.pane_id] = unread_memo(pane, now)
                 else:
                     unreadable.pop(pane.pane_id, None)
             if unread and write and looked == pane:
-                _mark_unread(server, pane, report)
+                _mark_unread(server, pane, now, report)
             pane = looked
         out.append(pane)
     if unreadable is not None:
         for gone in set(unreadable) - {p.pane_id for p in panes}:
             del unreadable[gone]
     return out
+
+
+def _look_until_read(
+    server: Server,
+    pane: PaneFact,
+    now: int,
+    zone: tzinfo,
+    sleep: Callable[[float], None],
+    report: LookReport,
+    write: bool,
+) -> tuple[PaneFact, Screen | None]:
+    """`_look`, again on a new frame while the screen reads as no layout (and nothing was corrected)."""
+    looked, screen = _look(server, pane, now, zone, sleep, report, write)
+    tries = 0
+    while screen is not None and not screen.agent and looked == pane and tries < LOOK_AGAIN_TRIES:
+        tries += 1
+        sleep(LOOK_AGAIN_DELAY)
+        looked, screen = _look(server, pane, now, zone, sleep, report, write)
+    return looked, screen
 
 
 def _registry(server: Server, pane: PaneFact, now: int) -> Verdict | None:
@@ -141,16 +170,27 @@ def _registry(server: Server, pane: PaneFact, now: int) -> Verdict | None:
     return claude_sessions.verdict_for(pane, os.environ if server.env is None else server.env)
 
 
-def unread_key(pane: PaneFact) -> str:
-    """The pane as `UNREAD_OPTION` records it: what must change before it is looked at again."""
+def unread_memo(pane: PaneFact, now: int) -> str:
+    """The pane as `UNREAD_OPTION` records it, with when: what must change, or how long
+    must pass, before it is looked at again."""
+    return f"{_unread_key(pane)}@{now}"
+
+
+def unread_holds(memo: str, pane: PaneFact, now: int) -> bool:
+    """Whether `memo` (`unread_memo`'s) still spares `pane` a look at `now`."""
+    key, _, since = memo.rpartition("@")
+    return key == _unread_key(pane) and since.isdigit() and 0 <= now - int(since) < UNREAD_HOLDS
+
+
+def _unread_key(pane: PaneFact) -> str:
     return f"{pane.state}:{pane.epoch}:{pane.pid}:{pane.command}"
 
 
-def _mark_unread(server: Server, pane: PaneFact, report: LookReport) -> None:
+def _mark_unread(server: Server, pane: PaneFact, now: int, report: LookReport) -> None:
     """Remember on the pane itself that its screen read as no agent's, so that the next
     tick (a one-shot `rk cron tick` too, which keeps no memory) spends no capture on it."""
     try:
-        server.set_pane_option(pane.pane_id, UNREAD_OPTION, unread_key(pane))
+        server.set_pane_option(pane.pane_id, UNREAD_OPTION, unread_memo(pane, now))
     except TmuxError as exc:
         report.errors.append(f"{pane.pane_id}: {exc}")
 

@@ -67,7 +67,8 @@ def look_until(v: VibeRig, state: str, timeout: float = 10.0) -> None:
     a tick in the same second as the delivery's own look leaves the pane alone."""
     deadline = time.monotonic() + timeout
     while v.state().split(":")[0] != state:
-        assert time.monotonic() < deadline, (v.state(), v.v.capture())
+        unread = v.v.tmux("show-options", "-pqv", "-t", v.pane, "@rk_pane_unread")
+        assert time.monotonic() < deadline, (v.state(), unread, v.v.capture())
         assert v.tick() == {}
         time.sleep(0.5)
 

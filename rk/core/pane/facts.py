@@ -180,7 +180,7 @@ class PaneFact:
     reset_at: int = 0  #: `limited`: when the limit resets (0: not known)
     title: str = ""  #: the pane's title (agents put a spinner there while they work)
     window_name: str = ""  #: the name of the pane's window (`{wake_window}`)
-    unread: str = ""  #: the pane as a look last found no layout on its screen (`rk.tmux.observe.unread_key`)
+    unread: str = ""  #: the pane as a look last found no layout on its screen (`rk.tmux.observe.unread_memo`)
     pane_pid: int = 0  #: the pid tmux started in the pane (the root of its process tree)
     server_started: int = 0  #: the tmux server's start time (with the pane id, who the pane is)
     server_pid: int = 0  #: the tmux server's pid (the start time is whole seconds; a restart is quicker)
