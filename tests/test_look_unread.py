@@ -44,16 +44,20 @@ BUSY, HALF = frame("busy"), half_drawn("busy")
 
 
 class Replay:
-    """A server whose pane shows the frames given, one per look (the last one again after)."""
+    """A server whose panes each show the frames given, one per look (the last one again after)."""
 
     def __init__(self, *frames: str) -> None:
         self.frames = list(frames)
-        self.looks = 0
+        self.seen: dict[str, int] = {}
+
+    @property
+    def looks(self) -> int:
+        return sum(self.seen.values())
 
     def look(self, pane_id: str) -> tuple[str, str]:
-        shown = self.frames[min(self.looks, len(self.frames) - 1)]
-        self.looks += 1
-        return "", shown
+        n = self.seen.get(pane_id, 0)
+        self.seen[pane_id] = n + 1
+        return "", self.frames[min(n, len(self.frames) - 1)]
 
 
 #: A Vibe pane before its first turn end: no hook has written a state yet.
@@ -61,16 +65,17 @@ VIBE = PaneFact("%1", pid=4242, command="vibe-rs", kind=PaneKind.AGENT, agent="v
 ENTRY = Entry(id="e1", target=Target("pane", "%1"), created_by=CreatedBy(at=NOW - 3600), schedule=Every(600))
 
 
-def look(
-    pane: PaneFact, *frames: str, now: int = NOW, memo: dict[str, str] | None = None
-) -> tuple[PaneFact, int, list[float]]:
-    """One tick's look at `pane` over `frames`: the pane as the tick then sees it, the
-    captures taken, and the pauses between them."""
+def look_all(
+    panes: list[PaneFact], *frames: str, now: int = NOW, memo: dict[str, str] | None = None
+) -> tuple[list[PaneFact], int, list[float]]:
+    """One tick's look at `panes`, each over `frames`: the panes as the tick then sees
+    them, the captures taken, and the pauses between them."""
     server, pauses, report = Replay(*frames), [], LookReport()
+    entries = [replace(ENTRY, id=f"e{p.pane_id[1:]}", target=Target("pane", p.pane_id)) for p in panes]
     looked = look_around(
         server,  # type: ignore[arg-type]
-        [ENTRY],
-        [pane],
+        entries,
+        panes,
         now,
         UTC,
         sleep=pauses.append,
@@ -79,7 +84,14 @@ def look(
         unreadable=memo,
     )
     assert report.captures == server.looks
-    return looked[0], server.looks, pauses
+    return looked, server.looks, pauses
+
+
+def look(
+    pane: PaneFact, *frames: str, now: int = NOW, memo: dict[str, str] | None = None
+) -> tuple[PaneFact, int, list[float]]:
+    looked, captures, pauses = look_all([pane], *frames, now=now, memo=memo)
+    return looked[0], captures, pauses
 
 
 def test_a_frame_caught_mid_redraw_is_looked_at_again_and_the_turn_is_seen():
@@ -118,3 +130,21 @@ def test_the_panes_own_memo_spares_later_looks_until_the_state_changes_or_it_lap
     assert look(marked, BUSY, now=NOW + UNREAD_HOLDS)[0].state == "active"
     assert look(marked, BUSY, now=NOW - 1)[1] == 1  # a clock set back does not hold a memo for longer
     assert look(replace(VIBE, unread="active:0:4242:vibe-rs"), BUSY)[1] == 1  # a memo without its time
+
+
+def test_panes_no_layout_reads_are_looked_at_again_together():
+    """Ten such panes cost one tick the same pauses as one: a round of new frames each time."""
+    panes = [replace(VIBE, pane_id=f"%{n}") for n in range(1, 11)]
+    memo: dict[str, str] = {}
+    looked, captures, pauses = look_all(panes, HALF, now=NOW, memo=memo)
+    assert (looked, captures) == (panes, (1 + LOOK_AGAIN_TRIES) * len(panes))
+    assert pauses == [LOOK_AGAIN_DELAY] * LOOK_AGAIN_TRIES
+    assert set(memo) == {p.pane_id for p in panes}
+
+
+def test_a_lapsed_memo_is_renewed_on_one_frame():
+    memo = {"%1": unread_memo(VIBE, NOW)}
+    pane, captures, pauses = look(VIBE, HALF, BUSY, now=NOW + UNREAD_HOLDS, memo=memo)
+    assert (pane, captures, pauses, memo) == (VIBE, 1, [], {"%1": unread_memo(VIBE, NOW + UNREAD_HOLDS)})
+    marked = replace(VIBE, unread=unread_memo(VIBE, NOW))
+    assert look(marked, HALF, BUSY, now=NOW + UNREAD_HOLDS)[1:] == (1, [])

@@ -148,6 +148,20 @@ MUTANTS = [
         UNREAD,
     ),
     Mutant(
+        "unread: a pause for each pane looked at again",
+        "rk/tmux/observe.py",
+        "        for i in list(again):\n",
+        "        for i in list(again):\n            sleep(LOOK_AGAIN_DELAY)\n",
+        UNREAD,
+    ),
+    Mutant(
+        "unread: a lapsed memo is renewed only after more frames",
+        "rk/tmux/observe.py",
+        "            if not any(_of(memo, pane) for memo in memos):",
+        "            if True:",
+        UNREAD,
+    ),
+    Mutant(
         "unread: the memo never lapses",
         "rk/tmux/observe.py",
         "0 <= now - int(since) < UNREAD_HOLDS",
@@ -157,7 +171,7 @@ MUTANTS = [
     Mutant(
         "unread: the memo outlives a change of state",
         "rk/tmux/observe.py",
-        "return key == _unread_key(pane) and since",
+        "return _of(memo, pane) and since",
         "return since",
         UNREAD,
     ),
@@ -1837,8 +1851,8 @@ MUTANTS = [
     Mutant(
         "look: a failed capture marks the screen unreadable (no later look)",
         "rk/tmux/observe.py",
-        "unread = screen is not None and not screen.agent",
-        "unread = not (screen and screen.agent)",
+        "return screen is not None and not screen.agent",
+        "return not (screen and screen.agent)",
         ("tests/test_seams_capture_faults.py", "-k", "stale_state"),
     ),
     Mutant(

@@ -173,6 +173,15 @@ def deliver(
         held.__exit__(None, None, None)
 
 
+def _gone(frame: Frame, pane: str) -> DeliveryResult | None:
+    """The failure when the frame shows `pane` gone or dead, else None."""
+    if frame.pane_id != pane:
+        return _failed(f"can't find pane: {pane}")
+    if frame.dead:
+        return _failed(f"pane {pane} is dead")
+    return None
+
+
 @dataclass
 class _Sequence:
     """One delivery under its pane lock, and how far it got. Where it is (`stage`)
@@ -221,10 +230,8 @@ class _Sequence:
         run, pane = self.run, self.pane
         # Baseline (with styles and terminal rows, for the guard and the echo rule): one process.
         baseline = self.baseline = run.frame(pane, styled=True, rows=True)
-        if baseline.pane_id != pane:
-            return _failed(f"can't find pane: {pane}")
-        if baseline.dead:
-            return _failed(f"pane {pane} is dead")
+        if gone := _gone(baseline, pane):
+            return gone
         if guard is not None:
             refused = guard(baseline)
             for _ in range(run.timing.look_again_tries):
@@ -232,8 +239,8 @@ class _Sequence:
                     break
                 run.sleep(run.timing.look_again)
                 baseline = self.baseline = run.frame(pane, styled=True, rows=True)
-                if baseline.pane_id != pane or baseline.dead:
-                    return _failed(f"can't find pane: {pane}" if baseline.pane_id != pane else f"pane {pane} is dead")
+                if gone := _gone(baseline, pane):
+                    return gone
                 refused = guard(baseline)
             if isinstance(refused, LookAgain):
                 refused = refused.refused

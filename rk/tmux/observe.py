@@ -112,55 +112,58 @@ def look_around(
     """The panes with every looked-at one corrected by its screen (written back
     to the pane's options unless `write` is off, as in a dry run).
 
-    A screen no layout reads is looked at again (`LOOK_AGAIN_TRIES`) before it is
-    taken as unreadable, and then remembered, in `unreadable` (the long-running
-    ticker keeps one per server) and on the pane (`UNREAD_OPTION`), with the state
-    it had: such a pane is not looked at again until its state changes or
-    `UNREAD_HOLDS` seconds pass, so a program with a hand-written busy state costs a
-    few captures, not some on every tick."""
+    A screen no layout reads is looked at again, all such panes together
+    (`LOOK_AGAIN_TRIES` rounds: under a second for any number of panes), before it
+    is taken as unreadable; then it is remembered, in `unreadable` (the
+    long-running ticker keeps one per server) and on the pane (`UNREAD_OPTION`),
+    with the state it had: such a pane is not looked at again until its state
+    changes or `UNREAD_HOLDS` seconds pass (then one frame renews the memo), so a
+    program with a hand-written busy state costs a capture every few ticks."""
     report = report if report is not None else LookReport()
     ids = watched(entries, panes)
-    out = []
-    for pane in panes:
-        if pane.pane_id in ids and needs_look(pane, now, _registry(server, pane, now)):
-            memo = unreadable.get(pane.pane_id, "") if unreadable is not None else ""
-            if unread_holds(memo, pane, now) or unread_holds(pane.unread, pane, now):
-                out.append(pane)
-                continue
-            looked, screen = _look_until_read(server, pane, now, zone, sleep, report, write)
-            unread = screen is not None and not screen.agent
-            if unreadable is not None:
-                if unread:
-                    unreadable[pane.pane_id] = unread_memo(pane, now)
-                else:
-                    unreadable.pop(pane.pane_id, None)
-            if unread and write and looked == pane:
-                _mark_unread(server, pane, now, report)
-            pane = looked
-        out.append(pane)
+    out = list(panes)
+    looked_at: list[int] = []
+    unread: list[int] = []  # of those, the ones whose screen read as no layout
+    again: list[int] = []  # of those, the ones a new frame may yet read
+    for i, pane in enumerate(panes):
+        if pane.pane_id not in ids or not needs_look(pane, now, _registry(server, pane, now)):
+            continue
+        memos = (unreadable.get(pane.pane_id, "") if unreadable is not None else "", pane.unread)
+        if any(unread_holds(memo, pane, now) for memo in memos):
+            continue
+        looked_at.append(i)
+        out[i], screen = _look(server, pane, now, zone, sleep, report, write)
+        if _no_layout(screen) and out[i] == pane:
+            unread.append(i)
+            if not any(_of(memo, pane) for memo in memos):  # a lapsed memo is renewed on one frame
+                again.append(i)
+    for _ in range(LOOK_AGAIN_TRIES):
+        if not again:
+            break
+        sleep(LOOK_AGAIN_DELAY)
+        for i in list(again):
+            out[i], screen = _look(server, panes[i], now, zone, sleep, report, write)
+            if not (_no_layout(screen) and out[i] == panes[i]):
+                again.remove(i)
+                unread.remove(i)
+    for i in looked_at:
+        pane = panes[i]
+        if unreadable is not None:
+            if i in unread:
+                unreadable[pane.pane_id] = unread_memo(pane, now)
+            else:
+                unreadable.pop(pane.pane_id, None)
+        if i in unread and write:
+            _mark_unread(server, pane, now, report)
     if unreadable is not None:
         for gone in set(unreadable) - {p.pane_id for p in panes}:
             del unreadable[gone]
     return out
 
 
-def _look_until_read(
-    server: Server,
-    pane: PaneFact,
-    now: int,
-    zone: tzinfo,
-    sleep: Callable[[float], None],
-    report: LookReport,
-    write: bool,
-) -> tuple[PaneFact, Screen | None]:
-    """`_look`, again on a new frame while the screen reads as no layout (and nothing was corrected)."""
-    looked, screen = _look(server, pane, now, zone, sleep, report, write)
-    tries = 0
-    while screen is not None and not screen.agent and looked == pane and tries < LOOK_AGAIN_TRIES:
-        tries += 1
-        sleep(LOOK_AGAIN_DELAY)
-        looked, screen = _look(server, pane, now, zone, sleep, report, write)
-    return looked, screen
+def _no_layout(screen: Screen | None) -> bool:
+    """Whether a capture was taken and no layout read it."""
+    return screen is not None and not screen.agent
 
 
 def _registry(server: Server, pane: PaneFact, now: int) -> Verdict | None:
@@ -178,8 +181,13 @@ def unread_memo(pane: PaneFact, now: int) -> str:
 
 def unread_holds(memo: str, pane: PaneFact, now: int) -> bool:
     """Whether `memo` (`unread_memo`'s) still spares `pane` a look at `now`."""
-    key, _, since = memo.rpartition("@")
-    return key == _unread_key(pane) and since.isdigit() and 0 <= now - int(since) < UNREAD_HOLDS
+    since = memo.rpartition("@")[2]
+    return _of(memo, pane) and since.isdigit() and 0 <= now - int(since) < UNREAD_HOLDS
+
+
+def _of(memo: str, pane: PaneFact) -> bool:
+    """Whether `memo` was made of `pane` as it is now (whenever)."""
+    return memo.rpartition("@")[0] == _unread_key(pane)
 
 
 def _unread_key(pane: PaneFact) -> str:
