@@ -66,13 +66,16 @@ test-fast: $(STAMP)
 # to a third of its time, so AGENT_WORKERS processes share 2 cores; each test has its own tmux
 # server, mock port, HOME, state dir and a short tmp_path (rk's sockets live below it). Two, not
 # three: at three the agents' own TUIs keep 2 cores at a load of 6-12, and CI failed 2-4 of ~158
-# tests a run, each a different one, each a real CLI starved past a test's patience.
+# tests a run, each a different one, each a real CLI starved past a test's patience. The eight
+# tests that wait minutes on the real clock with an idle agent (`long`) run beside them, in a
+# run of their own on AGENT_CLOCK_WORKERS (tools/agents_run.py).
 # `make test-agents AGENT_WORKERS=0` runs them one by one.
 AGENT_WORKERS ?= 2
+AGENT_CLOCK_WORKERS ?= 2
 
 test-agents: $(STAMP)
-	@echo "make test-agents: ~155 tests of the real agent CLIs on $(AGENT_WORKERS) workers: 25-35 min on 2 cores (longer on a busy machine)"
-	$(BIN)/python -m pytest -q -m agents -n $(AGENT_WORKERS) --dist load tests/agents $(ARGS)
+	@echo "make test-agents: ~155 tests of the real agent CLIs on $(AGENT_WORKERS) workers, the real clock's on $(AGENT_CLOCK_WORKERS) beside them: ~16 min on 2 cores (longer on a busy machine)"
+	AGENT_WORKERS=$(AGENT_WORKERS) AGENT_CLOCK_WORKERS=$(AGENT_CLOCK_WORKERS) $(BIN)/python tools/agents_run.py $(ARGS)
 
 # The README's figures; `make bench ARGS=--quick` is CI's short round (a few seconds each).
 bench: $(STAMP)
