@@ -8,7 +8,7 @@ modules that must still be unloaded after a view has run.
 - `rk cron list` loads no other command's module, no MCP SDK or rich, and no
   screen parser; without --tree, no lineage; with the entries cache warm, no YAML parser;
 - `rk --help` loads the root's commands but not the listing, the schedule's
-  forecast or the tmux layer (each command imports those when it runs), and a
+  forecast, the entries or the tmux layer (each command imports those when it runs), and a
   help or usage error prints without rich's markdown and traceback modules;
 - `rk agent list` loads no schedule rules (the pane facts import them only to
   resolve an entry's target);
@@ -193,7 +193,8 @@ def test_help_loads_no_view_machinery(tmp_path):
     assert code == 0 and "Usage: rk" in out
     assert {"rk.cli.status", "rk.cli.events", "rk.cli.windows"} <= modules  # listed, so loaded
     view = {"rk.cli.listing", "rk.cli.panes", "rk.core.schedule.forecast", "rk.core.schedule.due"}
-    assert not (view | {"rk.tmux.server", "rk.core.pane.facts"}) & modules
+    sending = {"rk.core.schedule.entry", "rk.store.entries"}  # `rk send` imports them when it runs
+    assert not (view | sending | {"rk.tmux.server", "rk.core.pane.facts"}) & modules
 
 
 @pytest.mark.parametrize("args", [("--help",), ("cron", "add", "--help"), ("cron", "add"), ("--bogus",)])

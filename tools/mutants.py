@@ -3900,6 +3900,13 @@ MUTANTS = [
         ("tests/test_startup_views.py",),
     ),
     Mutant(
+        "help: `rk --help` loads the entries and the schedule's records for `rk send`",
+        "rk/cli/send.py",
+        "from rk.cli.options import AnyProgramOpt, JsonOpt, ServerOpt\n",
+        "from rk.cli.options import AnyProgramOpt, JsonOpt, ServerOpt\nfrom rk.store.entries import busy  # noqa: F401\n",
+        ("tests/test_startup.py", "-k", "help_loads"),
+    ),
+    Mutant(
         "views: every start loads tempfile for atomic writes",
         "rk/host/files.py",
         "from pathlib import Path\n",

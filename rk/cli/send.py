@@ -14,10 +14,6 @@ import typer
 
 from rk.cli.environment import CliError, ErrorCode, ExitStatus, environment, usage
 from rk.cli.options import AnyProgramOpt, JsonOpt, ServerOpt
-from rk.core.log.delivery import Status, status_of
-from rk.core.schedule.entry import CreatedBy, Deliver, Entry, IfAbsent, WakeOnly
-from rk.store.config import ConfigError, ensure_private_dir
-from rk.store.entries import busy
 
 
 def cmd_send(
@@ -39,8 +35,12 @@ def cmd_send(
     from rk.cli.receipt import default_target as _default_target
     from rk.cli.running import _runtime
     from rk.cli.store import waiting_note
+    from rk.core.log.delivery import Status, status_of
+    from rk.core.schedule.entry import CreatedBy, Deliver, Entry, IfAbsent, WakeOnly
     from rk.engine.manual import SEND_ID, fire_now
     from rk.host.lock import LockHeld, locked
+    from rk.store.config import ConfigError, ensure_private_dir
+    from rk.store.entries import busy
 
     env = environment(ctx, server, as_json)
     if not prompt.strip():
