@@ -3903,7 +3903,8 @@ MUTANTS = [
         "help: `rk --help` loads the entries and the schedule's records for `rk send`",
         "rk/cli/send.py",
         "from rk.cli.options import AnyProgramOpt, JsonOpt, ServerOpt\n",
-        "from rk.cli.options import AnyProgramOpt, JsonOpt, ServerOpt\nfrom rk.store.entries import busy  # noqa: F401\n",
+        "from rk.cli.options import AnyProgramOpt, JsonOpt, ServerOpt\n"
+        "from rk.store.entries import busy  # noqa: F401\n",
         ("tests/test_startup.py", "-k", "help_loads"),
     ),
     Mutant(
