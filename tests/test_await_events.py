@@ -710,13 +710,21 @@ def test_await_ends_gone_when_its_pane_is_killed(tmux_server, env):
     assert result["panes"][0]["why"] == "pane closed"
 
 
-def test_await_ends_gone_when_the_server_is_killed(tmux_server, env):
+@pytest.mark.parametrize(
+    ("token", "event", "until"),
+    [
+        ("active", "UserPromptSubmit", ("--until", "idle", "--after-active")),  # the wait looks 4 times a second
+        ("idle", "Stop", ("--until", "waiting")),  # it looks every 10 s: only the server's exit wakes it in time
+    ],
+    ids=["active", "idle"],
+)
+def test_await_ends_gone_when_the_server_is_killed(tmux_server, env, token, event, until):
     """Its pane's process ignores the hangup and lives on: the server's own exit wakes the wait."""
     hardy = "trap '' HUP; exec sleep 300"
     pane = tmux_server.run("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", "main", "sh", "-c", hardy).strip()
     pid = int(tmux_server.display(pane, "#{pane_pid}").strip())
-    fire(tmux_server, pane, Path(env["RK_STATE_DIR"]), "active", "UserPromptSubmit")
-    proc = start_await(tmux_server, env, "--pane", pane, "--until", "idle", "--after-active")
+    fire(tmux_server, pane, Path(env["RK_STATE_DIR"]), token, event)
+    proc = start_await(tmux_server, env, "--pane", pane, *until)
     try:
         _, result = _ends_gone(proc, lambda: subprocess.run(tmux_server.argv("kill-server"), env=child_env(env)))
         assert result["panes"][0]["why"] == "tmux server gone"
