@@ -136,7 +136,7 @@ MUTANTS = [
     Mutant(
         "unread: one frame no layout reads is remembered",
         "rk/tmux/observe.py",
-        "LOOK_AGAIN_TRIES = 3",
+        "LOOK_AGAIN_TRIES = REDRAW_TRIES",
         "LOOK_AGAIN_TRIES = 0",
         UNREAD,
     ),
@@ -183,7 +183,13 @@ MUTANTS = [
         UNREAD,
     ),
     # -- the last look takes another frame of a screen no layout read (rk/act/deliver.py, rk/engine/fire.py) --
-    Mutant("look again: never", "rk/act/keys.py", "look_again_tries: int = 3", "look_again_tries: int = 0", LOOK_AGAIN),
+    Mutant(
+        "look again: never",
+        "rk/act/keys.py",
+        "look_again_tries: int = REDRAW_TRIES",
+        "look_again_tries: int = 0",
+        LOOK_AGAIN,
+    ),
     Mutant(
         "look again: the guard never asks",
         "rk/engine/fire.py",

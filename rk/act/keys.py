@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from rk.core.environ import is_pane_id
 from rk.core.errors import RkError
+from rk.core.pane.screen import REDRAW_PAUSE, REDRAW_TRIES
 from rk.host import lock
 from rk.tmux.frame import FRAME_FIELDS, SGR, Frame
 from rk.tmux.server import Command, Server, TmuxError, chain, head_format, in_mode_of, split_head
@@ -76,10 +77,10 @@ class Timing:
     #: Polling step while waiting for a lock held by someone else.
     lock_poll: float = 0.02
     #: A guard that cannot judge the frame yet (`rk.act.deliver.LookAgain`: a TUI caught
-    #: mid-redraw reads as no layout) is shown a new one this much later, up to this many times
-    #: (as a tick's look is: `rk.tmux.observe.LOOK_AGAIN_DELAY`).
-    look_again: float = 0.3
-    look_again_tries: int = 3
+    #: mid-redraw reads as no layout) is shown a new one this much later, up to this many
+    #: times (`rk.core.pane.screen.REDRAW_PAUSE`, as a tick's look is).
+    look_again: float = REDRAW_PAUSE
+    look_again_tries: int = REDRAW_TRIES
 
 
 def server_key(server: Server) -> str:

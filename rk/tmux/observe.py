@@ -31,7 +31,7 @@ from rk.core.pane.idle_line import cursor_line, learned, parse
 from rk.core.pane.look import Correction, asks_registry, corrected, correction, learns_idle_line, needs_look
 from rk.core.pane.program import judge
 from rk.core.pane.registry import Verdict
-from rk.core.pane.screen import LAYOUTS, Screen, classify
+from rk.core.pane.screen import LAYOUTS, REDRAW_PAUSE, REDRAW_TRIES, Screen, classify
 from rk.core.pane.state import AgentState
 from rk.core.pane.turn import screen_turn_end, turn_end_value
 from rk.core.schedule.entry import Entry
@@ -47,11 +47,11 @@ SETTLE_DELAY = 0.3
 #: changing (under load a CLI draws an Esc's aftermath over a second or more): a tick
 #: that missed it waited for the next poll, though Claude's registry had said idle.
 SETTLE_TRIES = 3
-#: Seconds between looks at a screen no layout reads, and how many more looks it gets
-#: before it is taken as unreadable: a TUI caught mid-redraw (CI's real Vibe, a band of
-#: half-drawn rows) is one frame, and a memo of it would blind the ticks to the pane.
-LOOK_AGAIN_DELAY = 0.3
-LOOK_AGAIN_TRIES = 3
+#: Seconds between a tick's looks at a screen no layout reads, and how many more it gets
+#: before it is taken as unreadable (`REDRAW_PAUSE`): a memo of one frame caught
+#: mid-redraw would blind the ticks to the pane.
+LOOK_AGAIN_DELAY = REDRAW_PAUSE
+LOOK_AGAIN_TRIES = REDRAW_TRIES
 #: Seconds an unreadable screen's memo holds while the pane's state stays the same: a
 #: pane whose state no hook moves (a Vibe before its first turn end) is looked at again after it.
 UNREAD_HOLDS = 120

@@ -11,6 +11,13 @@ from rk.core.pane.screen.engine import Layout, Screen, classify
 LAYOUTS: tuple[Layout, ...] = (copilot.LAYOUT, claude.LAYOUT, codex.LAYOUT, gemini.LAYOUT, opencode.LAYOUT)
 LAYOUTS += (kilo.LAYOUT, qwen_screen.LAYOUT, vibe_screen.LAYOUT)
 
+#: A frame no layout reads is looked at again this much later, up to this many times,
+#: before the screen is called unreadable: a TUI caught mid-redraw (Mistral Vibe draws a
+#: band of blank rows) matches no layout for a moment. The last look before typing
+#: (`rk.act.keys.Timing.look_again`) and a tick's look (`rk.tmux.observe`) both wait so.
+REDRAW_PAUSE = 0.3
+REDRAW_TRIES = 3
+
 #: The versions of each agent CLI whose screens and hooks rk is tested with: the suite
 #: (`make test-agents`) runs exactly these, and `rk doctor` warns about any other.
 TESTED_VERSIONS: dict[str, tuple[str, ...]] = {
@@ -24,4 +31,4 @@ TESTED_VERSIONS: dict[str, tuple[str, ...]] = {
     "vibe": ("3.0.2",),
 }
 
-__all__ = ["LAYOUTS", "TESTED_VERSIONS", "Layout", "Screen", "classify"]
+__all__ = ["LAYOUTS", "REDRAW_PAUSE", "REDRAW_TRIES", "TESTED_VERSIONS", "Layout", "Screen", "classify"]
